@@ -1,0 +1,36 @@
+import { parseConfig, type Config } from '../core/config/index.js';
+import { openDatabase, type OpenDatabase } from '../core/db/index.js';
+import { createLogger, type Logger } from '../core/logging/index.js';
+
+/**
+ * The CLI's composition root. Commands get config and logger eagerly, and open the database
+ * only when they need it (so `--help` never starts Postgres).
+ */
+export interface CliContext {
+  config: Config;
+  logger: Logger;
+  /** Opens (once) and returns the database; closed by the CLI when the command ends. */
+  database(): Promise<OpenDatabase>;
+  /** Run by main after the command (closes what was opened). */
+  close(): Promise<void>;
+  /** Who runs the command, recorded on ledger adjustments and audit rows. */
+  actor: string;
+  out: (line: string) => void;
+}
+
+export function createCliContext(env: Record<string, string | undefined>): CliContext {
+  const config = parseConfig(env);
+  // The CLI prints results on stdout; its own logs stay quiet unless asked for.
+  const logger = createLogger({ level: env.LOG_LEVEL ? config.LOG_LEVEL : 'warn' });
+  let opened: Promise<OpenDatabase> | undefined;
+  return {
+    config,
+    logger,
+    database: () => (opened ??= openDatabase(config, logger, 'cli')),
+    close: async () => {
+      if (opened) await (await opened).close();
+    },
+    actor: `cli:${env.USER ?? 'operator'}`,
+    out: (line) => process.stdout.write(line + '\n'),
+  };
+}

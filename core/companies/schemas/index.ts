@@ -1,0 +1,3 @@
+export * from './common.js';
+export * from './endpoint-data.js';
+export * from './company-dossier.js';

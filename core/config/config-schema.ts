@@ -1,0 +1,70 @@
+import { z } from 'zod';
+
+// Environment variables arrive as strings; these helpers turn them into typed values and
+// keep the error message naming the variable, so one start-up error lists every problem.
+const port = (fallback: number) => z.coerce.number().int().min(0).max(65535).default(fallback);
+const positiveInt = (fallback: number) => z.coerce.number().int().positive().default(fallback);
+const optionalUrl = z
+  .string()
+  .trim()
+  .transform((v) => (v === '' ? undefined : v))
+  .pipe(z.string().url().optional())
+  .optional();
+const flag = (fallback: boolean) =>
+  z
+    .enum(['true', 'false', '1', '0', 'yes', 'no'])
+    .default(fallback ? 'true' : 'false')
+    .transform((v) => v === 'true' || v === '1' || v === 'yes');
+
+export const configSchema = z.object({
+  NODE_ENV: z.enum(['development', 'production', 'test']).default('development'),
+  LOG_LEVEL: z.enum(['debug', 'info', 'warn', 'error', 'silent']).default('info'),
+  /** Where the embedded database, demo credentials and local spool live. */
+  DATA_DIR: z.string().min(1).default('.data'),
+
+  /** Unset: a real embedded PostgreSQL is started under DATA_DIR. */
+  DATABASE_URL: optionalUrl,
+  DATABASE_POOL_MAX: positiveInt(10),
+  EMBEDDED_PG_PORT: port(54329),
+  /** Run pending migrations when a process starts (the compose file runs a migrate job instead). */
+  MIGRATE_ON_START: flag(true),
+
+  HOST: z.string().min(1).default('127.0.0.1'),
+  API_PORT: port(3000),
+  MCP_PORT: port(3001),
+  DASHBOARD_PORT: port(3002),
+  /** Addresses printed and written to demo.json; default to http://HOST:PORT. */
+  PUBLIC_BASE_URL: optionalUrl,
+  PUBLIC_MCP_URL: optionalUrl,
+  PUBLIC_DASHBOARD_URL: optionalUrl,
+
+  /** Unset: usage events go through the Postgres bus. Comma-separated host:port list. */
+  KAFKA_BROKERS: z
+    .string()
+    .trim()
+    .optional()
+    .transform((v) => (v ? v.split(',').map((b) => b.trim()).filter(Boolean) : undefined))
+    .pipe(z.array(z.string().regex(/^[^\s:]+:\d+$/, 'each broker must be host:port')).min(1).optional()),
+  KAFKA_CLIENT_ID: z.string().min(1).default('italian-company-data'),
+  KAFKA_USAGE_TOPIC: z.string().min(1).default('usage-events'),
+  KAFKA_DEAD_LETTER_TOPIC: z.string().min(1).default('usage-events-dlq'),
+  KAFKA_PARTITIONS: positiveInt(6),
+  KAFKA_CONSUMER_GROUP: z.string().min(1).default('billing-worker'),
+
+  /** Unset: rate limits are counted in process; set to share them across instances. */
+  REDIS_URL: optionalUrl,
+
+  /** How long a verified key is trusted without asking Postgres again (revocation backstop). */
+  KEY_CACHE_TTL_MS: positiveInt(30_000),
+  /** How long plan, allowance and flag state is cached (flag-change backstop). */
+  ENTITLEMENT_CACHE_TTL_MS: positiveInt(1_000),
+  /** Deadline for one company-store query before the call fails with upstream_timeout. */
+  COMPANY_QUERY_TIMEOUT_MS: positiveInt(2_000),
+
+  /** Sample companies loaded by `npm start` when the company store is empty. */
+  SAMPLE_COMPANIES: z.coerce.number().int().min(0).default(2_000),
+  SAMPLE_SEED: z.coerce.number().int().default(20_240_601),
+});
+
+export type Config = z.infer<typeof configSchema>;
+export const configVariables = Object.keys(configSchema.shape) as (keyof Config)[];

@@ -1,0 +1,23 @@
+import { configSchema, type Config } from './config-schema.js';
+
+export class ConfigError extends Error {
+  constructor(readonly problems: string[]) {
+    super(`Invalid configuration:\n${problems.map((p) => `  - ${p}`).join('\n')}`);
+    this.name = 'ConfigError';
+  }
+}
+
+/**
+ * The only place that reads the environment. Called once by each composition root (main.ts);
+ * everything else receives the typed Config. All problems are reported together so an
+ * operator fixes them in one go.
+ */
+export function parseConfig(env: Record<string, string | undefined>): Config {
+  // An empty variable means "not set": compose files and shells often export VAR= .
+  const cleaned = Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined && v !== ''));
+  const result = configSchema.safeParse(cleaned);
+  if (!result.success) {
+    throw new ConfigError(result.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`));
+  }
+  return result.data;
+}

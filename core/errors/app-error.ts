@@ -1,0 +1,39 @@
+import { errorCatalogue, type ErrorCode } from './catalogue.js';
+
+export interface ErrorDetail {
+  /** Where the failure is, e.g. `path.fiscalCode`. */
+  path: string;
+  message: string;
+}
+
+export interface AppErrorOptions {
+  details?: ErrorDetail[];
+  /** Whole seconds; sent as Retry-After by the HTTP mapper. */
+  retryAfterSeconds?: number;
+  cause?: unknown;
+}
+
+/**
+ * The only error domain code throws on purpose. Its message is written for the caller and is
+ * always safe to show; anything else that reaches an edge mapper becomes internal_error.
+ */
+export class AppError extends Error {
+  readonly code: ErrorCode;
+  readonly status: number;
+  readonly details: ErrorDetail[] | undefined;
+  readonly retryAfterSeconds: number | undefined;
+  readonly expose = true;
+
+  constructor(code: ErrorCode, message?: string, options: AppErrorOptions = {}) {
+    super(message ?? errorCatalogue[code].message, options.cause === undefined ? undefined : { cause: options.cause });
+    this.name = 'AppError';
+    this.code = code;
+    this.status = errorCatalogue[code].status;
+    this.details = options.details;
+    this.retryAfterSeconds = options.retryAfterSeconds;
+  }
+}
+
+export function isAppError(err: unknown): err is AppError {
+  return err instanceof AppError;
+}

@@ -1,0 +1,3 @@
+export { errorCatalogue, errorCodes, statusOf, type ErrorCode } from './catalogue.js';
+export { AppError, isAppError, type ErrorDetail, type AppErrorOptions } from './app-error.js';
+export { errorEnvelopeSchema, errorObjectSchema, requestIdSchema, toErrorObject, type ErrorObject } from './error-envelope.js';

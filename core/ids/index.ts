@@ -1,0 +1,1 @@
+export { newId, newRequestId, randomBase62 } from './new-id.js';

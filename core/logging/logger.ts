@@ -1,0 +1,42 @@
+// A small structured logger: one JSON line per event. It is created by each composition root
+// and passed down; there is no module-level logger.
+export type LogLevel = 'debug' | 'info' | 'warn' | 'error' | 'silent';
+export type LogFields = Record<string, unknown>;
+
+export interface Logger {
+  debug(msg: string, fields?: LogFields): void;
+  info(msg: string, fields?: LogFields): void;
+  warn(msg: string, fields?: LogFields): void;
+  error(msg: string, fields?: LogFields): void;
+  child(fields: LogFields): Logger;
+}
+
+const rank: Record<LogLevel, number> = { debug: 10, info: 20, warn: 30, error: 40, silent: 100 };
+
+export interface LoggerOptions {
+  level: LogLevel;
+  /** Defaults to stderr so stdout stays free for CLI output. */
+  write?: (line: string) => void;
+  base?: LogFields;
+}
+
+export function createLogger(options: LoggerOptions): Logger {
+  const write = options.write ?? ((line: string) => process.stderr.write(line + '\n'));
+  const threshold = rank[options.level];
+  const make = (base: LogFields): Logger => {
+    const emit = (level: Exclude<LogLevel, 'silent'>, msg: string, fields?: LogFields) => {
+      if (rank[level] < threshold) return;
+      const entry: LogFields = { time: new Date().toISOString(), level, msg, ...base, ...fields };
+      if (entry.err instanceof Error) entry.err = { name: entry.err.name, message: entry.err.message, stack: entry.err.stack };
+      write(JSON.stringify(entry));
+    };
+    return {
+      debug: (m, f) => emit('debug', m, f),
+      info: (m, f) => emit('info', m, f),
+      warn: (m, f) => emit('warn', m, f),
+      error: (m, f) => emit('error', m, f),
+      child: (fields) => make({ ...base, ...fields }),
+    };
+  };
+  return make(options.base ?? {});
+}

@@ -1,0 +1,18 @@
+// The ordered list of migrations. Listed explicitly (not discovered from the file system) so
+// the same list works under tsx in development and as compiled JavaScript in production.
+import type { Knex } from 'knex';
+import * as companies from './20261122_001_companies.js';
+import * as billing from './20261122_002_billing.js';
+import * as dashboard from './20261122_003_dashboard.js';
+
+export interface Migration {
+  name: string;
+  up(knex: Knex): Promise<void>;
+  down(knex: Knex): Promise<void>;
+}
+
+export const migrations: Migration[] = [
+  { name: '20261122_001_companies', ...companies },
+  { name: '20261122_002_billing', ...billing },
+  { name: '20261122_003_dashboard', ...dashboard },
+];
