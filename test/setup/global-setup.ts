@@ -1,4 +1,5 @@
 // PLACEHOLDER until the test-services work lands: requires DATABASE_URL.
+import type {} from 'vitest';
 import type { TestProject } from 'vitest/node';
 import { createDb, migrateLatest } from '../../core/db/index.js';
 
