@@ -10,6 +10,8 @@ export interface AppErrorOptions {
   details?: ErrorDetail[];
   /** Whole seconds; sent as Retry-After by the HTTP mapper. */
   retryAfterSeconds?: number;
+  /** Extra response headers for the HTTP edge (e.g. RateLimit-*); ignored by MCP. */
+  headers?: Record<string, string>;
   cause?: unknown;
 }
 
@@ -22,6 +24,7 @@ export class AppError extends Error {
   readonly status: number;
   readonly details: ErrorDetail[] | undefined;
   readonly retryAfterSeconds: number | undefined;
+  readonly headers: Record<string, string> | undefined;
   readonly expose = true;
 
   constructor(code: ErrorCode, message?: string, options: AppErrorOptions = {}) {
@@ -31,6 +34,7 @@ export class AppError extends Error {
     this.status = errorCatalogue[code].status;
     this.details = options.details;
     this.retryAfterSeconds = options.retryAfterSeconds;
+    this.headers = options.headers;
   }
 }
 

@@ -1,0 +1,49 @@
+// The access pipeline shared by the HTTP API and the MCP tool server, so both enforce the
+// same keys, plans, flags and rate limits. Implemented in core/access; consumed at the edges.
+
+export type ProductKind = 'endpoint' | 'tool';
+export type UsageUnit = 'credits' | 'calls';
+
+export interface Principal {
+  organizationId: string;
+  keyId: string;
+  keyKind: 'organization' | 'personal';
+  mode: 'live' | 'test';
+}
+
+/** What one successful call of a product costs this organization. */
+export interface Measure {
+  quantity: number;
+  unit: UsageUnit;
+}
+
+export interface RateLimitStatus {
+  limit: number;
+  remaining: number;
+  /** Whole seconds until the window resets. */
+  resetSeconds: number;
+}
+
+export interface Grant {
+  principal: Principal;
+  product: string;
+  measure: Measure;
+  rateLimit: RateLimitStatus;
+}
+
+export interface AccessControl {
+  /**
+   * Resolves the bearer key to its organization. Throws AppError missing_api_key,
+   * invalid_api_key (unknown, revoked, expired, personal) or auth_unavailable.
+   */
+  authenticate(authorization: string | undefined): Promise<Principal>;
+  /**
+   * Admits one call of `product` or throws AppError: rate_limited, client_not_configured,
+   * not_entitled, credits_exhausted, limit_reached, entitlement_unavailable. Errors raised
+   * after authentication carry the RateLimit-* headers in AppError.headers.
+   */
+  authorize(principal: Principal, product: string, kind: ProductKind): Promise<Grant>;
+  /** The organization's products of one kind with their measures (per-key OpenAPI, tools/list). */
+  entitlements(principal: Principal, kind: ProductKind): Promise<Map<string, Measure>>;
+  close(): Promise<void>;
+}

@@ -1,0 +1,1 @@
+export type { AccessControl, Grant, Measure, Principal, ProductKind, RateLimitStatus, UsageUnit } from './access-control.js';
