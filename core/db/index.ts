@@ -1,4 +1,5 @@
 export { createDb, createListenClient, type Db, type DbOptions } from './create-db.js';
-export { migrateLatest, migrateRollbackAll } from './migrate.js';
+export { migrateLatest, migrateRollbackAll, migrationStatus, type MigrationStatus } from './migrate.js';
 export { startEmbeddedPostgres, type EmbeddedPostgresHandle, type EmbeddedPostgresOptions } from './embedded-postgres.js';
 export { openDatabase, type OpenDatabase } from './open-database.js';
+export { createNotificationListener, type NotificationListener, type NotificationListenerOptions, type NotificationHandler, type ConnectionHandler } from './notification-listener.js';

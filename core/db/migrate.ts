@@ -19,3 +19,15 @@ export async function migrateRollbackAll(db: Knex): Promise<string[]> {
   const [, rolledBack] = (await db.migrate.rollback(config, true)) as [number, string[]];
   return rolledBack;
 }
+
+export interface MigrationStatus {
+  name: string;
+  applied: boolean;
+}
+
+/** Every known migration in order, with whether it has been applied (`cli migrate status`). */
+export async function migrationStatus(db: Knex): Promise<MigrationStatus[]> {
+  const [completed] = (await db.migrate.list(config)) as [{ name: string }[], unknown[]];
+  const applied = new Set(completed.map((m) => m.name));
+  return migrations.map((m) => ({ name: m.name, applied: applied.has(m.name) }));
+}

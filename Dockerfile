@@ -1,0 +1,18 @@
+# The one image of the service; docker-compose.yml picks the process with `command`.
+FROM node:20-slim AS build
+WORKDIR /app
+COPY package.json package-lock.json ./
+RUN npm ci --no-audit --no-fund
+COPY . .
+# Type-check and compile to dist/, then keep only the runtime dependencies.
+RUN npm run build && npm prune --omit=dev --no-audit --no-fund
+
+FROM node:20-slim
+ENV NODE_ENV=production
+WORKDIR /app
+COPY --from=build --chown=node:node /app/package.json ./package.json
+COPY --from=build --chown=node:node /app/node_modules ./node_modules
+COPY --from=build --chown=node:node /app/dist ./dist
+USER node
+EXPOSE 3000 3001
+CMD ["node", "dist/api/main.js"]

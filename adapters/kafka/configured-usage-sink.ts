@@ -1,0 +1,24 @@
+import type { Config } from '../../core/config/index.js';
+import type { OpenDatabase } from '../../core/db/index.js';
+import type { Logger } from '../../core/logging/index.js';
+import { createPostgresUsageSink, type UsageSink } from '../../core/usage/index.js';
+import { createKafka } from './create-kafka.js';
+import { createKafkaUsageSink } from './kafka-usage-sink.js';
+
+/**
+ * The usage sink a process should use: Kafka when KAFKA_BROKERS is set, else the Postgres
+ * bus. Shaped as api/compose.ts's UsageSinkFactory. Kafka is connected in the background: a
+ * broker that is down at start-up must not stop the API from starting; its calls are refused
+ * (503) until Kafka answers.
+ */
+export function configuredUsageSink({ config, database, logger }: { config: Config; database: OpenDatabase; logger: Logger }): UsageSink {
+  if (!config.KAFKA_BROKERS) return createPostgresUsageSink(database.db);
+  const sink = createKafkaUsageSink({
+    kafka: createKafka({ brokers: config.KAFKA_BROKERS, clientId: `${config.KAFKA_CLIENT_ID}-usage`, logger }),
+    topic: config.KAFKA_USAGE_TOPIC,
+    partitions: config.KAFKA_PARTITIONS,
+    logger,
+  });
+  sink.connect().catch((err: unknown) => logger.warn('Kafka not reachable yet; paid calls are refused until it is', { err }));
+  return sink;
+}

@@ -1,0 +1,45 @@
+import { Kafka, logLevel, type LogEntry } from 'kafkajs';
+import type { Logger } from '../../core/logging/index.js';
+
+export interface KafkaClientOptions {
+  brokers: string[];
+  clientId: string;
+  logger: Logger;
+}
+
+/**
+ * A kafkajs client that logs through our logger (kafkajs INFO lines are routine chatter:
+ * they go to debug). Connection retries are short: the callers decide how long to wait.
+ */
+export function createKafka(options: KafkaClientOptions): Kafka {
+  const log = options.logger.child({ component: 'kafkajs' });
+  return new Kafka({
+    clientId: options.clientId,
+    brokers: options.brokers,
+    connectionTimeout: 3_000,
+    requestTimeout: 10_000,
+    logLevel: logLevel.INFO,
+    logCreator: () => ({ level, log: entry }: LogEntry) => {
+      const { message, ...fields } = entry;
+      if (level === logLevel.ERROR) log.error(message, fields);
+      else if (level === logLevel.WARN) log.warn(message, fields);
+      else log.debug(message, fields);
+    },
+  });
+}
+
+/** Creates the topics that do not exist yet (several partitions: events are keyed by organization). */
+export async function ensureTopics(kafka: Kafka, topics: { topic: string; numPartitions: number }[]): Promise<void> {
+  const admin = kafka.admin();
+  await admin.connect();
+  try {
+    const existing = new Set(await admin.listTopics());
+    const missing = topics.filter((t) => !existing.has(t.topic));
+    if (missing.length > 0) {
+      // false when another process created them between our list and create: fine.
+      await admin.createTopics({ topics: missing.map((t) => ({ ...t, replicationFactor: -1 })), waitForLeaders: true });
+    }
+  } finally {
+    await admin.disconnect();
+  }
+}

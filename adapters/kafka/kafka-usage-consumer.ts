@@ -1,0 +1,95 @@
+import type { Consumer, Kafka, KafkaMessage, Producer } from 'kafkajs';
+import type { Knex } from 'knex';
+import type { Logger } from '../../core/logging/index.js';
+import type { ApplyUsageBatch, UsageBusConsumer } from '../../core/usage/index.js';
+import { ensureTopics } from './create-kafka.js';
+
+export interface KafkaUsageConsumerOptions {
+  kafka: Kafka;
+  db: Knex;
+  topic: string;
+  deadLetterTopic: string;
+  groupId: string;
+  /** Partitions of the topic when we have to create it. */
+  partitions: number;
+  logger: Logger;
+  /** Most messages applied in one transaction. */
+  maxBatch?: number;
+  /** Partitions applied side by side in this process (each in its own transaction). */
+  partitionsConsumedConcurrently?: number;
+}
+
+/**
+ * The Kafka usage bus, consuming side: one consumer group shared by every worker replica.
+ * kafkajs hands us a partition's fetched messages; each chunk of them is applied in one
+ * Postgres transaction, and only after it commits do we (1) forward its dead letters to the
+ * dead-letter topic and (2) commit the offset past it. A crash before (2) redelivers the chunk,
+ * which the ledger turns into a no-op; a poison message is dead-lettered and passed over, so
+ * it never blocks its partition.
+ */
+export function createKafkaUsageConsumer(options: KafkaUsageConsumerOptions): UsageBusConsumer {
+  const { kafka, db, logger, topic } = options;
+  const maxBatch = options.maxBatch ?? 2_000;
+  let consumer: Consumer | undefined;
+  let deadLetters: Producer | undefined;
+
+  const applyChunk = async (apply: ApplyUsageBatch, partition: number, messages: KafkaMessage[]) => {
+    const outcome = await db.transaction((trx) =>
+      apply(trx, messages.map((m) => ({ value: m.value, ref: `${topic}/${partition}@${m.offset}` }))),
+    );
+    if (outcome.deadLetters.length > 0) {
+      await deadLetters!.send({
+        topic: options.deadLetterTopic,
+        acks: -1,
+        messages: outcome.deadLetters.map((d) => ({
+          key: d.ref,
+          value: d.value,
+          headers: { 'dead-letter-reason': d.reason, 'dead-letter-source': d.ref },
+        })),
+      });
+    }
+  };
+
+  return {
+    bus: 'kafka',
+    async start(apply) {
+      await ensureTopics(kafka, [
+        { topic, numPartitions: options.partitions },
+        { topic: options.deadLetterTopic, numPartitions: 1 },
+      ]);
+      deadLetters = kafka.producer({ idempotent: true, maxInFlightRequests: 1 });
+      await deadLetters.connect();
+      const c = kafka.consumer({ groupId: options.groupId, sessionTimeout: 30_000, heartbeatInterval: 3_000 });
+      consumer = c;
+      await c.connect();
+      // A new group starts at the beginning: events produced before the first worker ran are
+      // still owed.
+      await c.subscribe({ topic, fromBeginning: true });
+      await c.run({
+        autoCommit: false,
+        eachBatchAutoResolve: false,
+        partitionsConsumedConcurrently: options.partitionsConsumedConcurrently ?? 2,
+        eachBatch: async ({ batch, resolveOffset, heartbeat, isRunning, isStale }) => {
+          for (let i = 0; i < batch.messages.length; i += maxBatch) {
+            // On rebalance or stop, leave the rest: its new owner (or our next start) gets it.
+            if (!isRunning() || isStale()) return;
+            const chunk = batch.messages.slice(i, i + maxBatch);
+            await applyChunk(apply, batch.partition, chunk);
+            const last = chunk[chunk.length - 1]!.offset;
+            resolveOffset(last);
+            await c.commitOffsets([{ topic: batch.topic, partition: batch.partition, offset: (BigInt(last) + 1n).toString() }]);
+            await heartbeat();
+          }
+        },
+      });
+      logger.info('kafka usage consumer running', { topic, groupId: options.groupId });
+    },
+    async stop() {
+      // kafkajs waits for the batch in flight to finish (its transaction and offset commit).
+      await consumer?.disconnect();
+      await deadLetters?.disconnect();
+      consumer = undefined;
+      deadLetters = undefined;
+    },
+  };
+}

@@ -1,0 +1,59 @@
+import Koa from 'koa';
+import { Router } from '@koa/router';
+import type { AccessControl } from '../core/access/index.js';
+import type { CompanyLookups } from '../core/companies/endpoint-catalogue.js';
+import { AppError } from '../core/errors/index.js';
+import type { Logger } from '../core/logging/index.js';
+import type { UsageSink } from '../core/usage/index.js';
+import { accessLog } from './middleware/access-log.js';
+import { errorEnvelope } from './middleware/error-envelope.js';
+import { requestId } from './middleware/request-id.js';
+import { createOpenApiDocuments } from './openapi/openapi-documents.js';
+import { registerCompanyEndpoints } from './routes/company-endpoints.js';
+import { registerDocs } from './routes/docs.js';
+import { registerHealthz } from './routes/healthz.js';
+import { registerOpenApi } from './routes/openapi.js';
+import type { ApiState } from './state.js';
+
+export interface ApiDeps {
+  access: AccessControl;
+  store: CompanyLookups;
+  usage: UsageSink;
+  logger: Logger;
+  /** Base URL written into the OpenAPI `servers` (PUBLIC_BASE_URL or http://HOST:API_PORT). */
+  publicBaseUrl: string;
+  /** One cheap round trip to the database, for /healthz. */
+  checkDatabase(): Promise<void>;
+  /** A fiscal code of a real company for the OpenAPI examples; null when the store is empty. */
+  findExampleCompany(): Promise<string | null>;
+}
+
+/** The HTTP API as a Koa app, not listening: main.ts, `npm start` and tests mount it. */
+export function createApp(deps: ApiDeps): Koa<ApiState> {
+  const app = new Koa<ApiState>();
+  const documents = createOpenApiDocuments({
+    store: deps.store,
+    findExampleCompany: deps.findExampleCompany,
+    serverUrl: deps.publicBaseUrl,
+    logger: deps.logger,
+  });
+
+  const router = new Router<ApiState>();
+  registerHealthz(router, deps);
+  registerCompanyEndpoints(router, deps);
+  registerOpenApi(router, { access: deps.access, documents });
+  registerDocs(router, { documents });
+
+  app.use(requestId());
+  app.use(accessLog(deps.logger));
+  app.use(errorEnvelope(deps.logger));
+  app.use(router.routes());
+  // No allowedMethods(): a wrong method is answered like an unknown path (decisions.md).
+  app.use(() => {
+    throw new AppError('unknown_endpoint');
+  });
+  // Everything is handled by errorEnvelope; this only sees failures while writing a response.
+  app.silent = true;
+  app.on('error', (err) => deps.logger.warn('response error', { err }));
+  return app;
+}

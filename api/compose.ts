@@ -1,0 +1,74 @@
+import type Koa from 'koa';
+import { createAccessControl } from '../core/access/index.js';
+import { createCompanyStore } from '../core/companies/company-store.js';
+import type { Config } from '../core/config/index.js';
+import type { OpenDatabase } from '../core/db/index.js';
+import type { Logger } from '../core/logging/index.js';
+import { createRateLimiter } from '../core/ratelimit/index.js';
+import { createPostgresUsageSink, type UsageSink } from '../core/usage/index.js';
+import { createApp } from './app.js';
+import type { ApiState } from './state.js';
+
+/** Builds the usage sink of the process; the Postgres bus unless the caller injects another (Kafka). */
+export type UsageSinkFactory = (deps: { config: Config; database: OpenDatabase; logger: Logger }) => UsageSink | Promise<UsageSink>;
+
+export const postgresUsageSink: UsageSinkFactory = ({ database }) => createPostgresUsageSink(database.db);
+
+export interface ComposeApiOptions {
+  config: Config;
+  logger: Logger;
+  /** Opened (and later closed) by the caller: `npm start` shares one with the other services. */
+  database: OpenDatabase;
+  createUsageSink?: UsageSinkFactory;
+}
+
+export interface ComposedApi {
+  app: Koa<ApiState>;
+  /** Resolves once key/plan change notifications are heard. */
+  ready(): Promise<void>;
+  /** Closes what was built here (not the database). */
+  close(): Promise<void>;
+}
+
+/** The API's services wired from config: used by api/main.ts and by the all-in-one `npm start`. */
+export async function composeApi(options: ComposeApiOptions): Promise<ComposedApi> {
+  const { config, logger, database } = options;
+  const db = database.db;
+  const rateLimiter = createRateLimiter({ redisUrl: config.REDIS_URL, logger });
+  const access = createAccessControl({
+    db,
+    listenConnectionString: database.connectionString,
+    keyCacheTtlMs: config.KEY_CACHE_TTL_MS,
+    entitlementCacheTtlMs: config.ENTITLEMENT_CACHE_TTL_MS,
+    rateLimiter,
+    logger,
+  });
+  const store = createCompanyStore({ db, queryTimeoutMs: config.COMPANY_QUERY_TIMEOUT_MS, logger });
+  const usage = await (options.createUsageSink ?? postgresUsageSink)({ config, database, logger });
+
+  const app = createApp({
+    access,
+    store,
+    usage,
+    logger,
+    publicBaseUrl: config.PUBLIC_BASE_URL ?? `http://${config.HOST}:${config.API_PORT}`,
+    checkDatabase: async () => {
+      await db.raw('SELECT 1');
+    },
+    findExampleCompany: async () => {
+      // A company with filed figures makes a more useful example than an empty shell.
+      const row = (await db('companies').whereNotNull('latest_filed_year').orderBy('id').first('fiscal_code')) as { fiscal_code: string } | undefined;
+      return row?.fiscal_code ?? null;
+    },
+  });
+
+  return {
+    app,
+    ready: () => access.ready(),
+    close: async () => {
+      await usage.close();
+      await access.close();
+      await rateLimiter.close();
+    },
+  };
+}

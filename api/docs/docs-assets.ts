@@ -1,0 +1,32 @@
+import { readFile } from 'node:fs/promises';
+import { createRequire } from 'node:module';
+import path from 'node:path';
+
+// Swagger UI comes from the swagger-ui-dist npm package, served from node_modules: the page
+// must work with no network beyond loopback, so nothing is loaded from a CDN. Only the files
+// the page uses are exposed (no directory listing, no path traversal).
+const swaggerFiles: Record<string, string> = {
+  'swagger-ui.css': 'text/css; charset=utf-8',
+  'swagger-ui-bundle.js': 'text/javascript; charset=utf-8',
+  'favicon-32x32.png': 'image/png',
+};
+
+export interface DocsAsset {
+  body: Buffer;
+  type: string;
+}
+
+export function createDocsAssets(extra: Record<string, DocsAsset>) {
+  const directory = (createRequire(import.meta.url)('swagger-ui-dist') as { getAbsoluteFSPath(): string }).getAbsoluteFSPath();
+  const loaded = new Map<string, Promise<DocsAsset>>(Object.entries(extra).map(([name, asset]) => [name, Promise.resolve(asset)]));
+  return {
+    /** The asset, read once and kept in memory; undefined for any name not on the list. */
+    get(name: string): Promise<DocsAsset> | undefined {
+      const type = swaggerFiles[name];
+      if (!loaded.has(name) && type !== undefined) {
+        loaded.set(name, readFile(path.join(directory, name)).then((body) => ({ body, type })));
+      }
+      return loaded.get(name);
+    },
+  };
+}

@@ -1,0 +1,58 @@
+import type { Language } from '../../core/companies/endpoint-catalogue.js';
+import { documentTexts } from '../openapi/texts.js';
+
+const escapeHtml = (s: string) => s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+
+// A server-rendered shell around Swagger UI. Switching language is a plain link (?lang=..):
+// the page and the catalogue document it loads are both rendered in that language, which
+// works without any client-side state.
+export function renderDocsPage(language: Language): string {
+  const t = documentTexts[language];
+  const link = (lang: Language, label: string) =>
+    lang === language
+      ? `<strong id="lang-${lang}" aria-current="true">${label}</strong>`
+      : `<a id="lang-${lang}" href="/docs?lang=${lang}" hreflang="${lang}">${label}</a>`;
+  return `<!doctype html>
+<html lang="${language}">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>${escapeHtml(t.title)} — ${escapeHtml(t.docsPage.heading)}</title>
+<link rel="icon" type="image/png" href="/docs/assets/favicon-32x32.png">
+<link rel="stylesheet" href="/docs/assets/swagger-ui.css">
+<style>
+  body { margin: 0; font-family: system-ui, sans-serif; }
+  header.docs { display: flex; justify-content: space-between; align-items: center; padding: 12px 24px; border-bottom: 1px solid #ddd; }
+  header.docs h1 { font-size: 1.2rem; margin: 0; }
+  nav.lang a, nav.lang strong { margin-left: 8px; }
+  p.intro { padding: 0 24px; color: #444; }
+</style>
+</head>
+<body>
+<header class="docs">
+  <h1>${escapeHtml(t.docsPage.heading)}</h1>
+  <nav class="lang" aria-label="${escapeHtml(t.docsPage.switchLabel)}">${escapeHtml(t.docsPage.switchLabel)}: ${link('en', 'English')} ${link('it', 'Italiano')}</nav>
+</header>
+<p class="intro">${escapeHtml(t.docsPage.intro)}</p>
+<div id="swagger-ui" data-spec-url="/docs/openapi.json?lang=${language}"></div>
+<script src="/docs/assets/swagger-ui-bundle.js"></script>
+<script src="/docs/assets/docs.js"></script>
+</body>
+</html>
+`;
+}
+
+/** Served as /docs/assets/docs.js (a file, not inline, so a strict CSP can forbid inline scripts). */
+export const docsClientScript = `(function () {
+  var el = document.getElementById('swagger-ui');
+  window.ui = SwaggerUIBundle({
+    url: el.getAttribute('data-spec-url'),
+    dom_id: '#swagger-ui',
+    deepLinking: true,
+    docExpansion: 'list',
+    defaultModelsExpandDepth: 0,
+    presets: [SwaggerUIBundle.presets.apis],
+    layout: 'BaseLayout'
+  });
+})();
+`;

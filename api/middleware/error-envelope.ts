@@ -1,0 +1,39 @@
+import type { Middleware } from 'koa';
+import { AppError, isAppError, toErrorObject } from '../../core/errors/index.js';
+import type { Logger } from '../../core/logging/index.js';
+import type { ApiState } from '../state.js';
+
+// The HTTP edge's one error mapper: whatever is thrown below becomes the `{ error }` envelope
+// with the catalogue's status. Only AppError messages are shown; anything else is logged in
+// full here and answered as internal_error, so no stack, SQL or driver text reaches a caller.
+export function errorEnvelope(logger: Logger): Middleware<ApiState> {
+  return async (ctx, next) => {
+    try {
+      await next();
+    } catch (err) {
+      const appError = toAppError(err);
+      const requestId = ctx.state.requestId;
+      if (!isAppError(err) && appError.code === 'internal_error') logger.error('unhandled error', { requestId, err });
+      else if (appError.status >= 500) logger.warn('request failed', { requestId, code: appError.code, err: appError.cause ?? err });
+      if (ctx.headerSent) return;
+
+      const { error } = toErrorObject(appError, requestId);
+      ctx.status = appError.status;
+      for (const [name, value] of Object.entries(appError.headers ?? {})) ctx.set(name, value);
+      if (appError.retryAfterSeconds !== undefined) ctx.set('Retry-After', String(Math.max(1, Math.ceil(appError.retryAfterSeconds))));
+      ctx.body = { error };
+      ctx.state.errorCode = error.code;
+    }
+  };
+}
+
+/** Koa's and the router's own HTTP errors (404, 405, 501, a malformed URL ...) mapped onto the catalogue. */
+function toAppError(err: unknown): AppError {
+  if (isAppError(err)) return err;
+  const status = typeof (err as { status?: unknown })?.status === 'number' ? (err as { status: number }).status : undefined;
+  if (status === 404 || status === 405 || status === 501) return new AppError('unknown_endpoint', undefined, { cause: err });
+  if (status !== undefined && status >= 400 && status < 500 && (err as { expose?: boolean }).expose) {
+    return new AppError('invalid_params', undefined, { cause: err });
+  }
+  return new AppError('internal_error', undefined, { cause: err });
+}

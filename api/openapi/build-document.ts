@@ -1,0 +1,126 @@
+import type { Measure } from '../../core/access/index.js';
+import type { EndpointDefinition, Language } from '../../core/companies/endpoint-catalogue.js';
+import { errorCatalogue, errorCodes, type ErrorCode } from '../../core/errors/index.js';
+import { responseSchemaName, type JsonSchema } from './component-schemas.js';
+import { documentTexts } from './texts.js';
+
+export interface DocumentedEndpoint {
+  endpoint: EndpointDefinition;
+  measure: Measure;
+}
+
+export interface CompanyExample {
+  /** The identifier the example was fetched with (path parameter example). */
+  id: string;
+  /** Endpoint slug → the `data` the store returned for it. */
+  data: Map<string, unknown>;
+}
+
+export interface BuildDocumentOptions {
+  language: Language;
+  serverUrl: string;
+  endpoints: DocumentedEndpoint[];
+  components: Record<string, JsonSchema>;
+  example: CompanyExample | null;
+  /** True for a key's own document (measures are the organization's), false for /docs. */
+  forOrganization: boolean;
+}
+
+const exampleRequestId = 'req_3f0c9a52-7d1e-4b8a-9c61-2e5d4a7b8f10';
+const rateLimitHeaderNames = ['RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset'] as const;
+
+// Error codes an operation can answer with: a calls-priced endpoint cannot run out of credits
+// and a credits-priced one cannot hit the calls cap (decisions.md "Plans, usage and allowances").
+function errorCodesFor(measure: Measure): ErrorCode[] {
+  return errorCodes.filter((code) => !(code === 'credits_exhausted' && measure.unit !== 'credits') && !(code === 'limit_reached' && measure.unit !== 'calls'));
+}
+
+export function buildOpenApiDocument(options: BuildDocumentOptions): Record<string, unknown> {
+  const texts = documentTexts[options.language];
+  const paths: Record<string, unknown> = {};
+  for (const { endpoint, measure } of options.endpoints) paths[endpoint.path] = { get: operation(endpoint, measure, options) };
+
+  return {
+    openapi: '3.1.0',
+    jsonSchemaDialect: 'https://json-schema.org/draft/2020-12/schema',
+    info: { title: texts.title, version: '1.0.0', description: texts.description },
+    servers: [{ url: options.serverUrl }],
+    security: [{ bearerAuth: [] }],
+    paths,
+    components: {
+      schemas: options.components,
+      securitySchemes: { bearerAuth: { type: 'http', scheme: 'bearer', description: texts.securityDescription } },
+      headers: {
+        'X-Request-Id': { description: texts.headers.requestId, schema: { type: 'string', pattern: '^req_[0-9a-f-]{36}$' } },
+        'RateLimit-Limit': { description: texts.headers.limit, schema: { type: 'integer', minimum: 0 } },
+        'RateLimit-Remaining': { description: texts.headers.remaining, schema: { type: 'integer', minimum: 0 } },
+        'RateLimit-Reset': { description: texts.headers.reset, schema: { type: 'integer', minimum: 0 } },
+        'Retry-After': { description: texts.headers.retryAfter, schema: { type: 'integer', minimum: 1 } },
+      },
+    },
+  };
+}
+
+function operation(endpoint: EndpointDefinition, measure: Measure, options: BuildDocumentOptions): Record<string, unknown> {
+  const texts = documentTexts[options.language];
+  const own = endpoint.texts[options.language];
+  const exampleData = options.example?.data.get(endpoint.slug);
+  const param = endpoint.param.schema.toJSONSchema({ target: 'draft-2020-12' });
+  delete (param as JsonSchema).$schema;
+
+  const headerRefs = (names: readonly string[]) => Object.fromEntries(names.map((n) => [n, { $ref: `#/components/headers/${n}` }]));
+  const success: Record<string, unknown> = { schema: { $ref: `#/components/schemas/${responseSchemaName(endpoint.schemaName)}` } };
+  if (exampleData !== undefined) {
+    success.example = { data: exampleData, meta: { requestId: exampleRequestId, endpoint: endpoint.slug, usage: measure } };
+  }
+
+  const responses: Record<string, unknown> = {
+    200: {
+      description: texts.successDescription,
+      headers: headerRefs(['X-Request-Id', ...rateLimitHeaderNames]),
+      content: { 'application/json': success },
+    },
+  };
+  const byStatus = new Map<number, ErrorCode[]>();
+  for (const code of errorCodesFor(measure)) {
+    const status = errorCatalogue[code].status;
+    byStatus.set(status, [...(byStatus.get(status) ?? []), code]);
+  }
+  for (const [status, codes] of [...byStatus].sort(([a], [b]) => a - b)) {
+    const retryAfter = codes.some((c) => c === 'rate_limited' || c === 'limit_reached');
+    responses[status] = {
+      description: [texts.statusDescriptions[status] ?? '', ...codes.map((c) => `\`${c}\`: ${texts.errorCodes[c]}`)].join('\n\n'),
+      headers: headerRefs(['X-Request-Id', ...rateLimitHeaderNames, ...(retryAfter ? ['Retry-After'] : [])]),
+      content: {
+        'application/json': {
+          schema: { $ref: '#/components/schemas/ErrorEnvelope' },
+          examples: Object.fromEntries(codes.map((code) => [code, { summary: code, value: errorExample(code, endpoint) }])),
+        },
+      },
+    };
+  }
+
+  return {
+    operationId: endpoint.slug.replace(/-(\w)/g, (_, c: string) => c.toUpperCase()),
+    summary: own.summary,
+    description: `${own.description}\n\n${texts.usageSentence(measure, options.forOrganization)}`,
+    parameters: [
+      {
+        name: endpoint.param.name,
+        in: 'path',
+        required: true,
+        description: own.parameter,
+        schema: param,
+        ...(options.example ? { example: options.example.id } : {}),
+      },
+    ],
+    responses,
+    'x-usage': { quantity: measure.quantity, unit: measure.unit },
+  };
+}
+
+function errorExample(code: ErrorCode, endpoint: EndpointDefinition) {
+  const error: Record<string, unknown> = { code, message: errorCatalogue[code].message, requestId: exampleRequestId };
+  if (code === 'invalid_params') error.details = [{ path: `path.${endpoint.param.name}`, message: endpoint.param.name === 'fiscalCode' ? 'must be an 11-digit code or a 16-character codice fiscale' : 'must not be empty' }];
+  return { error };
+}

@@ -1,0 +1,115 @@
+import type { Language } from '../../core/companies/endpoint-catalogue.js';
+import type { ErrorCode } from '../../core/errors/index.js';
+import type { Measure } from '../../core/access/index.js';
+
+// Everything the OpenAPI document and the /docs page say that is not per endpoint, in both
+// languages. Endpoint texts live in core/companies/endpoint-catalogue.ts.
+
+export interface DocumentTexts {
+  title: string;
+  description: string;
+  securityDescription: string;
+  successDescription: string;
+  usageSentence(measure: Measure, forOrganization: boolean): string;
+  errorCodes: Record<ErrorCode, string>;
+  statusDescriptions: Record<number, string>;
+  headers: { requestId: string; limit: string; remaining: string; reset: string; retryAfter: string };
+  docsPage: { heading: string; intro: string; switchLabel: string };
+}
+
+const unitName = {
+  en: { credits: ['credit', 'credits'], calls: ['call', 'calls'] },
+  it: { credits: ['credito', 'crediti'], calls: ['chiamata', 'chiamate'] },
+} as const;
+
+const measureText = (language: Language, m: Measure) => `${m.quantity} ${unitName[language][m.unit][m.quantity === 1 ? 0 : 1]}`;
+
+export const documentTexts: Record<Language, DocumentTexts> = {
+  en: {
+    title: 'Italian company data API',
+    description:
+      'Read-only JSON API with Italian company data: identity, registry, risk flags, headcount, state aids, ownership, officers, branches and annual figures. ' +
+      'Every endpoint is a GET with no body. Successes are `{ data, meta }`; failures are `{ error }` with a stable `error.code`, a message and the `requestId` (also in the `X-Request-Id` header). ' +
+      'Each successful call records the usage measure returned in `meta.usage`; 4xx and 5xx answers are never charged. ' +
+      'Send the organization API key as `Authorization: Bearer sk_...`; never put a key in a URL.',
+    securityDescription: 'Organization API key (`sk_live_...` or `sk_test_...`) sent as a bearer token.',
+    successDescription: 'The company was found. `meta.usage` is the measure recorded for this call.',
+    usageSentence: (m, forOrganization) =>
+      forOrganization
+        ? `Usage for your organization: ${measureText('en', m)} per successful call.`
+        : `Default usage: ${measureText('en', m)} per successful call (your plan may set another measure; \`meta.usage\` is authoritative).`,
+    errorCodes: {
+      missing_api_key: 'No `Authorization` header, or it is not a bearer token.',
+      invalid_api_key: 'The key is unknown, revoked, expired, or not an organization key.',
+      credits_exhausted: "The organization's credit balance cannot cover a credits-priced call.",
+      limit_reached: "The organization reached its plan's call cap for the billing period; `Retry-After` says when it resets.",
+      client_not_configured: 'The organization exists but has no plan yet.',
+      not_entitled: "The endpoint is not in the organization's plan.",
+      unknown_endpoint: 'No endpoint matches the method and path.',
+      not_found: 'No company matches the identifier. Not charged.',
+      invalid_params: 'A path parameter fails validation; `details` lists each failure with its `path`.',
+      rate_limited: 'Rate limit exceeded; retry after `Retry-After` seconds.',
+      internal_error: 'An unexpected failure; quote the `requestId` to support.',
+      upstream_error: 'The company data store failed.',
+      auth_unavailable: 'Key validation is temporarily unavailable. The key is not at fault: retry with backoff, do not rotate it.',
+      entitlement_unavailable: 'Plan and allowance state could not be read; retry with backoff.',
+      upstream_timeout: 'The company data store did not answer within its deadline.',
+    },
+    statusDescriptions: {
+      401: 'Authentication failed.', 402: 'Payment required.', 403: 'Forbidden.', 404: 'Not found.', 422: 'Invalid parameters.',
+      429: 'Too many requests.', 500: 'Internal error.', 502: 'Upstream error.', 503: 'Temporarily unavailable.', 504: 'Upstream timeout.',
+    },
+    headers: {
+      requestId: 'The request id (`req_` + UUID), equal to `meta.requestId` or `error.requestId`.',
+      limit: "Requests allowed in the organization's current rate-limit window.",
+      remaining: 'Requests left in the current window.',
+      reset: 'Seconds until the current window resets.',
+      retryAfter: 'Whole seconds to wait before retrying.',
+    },
+    docsPage: { heading: 'API reference', intro: 'All endpoints of the service. Your own key\'s description, limited to your plan, is at GET /openapi.json.', switchLabel: 'Language' },
+  },
+  it: {
+    title: 'API dati delle imprese italiane',
+    description:
+      'API JSON in sola lettura con i dati delle imprese italiane: anagrafica, dati camerali, indicatori di rischio, dipendenti, aiuti di Stato, assetto proprietario, esponenti, sedi secondarie e dati annuali. ' +
+      'Ogni endpoint è una GET senza corpo. Le risposte riuscite sono `{ data, meta }`; gli errori sono `{ error }` con un `error.code` stabile, un messaggio e il `requestId` (anche nell\'header `X-Request-Id`). ' +
+      'Ogni chiamata riuscita registra la misura di consumo restituita in `meta.usage`; le risposte 4xx e 5xx non sono mai addebitate. ' +
+      'Invia la chiave API dell\'organizzazione come `Authorization: Bearer sk_...`; non inserire mai una chiave in un URL.',
+    securityDescription: 'Chiave API dell\'organizzazione (`sk_live_...` o `sk_test_...`) inviata come bearer token.',
+    successDescription: 'L\'impresa è stata trovata. `meta.usage` è la misura registrata per questa chiamata.',
+    usageSentence: (m, forOrganization) =>
+      forOrganization
+        ? `Consumo per la tua organizzazione: ${measureText('it', m)} per chiamata riuscita.`
+        : `Consumo predefinito: ${measureText('it', m)} per chiamata riuscita (il tuo piano può prevedere un'altra misura; fa fede \`meta.usage\`).`,
+    errorCodes: {
+      missing_api_key: 'Manca l\'header `Authorization`, oppure non è un bearer token.',
+      invalid_api_key: 'La chiave è sconosciuta, revocata, scaduta o non è una chiave di organizzazione.',
+      credits_exhausted: 'Il saldo crediti dell\'organizzazione non copre una chiamata tariffata a crediti.',
+      limit_reached: 'L\'organizzazione ha raggiunto il tetto di chiamate del piano per il periodo di fatturazione; `Retry-After` indica quando si azzera.',
+      client_not_configured: 'L\'organizzazione esiste ma non ha ancora un piano.',
+      not_entitled: 'L\'endpoint non è incluso nel piano dell\'organizzazione.',
+      unknown_endpoint: 'Nessun endpoint corrisponde al metodo e al percorso.',
+      not_found: 'Nessuna impresa corrisponde all\'identificativo. Non addebitato.',
+      invalid_params: 'Un parametro del percorso non è valido; `details` elenca ogni errore con il suo `path`.',
+      rate_limited: 'Limite di frequenza superato; riprova dopo `Retry-After` secondi.',
+      internal_error: 'Un errore imprevisto; comunica il `requestId` all\'assistenza.',
+      upstream_error: 'L\'archivio dei dati delle imprese ha restituito un errore.',
+      auth_unavailable: 'La verifica delle chiavi è temporaneamente non disponibile. La chiave non è in errore: riprova con backoff, non sostituirla.',
+      entitlement_unavailable: 'Non è stato possibile leggere lo stato del piano e dei consumi; riprova con backoff.',
+      upstream_timeout: 'L\'archivio dei dati delle imprese non ha risposto entro il tempo massimo.',
+    },
+    statusDescriptions: {
+      401: 'Autenticazione non riuscita.', 402: 'Pagamento richiesto.', 403: 'Accesso negato.', 404: 'Non trovato.', 422: 'Parametri non validi.',
+      429: 'Troppe richieste.', 500: 'Errore interno.', 502: 'Errore dell\'archivio dati.', 503: 'Temporaneamente non disponibile.', 504: 'Tempo scaduto dell\'archivio dati.',
+    },
+    headers: {
+      requestId: 'L\'identificativo della richiesta (`req_` + UUID), uguale a `meta.requestId` o `error.requestId`.',
+      limit: 'Richieste consentite nella finestra di frequenza corrente dell\'organizzazione.',
+      remaining: 'Richieste ancora disponibili nella finestra corrente.',
+      reset: 'Secondi al termine della finestra corrente.',
+      retryAfter: 'Secondi interi da attendere prima di riprovare.',
+    },
+    docsPage: { heading: 'Documentazione API', intro: 'Tutti gli endpoint del servizio. La descrizione della tua chiave, limitata al tuo piano, è in GET /openapi.json.', switchLabel: 'Lingua' },
+  },
+};
+

@@ -1,0 +1,75 @@
+import type { Router, RouterContext } from '@koa/router';
+import type { AccessControl, Principal } from '../../core/access/index.js';
+import { endpointCatalogue, type CompanyLookups, type EndpointDefinition, type Meta } from '../../core/companies/endpoint-catalogue.js';
+import { AppError, isAppError } from '../../core/errors/index.js';
+import type { UsageSink } from '../../core/usage/index.js';
+import { authenticateRequest } from '../authenticate-request.js';
+import { rateLimitHeaders } from '../../core/ratelimit/index.js';
+import type { ApiState } from '../state.js';
+
+export interface CompanyEndpointDeps {
+  access: AccessControl;
+  store: CompanyLookups;
+  usage: UsageSink;
+}
+
+/** `/companies/{fiscalCode}/report` → `/companies/:fiscalCode/report` */
+export const toRouterPath = (template: string) => template.replace(/\{(\w+)\}/g, ':$1');
+
+export function registerCompanyEndpoints(router: Router<ApiState>, deps: CompanyEndpointDeps): void {
+  for (const endpoint of endpointCatalogue) router.get(toRouterPath(endpoint.path), serve(endpoint, deps));
+}
+
+// Order matters: who is calling, is the request well-formed, may they call it (plan, flags,
+// rate limit), then the work, then the bill. The usage event is awaited before the body is
+// set, so a 2xx never leaves unless its event is durable; if publishing fails the caller gets
+// an error and is not charged.
+function serve(endpoint: EndpointDefinition, deps: CompanyEndpointDeps) {
+  return async (ctx: RouterContext<ApiState>) => {
+    // The router answers HEAD on GET routes; these endpoints are GET only (decisions.md).
+    if (ctx.method !== 'GET') throw new AppError('unknown_endpoint');
+    const principal = await authenticateRequest(ctx, deps.access);
+
+    const raw = ctx.params[endpoint.param.name] ?? '';
+    const parsed = endpoint.param.schema.safeParse(raw);
+    if (!parsed.success) {
+      const headers = await rateLimitHeadersOf(deps.access, principal, endpoint.slug);
+      throw new AppError('invalid_params', undefined, {
+        details: parsed.error.issues.map((issue) => ({ path: `path.${endpoint.param.name}`, message: issue.message })),
+        headers,
+      });
+    }
+
+    const grant = await deps.access.authorize(principal, endpoint.slug, 'endpoint');
+    ctx.set(rateLimitHeaders(grant.rateLimit));
+
+    const data = await endpoint.lookup(deps.store, parsed.data.toUpperCase());
+    if (data === null) throw new AppError('not_found');
+
+    const meta: Meta = { requestId: ctx.state.requestId, endpoint: endpoint.slug, usage: { ...grant.measure } };
+    await deps.usage.publish({
+      v: 1,
+      eventId: ctx.state.requestId,
+      organizationId: principal.organizationId,
+      keyId: principal.keyId,
+      source: 'api',
+      product: endpoint.slug,
+      quantity: grant.measure.quantity,
+      unit: grant.measure.unit,
+      occurredAt: new Date().toISOString(),
+    });
+    ctx.body = { data, meta };
+  };
+}
+
+// A malformed request still counts against the organization's rate limit and still carries
+// the RateLimit-* headers (every authenticated response does); but the caller learns about the
+// malformed parameter first, whatever the plan says, so authorization errors are swallowed here.
+async function rateLimitHeadersOf(access: AccessControl, principal: Principal, slug: string): Promise<Record<string, string> | undefined> {
+  try {
+    return rateLimitHeaders((await access.authorize(principal, slug, 'endpoint')).rateLimit);
+  } catch (err) {
+    if (isAppError(err)) return err.headers;
+    throw err;
+  }
+}

@@ -1,0 +1,34 @@
+import type { Router } from '@koa/router';
+import { AppError } from '../../core/errors/index.js';
+import { createDocsAssets } from '../docs/docs-assets.js';
+import { docsClientScript, renderDocsPage } from '../docs/docs-page.js';
+import { requestLanguage } from '../language.js';
+import type { OpenApiDocuments } from '../openapi/openapi-documents.js';
+import type { ApiState } from '../state.js';
+
+// The reference for people: the full catalogue, no key needed.
+export function registerDocs(router: Router<ApiState>, deps: { documents: OpenApiDocuments }): void {
+  const assets = createDocsAssets({ 'docs.js': { body: Buffer.from(docsClientScript), type: 'text/javascript; charset=utf-8' } });
+
+  router.get('/docs', (ctx) => {
+    const language = requestLanguage(ctx);
+    ctx.set('Content-Language', language);
+    ctx.type = 'text/html; charset=utf-8';
+    ctx.body = renderDocsPage(language);
+  });
+
+  router.get('/docs/openapi.json', async (ctx) => {
+    const language = requestLanguage(ctx);
+    ctx.set('Content-Language', language);
+    ctx.body = await deps.documents.catalogue(language);
+  });
+
+  router.get('/docs/assets/:file', async (ctx) => {
+    const asset = assets.get(ctx.params.file ?? '');
+    if (!asset) throw new AppError('unknown_endpoint');
+    const { body, type } = await asset;
+    ctx.set('Cache-Control', 'public, max-age=3600');
+    ctx.type = type;
+    ctx.body = body;
+  });
+}

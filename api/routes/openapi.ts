@@ -1,0 +1,20 @@
+import type { Router } from '@koa/router';
+import type { AccessControl } from '../../core/access/index.js';
+import { authenticateRequest } from '../authenticate-request.js';
+import { requestLanguage } from '../language.js';
+import type { OpenApiDocuments } from '../openapi/openapi-documents.js';
+import type { ApiState } from '../state.js';
+
+// The per-key machine-readable description: only what the key's organization may call, priced
+// as that organization is billed.
+export function registerOpenApi(router: Router<ApiState>, deps: { access: AccessControl; documents: OpenApiDocuments }): void {
+  router.get('/openapi.json', async (ctx) => {
+    const principal = await authenticateRequest(ctx, deps.access);
+    const entitlements = await deps.access.entitlements(principal, 'endpoint');
+    const language = requestLanguage(ctx);
+    ctx.set('Content-Language', language);
+    ctx.set('Vary', 'Authorization, Accept-Language');
+    ctx.set('Cache-Control', 'private, no-store');
+    ctx.body = await deps.documents.forOrganization(language, entitlements);
+  });
+}

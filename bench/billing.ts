@@ -1,0 +1,191 @@
+// npm run bench:billing — the billing pipeline's figures on this machine:
+//   1. events/s the worker applies: 200,000 pre-produced events, time to drain (both buses);
+//   2. API throughput with Kafka publishing vs the Postgres bus vs no usage at all (same run);
+//   3. end-to-end lag (response sent → ledger row committed), p50/p99, at a steady 1,000 calls/s;
+//   4. the overspend window: how far past zero a balance goes under full load before the flag bites.
+// Services: DATABASE_URL / KAFKA_BROKERS when set, otherwise started here as the tests do.
+// BENCH_EVENTS (200000), BENCH_SECONDS (10), BENCH_CONNECTIONS (50) tune it.
+import { randomUUID } from 'node:crypto';
+import autocannon from 'autocannon';
+import type { Knex } from 'knex';
+import { createKafka, createKafkaUsageConsumer, createKafkaUsageSink } from '../adapters/kafka/index.js';
+import { startBillingWorker } from '../billing-worker/start-billing-worker.js';
+import { createDb } from '../core/db/index.js';
+import { createLogger } from '../core/logging/index.js';
+import { createPostgresUsageConsumer, createPostgresUsageSink, type UsageBusConsumer, type UsageEvent, type UsageSink } from '../core/usage/index.js';
+import { COMPANY_CODE, createCustomers, insertCompany, percentile, startInProcessApi, startServices, type Customer } from '../test/fault/harness.js';
+
+const EVENTS = Number(process.env.BENCH_EVENTS ?? 200_000);
+const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
+const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 50);
+const PARTITIONS = 6;
+const logger = createLogger({ level: 'error' });
+const say = (line: string) => process.stdout.write(line + '\n');
+const log = (line: string) => process.stderr.write(`[bench] ${line}\n`);
+
+const services = await startServices('bench_billing', log);
+const db = createDb({ connectionString: services.databaseUrl, poolMax: 12, applicationName: 'bench-billing' });
+const kafka = createKafka({ brokers: services.brokers, clientId: 'bench-billing', logger });
+const suffix = randomUUID().slice(0, 8);
+const results: string[] = [];
+const report = (line: string) => {
+  results.push(line);
+  say(line);
+};
+
+try {
+  await insertCompany(db);
+  const orgs = await createCustomers(db, 200, 100_000_000);
+  log(`seeded 200 organizations`);
+
+  // 1. Worker apply rate.
+  const event = (i: number): UsageEvent => ({
+    v: 1,
+    eventId: `req_${randomUUID()}`,
+    organizationId: orgs[i % orgs.length]!.organizationId,
+    keyId: 'key_bench',
+    source: 'api',
+    product: i % 3 === 0 ? 'company-report' : 'company-financials',
+    quantity: i % 3 === 0 ? 1 : 5,
+    unit: i % 3 === 0 ? 'calls' : 'credits',
+    occurredAt: new Date().toISOString(),
+  });
+
+  {
+    for (let i = 0; i < EVENTS; i += 10_000) {
+      const chunk = Array.from({ length: Math.min(10_000, EVENTS - i) }, (_, j) => event(i + j));
+      await db.raw(
+        `INSERT INTO usage_bus_events (event_id, organization_id, payload) SELECT * FROM unnest(?::text[], ?::text[], ?::jsonb[])`,
+        [chunk.map((e) => e.eventId), chunk.map((e) => e.organizationId), chunk.map((e) => JSON.stringify(e))],
+      );
+    }
+    const rate = await drain('postgres', createPostgresUsageConsumer({ db, connectionString: services.databaseUrl, logger, batchSize: 2_000, concurrency: 2 }));
+    report(`worker apply rate, Postgres bus: ${EVENTS} events in ${rate.seconds.toFixed(2)} s = ${Math.round(rate.perSecond)} events/s`);
+  }
+  {
+    const topic = `usage-events-bench-${suffix}`;
+    const producer = kafka.producer();
+    await producer.connect();
+    const admin = kafka.admin();
+    await admin.connect();
+    await admin.createTopics({ topics: [{ topic, numPartitions: PARTITIONS }], waitForLeaders: true });
+    await admin.disconnect();
+    for (let i = 0; i < EVENTS; i += 5_000) {
+      const chunk = Array.from({ length: Math.min(5_000, EVENTS - i) }, (_, j) => event(i + j));
+      await producer.send({ topic, acks: -1, messages: chunk.map((e) => ({ key: e.organizationId, value: JSON.stringify(e) })) });
+    }
+    await producer.disconnect();
+    const consumer = createKafkaUsageConsumer({ kafka, db, topic, deadLetterTopic: `${topic}-dlq`, groupId: `bench-${suffix}`, partitions: PARTITIONS, logger, partitionsConsumedConcurrently: 3 });
+    const rate = await drain('kafka', consumer);
+    report(`worker apply rate, Kafka (${PARTITIONS} partitions): ${EVENTS} events in ${rate.seconds.toFixed(2)} s = ${Math.round(rate.perSecond)} events/s (from the first batch; ${rate.withJoin.toFixed(2)} s including the consumer-group join)`);
+  }
+
+  // 2. API throughput: the same app, three sinks, no worker running (publishing cost only).
+  const customer = orgs[0]!;
+  const noUsage: UsageSink = { publish: async () => {}, close: async () => {} };
+  const kafkaSink = createKafkaUsageSink({ kafka, topic: `usage-events-api-${suffix}`, partitions: PARTITIONS, logger });
+  await kafkaSink.connect();
+  const throughput: Record<string, number> = {};
+  for (const [name, sink] of [['no usage', noUsage], ['Postgres bus', createPostgresUsageSink(db)], ['Kafka', kafkaSink]] as const) {
+    const api = await startInProcessApi({ db, databaseUrl: services.databaseUrl, usage: sink, logger });
+    await autocannon({ url: `${api.url}/companies/${COMPANY_CODE}/financials`, connections: CONNECTIONS, duration: 2, headers: { authorization: `Bearer ${customer.key}` } }); // warm-up
+    const r = await autocannon({ url: `${api.url}/companies/${COMPANY_CODE}/financials`, connections: CONNECTIONS, duration: SECONDS, headers: { authorization: `Bearer ${customer.key}` } });
+    throughput[name] = r.requests.average;
+    report(`API throughput, ${name}: ${Math.round(r.requests.average)} req/s (p50 ${r.latency.p50} ms, p99 ${r.latency.p99} ms, non-2xx ${r.non2xx}, errors ${r.errors})`);
+    await api.close();
+  }
+  await db('usage_bus_events').delete(); // not billed in this bench: the throughput runs only measure publishing
+
+  // 3. End-to-end lag at a steady 1,000 calls/s, and 4. the overspend window, on each bus.
+  for (const bus of ['kafka', 'postgres'] as const) {
+    const topic = `usage-events-lag-${bus}-${suffix}`;
+    const sink = bus === 'kafka' ? createKafkaUsageSink({ kafka, topic, partitions: PARTITIONS, logger }) : createPostgresUsageSink(db);
+    const consumer: UsageBusConsumer = bus === 'kafka'
+      ? createKafkaUsageConsumer({ kafka, db, topic, deadLetterTopic: `${topic}-dlq`, groupId: `bench-lag-${bus}-${suffix}`, partitions: PARTITIONS, logger })
+      : createPostgresUsageConsumer({ db, connectionString: services.databaseUrl, logger });
+    const committedAt = new Map<string, number>();
+    const worker = await startBillingWorker({ db, consumer, logger, onBatch: (o) => {
+      const t = performance.now();
+      for (const id of o.appliedEventIds) committedAt.set(id, t);
+    } });
+    const api = await startInProcessApi({ db, databaseUrl: services.databaseUrl, usage: sink, logger });
+    if (bus === 'kafka') await new Promise((r) => setTimeout(r, 4_000)); // let the consumer group settle
+
+    const lag = await steadyLoad(api.url, orgs.slice(1, 21), 1_000, SECONDS, committedAt);
+    report(`end-to-end lag, ${bus} bus, ${lag.sent} calls at 1,000/s: p50 ${lag.p50.toFixed(0)} ms, p99 ${lag.p99.toFixed(0)} ms (max ${lag.max.toFixed(0)} ms; ${lag.missing} not applied within 10 s)`);
+
+    const overspend = await measureOverspend(db, api.url, bus);
+    report(`overspend window, ${bus} bus, full load (${CONNECTIONS} connections, 5-credit calls, 1,000 credits): ${overspend.served} calls served, ${overspend.pastExhaustion} after the balance could no longer pay (${overspend.windowMs} ms), balance reached ${overspend.finalBalance} credits`);
+
+    await api.close();
+    await sink.close();
+    await worker.stop();
+  }
+  await kafkaSink.close();
+  say('');
+  say('summary');
+  for (const line of results) say(`  ${line}`);
+} finally {
+  await db.destroy();
+  await services.stop();
+}
+
+async function drain(bus: string, consumer: UsageBusConsumer) {
+  let first = 0;
+  let applied = 0;
+  const began = performance.now();
+  let done!: () => void;
+  const finished = new Promise<void>((resolve) => (done = resolve));
+  const worker = await startBillingWorker({ db, consumer, logger, onBatch: (o) => {
+    if (first === 0) first = performance.now();
+    applied += o.applied;
+    if (applied >= EVENTS) done();
+  } });
+  const progress = setInterval(() => log(`${bus}: ${applied} applied`), 5_000);
+  await finished;
+  const end = performance.now();
+  clearInterval(progress);
+  await worker.stop();
+  const seconds = (end - first) / 1000;
+  return { seconds, perSecond: EVENTS / seconds, withJoin: (end - began) / 1000 };
+}
+
+async function steadyLoad(url: string, customers: Customer[], perSecond: number, seconds: number, committedAt: Map<string, number>) {
+  const respondedAt = new Map<string, number>();
+  const tickMs = 10;
+  const calls: Promise<void>[] = [];
+  const began = performance.now();
+  let n = 0;
+  while (performance.now() - began < seconds * 1000) {
+    const due = Math.floor(((performance.now() - began) / 1000) * perSecond);
+    while (n < due) {
+      const c = customers[n % customers.length]!;
+      n += 1;
+      calls.push(
+        fetch(`${url}/companies/${COMPANY_CODE}/financials`, { headers: { authorization: `Bearer ${c.key}` } }).then(async (res) => {
+          await res.arrayBuffer();
+          if (res.status === 200) respondedAt.set(res.headers.get('x-request-id')!, performance.now());
+        }, () => {}),
+      );
+    }
+    await new Promise((r) => setTimeout(r, tickMs - ((performance.now() - began) % tickMs)));
+  }
+  await Promise.all(calls);
+  const deadline = performance.now() + 10_000;
+  while ([...respondedAt.keys()].some((id) => !committedAt.has(id)) && performance.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+  const lags = [...respondedAt].filter(([id]) => committedAt.has(id)).map(([id, t]) => committedAt.get(id)! - t).sort((a, b) => a - b);
+  return { sent: n, p50: percentile(lags, 50), p99: percentile(lags, 99), max: lags[lags.length - 1] ?? NaN, missing: respondedAt.size - lags.length };
+}
+
+async function measureOverspend(db: Knex, url: string, bus: string) {
+  const [victim] = await createCustomers(db, 1, 1_000, `bench_overspend_${bus}`);
+  await autocannon({ url: `${url}/companies/${COMPANY_CODE}/financials`, connections: CONNECTIONS, duration: 5, headers: { authorization: `Bearer ${victim!.key}` } });
+  await new Promise((r) => setTimeout(r, 3_000)); // let the worker apply the last events
+  const rows = await db('usage_ledger').where({ organization_id: victim!.organizationId, entry_type: 'usage' }).orderBy('id').select<{ credits_balance_after: number; occurred_at: Date }[]>('credits_balance_after', 'occurred_at');
+  // The cheapest credits call costs 5: once a balance is below 5, no call could be paid.
+  const firstUnpayable = rows.findIndex((r) => r.credits_balance_after < 5);
+  const past = firstUnpayable < 0 ? [] : rows.slice(firstUnpayable + 1);
+  const windowMs = past.length === 0 ? 0 : past[past.length - 1]!.occurred_at.getTime() - rows[firstUnpayable]!.occurred_at.getTime();
+  const final = await db('allowances').where({ organization_id: victim!.organizationId }).first<{ credits_balance: number }>('credits_balance');
+  return { served: rows.length, pastExhaustion: past.length, windowMs, finalBalance: final?.credits_balance ?? NaN };
+}

@@ -1,0 +1,28 @@
+import type { Knex } from 'knex';
+import { createKafka, createKafkaUsageConsumer } from '../adapters/kafka/index.js';
+import type { Config } from '../core/config/index.js';
+import type { Logger } from '../core/logging/index.js';
+import { createPostgresUsageConsumer, type UsageBusConsumer } from '../core/usage/index.js';
+
+export interface UsageConsumerDeps {
+  config: Config;
+  db: Knex;
+  connectionString: string;
+  logger: Logger;
+}
+
+/** KAFKA_BROKERS set: the Kafka consumer group; unset: the Postgres bus (embedded default). */
+export function createUsageConsumer({ config, db, connectionString, logger }: UsageConsumerDeps): UsageBusConsumer {
+  if (config.KAFKA_BROKERS) {
+    return createKafkaUsageConsumer({
+      kafka: createKafka({ brokers: config.KAFKA_BROKERS, clientId: `${config.KAFKA_CLIENT_ID}-billing-worker`, logger }),
+      db,
+      topic: config.KAFKA_USAGE_TOPIC,
+      deadLetterTopic: config.KAFKA_DEAD_LETTER_TOPIC,
+      groupId: config.KAFKA_CONSUMER_GROUP,
+      partitions: config.KAFKA_PARTITIONS,
+      logger,
+    });
+  }
+  return createPostgresUsageConsumer({ db, connectionString, logger });
+}

@@ -1,0 +1,39 @@
+// The billing worker process: applies usage events to the ledger and allowances.
+// Composition root: config, logger, database and bus are made here and passed down.
+import { parseConfig } from '../core/config/index.js';
+import { openDatabase } from '../core/db/index.js';
+import { createLogger } from '../core/logging/index.js';
+import { createUsageConsumer } from './consumer.js';
+import { startBillingWorker } from './start-billing-worker.js';
+
+const config = parseConfig(process.env);
+const logger = createLogger({ level: config.LOG_LEVEL, base: { process: 'billing-worker' } });
+const database = await openDatabase(config, logger, 'billing-worker');
+const consumer = createUsageConsumer({ config, db: database.db, connectionString: database.connectionString, logger });
+const worker = await startBillingWorker({ db: database.db, consumer, logger });
+
+// As in kafkajs's examples/consumer.js: on a signal, finish the batch in flight, disconnect,
+// then leave. A drained stop is a clean exit (0); a second signal while draining is re-raised
+// so the default handler ends the process at once.
+let stopping = false;
+for (const signal of ['SIGTERM', 'SIGINT'] as const) {
+  process.on(signal, () => {
+    if (stopping) {
+      process.removeAllListeners(signal);
+      process.kill(process.pid, signal);
+      return;
+    }
+    stopping = true;
+    logger.info('stopping billing worker', { signal });
+    void (async () => {
+      try {
+        await worker.stop();
+        await database.close();
+        process.exit(0);
+      } catch (err) {
+        logger.error('billing worker did not stop cleanly', { err });
+        process.exit(1);
+      }
+    })();
+  });
+}

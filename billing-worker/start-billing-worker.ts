@@ -1,0 +1,78 @@
+import type { Knex } from 'knex';
+import { applyUsageBatch } from '../core/billing/apply-usage-batch.js';
+import { rollOverDueAllowances } from '../core/billing/roll-over-period.js';
+import type { Logger } from '../core/logging/index.js';
+import type { UsageBatchOutcome, UsageBusConsumer } from '../core/usage/index.js';
+
+export interface BillingWorkerDeps {
+  db: Knex;
+  consumer: UsageBusConsumer;
+  logger: Logger;
+  /** How often the calendar-month rollover sweep runs (flags of idle organizations clear). */
+  rolloverIntervalMs?: number;
+  /** Called after each committed batch (bench, tests). */
+  onBatch?: (outcome: UsageBatchOutcome) => void;
+}
+
+export interface BillingWorkerStats {
+  batches: number;
+  applied: number;
+  duplicates: number;
+  deadLetters: number;
+}
+
+export interface BillingWorker {
+  stats(): BillingWorkerStats;
+  /** Drains the batch in flight (commits it and its position), then disconnects. */
+  stop(): Promise<void>;
+}
+
+/**
+ * The billing worker without its process: `billing-worker/main.ts` runs it alone, `npm start`
+ * runs it in-process beside the API. The bus decides where batches come from; every batch is
+ * applied by the same core function in one transaction.
+ */
+export async function startBillingWorker(deps: BillingWorkerDeps): Promise<BillingWorker> {
+  const { db, consumer, logger } = deps;
+  const stats: BillingWorkerStats = { batches: 0, applied: 0, duplicates: 0, deadLetters: 0 };
+  const bus = consumer.bus;
+
+  const rollover = async () => {
+    try {
+      const moved = await rollOverDueAllowances(db);
+      if (moved > 0) logger.info('allowances rolled over to the new month', { moved });
+    } catch (err) {
+      logger.error('rollover sweep failed; next sweep retries', { err });
+    }
+  };
+  await rollover();
+  const timer = setInterval(() => void rollover(), deps.rolloverIntervalMs ?? 15_000);
+  timer.unref();
+
+  await consumer.start(async (trx, messages) => {
+    const outcome = await applyUsageBatch(trx, messages, { bus });
+    // Counted when the transaction commits: a rolled-back batch comes back and counts then.
+    trx.executionPromise.then(
+      () => {
+        stats.batches += 1;
+        stats.applied += outcome.applied;
+        stats.duplicates += outcome.duplicates;
+        stats.deadLetters += outcome.deadLetters.length;
+        for (const dead of outcome.deadLetters) logger.warn('usage message dead-lettered', { bus, ref: dead.ref, reason: dead.reason });
+        deps.onBatch?.(outcome);
+      },
+      () => {},
+    );
+    return outcome;
+  });
+  logger.info('billing worker consuming', { bus });
+
+  return {
+    stats: () => ({ ...stats }),
+    async stop() {
+      clearInterval(timer);
+      await consumer.stop();
+      logger.info('billing worker stopped', { ...stats });
+    },
+  };
+}

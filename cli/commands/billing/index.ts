@@ -1,0 +1,119 @@
+import { InvalidArgumentError, Option } from 'commander';
+import {
+  buildAllowanceReport, changeCredits, exportLedger, findOrganizationId, isPeriod, ledgerColumns, reconcileLedger,
+  rollOverDueAllowances, setCallsCap, type AllowanceSnapshot, type CreditChangeKind,
+} from '../../../core/billing/index.js';
+import type { RegisterCommands } from '../index.js';
+import type { CliContext } from '../../context.js';
+import { positiveInt, table, wholeNumber } from '../orgs/cli-format.js';
+import { csvLine, renderReport, type ReportFormat } from './render-report.js';
+
+const period = (value: string): string => {
+  if (!isPeriod(value)) throw new InvalidArgumentError('must be a month, YYYY-MM (UTC).');
+  return value;
+};
+
+const signedInt = (value: string): number => {
+  const n = Number(value);
+  if (!/^-?\d+$/.test(value) || !Number.isSafeInteger(n) || n === 0) throw new InvalidArgumentError('must be a non-zero whole number (negative removes credits).');
+  return n;
+};
+
+const cap = (value: string): number | null => (value === 'none' ? null : wholeNumber(value));
+
+/** report, ledger export, reconcile, and `billing …` for grants, top-ups, caps and rollover. */
+export const registerBillingCommands: RegisterCommands = (program, context) => {
+  const db = async () => (await context().database()).db;
+  const org = async (ref: string) => findOrganizationId(await db(), ref);
+
+  program
+    .command('report')
+    .description("An organization's allowance report for one month: balances, grants, usage by product, key and day, flags.")
+    .requiredOption('--org <org>', 'organization id or exact name')
+    .requiredOption('--period <YYYY-MM>', 'calendar month, UTC', period)
+    .addOption(new Option('--format <format>', 'output format').choices(['table', 'csv', 'json']).default('table'))
+    .action(async (opts: { org: string; period: string; format: ReportFormat }) => {
+      const report = await buildAllowanceReport(await db(), await org(opts.org), opts.period);
+      for (const line of renderReport(report, opts.format)) context().out(line);
+    });
+
+  program
+    .command('ledger')
+    .description('The usage ledger.')
+    .command('export')
+    .description("Every ledger row of an organization's month: usage, grants, top-ups, adjustments, rollovers.")
+    .requiredOption('--org <org>', 'organization id or exact name')
+    .requiredOption('--period <YYYY-MM>', 'calendar month, UTC', period)
+    .addOption(new Option('--format <format>', 'output format').choices(['csv', 'json']).default('csv'))
+    .action(async (opts: { org: string; period: string; format: 'csv' | 'json' }) => {
+      const rows = await exportLedger(await db(), await org(opts.org), opts.period);
+      if (opts.format === 'json') return context().out(JSON.stringify(rows, null, 2));
+      context().out(csvLine([...ledgerColumns]));
+      for (const row of rows) context().out(csvLine(ledgerColumns.map((c) => row[c])));
+    });
+
+  program
+    .command('reconcile')
+    .description("Check that every organization's balance and calls used equal its ledger sums; exit 1 on any difference.")
+    .option('--org <org...>', 'only these organizations (ids or names)')
+    .action(async (opts: { org?: string[] }) => {
+      const ids = opts.org ? await Promise.all(opts.org.map(org)) : undefined;
+      const result = await reconcileLedger(await db(), { organizationIds: ids });
+      const out = context().out;
+      out(`checked ${result.organizations} organizations, ${result.ledgerRows} ledger rows`);
+      if (result.differences.length === 0) return out('no differences');
+      for (const line of table(
+        ['ORGANIZATION', 'CREDITS BALANCE', 'LEDGER CREDITS', 'CALLS USED', 'LEDGER CALLS'],
+        result.differences.map((d) => [d.organizationId, String(d.creditsBalance ?? '(no allowance)'), String(d.ledgerCredits), String(d.callsUsed ?? '(no allowance)'), String(d.ledgerCalls)]),
+      )) out(line);
+      out(`${result.differences.length} organization(s) differ`);
+      process.exitCode = 1;
+    });
+
+  const billing = program.command('billing').description('Allowance administration: credits, calls caps, period rollover. Every change is a ledger row with who and why.');
+  const printSnapshot = (ctx: CliContext, s: AllowanceSnapshot) =>
+    ctx.out(`${s.organizationId} ${s.period}: ${s.creditsBalance} credits, ${s.callsUsed} calls used of ${s.callsCap ?? 'no cap'}; credits_exhausted=${s.creditsExhausted} limit_reached=${s.limitReached} (ledger ${s.ledgerEventId})`);
+
+  const creditCommand = (name: string, kind: CreditChangeKind, description: string, parse: (v: string) => number) =>
+    billing
+      .command(name)
+      .description(description)
+      .requiredOption('--org <org>', 'organization id or exact name')
+      .requiredOption('--credits <n>', 'credits', parse)
+      .requiredOption('--reason <text>', 'why (kept on the ledger)')
+      .action(async (opts: { org: string; credits: number; reason: string }) => {
+        const ctx = context();
+        printSnapshot(ctx, await changeCredits(await db(), { organizationId: await org(opts.org), kind, credits: opts.credits, actor: ctx.actor, reason: opts.reason }));
+      });
+  creditCommand('grant', 'grant', 'Grant included credits (e.g. a contract bonus).', positiveInt);
+  creditCommand('top-up', 'top_up', 'Add bought credits; clears credits_exhausted once a call is covered again.', positiveInt);
+  creditCommand('adjust', 'adjustment', 'Correct the balance either way (negative removes credits).', signedInt);
+
+  billing
+    .command('set-cap')
+    .description('Set the calls cap: this period and (unless --this-period-only) the organization\'s periods to come.')
+    .requiredOption('--org <org>', 'organization id or exact name')
+    .requiredOption('--calls <n|none>', 'calls per month, or "none"', cap)
+    .requiredOption('--reason <text>', 'why (kept on the ledger)')
+    .option('--this-period-only', 'leave the organization\'s cap for later months unchanged')
+    .action(async (opts: { org: string; calls: number | null; reason: string; thisPeriodOnly?: boolean }) => {
+      const ctx = context();
+      printSnapshot(ctx, await setCallsCap(await db(), { organizationId: await org(opts.org), callsCap: opts.calls, thisPeriodOnly: opts.thisPeriodOnly === true, actor: ctx.actor, reason: opts.reason }));
+    });
+
+  billing
+    .command('rollover')
+    .description('Open the current calendar month for every allowance still in an older one (the billing worker also does this on a timer).')
+    .action(async () => {
+      context().out(`${await rollOverDueAllowances(await db())} allowance(s) rolled over`);
+    });
+
+  billing
+    .command('dead-letters')
+    .description('The newest usage messages that could not be billed, with their reasons.')
+    .option('--limit <n>', 'how many', positiveInt, 20)
+    .action(async (opts: { limit: number }) => {
+      const rows = await (await db())('usage_dead_letters').orderBy('id', 'desc').limit(opts.limit).select<{ created_at: Date; bus: string; reason: string; payload: string }[]>('created_at', 'bus', 'reason', 'payload');
+      for (const line of table(['AT', 'BUS', 'REASON', 'PAYLOAD'], rows.map((r) => [r.created_at.toISOString(), r.bus, r.reason, r.payload.slice(0, 80)]))) context().out(line);
+    });
+};

@@ -1,0 +1,52 @@
+import { createWriteStream } from 'node:fs';
+import type { Command } from 'commander';
+import { DEFAULT_BATCH_SIZE, importDossiers } from '../../../core/companies/import/index.js';
+import type { CliContext } from '../../context.js';
+import { parsePositiveInt } from './parse-options.js';
+import { createProgressReporter } from './progress-reporter.js';
+import { openLineSource } from './read-lines.js';
+
+const MAX_PRINTED_REJECTIONS = 100;
+
+export function registerImportCommand(program: Command, context: () => CliContext): void {
+  program
+    .command('import')
+    .description('Import companies from a JSON Lines file (format: docs/import-format.md). Upserts by fiscal code, '
+      + 'each company atomically; re-importing the same file changes nothing. Rejected lines are listed with their '
+      + 'line number and reason, and the command then exits with status 1.')
+    .argument('<file>', 'JSON Lines file, one company dossier per line; "-" reads standard input')
+    .option('--batch-size <n>', 'companies written per database transaction', parsePositiveInt, DEFAULT_BATCH_SIZE)
+    .option('--rejects <file>', 'also write each rejected line, unchanged, to this file (fix it and import it again)')
+    .option('--quiet', 'no progress output')
+    .action(async (file: string, opts: { batchSize: number; rejects?: string; quiet?: boolean }) => {
+      const ctx = context();
+      const { db } = await ctx.database();
+      const source = await openLineSource(file, process.stdin);
+      const rejectsFile = opts.rejects ? createWriteStream(opts.rejects) : undefined;
+      const progress = createProgressReporter(process.stderr, { quiet: opts.quiet });
+
+      let summary;
+      try {
+        summary = await importDossiers({
+          db,
+          lines: source.lines,
+          batchSize: opts.batchSize,
+          onProgress: (p) => progress.update(p, source.fraction()),
+          onReject: rejectsFile ? (_r, text) => rejectsFile.write(text + '\n') : undefined,
+        });
+      } finally {
+        progress.done();
+        if (rejectsFile) await new Promise<void>((resolve, reject) => rejectsFile.end((err?: Error | null) => (err ? reject(err) : resolve())));
+      }
+
+      const seconds = summary.durationMs / 1000;
+      const rate = Math.round(summary.lines / Math.max(seconds, 0.001));
+      ctx.out(`imported ${summary.lines} lines in ${seconds.toFixed(1)} s (${rate}/s): ${summary.created} created, `
+        + `${summary.updated} updated, ${summary.unchanged} unchanged, ${summary.rejected} rejected`);
+      for (const r of summary.rejections.slice(0, MAX_PRINTED_REJECTIONS)) ctx.out(`line ${r.line}: ${r.reason}`);
+      if (summary.rejections.length > MAX_PRINTED_REJECTIONS) {
+        ctx.out(`… ${summary.rejections.length - MAX_PRINTED_REJECTIONS} more rejected lines${opts.rejects ? ` (all in ${opts.rejects})` : ' (use --rejects FILE to keep them all)'}`);
+      }
+      if (summary.rejected > 0) process.exitCode = 1;
+    });
+}

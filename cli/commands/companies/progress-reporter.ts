@@ -1,0 +1,54 @@
+import type { ImportProgress } from '../../../core/companies/import/index.js';
+
+// Import progress on stderr (stdout keeps the summary and rejections). On a terminal: one bar
+// redrawn in place; otherwise (CI, pipes, log files) a plain line every few seconds.
+
+export interface ProgressReporter {
+  update(progress: ImportProgress, fraction: number | null): void;
+  done(): void;
+}
+
+const BAR = 24;
+const fmt = (n: number) => Math.round(n).toLocaleString('en-US');
+function duration(seconds: number): string {
+  if (!Number.isFinite(seconds)) return '?';
+  const s = Math.max(0, Math.round(seconds));
+  return s >= 3600 ? `${Math.floor(s / 3600)}h${String(Math.floor((s % 3600) / 60)).padStart(2, '0')}m` : `${Math.floor(s / 60)}:${String(s % 60).padStart(2, '0')}`;
+}
+
+export function createProgressReporter(stream: NodeJS.WriteStream, options: { quiet?: boolean; intervalMs?: number } = {}): ProgressReporter {
+  const started = performance.now();
+  const tty = Boolean(stream.isTTY);
+  const interval = options.intervalMs ?? (tty ? 150 : 5_000);
+  let lastDraw = 0;
+  let drawn = false;
+
+  function line(p: ImportProgress, fraction: number | null): string {
+    const elapsed = (performance.now() - started) / 1000;
+    const rate = p.lines / Math.max(elapsed, 0.001);
+    const eta = fraction && fraction > 0 ? (elapsed * (1 - fraction)) / fraction : NaN;
+    const pct = fraction === null ? '' : `${String(Math.floor(fraction * 100)).padStart(3)}%`;
+    const parts = [`${fmt(p.lines)} lines`, `${fmt(rate)}/s`];
+    if (fraction !== null) parts.push(`ETA ${duration(eta)}`);
+    if (p.rejected > 0) parts.push(`${fmt(p.rejected)} rejected`);
+    if (!tty) return `import: ${pct ? pct.trim() + ', ' : ''}${parts.join(', ')}`;
+    const filled = fraction === null ? 0 : Math.round(Math.min(1, fraction) * BAR);
+    const bar = fraction === null ? '' : `[${'#'.repeat(filled)}${'-'.repeat(BAR - filled)}] ${pct}  `;
+    return `${bar}${parts.join('  ')}`;
+  }
+
+  return {
+    update(progress, fraction) {
+      if (options.quiet) return;
+      const now = performance.now();
+      if (now - lastDraw < interval) return;
+      lastDraw = now;
+      if (tty) stream.write(`\r\x1b[2K${line(progress, fraction)}`);
+      else stream.write(line(progress, fraction) + '\n');
+      drawn = true;
+    },
+    done() {
+      if (tty && drawn && !options.quiet) stream.write('\r\x1b[2K');
+    },
+  };
+}

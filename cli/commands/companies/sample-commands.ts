@@ -1,0 +1,57 @@
+import { once } from 'node:events';
+import { createWriteStream } from 'node:fs';
+import type { Writable } from 'node:stream';
+import type { Command } from 'commander';
+import { DEFAULT_LATEST_YEAR, generateDossiers, pickSampleFiscalCodes } from '../../../core/sample-data/index.js';
+import type { CliContext } from '../../context.js';
+import { parseInteger, parseNonNegativeInt, parsePositiveInt } from './parse-options.js';
+
+export function registerSampleCommands(program: Command, context: () => CliContext): void {
+  const sample = program
+    .command('sample')
+    .description('Synthetic Italian sample companies (clearly labelled source "synthetic-sample").');
+
+  sample
+    .command('generate')
+    .description('Write N deterministic synthetic companies as JSON Lines, the format `cli import` reads. '
+      + 'The same --count and --seed always give the same file.')
+    .option('--count <n>', 'number of companies (default: SAMPLE_COMPANIES)', parseNonNegativeInt)
+    .option('--seed <s>', 'random seed (default: SAMPLE_SEED)', parseInteger)
+    .option('--latest-year <year>', 'most recent fiscal year with filed accounts', parseInteger, DEFAULT_LATEST_YEAR)
+    .option('--with-changes', 'also write previousValue, yoyChange and employeesYoY (the importer derives them otherwise)')
+    .requiredOption('--out <file>', 'output file; "-" writes to standard output')
+    .action(async (opts: { count?: number; seed?: number; latestYear: number; withChanges?: boolean; out: string }) => {
+      const ctx = context();
+      const count = opts.count ?? ctx.config.SAMPLE_COMPANIES;
+      const seed = opts.seed ?? ctx.config.SAMPLE_SEED;
+      const started = performance.now();
+      const out: Writable = opts.out === '-' ? process.stdout : createWriteStream(opts.out);
+      let chunk: string[] = [];
+      const drain = async () => {
+        if (chunk.length === 0) return;
+        const ok = out.write(chunk.join(''));
+        chunk = [];
+        if (!ok) await once(out, 'drain');
+      };
+      for (const dossier of generateDossiers({ count, seed, latestYear: opts.latestYear, includeDerivedChanges: Boolean(opts.withChanges) })) {
+        chunk.push(JSON.stringify(dossier) + '\n');
+        if (chunk.length >= 200) await drain();
+      }
+      await drain();
+      if (out !== process.stdout) await new Promise<void>((resolve, reject) => out.end((err?: Error | null) => (err ? reject(err) : resolve())));
+      const seconds = (performance.now() - started) / 1000;
+      process.stderr.write(`wrote ${count} synthetic companies (seed ${seed}) to ${opts.out === '-' ? 'stdout' : opts.out} in ${seconds.toFixed(1)} s\n`);
+    });
+
+  sample
+    .command('codes')
+    .description('Print fiscal codes of companies in the store, mixing 11-digit and 16-character codes, large and small companies.')
+    .option('--count <n>', 'how many codes', parsePositiveInt, 24)
+    .action(async (opts: { count: number }) => {
+      const ctx = context();
+      const { db } = await ctx.database();
+      const codes = await pickSampleFiscalCodes(db, opts.count);
+      if (codes.length === 0) process.stderr.write('the company store is empty: run `cli sample generate --out FILE` then `cli import FILE`\n');
+      for (const code of codes) ctx.out(code);
+    });
+}

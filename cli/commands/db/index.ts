@@ -1,0 +1,1 @@
+export { registerMigrateCommands } from './migrate.js';

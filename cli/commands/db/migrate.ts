@@ -1,0 +1,55 @@
+import type { Command } from 'commander';
+import { migrateLatest, migrateRollbackAll, migrationStatus, openDatabase, type OpenDatabase } from '../../../core/db/index.js';
+import type { CliContext } from '../../context.js';
+
+// The compose file runs `migrate up` as a one-shot job before the services start (they run
+// with MIGRATE_ON_START=false), so schema changes happen once, not in every replica.
+export function registerMigrateCommands(program: Command, context: () => CliContext): void {
+  const migrate = program
+    .command('migrate')
+    .description('Apply, roll back or list the database migrations.');
+
+  migrate
+    .command('up')
+    .description('Apply every pending migration.')
+    .action(() => withDatabase(context(), async (ctx, { db }) => {
+      const applied = await migrateLatest(db);
+      ctx.out(applied.length ? `applied ${applied.length}: ${applied.join(', ')}` : 'already up to date');
+    }));
+
+  migrate
+    .command('down')
+    .description('Roll back every migration: drops all tables and their data.')
+    .option('--yes', 'confirm that all data may be dropped')
+    .action((options: { yes?: boolean }) => {
+      if (!options.yes) {
+        // No prompt: the CLI also runs without a terminal (jobs, CI).
+        throw new Error('migrate down drops every table and all data; run it again with --yes to confirm');
+      }
+      return withDatabase(context(), async (ctx, { db }) => {
+        const rolledBack = await migrateRollbackAll(db);
+        ctx.out(rolledBack.length ? `rolled back ${rolledBack.length}: ${rolledBack.join(', ')}` : 'nothing to roll back');
+      });
+    });
+
+  migrate
+    .command('status')
+    .description('List every migration and whether it has been applied.')
+    .action(() => withDatabase(context(), async (ctx, { db }) => {
+      const status = await migrationStatus(db);
+      for (const m of status) ctx.out(`${m.applied ? 'applied' : 'pending'}  ${m.name}`);
+      const pending = status.filter((m) => !m.applied).length;
+      ctx.out(pending ? `${pending} pending` : 'up to date');
+    }));
+}
+
+// Not ctx.database(): that one applies migrations on open (MIGRATE_ON_START), which would
+// make `status` always report "up to date" and `down` first migrate up.
+async function withDatabase(ctx: CliContext, use: (ctx: CliContext, database: OpenDatabase) => Promise<void>): Promise<void> {
+  const database = await openDatabase({ ...ctx.config, MIGRATE_ON_START: false }, ctx.logger, 'cli-migrate');
+  try {
+    await use(ctx, database);
+  } finally {
+    await database.close();
+  }
+}

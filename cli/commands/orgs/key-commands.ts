@@ -1,0 +1,54 @@
+import type { Command } from 'commander';
+import { apiKeyState, createApiKey, listApiKeys, revokeApiKey } from '../../../core/auth/index.js';
+import { findOrganizationId } from '../../../core/billing/index.js';
+import type { CliContext } from '../../context.js';
+import { date, isoDate, table } from './cli-format.js';
+
+export function registerKeyCommands(program: Command, context: () => CliContext): void {
+  const key = program.command('key').description('API keys: create (shown once), list, revoke.');
+  const db = async () => (await context().database()).db;
+
+  key
+    .command('create')
+    .description('Create an API key. Prints the full key once, on stdout; it cannot be shown again.')
+    .requiredOption('--org <org>', 'organization id or exact name')
+    .requiredOption('--name <name>', 'what the key is for, e.g. "billing system"')
+    .option('--expires <iso>', 'expiry, ISO 8601 (default: never)', isoDate)
+    .option('--test', 'a test-mode key (sk_test_)')
+    .option('--personal', 'a personal key (refused by the API and the key connection of the tool server)')
+    .action(async (opts: { org: string; name: string; expires?: Date; test?: boolean; personal?: boolean }) => {
+      const d = await db();
+      const { key: secret, record } = await createApiKey(d, {
+        organizationId: await findOrganizationId(d, opts.org),
+        name: opts.name,
+        mode: opts.test ? 'test' : 'live',
+        kind: opts.personal ? 'personal' : 'organization',
+        expiresAt: opts.expires ?? null,
+        createdBy: context().actor,
+      });
+      // The key alone on stdout (so it can be captured); everything else on stderr.
+      process.stderr.write(`Created ${record.kind} key ${record.id} (${record.mode}) for ${record.organizationId}${record.expiresAt ? `, expires ${date(record.expiresAt)}` : ''}.\n`);
+      context().out(secret);
+      process.stderr.write('Store this key now: it is shown only once and cannot be recovered.\n');
+    });
+
+  key
+    .command('list')
+    .description("List an organization's keys (prefix only; never the key).")
+    .requiredOption('--org <org>', 'organization id or exact name')
+    .action(async (opts: { org: string }) => {
+      const d = await db();
+      const keys = await listApiKeys(d, await findOrganizationId(d, opts.org));
+      const rows = keys.map((k) => [k.id, `${k.prefix}…`, k.name, k.kind, k.mode, apiKeyState(k), date(k.createdAt), date(k.expiresAt), date(k.lastUsedAt)]);
+      for (const line of table(['ID', 'PREFIX', 'NAME', 'KIND', 'MODE', 'STATE', 'CREATED', 'EXPIRES', 'LAST USED'], rows)) context().out(line);
+    });
+
+  key
+    .command('revoke')
+    .description('Revoke a key: refused everywhere within a second.')
+    .argument('<key-id>', 'key id (key_…), as shown by key list')
+    .action(async (keyId: string) => {
+      const record = await revokeApiKey(await db(), keyId, context().actor);
+      context().out(`${record.id} revoked at ${date(record.revokedAt)}`);
+    });
+}

@@ -1,0 +1,122 @@
+import type { Command } from 'commander';
+import { AppError } from '../../../core/errors/index.js';
+import {
+  clearProductOverride, createOrganization, ensureDefaultPlans, findOrganizationId, getOrganization, listOrganizations,
+  setOrganizationLimits, setOrganizationPlan, setProductOverride,
+} from '../../../core/billing/index.js';
+import type { CliContext } from '../../context.js';
+import { date, table, unit, wholeNumber } from './cli-format.js';
+
+export function registerOrgCommands(program: Command, context: () => CliContext): void {
+  const org = program.command('org').description('Organizations: provisioning, plans, limits and per-product overrides.');
+  const db = async () => (await context().database()).db;
+
+  org
+    .command('create')
+    .description('Create an organization (with its allowance for this month) and print its id.')
+    .requiredOption('--name <name>', 'display name')
+    .option('--plan <plan>', 'plan id; "none" leaves it unprovisioned', 'standard')
+    .action(async (opts: { name: string; plan: string }) => {
+      const d = await db();
+      await ensureDefaultPlans(d);
+      const created = await createOrganization(d, { name: opts.name, planId: opts.plan === 'none' ? null : opts.plan, actor: context().actor });
+      context().out(created.id);
+    });
+
+  org
+    .command('list')
+    .description('List organizations.')
+    .action(async () => {
+      const rows = await listOrganizations(await db());
+      for (const line of table(['ID', 'NAME', 'PLAN', 'STATUS', 'CREATED'], rows.map((o) => [o.id, o.name, o.planId ?? '-', o.status, date(o.createdAt)]))) {
+        context().out(line);
+      }
+    });
+
+  org
+    .command('show')
+    .description('Show an organization: plan, effective limits and products, overrides, allowance.')
+    .argument('<org>', 'organization id or exact name')
+    .action(async (ref: string) => {
+      const d = await db();
+      const o = await getOrganization(d, await findOrganizationId(d, ref));
+      const out = context().out;
+      out(`id:       ${o.id}`);
+      out(`name:     ${o.name}`);
+      out(`plan:     ${o.planId ?? '- (not configured: every call is refused with client_not_configured)'}`);
+      out(`status:   ${o.status}`);
+      const l = o.effectiveLimits;
+      const mark = (v: number | null) => (v === null ? '' : ' (override)');
+      out(l ? `limits:   ${l.perSecond}/s${mark(o.limitOverrides.perSecond)}, burst ${l.burst}${mark(o.limitOverrides.burst)}, ${l.perMinute}/min${mark(o.limitOverrides.perMinute)}` : 'limits:   -');
+      if (o.allowance) {
+        const a = o.allowance;
+        out(`period:   ${a.period}: ${a.creditsBalance} credits left, ${a.callsUsed} calls used of ${a.callsCap ?? 'no cap'}`);
+        out(`flags:    credits_exhausted=${a.creditsExhausted} limit_reached=${a.limitReached}`);
+      }
+      const overridden = new Set(o.productOverrides.map((p) => p.product));
+      out('products:');
+      for (const line of table(
+        ['  PRODUCT', 'KIND', 'QUANTITY', 'UNIT', ''],
+        [...o.products].map(([slug, p]) => [`  ${slug}`, p.kind, String(p.measure.quantity), p.measure.unit, overridden.has(slug) ? 'override' : '']),
+      )) out(line);
+      const disabled = o.productOverrides.filter((p) => !p.enabled).map((p) => p.product);
+      if (disabled.length > 0) out(`disabled: ${disabled.join(', ')}`);
+    });
+
+  org
+    .command('set-plan')
+    .description('Move an organization to a plan ("none" unprovisions it).')
+    .argument('<org>', 'organization id or exact name')
+    .argument('<plan>', 'plan id, or "none"')
+    .action(async (ref: string, plan: string) => {
+      const d = await db();
+      await ensureDefaultPlans(d);
+      const updated = await setOrganizationPlan(d, await findOrganizationId(d, ref), plan === 'none' ? null : plan, context().actor);
+      context().out(`${updated.id}: plan ${updated.planId ?? 'none'}`);
+    });
+
+  org
+    .command('set-limits')
+    .description("Override the plan's rate limits for this organization (0 returns a limit to the plan's value).")
+    .argument('<org>', 'organization id or exact name')
+    .option('--per-second <n>', 'sustained calls per second', wholeNumber)
+    .option('--burst <n>', 'calls allowed at once', wholeNumber)
+    .option('--per-minute <n>', 'calls per clock minute', wholeNumber)
+    .action(async (ref: string, opts: { perSecond?: number; burst?: number; perMinute?: number }) => {
+      if (opts.perSecond === undefined && opts.burst === undefined && opts.perMinute === undefined) {
+        throw new AppError('invalid_params', 'Give at least one of --per-second, --burst, --per-minute.');
+      }
+      const d = await db();
+      const orgId = await findOrganizationId(d, ref);
+      const toOverride = (v: number | undefined) => (v === undefined ? undefined : v === 0 ? null : v);
+      const o = await setOrganizationLimits(d, orgId, { perSecond: toOverride(opts.perSecond), burst: toOverride(opts.burst), perMinute: toOverride(opts.perMinute) });
+      const show = (v: number | null) => (v === null ? 'plan' : String(v));
+      context().out(`${orgId}: per-second ${show(o.perSecond)}, burst ${show(o.burst)}, per-minute ${show(o.perMinute)}`);
+    });
+
+  org
+    .command('override')
+    .description("Change one product for this organization: its measure, remove it, or go back to the plan's.")
+    .argument('<org>', 'organization id or exact name')
+    .argument('<product>', 'endpoint slug or tool name, e.g. company-financials')
+    .option('--quantity <q>', 'measure billed per call', wholeNumber)
+    .option('--unit <unit>', 'credits or calls', unit)
+    .option('--disable', 'remove the product for this organization')
+    .option('--clear', "drop the override: back to the plan's terms")
+    .addHelpText('after', '\nWith no option, enables the product at the plan (or catalogue) measure.')
+    .action(async (ref: string, product: string, opts: { quantity?: number; unit?: 'credits' | 'calls'; disable?: boolean; clear?: boolean }) => {
+      const measure = opts.quantity !== undefined || opts.unit !== undefined;
+      if ([measure, opts.disable, opts.clear].filter(Boolean).length > 1) {
+        throw new AppError('invalid_params', 'Use only one of --quantity/--unit, --disable, --clear.');
+      }
+      const d = await db();
+      const orgId = await findOrganizationId(d, ref);
+      if (opts.clear) {
+        const removed = await clearProductOverride(d, orgId, product);
+        context().out(removed ? `${orgId}: ${product} back to the plan's terms` : `${orgId}: ${product} had no override`);
+        return;
+      }
+      const o = await setProductOverride(d, orgId, product, opts.disable ? { enabled: false } : { enabled: true, quantity: opts.quantity ?? null, unit: opts.unit ?? null });
+      context().out(o.enabled ? `${orgId}: ${product} enabled at ${o.quantity ?? 'plan'} ${o.unit ?? '(plan unit)'}` : `${orgId}: ${product} disabled`);
+    });
+}

@@ -1,0 +1,82 @@
+import { execFile } from 'node:child_process';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { createKeyVerifier, type KeyVerifier } from '../../../core/auth/index.js';
+import { createDb, type Db } from '../../../core/db/index.js';
+import { createLogger } from '../../../core/logging/index.js';
+
+const databaseUrl = inject('databaseUrl');
+let db: Db;
+let verifier: KeyVerifier;
+
+interface Run {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+function cli(...args: string[]): Promise<Run> {
+  return new Promise((resolve) => {
+    execFile(
+      process.execPath,
+      ['--import', 'tsx', 'cli/main.ts', ...args],
+      { env: { ...process.env, DATABASE_URL: databaseUrl, LOG_LEVEL: 'error' }, cwd: new URL('../../../', import.meta.url).pathname },
+      (err, stdout, stderr) => resolve({ code: err ? Number((err as { code?: number }).code ?? 1) : 0, stdout, stderr }),
+    );
+  });
+}
+
+beforeAll(async () => {
+  db = createDb({ connectionString: databaseUrl, poolMax: 2 });
+  verifier = createKeyVerifier({ db, logger: createLogger({ level: 'silent' }), ttlMs: 60_000, listenConnectionString: databaseUrl });
+  await verifier.ready();
+});
+afterAll(async () => {
+  await verifier.close();
+  await db.destroy();
+});
+
+describe('operator CLI: organizations and keys', () => {
+  it('when an operator creates an organization and a key then the key is printed once and authenticates, and revoking it refuses it', async () => {
+    const created = await cli('org', 'create', '--name', 'CLI smoke SRL');
+    expect(created.code).toBe(0);
+    const orgId = created.stdout.trim();
+    expect(orgId).toMatch(/^org_[0-9A-Za-z]+$/);
+
+    const key = await cli('key', 'create', '--org', orgId, '--name', 'smoke');
+    expect(key.code).toBe(0);
+    const secret = key.stdout.trim();
+    expect(secret).toMatch(/^sk_live_[0-9A-Za-z]{32}$/);
+    expect(key.stderr).toMatch(/shown only once/);
+    const principal = await verifier.verify(`Bearer ${secret}`);
+    expect(principal.organizationId).toBe(orgId);
+
+    const list = await cli('key', 'list', '--org', orgId);
+    expect(list.stdout).toContain(principal.keyId);
+    expect(list.stdout).toContain(secret.slice(0, 12));
+    expect(list.stdout).not.toContain(secret); // the key itself is never shown again
+
+    const revoked = await cli('key', 'revoke', principal.keyId);
+    expect(revoked.code).toBe(0);
+    await expect.poll(() => verifier.verify(`Bearer ${secret}`).then(() => 'ok', (e: { code: string }) => e.code), { timeout: 1_000, interval: 20 }).toBe('invalid_api_key');
+  });
+
+  it('when an operator overrides a product then org show lists the new measure', async () => {
+    const orgId = (await cli('org', 'create', '--name', 'CLI override SRL')).stdout.trim();
+    expect((await cli('org', 'override', orgId, 'company-financials', '--quantity', '3', '--unit', 'calls')).code).toBe(0);
+    const shown = await cli('org', 'show', orgId);
+    expect(shown.stdout).toMatch(/company-financials\s+endpoint\s+3\s+calls\s+override/);
+  });
+
+  it('when the organization does not exist then a one-line error and exit code 1', async () => {
+    const run = await cli('key', 'create', '--org', 'org_doesnotexist', '--name', 'x');
+    expect(run.code).toBe(1);
+    expect(run.stderr.trim()).toBe('error (not_found): No organization with id or name "org_doesnotexist".');
+    expect(run.stdout).toBe('');
+  });
+
+  it('when --help is asked of a subcommand then it prints usage and exits 0', async () => {
+    const run = await cli('key', 'create', '--help');
+    expect(run.code).toBe(0);
+    expect(run.stdout).toContain('--expires <iso>');
+  });
+});

@@ -1,0 +1,222 @@
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { startTcpProxy, hostAndPort } from '../../test/support/tcp-proxy.js';
+import { createApiKey } from '../auth/index.js';
+import { createOrganization, ensureDefaultPlans, ensurePlan, setOrganizationLimits, setOrganizationPlan, setProductOverride } from '../billing/index.js';
+import { createDb, type Db } from '../db/index.js';
+import { AppError } from '../errors/index.js';
+import { newId } from '../ids/index.js';
+import { createLogger } from '../logging/index.js';
+import { createInMemoryRateLimiter } from '../ratelimit/index.js';
+import { createAccessControl, type AccessControlHandle } from './create-access-control.js';
+
+const databaseUrl = inject('databaseUrl');
+let db: Db;
+let access: AccessControlHandle;
+const rateLimiter = createInMemoryRateLimiter();
+
+beforeAll(async () => {
+  db = createDb({ connectionString: databaseUrl, poolMax: 4 });
+  await ensureDefaultPlans(db);
+  // A long entitlement TTL: whatever changes within a test is seen through notifications only.
+  access = createAccessControl({
+    db, listenConnectionString: databaseUrl, keyCacheTtlMs: 60_000, entitlementCacheTtlMs: 60_000, rateLimiter, logger: createLogger({ level: 'silent' }),
+  });
+  await access.ready();
+});
+afterAll(async () => {
+  await access.close();
+  await rateLimiter.close();
+  await db.destroy();
+});
+
+async function organizationWithKey(planId: string | null = 'standard') {
+  const org = await createOrganization(db, { name: 'access test', planId });
+  const { key } = await createApiKey(db, { organizationId: org.id, name: 'test' });
+  const principal = await access.authenticate(`Bearer ${key}`);
+  return { organizationId: org.id, principal };
+}
+
+async function refusal(promise: Promise<unknown>): Promise<AppError> {
+  try {
+    await promise;
+  } catch (err) {
+    if (err instanceof AppError) return err;
+    throw err;
+  }
+  throw new Error('expected a refusal');
+}
+
+/** Polls until the expected outcome, returning how long it took. */
+async function seenWithin(ms: number, check: () => Promise<boolean>): Promise<number> {
+  const started = Date.now();
+  while (Date.now() - started < ms) {
+    if (await check()) return Date.now() - started;
+    await new Promise((r) => setTimeout(r, 10));
+  }
+  throw new Error(`not seen within ${ms} ms`);
+}
+
+const setFlags = (organizationId: string, flags: { credits_exhausted?: boolean; limit_reached?: boolean }) =>
+  db('allowances').where({ organization_id: organizationId }).update(flags);
+
+describe('access control', () => {
+  it('when an entitled organization calls then the grant carries the plan measure and rate-limit status', async () => {
+    const { principal } = await organizationWithKey();
+    const grant = await access.authorize(principal, 'company-credit-report', 'endpoint');
+    expect(grant.measure).toEqual({ quantity: 10, unit: 'credits' });
+    expect(grant.rateLimit).toEqual({ limit: 40, remaining: 39, resetSeconds: 1 });
+    expect((await access.authorize(principal, 'company-report', 'endpoint')).measure).toEqual({ quantity: 1, unit: 'calls' });
+  });
+
+  it('when the organization has no plan then client_not_configured with RateLimit headers', async () => {
+    const { principal } = await organizationWithKey(null);
+    const err = await refusal(access.authorize(principal, 'company-report', 'endpoint'));
+    expect(err.code).toBe('client_not_configured');
+    expect(err.status).toBe(403);
+    expect(err.headers).toMatchObject({ 'RateLimit-Limit': expect.any(String), 'RateLimit-Remaining': expect.any(String), 'RateLimit-Reset': expect.any(String) });
+    expect(await access.entitlements(principal, 'endpoint')).toEqual(new Map());
+  });
+
+  it('when the product is not in the plan then not_entitled', async () => {
+    const planId = `test-${newId('p').toLowerCase()}`;
+    await ensurePlan(db, {
+      id: planId, name: 'reports only', limits: { perSecond: 5, burst: 5, perMinute: 100 }, creditsPerPeriod: 0, callsCapPerPeriod: null,
+      products: [{ product: 'company-report', kind: 'endpoint', quantity: 1, unit: 'calls' }],
+    });
+    const { principal } = await organizationWithKey(planId);
+    expect((await refusal(access.authorize(principal, 'company-financials', 'endpoint'))).code).toBe('not_entitled');
+    expect((await refusal(access.authorize(principal, 'company-report', 'tool'))).code).toBe('not_entitled');
+    expect([...(await access.entitlements(principal, 'endpoint')).keys()]).toEqual(['company-report']);
+    expect(await access.entitlements(principal, 'tool')).toEqual(new Map());
+  });
+
+  it('when an override changes a measure then the next grant uses it and entitlements list it', async () => {
+    const { organizationId, principal } = await organizationWithKey();
+    expect((await access.authorize(principal, 'company-financials', 'endpoint')).measure).toEqual({ quantity: 5, unit: 'credits' });
+    await setProductOverride(db, organizationId, 'company-financials', { quantity: 2, unit: 'calls' });
+    await seenWithin(1_000, async () => (await access.authorize(principal, 'company-financials', 'endpoint')).measure.quantity === 2);
+    expect((await access.authorize(principal, 'company-financials', 'endpoint')).measure).toEqual({ quantity: 2, unit: 'calls' });
+    expect((await access.entitlements(principal, 'endpoint')).get('company-financials')).toEqual({ quantity: 2, unit: 'calls' });
+  });
+
+  it('when an override disables a product then not_entitled', async () => {
+    const { organizationId, principal } = await organizationWithKey();
+    await access.authorize(principal, 'service_analyze_company', 'tool');
+    await setProductOverride(db, organizationId, 'service_analyze_company', { enabled: false });
+    await seenWithin(1_000, async () => (await refusal(access.authorize(principal, 'service_analyze_company', 'tool')).catch(() => undefined))?.code === 'not_entitled');
+  });
+
+  it('when credits are exhausted then only credits-priced products are refused, with 402', async () => {
+    const { organizationId, principal } = await organizationWithKey();
+    await setFlags(organizationId, { credits_exhausted: true });
+    const err = await refusal(access.authorize(principal, 'company-profile', 'endpoint'));
+    expect(err.code).toBe('credits_exhausted');
+    expect(err.status).toBe(402);
+    expect(err.headers?.['RateLimit-Limit']).toBeDefined();
+    expect((await access.authorize(principal, 'company-report', 'endpoint')).measure.unit).toBe('calls');
+  });
+
+  it('when the call cap is reached then only calls-priced products are refused, with 429 and Retry-After until the next month', async () => {
+    const { organizationId, principal } = await organizationWithKey();
+    await setFlags(organizationId, { limit_reached: true });
+    const err = await refusal(access.authorize(principal, 'company-report', 'endpoint'));
+    expect(err.code).toBe('limit_reached');
+    expect(err.status).toBe(429);
+    const now = new Date();
+    const nextMonth = Date.UTC(now.getUTCFullYear(), now.getUTCMonth() + 1, 1);
+    expect(Math.abs(err.retryAfterSeconds! - (nextMonth - now.getTime()) / 1000)).toBeLessThan(5);
+    expect((await access.authorize(principal, 'company-financials', 'endpoint')).measure.unit).toBe('credits');
+  });
+
+  it("when last month's limit_reached is still set then this month's calls are not refused", async () => {
+    const { organizationId, principal } = await organizationWithKey();
+    await db('allowances').where({ organization_id: organizationId }).update({ period: '2000-01', limit_reached: true });
+    expect((await access.authorize(principal, 'company-report', 'endpoint')).measure.unit).toBe('calls');
+  });
+
+  it('when the billing worker raises and clears a flag then the change is seen within 1 s', async () => {
+    const { organizationId, principal } = await organizationWithKey();
+    await access.authorize(principal, 'company-credit-report', 'endpoint'); // cached for 60 s
+    await setFlags(organizationId, { credits_exhausted: true });
+    const raised = await seenWithin(1_000, async () => {
+      try {
+        await access.authorize(principal, 'company-credit-report', 'endpoint');
+        return false;
+      } catch (err) {
+        return (err as AppError).code === 'credits_exhausted';
+      }
+    });
+    await setFlags(organizationId, { credits_exhausted: false });
+    const cleared = await seenWithin(1_000, async () => {
+      try {
+        await access.authorize(principal, 'company-credit-report', 'endpoint');
+        return true;
+      } catch {
+        return false;
+      }
+    });
+    expect(raised).toBeLessThan(1_000);
+    expect(cleared).toBeLessThan(1_000);
+  });
+
+  it('when the organization exceeds its burst then rate_limited with Retry-After and RateLimit headers', async () => {
+    const { organizationId, principal } = await organizationWithKey();
+    await setOrganizationLimits(db, organizationId, { perSecond: 1, burst: 3 });
+    await seenWithin(1_000, async () => (await access.authorize(principal, 'company-report', 'endpoint')).rateLimit.limit === 3);
+    let err: AppError | undefined;
+    for (let i = 0; i < 5 && !err; i++) err = await access.authorize(principal, 'company-report', 'endpoint').then(() => undefined, (e: AppError) => e);
+    expect(err?.code).toBe('rate_limited');
+    expect(err?.retryAfterSeconds).toBeGreaterThanOrEqual(1);
+    expect(err?.headers).toEqual({ 'RateLimit-Limit': '3', 'RateLimit-Remaining': '0', 'RateLimit-Reset': expect.stringMatching(/^\d+$/) });
+  });
+
+  it('when two keys of one organization call then they share its limits', async () => {
+    const { organizationId, principal } = await organizationWithKey();
+    await setOrganizationLimits(db, organizationId, { perSecond: 1, burst: 2 }); // before its state is first read
+    const { key } = await createApiKey(db, { organizationId, name: 'second' });
+    const other = await access.authenticate(`Bearer ${key}`);
+    expect((await access.authorize(principal, 'company-report', 'endpoint')).rateLimit).toMatchObject({ limit: 2, remaining: 1 });
+    expect((await access.authorize(other, 'company-report', 'endpoint')).rateLimit).toMatchObject({ limit: 2, remaining: 0 });
+    expect((await refusal(access.authorize(other, 'company-report', 'endpoint'))).code).toBe('rate_limited');
+    expect((await refusal(access.authorize(principal, 'company-report', 'endpoint'))).code).toBe('rate_limited');
+  });
+
+  it('when the organization gets its first plan then it becomes entitled within 1 s', async () => {
+    const { organizationId, principal } = await organizationWithKey(null);
+    expect((await refusal(access.authorize(principal, 'company-report', 'endpoint'))).code).toBe('client_not_configured');
+    await setOrganizationPlan(db, organizationId, 'standard');
+    await seenWithin(1_000, async () => (await access.authorize(principal, 'company-report', 'endpoint').then(() => true, () => false)));
+    const allowance = await db('allowances').where({ organization_id: organizationId }).first();
+    expect(allowance.credits_balance).toBe(100_000);
+  });
+
+  it('when Postgres becomes unreachable then a cached key still authenticates and authorize says entitlement_unavailable', async () => {
+    const proxy = await startTcpProxy(hostAndPort(databaseUrl));
+    const url = proxy.urlFor(databaseUrl);
+    const proxiedDb = createDb({ connectionString: url, poolMax: 2 });
+    const limiter = createInMemoryRateLimiter();
+    const cut = createAccessControl({
+      db: proxiedDb, listenConnectionString: url, keyCacheTtlMs: 60_000, entitlementCacheTtlMs: 100, rateLimiter: limiter, logger: createLogger({ level: 'silent' }),
+    });
+    try {
+      await cut.ready();
+      const org = await createOrganization(db, { name: 'access test', planId: 'standard' });
+      const { key } = await createApiKey(db, { organizationId: org.id, name: 'test' });
+      const principal = await cut.authenticate(`Bearer ${key}`);
+      await new Promise((r) => setTimeout(r, 200)); // let the creation's notifications arrive first
+      await cut.authorize(principal, 'company-report', 'endpoint');
+      proxy.cut();
+      await new Promise((r) => setTimeout(r, 150)); // past the entitlement TTL
+      expect(await cut.authenticate(`Bearer ${key}`)).toEqual(principal);
+      const err = await refusal(cut.authorize(principal, 'company-report', 'endpoint'));
+      expect(err.code).toBe('entitlement_unavailable');
+      expect(err.status).toBe(503);
+      expect(err.headers?.['RateLimit-Limit']).toBe('40'); // the last limits known
+    } finally {
+      await cut.close();
+      await limiter.close();
+      await proxiedDb.destroy();
+      await proxy.close();
+    }
+  });
+});

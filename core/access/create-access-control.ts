@@ -1,0 +1,99 @@
+import { createKeyVerifier } from '../auth/index.js';
+import { secondsUntilNextPeriod } from '../billing/billing-period.js';
+import { createEntitlementResolver, type OrganizationAccess } from '../billing/plans/index.js';
+import { createNotificationListener, type Db } from '../db/index.js';
+import { AppError, isAppError, type ErrorCode } from '../errors/index.js';
+import type { Logger } from '../logging/index.js';
+import { rateLimitHeaders, type RateLimitDecision, type RateLimiter } from '../ratelimit/index.js';
+import type { AccessControl, Grant, Measure, Principal, RateLimitStatus } from './access-control.js';
+
+export interface AccessControlOptions {
+  db: Db;
+  /** One LISTEN connection carries key, organization and plan notifications for the process. */
+  listenConnectionString: string;
+  /** KEY_CACHE_TTL_MS */
+  keyCacheTtlMs: number;
+  /** ENTITLEMENT_CACHE_TTL_MS */
+  entitlementCacheTtlMs: number;
+  /** Owned by the caller (closed by whoever created it). */
+  rateLimiter: RateLimiter;
+  logger: Logger;
+  now?: () => number;
+}
+
+export interface AccessControlHandle extends AccessControl {
+  /** Resolves once change notifications are being heard (readiness checks, tests). */
+  ready(): Promise<void>;
+}
+
+/**
+ * Order of checks in authorize, and why:
+ * 1. Read the organization's state (cached): the rate limits live in its plan, so they must be
+ *    known before anything can be counted.
+ * 2. Count the call against the rate limit: every authenticated attempt counts, refused ones
+ *    included, so a client cannot hammer us with calls we refuse, and every response after
+ *    authentication can carry true RateLimit-* headers.
+ * 3. Then configuration, entitlement and the allowance flags, cheapest first; none does I/O.
+ */
+export function createAccessControl(options: AccessControlOptions): AccessControlHandle {
+  const notifications = createNotificationListener({ connectionString: options.listenConnectionString, logger: options.logger });
+  const keys = createKeyVerifier({ db: options.db, logger: options.logger, ttlMs: options.keyCacheTtlMs, notifications, now: options.now });
+  const entitlements = createEntitlementResolver({ db: options.db, logger: options.logger, ttlMs: options.entitlementCacheTtlMs, notifications, now: options.now });
+  const now = () => new Date(options.now ? options.now() : Date.now());
+
+  const refuse = (code: ErrorCode, rateLimit: RateLimitStatus, extra: { message?: string; retryAfterSeconds?: number } = {}): AppError =>
+    new AppError(code, extra.message, { headers: rateLimitHeaders(rateLimit), retryAfterSeconds: extra.retryAfterSeconds });
+
+  const readState = async (organizationId: string): Promise<OrganizationAccess> => {
+    try {
+      return await entitlements.get(organizationId);
+    } catch (err) {
+      if (!isAppError(err)) throw err;
+      // Still count the attempt, against the last limits we knew, so the 503 has headers too.
+      const known = entitlements.lastKnown(organizationId);
+      if (known) {
+        const decision = await options.rateLimiter.consume(organizationId, known.limits);
+        throw refuse(err.code, decision, decision.allowed ? {} : { retryAfterSeconds: decision.retryAfterSeconds });
+      }
+      throw err;
+    }
+  };
+
+  return {
+    authenticate: (authorization) => keys.verify(authorization),
+
+    async authorize(principal, product, kind): Promise<Grant> {
+      const state = await readState(principal.organizationId);
+      const decision: RateLimitDecision = await options.rateLimiter.consume(principal.organizationId, state.limits);
+      const rateLimit: RateLimitStatus = { limit: decision.limit, remaining: decision.remaining, resetSeconds: decision.resetSeconds };
+      if (!decision.allowed) throw refuse('rate_limited', rateLimit, { retryAfterSeconds: decision.retryAfterSeconds ?? 1 });
+      if (!state.configured) throw refuse('client_not_configured', rateLimit);
+      const entry = state.products.get(product);
+      if (!entry || entry.kind !== kind) {
+        throw refuse('not_entitled', rateLimit, kind === 'tool' ? { message: "This tool is not included in the organization's plan." } : {});
+      }
+      // Each flag refuses only the calls priced in its own unit (decisions.md).
+      if (entry.measure.unit === 'credits' && state.creditsExhausted) throw refuse('credits_exhausted', rateLimit);
+      if (entry.measure.unit === 'calls' && state.limitReached) {
+        throw refuse('limit_reached', rateLimit, { retryAfterSeconds: secondsUntilNextPeriod(now()) });
+      }
+      return { principal, product, measure: { ...entry.measure }, rateLimit };
+    },
+
+    async entitlements(principal: Principal, kind): Promise<Map<string, Measure>> {
+      // An unprovisioned organization is entitled to nothing: an empty list, not an error, so
+      // an MCP client can still connect and list (no) tools.
+      const state = await entitlements.get(principal.organizationId);
+      const result = new Map<string, Measure>();
+      for (const [slug, entry] of state.products) if (entry.kind === kind) result.set(slug, { ...entry.measure });
+      return result;
+    },
+
+    ready: () => notifications.whenConnected(),
+
+    async close() {
+      await keys.close();
+      await notifications.close();
+    },
+  };
+}

@@ -1,0 +1,28 @@
+import { createHash } from 'node:crypto';
+import { randomBase62 } from '../ids/index.js';
+
+export type KeyMode = 'live' | 'test';
+export type KeyKind = 'organization' | 'personal';
+
+// sk_live_ / sk_test_ + 32 base62 characters: about 190 bits of entropy, so a plain SHA-256
+// (no salt, no slow hash) is enough to store it, and lets us look a key up by its hash.
+const SECRET_LENGTH = 32;
+const API_KEY_PATTERN = /^sk_(live|test)_[0-9A-Za-z]{32}$/;
+/** Enough to recognise a key in a list without weakening it: the mode and 4 secret characters. */
+const DISPLAY_PREFIX_LENGTH = 12;
+
+export function generateApiKey(mode: KeyMode): string {
+  return `sk_${mode}_${randomBase62(SECRET_LENGTH)}`;
+}
+
+export function isApiKeyShaped(token: string): boolean {
+  return API_KEY_PATTERN.test(token);
+}
+
+export function hashApiKey(key: string): string {
+  return createHash('sha256').update(key, 'utf8').digest('hex');
+}
+
+export function displayPrefix(key: string): string {
+  return key.slice(0, DISPLAY_PREFIX_LENGTH);
+}

@@ -1,0 +1,61 @@
+import type { KeyKind, KeyMode } from './api-key-format.js';
+
+/** What an operator or dashboard may see of a key: never the key or its hash. */
+export interface ApiKeyRecord {
+  id: string;
+  organizationId: string;
+  name: string;
+  kind: KeyKind;
+  mode: KeyMode;
+  prefix: string;
+  createdAt: Date;
+  createdBy: string | null;
+  expiresAt: Date | null;
+  revokedAt: Date | null;
+  revokedBy: string | null;
+  lastUsedAt: Date | null;
+}
+
+export const apiKeyColumns = [
+  'id', 'organization_id', 'name', 'kind', 'mode', 'prefix', 'created_at', 'created_by',
+  'expires_at', 'revoked_at', 'revoked_by', 'last_used_at',
+] as const;
+
+export interface ApiKeyRow {
+  id: string;
+  organization_id: string;
+  name: string;
+  kind: KeyKind;
+  mode: KeyMode;
+  prefix: string;
+  created_at: Date;
+  created_by: string | null;
+  expires_at: Date | null;
+  revoked_at: Date | null;
+  revoked_by: string | null;
+  last_used_at: Date | null;
+}
+
+export function toApiKeyRecord(row: ApiKeyRow): ApiKeyRecord {
+  return {
+    id: row.id,
+    organizationId: row.organization_id,
+    name: row.name,
+    kind: row.kind,
+    mode: row.mode,
+    prefix: row.prefix,
+    createdAt: row.created_at,
+    createdBy: row.created_by,
+    expiresAt: row.expires_at,
+    revokedAt: row.revoked_at,
+    revokedBy: row.revoked_by,
+    lastUsedAt: row.last_used_at,
+  };
+}
+
+/** active | revoked | expired, as an operator reads it. */
+export function apiKeyState(record: ApiKeyRecord, now = new Date()): 'active' | 'revoked' | 'expired' {
+  if (record.revokedAt) return 'revoked';
+  if (record.expiresAt && record.expiresAt.getTime() <= now.getTime()) return 'expired';
+  return 'active';
+}

@@ -1,0 +1,128 @@
+import type { Principal } from '../access/access-control.js';
+import { createStoreBackedCache, StoreUnavailableError } from '../cache/index.js';
+import { createNotificationListener, type Db, type NotificationListener } from '../db/index.js';
+import { AppError } from '../errors/index.js';
+import type { Logger } from '../logging/index.js';
+import { hashApiKey, isApiKeyShaped, type KeyKind, type KeyMode } from './api-key-format.js';
+import { createLastUsedRecorder } from './last-used-recorder.js';
+import { bearerToken } from './parse-authorization.js';
+
+export interface KeyVerifier {
+  /** The bearer key's principal, or AppError missing_api_key / invalid_api_key / auth_unavailable. */
+  verify(authorization: string | undefined): Promise<Principal>;
+  /** Resolves once revocations are being heard (readiness, tests). */
+  ready(): Promise<void>;
+  close(): Promise<void>;
+}
+
+export interface KeyVerifierOptions {
+  db: Db;
+  logger: Logger;
+  /** KEY_CACHE_TTL_MS: how long a verified key is trusted; the backstop behind notifications. */
+  ttlMs: number;
+  /** Opens a LISTEN connection of its own... */
+  listenConnectionString?: string;
+  /** ...or shares one (createAccessControl does). One of the two is required. */
+  notifications?: NotificationListener;
+  /** Unknown keys are remembered this long: blunts guessing, delays a brand-new key at most this. */
+  negativeTtlMs?: number;
+  /** Trust while the LISTEN connection is down and revocations may go unheard. */
+  disconnectedTtlMs?: number;
+  lastUsedFlushMs?: number;
+  lookupTimeoutMs?: number;
+  now?: () => number;
+}
+
+interface StoredKey {
+  id: string;
+  organizationId: string;
+  kind: KeyKind;
+  mode: KeyMode;
+  expiresAt: number | null;
+  revoked: boolean;
+}
+
+/**
+ * Verifies bearer keys with an in-process cache, so the hot path is a SHA-256 and a Map read.
+ * - Revocation: the api_keys trigger NOTIFYs `api_key_changed` with the hash; every process
+ *   evicts it at once (well under a second). The TTL bounds staleness if a notification were
+ *   missed; while the LISTEN connection is down trust shrinks to `disconnectedTtlMs`, and on
+ *   reconnect everything cached is revalidated on its next use.
+ * - Expiry is checked on every use against the cached expires_at: no store round trip.
+ * - Postgres unreachable: keys verified before keep working, even past their TTL, until the
+ *   store answers again (refusing paying clients because our database blinked is worse than
+ *   honouring a revocation a little late); keys never seen get auth_unavailable.
+ */
+export function createKeyVerifier(options: KeyVerifierOptions): KeyVerifier {
+  const now = options.now ?? Date.now;
+  const negativeTtlMs = options.negativeTtlMs ?? 3_000;
+  const disconnectedTtlMs = Math.min(options.disconnectedTtlMs ?? 5_000, options.ttlMs);
+  const ownsListener = !options.notifications;
+  if (!options.notifications && !options.listenConnectionString) throw new Error('createKeyVerifier needs listenConnectionString or notifications');
+  const notifications =
+    options.notifications ?? createNotificationListener({ connectionString: options.listenConnectionString!, logger: options.logger });
+  const lastUsed = createLastUsedRecorder({ db: options.db, intervalMs: options.lastUsedFlushMs, logger: options.logger });
+
+  const cache = createStoreBackedCache<StoredKey | null>({
+    now,
+    lookupTimeoutMs: options.lookupTimeoutMs,
+    trustMs: (key) => (key === null ? negativeTtlMs : notifications.connected ? options.ttlMs : disconnectedTtlMs),
+    load: async (hash) => {
+      const row = await options.db('api_keys')
+        .where({ hash })
+        .first<{ id: string; organization_id: string; kind: KeyKind; mode: KeyMode; expires_at: Date | null; revoked_at: Date | null } | undefined>(
+          'id', 'organization_id', 'kind', 'mode', 'expires_at', 'revoked_at',
+        );
+      if (!row) return null;
+      return {
+        id: row.id,
+        organizationId: row.organization_id,
+        kind: row.kind,
+        mode: row.mode,
+        expiresAt: row.expires_at ? row.expires_at.getTime() : null,
+        revoked: row.revoked_at !== null,
+      };
+    },
+  });
+
+  notifications.subscribe('api_key_changed', (hash) => cache.evict(hash));
+  // One warning per outage window, not one per request (a guessing client would flood the log).
+  let warnedAt = Number.NEGATIVE_INFINITY;
+  const warnUnavailable = (err: StoreUnavailableError) => {
+    if (now() - warnedAt < 10_000) return;
+    warnedAt = now();
+    options.logger.warn('key store unavailable: unknown keys get auth_unavailable, cached keys keep working', { err: err.cause ?? err });
+  };
+  notifications.onConnectionChange((connected) => {
+    if (connected) cache.markAllStale();
+  });
+
+  return {
+    async verify(authorization) {
+      const token = bearerToken(authorization);
+      if (!isApiKeyShaped(token)) throw new AppError('invalid_api_key');
+      let key: StoredKey | null;
+      try {
+        ({ value: key } = await cache.get(hashApiKey(token)));
+      } catch (err) {
+        if (err instanceof StoreUnavailableError) {
+          warnUnavailable(err);
+          throw new AppError('auth_unavailable', undefined, { cause: err });
+        }
+        throw err;
+      }
+      // Personal keys identify a person; the API and the key connection of the tool server
+      // accept only organization keys (decisions.md).
+      if (!key || key.revoked || key.kind !== 'organization' || (key.expiresAt !== null && key.expiresAt <= now())) {
+        throw new AppError('invalid_api_key');
+      }
+      lastUsed.record(key.id);
+      return { organizationId: key.organizationId, keyId: key.id, keyKind: key.kind, mode: key.mode };
+    },
+    ready: () => notifications.whenConnected(),
+    async close() {
+      await lastUsed.close();
+      if (ownsListener) await notifications.close();
+    },
+  };
+}

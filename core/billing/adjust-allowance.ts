@@ -1,0 +1,134 @@
+import type { Knex } from 'knex';
+import { AppError } from '../errors/index.js';
+import { newId } from '../ids/index.js';
+import { cheapestCreditCalls, evaluateFlags, flagChanges, recordFlagChanges } from './allowance-flags.js';
+import { lockAllowances, type AllowanceRow } from './allowance-rows.js';
+import { periodOf } from './billing-period.js';
+import { rollOverAllowance } from './roll-over-period.js';
+
+export type CreditChangeKind = 'grant' | 'top_up' | 'adjustment';
+
+export interface AdministrationInput {
+  organizationId: string;
+  /** Who made the change (`cli:alice`, `usr_…`): recorded on the ledger row. */
+  actor: string;
+  /** Why: recorded on the ledger row and shown in reports. */
+  reason: string;
+  now?: Date;
+}
+
+export interface AllowanceSnapshot {
+  organizationId: string;
+  period: string;
+  creditsBalance: number;
+  callsUsed: number;
+  callsCap: number | null;
+  creditsExhausted: boolean;
+  limitReached: boolean;
+  /** The ledger row written for this change. */
+  ledgerEventId: string;
+}
+
+const ID_PREFIX: Record<CreditChangeKind, string> = { grant: 'grt', top_up: 'top', adjustment: 'adj' };
+
+/**
+ * Credits in or out: `grant` (included credits) and `top_up` (bought credits) add a positive
+ * amount; `adjustment` corrects either way. One ledger row with actor and reason; the flag is
+ * re-evaluated, so a top-up that covers a call again clears credits_exhausted at once.
+ */
+export async function changeCredits(db: Knex, input: AdministrationInput & { kind: CreditChangeKind; credits: number }): Promise<AllowanceSnapshot> {
+  if (!Number.isSafeInteger(input.credits) || input.credits === 0) throw new AppError('invalid_params', 'credits must be a non-zero integer', { details: [{ path: 'credits', message: 'a non-zero integer' }] });
+  if (input.kind !== 'adjustment' && input.credits < 0) throw new AppError('invalid_params', `a ${input.kind} adds credits: use an adjustment to remove them`, { details: [{ path: 'credits', message: 'must be positive' }] });
+  requireReason(input.reason);
+  return administer(db, input, async (trx, row, now) => {
+    const eventId = newId(ID_PREFIX[input.kind]);
+    const balance = row.credits_balance + input.credits;
+    await trx('usage_ledger').insert({
+      event_id: eventId,
+      organization_id: row.organization_id,
+      entry_type: input.kind,
+      source: 'admin',
+      quantity: Math.abs(input.credits),
+      unit: 'credits',
+      credits_delta: input.credits,
+      calls_delta: 0,
+      credits_balance_after: balance,
+      period: row.period,
+      occurred_at: now,
+      applied_at: now,
+      actor: input.actor,
+      reason: input.reason,
+    });
+    return { eventId, changes: { credits_balance: balance } };
+  });
+}
+
+/**
+ * Sets the calls cap (null: no cap) of the current period and, unless `thisPeriodOnly`, the
+ * organization's cap for the periods to come. Written to the ledger as an adjustment without
+ * deltas, so the history says who changed the cap and why.
+ */
+export async function setCallsCap(db: Knex, input: AdministrationInput & { callsCap: number | null; thisPeriodOnly?: boolean }): Promise<AllowanceSnapshot> {
+  if (input.callsCap !== null && (!Number.isSafeInteger(input.callsCap) || input.callsCap < 0)) {
+    throw new AppError('invalid_params', 'the calls cap must be a non-negative integer or none', { details: [{ path: 'callsCap', message: 'a non-negative integer' }] });
+  }
+  requireReason(input.reason);
+  return administer(db, input, async (trx, row, now) => {
+    const eventId = newId('adj');
+    if (!input.thisPeriodOnly) {
+      await trx('organizations').where({ id: row.organization_id }).update({ calls_cap_per_period: input.callsCap, updated_at: now });
+    }
+    await trx('usage_ledger').insert({
+      event_id: eventId,
+      organization_id: row.organization_id,
+      entry_type: 'adjustment',
+      source: 'admin',
+      quantity: 0,
+      credits_delta: 0,
+      calls_delta: 0,
+      credits_balance_after: row.credits_balance,
+      period: row.period,
+      occurred_at: now,
+      applied_at: now,
+      actor: input.actor,
+      reason: `calls cap ${row.calls_cap ?? 'none'} -> ${input.callsCap ?? 'none'}${input.thisPeriodOnly ? ' (this period only)' : ''}: ${input.reason}`,
+    });
+    return { eventId, changes: { calls_cap: input.callsCap } };
+  });
+}
+
+function requireReason(reason: string): void {
+  if (reason.trim() === '') throw new AppError('invalid_params', 'a reason is required: it goes on the ledger', { details: [{ path: 'reason', message: 'required' }] });
+}
+
+type Change = (trx: Knex.Transaction, row: AllowanceRow, now: Date) => Promise<{ eventId: string; changes: Partial<AllowanceRow> }>;
+
+async function administer(db: Knex, input: AdministrationInput, change: Change): Promise<AllowanceSnapshot> {
+  const now = input.now ?? new Date();
+  return db.transaction(async (trx) => {
+    const current = periodOf(now);
+    const locked = await lockAllowances(trx, [input.organizationId], current);
+    let row = locked.get(input.organizationId);
+    if (!row) throw new AppError('not_found', `No organization ${input.organizationId}.`);
+    const cheapest = (await cheapestCreditCalls(trx, [input.organizationId])).get(input.organizationId) ?? null;
+    if (row.period < current) row = (await rollOverAllowance(trx, row, current, now, cheapest)).row;
+    const { eventId, changes } = await change(trx, row, now);
+    const next = { ...row, ...changes };
+    const flags = evaluateFlags({ creditsBalance: next.credits_balance, callsUsed: next.calls_used, callsCap: next.calls_cap, cheapestCreditCall: cheapest });
+    const flagDiff = flagChanges(row.organization_id, row, flags, `${input.reason} (${input.actor})`);
+    await trx('allowances')
+      .where({ organization_id: row.organization_id })
+      .update({ ...changes, ...(flagDiff.length > 0 ? flags : {}), updated_at: now });
+    await recordFlagChanges(trx, flagDiff, now);
+    return {
+      organizationId: row.organization_id,
+      period: next.period,
+      creditsBalance: next.credits_balance,
+      callsUsed: next.calls_used,
+      callsCap: next.calls_cap,
+      creditsExhausted: flags.credits_exhausted,
+      limitReached: flags.limit_reached,
+      ledgerEventId: eventId,
+    };
+  });
+}

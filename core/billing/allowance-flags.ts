@@ -1,0 +1,82 @@
+import type { Knex } from 'knex';
+
+export type AllowanceFlag = 'credits_exhausted' | 'limit_reached';
+
+export interface FlagInputs {
+  creditsBalance: number;
+  callsUsed: number;
+  callsCap: number | null;
+  /**
+   * The cheapest credits-priced call the organization may make (null: none is priced in
+   * credits). The flag is raised only when not even that call can be paid, so a balance that
+   * covers some call never refuses it; the price of this choice is that a dearer call may take
+   * the balance below zero by less than its own price (see docs/billing.md, overspend).
+   */
+  cheapestCreditCall: number | null;
+}
+
+export interface Flags {
+  credits_exhausted: boolean;
+  limit_reached: boolean;
+}
+
+export function evaluateFlags(inputs: FlagInputs): Flags {
+  const threshold = inputs.cheapestCreditCall ?? 1;
+  return {
+    credits_exhausted: inputs.creditsBalance < threshold,
+    limit_reached: inputs.callsCap !== null && inputs.callsUsed >= inputs.callsCap,
+  };
+}
+
+export interface FlagChange {
+  organizationId: string;
+  flag: AllowanceFlag;
+  value: boolean;
+  reason: string;
+}
+
+export function flagChanges(organizationId: string, before: Flags, after: Flags, reason: string): FlagChange[] {
+  const changes: FlagChange[] = [];
+  for (const flag of ['credits_exhausted', 'limit_reached'] as const) {
+    if (before[flag] !== after[flag]) changes.push({ organizationId, flag, value: after[flag], reason });
+  }
+  return changes;
+}
+
+export async function recordFlagChanges(trx: Knex.Transaction, changes: FlagChange[], at: Date): Promise<void> {
+  if (changes.length === 0) return;
+  await trx('allowance_flag_events').insert(
+    changes.map((c) => ({ organization_id: c.organizationId, flag: c.flag, value: c.value, reason: c.reason, at })),
+  );
+}
+
+/**
+ * The cheapest positive credits-priced product of each organization, resolved from its plan
+ * and its overrides (a disabled override removes a product; otherwise it adds one or replaces
+ * its measure, null fields keeping the plan's). One query for a whole batch of organizations.
+ */
+export async function cheapestCreditCalls(q: Knex | Knex.Transaction, organizationIds: string[]): Promise<Map<string, number | null>> {
+  const result = new Map<string, number | null>(organizationIds.map((id) => [id, null]));
+  if (organizationIds.length === 0) return result;
+  const { rows } = await q.raw<{ rows: { organization_id: string; cheapest: number | null }[] }>(
+    `WITH orgs AS (SELECT id, plan_id FROM organizations WHERE id = ANY(?::text[])),
+     effective AS (
+       SELECT o.id AS organization_id, COALESCE(ov.quantity, pe.quantity) AS quantity, COALESCE(ov.unit, pe.unit) AS unit
+         FROM orgs o
+         JOIN plan_entitlements pe ON pe.plan_id = o.plan_id
+         LEFT JOIN organization_overrides ov ON ov.organization_id = o.id AND ov.product = pe.product
+        WHERE ov.enabled IS DISTINCT FROM false
+       UNION ALL
+       SELECT o.id, ov.quantity, ov.unit
+         FROM orgs o
+         JOIN organization_overrides ov ON ov.organization_id = o.id
+        WHERE ov.enabled
+          AND NOT EXISTS (SELECT 1 FROM plan_entitlements pe WHERE pe.plan_id = o.plan_id AND pe.product = ov.product)
+     )
+     SELECT organization_id, MIN(quantity) FILTER (WHERE unit = 'credits' AND quantity > 0) AS cheapest
+       FROM effective GROUP BY organization_id`,
+    [organizationIds],
+  );
+  for (const row of rows) result.set(row.organization_id, row.cheapest);
+  return result;
+}

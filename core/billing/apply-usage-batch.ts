@@ -1,0 +1,209 @@
+import type { Knex } from 'knex';
+import { messageText, parseUsageMessage } from '../usage/parse-usage-message.js';
+import type { DeadLetter, UsageBatchOutcome, UsageBusMessage } from '../usage/usage-bus.js';
+import type { UsageEvent } from '../usage/usage-event.js';
+import { cheapestCreditCalls, evaluateFlags, flagChanges, recordFlagChanges, type FlagChange, type Flags } from './allowance-flags.js';
+import { lockAllowances } from './allowance-rows.js';
+import { periodOf } from './billing-period.js';
+import { rollOverAllowance } from './roll-over-period.js';
+
+export interface ApplyUsageOptions {
+  bus: 'postgres' | 'kafka';
+  now?: Date;
+}
+
+interface LedgerRow {
+  event: UsageEvent;
+  period: string;
+  creditsDelta: number;
+  callsDelta: number;
+  balanceAfter: number;
+}
+
+interface Totals {
+  creditsDelta: number;
+  callsDelta: number;
+  newestEventAt: string;
+  before: Flags;
+  after: Flags;
+}
+
+/**
+ * Applies a batch of usage messages in the caller's transaction, in one pass:
+ *  1. parse: anything that is not a v1 usage event becomes a dead letter (row written here;
+ *     the bus may also forward it, e.g. to the Kafka dead-letter topic);
+ *  2. lock the allowance rows of the batch's organizations in id order (no deadlocks between
+ *     worker replicas) and roll them over to the current month if due;
+ *  3. drop events the ledger already holds (checked under the row lock: every writer of an
+ *     organization's usage holds that lock, so the check cannot race), then insert the rest
+ *     with ON CONFLICT (event_id) DO NOTHING as the last word on uniqueness;
+ *  4. move each balance by the batch's sum in one UPDATE (arithmetic in SQL on the locked row)
+ *     and set or clear the flags, recording every change.
+ * A served call is always charged, even past zero: the 2xx has left. How far past zero a
+ * balance can go is the overspend window the flags bound (docs/billing.md).
+ */
+export async function applyUsageBatch(trx: Knex.Transaction, messages: UsageBusMessage[], options: ApplyUsageOptions): Promise<UsageBatchOutcome> {
+  const now = options.now ?? new Date();
+  const deadLetters: DeadLetter[] = [];
+  const events: UsageEvent[] = [];
+  const seen = new Set<string>();
+  let duplicates = 0;
+  for (const message of messages) {
+    const parsed = parseUsageMessage(message.value);
+    if (!parsed.ok) {
+      deadLetters.push({ ref: message.ref, value: messageText(message.value), reason: parsed.reason });
+      continue;
+    }
+    if (seen.has(parsed.event.eventId)) {
+      duplicates += 1;
+      continue;
+    }
+    seen.add(parsed.event.eventId);
+    events.push(parsed.event);
+  }
+
+  const currentPeriod = periodOf(now);
+  const organizationIds = [...new Set(events.map((e) => e.organizationId))].sort();
+  const allowances = await lockAllowances(trx, organizationIds, currentPeriod);
+
+  const known: UsageEvent[] = [];
+  for (const event of events) {
+    if (allowances.has(event.organizationId)) known.push(event);
+    else deadLetters.push({ ref: `event ${event.eventId}`, value: JSON.stringify(event), reason: `unknown organization ${event.organizationId}` });
+  }
+
+  const already = known.length === 0
+    ? new Set<string>()
+    : new Set(await trx('usage_ledger').whereIn('event_id', known.map((e) => e.eventId)).pluck<string[]>('event_id'));
+  const fresh = known.filter((e) => !already.has(e.eventId));
+  duplicates += known.length - fresh.length;
+
+  const orgsWithUsage = [...new Set(fresh.map((e) => e.organizationId))].sort();
+  const cheapest = await cheapestCreditCalls(trx, orgsWithUsage);
+  const changes: FlagChange[] = [];
+
+  // Roll over to the newest month among now and the batch's events (an API clock slightly
+  // ahead of ours must not leave its events in a month we have not opened).
+  const targetPeriod = new Map<string, string>();
+  for (const e of fresh) {
+    const p = periodOf(e.occurredAt);
+    const t = targetPeriod.get(e.organizationId) ?? currentPeriod;
+    targetPeriod.set(e.organizationId, p > t ? p : t);
+  }
+  for (const organizationId of orgsWithUsage) {
+    const row = allowances.get(organizationId)!;
+    const target = targetPeriod.get(organizationId)!;
+    if (row.period < target) {
+      const rolled = await rollOverAllowance(trx, row, target, now, cheapest.get(organizationId) ?? null);
+      allowances.set(organizationId, rolled.row);
+    }
+  }
+
+  const ledger: LedgerRow[] = [];
+  const totals = new Map<string, Totals>();
+  const balances = new Map<string, number>();
+  for (const event of fresh) {
+    const row = allowances.get(event.organizationId)!;
+    const period = periodOf(event.occurredAt);
+    const creditsDelta = event.unit === 'credits' ? -event.quantity : 0;
+    // A late event of a closed month still pays its credits, but no longer counts against a
+    // calls cap that has already been reset.
+    const callsDelta = event.unit === 'calls' && period === row.period ? event.quantity : 0;
+    const balanceAfter = (balances.get(event.organizationId) ?? row.credits_balance) + creditsDelta;
+    balances.set(event.organizationId, balanceAfter);
+    ledger.push({ event, period, creditsDelta, callsDelta, balanceAfter });
+    const t = totals.get(event.organizationId);
+    if (t) {
+      t.creditsDelta += creditsDelta;
+      t.callsDelta += callsDelta;
+      if (event.occurredAt > t.newestEventAt) t.newestEventAt = event.occurredAt;
+    } else {
+      const before: Flags = { credits_exhausted: row.credits_exhausted, limit_reached: row.limit_reached };
+      totals.set(event.organizationId, { creditsDelta, callsDelta, newestEventAt: event.occurredAt, before, after: before });
+    }
+  }
+
+  if (ledger.length > 0) {
+    const inserted = await trx.raw<{ rowCount: number }>(
+      `INSERT INTO usage_ledger (event_id, organization_id, entry_type, source, key_id, product, quantity, unit,
+                                 credits_delta, calls_delta, credits_balance_after, period, occurred_at, applied_at)
+       SELECT e.event_id, e.organization_id, 'usage', e.source, e.key_id, e.product, e.quantity, e.unit,
+              e.credits_delta, e.calls_delta, e.balance_after, e.period, e.occurred_at, ?
+         FROM unnest(?::text[], ?::text[], ?::text[], ?::text[], ?::text[], ?::bigint[], ?::text[],
+                     ?::bigint[], ?::bigint[], ?::bigint[], ?::text[], ?::timestamptz[])
+           AS e(event_id, organization_id, source, key_id, product, quantity, unit,
+                credits_delta, calls_delta, balance_after, period, occurred_at)
+       ON CONFLICT (event_id) DO NOTHING`,
+      [
+        now,
+        ledger.map((l) => l.event.eventId),
+        ledger.map((l) => l.event.organizationId),
+        ledger.map((l) => l.event.source),
+        ledger.map((l) => l.event.keyId),
+        ledger.map((l) => l.event.product),
+        ledger.map((l) => l.event.quantity),
+        ledger.map((l) => l.event.unit),
+        ledger.map((l) => l.creditsDelta),
+        ledger.map((l) => l.callsDelta),
+        ledger.map((l) => l.balanceAfter),
+        ledger.map((l) => l.period),
+        ledger.map((l) => l.event.occurredAt),
+      ],
+    );
+    // Impossible while every usage writer holds the organization's row lock; if it ever
+    // happens, fail the batch (the bus redelivers it) rather than charge from a wrong sum.
+    if (inserted.rowCount !== ledger.length) {
+      throw new Error(`usage ledger insert raced: expected ${ledger.length} rows, inserted ${inserted.rowCount}`);
+    }
+  }
+
+  const quiet: string[] = [];
+  const flagged: string[] = [];
+  for (const [organizationId, t] of totals) {
+    const row = allowances.get(organizationId)!;
+    t.after = evaluateFlags({
+      creditsBalance: row.credits_balance + t.creditsDelta,
+      callsUsed: row.calls_used + t.callsDelta,
+      callsCap: row.calls_cap,
+      cheapestCreditCall: cheapest.get(organizationId) ?? null,
+    });
+    const changed = flagChanges(organizationId, t.before, t.after, 'usage');
+    changes.push(...changed);
+    (changed.length > 0 ? flagged : quiet).push(organizationId);
+  }
+  // Two statements on purpose: the allowances trigger NOTIFYs every API process when a flag
+  // column is written (even with the same value), and each notice drops a cache entry. Only
+  // the organizations whose flags really changed may touch those columns.
+  await updateAllowances(trx, quiet, totals, false);
+  await updateAllowances(trx, flagged, totals, true);
+  await recordFlagChanges(trx, changes, now);
+
+  if (deadLetters.length > 0) {
+    await trx('usage_dead_letters').insert(deadLetters.map((d) => ({ bus: options.bus, payload: d.value, reason: `${d.reason} (${d.ref})` })));
+  }
+  return { applied: ledger.length, appliedEventIds: ledger.map((l) => l.event.eventId), duplicates, deadLetters };
+}
+
+async function updateAllowances(trx: Knex.Transaction, organizationIds: string[], totals: Map<string, Totals>, withFlags: boolean): Promise<void> {
+  if (organizationIds.length === 0) return;
+  const t = organizationIds.map((id) => totals.get(id)!);
+  await trx.raw(
+    `UPDATE allowances a
+        SET credits_balance = a.credits_balance + d.credits_delta,
+            calls_used = a.calls_used + d.calls_delta,
+            ${withFlags ? 'credits_exhausted = d.credits_exhausted, limit_reached = d.limit_reached,' : ''}
+            last_event_at = GREATEST(a.last_event_at, d.newest_event_at),
+            updated_at = now()
+       FROM unnest(?::text[], ?::bigint[], ?::bigint[], ?::boolean[], ?::boolean[], ?::timestamptz[])
+         AS d(organization_id, credits_delta, calls_delta, credits_exhausted, limit_reached, newest_event_at)
+      WHERE a.organization_id = d.organization_id`,
+    [
+      organizationIds,
+      t.map((x) => x.creditsDelta),
+      t.map((x) => x.callsDelta),
+      t.map((x) => x.after.credits_exhausted),
+      t.map((x) => x.after.limit_reached),
+      t.map((x) => x.newestEventAt),
+    ],
+  );
+}

@@ -1,0 +1,28 @@
+// Billing periods are calendar months in UTC, written 'YYYY-MM' (they sort as text).
+const PERIOD = /^(\d{4})-(0[1-9]|1[0-2])$/;
+
+export function isPeriod(value: string): boolean {
+  return PERIOD.test(value);
+}
+
+export function periodOf(at: Date | string): string {
+  const d = typeof at === 'string' ? new Date(at) : at;
+  return `${d.getUTCFullYear()}-${String(d.getUTCMonth() + 1).padStart(2, '0')}`;
+}
+
+export function periodStart(period: string): Date {
+  const m = PERIOD.exec(period);
+  if (!m) throw new Error(`not a period (YYYY-MM): ${period}`);
+  return new Date(Date.UTC(Number(m[1]), Number(m[2]) - 1, 1));
+}
+
+export function nextPeriod(period: string): string {
+  const start = periodStart(period);
+  return periodOf(new Date(Date.UTC(start.getUTCFullYear(), start.getUTCMonth() + 1, 1)));
+}
+
+/** Whole seconds (at least 1) until the period containing `now` ends: Retry-After for limit_reached. */
+export function secondsUntilNextPeriod(now: Date): number {
+  const end = periodStart(nextPeriod(periodOf(now)));
+  return Math.max(1, Math.ceil((end.getTime() - now.getTime()) / 1000));
+}

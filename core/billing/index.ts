@@ -1,0 +1,11 @@
+export { productCatalogue, findProduct, type Product, type ProductSlug, type EndpointSlug, type ToolName } from './products.js';
+export * from './plans/index.js';
+// Usage, allowances, ledger and reports (the billing pipeline).
+export { applyUsageBatch, type ApplyUsageOptions } from './apply-usage-batch.js';
+export { changeCredits, setCallsCap, type AllowanceSnapshot, type CreditChangeKind, type AdministrationInput } from './adjust-allowance.js';
+export { evaluateFlags, cheapestCreditCalls, type AllowanceFlag, type Flags } from './allowance-flags.js';
+export { buildAllowanceReport, type AllowanceReport } from './allowance-report.js';
+export { isPeriod, nextPeriod, periodStart, secondsUntilNextPeriod } from './billing-period.js';
+export { exportLedger, ledgerColumns, type LedgerEntry } from './ledger-export.js';
+export { reconcileLedger, type ReconcileDifference, type ReconcileResult } from './reconcile-ledger.js';
+export { rollOverDueAllowances } from './roll-over-period.js';

@@ -1,0 +1,45 @@
+import type { Measure, ProductKind } from '../../access/access-control.js';
+import { findProduct } from '../products.js';
+
+export interface PlanProduct {
+  product: string;
+  kind: ProductKind;
+  quantity: number;
+  unit: Measure['unit'];
+}
+
+export interface ProductOverride {
+  product: string;
+  kind: ProductKind;
+  enabled: boolean;
+  quantity: number | null;
+  unit: Measure['unit'] | null;
+}
+
+export interface EffectiveProduct {
+  kind: ProductKind;
+  measure: Measure;
+}
+
+/**
+ * The plan's products with the organization's overrides applied (migration 002): a disabled
+ * override removes a product; an enabled one adds it or replaces its measure, a null field
+ * keeping the plan's value (or the catalogue default for a product the plan lacks).
+ */
+export function effectiveProducts(plan: PlanProduct[], overrides: ProductOverride[]): Map<string, EffectiveProduct> {
+  const products = new Map<string, EffectiveProduct>();
+  for (const p of plan) products.set(p.product, { kind: p.kind, measure: { quantity: p.quantity, unit: p.unit } });
+  for (const o of overrides) {
+    if (!o.enabled) {
+      products.delete(o.product);
+      continue;
+    }
+    const base = products.get(o.product)?.measure ?? findProduct(o.product)?.defaultMeasure;
+    const quantity = o.quantity ?? base?.quantity;
+    const unit = o.unit ?? base?.unit;
+    // An override for a product we know nothing of, without a full measure, grants nothing.
+    if (quantity === undefined || unit === undefined) continue;
+    products.set(o.product, { kind: o.kind, measure: { quantity, unit } });
+  }
+  return products;
+}

@@ -1,0 +1,135 @@
+import { createStoreBackedCache, StoreUnavailableError } from '../../cache/index.js';
+import type { Db, NotificationListener } from '../../db/index.js';
+import { AppError } from '../../errors/index.js';
+import type { Logger } from '../../logging/index.js';
+import type { RateLimits } from '../../ratelimit/index.js';
+import { periodOf } from '../billing-period.js';
+import { defaultRateLimits } from './default-plans.js';
+import { effectiveProducts, type EffectiveProduct, type PlanProduct, type ProductOverride } from './effective-products.js';
+import { applyLimitOverrides } from './manage-organizations.js';
+
+/** What the access pipeline needs to know about an organization, read in one query. */
+export interface OrganizationAccess {
+  organizationId: string;
+  /** False: no plan (or no such organization, or suspended): client_not_configured. */
+  configured: boolean;
+  limits: RateLimits;
+  products: Map<string, EffectiveProduct>;
+  creditsExhausted: boolean;
+  limitReached: boolean;
+}
+
+export interface EntitlementResolver {
+  /** Throws AppError entitlement_unavailable when the state cannot be read. */
+  get(organizationId: string): Promise<OrganizationAccess>;
+  /** The last state read, however old: rate limits for the headers of a 503. */
+  lastKnown(organizationId: string): OrganizationAccess | undefined;
+}
+
+export interface EntitlementResolverOptions {
+  db: Db;
+  logger: Logger;
+  /** ENTITLEMENT_CACHE_TTL_MS: the backstop behind notifications for flag and plan changes. */
+  ttlMs: number;
+  notifications: NotificationListener;
+  lookupTimeoutMs?: number;
+  now?: () => number;
+}
+
+interface AccessRow {
+  id: string;
+  plan_id: string | null;
+  status: string;
+  rate_per_second: number | null;
+  burst: number | null;
+  rate_per_minute: number | null;
+  plan_rate_per_second: number | null;
+  plan_burst: number | null;
+  plan_rate_per_minute: number | null;
+  period: string | null;
+  credits_exhausted: boolean | null;
+  limit_reached: boolean | null;
+  plan_products: PlanProduct[];
+  overrides: ProductOverride[];
+}
+
+const ACCESS_QUERY = `
+  SELECT o.id, o.plan_id, o.status, o.rate_per_second, o.burst, o.rate_per_minute,
+         p.rate_per_second AS plan_rate_per_second, p.burst AS plan_burst, p.rate_per_minute AS plan_rate_per_minute,
+         a.period, a.credits_exhausted, a.limit_reached,
+         COALESCE((SELECT json_agg(json_build_object('product', e.product, 'kind', e.product_kind, 'quantity', e.quantity, 'unit', e.unit))
+                     FROM plan_entitlements e WHERE e.plan_id = o.plan_id), '[]') AS plan_products,
+         COALESCE((SELECT json_agg(json_build_object('product', v.product, 'kind', v.product_kind, 'enabled', v.enabled, 'quantity', v.quantity, 'unit', v.unit))
+                     FROM organization_overrides v WHERE v.organization_id = o.id), '[]') AS overrides
+    FROM organizations o
+    LEFT JOIN plans p ON p.id = o.plan_id
+    LEFT JOIN allowances a ON a.organization_id = o.id
+   WHERE o.id = ?`;
+
+/**
+ * Plans, overrides and flags per organization, cached for `ttlMs` and evicted at once by the
+ * `organization_changed` (org, overrides, allowance flags) and `plan_changed` notifications.
+ * Unlike keys, stale state is never served when Postgres is unreachable: a stale flag would
+ * let an exhausted organization keep spending, so we answer entitlement_unavailable.
+ */
+export function createEntitlementResolver(options: EntitlementResolverOptions): EntitlementResolver {
+  const now = options.now ?? Date.now;
+  const cache = createStoreBackedCache<OrganizationAccess>({
+    now,
+    lookupTimeoutMs: options.lookupTimeoutMs,
+    trustMs: () => options.ttlMs,
+    load: async (organizationId) => toAccess(organizationId, (await options.db.raw<{ rows: AccessRow[] }>(ACCESS_QUERY, [organizationId])).rows[0], now()),
+  });
+  options.notifications.subscribe('organization_changed', (organizationId) => cache.evict(organizationId));
+  // Plan changes are rare and touch many organizations: start afresh.
+  options.notifications.subscribe('plan_changed', () => cache.markAllStale());
+  options.notifications.onConnectionChange(() => cache.markAllStale());
+  let warnedAt = Number.NEGATIVE_INFINITY;
+
+  return {
+    async get(organizationId) {
+      let cause: unknown;
+      try {
+        const { value, stale } = await cache.get(organizationId);
+        if (!stale) return value;
+      } catch (err) {
+        if (!(err instanceof StoreUnavailableError)) throw err;
+        cause = err.cause ?? err;
+      }
+      if (now() - warnedAt >= 10_000) {
+        warnedAt = now();
+        options.logger.warn('entitlement state unavailable: calls get entitlement_unavailable', { organizationId, err: cause });
+      }
+      throw new AppError('entitlement_unavailable');
+    },
+    lastKnown: (organizationId) => cache.peek(organizationId),
+  };
+}
+
+function toAccess(organizationId: string, row: AccessRow | undefined, nowMs: number): OrganizationAccess {
+  if (!row || row.plan_id === null || row.status !== 'active' || row.plan_rate_per_second === null) {
+    return {
+      organizationId,
+      configured: false,
+      limits: applyLimitOverrides(defaultRateLimits, { perSecond: row?.rate_per_second ?? null, burst: row?.burst ?? null, perMinute: row?.rate_per_minute ?? null }),
+      products: new Map(),
+      creditsExhausted: false,
+      limitReached: false,
+    };
+  }
+  // The call cap belongs to a period: a limit_reached left on last month's row (the billing
+  // worker has not rolled it over yet) must not refuse this month's calls. A credit balance
+  // carries over, so credits_exhausted stands until the worker grants the new period.
+  const currentPeriod = row.period === periodOf(new Date(nowMs));
+  return {
+    organizationId,
+    configured: true,
+    limits: applyLimitOverrides(
+      { perSecond: row.plan_rate_per_second, burst: row.plan_burst!, perMinute: row.plan_rate_per_minute! },
+      { perSecond: row.rate_per_second, burst: row.burst, perMinute: row.rate_per_minute },
+    ),
+    products: effectiveProducts(row.plan_products, row.overrides),
+    creditsExhausted: row.credits_exhausted === true,
+    limitReached: currentPeriod && row.limit_reached === true,
+  };
+}

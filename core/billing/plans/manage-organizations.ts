@@ -1,0 +1,252 @@
+import { z } from 'zod';
+import type { Db } from '../../db/index.js';
+import { AppError } from '../../errors/index.js';
+import { newId } from '../../ids/index.js';
+import type { RateLimits } from '../../ratelimit/index.js';
+import { changeCredits } from '../adjust-allowance.js';
+import { periodOf } from '../billing-period.js';
+import { findProduct } from '../products.js';
+import { effectiveProducts, type EffectiveProduct, type ProductOverride } from './effective-products.js';
+import { planLimits, type PlanRow } from './plan-store.js';
+
+// Provisioning used by the operator CLI now and the dashboard later. Every UPDATE here fires
+// an `organization_changed` notification (migration 002), so running processes see the change
+// in well under a second.
+
+export interface OrganizationSummary {
+  id: string;
+  name: string;
+  planId: string | null;
+  status: string;
+  createdAt: Date;
+}
+
+export interface LimitOverrides {
+  perSecond: number | null;
+  burst: number | null;
+  perMinute: number | null;
+}
+
+export interface AllowanceState {
+  period: string;
+  creditsBalance: number;
+  callsUsed: number;
+  callsCap: number | null;
+  creditsExhausted: boolean;
+  limitReached: boolean;
+}
+
+export interface OrganizationDetails extends OrganizationSummary {
+  limitOverrides: LimitOverrides;
+  /** Plan limits with the overrides applied; null without a plan. */
+  effectiveLimits: RateLimits | null;
+  productOverrides: ProductOverride[];
+  products: Map<string, EffectiveProduct>;
+  allowance: AllowanceState | null;
+}
+
+interface OrganizationRow {
+  id: string;
+  name: string;
+  plan_id: string | null;
+  status: string;
+  rate_per_second: number | null;
+  burst: number | null;
+  rate_per_minute: number | null;
+  created_at: Date;
+}
+
+const toSummary = (row: OrganizationRow): OrganizationSummary => ({
+  id: row.id,
+  name: row.name,
+  planId: row.plan_id,
+  status: row.status,
+  createdAt: row.created_at,
+});
+
+export const createOrganizationInputSchema = z.object({
+  name: z.string().trim().min(1).max(200),
+  planId: z.string().min(1).nullable().default(null),
+  /** Recorded on the opening credit grant in the ledger. */
+  actor: z.string().min(1).default('system'),
+});
+export type CreateOrganizationInput = z.input<typeof createOrganizationInputSchema>;
+
+/**
+ * Creates the organization and its allowance for the current UTC month, granted the plan's
+ * credits and call cap (and the grant written to the ledger, so balances always reconcile).
+ */
+export async function createOrganization(db: Db, input: CreateOrganizationInput): Promise<OrganizationSummary> {
+  const parsed = createOrganizationInputSchema.parse(input);
+  return db.transaction(async (trx) => {
+    const plan = parsed.planId ? await requirePlan(trx, parsed.planId) : undefined;
+    const [row] = (await trx('organizations')
+      .insert({ id: newId('org'), name: parsed.name, plan_id: plan?.id ?? null })
+      .returning('*')) as OrganizationRow[];
+    await openAllowance(trx, row!.id, plan, parsed.actor);
+    return toSummary(row!);
+  });
+}
+
+export async function listOrganizations(db: Db): Promise<OrganizationSummary[]> {
+  const rows = (await db('organizations').orderBy([{ column: 'created_at' }, { column: 'id' }]).select('*')) as OrganizationRow[];
+  return rows.map(toSummary);
+}
+
+/** An id, or a name that matches exactly one organization (operators type names). */
+export async function findOrganizationId(db: Db, idOrName: string): Promise<string> {
+  const byId = await db('organizations').where({ id: idOrName }).first('id');
+  if (byId) return byId.id as string;
+  const byName = await db('organizations').where({ name: idOrName }).limit(2).select('id');
+  if (byName.length === 1) return byName[0].id as string;
+  if (byName.length > 1) throw new AppError('invalid_params', `More than one organization is named "${idOrName}": use its id.`);
+  throw new AppError('not_found', `No organization with id or name "${idOrName}".`);
+}
+
+export async function getOrganization(db: Db, organizationId: string): Promise<OrganizationDetails> {
+  const row = (await db('organizations').where({ id: organizationId }).first('*')) as OrganizationRow | undefined;
+  if (!row) throw new AppError('not_found', `No organization with id ${organizationId}.`);
+  const plan = row.plan_id ? ((await db('plans').where({ id: row.plan_id }).first('*')) as PlanRow | undefined) : undefined;
+  const planProducts = row.plan_id ? await db('plan_entitlements').where({ plan_id: row.plan_id }).select('*') : [];
+  const overrides = (await db('organization_overrides').where({ organization_id: organizationId }).orderBy('product').select('*')).map(
+    (o): ProductOverride => ({ product: o.product, kind: o.product_kind, enabled: o.enabled, quantity: o.quantity, unit: o.unit }),
+  );
+  const allowance = await db('allowances').where({ organization_id: organizationId }).first('*');
+  const limitOverrides: LimitOverrides = { perSecond: row.rate_per_second, burst: row.burst, perMinute: row.rate_per_minute };
+  return {
+    ...toSummary(row),
+    limitOverrides,
+    effectiveLimits: plan ? applyLimitOverrides(planLimits(plan), limitOverrides) : null,
+    productOverrides: overrides,
+    products: effectiveProducts(
+      planProducts.map((p) => ({ product: p.product, kind: p.product_kind, quantity: p.quantity, unit: p.unit })),
+      overrides,
+    ),
+    allowance: allowance
+      ? {
+          period: allowance.period,
+          creditsBalance: allowance.credits_balance,
+          callsUsed: allowance.calls_used,
+          callsCap: allowance.calls_cap,
+          creditsExhausted: allowance.credits_exhausted,
+          limitReached: allowance.limit_reached,
+        }
+      : null,
+  };
+}
+
+export function applyLimitOverrides(plan: RateLimits, overrides: LimitOverrides): RateLimits {
+  return {
+    perSecond: overrides.perSecond ?? plan.perSecond,
+    burst: overrides.burst ?? plan.burst,
+    perMinute: overrides.perMinute ?? plan.perMinute,
+  };
+}
+
+/**
+ * Moves the organization to another plan (null: unprovision). An organization getting its
+ * first plan is granted that plan's credits and cap for the current period, as at creation;
+ * a change between plans takes the new call cap now and leaves the balance to the billing
+ * worker's next rollover.
+ */
+export async function setOrganizationPlan(db: Db, organizationId: string, planId: string | null, actor = 'system'): Promise<OrganizationSummary> {
+  return db.transaction(async (trx) => {
+    const current = (await trx('organizations').where({ id: organizationId }).forUpdate().first('*')) as OrganizationRow | undefined;
+    if (!current) throw new AppError('not_found', `No organization with id ${organizationId}.`);
+    const plan = planId ? await requirePlan(trx, planId) : undefined;
+    const [row] = (await trx('organizations')
+      .where({ id: organizationId })
+      .update({ plan_id: plan?.id ?? null, updated_at: trx.fn.now() })
+      .returning('*')) as OrganizationRow[];
+    const allowance = await trx('allowances').where({ organization_id: organizationId }).forUpdate().first('period');
+    if (!allowance) await openAllowance(trx, organizationId, plan, actor);
+    else if (plan && current.plan_id === null) await grantPlan(trx, organizationId, plan, allowance.period, actor);
+    else if (plan) await trx('allowances').where({ organization_id: organizationId }).update({ calls_cap: plan.calls_cap_per_period, updated_at: trx.fn.now() });
+    return toSummary(row!);
+  });
+}
+
+const limitOverridesSchema = z.object({
+  perSecond: z.number().int().positive().nullable().optional(),
+  burst: z.number().int().positive().nullable().optional(),
+  perMinute: z.number().int().positive().nullable().optional(),
+});
+export type LimitOverridesInput = z.infer<typeof limitOverridesSchema>;
+
+/** Only the given fields change; null returns a field to the plan's value. */
+export async function setOrganizationLimits(db: Db, organizationId: string, limits: LimitOverridesInput): Promise<LimitOverrides> {
+  const parsed = limitOverridesSchema.parse(limits);
+  const changes: Record<string, number | null> = {};
+  if (parsed.perSecond !== undefined) changes.rate_per_second = parsed.perSecond;
+  if (parsed.burst !== undefined) changes.burst = parsed.burst;
+  if (parsed.perMinute !== undefined) changes.rate_per_minute = parsed.perMinute;
+  const [row] = (await db('organizations')
+    .where({ id: organizationId })
+    .update({ ...changes, updated_at: db.fn.now() })
+    .returning('*')) as OrganizationRow[];
+  if (!row) throw new AppError('not_found', `No organization with id ${organizationId}.`);
+  return { perSecond: row.rate_per_second, burst: row.burst, perMinute: row.rate_per_minute };
+}
+
+const productOverrideSchema = z
+  .object({
+    enabled: z.boolean().default(true),
+    quantity: z.number().int().nonnegative().nullable().default(null),
+    unit: z.enum(['credits', 'calls']).nullable().default(null),
+  });
+export type ProductOverrideInput = z.input<typeof productOverrideSchema>;
+
+/** Adds, re-prices or (enabled: false) removes one catalogued product for this organization. */
+export async function setProductOverride(db: Db, organizationId: string, product: string, override: ProductOverrideInput): Promise<ProductOverride> {
+  const parsed = productOverrideSchema.parse(override);
+  const catalogued = findProduct(product);
+  if (!catalogued) throw new AppError('invalid_params', `Unknown product "${product}".`, { details: [{ path: 'product', message: 'not in the product catalogue' }] });
+  await requireOrganization(db, organizationId);
+  const row = {
+    organization_id: organizationId,
+    product,
+    product_kind: catalogued.kind,
+    enabled: parsed.enabled,
+    quantity: parsed.enabled ? parsed.quantity : null,
+    unit: parsed.enabled ? parsed.unit : null,
+  };
+  await db('organization_overrides').insert(row).onConflict(['organization_id', 'product']).merge();
+  return { product, kind: catalogued.kind, enabled: row.enabled, quantity: row.quantity, unit: row.unit };
+}
+
+/** Back to what the plan says. */
+export async function clearProductOverride(db: Db, organizationId: string, product: string): Promise<boolean> {
+  await requireOrganization(db, organizationId);
+  const deleted = await db('organization_overrides').where({ organization_id: organizationId, product }).delete();
+  return deleted > 0;
+}
+
+async function requireOrganization(db: Db, organizationId: string): Promise<void> {
+  const row = await db('organizations').where({ id: organizationId }).first('id');
+  if (!row) throw new AppError('not_found', `No organization with id ${organizationId}.`);
+}
+
+async function requirePlan(db: Db, planId: string): Promise<PlanRow> {
+  const plan = (await db('plans').where({ id: planId }).first('*')) as PlanRow | undefined;
+  if (!plan) throw new AppError('not_found', `No plan with id ${planId}.`);
+  return plan;
+}
+
+async function openAllowance(db: Db, organizationId: string, plan: PlanRow | undefined, actor: string): Promise<void> {
+  const period = periodOf(new Date());
+  await db('allowances').insert({ organization_id: organizationId, period, credits_balance: 0, calls_cap: plan?.calls_cap_per_period ?? null });
+  if (plan) await grantPlan(db, organizationId, plan, period, actor);
+}
+
+// The opening grant goes through the billing pipeline's own changeCredits (one ledger row,
+// flags re-evaluated), so provisioning and later top-ups follow one rule. Inside our
+// transaction it runs as a savepoint.
+async function grantPlan(db: Db, organizationId: string, plan: PlanRow, period: string, actor: string): Promise<void> {
+  const cap = plan.calls_cap_per_period;
+  await db('allowances')
+    .where({ organization_id: organizationId })
+    .update({ calls_cap: cap, limit_reached: cap === null ? false : db.raw('calls_used >= ?', [cap]), updated_at: db.fn.now() });
+  if (plan.credits_per_period > 0) {
+    await changeCredits(db, { organizationId, kind: 'grant', credits: plan.credits_per_period, actor, reason: `plan ${plan.id}: included credits for ${period}` });
+  }
+}

@@ -1,0 +1,98 @@
+import type { Knex } from 'knex';
+import { cheapestCreditCalls, evaluateFlags, flagChanges, recordFlagChanges, type FlagChange } from './allowance-flags.js';
+import { lockAllowances, type AllowanceRow } from './allowance-rows.js';
+import { nextPeriod, periodOf, periodStart } from './billing-period.js';
+
+interface PeriodTerms {
+  creditsPerPeriod: number;
+  callsCap: number | null;
+}
+
+async function periodTerms(trx: Knex.Transaction, organizationId: string): Promise<PeriodTerms> {
+  const row = await trx('organizations as o')
+    .leftJoin('plans as p', 'p.id', 'o.plan_id')
+    .where('o.id', organizationId)
+    .first<{ credits: number | null; cap: number | null } | undefined>(
+      trx.raw('COALESCE(o.credits_per_period, p.credits_per_period, 0) AS credits'),
+      trx.raw('COALESCE(o.calls_cap_per_period, p.calls_cap_per_period) AS cap'),
+    );
+  return { creditsPerPeriod: row?.credits ?? 0, callsCap: row?.cap ?? null };
+}
+
+/**
+ * Moves a locked allowance row forward to `toPeriod` (calendar months, UTC), one ledger row
+ * per month crossed: the month's credits are granted (unused credits carry over), calls_used
+ * restarts at zero (the ledger row's calls_delta undoes the old month's count, so the ledger
+ * still sums to calls_used) and the cap becomes the organization's or its plan's. Flags are
+ * then evaluated afresh, which clears them unless the new balance still cannot pay.
+ * The ledger row's event id names the organization and month, so a month is granted once
+ * even if two processes raced here (they cannot, holding the row lock, but the ledger says so).
+ */
+export async function rollOverAllowance(trx: Knex.Transaction, row: AllowanceRow, toPeriod: string, now: Date, cheapestCreditCall: number | null): Promise<{ row: AllowanceRow; flagChanges: FlagChange[] }> {
+  if (row.period >= toPeriod) return { row, flagChanges: [] };
+  const terms = await periodTerms(trx, row.organization_id);
+  let balance = row.credits_balance;
+  let callsUsed = row.calls_used;
+  let period = row.period;
+  while (period < toPeriod) {
+    period = nextPeriod(period);
+    const inserted = await trx('usage_ledger')
+      .insert({
+        event_id: `rollover_${row.organization_id}_${period}`,
+        organization_id: row.organization_id,
+        entry_type: 'period_rollover',
+        source: 'system',
+        quantity: 0,
+        credits_delta: terms.creditsPerPeriod,
+        calls_delta: -callsUsed,
+        credits_balance_after: balance + terms.creditsPerPeriod,
+        period,
+        occurred_at: periodStart(period),
+        applied_at: now,
+        actor: 'system',
+        reason: `calendar month rollover: ${terms.creditsPerPeriod} credits granted, calls count restarts`,
+      })
+      .onConflict('event_id')
+      .ignore()
+      .returning('event_id');
+    if (inserted.length === 0) continue;
+    balance += terms.creditsPerPeriod;
+    callsUsed = 0;
+  }
+  const flags = evaluateFlags({ creditsBalance: balance, callsUsed, callsCap: terms.callsCap, cheapestCreditCall });
+  await trx('allowances').where({ organization_id: row.organization_id }).update({
+    period: toPeriod,
+    credits_balance: balance,
+    calls_used: callsUsed,
+    calls_cap: terms.callsCap,
+    ...flags,
+    updated_at: now,
+  });
+  const changes = flagChanges(row.organization_id, row, flags, `period rollover to ${toPeriod}`);
+  await recordFlagChanges(trx, changes, now);
+  return { row: { ...row, period: toPeriod, credits_balance: balance, calls_used: callsUsed, calls_cap: terms.callsCap, ...flags }, flagChanges: changes };
+}
+
+/**
+ * The time-driven rollover: an organization blocked by limit_reached sends no usage, so the
+ * new month must not wait for an event to clear its flag. The billing worker runs this on a
+ * timer; `cli billing rollover` runs it by hand. Returns how many allowances moved.
+ */
+export async function rollOverDueAllowances(db: Knex, now: Date = new Date(), chunkSize = 200): Promise<number> {
+  const current = periodOf(now);
+  let moved = 0;
+  for (;;) {
+    const due = await db('allowances').where('period', '<', current).orderBy('organization_id').limit(chunkSize).pluck<string[]>('organization_id');
+    if (due.length === 0) return moved;
+    await db.transaction(async (trx) => {
+      const rows = await lockAllowances(trx, due, current);
+      const cheapest = await cheapestCreditCalls(trx, due);
+      for (const row of rows.values()) {
+        if (row.period >= current) continue; // another process got here first
+        await rollOverAllowance(trx, row, current, now, cheapest.get(row.organization_id) ?? null);
+        moved += 1;
+      }
+    });
+    if (due.length < chunkSize) return moved;
+  }
+}

@@ -1,0 +1,83 @@
+import { describe, expect, it } from 'vitest';
+import { createStoreBackedCache, StoreUnavailableError } from './store-backed-cache.js';
+
+function deferred<T>() {
+  let resolve!: (v: T) => void;
+  let reject!: (e: unknown) => void;
+  const promise = new Promise<T>((res, rej) => {
+    resolve = res;
+    reject = rej;
+  });
+  return { promise, resolve, reject };
+}
+
+describe('store-backed cache', () => {
+  it('when many requests miss together then the store is asked once', async () => {
+    let loads = 0;
+    const cache = createStoreBackedCache({ trustMs: () => 1_000, load: async (k) => (loads++, k.toUpperCase()) });
+    const values = await Promise.all(Array.from({ length: 50 }, () => cache.get('a')));
+    expect(loads).toBe(1);
+    expect(values.every((v) => v.value === 'A' && !v.stale)).toBe(true);
+  });
+
+  it('when an entry is evicted during its load then the loaded value is returned but not cached', async () => {
+    let loads = 0;
+    const pending = deferred<string>();
+    const cache = createStoreBackedCache({ trustMs: () => 60_000, load: () => (loads++ === 0 ? pending.promise : Promise.resolve('new')) });
+    const first = cache.get('k');
+    cache.evict('k'); // the change notification arrives while the read is in flight
+    pending.resolve('old');
+    expect((await first).value).toBe('old');
+    expect((await cache.get('k')).value).toBe('new');
+  });
+
+  it('when the store fails then a known entry is served stale and an unknown key fails, without asking again for a while', async () => {
+    let clock = 0;
+    let up = true;
+    let loads = 0;
+    const cache = createStoreBackedCache({
+      now: () => clock,
+      trustMs: () => 100,
+      retryAfterFailureMs: 1_000,
+      load: async (k) => {
+        loads++;
+        if (!up) throw new Error('down');
+        return k;
+      },
+    });
+    await cache.get('known');
+    up = false;
+    clock = 500;
+    expect(await cache.get('known')).toEqual({ value: 'known', stale: true });
+    const before = loads;
+    expect(await cache.get('known')).toEqual({ value: 'known', stale: true });
+    await expect(cache.get('unknown')).rejects.toBeInstanceOf(StoreUnavailableError);
+    expect(loads).toBe(before); // inside the pause: nobody waits on a dead store
+    up = true;
+    clock = 1_600;
+    expect(await cache.get('unknown')).toEqual({ value: 'unknown', stale: false });
+  });
+
+  it('when the store does not answer within the deadline then the read fails as unavailable', async () => {
+    const cache = createStoreBackedCache({ trustMs: () => 100, lookupTimeoutMs: 50, load: () => new Promise<string>(() => {}) });
+    await expect(cache.get('k')).rejects.toBeInstanceOf(StoreUnavailableError);
+  });
+
+  it('when entries are marked stale then each is revalidated on its next use', async () => {
+    let version = 1;
+    const cache = createStoreBackedCache({ trustMs: () => 60_000, load: async () => version });
+    expect((await cache.get('k')).value).toBe(1);
+    version = 2;
+    expect((await cache.get('k')).value).toBe(1);
+    cache.markAllStale();
+    expect((await cache.get('k')).value).toBe(2);
+  });
+
+  it('when more keys than maxEntries are cached then the oldest are dropped', async () => {
+    const cache = createStoreBackedCache({ trustMs: () => 60_000, maxEntries: 3, load: async (k) => k });
+    for (const k of ['a', 'b', 'c', 'd']) await cache.get(k);
+    expect(cache.size).toBe(3);
+    expect(cache.peek('a')).toBeUndefined();
+    expect(cache.peek('d')).toBe('d');
+  });
+});

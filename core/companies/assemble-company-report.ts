@@ -1,0 +1,43 @@
+import type { CompanyReportData } from './schemas/index.js';
+import type { CompanyQueryShape, CompanyRow } from './company-query.js';
+import type { MetricDefinitions } from './read-metric-definitions.js';
+import * as part from './assemble-company-parts.js';
+
+// decisions.md: the company report returns up to 10 years, newest first, with every metric.
+export const companyReportShape: CompanyQueryShape = {
+  holders: ['shareholder', 'beneficial_owner', 'subsidiary'], officers: true, branches: true, years: 10, metrics: true,
+};
+
+export function assembleCompanyReport(row: CompanyRow, definitions: MetricDefinitions): CompanyReportData {
+  const years = row.years ?? [];
+  return {
+    isConsolidated: row.is_consolidated,
+    latestFiledYear: row.latest_filed_year,
+    identity: {
+      ...part.identity(row),
+      activityStartDate: row.activity_start_date,
+      dissolutionYear: row.dissolution_year,
+      foreignOwned: row.foreign_owned,
+      controllingEntity: row.controlling_entity,
+    },
+    registry: part.registry(row.registry),
+    headcount: part.headcount(row.headcount),
+    risk: part.risk(row),
+    stateAids: part.stateAids(row.state_aids),
+    ownership: {
+      shareholders: part.holders(row.holders, 'shareholder'),
+      beneficialOwners: part.holders(row.holders, 'beneficial_owner'),
+      subsidiaries: part.holders(row.holders, 'subsidiary'),
+    },
+    officers: part.officers(row.officers),
+    branches: part.branches(row.branches),
+    latest: part.latest(row),
+    // `years` has one year more than shown, for the oldest shown year's previous values.
+    financials: years.slice(0, companyReportShape.years).map((y, i) => ({ ...part.snapshot(y), metrics: part.metrics(y, years[i + 1], definitions) })),
+  };
+}
+
+/** Slugs the report will name, to check the definition cache knows them all. */
+export function reportSlugs(row: CompanyRow): string[] {
+  return (row.years ?? []).flatMap((y) => (y.metrics ?? []).map((m) => m.slug));
+}

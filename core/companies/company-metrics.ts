@@ -1,0 +1,78 @@
+import { z } from 'zod';
+import { fiscalCodePattern, metricCategoryValues, type CompanyReportData } from './schemas/index.js';
+
+// Chosen line items of a company across chosen years, as series (one entry per metric, one
+// value per year). Selected from the company report's financials, so every figure is exactly
+// the one the report endpoint returns, previousValue and yoyChange included.
+
+export const companyMetricsInputSchema = z.strictObject({
+  fiscalCode: z.string().trim().regex(fiscalCodePattern, 'an 11-digit fiscal code / VAT number or a 16-character codice fiscale')
+    .describe('The company\'s fiscal code: 11 digits or 16 characters (case-insensitive).'),
+  slugs: z.array(z.string().regex(/^[a-z0-9_]+$/, 'a lower snake_case metric slug')).min(1).max(80).optional()
+    .describe('Metric slugs, e.g. ["revenue", "net_income", "total_equity", "ebitda_margin"].'),
+  categories: z.array(z.enum(metricCategoryValues)).min(1).optional()
+    .describe('Metric categories; a metric is returned when it is in any of them. Combined with slugs as a union. Omit both for every metric.'),
+  years: z.array(z.number().int().min(1900).max(2100)).min(1).max(10).optional()
+    .describe('Fiscal years to include; omit for every year on file (up to 10, newest first).'),
+  includeForecasts: z.boolean().default(false).describe('Include forecast years (isForecasted true).'),
+});
+
+export const metricValueSchema = z.strictObject({
+  year: z.number().int(),
+  isForecasted: z.boolean(),
+  value: z.number(),
+  previousValue: z.number().nullable().describe('The value of the year before, when reported.'),
+  yoyChange: z.number().nullable().describe('Change on the year before as a fraction (0.12 = +12%).'),
+  marketValue: z.number().nullable(),
+  score: z.number().nullable(),
+});
+
+export const metricSeriesSchema = z.strictObject({
+  slug: z.string(),
+  name: z.string(),
+  categories: z.array(z.string()),
+  unit: z.string().nullable(),
+  values: z.array(metricValueSchema).describe('Newest year first; years where the metric is not reported are absent.'),
+});
+
+export const companyMetricsSchema = z.strictObject({
+  company: z.strictObject({ fiscalCode: z.string().nullable(), legalName: z.string().nullable() }),
+  years: z.array(z.number().int()).describe('The years covered, newest first.'),
+  availableYears: z.array(z.number().int()).describe('Every year on file for this company, newest first.'),
+  metrics: z.array(metricSeriesSchema),
+  missingSlugs: z.array(z.string()).describe('Requested slugs not reported in any of the covered years.'),
+});
+
+export type CompanyMetricsInput = z.output<typeof companyMetricsInputSchema>;
+export type CompanyMetrics = z.infer<typeof companyMetricsSchema>;
+type MetricSeries = z.infer<typeof metricSeriesSchema>;
+
+export function selectCompanyMetrics(report: CompanyReportData, input: CompanyMetricsInput): CompanyMetrics {
+  const availableYears = report.financials.map((f) => f.year);
+  const years = report.financials.filter((f) => (input.includeForecasts || !f.isForecasted) && (input.years === undefined || input.years.includes(f.year)));
+  const slugs = input.slugs ? new Set(input.slugs) : undefined;
+  const categories = input.categories ? new Set<string>(input.categories) : undefined;
+  const wanted = (slug: string, cats: string[]) =>
+    (slugs === undefined && categories === undefined) || slugs?.has(slug) === true || (categories !== undefined && cats.some((c) => categories.has(c)));
+
+  // Map keeps first-seen order: the report's (statutory) order of line items.
+  const series = new Map<string, MetricSeries>();
+  for (const y of years) {
+    for (const m of y.metrics) {
+      if (!wanted(m.slug, m.categories)) continue;
+      let s = series.get(m.slug);
+      if (!s) {
+        s = { slug: m.slug, name: m.name, categories: m.categories, unit: m.unit, values: [] };
+        series.set(m.slug, s);
+      }
+      s.values.push({ year: y.year, isForecasted: y.isForecasted, value: m.value, previousValue: m.previousValue, yoyChange: m.yoyChange, marketValue: m.marketValue, score: m.score });
+    }
+  }
+  return {
+    company: { fiscalCode: report.identity.fiscalCode, legalName: report.identity.legalName },
+    years: years.map((y) => y.year),
+    availableYears,
+    metrics: [...series.values()],
+    missingSlugs: input.slugs ? input.slugs.filter((s) => !series.has(s)) : [],
+  };
+}

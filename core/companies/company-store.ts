@@ -1,0 +1,96 @@
+import type { Db } from '../db/index.js';
+import type { Logger } from '../logging/index.js';
+import type { CompanyFinancialsData, CompanyProfileData, CompanyReportData, CreditReportData } from './schemas/index.js';
+import { companySql, PEERS_SQL, type CompanyRow, type PeersRow } from './company-query.js';
+import { assembleCompanyReport, companyReportShape, reportSlugs } from './assemble-company-report.js';
+import { assembleCreditReport, creditReportShape } from './assemble-credit-report.js';
+import { assembleLargeProfile, assembleSmallProfile, companyProfileShape, isLargeProfile, MAX_PEERS, naceDivision } from './assemble-company-profile.js';
+import { assembleCompanyFinancials, companyFinancialsShape } from './assemble-company-financials.js';
+import { createMetricDefinitionCache, type MetricDefinitionRow } from './read-metric-definitions.js';
+import { runStoreQuery } from './run-store-query.js';
+
+/**
+ * The four endpoints' `data`, read from Postgres. Each method returns null when no company
+ * matches, and throws AppError upstream_timeout / upstream_error when the store fails.
+ */
+export interface CompanyStore {
+  companyReport(fiscalCode: string): Promise<CompanyReportData | null>;
+  creditReport(fiscalCode: string): Promise<CreditReportData | null>;
+  companyProfile(taxId: string): Promise<CompanyProfileData | null>;
+  companyFinancials(taxId: string): Promise<CompanyFinancialsData | null>;
+  /** Re-reads metric names, categories and units (e.g. after an import changed them). */
+  reloadMetricDefinitions(): Promise<void>;
+}
+
+export interface CompanyStoreOptions {
+  db: Db;
+  /** Deadline per database round trip, connection wait included. */
+  queryTimeoutMs: number;
+  logger: Logger;
+}
+
+/**
+ * How a caller's identifier finds a company: upper case, then the fiscal code, else the VAT
+ * number (which is stored without its IT prefix).
+ */
+export function lookupKeys(input: string): { code: string; vatNumber: string } {
+  const code = input.trim().toUpperCase();
+  return { code, vatNumber: /^IT\d{11}$/.test(code) ? code.slice(2) : code };
+}
+
+export function createCompanyStore(options: CompanyStoreOptions): CompanyStore {
+  const { db } = options;
+  const sql = {
+    report: companySql(companyReportShape),
+    credit: companySql(creditReportShape),
+    profile: companySql(companyProfileShape),
+    financials: companySql(companyFinancialsShape),
+  };
+
+  const definitions = createMetricDefinitionCache(async () => {
+    const result = await runStoreQuery(options, 'metric definitions', db.raw<{ rows: MetricDefinitionRow[] }>('SELECT slug, name, categories, unit FROM metric_definitions'));
+    return result.rows;
+  });
+
+  async function findCompany(what: string, query: string, input: string): Promise<CompanyRow | null> {
+    const { code, vatNumber } = lookupKeys(input);
+    if (code.length === 0) return null;
+    const result = await runStoreQuery(options, what, db.raw<{ rows: CompanyRow[] }>(query, [code, vatNumber, code]));
+    return result.rows[0] ?? null;
+  }
+
+  return {
+    async companyReport(fiscalCode) {
+      const row = await findCompany('company report', sql.report, fiscalCode);
+      if (row === null) return null;
+      let defs = await definitions.get();
+      if (reportSlugs(row).some((slug) => !defs.has(slug))) defs = await definitions.refreshForMissing();
+      return assembleCompanyReport(row, defs);
+    },
+
+    async creditReport(fiscalCode) {
+      const row = await findCompany('credit report', sql.credit, fiscalCode);
+      return row === null ? null : assembleCreditReport(row);
+    },
+
+    async companyProfile(taxId) {
+      const row = await findCompany('company profile', sql.profile, taxId);
+      if (row === null) return null;
+      if (!isLargeProfile(row)) return assembleSmallProfile(row);
+      const division = naceDivision(row);
+      if (division === null) return assembleLargeProfile(row, { peer_count: 0, peers: [] });
+      const bindings = { division, id: row.id, revenue: row.latest_revenue ?? 0, limit: MAX_PEERS };
+      const peers = await runStoreQuery(options, 'company peers', db.raw<{ rows: PeersRow[] }>(PEERS_SQL, bindings));
+      return assembleLargeProfile(row, peers.rows[0] ?? { peer_count: 0, peers: [] });
+    },
+
+    async companyFinancials(taxId) {
+      const row = await findCompany('company financials', sql.financials, taxId);
+      return row === null ? null : assembleCompanyFinancials(row);
+    },
+
+    async reloadMetricDefinitions() {
+      await definitions.reload();
+    },
+  };
+}

@@ -1,0 +1,182 @@
+import { z } from 'zod';
+import { lookupKeys } from './company-store.js';
+import { runStoreQuery } from './run-store-query.js';
+import { companyBranchSchema, fiscalCodePattern, holderSchema, officerSchema, type CompanyBranch, type Officer } from './schemas/index.js';
+import type { CompanyQueryDeps } from './search-companies.js';
+
+// A company's group structure: who owns it (shareholders, walked upward) and what it owns
+// (subsidiaries, walked downward), following company_holders.related_company_id from company
+// to company, one query per level. Ownership graphs can be cyclic (cross-holdings) and can
+// reach one company by two paths; a company already on the current branch is marked `cycle`
+// and not expanded again, and the whole walk stops at MAX_NODES.
+
+export const MAX_STRUCTURE_DEPTH = 5;
+export const MAX_NODES = 500;
+
+export const companyStructureInputSchema = z.strictObject({
+  fiscalCode: z.string().trim().regex(fiscalCodePattern, 'an 11-digit fiscal code / VAT number or a 16-character codice fiscale')
+    .describe('The company\'s fiscal code: 11 digits or 16 characters (case-insensitive).'),
+  depthUp: z.number().int().min(0).max(MAX_STRUCTURE_DEPTH).default(2).describe(`Levels of shareholders to follow upward, 0-${MAX_STRUCTURE_DEPTH} (1 = direct shareholders only).`),
+  depthDown: z.number().int().min(0).max(MAX_STRUCTURE_DEPTH).default(2).describe(`Levels of subsidiaries to follow downward, 0-${MAX_STRUCTURE_DEPTH} (1 = direct subsidiaries only).`),
+});
+
+const nodeFields = {
+  name: z.string().nullable(),
+  share: z.number().nullable().describe('Ownership fraction 0-1 of this link.'),
+  company: z.strictObject({ id: z.string(), fiscalCode: z.string(), legalName: z.string().nullable() }).nullable()
+    .describe('The company this holder is, when it is a company known to the service; null for people and unknown entities.'),
+  cycle: z.boolean().describe('This company already appears above on the same branch (cross-holding): not expanded again.'),
+  moreBeyondDepth: z.boolean().describe('There are further levels beyond the requested depth.'),
+};
+
+export interface ShareholderNode {
+  name: string | null;
+  share: number | null;
+  company: { id: string; fiscalCode: string; legalName: string | null } | null;
+  cycle: boolean;
+  moreBeyondDepth: boolean;
+  shareholders: ShareholderNode[];
+}
+export type SubsidiaryNode = Omit<ShareholderNode, 'shareholders'> & { subsidiaries: SubsidiaryNode[] };
+
+export const shareholderNodeSchema: z.ZodType<ShareholderNode> = z.strictObject({
+  ...nodeFields,
+  get shareholders() { return z.array(shareholderNodeSchema).describe('Who owns this shareholder (next level up).'); },
+}).meta({ id: 'ShareholderNode' });
+
+export const subsidiaryNodeSchema: z.ZodType<SubsidiaryNode> = z.strictObject({
+  ...nodeFields,
+  get subsidiaries() { return z.array(subsidiaryNodeSchema).describe('What this subsidiary owns (next level down).'); },
+}).meta({ id: 'SubsidiaryNode' });
+
+export const companyStructureSchema = z.strictObject({
+  company: z.strictObject({ id: z.string(), fiscalCode: z.string(), legalName: z.string().nullable() }),
+  depthUp: z.number().int(),
+  depthDown: z.number().int(),
+  shareholders: z.array(shareholderNodeSchema).describe('Direct shareholders, each with its own shareholders up to depthUp levels.'),
+  beneficialOwners: z.array(holderSchema).describe('Ultimate beneficial owners as registered (names and shares only).'),
+  subsidiaries: z.array(subsidiaryNodeSchema).describe('Direct subsidiaries, each with its own subsidiaries down to depthDown levels.'),
+  officers: z.array(officerSchema),
+  branches: z.array(companyBranchSchema),
+  truncated: z.boolean().describe(`True when the walk stopped at ${MAX_NODES} nodes before reaching the requested depth.`),
+});
+
+export type CompanyStructureInput = z.output<typeof companyStructureInputSchema>;
+export type CompanyStructure = z.infer<typeof companyStructureSchema>;
+
+interface RootRow {
+  id: number;
+  fiscal_code: string;
+  legal_name: string | null;
+  beneficial_owners: { name: string | null; share: number | null }[] | null;
+  officers: Officer[] | null;
+  branches: CompanyBranch[] | null;
+}
+
+interface LinkRow {
+  company_id: number;
+  name: string | null;
+  share: number | null;
+  related_id: number | null;
+  related_fiscal_code: string | null;
+  related_legal_name: string | null;
+  has_more: boolean;
+}
+
+const ROOT_SQL = `
+SELECT c.id, c.fiscal_code, c.legal_name,
+  (SELECT json_agg(json_build_object('name', h.name, 'share', h.share) ORDER BY h.position)
+     FROM company_holders h WHERE h.company_id = c.id AND h.relation = 'beneficial_owner') AS beneficial_owners,
+  (SELECT json_agg(json_build_object('name', o.name, 'role', o.role, 'roleCategory', o.role_category) ORDER BY o.position)
+     FROM company_officers o WHERE o.company_id = c.id) AS officers,
+  (SELECT json_agg(json_build_object('legalName', b.legal_name, 'address', b.address) ORDER BY b.position)
+     FROM company_branches b WHERE b.company_id = c.id) AS branches
+FROM (SELECT * FROM companies WHERE fiscal_code = ? OR vat_number = ? ORDER BY fiscal_code = ? DESC LIMIT 1) c`;
+
+// One level of links for a set of companies; has_more says whether the linked company has
+// links of the same relation itself (so a node at the depth limit can say there is more).
+const LINKS_SQL = `
+SELECT h.company_id, h.name, h.share, rc.id AS related_id, rc.fiscal_code AS related_fiscal_code, rc.legal_name AS related_legal_name,
+  EXISTS (SELECT 1 FROM company_holders x WHERE x.company_id = h.related_company_id AND x.relation = ?) AS has_more
+FROM company_holders h
+LEFT JOIN companies rc ON rc.id = h.related_company_id
+WHERE h.company_id = ANY(?::bigint[]) AND h.relation = ?
+ORDER BY h.company_id, h.position`;
+
+type Relation = 'shareholder' | 'subsidiary';
+interface WalkNode {
+  name: string | null;
+  share: number | null;
+  company: { id: string; fiscalCode: string; legalName: string | null } | null;
+  cycle: boolean;
+  moreBeyondDepth: boolean;
+  children: WalkNode[];
+}
+
+/** null when no company has this fiscal code (or VAT number). */
+export async function companyStructure(deps: CompanyQueryDeps, input: CompanyStructureInput): Promise<CompanyStructure | null> {
+  const { code, vatNumber } = lookupKeys(input.fiscalCode);
+  const rootResult = await runStoreQuery(deps, 'company structure', deps.db.raw<{ rows: RootRow[] }>(ROOT_SQL, [code, vatNumber, code]));
+  const root = rootResult.rows[0];
+  if (!root) return null;
+
+  const budget = { nodes: 0, truncated: false };
+  const up = await walk(deps, root.id, 'shareholder', input.depthUp, budget);
+  const down = await walk(deps, root.id, 'subsidiary', input.depthDown, budget);
+  const asShareholder = (n: WalkNode): ShareholderNode => ({ ...fields(n), shareholders: n.children.map(asShareholder) });
+  const asSubsidiary = (n: WalkNode): SubsidiaryNode => ({ ...fields(n), subsidiaries: n.children.map(asSubsidiary) });
+
+  return {
+    company: { id: String(root.id), fiscalCode: root.fiscal_code, legalName: root.legal_name },
+    depthUp: input.depthUp,
+    depthDown: input.depthDown,
+    shareholders: up.map(asShareholder),
+    beneficialOwners: (root.beneficial_owners ?? []).map((h) => ({ name: h.name, share: h.share })),
+    subsidiaries: down.map(asSubsidiary),
+    officers: (root.officers ?? []).map((o) => ({ name: o.name, role: o.role, roleCategory: o.roleCategory })),
+    branches: (root.branches ?? []).map((b) => ({ legalName: b.legalName, address: b.address })),
+    truncated: budget.truncated,
+  };
+}
+
+const fields = (n: WalkNode) => ({ name: n.name, share: n.share, company: n.company, cycle: n.cycle, moreBeyondDepth: n.moreBeyondDepth });
+
+/** Breadth-first, one query per level; returns the root's direct links with their subtrees. */
+async function walk(deps: CompanyQueryDeps, rootId: number, relation: Relation, depth: number, budget: { nodes: number; truncated: boolean }): Promise<WalkNode[]> {
+  const top: WalkNode[] = [];
+  // Each frontier entry: a company to expand, where its links go, and the companies above it on its branch.
+  let frontier: { id: number; into: WalkNode[]; ancestors: Set<number> }[] = [{ id: rootId, into: top, ancestors: new Set() }];
+  for (let level = 1; level <= depth && frontier.length > 0; level++) {
+    const ids = [...new Set(frontier.map((f) => f.id))];
+    const result = await runStoreQuery(deps, 'company structure level', deps.db.raw<{ rows: LinkRow[] }>(LINKS_SQL, [relation, ids, relation]));
+    const byCompany = new Map<number, LinkRow[]>();
+    for (const row of result.rows) {
+      const list = byCompany.get(Number(row.company_id));
+      if (list) list.push(row);
+      else byCompany.set(Number(row.company_id), [row]);
+    }
+    const next: typeof frontier = [];
+    for (const f of frontier) {
+      const branch = new Set(f.ancestors).add(f.id);
+      for (const link of byCompany.get(f.id) ?? []) {
+        if (budget.nodes >= MAX_NODES) { budget.truncated = true; break; }
+        budget.nodes++;
+        const relatedId = link.related_id === null ? null : Number(link.related_id);
+        const cycle = relatedId !== null && branch.has(relatedId);
+        const expand = relatedId !== null && !cycle && level < depth;
+        const node: WalkNode = {
+          name: link.name,
+          share: link.share,
+          company: relatedId === null ? null : { id: String(relatedId), fiscalCode: link.related_fiscal_code ?? '', legalName: link.related_legal_name },
+          cycle,
+          moreBeyondDepth: relatedId !== null && !cycle && level === depth && link.has_more,
+          children: [],
+        };
+        f.into.push(node);
+        if (expand) next.push({ id: relatedId, into: node.children, ancestors: branch });
+      }
+    }
+    frontier = next;
+  }
+  return top;
+}

@@ -1,0 +1,108 @@
+import { classifyCompanySize, type CompanySize } from './company-size.js';
+import type { DossierYear } from './schemas/index.js';
+
+// Metric slugs the store relies on (they are in the metric catalogue): the profile's size rule
+// and peer ordering read them from the latest filed year.
+export const REVENUE_SLUG = 'revenue';
+export const TOTAL_ASSETS_SLUG = 'total_assets';
+
+/**
+ * One line item as stored in company_years.metrics. Only slug and value are always there:
+ * previousValue and yoyChange are stored only when they differ from what the year before gives
+ * (see metricChanges), marketValue and score only when not null. A year's array then stays
+ * small enough for Postgres to keep the row inline and uncompressed, which is most of the
+ * import and report speed. Readers use metricChanges to get the full line item back.
+ */
+export interface StoredMetric {
+  slug: string;
+  value: number;
+  previousValue?: number | null;
+  yoyChange?: number | null;
+  marketValue?: number | null;
+  score?: number | null;
+}
+
+export interface DerivedYear {
+  year: number;
+  isForecasted: boolean;
+  size: CompanySize | null;
+  statementDate: string | null;
+  employees: number | null;
+  employeesYoY: number | null;
+  metrics: StoredMetric[];
+}
+
+export interface LatestFigures {
+  latestFiledYear: number | null;
+  size: CompanySize | null;
+  revenue: number | null;
+  totalAssets: number | null;
+  employees: number | null;
+}
+
+/** Year-on-year change as a fraction (0.12 = +12%), 4 decimals; null when undefined. */
+export function yoyChange(value: number | null, previous: number | null): number | null {
+  if (value === null || previous === null || previous === 0) return null;
+  return Math.round(((value - previous) / Math.abs(previous)) * 10_000) / 10_000;
+}
+
+const metricValue = (year: DossierYear | undefined, slug: string): number | null =>
+  year?.metrics.find((m) => m.slug === slug)?.value ?? null;
+
+/**
+ * A line item's previousValue and yoyChange: as stored when stored, else derived from the
+ * fiscal year just before (year - 1, not the nearest older one: a gap means there is no
+ * comparable figure). The writer and every reader use this one rule.
+ */
+export function metricChanges(m: StoredMetric, previousYear: ReadonlyMap<string, number> | undefined): { previousValue: number | null; yoyChange: number | null } {
+  const previousValue = m.previousValue !== undefined ? m.previousValue : previousYear?.get(m.slug) ?? null;
+  return { previousValue, yoyChange: m.yoyChange !== undefined ? m.yoyChange : yoyChange(m.value, previousValue) };
+}
+
+/** slug → value of one year's metrics, for metricChanges. */
+export const metricValues = (metrics: readonly { slug: string; value: number }[] | undefined): Map<string, number> =>
+  new Map(metrics?.map((m) => [m.slug, m.value]));
+
+/**
+ * Prepares a dossier's years for storage. What the dossier omits is derived: employeesYoY
+ * from the year before, and size from the EU rule when the year has figures but no size.
+ * Line items keep only what cannot be derived again on reading (see StoredMetric); a value
+ * the dossier gives that differs from the derived one, including an explicit null, is kept.
+ */
+export function deriveYearFigures(years: DossierYear[]): DerivedYear[] {
+  const byYear = new Map(years.map((y) => [y.year, y]));
+  return years.map((y) => {
+    const prev = byYear.get(y.year - 1);
+    const prevValues = metricValues(prev?.metrics);
+    const employeesYoY = y.employeesYoY !== undefined ? y.employeesYoY : yoyChange(y.employees, prev?.employees ?? null);
+    return {
+      year: y.year,
+      isForecasted: y.isForecasted,
+      size: y.size ?? classifyCompanySize({ employees: y.employees, revenue: metricValue(y, REVENUE_SLUG), totalAssets: metricValue(y, TOTAL_ASSETS_SLUG) }),
+      statementDate: y.statementDate,
+      employees: y.employees,
+      employeesYoY,
+      metrics: y.metrics.map((m) => {
+        const stored: StoredMetric = { slug: m.slug, value: m.value };
+        const derivedPrevious = prevValues.get(m.slug) ?? null;
+        if (m.previousValue !== undefined && m.previousValue !== derivedPrevious) stored.previousValue = m.previousValue;
+        const previousValue = m.previousValue !== undefined ? m.previousValue : derivedPrevious;
+        if (m.yoyChange !== undefined && m.yoyChange !== yoyChange(m.value, previousValue)) stored.yoyChange = m.yoyChange;
+        if (m.marketValue !== null) stored.marketValue = m.marketValue;
+        if (m.score !== null) stored.score = m.score;
+        return stored;
+      }),
+    };
+  });
+}
+
+/** The newest non-forecast year's figures, denormalised onto companies for search and peers. */
+export function latestFigures(years: DossierYear[]): LatestFigures {
+  let latest: DossierYear | undefined;
+  for (const y of years) if (!y.isForecasted && (latest === undefined || y.year > latest.year)) latest = y;
+  if (latest === undefined) return { latestFiledYear: null, size: null, revenue: null, totalAssets: null, employees: null };
+  const revenue = metricValue(latest, REVENUE_SLUG);
+  const totalAssets = metricValue(latest, TOTAL_ASSETS_SLUG);
+  const figures = { employees: latest.employees, revenue: revenue === null ? null : Math.round(revenue), totalAssets: totalAssets === null ? null : Math.round(totalAssets) };
+  return { latestFiledYear: latest.year, size: latest.size ?? classifyCompanySize(figures), ...figures };
+}

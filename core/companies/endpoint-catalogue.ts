@@ -1,0 +1,171 @@
+import { z } from 'zod';
+import { findProduct, type EndpointSlug } from '../billing/products.js';
+import { requestIdSchema } from '../errors/index.js';
+import {
+  companyFinancialsDataSchema, companyProfileDataSchema, companyReportDataSchema, creditReportDataSchema, fiscalCodePattern,
+  type CompanyFinancialsData, type CompanyProfileData, type CompanyReportData, type CreditReportData,
+} from './schemas/index.js';
+
+// The four API endpoints, once: the HTTP routes, the per-key OpenAPI document and the /docs
+// page are all generated from this list, so a path, a parameter rule, a default price or a
+// sentence of documentation cannot drift between them. Texts exist in English and Italian and
+// must say the same thing (spec: "Both versions describe the same behaviour").
+
+export type Language = 'en' | 'it';
+export const languages: readonly Language[] = ['en', 'it'];
+
+export const usageSchema = z.strictObject({
+  quantity: z.number().int().nonnegative(),
+  unit: z.enum(['credits', 'calls']),
+});
+
+export const metaSchema = z.strictObject({
+  requestId: requestIdSchema,
+  endpoint: z.string(),
+  usage: usageSchema,
+});
+
+export const successEnvelopeSchema = <T extends z.ZodType>(data: T) => z.strictObject({ data, meta: metaSchema });
+
+export type Usage = z.infer<typeof usageSchema>;
+export type Meta = z.infer<typeof metaSchema>;
+
+// Path parameters as the spec states them. Lookups are case-insensitive: the route upper-cases
+// the value after validation, so the schema (and the OpenAPI pattern) accepts both cases.
+export const fiscalCodeParamSchema = z.string().regex(fiscalCodePattern, 'must be an 11-digit code or a 16-character codice fiscale');
+export const taxIdParamSchema = z.string().min(1, 'must not be empty');
+
+/** The read side of the company store the endpoints need; core/companies' store implements it. */
+export interface CompanyLookups {
+  companyReport(fiscalCode: string): Promise<CompanyReportData | null>;
+  creditReport(fiscalCode: string): Promise<CreditReportData | null>;
+  companyProfile(taxId: string): Promise<CompanyProfileData | null>;
+  companyFinancials(taxId: string): Promise<CompanyFinancialsData | null>;
+}
+
+export interface EndpointTexts {
+  summary: string;
+  description: string;
+  parameter: string;
+}
+
+export interface EndpointDefinition {
+  /** Product slug: meta.endpoint, plan entitlements, usage events. */
+  slug: EndpointSlug;
+  /** OpenAPI-style template, e.g. /companies/{fiscalCode}/report. */
+  path: string;
+  param: { name: 'fiscalCode' | 'taxId'; schema: z.ZodString };
+  data: z.ZodType;
+  /** Name of the schema in the OpenAPI components. */
+  schemaName: string;
+  /** From the product catalogue (core/billing/products.ts), which the default plan also reads. */
+  defaultMeasure: Usage;
+  texts: Record<Language, EndpointTexts>;
+  lookup(store: CompanyLookups, id: string): Promise<unknown>;
+}
+
+const fiscalCodeTexts: Record<Language, string> = {
+  en: 'The company\'s fiscal code: an 11-digit code (partita IVA / codice fiscale numerico) or a 16-character codice fiscale. Case-insensitive.',
+  it: 'Il codice fiscale dell\'impresa: un codice di 11 cifre (partita IVA / codice fiscale numerico) oppure un codice fiscale di 16 caratteri. Maiuscole e minuscole sono equivalenti.',
+};
+const taxIdTexts: Record<Language, string> = {
+  en: 'The company\'s Italian tax ID (any non-empty value). Case-insensitive.',
+  it: 'L\'identificativo fiscale italiano dell\'impresa (qualsiasi valore non vuoto). Maiuscole e minuscole sono equivalenti.',
+};
+
+function defaultMeasureOf(slug: EndpointSlug): Usage {
+  const product = findProduct(slug);
+  if (!product) throw new Error(`${slug} is missing from the product catalogue`);
+  return { ...product.defaultMeasure };
+}
+
+export const endpointCatalogue: readonly EndpointDefinition[] = [
+  {
+    slug: 'company-report',
+    path: '/companies/{fiscalCode}/report',
+    param: { name: 'fiscalCode', schema: fiscalCodeParamSchema },
+    data: companyReportDataSchema,
+    schemaName: 'CompanyReportData',
+    defaultMeasure: defaultMeasureOf('company-report'),
+    lookup: (store, id) => store.companyReport(id),
+    texts: {
+      en: {
+        summary: 'Company report',
+        description: 'The most comprehensive report: everything in the credit report plus up to 10 years of statements with every reported line item, branches, beneficial owners and subsidiaries.',
+        parameter: fiscalCodeTexts.en,
+      },
+      it: {
+        summary: 'Report aziendale',
+        description: 'Il report più completo: tutto il contenuto del report di credito più fino a 10 anni di bilanci con ogni voce riportata, le sedi secondarie, i titolari effettivi e le società controllate.',
+        parameter: fiscalCodeTexts.it,
+      },
+    },
+  },
+  {
+    slug: 'company-credit-report',
+    path: '/companies/{fiscalCode}/credit-report',
+    param: { name: 'fiscalCode', schema: fiscalCodeParamSchema },
+    data: creditReportDataSchema,
+    schemaName: 'CreditReportData',
+    defaultMeasure: defaultMeasureOf('company-credit-report'),
+    lookup: (store, id) => store.creditReport(id),
+    texts: {
+      en: {
+        summary: 'Credit report',
+        description: 'Identity, registry data, headcount, risk indicators, state aids, shareholders, officers and up to 5 recent years of headline figures (without line items).',
+        parameter: fiscalCodeTexts.en,
+      },
+      it: {
+        summary: 'Report di credito',
+        description: 'Anagrafica, dati camerali, numero di dipendenti, indicatori di rischio, aiuti di Stato, soci, esponenti e fino a 5 anni recenti di dati di sintesi (senza le singole voci di bilancio).',
+        parameter: fiscalCodeTexts.it,
+      },
+    },
+  },
+  {
+    slug: 'company-profile',
+    path: '/companies/{taxId}/profile',
+    param: { name: 'taxId', schema: taxIdParamSchema },
+    data: companyProfileDataSchema,
+    schemaName: 'CompanyProfileData',
+    defaultMeasure: defaultMeasureOf('company-profile'),
+    lookup: (store, id) => store.companyProfile(id),
+    texts: {
+      en: {
+        summary: 'Company profile',
+        description: 'Identity and latest figures, then one branch chosen by size (EU SME definition): large companies get `peerCount` and up to 10 `peers` of the same NACE division nearest in size; smaller companies get `risk` (risk indicators, state aids and up to 5 years of history). One price covers either branch.',
+        parameter: taxIdTexts.en,
+      },
+      it: {
+        summary: 'Profilo aziendale',
+        description: 'Anagrafica e ultimi dati, poi una sola sezione scelta in base alla dimensione (definizione UE di PMI): le grandi imprese ricevono `peerCount` e fino a 10 `peers` della stessa divisione NACE più vicini per dimensione; le altre ricevono `risk` (indicatori di rischio, aiuti di Stato e fino a 5 anni di storico). Un unico prezzo copre entrambe le sezioni.',
+        parameter: taxIdTexts.it,
+      },
+    },
+  },
+  {
+    slug: 'company-financials',
+    path: '/companies/{taxId}/financials',
+    param: { name: 'taxId', schema: taxIdParamSchema },
+    data: companyFinancialsDataSchema,
+    schemaName: 'CompanyFinancialsData',
+    defaultMeasure: defaultMeasureOf('company-financials'),
+    lookup: (store, id) => store.companyFinancials(id),
+    texts: {
+      en: {
+        summary: 'Company financials',
+        description: 'Identity, whether figures are consolidated, the latest filed year and the latest annual snapshot.',
+        parameter: taxIdTexts.en,
+      },
+      it: {
+        summary: 'Dati finanziari aziendali',
+        description: 'Anagrafica, se i dati provengono da bilanci consolidati, l\'ultimo anno depositato e l\'ultima fotografia annuale.',
+        parameter: taxIdTexts.it,
+      },
+    },
+  },
+];
+
+export function findEndpoint(slug: string): EndpointDefinition | undefined {
+  return endpointCatalogue.find((e) => e.slug === slug);
+}

@@ -1,0 +1,159 @@
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { createDb, type Db } from '../../db/index.js';
+import { createLogger } from '../../logging/index.js';
+import { generateDossiers } from '../../sample-data/index.js';
+import { createCompanyStore, type CompanyStore } from '../company-store.js';
+import type { CompanyDossierInput } from '../schemas/index.js';
+import { importDossiers, type UpsertFn } from './import-dossiers.js';
+
+// Seeds of this file only, so its fiscal codes do not collide with other tests' companies.
+const ROUND_TRIP_SEED = 81_200_001;
+const REJECTS_SEED = 81_200_002;
+const IDEMPOTENT_SEED = 81_200_003;
+
+let db: Db;
+let store: CompanyStore;
+beforeAll(() => {
+  db = createDb({ connectionString: inject('databaseUrl'), poolMax: 4 });
+  store = createCompanyStore({ db, queryTimeoutMs: 15_000, logger: createLogger({ level: 'silent' }) });
+});
+afterAll(async () => {
+  await db?.destroy();
+});
+
+const toLines = (dossiers: CompanyDossierInput[]) => dossiers.map((d) => JSON.stringify(d));
+async function* slowly(lines: string[]): AsyncGenerator<string> {
+  for (const line of lines) yield line;
+}
+
+describe('importDossiers', () => {
+  it('when generated companies are imported then the store returns them field for field', async () => {
+    const plain = [...generateDossiers({ count: 150, seed: ROUND_TRIP_SEED, includeDerivedChanges: false })];
+    const expected = [...generateDossiers({ count: 150, seed: ROUND_TRIP_SEED, includeDerivedChanges: true })];
+    const progress: number[] = [];
+    const summary = await importDossiers({ db, lines: slowly(toLines(plain)), batchSize: 40, onProgress: (p) => progress.push(p.lines) });
+    expect(summary).toMatchObject({ lines: 150, accepted: 150, rejected: 0, created: 150, updated: 0, unchanged: 0 });
+    expect(progress.length).toBeGreaterThanOrEqual(4);
+
+    for (const d of expected) {
+      const report = await store.companyReport(d.fiscalCode.toLowerCase());
+      expect(report, d.fiscalCode).not.toBeNull();
+      const r = report!;
+      expect(r.identity).toMatchObject({
+        legalName: d.legalName, legalForm: d.legalForm, vatNumber: d.vatNumber, fiscalCode: d.fiscalCode, naceCode: d.naceCode,
+        naceSection: d.naceSection, foundingYear: d.foundingYear, incorporationDate: d.incorporationDate, dissolutionYear: d.dissolutionYear,
+        controllingEntity: d.controllingEntity, address: d.address,
+      });
+      expect(r.registry).toEqual(d.registry);
+      expect(r.headcount).toEqual(d.headcount);
+      expect(r.risk).toEqual(d.risk);
+      expect(r.officers).toEqual(d.officers!.map((o) => ({ name: o.name, role: o.role, roleCategory: o.roleCategory })));
+      expect(r.ownership.shareholders).toEqual(d.shareholders!.map((h) => ({ name: h.name, share: h.share })));
+      expect(r.ownership.subsidiaries).toEqual(d.subsidiaries!.map((h) => ({ name: h.name, share: h.share })));
+      expect(r.branches.map((b) => b.legalName)).toEqual(d.branches!.map((b) => b.legalName));
+
+      const filed = d.years!.filter((y) => !y.isForecasted);
+      expect(r.latestFiledYear).toBe(filed.at(-1)!.year);
+      // Newest first; the importer derived previousValue / yoyChange exactly as the generator does.
+      const newest = d.years!.at(-1)!;
+      const served = r.financials.find((f) => f.year === newest.year)!;
+      expect(r.financials[0]!.year).toBe(newest.year);
+      expect(served.employeesYoY).toBe(newest.employeesYoY);
+      const bySlug = new Map(served.metrics.map((m) => [m.slug, m]));
+      for (const m of newest.metrics!) {
+        expect(bySlug.get(m.slug), `${d.fiscalCode} ${m.slug}`).toMatchObject({ value: m.value, previousValue: m.previousValue, yoyChange: m.yoyChange });
+      }
+      expect(bySlug.get('total_assets')!.unit).toBe('EUR');
+    }
+
+    const large = expected.find((d) => d.years!.filter((y) => !y.isForecasted).at(-1)!.size === 'large' && d.fiscalCode.length === 11);
+    if (large) expect(await store.companyProfile(large.fiscalCode)).toHaveProperty('peers');
+    const soleTrader = expected.find((d) => d.fiscalCode.length === 16)!;
+    expect((await store.creditReport(soleTrader.fiscalCode))?.identity.fiscalCode).toBe(soleTrader.fiscalCode);
+    expect((await store.companyFinancials(soleTrader.vatNumber!))?.identity.fiscalCode).toBe(soleTrader.fiscalCode);
+  });
+
+  it('when some lines are bad then each is reported with its line number and reason while the good lines land', async () => {
+    const good = [...generateDossiers({ count: 6, seed: REJECTS_SEED })];
+    const badYears = structuredClone(good[3]!);
+    (badYears.years![2] as { year: unknown }).year = 'twenty';
+    // Valid for the schema, refused by the database (employees is a 32-bit integer column).
+    const tooMany = structuredClone(good[4]!);
+    tooMany.years!.at(-1)!.employees = 3_000_000_000;
+    const lines = [
+      JSON.stringify(good[0]), // 1
+      '{"fiscalCode": "12345678901", ', // 2
+      JSON.stringify(good[1]), // 3
+      '', // 4 (blank: skipped)
+      JSON.stringify(badYears), // 5
+      JSON.stringify(tooMany), // 6
+      JSON.stringify(good[2]), // 7
+      JSON.stringify({ fiscalCode: '123', legalName: 'X' }), // 8
+      JSON.stringify(good[5]), // 9
+    ];
+    const rejectedText: string[] = [];
+    const summary = await importDossiers({ db, lines, batchSize: 3, onReject: (_r, text) => rejectedText.push(text) });
+
+    expect(summary.rejections.map((r) => r.line)).toEqual([2, 5, 6, 8]);
+    const [json, years, database, code] = summary.rejections;
+    expect(json!.reason).toMatch(/^invalid JSON/);
+    expect(years!.reason).toMatch(/^years\[2\]\.year: /);
+    expect(years!.fiscalCode).toBe(good[3]!.fiscalCode);
+    expect(database!.reason).toBe('database refused the company: value "3000000000" is out of range for type integer [SQLSTATE 22003]');
+    expect(code!.reason).toMatch(/^fiscalCode: /);
+    // Parse rejections are reported at once, database ones when their batch is written.
+    expect(rejectedText.map((t) => lines.indexOf(t) + 1).sort((a, b) => a - b)).toEqual([2, 5, 6, 8]);
+    expect(summary).toMatchObject({ lines: 8, accepted: 5, rejected: 4, created: 4 });
+    for (const d of [good[0], good[1], good[2], good[5]]) expect(await store.companyReport(d!.fiscalCode)).not.toBeNull();
+    for (const d of [good[3], good[4]]) expect(await store.companyReport(d!.fiscalCode)).toBeNull();
+  });
+
+  it('when the same file is imported again then nothing changes, and an edited line updates only its company', async () => {
+    const lines = toLines([...generateDossiers({ count: 80, seed: IDEMPOTENT_SEED })]);
+    expect(await importDossiers({ db, lines, batchSize: 25 })).toMatchObject({ created: 80, updated: 0, unchanged: 0, rejected: 0 });
+    expect(await importDossiers({ db, lines, batchSize: 25 })).toMatchObject({ created: 0, updated: 0, unchanged: 80, rejected: 0 });
+
+    const edited = JSON.parse(lines[10]!) as CompanyDossierInput;
+    edited.legalName = `${edited.legalName} (renamed)`;
+    const again = [...lines];
+    again[10] = JSON.stringify(edited);
+    expect(await importDossiers({ db, lines: again, batchSize: 25 })).toMatchObject({ created: 0, updated: 1, unchanged: 79 });
+    expect((await store.companyReport(edited.fiscalCode))!.identity.legalName).toBe(edited.legalName);
+  });
+});
+
+describe('importDossiers with a failing store', () => {
+  const lines = toLines([...generateDossiers({ count: 5, seed: 81_200_004 })]);
+  const fakeDb = {} as Db;
+
+  it('when one company makes its batch fail then the others are written one by one and only it is rejected', async () => {
+    const poisoned = (JSON.parse(lines[2]!) as CompanyDossierInput).fiscalCode;
+    const calls: number[] = [];
+    const upsert: UpsertFn = async (_db, dossiers) => {
+      calls.push(dossiers.length);
+      if (dossiers.some((d) => d.fiscalCode === poisoned)) throw Object.assign(new Error('check constraint violated'), { code: '23514' });
+      return { created: dossiers.length, updated: 0, unchanged: 0 };
+    };
+    const summary = await importDossiers({ db: fakeDb, lines, batchSize: 5, upsert });
+    expect(calls).toEqual([5, 1, 1, 1, 1, 1]);
+    expect(summary).toMatchObject({ created: 4, rejected: 1 });
+    expect(summary.rejections).toEqual([{ line: 3, fiscalCode: poisoned, reason: 'database refused the company: check constraint violated [SQLSTATE 23514]' }]);
+  });
+
+  it('when the database is unreachable then the import stops with the error instead of rejecting every line', async () => {
+    const upsert: UpsertFn = async () => {
+      throw Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432'), { code: 'ECONNREFUSED' });
+    };
+    await expect(importDossiers({ db: fakeDb, lines, batchSize: 2, upsert })).rejects.toThrow(/ECONNREFUSED/);
+  });
+
+  it('when a deadlock hits a batch then the batch is retried once as a whole', async () => {
+    let attempts = 0;
+    const upsert: UpsertFn = async (_db, dossiers) => {
+      if (attempts++ === 0) throw Object.assign(new Error('deadlock detected'), { code: '40P01' });
+      return { created: dossiers.length, updated: 0, unchanged: 0 };
+    };
+    expect(await importDossiers({ db: fakeDb, lines, batchSize: 10, upsert })).toMatchObject({ created: 5, rejected: 0 });
+    expect(attempts).toBe(2);
+  });
+});

@@ -1,0 +1,180 @@
+import type { Db } from '../../db/index.js';
+import type { CompanyDossier } from '../schemas/index.js';
+import { upsertCompanies, type UpsertResult } from '../write-companies.js';
+import { parseDossierLine, type ImportRejection, type ParsedEntry } from './parse-dossier-line.js';
+
+// Streams dossiers into the store in batches. Parsing and validation of the next batch runs
+// while the previous batch is being written, but only ONE batch is ever in flight: holders
+// are linked to companies by fiscal code at write time, and two concurrent transactions would
+// not see each other's rows, so a parent and its subsidiary written side by side would stay
+// unlinked.
+
+export interface ImportProgress {
+  /** Non-blank lines (or entries) seen so far. */
+  lines: number;
+  /** Entries that passed validation and were handed to the writer. */
+  accepted: number;
+  rejected: number;
+  created: number;
+  updated: number;
+  unchanged: number;
+}
+
+export interface ImportSummary extends ImportProgress {
+  rejections: ImportRejection[];
+  durationMs: number;
+}
+
+export type UpsertFn = (db: Db, dossiers: CompanyDossier[]) => Promise<UpsertResult>;
+
+export interface WriteDossiersOptions {
+  db: Db;
+  batchSize?: number;
+  onProgress?: (progress: ImportProgress) => void;
+  /** Called for each rejection as it happens (invalid entry or refused by the database). */
+  onReject?: (rejection: ImportRejection) => void;
+  /** Defaults to upsertCompanies; injectable so tests can simulate a failing store. */
+  upsert?: UpsertFn;
+}
+
+export interface ImportDossiersOptions extends Omit<WriteDossiersOptions, 'onReject'> {
+  lines: AsyncIterable<string> | Iterable<string>;
+  /** Called for each rejection with the raw line (e.g. to write a rejects file). */
+  onReject?: (rejection: ImportRejection, text: string) => void;
+}
+
+export const DEFAULT_BATCH_SIZE = 500;
+
+/** JSON Lines in, companies in the store out; see docs/import-format.md. */
+export async function importDossiers(options: ImportDossiersOptions): Promise<ImportSummary> {
+  const { lines, onReject, ...rest } = options;
+  // Raw text of the lines not yet written (at most two batches), for onReject.
+  const pending = new Map<number, string>();
+  async function* entries(): AsyncGenerator<ParsedEntry> {
+    let line = 0;
+    for await (const text of lines) {
+      line++;
+      const entry = parseDossierLine(text, line);
+      if (entry === null) continue;
+      if (onReject) pending.set(line, text);
+      yield entry;
+    }
+  }
+  return writeDossiers(entries(), {
+    ...rest,
+    onReject: onReject && ((r) => {
+      onReject(r, pending.get(r.line) ?? '');
+      pending.delete(r.line);
+    }),
+  }, (written) => written.forEach((l) => pending.delete(l)));
+}
+
+// Errors that say "the database is unreachable", not "this company is bad": retrying company
+// by company would only reject every good line, so the import stops (it can simply be re-run).
+function isUnavailable(err: unknown): boolean {
+  const e = err as { code?: unknown; name?: unknown };
+  const code = typeof e?.code === 'string' ? e.code : '';
+  return ['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND', '57P01', '57P02', '57P03', '53300'].includes(code)
+    || code.startsWith('08') || e?.name === 'KnexTimeoutError';
+}
+// Knex prefixes the whole SQL statement to the driver's message; the operator needs only
+// Postgres's own words (and its detail line, which names the offending value).
+function databaseReason(err: unknown): string {
+  const e = err as { message?: unknown; code?: unknown; detail?: unknown };
+  const message = String(e?.message ?? err);
+  const sqlstate = typeof e?.code === 'string' && /^[0-9A-Z]{5}$/.test(e.code) ? e.code : null;
+  const own = sqlstate && message.includes(' - ') ? message.slice(message.lastIndexOf(' - ') + 3) : message;
+  const detail = typeof e?.detail === 'string' ? ` (${e.detail})` : '';
+  return `${own.trim()}${detail}${sqlstate ? ` [SQLSTATE ${sqlstate}]` : ''}`;
+}
+
+const isTransient = (err: unknown) => ['40P01', '40001'].includes(String((err as { code?: unknown })?.code));
+
+/**
+ * The batching core shared by the file importer and the in-process sample loader. Invalid
+ * entries are counted and kept; valid ones go to the store in batches; a batch the database
+ * refuses is retried company by company so only the bad company is rejected.
+ */
+export async function writeDossiers(
+  entries: AsyncIterable<ParsedEntry> | Iterable<ParsedEntry>,
+  options: WriteDossiersOptions,
+  onBatchWritten?: (lines: number[]) => void,
+): Promise<ImportSummary> {
+  const started = performance.now();
+  const batchSize = Math.max(1, options.batchSize ?? DEFAULT_BATCH_SIZE);
+  const upsert = options.upsert ?? upsertCompanies;
+  const progress: ImportProgress = { lines: 0, accepted: 0, rejected: 0, created: 0, updated: 0, unchanged: 0 };
+  const rejections: ImportRejection[] = [];
+  const reject = (r: ImportRejection) => {
+    rejections.push(r);
+    progress.rejected++;
+    options.onReject?.(r);
+  };
+
+  const add = (r: UpsertResult) => {
+    progress.created += r.created;
+    progress.updated += r.updated;
+    progress.unchanged += r.unchanged;
+  };
+
+  async function writeBatch(batch: { line: number; dossier: CompanyDossier }[]): Promise<void> {
+    try {
+      add(await upsertWithOneRetry(batch.map((b) => b.dossier)));
+    } catch (err) {
+      if (isUnavailable(err)) throw err;
+      for (const item of batch) {
+        try {
+          add(await upsertWithOneRetry([item.dossier]));
+        } catch (single) {
+          if (isUnavailable(single)) throw single;
+          reject({ line: item.line, fiscalCode: item.dossier.fiscalCode, reason: `database refused the company: ${databaseReason(single)}` });
+        }
+      }
+    }
+    onBatchWritten?.(batch.map((b) => b.line));
+    options.onProgress?.({ ...progress });
+  }
+
+  async function upsertWithOneRetry(dossiers: CompanyDossier[]): Promise<UpsertResult> {
+    try {
+      return await upsert(options.db, dossiers);
+    } catch (err) {
+      if (!isTransient(err)) throw err;
+      return upsert(options.db, dossiers);
+    }
+  }
+
+  let inFlight: Promise<void> | undefined;
+  let batch: { line: number; dossier: CompanyDossier }[] = [];
+  let codes = new Set<string>();
+  const flush = async () => {
+    if (batch.length === 0) return;
+    const next = batch;
+    batch = [];
+    codes = new Set();
+    await inFlight;
+    inFlight = writeBatch(next);
+    // Keep the rejection handled until it is awaited (next flush or the end).
+    inFlight.catch(() => undefined);
+  };
+
+  for await (const entry of entries) {
+    progress.lines++;
+    if (!entry.ok) {
+      reject(entry.rejection);
+      continue;
+    }
+    progress.accepted++;
+    // A fiscal code repeated within a batch would collapse into one write; flushing first keeps
+    // "the last line wins" and the counts honest.
+    if (codes.has(entry.dossier.fiscalCode)) await flush();
+    batch.push({ line: entry.line, dossier: entry.dossier });
+    codes.add(entry.dossier.fiscalCode);
+    if (batch.length >= batchSize) await flush();
+  }
+  await flush();
+  await inFlight;
+  options.onProgress?.({ ...progress });
+  rejections.sort((a, b) => a.line - b.line);
+  return { ...progress, rejections, durationMs: Math.round(performance.now() - started) };
+}

@@ -1,0 +1,37 @@
+import { describe, expect, it } from 'vitest';
+import { formatIssuePath, parseDossierLine } from './parse-dossier-line.js';
+
+const minimal = { fiscalCode: '00905811006', legalName: 'Esempio S.p.A.' };
+
+describe('parseDossierLine', () => {
+  it('when the line is a valid dossier then defaults are filled and codes normalised', () => {
+    const entry = parseDossierLine(JSON.stringify({ ...minimal, vatNumber: 'it00905811006' }), 4);
+    expect(entry).toMatchObject({ ok: true, line: 4, dossier: { fiscalCode: '00905811006', vatNumber: '00905811006', officers: [], years: [], source: 'import' } });
+  });
+
+  it('when the line is blank then it is skipped, not rejected', () => {
+    expect(parseDossierLine('   \r', 9)).toBeNull();
+  });
+
+  it('when the line is not JSON then the rejection says so with the line number', () => {
+    const entry = parseDossierLine('{"fiscalCode": "00905811006",', 17);
+    expect(entry).toMatchObject({ ok: false, rejection: { line: 17, fiscalCode: null } });
+    expect(!entry!.ok && entry!.rejection.reason).toMatch(/^invalid JSON: /);
+  });
+
+  it('when fields are wrong then each failing path is named like years[2].year', () => {
+    const years = [{ year: 2020 }, { year: 2021 }, { year: 'x' }];
+    const entry = parseDossierLine(JSON.stringify({ ...minimal, legalForm: 'LTD', years, extra: 1 }), 3);
+    expect(entry!.ok).toBe(false);
+    const { reason, fiscalCode } = !entry!.ok ? entry!.rejection : { reason: '', fiscalCode: null };
+    expect(fiscalCode).toBe('00905811006');
+    expect(reason).toContain('years[2].year: ');
+    expect(reason).toContain('legalForm: ');
+    expect(reason).toMatch(/\(root\): .*extra/);
+  });
+
+  it('when a path is formatted then indexes use brackets and keys dots', () => {
+    expect(formatIssuePath(['years', 2, 'metrics', 0, 'value'])).toBe('years[2].metrics[0].value');
+    expect(formatIssuePath([])).toBe('(root)');
+  });
+});

@@ -1,0 +1,58 @@
+import type { z } from 'zod';
+import { companyDossierSchema, type CompanyDossier } from '../schemas/index.js';
+
+// One line of the import file → a validated dossier, or a rejection an operator can act on:
+// the line number and a precise reason (the JSON syntax error, or each failing field path).
+
+export interface ImportRejection {
+  /** 1-based line number in the file (or position in the stream). */
+  line: number;
+  /** The line's fiscalCode when it could be read, to find the company in the source. */
+  fiscalCode: string | null;
+  reason: string;
+}
+
+export type ParsedEntry = { ok: true; line: number; dossier: CompanyDossier } | { ok: false; rejection: ImportRejection };
+
+const MAX_ISSUES = 5;
+
+/** ['years', 2, 'year'] → "years[2].year". */
+export function formatIssuePath(path: readonly PropertyKey[]): string {
+  let out = '';
+  for (const key of path) {
+    if (typeof key === 'number') out += `[${key}]`;
+    else out += out === '' ? String(key) : `.${String(key)}`;
+  }
+  return out === '' ? '(root)' : out;
+}
+
+export function formatIssues(issues: readonly z.core.$ZodIssue[]): string {
+  const shown = issues.slice(0, MAX_ISSUES).map((i) => `${formatIssuePath(i.path)}: ${i.message}`);
+  if (issues.length > MAX_ISSUES) shown.push(`… and ${issues.length - MAX_ISSUES} more`);
+  return shown.join('; ');
+}
+
+const fiscalCodeOf = (value: unknown): string | null => {
+  const code = (value as { fiscalCode?: unknown } | null)?.fiscalCode;
+  return typeof code === 'string' ? code.trim().toUpperCase() : null;
+};
+
+/** Validates an already-parsed value (used by the in-process sample loader too). */
+export function parseDossierValue(value: unknown, line: number): ParsedEntry {
+  const result = companyDossierSchema.safeParse(value);
+  if (result.success) return { ok: true, line, dossier: result.data };
+  return { ok: false, rejection: { line, fiscalCode: fiscalCodeOf(value), reason: formatIssues(result.error.issues) } };
+}
+
+/** null for a blank line (skipped, not an error). */
+export function parseDossierLine(text: string, line: number): ParsedEntry | null {
+  const trimmed = text.trim();
+  if (trimmed === '') return null;
+  let value: unknown;
+  try {
+    value = JSON.parse(trimmed);
+  } catch (err) {
+    return { ok: false, rejection: { line, fiscalCode: null, reason: `invalid JSON: ${(err as Error).message}` } };
+  }
+  return parseDossierValue(value, line);
+}

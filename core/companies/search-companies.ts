@@ -1,0 +1,174 @@
+import { z } from 'zod';
+import type { Knex } from 'knex';
+import type { Db } from '../db/index.js';
+import type { Logger } from '../logging/index.js';
+import { runStoreQuery } from './run-store-query.js';
+import { criteriaFingerprint, decodeCursor, encodeCursor } from './search-cursor.js';
+import { legalFormValues, naceSectionValues, sizeValues } from './schemas/index.js';
+
+// Company search: by name fragment (trigram similarity on the GIN index of legal_name), or by
+// exact fiscal code / VAT number, with filters and keyset pagination. The schemas are the
+// contract of the MCP tool that exposes it.
+
+export const searchCompaniesInputSchema = z.strictObject({
+  query: z.string().trim().min(2).max(200).optional()
+    .describe('Part of the legal name (word order and small typos tolerated), or an exact fiscal code (11 digits or 16 characters) or VAT number (11 digits, with or without the IT prefix). Omit to list companies by the filters alone.'),
+  naceSection: z.enum(naceSectionValues).optional().describe('NACE Rev. 2 section letter, e.g. C (manufacturing), J (information and communication).'),
+  naceCode: z.string().regex(/^\d{2}(?:\.\d{1,2})?$/, 'a NACE code or prefix like 62 or 62.01').optional()
+    .describe('NACE code or prefix: 62 matches every 62.xx code, 62.01 only that class.'),
+  province: z.string().regex(/^[A-Za-z]{2}$/, 'a two-letter province code like MI').transform((s) => s.toUpperCase()).optional()
+    .describe('Province code (sigla), e.g. MI, RM, TO.'),
+  municipality: z.string().trim().min(1).max(100).optional().describe('Municipality (comune) name, case-insensitive exact match, e.g. Milano.'),
+  size: z.enum(sizeValues).optional().describe('Size class of the latest filed year (EU SME definition).'),
+  legalForm: z.enum(legalFormValues).optional().describe('Legal form, e.g. SRL, SPA.'),
+  status: z.enum(['active', 'dissolved']).optional().describe('active: no dissolution recorded; dissolved: a dissolution year is recorded. Omit for both.'),
+  limit: z.number().int().min(1).max(50).default(10).describe('Results per page, 1-50.'),
+  cursor: z.string().min(1).max(500).optional().describe('nextCursor from the previous page of the same search.'),
+});
+
+export const companySearchItemSchema = z.strictObject({
+  id: z.string().describe("The service's internal company identifier."),
+  fiscalCode: z.string(),
+  vatNumber: z.string().nullable(),
+  legalName: z.string().nullable(),
+  legalForm: z.string().nullable(),
+  naceCode: z.string().nullable(),
+  naceSection: z.string().nullable(),
+  province: z.string().nullable(),
+  municipality: z.string().nullable(),
+  size: z.string().nullable(),
+  status: z.enum(['active', 'dissolved']),
+  dissolutionYear: z.number().int().nullable(),
+  latestFiledYear: z.number().int().nullable(),
+  latestRevenue: z.number().nullable().describe('Revenue of the latest filed year, euro.'),
+  latestEmployees: z.number().int().nullable(),
+  score: z.number().min(0).max(1).describe('Relevance to the query, 0-1 (1 for an exact fiscal code or VAT match).'),
+});
+
+export const searchCompaniesResultSchema = z.strictObject({
+  items: z.array(companySearchItemSchema).describe('Best matches first.'),
+  nextCursor: z.string().nullable().describe('Pass as cursor to get the next page; null on the last page.'),
+});
+
+export type SearchCompaniesInput = z.output<typeof searchCompaniesInputSchema>;
+export type CompanySearchItem = z.infer<typeof companySearchItemSchema>;
+export type SearchCompaniesResult = z.infer<typeof searchCompaniesResultSchema>;
+
+export interface CompanyQueryDeps {
+  db: Db;
+  queryTimeoutMs: number;
+  logger: Logger;
+}
+
+interface Row {
+  id: number;
+  fiscal_code: string;
+  vat_number: string | null;
+  legal_name: string | null;
+  legal_form: string | null;
+  nace_code: string | null;
+  nace_section: string | null;
+  province: string | null;
+  municipality: string | null;
+  size: string | null;
+  dissolution_year: number | null;
+  latest_filed_year: number | null;
+  latest_revenue: number | null;
+  latest_employees: number | null;
+  score: string; // numeric: exact, so the cursor compares equal
+  sort_name: string;
+}
+
+type Match =
+  | { kind: 'none' }
+  | { kind: 'identifier'; code: string }
+  | { kind: 'name'; text: string };
+
+/** 11 digits (partita IVA / numeric codice fiscale, optionally IT-prefixed) or a 16-character codice fiscale. */
+export function classifyQuery(query: string | undefined): Match {
+  if (query === undefined) return { kind: 'none' };
+  const compact = query.replace(/\s+/g, '').toUpperCase();
+  if (/^(?:IT)?\d{11}$/.test(compact)) return { kind: 'identifier', code: compact.slice(-11) };
+  if (/^[A-Z0-9]{16}$/.test(compact) && /\d/.test(compact) && /[A-Z]/.test(compact)) return { kind: 'identifier', code: compact };
+  return { kind: 'name', text: query.replace(/\s+/g, ' ') };
+}
+
+const likeEscape = (s: string) => s.replace(/[\\%_]/g, (c) => `\\${c}`);
+
+export async function searchCompanies(deps: CompanyQueryDeps, input: SearchCompaniesInput): Promise<SearchCompaniesResult> {
+  const match = classifyQuery(input.query);
+  const { limit, cursor, ...criteria } = input;
+  const fingerprint = criteriaFingerprint(criteria);
+  const position = cursor === undefined ? undefined : decodeCursor(cursor, fingerprint);
+
+  const where: string[] = [];
+  const bindings: Knex.RawBinding[] = [];
+  let score = '0::numeric';
+  const scoreBindings: Knex.RawBinding[] = [];
+  if (match.kind === 'identifier') {
+    where.push('(c.fiscal_code = ? OR c.vat_number = ?)');
+    bindings.push(match.code, match.code);
+    score = '1::numeric';
+  } else if (match.kind === 'name') {
+    // ILIKE finds fragments anywhere in the name; word similarity (<%) tolerates typos and
+    // word order. Both are served by the trigram GIN index on legal_name.
+    where.push('(c.legal_name ILIKE ? OR ? <% c.legal_name)');
+    bindings.push(`%${likeEscape(match.text)}%`, match.text);
+    score = 'round(greatest(similarity(c.legal_name, ?), word_similarity(?, c.legal_name))::numeric, 4)';
+    scoreBindings.push(match.text, match.text);
+  }
+  if (input.naceSection) { where.push('c.nace_section = ?'); bindings.push(input.naceSection); }
+  if (input.naceCode) { where.push('c.nace_code LIKE ?'); bindings.push(`${input.naceCode}%`); }
+  if (input.province) { where.push('c.province = ?'); bindings.push(input.province); }
+  if (input.municipality) { where.push('lower(c.municipality) = lower(?)'); bindings.push(input.municipality); }
+  if (input.size) { where.push('c.size = ?'); bindings.push(input.size); }
+  if (input.legalForm) { where.push('c.legal_form = ?'); bindings.push(input.legalForm); }
+  if (input.status === 'active') where.push('c.dissolution_year IS NULL');
+  if (input.status === 'dissolved') where.push('c.dissolution_year IS NOT NULL');
+
+  const after: Knex.RawBinding[] = [];
+  let afterSql = '';
+  if (position) {
+    // Score descending, then name and id ascending: one row comparison on (-score, name, id).
+    afterSql = 'WHERE (-r.score, r.sort_name, r.id) > (-(?::numeric), ?, ?::bigint)';
+    after.push(position.score, position.name, position.id);
+  }
+
+  const sql = `
+SELECT r.* FROM (
+  SELECT c.id, c.fiscal_code, c.vat_number, c.legal_name, c.legal_form, c.nace_code, c.nace_section, c.province,
+         c.municipality, c.size, c.dissolution_year, c.latest_filed_year, c.latest_revenue, c.latest_employees,
+         ${score} AS score, coalesce(c.legal_name, '') AS sort_name
+  FROM companies c
+  ${where.length > 0 ? `WHERE ${where.join(' AND ')}` : ''}
+) r
+${afterSql}
+ORDER BY r.score DESC, r.sort_name ASC, r.id ASC
+LIMIT ?`;
+  const result = await runStoreQuery(deps, 'company search', deps.db.raw<{ rows: Row[] }>(sql, [...scoreBindings, ...bindings, ...after, limit + 1]));
+  const rows = result.rows.slice(0, limit);
+  const last = rows[rows.length - 1];
+  const nextCursor = result.rows.length > limit && last ? encodeCursor({ score: last.score, name: last.sort_name, id: String(last.id) }, fingerprint) : null;
+  return { items: rows.map(toItem), nextCursor };
+}
+
+function toItem(r: Row): CompanySearchItem {
+  return {
+    id: String(r.id),
+    fiscalCode: r.fiscal_code,
+    vatNumber: r.vat_number,
+    legalName: r.legal_name,
+    legalForm: r.legal_form,
+    naceCode: r.nace_code,
+    naceSection: r.nace_section,
+    province: r.province,
+    municipality: r.municipality,
+    size: r.size,
+    status: r.dissolution_year === null ? 'active' : 'dissolved',
+    dissolutionYear: r.dissolution_year,
+    latestFiledYear: r.latest_filed_year,
+    latestRevenue: r.latest_revenue,
+    latestEmployees: r.latest_employees,
+    score: Number(r.score),
+  };
+}

@@ -1,0 +1,45 @@
+import { createHash } from 'node:crypto';
+import { AppError } from '../errors/index.js';
+
+// Opaque keyset cursors for the ranked searches. A cursor carries the sort key of the last row
+// returned plus a fingerprint of the query and filters it belongs to, so a cursor replayed
+// with different criteria is refused instead of silently skipping or repeating rows.
+
+export interface CursorPosition {
+  /** Relevance of the last row, as the exact decimal string Postgres produced. */
+  score: string;
+  /** Secondary sort key (a name) of the last row. */
+  name: string;
+  /** Tie-breaker of the last row (a company id, or '' when the name is unique). */
+  id: string;
+}
+
+export function criteriaFingerprint(criteria: unknown): string {
+  return createHash('sha256').update(JSON.stringify(criteria)).digest('base64url').slice(0, 12);
+}
+
+export function encodeCursor(position: CursorPosition, fingerprint: string): string {
+  return Buffer.from(JSON.stringify({ v: 1, f: fingerprint, s: position.score, n: position.name, i: position.id })).toString('base64url');
+}
+
+/** Throws invalid_params (path `cursor`) for a cursor that is malformed or from another search. */
+export function decodeCursor(cursor: string, fingerprint: string): CursorPosition {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
+  } catch {
+    throw invalidCursor('The cursor is not one this service returned: pass nextCursor exactly as received.');
+  }
+  const c = parsed as { v?: unknown; f?: unknown; s?: unknown; n?: unknown; i?: unknown } | null;
+  if (c === null || typeof c !== 'object' || c.v !== 1 || typeof c.s !== 'string' || !/^-?\d+(?:\.\d+)?$/.test(c.s) || typeof c.n !== 'string' || typeof c.i !== 'string') {
+    throw invalidCursor('The cursor is not one this service returned: pass nextCursor exactly as received.');
+  }
+  if (c.f !== fingerprint) {
+    throw invalidCursor('The cursor belongs to a search with other criteria: repeat the same query and filters with it, or drop it to start over.');
+  }
+  return { score: c.s, name: c.n, id: c.i };
+}
+
+function invalidCursor(message: string): AppError {
+  return new AppError('invalid_params', message, { details: [{ path: 'cursor', message }] });
+}

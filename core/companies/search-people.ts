@@ -1,0 +1,127 @@
+import { z } from 'zod';
+import type { Knex } from 'knex';
+import { runStoreQuery } from './run-store-query.js';
+import { criteriaFingerprint, decodeCursor, encodeCursor } from './search-cursor.js';
+import { roleCategoryValues } from './schemas/index.js';
+import type { CompanyQueryDeps } from './search-companies.js';
+
+// People search: officers and the natural-person shareholders and beneficial owners, found by
+// name through the trigram indexes on company_officers.name and company_holders.name. The
+// service holds names only (no personal identifiers), so people are grouped by their
+// normalised name: two namesakes are one entry, which the description tells the caller.
+
+export const MAX_ROLES_PER_PERSON = 50;
+const personKinds = ['officer', 'shareholder', 'beneficial_owner'] as const;
+
+export const searchPeopleInputSchema = z.strictObject({
+  name: z.string().trim().min(2).max(200).describe('The person\'s name or part of it, in any word order ("Rossi Mario" finds "MARIO ROSSI"); small typos tolerated.'),
+  kind: z.enum(personKinds).optional().describe('Only this kind of role: officer (directors, auditors, ...), shareholder, or beneficial_owner.'),
+  roleCategory: z.enum(roleCategoryValues).optional().describe('Only officers with this role category (implies kind officer).'),
+  limit: z.number().int().min(1).max(25).default(10).describe('People per page, 1-25.'),
+  cursor: z.string().min(1).max(500).optional().describe('nextCursor from the previous page of the same search.'),
+});
+
+export const personRoleSchema = z.strictObject({
+  kind: z.enum(personKinds),
+  role: z.string().nullable().describe('The role as registered (officers).'),
+  roleCategory: z.string().nullable().describe('Normalised role category (officers).'),
+  share: z.number().nullable().describe('Ownership fraction 0-1 (shareholders and beneficial owners).'),
+  company: z.strictObject({
+    id: z.string(),
+    fiscalCode: z.string(),
+    legalName: z.string().nullable(),
+    status: z.enum(['active', 'dissolved']),
+  }),
+});
+
+export const personMatchSchema = z.strictObject({
+  name: z.string(),
+  score: z.number().min(0).max(1).describe('Name similarity to the query, 0-1.'),
+  roleCount: z.number().int().describe(`Roles found for this name; at most ${MAX_ROLES_PER_PERSON} are listed.`),
+  roles: z.array(personRoleSchema),
+});
+
+export const searchPeopleResultSchema = z.strictObject({
+  people: z.array(personMatchSchema).describe('Best matches first; one entry per distinct name.'),
+  nextCursor: z.string().nullable().describe('Pass as cursor to get the next page; null on the last page.'),
+});
+
+export type SearchPeopleInput = z.output<typeof searchPeopleInputSchema>;
+export type SearchPeopleResult = z.infer<typeof searchPeopleResultSchema>;
+type PersonRole = z.infer<typeof personRoleSchema>;
+
+interface Row {
+  person_key: string;
+  name: string;
+  score: string;
+  role_count: number;
+  roles: PersonRole[] | null;
+}
+
+const likeEscape = (s: string) => s.replace(/[\\%_]/g, (c) => `\\${c}`);
+const personKey = (column: string) => `upper(regexp_replace(btrim(${column}), '\\s+', ' ', 'g'))`;
+
+export async function searchPeople(deps: CompanyQueryDeps, input: SearchPeopleInput): Promise<SearchPeopleResult> {
+  const { limit, cursor, ...criteria } = input;
+  const fingerprint = criteriaFingerprint(criteria);
+  const position = cursor === undefined ? undefined : decodeCursor(cursor, fingerprint);
+  const text = input.name.replace(/\s+/g, ' ');
+  const pattern = `%${likeEscape(text)}%`;
+  const kind = input.roleCategory ? 'officer' : input.kind;
+
+  const parts: string[] = [];
+  const bindings: Knex.RawBinding[] = [];
+  if (kind === undefined || kind === 'officer') {
+    parts.push(`SELECT o.name, 'officer'::text AS kind, o.role, o.role_category, NULL::float8 AS share, o.company_id
+      FROM company_officers o WHERE (o.name ILIKE ? OR ? <% o.name)${input.roleCategory ? ' AND o.role_category = ?' : ''}`);
+    bindings.push(pattern, text);
+    if (input.roleCategory) bindings.push(input.roleCategory);
+  }
+  if (kind !== 'officer') {
+    // A holder linked to a company, or named by an 11-digit fiscal code, is a company, not a person.
+    parts.push(`SELECT h.name, h.relation AS kind, NULL::text AS role, NULL::text AS role_category, h.share, h.company_id
+      FROM company_holders h
+      WHERE h.relation IN (${kind === undefined ? "'shareholder', 'beneficial_owner'" : '?'})
+        AND h.related_company_id IS NULL AND (h.related_fiscal_code IS NULL OR h.related_fiscal_code !~ '^[0-9]{11}$')
+        AND (h.name ILIKE ? OR ? <% h.name)`);
+    if (kind !== undefined) bindings.push(kind);
+    bindings.push(pattern, text);
+  }
+
+  const afterBindings: Knex.RawBinding[] = [];
+  let afterSql = '';
+  if (position) {
+    afterSql = 'WHERE (-p.score, p.person_key) > (-(?::numeric), ?)';
+    afterBindings.push(position.score, position.name);
+  }
+
+  const sql = `
+WITH matches AS MATERIALIZED (
+  SELECT m.*, ${personKey('m.name')} AS person_key FROM (${parts.join('\n  UNION ALL\n  ')}) m WHERE m.name IS NOT NULL
+), people AS (
+  SELECT person_key, min(name) AS name, count(*)::int AS role_count,
+         round(max(greatest(similarity(name, ?), word_similarity(?, name)))::numeric, 4) AS score
+  FROM matches GROUP BY person_key
+), page AS (
+  SELECT * FROM people p ${afterSql} ORDER BY p.score DESC, p.person_key ASC LIMIT ?
+)
+SELECT p.person_key, p.name, p.score, p.role_count,
+  (SELECT json_agg(json_build_object(
+      'kind', r.kind, 'role', r.role, 'roleCategory', r.role_category, 'share', r.share,
+      'company', json_build_object('id', c.id::text, 'fiscalCode', c.fiscal_code, 'legalName', c.legal_name,
+                                   'status', CASE WHEN c.dissolution_year IS NULL THEN 'active' ELSE 'dissolved' END))
+    ORDER BY c.legal_name, r.kind, c.id)
+   FROM (SELECT * FROM matches m WHERE m.person_key = p.person_key ORDER BY m.company_id, m.kind LIMIT ${MAX_ROLES_PER_PERSON}) r
+   JOIN companies c ON c.id = r.company_id) AS roles
+FROM page p
+ORDER BY p.score DESC, p.person_key ASC`;
+
+  const result = await runStoreQuery(deps, 'people search', deps.db.raw<{ rows: Row[] }>(sql, [...bindings, text, text, ...afterBindings, limit + 1]));
+  const rows = result.rows.slice(0, limit);
+  const last = rows[rows.length - 1];
+  const nextCursor = result.rows.length > limit && last ? encodeCursor({ score: last.score, name: last.person_key, id: '' }, fingerprint) : null;
+  return {
+    people: rows.map((r) => ({ name: r.name, score: Number(r.score), roleCount: r.role_count, roles: r.roles ?? [] })),
+    nextCursor,
+  };
+}

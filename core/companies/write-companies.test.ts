@@ -1,0 +1,132 @@
+import { afterAll, describe, expect, it } from 'vitest';
+import { testDb } from '../../test/support/database.js';
+import { dossier, fiscalCodes, fullDossier, years } from '../../test/support/company-dossiers.js';
+import { upsertCompanies } from './write-companies.js';
+
+const db = testDb({ applicationName: 'write-companies.test' });
+const nextCode = fiscalCodes();
+afterAll(() => db.destroy());
+
+const company = (code: string) => db('companies').where({ fiscal_code: code }).first();
+const childCounts = async (id: number) => {
+  const count = async (table: string) => Number((await db(table).where({ company_id: id }).count({ n: '*' }))[0]!.n);
+  return { holders: await count('company_holders'), officers: await count('company_officers'), branches: await count('company_branches'), years: await count('company_years') };
+};
+
+describe('upsertCompanies', () => {
+  it('when the same dossiers are written twice then the second write reports them unchanged and touches nothing', async () => {
+    const batch = [fullDossier(nextCode(), { shareholder: nextCode(), subsidiary: nextCode() }), dossier(nextCode())];
+    expect(await upsertCompanies(db, batch)).toEqual({ created: 2, updated: 0, unchanged: 0 });
+    const before = await company(batch[0]!.fiscalCode);
+    const rowsBefore = await db('company_years').where({ company_id: before.id }).orderBy('year');
+
+    expect(await upsertCompanies(db, batch)).toEqual({ created: 0, updated: 0, unchanged: 2 });
+    const after = await company(batch[0]!.fiscalCode);
+    expect(after.updated_at).toEqual(before.updated_at);
+    expect(after.content_hash).toBe(before.content_hash);
+    // Not even rewritten with equal values: a rewrite would give the rows new tuple ids.
+    const ctids = async () => (await db.raw('SELECT ctid::text FROM company_years WHERE company_id = ? ORDER BY year', [before.id])).rows;
+    expect(await db('company_years').where({ company_id: before.id }).orderBy('year')).toEqual(rowsBefore);
+    const first = await ctids();
+    await upsertCompanies(db, batch);
+    expect(await ctids()).toEqual(first);
+  });
+
+  it('when a dossier changes then its columns are updated and its children replaced', async () => {
+    const code = nextCode();
+    const original = fullDossier(code, { shareholder: nextCode(), subsidiary: nextCode() });
+    await upsertCompanies(db, [original]);
+    const before = await company(code);
+    expect(await childCounts(before.id)).toEqual({ holders: 4, officers: 3, branches: 2, years: 13 });
+
+    const changed = { ...original, legalName: 'Renamed SRL', officers: original.officers.slice(0, 1), branches: [], shareholders: [], years: original.years.slice(0, 2) };
+    expect(await upsertCompanies(db, [changed])).toEqual({ created: 0, updated: 1, unchanged: 0 });
+    const after = await company(code);
+    expect(after.id).toBe(before.id);
+    expect(after.legal_name).toBe('Renamed SRL');
+    expect(new Date(after.updated_at).getTime()).toBeGreaterThan(new Date(before.updated_at).getTime());
+    expect(after.created_at).toEqual(before.created_at);
+    expect(await childCounts(before.id)).toEqual({ holders: 2, officers: 1, branches: 0, years: 2 });
+    expect(after.latest_filed_year).toBe(2014);
+  });
+
+  it('when a holder names a company that arrives in a later batch then the link is made when it arrives', async () => {
+    const [parent, child, sibling] = [nextCode(), nextCode(), nextCode()];
+    await upsertCompanies(db, [dossier(child, { shareholders: [{ name: 'Parent SPA', share: 1, fiscalCode: parent }] })]);
+    const childRow = await company(child);
+    const link = () => db('company_holders').where({ company_id: childRow.id, relation: 'shareholder' }).first();
+    expect((await link()).related_company_id).toBeNull();
+    expect((await link()).related_fiscal_code).toBe(parent);
+
+    // The parent arrives, together with a sibling that names it in the same batch.
+    await upsertCompanies(db, [
+      dossier(sibling, { shareholders: [{ name: 'Parent SPA', share: 0.5, fiscalCode: parent }] }),
+      dossier(parent, { subsidiaries: [{ name: 'Child', share: 1, fiscalCode: child }] }),
+    ]);
+    const parentRow = await company(parent);
+    expect((await link()).related_company_id).toBe(parentRow.id);
+    const siblingLink = await db('company_holders').where({ company_id: (await company(sibling)).id }).first();
+    expect(siblingLink.related_company_id).toBe(parentRow.id);
+    const down = await db('company_holders').where({ company_id: parentRow.id, relation: 'subsidiary' }).first();
+    expect(down.related_company_id).toBe(childRow.id);
+  });
+
+  it('when previous values, changes and size are omitted then they are derived from the year before', async () => {
+    const code = nextCode();
+    await upsertCompanies(db, [dossier(code, {
+      years: [
+        ...years([{ year: 2022, revenue: 1_000_000, totalAssets: 500_000, employees: 20 }, { year: 2023, revenue: 1_250_000, totalAssets: 400_000, employees: 25 }]),
+        // 2021 is missing, so 2022 has nothing to compare with; 2024 brings its own values.
+        { year: 2024, employees: 30, employeesYoY: 0.5, size: 'medium', metrics: [{ slug: 'revenue', value: 900_000, previousValue: null, yoyChange: null }] },
+        ...years([{ year: 2025, revenue: 99_000_000, totalAssets: 99_000_000, employees: 400, isForecasted: true }]),
+      ],
+    })]);
+    const row = await company(code);
+    const ys = await db('company_years').where({ company_id: row.id }).orderBy('year');
+    const revenue = (y: { metrics: { slug: string }[] }) => y.metrics.find((m) => m.slug === 'revenue');
+    expect(revenue(ys[0])).toMatchObject({ value: 1_000_000, previousValue: null, yoyChange: null });
+    expect(ys[0].employees_yoy).toBeNull();
+    expect(revenue(ys[1])).toEqual({ slug: 'revenue', value: 1_250_000, previousValue: 1_000_000, yoyChange: 0.25, marketValue: null, score: null });
+    expect(ys[1].employees_yoy).toBe(0.25);
+    expect(ys[1].size).toBe('small'); // 25 employees
+    expect(revenue(ys[2])).toMatchObject({ previousValue: null, yoyChange: null });
+    expect(ys[2]).toMatchObject({ employees_yoy: 0.5, size: 'medium' });
+    expect(ys[3].size).toBe('large');
+    // Denormalised from the newest non-forecast year (2024), not the 2025 forecast.
+    expect(row).toMatchObject({ latest_filed_year: 2024, size: 'medium', latest_revenue: 900_000, latest_total_assets: null, latest_employees: 30 });
+  });
+
+  it('when a dossier carries metrics outside the catalogue then their definitions are stored, and the catalogue keeps its names', async () => {
+    const slug = `test_kpi_${nextCode()}`;
+    const bare = `test_bare_${nextCode()}`;
+    await upsertCompanies(db, [dossier(nextCode(), {
+      years: [{ year: 2024, metrics: [
+        { slug, value: 1, name: 'Test KPI', categories: ['ratio', 'efficiency'], unit: 'ratio' },
+        { slug: bare, value: 2 },
+        { slug: 'revenue', value: 3, name: 'Not the catalogue name' },
+      ] }],
+    })]);
+    const defs = await db('metric_definitions').whereIn('slug', [slug, bare, 'revenue']).orderBy('slug');
+    const bySlug = new Map(defs.map((d) => [d.slug, d]));
+    expect(bySlug.get(slug)).toMatchObject({ name: 'Test KPI', categories: ['ratio', 'efficiency'], unit: 'ratio' });
+    expect(bySlug.get(bare)).toMatchObject({ name: `Test bare ${bare.slice('test_bare_'.length)}`, categories: [], unit: null });
+    expect(bySlug.get('revenue').name).toMatch(/^Revenue from sales and services/);
+
+    // A later bare mention does not erase the description.
+    await upsertCompanies(db, [dossier(nextCode(), { years: [{ year: 2024, metrics: [{ slug, value: 5 }] }] })]);
+    expect((await db('metric_definitions').where({ slug }).first()).name).toBe('Test KPI');
+  });
+
+  it('when a batch repeats a fiscal code then the last dossier wins', async () => {
+    const code = nextCode();
+    const result = await upsertCompanies(db, [dossier(code, { legalName: 'First' }), dossier(code, { legalName: 'Second' })]);
+    expect(result).toEqual({ created: 1, updated: 0, unchanged: 0 });
+    expect((await company(code)).legal_name).toBe('Second');
+  });
+
+  it('when a batch is larger than one statement chunk then every company is written', async () => {
+    const batch = Array.from({ length: 1_100 }, () => dossier(nextCode(), { years: years([{ year: 2023, revenue: 10 }, { year: 2024, revenue: 20 }]) }));
+    expect(await upsertCompanies(db, batch)).toEqual({ created: 1_100, updated: 0, unchanged: 0 });
+    expect(await upsertCompanies(db, batch)).toEqual({ created: 0, updated: 0, unchanged: 1_100 });
+  });
+});

@@ -1,0 +1,65 @@
+import type { Knex } from 'knex';
+import { metricCatalogue } from './metric-catalogue.js';
+import type { CompanyDossier } from './schemas/index.js';
+
+interface DefinitionRow {
+  slug: string;
+  name: string;
+  name_it: string | null;
+  categories: string[];
+  unit: string | null;
+  display_order: number;
+}
+
+/** 'net_working_capital' → 'Net working capital': a readable name for a slug nobody described. */
+export function nameFromSlug(slug: string): string {
+  const words = slug.replace(/_+/g, ' ').trim();
+  return words.charAt(0).toUpperCase() + words.slice(1);
+}
+
+/**
+ * Keeps metric_definitions in step with what is imported. The catalogue is authoritative for
+ * its slugs (a dossier's name for a catalogue slug is ignored, so every company shows the same
+ * name). An unknown slug that carries a name, categories or unit defines (or redefines) itself;
+ * one that carries nothing gets a name made from the slug, without overwriting a better one.
+ * Rows already equal are not rewritten.
+ */
+export async function upsertMetricDefinitions(trx: Knex.Transaction, dossiers: CompanyDossier[]): Promise<void> {
+  const known = new Map(metricCatalogue.map((m) => [m.slug, m]));
+  const described = new Map<string, DefinitionRow>();
+  const bare = new Map<string, DefinitionRow>();
+  const order = metricCatalogue.length;
+  for (const d of dossiers) {
+    for (const y of d.years) {
+      for (const m of y.metrics) {
+        if (known.has(m.slug)) continue;
+        if (m.name !== undefined || m.categories !== undefined || m.unit !== undefined) {
+          described.set(m.slug, { slug: m.slug, name: m.name ?? nameFromSlug(m.slug), name_it: null, categories: m.categories ?? [], unit: m.unit ?? null, display_order: order });
+        } else if (!described.has(m.slug)) {
+          bare.set(m.slug, { slug: m.slug, name: nameFromSlug(m.slug), name_it: null, categories: [], unit: null, display_order: order });
+        }
+      }
+    }
+  }
+  for (const slug of described.keys()) bare.delete(slug);
+  const authoritative: DefinitionRow[] = [
+    ...metricCatalogue.map((m, i) => ({ slug: m.slug, name: m.name, name_it: m.nameIt, categories: m.categories, unit: m.unit, display_order: i })),
+    ...described.values(),
+  ];
+  await trx.raw(UPSERT_DEFINITIONS_SQL, [JSON.stringify([...bare.values()]), JSON.stringify(authoritative)]);
+}
+
+const COLUMNS = 'slug text, name text, name_it text, categories text[], unit text, display_order smallint';
+
+const UPSERT_DEFINITIONS_SQL = `
+WITH bare AS (
+  INSERT INTO metric_definitions (slug, name, name_it, categories, unit, display_order)
+  SELECT * FROM json_to_recordset(?::json) AS r(${COLUMNS})
+  ON CONFLICT (slug) DO NOTHING
+)
+INSERT INTO metric_definitions (slug, name, name_it, categories, unit, display_order)
+SELECT * FROM json_to_recordset(?::json) AS r(${COLUMNS})
+ON CONFLICT (slug) DO UPDATE SET name = excluded.name, name_it = excluded.name_it, categories = excluded.categories,
+  unit = excluded.unit, display_order = excluded.display_order
+WHERE (metric_definitions.name, metric_definitions.name_it, metric_definitions.categories, metric_definitions.unit, metric_definitions.display_order)
+  IS DISTINCT FROM (excluded.name, excluded.name_it, excluded.categories, excluded.unit, excluded.display_order)`;

@@ -1,0 +1,77 @@
+import { describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { ConfigError, configSchema, configVariables, parseConfig } from './index.js';
+
+describe('parseConfig', () => {
+  it('when the environment is empty, then every variable takes its default', () => {
+    const config = parseConfig({});
+    expect(config.NODE_ENV).toBe('development');
+    expect(config.API_PORT).toBe(3000);
+    expect(config.MCP_PORT).toBe(3001);
+    expect(config.DATABASE_URL).toBeUndefined();
+    expect(config.KAFKA_BROKERS).toBeUndefined();
+    expect(config.MIGRATE_ON_START).toBe(true);
+    expect(config.KAFKA_PARTITIONS).toBe(6);
+  });
+
+  it('when values are strings, then they are coerced to numbers, booleans and lists', () => {
+    const config = parseConfig({
+      API_PORT: '8080',
+      MIGRATE_ON_START: 'no',
+      KAFKA_BROKERS: 'kafka-1:9092, kafka-2:9092',
+      KEY_CACHE_TTL_MS: '5000',
+      DATABASE_URL: 'postgres://u:p@db:5432/companies',
+    });
+    expect(config.API_PORT).toBe(8080);
+    expect(config.MIGRATE_ON_START).toBe(false);
+    expect(config.KAFKA_BROKERS).toEqual(['kafka-1:9092', 'kafka-2:9092']);
+    expect(config.KEY_CACHE_TTL_MS).toBe(5000);
+    expect(config.DATABASE_URL).toBe('postgres://u:p@db:5432/companies');
+  });
+
+  it('when a variable is empty, then it counts as not set', () => {
+    expect(parseConfig({ DATABASE_URL: '', API_PORT: '' }).API_PORT).toBe(3000);
+  });
+
+  it('when variables unknown to the schema are present, then they are ignored', () => {
+    expect(() => parseConfig({ PATH: '/usr/bin', HOME: '/root' })).not.toThrow();
+  });
+
+  it('when several values are wrong, then one ConfigError lists every problem by variable', () => {
+    let error: unknown;
+    try {
+      parseConfig({ API_PORT: 'eighty', KAFKA_BROKERS: 'no-port', NODE_ENV: 'staging', MIGRATE_ON_START: 'maybe' });
+    } catch (err) {
+      error = err;
+    }
+    expect(error).toBeInstanceOf(ConfigError);
+    const problems = (error as ConfigError).problems;
+    expect(problems).toHaveLength(4);
+    for (const variable of ['API_PORT', 'KAFKA_BROKERS', 'NODE_ENV', 'MIGRATE_ON_START']) {
+      expect(problems.some((p) => p.startsWith(`${variable}`))).toBe(true);
+      expect((error as ConfigError).message).toContain(variable);
+    }
+  });
+
+  it('when a required value is missing next to a bad value, then both are listed in one ConfigError', () => {
+    // Every variable of configSchema has a default today, so a process-specific schema that
+    // requires one (as a production deployment would require DATABASE_URL) stands in.
+    const strict = configSchema.extend({ DATABASE_URL: z.string().url() });
+    let error: unknown;
+    try {
+      parseConfig({ DATABASE_URL: '', API_PORT: '70000' }, strict);
+    } catch (err) {
+      error = err;
+    }
+    expect(error).toBeInstanceOf(ConfigError);
+    const problems = (error as ConfigError).problems;
+    expect(problems.map((p) => p.split(':')[0]).sort()).toEqual(['API_PORT', 'DATABASE_URL']);
+    expect((error as ConfigError).message).toMatch(/API_PORT[\s\S]*DATABASE_URL|DATABASE_URL[\s\S]*API_PORT/);
+  });
+
+  it('when listing the variables, then configVariables names every key of the schema', () => {
+    expect(configVariables).toContain('DATABASE_URL');
+    expect(configVariables).toContain('KAFKA_BROKERS');
+    expect(new Set(configVariables).size).toBe(configVariables.length);
+  });
+});

@@ -1,0 +1,6 @@
+export { ensureSampleData, type EnsureSampleDataOptions, type EnsureSampleDataResult } from './ensure-sample-data.js';
+export { pickSampleFiscalCodes } from './pick-sample-fiscal-codes.js';
+export { generateDossiers, SAMPLE_SOURCE, DEFAULT_LATEST_YEAR, type GenerateOptions } from './generate-dossiers.js';
+export { isValidPartitaIva, makePartitaIva, partitaIvaCheckDigit } from './partita-iva.js';
+export { isValidCodiceFiscale, makeCodiceFiscale, codiceFiscaleCheckChar } from './codice-fiscale.js';
+export { loadReferenceData, type ReferenceData } from './reference-data.js';

@@ -1,0 +1,65 @@
+import type Koa from 'koa';
+import { createAccessControl, type AccessControl } from '../core/access/index.js';
+import { createCompanyStore } from '../core/companies/index.js';
+import type { Config } from '../core/config/index.js';
+import type { OpenDatabase } from '../core/db/index.js';
+import type { Logger } from '../core/logging/index.js';
+import { createRateLimiter } from '../core/ratelimit/index.js';
+import { createPostgresUsageSink, type UsageSink } from '../core/usage/index.js';
+import { createMcpApp } from './http.js';
+
+/** Reported as serverInfo.version; the service's public version (as the OpenAPI document's). */
+export const MCP_SERVER_VERSION = '1.0.0';
+
+export interface ComposeMcpOptions {
+  config: Config;
+  logger: Logger;
+  /** Opened (and later closed) by the caller. */
+  database: OpenDatabase;
+  /** Injected by the all-in-one `npm start` so API and tool server share one access pipeline,
+   * hence one set of per-organization rate limits even without Redis. Closed by its owner. */
+  access?: AccessControl;
+  /** Default: the Postgres usage bus. `npm start` injects the Kafka sink when KAFKA_BROKERS is set. */
+  usage?: UsageSink;
+}
+
+export interface ComposedMcp {
+  app: Koa;
+  /** Closes what was built here (not the database, nor injected parts). */
+  close(): Promise<void>;
+}
+
+/** The tool server's services wired from config: used by mcp/main.ts and by `npm start`. */
+export function composeMcp(options: ComposeMcpOptions): ComposedMcp {
+  const { config, logger, database } = options;
+  const db = database.db;
+  const closers: (() => Promise<void>)[] = [];
+  let access = options.access;
+  if (!access) {
+    const rateLimiter = createRateLimiter({ redisUrl: config.REDIS_URL, logger });
+    const owned = createAccessControl({
+      db,
+      listenConnectionString: database.connectionString,
+      keyCacheTtlMs: config.KEY_CACHE_TTL_MS,
+      entitlementCacheTtlMs: config.ENTITLEMENT_CACHE_TTL_MS,
+      rateLimiter,
+      logger,
+    });
+    access = owned;
+    closers.push(() => owned.close(), () => rateLimiter.close());
+  }
+  let usage = options.usage;
+  if (!usage) {
+    const owned = createPostgresUsageSink(db);
+    usage = owned;
+    closers.unshift(() => owned.close());
+  }
+  const store = createCompanyStore({ db, queryTimeoutMs: config.COMPANY_QUERY_TIMEOUT_MS, logger });
+  const app = createMcpApp({ access, usage, store, db, queryTimeoutMs: config.COMPANY_QUERY_TIMEOUT_MS, logger, version: MCP_SERVER_VERSION });
+  return {
+    app,
+    close: async () => {
+      for (const close of closers) await close();
+    },
+  };
+}

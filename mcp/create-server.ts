@@ -1,0 +1,159 @@
+import { z } from 'zod';
+import { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import { CallToolRequestSchema, ListToolsRequestSchema, type CallToolResult, type Tool } from '@modelcontextprotocol/sdk/types.js';
+import type { AccessControl, Measure, Principal } from '../core/access/index.js';
+import type { CompanyStore } from '../core/companies/index.js';
+import type { Db } from '../core/db/index.js';
+import { AppError, errorObjectSchema } from '../core/errors/index.js';
+import type { Logger } from '../core/logging/index.js';
+import { rateLimitHeaders } from '../core/ratelimit/index.js';
+import type { UsageSink } from '../core/usage/index.js';
+import { protocolError, toolErrorResult } from './errors.js';
+import { personOnlyToolMessage, personOnlyToolNames, toolDefinitions, type ToolDefinition } from './tools/index.js';
+
+// One MCP server per HTTP request (stateless: nothing is kept between requests, so instances
+// scale behind a plain load balancer, and no server object is shared across transports, which
+// the SDK does not support: typescript-sdk issue #912).
+//
+// We use the SDK's low-level Server with our own tools/list and tools/call handlers rather
+// than McpServer.registerTool: McpServer answers invalid arguments and unknown or disabled
+// tools with plain text, while we must return structuredContent.error with our code and
+// requestId for every failure, list tools per organization, and bill exactly the calls that
+// succeed. The zod schemas of each tool are still the single contract: they validate the
+// arguments and the result here and become the JSON Schemas that tools/list shows.
+
+export interface McpDeps {
+  access: AccessControl;
+  usage: UsageSink;
+  store: CompanyStore;
+  db: Db;
+  queryTimeoutMs: number;
+  logger: Logger;
+  /** Reported in initialize's serverInfo. */
+  version: string;
+}
+
+/** A tool with its JSON Schemas computed once per process, not per request. */
+export interface PreparedTool {
+  definition: ToolDefinition<any, any>;
+  inputJsonSchema: Tool['inputSchema'];
+  outputJsonSchema: NonNullable<Tool['outputSchema']>;
+}
+
+export interface McpCall {
+  principal: Principal;
+  /** The HTTP request's id for the first JSON-RPC request it carries, fresh ids after (batches). */
+  nextRequestId(): string;
+  /** Adds response headers while they can still be sent (JSON mode); ignored once streaming. */
+  setHeaders(headers: Record<string, string>): void;
+}
+
+const toolErrorSchema = z.strictObject({ error: errorObjectSchema });
+
+// Draft-07, as the SDK's own conversion targets: what MCP clients' validators (ajv) expect.
+const jsonSchemaOf = (schema: z.ZodType, io: 'input' | 'output') => z.toJSONSchema(schema, { target: 'draft-7', io }) as Record<string, unknown>;
+
+export function prepareTools(definitions: ToolDefinition<any, any>[] = toolDefinitions): PreparedTool[] {
+  return definitions.map((definition) => ({
+    definition,
+    inputJsonSchema: { ...jsonSchemaOf(definition.inputSchema, 'input'), type: 'object' } as Tool['inputSchema'],
+    // A failed call also returns structuredContent ({ error }), and clients such as the SDK's
+    // validate structuredContent against outputSchema even on errors: the schema names both.
+    outputJsonSchema: { ...jsonSchemaOf(z.union([definition.outputSchema, toolErrorSchema]), 'output'), type: 'object' } as NonNullable<Tool['outputSchema']>,
+  }));
+}
+
+const SERVER_INSTRUCTIONS =
+  'Italian company data: identity, registry, risk indicators, ownership, officers and filed financial statements. ' +
+  'Find a company with service_search_companies (by name, fiscal code or VAT number) or a person with service_search_people, then use ' +
+  'the company\'s fiscalCode with service_get_company_profile, service_get_company_structure, service_get_company_metrics or ' +
+  'service_analyze_company. Each successful tool call is billed to your organization as its description says; failed calls are free.';
+
+const measureText = (m: Measure) => `${m.quantity} ${m.quantity === 1 ? m.unit.replace(/s$/, '') : m.unit}`;
+
+export function createServer(deps: McpDeps, tools: PreparedTool[], call: McpCall): Server {
+  const server = new Server(
+    { name: 'italian-company-data', title: 'Italian Company Data', version: deps.version },
+    { capabilities: { tools: { listChanged: false } }, instructions: SERVER_INSTRUCTIONS },
+  );
+  const byName = new Map(tools.map((t) => [t.definition.name as string, t]));
+  const { principal } = call;
+  const log = deps.logger.child({ organizationId: principal.organizationId, keyId: principal.keyId });
+
+  server.setRequestHandler(ListToolsRequestSchema, async () => {
+    const requestId = call.nextRequestId();
+    let entitled: Map<string, Measure>;
+    try {
+      entitled = await deps.access.entitlements(principal, 'tool');
+    } catch (err) {
+      throw protocolError(err, requestId, log);
+    }
+    return {
+      tools: tools.flatMap(({ definition: d, inputJsonSchema, outputJsonSchema }) => {
+        const measure = entitled.get(d.name);
+        if (!measure) return [];
+        return [{
+          name: d.name,
+          title: d.title,
+          description: `${d.description}\n\nUsage: each successful call records ${measureText(measure)} for your organization; failed calls are free.`,
+          inputSchema: inputJsonSchema,
+          outputSchema: outputJsonSchema,
+          annotations: d.annotations,
+        }];
+      }),
+    };
+  });
+
+  server.setRequestHandler(CallToolRequestSchema, async (request): Promise<CallToolResult> => {
+    const requestId = call.nextRequestId();
+    const name = request.params.name;
+    const toolLog = log.child({ requestId, tool: name });
+    if (personOnlyToolNames.has(name)) return toolErrorResult(new AppError('not_entitled', personOnlyToolMessage(name)), requestId, toolLog);
+    const tool = byName.get(name);
+    if (!tool) {
+      throw protocolError(new AppError('unknown_endpoint', `Unknown tool: ${name}. Call tools/list for the tools this key can use.`), requestId, toolLog);
+    }
+    const { definition } = tool;
+    try {
+      // Admission first (rate limit shared with the API, plan, flags): a refused call does no work.
+      const grant = await deps.access.authorize(principal, name, 'tool');
+      call.setHeaders(rateLimitHeaders(grant.rateLimit));
+      const parsed = definition.inputSchema.safeParse(request.params.arguments ?? {});
+      if (!parsed.success) {
+        throw new AppError('invalid_params', `The arguments do not match the input schema of ${name}.`, {
+          details: parsed.error.issues.map((i: z.core.$ZodIssue) => ({ path: i.path.length > 0 ? i.path.join('.') : '(arguments)', message: i.message })),
+        });
+      }
+      const output = await definition.run(parsed.data, { requestId, store: deps.store, companies: { db: deps.db, queryTimeoutMs: deps.queryTimeoutMs, logger: toolLog } });
+      const checked = definition.outputSchema.safeParse(output);
+      if (!checked.success) {
+        toolLog.error('tool result does not match its output schema', { issues: checked.error.issues.slice(0, 5) });
+        throw new AppError('internal_error');
+      }
+      // Billed before the result is sent, and only then: publish resolves once the event is durable.
+      await deps.usage.publish({
+        v: 1,
+        eventId: requestId,
+        organizationId: principal.organizationId,
+        keyId: principal.keyId,
+        source: 'mcp',
+        product: name,
+        quantity: grant.measure.quantity,
+        unit: grant.measure.unit,
+        occurredAt: new Date().toISOString(),
+      });
+      const structured = checked.data as Record<string, unknown>;
+      return {
+        content: [{ type: 'text', text: JSON.stringify(structured) }],
+        structuredContent: structured,
+        _meta: { requestId, usage: { quantity: grant.measure.quantity, unit: grant.measure.unit } },
+      };
+    } catch (err) {
+      // Refusals after authentication carry the RateLimit-* headers too.
+      if (err instanceof AppError && err.headers) call.setHeaders(err.headers);
+      return toolErrorResult(err, requestId, toolLog);
+    }
+  });
+
+  return server;
+}

@@ -1,0 +1,92 @@
+import { ErrorCode as RpcCode, type CallToolResult, type JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
+import { errorCatalogue, toErrorObject, type AppError, type ErrorCode, type ErrorObject } from '../core/errors/index.js';
+import type { Logger } from '../core/logging/index.js';
+
+// The one MCP edge mapper: every failure on the tool server leaves through here, as
+//  - a tool result with isError (tool calls: the model reads it and can correct itself),
+//  - a JSON-RPC error object (protocol failures), or
+//  - the API's { error } envelope (HTTP-level refusals before any JSON-RPC: 401, 503).
+// Messages come from AppError (written for the caller) or the catalogue; anything else that
+// was thrown is logged here and leaves as internal_error, so no stack, SQL or driver text leaks.
+
+/** A JSON-RPC error the SDK's Protocol sends as is: it copies code, message and data. */
+export class JsonRpcError extends Error {
+  constructor(
+    readonly code: number,
+    message: string,
+    readonly data: { code: ErrorCode; requestId: string; details?: ErrorObject['details']; retryAfterSeconds?: number },
+  ) {
+    super(message);
+    this.name = 'JsonRpcError';
+  }
+}
+
+function mapped(err: unknown, requestId: string, logger: Logger): { error: ErrorObject; appError: AppError } {
+  const result = toErrorObject(err, requestId);
+  if (result.appError.code === 'internal_error' && result.appError !== err) logger.error('tool server failure', { requestId, err });
+  else if (result.appError.status >= 500) logger.warn('tool server dependency failure', { requestId, code: result.appError.code });
+  return result;
+}
+
+/** A failed tool call: isError, a readable text, and structuredContent.error shaped like the API's error. */
+export function toolErrorResult(err: unknown, requestId: string, logger: Logger): CallToolResult {
+  const { error, appError } = mapped(err, requestId, logger);
+  const lines = [`Error ${error.code}: ${error.message}`];
+  for (const d of error.details ?? []) lines.push(`- ${d.path}: ${d.message}`);
+  if (appError.retryAfterSeconds !== undefined) lines.push(`Retry after ${appError.retryAfterSeconds} seconds.`);
+  lines.push(`(requestId ${requestId})`);
+  return {
+    isError: true,
+    content: [{ type: 'text', text: lines.join('\n') }],
+    structuredContent: { error },
+    _meta: { requestId, ...(appError.retryAfterSeconds !== undefined && { retryAfterSeconds: appError.retryAfterSeconds }) },
+  };
+}
+
+const rpcCodeOf = (code: ErrorCode): number =>
+  code === 'invalid_params' || code === 'unknown_endpoint' ? RpcCode.InvalidParams : code === 'internal_error' ? RpcCode.InternalError : -32000;
+
+/** A protocol-level failure (tools/list could not read the plan, an unknown tool): JSON-RPC error with data.code. */
+export function protocolError(err: unknown, requestId: string, logger: Logger): JsonRpcError {
+  const { error, appError } = mapped(err, requestId, logger);
+  return new JsonRpcError(rpcCodeOf(error.code), error.message, {
+    code: error.code,
+    requestId,
+    ...(error.details && { details: error.details }),
+    ...(appError.retryAfterSeconds !== undefined && { retryAfterSeconds: appError.retryAfterSeconds }),
+  });
+}
+
+const codeOfRpc = (rpc: number): ErrorCode =>
+  rpc === RpcCode.ParseError || rpc === RpcCode.InvalidRequest || rpc === RpcCode.InvalidParams ? 'invalid_params'
+    : rpc === RpcCode.MethodNotFound ? 'unknown_endpoint'
+      : 'internal_error';
+
+/**
+ * Errors the SDK itself answers (method not found, malformed params) carry no data; give them
+ * ours on the way out, and never let an internal error's own text through.
+ */
+export function withErrorData(message: JSONRPCMessage, requestId: string): JSONRPCMessage {
+  if (!('error' in message)) return message;
+  const data = message.error.data as { code?: unknown } | undefined;
+  if (data !== null && typeof data === 'object' && typeof data.code === 'string') return message;
+  const code = codeOfRpc(message.error.code);
+  const text = code === 'internal_error' ? errorCatalogue.internal_error.message : message.error.message;
+  return { ...message, error: { code: message.error.code, message: text, data: { code, requestId } } };
+}
+
+/** The body of an HTTP-level JSON-RPC error (bad Accept, bad JSON, wrong method). */
+export function jsonRpcErrorBody(rpcCode: number, code: ErrorCode, message: string, requestId: string, id: string | number | null = null) {
+  return { jsonrpc: '2.0' as const, id, error: { code: rpcCode, message, data: { code, requestId } } };
+}
+
+/** 401 / 503 before any JSON-RPC is read: the API's envelope, plus the bearer challenge on 401. */
+export function httpErrorResponse(err: unknown, requestId: string, logger: Logger): { status: number; headers: Record<string, string>; body: { error: ErrorObject } } {
+  const { error, appError } = mapped(err, requestId, logger);
+  const headers: Record<string, string> = { ...appError.headers };
+  if (appError.status === 401) {
+    headers['WWW-Authenticate'] = appError.code === 'missing_api_key' ? 'Bearer realm="mcp"' : 'Bearer realm="mcp", error="invalid_token"';
+  }
+  if (appError.retryAfterSeconds !== undefined) headers['Retry-After'] = String(appError.retryAfterSeconds);
+  return { status: appError.status, headers, body: { error } };
+}

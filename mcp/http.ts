@@ -1,0 +1,182 @@
+import type { IncomingMessage } from 'node:http';
+import Koa from 'koa';
+import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import type { TransportSendOptions } from '@modelcontextprotocol/sdk/shared/transport.js';
+import {
+  ErrorCode as RpcCode, isInitializeRequest, JSONRPCMessageSchema, SUPPORTED_PROTOCOL_VERSIONS, type JSONRPCMessage,
+} from '@modelcontextprotocol/sdk/types.js';
+import { AppError, type ErrorCode } from '../core/errors/index.js';
+import { newRequestId } from '../core/ids/index.js';
+import { createServer, prepareTools, type McpDeps } from './create-server.js';
+import { httpErrorResponse, jsonRpcErrorBody, withErrorData } from './errors.js';
+
+// The tool server's HTTP edge: Streamable HTTP at /mcp, stateless. Every request is
+// authenticated before anything else; then the checks the SDK transport would make itself
+// (Accept, Content-Type, body, JSON-RPC shape, protocol version) are made here, so that their
+// errors too carry our data.code and data.requestId; then a fresh server and transport handle
+// the request, writing to the Node response directly (Koa steps aside: ctx.respond = false).
+
+export interface McpAppOptions extends McpDeps {
+  /** Largest accepted request body; tool arguments are small. */
+  maxBodyBytes?: number;
+}
+
+const DEFAULT_MAX_BODY_BYTES = 1_000_000;
+const MAX_BATCH = 20;
+
+// CORS: browser-based clients (MCP Inspector in direct mode) send the key as a bearer header,
+// not a cookie, so allowing any origin exposes nothing a script could not already send.
+const CORS_HEADERS = {
+  'Access-Control-Allow-Origin': '*',
+  'Access-Control-Allow-Methods': 'POST, GET, DELETE, OPTIONS',
+  'Access-Control-Allow-Headers': 'Authorization, Content-Type, Accept, Mcp-Protocol-Version, Mcp-Session-Id, Last-Event-ID',
+  'Access-Control-Expose-Headers': 'X-Request-Id, WWW-Authenticate, Retry-After, RateLimit-Limit, RateLimit-Remaining, RateLimit-Reset, Mcp-Session-Id',
+};
+
+/** Outgoing JSON-RPC errors the SDK produces get our data.code and data.requestId. */
+class TaggedTransport extends StreamableHTTPServerTransport {
+  constructor(options: ConstructorParameters<typeof StreamableHTTPServerTransport>[0], private readonly requestId: string) {
+    super(options);
+  }
+
+  override send(message: JSONRPCMessage, options?: TransportSendOptions): Promise<void> {
+    return super.send(withErrorData(message, this.requestId), options);
+  }
+}
+
+/**
+ * JSON unless the client prefers an event stream: every client must accept both, so "asks for
+ * SSE" means text/event-stream ranks above application/json (higher q, or listed first at equal q).
+ */
+export function prefersEventStream(accept: string): boolean {
+  const ranges = accept.split(',').map((part, index) => {
+    const [type = '', ...params] = part.trim().toLowerCase().split(';').map((s) => s.trim());
+    const q = params.find((p) => p.startsWith('q='));
+    return { type, q: q ? Number(q.slice(2)) : 1, index };
+  });
+  const sse = ranges.find((r) => r.type === 'text/event-stream');
+  const json = ranges.find((r) => r.type === 'application/json');
+  if (!sse) return false;
+  if (!json) return true;
+  return sse.q > json.q || (sse.q === json.q && sse.index < json.index);
+}
+
+const isJsonContentType = (value: string | undefined) => value !== undefined && /^application\/json\s*(?:;|$)/i.test(value.trim());
+
+class BodyTooLarge extends Error {}
+
+async function readBody(req: IncomingMessage, limit: number): Promise<string> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of req) {
+    const buf = chunk as Buffer;
+    size += buf.length;
+    if (size > limit) throw new BodyTooLarge();
+    chunks.push(buf);
+  }
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+export function createMcpApp(options: McpAppOptions): Koa {
+  const { logger } = options;
+  const tools = prepareTools();
+  const maxBodyBytes = options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
+  const app = new Koa();
+  // Errors are answered and logged by our handler; Koa's own handler would print to stderr.
+  app.silent = true;
+
+  app.use(async (ctx) => {
+    const requestId = newRequestId();
+    ctx.set('X-Request-Id', requestId);
+    ctx.set(CORS_HEADERS);
+
+    const rpcError = (status: number, rpcCode: number, code: ErrorCode, message: string, id: string | number | null = null) => {
+      ctx.status = status;
+      ctx.body = jsonRpcErrorBody(rpcCode, code, message, requestId, id);
+    };
+    const envelope = (err: unknown) => {
+      const response = httpErrorResponse(err, requestId, logger);
+      ctx.status = response.status;
+      ctx.set(response.headers);
+      ctx.body = response.body;
+    };
+
+    try {
+      if (ctx.path !== '/mcp') return envelope(new AppError('unknown_endpoint', 'No endpoint matches this path: the tool server is at /mcp.'));
+      if (ctx.method === 'OPTIONS') {
+        ctx.status = 204;
+        return;
+      }
+
+      // The key is checked on every request, whatever it carries.
+      let principal;
+      try {
+        principal = await options.access.authenticate(ctx.get('Authorization') || undefined);
+        if (principal.keyKind !== 'organization') throw new AppError('invalid_api_key');
+      } catch (err) {
+        return envelope(err);
+      }
+
+      if (ctx.method !== 'POST') {
+        ctx.set('Allow', 'POST, OPTIONS');
+        return rpcError(405, -32000, 'unknown_endpoint', 'Method not allowed: this server is stateless and opens no event stream; send JSON-RPC messages with POST.');
+      }
+      const accept = ctx.get('Accept');
+      if (!accept.includes('application/json') || !accept.includes('text/event-stream')) {
+        return rpcError(406, -32000, 'invalid_params', 'Not acceptable: the Accept header must list both application/json and text/event-stream.');
+      }
+      if (!isJsonContentType(ctx.get('Content-Type'))) {
+        return rpcError(415, -32000, 'invalid_params', 'Unsupported media type: send Content-Type: application/json.');
+      }
+      let raw: unknown;
+      try {
+        raw = JSON.parse(await readBody(ctx.req, maxBodyBytes));
+      } catch (err) {
+        if (err instanceof BodyTooLarge) return rpcError(413, -32000, 'invalid_params', `Request body larger than ${maxBodyBytes} bytes.`);
+        return rpcError(400, RpcCode.ParseError, 'invalid_params', 'Parse error: the body is not valid JSON.');
+      }
+      const list = Array.isArray(raw) ? raw : [raw];
+      const parsed = list.map((m) => JSONRPCMessageSchema.safeParse(m));
+      const firstId = (list[0] as { id?: unknown } | undefined)?.id;
+      const echoId = typeof firstId === 'string' || typeof firstId === 'number' ? firstId : null;
+      if (list.length === 0 || list.length > MAX_BATCH || parsed.some((p) => !p.success)) {
+        return rpcError(400, RpcCode.InvalidRequest, 'invalid_params', `Invalid request: expected a JSON-RPC 2.0 message (or a batch of at most ${MAX_BATCH}).`, echoId);
+      }
+      const messages = parsed.map((p) => p.data as JSONRPCMessage);
+      const initializing = messages.some((m) => isInitializeRequest(m));
+      if (initializing && messages.length > 1) {
+        return rpcError(400, RpcCode.InvalidRequest, 'invalid_params', 'Invalid request: initialize must be sent alone.', echoId);
+      }
+      const protocolVersion = ctx.get('Mcp-Protocol-Version');
+      if (!initializing && protocolVersion !== '' && !SUPPORTED_PROTOCOL_VERSIONS.includes(protocolVersion)) {
+        return rpcError(400, -32000, 'invalid_params', `Unsupported MCP-Protocol-Version ${protocolVersion}; supported: ${SUPPORTED_PROTOCOL_VERSIONS.join(', ')}.`, echoId);
+      }
+
+      let handedOut = false;
+      const server = createServer(options, tools, {
+        principal,
+        nextRequestId: () => (handedOut ? newRequestId() : ((handedOut = true), requestId)),
+        setHeaders: (headers) => {
+          if (!ctx.res.headersSent) for (const [k, v] of Object.entries(headers)) ctx.res.setHeader(k, v);
+        },
+      });
+      const transport = new TaggedTransport({ sessionIdGenerator: undefined, enableJsonResponse: !prefersEventStream(accept) }, requestId);
+      ctx.respond = false;
+      ctx.res.on('close', () => {
+        void transport.close();
+        void server.close();
+      });
+      await server.connect(transport);
+      await transport.handleRequest(ctx.req, ctx.res, Array.isArray(raw) ? messages : messages[0]);
+    } catch (err) {
+      logger.error('tool server request failed', { requestId, err });
+      if (ctx.res.headersSent) {
+        ctx.res.destroy();
+        return;
+      }
+      ctx.respond = true;
+      rpcError(500, RpcCode.InternalError, 'internal_error', 'An internal error occurred. It has been logged; retry later or contact support with the request id.');
+    }
+  });
+  return app;
+}

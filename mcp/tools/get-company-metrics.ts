@@ -1,0 +1,22 @@
+import { companyMetricsInputSchema, companyMetricsSchema, selectCompanyMetrics } from '../../core/companies/company-metrics.js';
+import { AppError } from '../../core/errors/index.js';
+import { defineTool } from './tool-definition.js';
+
+export const getCompanyMetricsTool = defineTool({
+  name: 'service_get_company_metrics',
+  title: 'Get a company\'s financial metrics',
+  description:
+    'Returns chosen financial line items and ratios of an Italian company by fiscal code across chosen fiscal years (up to 10, newest first): ' +
+    'one series per metric with its name, categories and unit, and per year the value, the previous year\'s value and the year-on-year change. ' +
+    'Choose metrics by slug (e.g. revenue, ebitda, net_income, total_assets, total_equity, total_debts, cash_and_equivalents, ebitda_margin, ' +
+    'roe, current_ratio, debt_to_equity) and/or by category (balance_sheet, income_statement, assets, liabilities, equity, revenue, costs, ' +
+    'profitability, liquidity, solvency, efficiency, ratio). The figures are exactly those of the company report.',
+  inputSchema: companyMetricsInputSchema,
+  outputSchema: companyMetricsSchema,
+  annotations: { title: 'Get a company\'s financial metrics', readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
+  async run(args, ctx) {
+    const report = await ctx.store.companyReport(args.fiscalCode);
+    if (report === null) throw new AppError('not_found', `No company has the fiscal code ${args.fiscalCode.toUpperCase()}.`);
+    return selectCompanyMetrics(report, args);
+  },
+});

@@ -1,0 +1,35 @@
+import { z } from 'zod';
+import { companyBrief, companyBriefSchema } from '../../core/companies/company-brief.js';
+import { companyProfileDataSchema } from '../../core/companies/index.js';
+import { AppError } from '../../core/errors/index.js';
+import { defineTool } from './tool-definition.js';
+
+const inputSchema = z.strictObject({
+  taxId: z.string().trim().min(1).max(32).describe('The company\'s fiscal code or VAT number (case-insensitive; an IT prefix is accepted).'),
+});
+
+const outputSchema = z.strictObject({
+  profile: companyProfileDataSchema.describe(
+    'Exactly the `data` of the API\'s company profile: id, identity and latest year, then for large companies (EU definition) peerCount and ' +
+    'up to 10 peers of the same NACE division nearest in revenue, otherwise the risk indicators, state aids and recent years.',
+  ),
+  ...companyBriefSchema.shape,
+});
+
+export const getCompanyProfileTool = defineTool({
+  name: 'service_get_company_profile',
+  title: 'Get a company profile',
+  description:
+    'Returns the profile of an Italian company by fiscal code or VAT number: its identity (legal name and form, founding year, VAT and fiscal ' +
+    'code, NACE code, address), its latest filed year, and either its nearest peers (large companies) or its risk indicators and recent history ' +
+    '(smaller companies), as the API\'s profile endpoint does; plus, for every company, its registry contacts (PEC, CCIAA, REA) and a brief ' +
+    'risk summary (indicators that are set or unknown, dissolution, state aids).',
+  inputSchema,
+  outputSchema,
+  annotations: { title: 'Get a company profile', readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
+  async run(args, ctx) {
+    const [profile, brief] = await Promise.all([ctx.store.companyProfile(args.taxId), companyBrief(ctx.companies, args.taxId)]);
+    if (profile === null || brief === null) throw new AppError('not_found', `No company has the tax ID ${args.taxId}.`);
+    return { profile, ...brief };
+  },
+});

@@ -1,0 +1,17 @@
+import { searchCompanies, searchCompaniesInputSchema, searchCompaniesResultSchema } from '../../core/companies/search-companies.js';
+import { defineTool } from './tool-definition.js';
+
+export const searchCompaniesTool = defineTool({
+  name: 'service_search_companies',
+  title: 'Search Italian companies',
+  description:
+    'Finds Italian companies by part of their legal name (small typos and word order tolerated), or by exact fiscal code or VAT number, ' +
+    'optionally filtered by NACE section or code, province or municipality, size class, legal form and active/dissolved status. ' +
+    'Returns up to `limit` companies ranked by relevance (name similarity; an exact identifier match scores 1), each with its fiscal code, ' +
+    'VAT number, legal form, NACE code, province, municipality, size, status and latest revenue and headcount, plus `nextCursor` for the next page. ' +
+    'Use a result\'s fiscalCode with the profile, structure, metrics and analysis tools.',
+  inputSchema: searchCompaniesInputSchema,
+  outputSchema: searchCompaniesResultSchema,
+  annotations: { title: 'Search Italian companies', readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
+  run: (args, ctx) => searchCompanies(ctx.companies, args),
+});

@@ -1,0 +1,16 @@
+import { searchPeople, searchPeopleInputSchema, searchPeopleResultSchema } from '../../core/companies/search-people.js';
+import { defineTool } from './tool-definition.js';
+
+export const searchPeopleTool = defineTool({
+  name: 'service_search_people',
+  title: 'Search company officers and owners',
+  description:
+    'Finds people by name among the officers (directors, auditors, legal representatives, ...) and the natural-person shareholders and ' +
+    'beneficial owners of Italian companies. Returns one entry per distinct name, best matches first, each with its roles: the kind ' +
+    '(officer, shareholder, beneficial_owner), the role and role category or the ownership share, and the company (id, fiscal code, ' +
+    'legal name, status). The service holds names only, so namesakes share one entry. Paginate with `nextCursor`.',
+  inputSchema: searchPeopleInputSchema,
+  outputSchema: searchPeopleResultSchema,
+  annotations: { title: 'Search company officers and owners', readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
+  run: (args, ctx) => searchPeople(ctx.companies, args),
+});

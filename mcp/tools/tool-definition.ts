@@ -1,0 +1,33 @@
+import type { z } from 'zod';
+import type { ToolAnnotations } from '@modelcontextprotocol/sdk/types.js';
+import type { ToolName } from '../../core/billing/products.js';
+import type { CompanyStore } from '../../core/companies/index.js';
+import type { CompanyQueryDeps } from '../../core/companies/search-companies.js';
+
+/** What a tool's run() may use: the company store and the query dependencies of this call. */
+export interface ToolContext {
+  requestId: string;
+  store: CompanyStore;
+  companies: CompanyQueryDeps;
+}
+
+/**
+ * One tool: its name (a product of the catalogue, so it is billable), what the model reads
+ * (title, description, schemas, annotations) and what it does. The input schema validates the
+ * arguments before run() sees them; the output schema checks what run() returns before it is
+ * sent or billed. The usage measure is added to the description per organization.
+ */
+export interface ToolDefinition<I extends z.ZodObject = z.ZodObject, O extends z.ZodType = z.ZodType> {
+  name: ToolName;
+  title: string;
+  description: string;
+  inputSchema: I;
+  outputSchema: O;
+  annotations: ToolAnnotations;
+  run(args: z.output<I>, ctx: ToolContext): Promise<z.input<O>>;
+}
+
+/** Identity at run time; lets TypeScript infer run()'s argument and result types from the schemas. */
+export function defineTool<I extends z.ZodObject, O extends z.ZodType>(definition: ToolDefinition<I, O>): ToolDefinition<I, O> {
+  return definition;
+}

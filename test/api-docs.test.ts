@@ -1,0 +1,53 @@
+import { chromium, type Browser } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { endpointCatalogue } from '../core/companies/endpoint-catalogue.js';
+import { ensureExampleCompany, startTestApi, type TestApi } from './api-fixtures.js';
+
+// The /docs page in Debian's headless Chromium: it renders from the npm-installed Swagger UI
+// (every request it makes stays on our server), shows the four endpoints, and switches to Italian.
+
+let api: TestApi;
+let browser: Browser;
+
+beforeAll(async () => {
+  api = await startTestApi();
+  await ensureExampleCompany(api.db);
+  browser = await chromium.launch({
+    executablePath: '/usr/bin/chromium',
+    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+  });
+});
+afterAll(async () => {
+  await browser?.close();
+  await api?.close();
+});
+
+describe('when a person opens /docs', () => {
+  it('then the page loads from our own server, lists the four endpoints and switches to Italian', async () => {
+    const page = await browser.newPage();
+    const foreign: string[] = [];
+    const failed: string[] = [];
+    page.on('request', (r) => {
+      if (!r.url().startsWith(api.url) && !r.url().startsWith('data:')) foreign.push(r.url());
+    });
+    page.on('response', (r) => {
+      if (r.status() >= 400) failed.push(`${r.status()} ${r.url()}`);
+    });
+
+    await page.goto(`${api.url}/docs`);
+    await expect.poll(() => page.locator('.opblock-summary-path').count(), { timeout: 20_000 }).toBe(4);
+    const paths = await page.locator('.opblock-summary-path').allTextContents();
+    expect(paths.map((p) => p.replace(/\u200b/g, '')).sort()).toEqual(endpointCatalogue.map((e) => e.path).sort());
+    await expect.poll(() => page.locator('.opblock-summary-description').allTextContents()).toContain('Company report');
+    expect(await page.locator('html').getAttribute('lang')).toBe('en');
+
+    await page.click('#lang-it');
+    await expect.poll(() => page.locator('.opblock-summary-description').allTextContents(), { timeout: 20_000 }).toContain('Report aziendale');
+    expect(await page.locator('html').getAttribute('lang')).toBe('it');
+    expect(await page.locator('header.docs h1').textContent()).toBe('Documentazione API');
+
+    expect(foreign).toEqual([]);
+    expect(failed).toEqual([]);
+    await page.close();
+  });
+});

@@ -1,0 +1,255 @@
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { createCompanyStore } from '../core/companies/company-store.js';
+import type { CompanyLookups } from '../core/companies/endpoint-catalogue.js';
+import { createDb, migrateLatest, type Db } from '../core/db/index.js';
+import { errorCatalogue, errorEnvelopeSchema, type ErrorCode } from '../core/errors/index.js';
+import { createLogger } from '../core/logging/index.js';
+import { createPostgresUsageSink } from '../core/usage/index.js';
+import { createScratchDatabase, type ScratchDatabase } from './support/database.js';
+import { freePort } from './services/free-port.js';
+import {
+  createTestOrganization, insertCompanies, makeDossier, startTcpProxy, startTestApi, viaPort,
+  type TestApi, type TestOrganization,
+} from './api-fixtures.js';
+
+// Every code of the error catalogue, produced through a real server, with the status of
+// decisions.md, the envelope, the request id header and no usage event.
+
+const silent = createLogger({ level: 'silent' });
+const company = makeDossier();
+let api: TestApi;
+let org: TestOrganization;
+const cleanups: (() => Promise<void>)[] = [];
+const seen = new Set<ErrorCode>();
+
+type Json = Record<string, any>;
+async function call(base: string, path: string, init: { key?: string; method?: string; headers?: Record<string, string> } = {}) {
+  const res = await fetch(`${base}${path}`, {
+    method: init.method ?? 'GET',
+    headers: { ...(init.key ? { Authorization: `Bearer ${init.key}` } : {}), ...init.headers },
+  });
+  const text = await res.text();
+  return { res, text, body: (text ? JSON.parse(text) : undefined) as Json };
+}
+
+/** Asserts the response is the `{ error }` envelope for `code` with its catalogue status. */
+function expectError(result: Awaited<ReturnType<typeof call>>, code: ErrorCode) {
+  expect(result.res.status, result.text).toBe(errorCatalogue[code].status);
+  const parsed = errorEnvelopeSchema.parse(result.body);
+  expect(parsed.error.code).toBe(code);
+  expect(result.res.headers.get('x-request-id')).toBe(parsed.error.requestId);
+  seen.add(code);
+  return parsed.error;
+}
+
+const expectRateLimitHeaders = (res: Response) => {
+  for (const h of ['ratelimit-limit', 'ratelimit-remaining', 'ratelimit-reset']) expect(res.headers.get(h), h).toMatch(/^\d+$/);
+};
+
+async function startOther(options: Parameters<typeof startTestApi>[0]) {
+  const other = await startTestApi(options);
+  cleanups.push(() => other.close());
+  return other;
+}
+
+async function usageEventCount(db: Db, organizationId: string) {
+  const [row] = await db('usage_bus_events').where({ organization_id: organizationId }).count<{ count: string }[]>('* as count');
+  return Number(row!.count);
+}
+
+beforeAll(async () => {
+  api = await startTestApi();
+  await insertCompanies(api.db, [company]);
+  org = await createTestOrganization(api.db);
+});
+afterAll(async () => {
+  for (const cleanup of cleanups.reverse()) await cleanup().catch(() => {});
+  await api?.close();
+});
+
+describe('when the caller is not authenticated', () => {
+  it('then no Authorization header, or a non-bearer one, is missing_api_key (401)', async () => {
+    expectError(await call(api.url, `/companies/${company.fiscalCode}/report`), 'missing_api_key');
+    expectError(await call(api.url, `/companies/${company.fiscalCode}/report`, { headers: { Authorization: `Basic ${org.key}` } }), 'missing_api_key');
+  });
+
+  it('then a valid key in the URL never authenticates', async () => {
+    for (const param of ['api_key', 'key']) {
+      const error = expectError(await call(api.url, `/companies/${company.fiscalCode}/report?${param}=${org.key}`), 'missing_api_key');
+      expect(error.message).toContain('URL');
+    }
+  });
+
+  it('then an unknown key is invalid_api_key (401)', async () => {
+    expectError(await call(api.url, `/companies/${company.fiscalCode}/report`, { key: 'sk_live_0000000000000000000000000000000A' }), 'invalid_api_key');
+  });
+});
+
+describe('when the request itself is wrong', () => {
+  it('then a malformed fiscal code is invalid_params (422) with details and rate-limit headers', async () => {
+    for (const bad of ['123', 'ABCDEFGHIJKLMNOPQ', '1234567890X']) {
+      const result = await call(api.url, `/companies/${bad}/credit-report`, { key: org.key });
+      const error = expectError(result, 'invalid_params');
+      expect(error.details).toEqual([{ path: 'path.fiscalCode', message: expect.any(String) }]);
+      expectRateLimitHeaders(result.res);
+    }
+  });
+
+  it('then an unknown path, another method or HEAD is unknown_endpoint (404)', async () => {
+    expectError(await call(api.url, '/companies', { key: org.key }), 'unknown_endpoint');
+    expectError(await call(api.url, `/companies/${company.fiscalCode}/reports`, { key: org.key }), 'unknown_endpoint');
+    for (const method of ['POST', 'PUT', 'DELETE', 'PATCH']) {
+      expectError(await call(api.url, `/companies/${company.fiscalCode}/report`, { key: org.key, method }), 'unknown_endpoint');
+    }
+    const head = await fetch(`${api.url}/companies/${company.fiscalCode}/report`, { method: 'HEAD', headers: { Authorization: `Bearer ${org.key}` } });
+    expect(head.status).toBe(404);
+  });
+
+  it('then an unknown company is not_found (404), with rate-limit headers', async () => {
+    const result = await call(api.url, '/companies/00000000000/report', { key: org.key });
+    expectError(result, 'not_found');
+    expectRateLimitHeaders(result.res);
+  });
+});
+
+describe('when the organization may not make the call', () => {
+  it('then an organization without a plan is client_not_configured (403)', async () => {
+    const unprovisioned = await createTestOrganization(api.db, { withPlan: false });
+    expectError(await call(api.url, `/companies/${company.fiscalCode}/financials`, { key: unprovisioned.key }), 'client_not_configured');
+  });
+
+  it('then an endpoint outside the plan is not_entitled (403) while the plan\'s own endpoint works', async () => {
+    const financialsOnly = await createTestOrganization(api.db, { endpoints: ['company-financials'] });
+    expectError(await call(api.url, `/companies/${company.fiscalCode}/report`, { key: financialsOnly.key }), 'not_entitled');
+    expect((await call(api.url, `/companies/${company.fiscalCode}/financials`, { key: financialsOnly.key })).res.status).toBe(200);
+  });
+
+  it('then the credits_exhausted flag refuses credits-priced calls (402) but not calls-priced ones', async () => {
+    const own = await createTestOrganization(api.db);
+    await api.db('allowances').where({ organization_id: own.organizationId }).update({ credits_exhausted: true });
+    await expect.poll(async () => (await call(api.url, `/companies/${company.fiscalCode}/financials`, { key: own.key })).res.status, { timeout: 5_000 }).toBe(402);
+    expectError(await call(api.url, `/companies/${company.fiscalCode}/financials`, { key: own.key }), 'credits_exhausted');
+    expect((await call(api.url, `/companies/${company.fiscalCode}/report`, { key: own.key })).res.status).toBe(200);
+  });
+
+  it('then the limit_reached flag refuses calls-priced calls (429, Retry-After) but not credits-priced ones', async () => {
+    const own = await createTestOrganization(api.db);
+    await api.db('allowances').where({ organization_id: own.organizationId }).update({ limit_reached: true });
+    await expect.poll(async () => (await call(api.url, `/companies/${company.fiscalCode}/report`, { key: own.key })).res.status, { timeout: 5_000 }).toBe(429);
+    const result = await call(api.url, `/companies/${company.fiscalCode}/report`, { key: own.key });
+    expectError(result, 'limit_reached');
+    expect(Number(result.res.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
+    expect((await call(api.url, `/companies/${company.fiscalCode}/financials`, { key: own.key })).res.status).toBe(200);
+  });
+
+  it('then calls beyond the rate limit are rate_limited (429) with Retry-After and RateLimit-* headers', async () => {
+    const own = await createTestOrganization(api.db, { ratePerSecond: 1, burst: 2, ratePerMinute: 1_000 });
+    const statuses: number[] = [];
+    let limited: Awaited<ReturnType<typeof call>> | undefined;
+    for (let i = 0; i < 5 && !limited; i++) {
+      const result = await call(api.url, `/companies/${company.fiscalCode}/financials`, { key: own.key });
+      statuses.push(result.res.status);
+      if (result.res.status === 429) limited = result;
+      else expectRateLimitHeaders(result.res);
+    }
+    expect(statuses.slice(0, 2)).toEqual([200, 200]);
+    expectError(limited!, 'rate_limited');
+    expect(Number(limited!.res.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
+    expect(limited!.res.headers.get('ratelimit-remaining')).toBe('0');
+    expectRateLimitHeaders(limited!.res);
+  });
+});
+
+describe('when something behind the API fails', () => {
+  it('then an unexpected error is internal_error (500) and nothing of it leaks', async () => {
+    const leaky: CompanyLookups = {
+      companyReport: () => Promise.reject(new Error('SELECT secret FROM companies WHERE password = 1')),
+      creditReport: () => Promise.reject(new Error('SELECT secret')),
+      companyProfile: () => Promise.reject(new Error('SELECT secret')),
+      companyFinancials: () => Promise.reject(new Error('SELECT secret')),
+    };
+    const other = await startOther({ store: leaky });
+    const own = await createTestOrganization(other.db);
+    const result = await call(other.url, `/companies/${company.fiscalCode}/report`, { key: own.key });
+    expectError(result, 'internal_error');
+    expect(result.text).not.toMatch(/SELECT|secret|password|at .*\.ts/);
+    expect(await usageEventCount(other.db, own.organizationId)).toBe(0);
+  });
+
+  it('then a usage event that cannot be made durable turns the call into an error, never a 2xx', async () => {
+    const other = await startOther({ usage: { publish: () => Promise.reject(new Error('disk full')), close: async () => {} } });
+    const own = await createTestOrganization(other.db);
+    const result = await call(other.url, `/companies/${company.fiscalCode}/financials`, { key: own.key });
+    expectError(result, 'internal_error');
+  });
+
+  it('then a company store that cannot be reached is upstream_error (502)', async () => {
+    const deadDb = createDb({ connectionString: viaPort(inject('databaseUrl'), await freePort()), poolMax: 1 });
+    cleanups.push(() => deadDb.destroy());
+    const other = await startOther({ store: createCompanyStore({ db: deadDb, queryTimeoutMs: 2_000, logger: silent }) });
+    const own = await createTestOrganization(other.db);
+    expectError(await call(other.url, `/companies/${company.fiscalCode}/financials`, { key: own.key }), 'upstream_error');
+    expect(await usageEventCount(other.db, own.organizationId)).toBe(0);
+  });
+
+  it('then a company store query blocked past its deadline is upstream_timeout (504)', async () => {
+    const scratch: ScratchDatabase = await createScratchDatabase('api_timeout');
+    cleanups.push(() => scratch.drop());
+    const scratchDb = createDb({ connectionString: scratch.url, poolMax: 2 });
+    cleanups.push(() => scratchDb.destroy());
+    await migrateLatest(scratchDb);
+    const other = await startOther({ store: createCompanyStore({ db: scratchDb, queryTimeoutMs: 150, logger: silent }) });
+    const own = await createTestOrganization(other.db);
+
+    const locker = createDb({ connectionString: scratch.url, poolMax: 1 });
+    cleanups.push(() => locker.destroy());
+    let release!: () => void;
+    const released = new Promise<void>((resolve) => (release = resolve));
+    const locked = new Promise<void>((resolve) => {
+      void locker.transaction(async (trx) => {
+        await trx.raw('LOCK TABLE companies IN ACCESS EXCLUSIVE MODE');
+        resolve();
+        await released;
+      });
+    });
+    await locked;
+    try {
+      expectError(await call(other.url, `/companies/${company.fiscalCode}/financials`, { key: own.key }), 'upstream_timeout');
+    } finally {
+      release();
+    }
+    expect(await usageEventCount(other.db, own.organizationId)).toBe(0);
+  });
+
+  it('then with the key store gone, a cached key gets entitlement_unavailable (503) and an unseen key auth_unavailable (503)', async () => {
+    const url = inject('databaseUrl');
+    const proxy = await startTcpProxy({ host: new URL(url).hostname, port: Number(new URL(url).port || 5432) });
+    cleanups.push(() => proxy.close());
+    const direct = createDb({ connectionString: url, poolMax: 2 });
+    cleanups.push(() => direct.destroy());
+    const other = await startOther({
+      databaseUrl: viaPort(url, proxy.port),
+      entitlementCacheTtlMs: 50,
+      store: createCompanyStore({ db: direct, queryTimeoutMs: 2_000, logger: silent }),
+      usage: createPostgresUsageSink(direct),
+    });
+    const cached = await createTestOrganization(direct);
+    const unseen = await createTestOrganization(direct);
+    expect((await call(other.url, `/companies/${company.fiscalCode}/financials`, { key: cached.key })).res.status).toBe(200);
+    await proxy.cut();
+    await new Promise((r) => setTimeout(r, 100));
+    expectError(await call(other.url, `/companies/${company.fiscalCode}/financials`, { key: cached.key }), 'entitlement_unavailable');
+    expectError(await call(other.url, `/companies/${company.fiscalCode}/financials`, { key: unseen.key }), 'auth_unavailable');
+    expect(await usageEventCount(direct, cached.organizationId)).toBe(1);
+  });
+});
+
+describe('when every error case has run', () => {
+  it('then all 15 catalogue codes were produced', () => {
+    expect([...seen].sort()).toEqual(Object.keys(errorCatalogue).sort());
+  });
+
+  it('then none of those failures published a usage event for the main organization', async () => {
+    expect(await usageEventCount(api.db, org.organizationId)).toBe(0);
+  });
+});

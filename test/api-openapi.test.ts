@@ -1,0 +1,141 @@
+import { Validator } from '@seriousme/openapi-schema-validator';
+import Ajv2020 from 'ajv/dist/2020.js';
+import addFormats from 'ajv-formats';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { endpointCatalogue } from '../core/companies/endpoint-catalogue.js';
+import { errorCatalogue } from '../core/errors/index.js';
+import { createTestOrganization, ensureExampleCompany, exampleCompanyCode, startTestApi, type TestApi, type TestOrganization } from './api-fixtures.js';
+
+// The per-key OpenAPI 3.1 document and the catalogue document behind /docs: valid for a
+// third-party validator in both languages, limited to the organization's plan, priced as the
+// organization is billed, with examples taken from real data that satisfy their own schemas.
+
+type Json = Record<string, any>;
+let api: TestApi;
+let full: TestOrganization;
+let financialsOnly: TestOrganization;
+
+const fetchJson = async (path: string, headers: Record<string, string> = {}) => {
+  const res = await fetch(`${api.url}${path}`, { headers });
+  return { res, body: (await res.json()) as Json };
+};
+const bearer = (o: TestOrganization) => ({ Authorization: `Bearer ${o.key}` });
+
+async function expectValidOpenApi(document: Json) {
+  const validator = new Validator();
+  const result = await validator.validate(structuredClone(document));
+  expect(result.errors, JSON.stringify(result.errors)).toBeUndefined();
+  expect(result.valid).toBe(true);
+  expect(validator.version).toBe('3.1');
+}
+
+/** Everything but the prose: two languages must describe the same API. */
+function shape(document: Json): Json {
+  const strip = (value: any): any => {
+    if (Array.isArray(value)) return value.map(strip);
+    if (value && typeof value === 'object') {
+      return Object.fromEntries(Object.entries(value).filter(([k]) => !['description', 'summary', 'title'].includes(k)).map(([k, v]) => [k, strip(v)]));
+    }
+    return value;
+  };
+  return strip(document);
+}
+
+beforeAll(async () => {
+  api = await startTestApi();
+  await ensureExampleCompany(api.db);
+  full = await createTestOrganization(api.db);
+  financialsOnly = await createTestOrganization(api.db, { endpoints: ['company-financials'] });
+});
+afterAll(async () => {
+  await api?.close();
+});
+
+describe('when a key fetches /openapi.json', () => {
+  it('then the document is valid OpenAPI 3.1.0, version 1.0.0, in English and in Italian', async () => {
+    for (const headers of [{}, { 'Accept-Language': 'it-IT,it;q=0.9' }]) {
+      const { res, body } = await fetchJson('/openapi.json', { ...bearer(full), ...headers });
+      expect(res.status).toBe(200);
+      expect(body.openapi).toBe('3.1.0');
+      expect(body.info.version).toBe('1.0.0');
+      await expectValidOpenApi(body);
+    }
+    const { body: it } = await fetchJson('/openapi.json?lang=it', bearer(full));
+    await expectValidOpenApi(it);
+  });
+
+  it('then English is the default and ?lang=it or Accept-Language: it give Italian texts describing the same API', async () => {
+    const en = (await fetchJson('/openapi.json', bearer(full))).body;
+    const byQuery = (await fetchJson('/openapi.json?lang=it', bearer(full))).body;
+    const byHeader = (await fetchJson('/openapi.json', { ...bearer(full), 'Accept-Language': 'it' })).body;
+    expect(en.paths['/companies/{fiscalCode}/report'].get.summary).toBe('Company report');
+    expect(byQuery.paths['/companies/{fiscalCode}/report'].get.summary).toBe('Report aziendale');
+    expect(byHeader).toEqual(byQuery);
+    expect(shape(byQuery)).toEqual(shape(en));
+  });
+
+  it('then it lists only the endpoints of the organization\'s plan', async () => {
+    const { body: all } = await fetchJson('/openapi.json', bearer(full));
+    expect(Object.keys(all.paths).sort()).toEqual(endpointCatalogue.map((e) => e.path).sort());
+    const { body: one } = await fetchJson('/openapi.json', bearer(financialsOnly));
+    expect(Object.keys(one.paths)).toEqual(['/companies/{taxId}/financials']);
+    await expectValidOpenApi(one);
+  });
+
+  it('then each operation states the organization\'s usage measure, every error status and the bearer scheme', async () => {
+    const { body } = await fetchJson('/openapi.json', bearer(full));
+    expect(body.components.securitySchemes.bearerAuth).toMatchObject({ type: 'http', scheme: 'bearer' });
+    expect(body.security).toEqual([{ bearerAuth: [] }]);
+    expect(body.components.schemas).toHaveProperty('ErrorEnvelope');
+    expect(body.components.schemas).toHaveProperty('Meta');
+    for (const endpoint of endpointCatalogue) {
+      const op = body.paths[endpoint.path].get;
+      expect(op['x-usage']).toEqual(endpoint.defaultMeasure);
+      expect(op.description).toContain(`${endpoint.defaultMeasure.quantity} ${endpoint.defaultMeasure.unit === 'calls' ? 'call' : 'credits'}`);
+      // A calls-priced endpoint cannot run out of credits, a credits-priced one cannot hit the calls cap.
+      const excluded = endpoint.defaultMeasure.unit === 'calls' ? 'credits_exhausted' : 'limit_reached';
+      for (const [code, { status }] of Object.entries(errorCatalogue)) {
+        if (code === excluded) {
+          expect(op.responses[String(status)]?.description ?? '').not.toContain(`\`${code}\``);
+        } else {
+          expect(op.responses[String(status)]?.description, `${endpoint.slug} ${code}`).toContain(`\`${code}\``);
+          expect(op.responses[String(status)].content['application/json'].examples[code].value.error.code).toBe(code);
+        }
+      }
+      expect(op.parameters[0]).toMatchObject({ name: endpoint.param.name, in: 'path', required: true });
+    }
+  });
+
+  it('then the examples come from a real company and satisfy the response schemas', async () => {
+    const { body } = await fetchJson('/openapi.json', bearer(full));
+    const ajv = new Ajv2020.default({ strict: false });
+    addFormats.default(ajv);
+    ajv.addSchema({ $id: 'https://api.test/openapi.json', components: body.components });
+    for (const endpoint of endpointCatalogue) {
+      const op = body.paths[endpoint.path].get;
+      expect(op.parameters[0].example).toBe(exampleCompanyCode);
+      const content = op.responses['200'].content['application/json'];
+      expect(content.example.meta.endpoint).toBe(endpoint.slug);
+      const validate = ajv.compile({ $ref: `https://api.test/openapi.json${content.schema.$ref}` });
+      expect(validate(content.example), JSON.stringify(validate.errors)).toBe(true);
+    }
+    expect(body.paths['/companies/{fiscalCode}/report'].get.responses['200'].content['application/json'].example.data.identity.legalName).toBe('Esempio Dati S.R.L.');
+  });
+
+  it('then without a key it is refused with missing_api_key', async () => {
+    const { res, body } = await fetchJson('/openapi.json');
+    expect(res.status).toBe(401);
+    expect(body.error.code).toBe('missing_api_key');
+  });
+});
+
+describe('when anyone fetches the catalogue document of /docs', () => {
+  it('then it lists all four endpoints at their default measures, valid in both languages', async () => {
+    for (const lang of ['en', 'it']) {
+      const { res, body } = await fetchJson(`/docs/openapi.json?lang=${lang}`);
+      expect(res.status).toBe(200);
+      expect(Object.keys(body.paths)).toHaveLength(4);
+      await expectValidOpenApi(body);
+    }
+  });
+});

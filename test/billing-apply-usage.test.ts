@@ -1,0 +1,148 @@
+import { afterAll, describe, expect, it } from 'vitest';
+import { changeCredits, setCallsCap } from '../core/billing/adjust-allowance.js';
+import { applyUsageBatch } from '../core/billing/apply-usage-batch.js';
+import { reconcileLedger } from '../core/billing/reconcile-ledger.js';
+import { rollOverDueAllowances } from '../core/billing/roll-over-period.js';
+import type { UsageBusMessage } from '../core/usage/index.js';
+import { testDb } from './support/database.js';
+import { allowanceOf, createBillingOrg, ledgerCount, usageEvent } from './billing-fixtures.js';
+
+const db = testDb({ poolMax: 8 });
+afterAll(() => db.destroy());
+
+const asMessages = (values: unknown[]): UsageBusMessage[] => values.map((v, i) => ({ value: Buffer.from(typeof v === 'string' ? v : JSON.stringify(v)), ref: `test#${i}` }));
+const apply = (values: unknown[], now?: Date) => db.transaction((trx) => applyUsageBatch(trx, asMessages(values), { bus: 'kafka', now }));
+const flagEvents = (organizationId: string) => db('allowance_flag_events').where({ organization_id: organizationId }).orderBy('id').select('flag', 'value');
+
+describe('applying usage batches', () => {
+  it('when a batch of paid calls is applied then each has one ledger row and the balance drops by their sum', async () => {
+    const { organizationId } = await createBillingOrg(db, { credits: 1_000 });
+    const events = [
+      usageEvent(organizationId, { product: 'company-financials', quantity: 5 }),
+      usageEvent(organizationId, { product: 'company-profile', quantity: 8 }),
+      usageEvent(organizationId, { product: 'company-report', quantity: 1, unit: 'calls' }),
+    ];
+    const outcome = await apply(events);
+    expect(outcome).toMatchObject({ applied: 3, duplicates: 0, deadLetters: [] });
+    const allowance = await allowanceOf(db, organizationId);
+    expect(allowance?.credits_balance).toBe(1_000 - 13);
+    expect(allowance?.calls_used).toBe(1);
+    expect(allowance?.last_event_at).not.toBeNull();
+    expect(await ledgerCount(db, organizationId)).toBe(3);
+    const afters = await db('usage_ledger').where({ organization_id: organizationId, entry_type: 'usage' }).orderBy('id').pluck('credits_balance_after');
+    expect(afters).toEqual([995, 987, 987]);
+    expect((await reconcileLedger(db, { organizationIds: [organizationId] })).differences).toEqual([]);
+  });
+
+  it('when the same events are delivered again (alone or twice in a batch) then no balance changes', async () => {
+    const { organizationId } = await createBillingOrg(db, { credits: 100 });
+    const events = [usageEvent(organizationId), usageEvent(organizationId)];
+    await apply(events);
+    const before = await allowanceOf(db, organizationId);
+    const again = await apply([...events, events[0], events[1]]);
+    expect(again).toMatchObject({ applied: 0, duplicates: 4 });
+    expect(await allowanceOf(db, organizationId)).toEqual(before);
+    expect(await ledgerCount(db, organizationId)).toBe(2);
+  });
+
+  it('when a message is malformed or names an unknown organization then it is dead-lettered and the rest of the batch is applied', async () => {
+    const { organizationId } = await createBillingOrg(db, { credits: 100 });
+    const good = usageEvent(organizationId);
+    const marker = `poison-${good.eventId}`;
+    const outcome = await apply([`{not json ${marker}`, { ...usageEvent(organizationId), v: 2, note: marker }, good, usageEvent(`org_missing_${marker}`)]);
+    expect(outcome.applied).toBe(1);
+    expect(outcome.deadLetters.map((d) => d.reason)).toEqual([
+      'not JSON',
+      expect.stringContaining('invalid usage event'),
+      expect.stringContaining('unknown organization'),
+    ]);
+    const rows = await db('usage_dead_letters').where('payload', 'like', `%${marker}%`).select('bus', 'reason');
+    expect(rows).toHaveLength(3);
+    expect(rows.every((r) => r.bus === 'kafka')).toBe(true);
+    expect((await allowanceOf(db, organizationId))?.credits_balance).toBe(95);
+  });
+
+  it('when the balance falls below the cheapest credits-priced call then credits_exhausted is set, and a top-up that covers a call clears it', async () => {
+    const { organizationId } = await createBillingOrg(db, { credits: 12 });
+    await apply([usageEvent(organizationId, { quantity: 5 })]); // 7 left: a 5-credit call is still payable
+    expect((await allowanceOf(db, organizationId))?.credits_exhausted).toBe(false);
+    await apply([usageEvent(organizationId, { quantity: 5 })]); // 2 left: below the cheapest (5)
+    expect(await allowanceOf(db, organizationId)).toMatchObject({ credits_balance: 2, credits_exhausted: true });
+    await changeCredits(db, { organizationId, kind: 'top_up', credits: 2, actor: 'test', reason: 'not enough yet' });
+    expect((await allowanceOf(db, organizationId))?.credits_exhausted).toBe(true);
+    const snapshot = await changeCredits(db, { organizationId, kind: 'top_up', credits: 100, actor: 'test', reason: 'customer paid' });
+    expect(snapshot).toMatchObject({ creditsBalance: 104, creditsExhausted: false });
+    expect(await allowanceOf(db, organizationId)).toMatchObject({ credits_balance: 104, credits_exhausted: false });
+    expect(await flagEvents(organizationId)).toEqual([
+      { flag: 'credits_exhausted', value: true },
+      { flag: 'credits_exhausted', value: false },
+    ]);
+    const topUp = await db('usage_ledger').where({ organization_id: organizationId, entry_type: 'top_up' }).orderBy('id').select('credits_delta', 'actor', 'reason');
+    expect(topUp).toEqual([{ credits_delta: 2, actor: 'test', reason: 'not enough yet' }, { credits_delta: 100, actor: 'test', reason: 'customer paid' }]);
+    expect((await reconcileLedger(db, { organizationIds: [organizationId] })).differences).toEqual([]);
+  });
+
+  it('when a served call costs more than the balance then it is still charged (the balance goes below zero) and the flag is set', async () => {
+    const { organizationId } = await createBillingOrg(db, { credits: 6 });
+    await apply([usageEvent(organizationId, { product: 'company-credit-report', quantity: 10 })]);
+    expect(await allowanceOf(db, organizationId)).toMatchObject({ credits_balance: -4, credits_exhausted: true });
+  });
+
+  it('when calls_used reaches the cap then limit_reached is set, and raising the cap clears it', async () => {
+    const { organizationId } = await createBillingOrg(db, { credits: 100, callsCap: 3 });
+    const call = () => usageEvent(organizationId, { product: 'company-report', quantity: 1, unit: 'calls' });
+    await apply([call(), call()]);
+    expect((await allowanceOf(db, organizationId))?.limit_reached).toBe(false);
+    await apply([call()]);
+    expect(await allowanceOf(db, organizationId)).toMatchObject({ calls_used: 3, limit_reached: true, credits_exhausted: false });
+    await setCallsCap(db, { organizationId, callsCap: 10, actor: 'test', reason: 'upgrade' });
+    expect(await allowanceOf(db, organizationId)).toMatchObject({ calls_cap: 10, limit_reached: false });
+    expect((await db('organizations').where({ id: organizationId }).first()).calls_cap_per_period).toBe(10);
+    expect(await flagEvents(organizationId)).toEqual([{ flag: 'limit_reached', value: true }, { flag: 'limit_reached', value: false }]);
+  });
+
+  it('when the calendar month changes then the rollover grants the period credits, restarts the calls count, clears the flags and the ledger still reconciles', async () => {
+    const { organizationId } = await createBillingOrg(db, { credits: 10, callsCap: 1, creditsPerPeriod: 500, period: '2026-01' });
+    const january = new Date('2026-01-20T10:00:00Z');
+    await apply([
+      usageEvent(organizationId, { occurredAt: january.toISOString(), quantity: 8, product: 'company-profile' }),
+      usageEvent(organizationId, { occurredAt: january.toISOString(), quantity: 1, unit: 'calls', product: 'company-report' }),
+    ], january);
+    expect(await allowanceOf(db, organizationId)).toMatchObject({ period: '2026-01', credits_balance: 2, calls_used: 1, credits_exhausted: true, limit_reached: true });
+
+    // No traffic while blocked: the time-driven sweep must open February by itself.
+    const february = new Date('2026-02-01T00:00:05Z');
+    expect(await rollOverDueAllowances(db, february)).toBeGreaterThanOrEqual(1);
+    expect(await allowanceOf(db, organizationId)).toMatchObject({ period: '2026-02', credits_balance: 502, calls_used: 0, calls_cap: 1, credits_exhausted: false, limit_reached: false });
+    // A late January event pays its credits but does not count against February's cap.
+    await apply([usageEvent(organizationId, { occurredAt: '2026-01-31T23:59:59.000Z', quantity: 1, unit: 'calls', product: 'company-report' })], february);
+    expect(await allowanceOf(db, organizationId)).toMatchObject({ calls_used: 0, limit_reached: false });
+    // An event from March (the API's clock ahead) opens March before it is applied.
+    await apply([usageEvent(organizationId, { occurredAt: '2026-03-01T00:00:01.000Z', quantity: 5 })], february);
+    expect(await allowanceOf(db, organizationId)).toMatchObject({ period: '2026-03', credits_balance: 997 });
+    expect(await ledgerCount(db, organizationId, 'period_rollover')).toBe(2);
+    expect((await reconcileLedger(db, { organizationIds: [organizationId] })).differences).toEqual([]);
+  });
+
+  it('when several workers apply overlapping organizations in parallel then none deadlocks and every charge lands once', async () => {
+    const orgs = await Promise.all(Array.from({ length: 6 }, () => createBillingOrg(db, { credits: 1_000_000 })));
+    const events = Array.from({ length: 1_200 }, (_, i) => usageEvent(orgs[i % orgs.length]!.organizationId, { quantity: 1 + (i % 7) }));
+    // Six batches, each a shuffled mix of every organization, some events in two batches.
+    const batches = Array.from({ length: 6 }, (_, b) => [...events.slice(b * 200, b * 200 + 200), ...events.slice(((b + 1) % 6) * 200, ((b + 1) % 6) * 200 + 20)].sort(() => Math.random() - 0.5));
+    const outcomes = await Promise.all(batches.map((batch) => apply(batch)));
+    expect(outcomes.reduce((n, o) => n + o.applied, 0)).toBe(1_200);
+    expect(outcomes.reduce((n, o) => n + o.duplicates, 0)).toBe(120);
+    for (const { organizationId } of orgs) {
+      const spent = events.filter((e) => e.organizationId === organizationId).reduce((n, e) => n + e.quantity, 0);
+      expect((await allowanceOf(db, organizationId))?.credits_balance).toBe(1_000_000 - spent);
+    }
+    expect((await reconcileLedger(db, { organizationIds: orgs.map((o) => o.organizationId) })).differences).toEqual([]);
+  });
+
+  it('when reconcile finds an allowance that disagrees with its ledger then it reports the difference', async () => {
+    const { organizationId } = await createBillingOrg(db, { credits: 50 });
+    await db('allowances').where({ organization_id: organizationId }).update({ credits_balance: 49 });
+    const result = await reconcileLedger(db, { organizationIds: [organizationId] });
+    expect(result.differences).toEqual([{ organizationId, creditsBalance: 49, ledgerCredits: 50, callsUsed: 0, ledgerCalls: 0 }]);
+  });
+});

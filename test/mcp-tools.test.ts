@@ -1,0 +1,276 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Ajv } from 'ajv';
+import addFormats from 'ajv-formats';
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { createCompanyStore } from '../core/companies/index.js';
+import type { CompanyReportData } from '../core/companies/schemas/index.js';
+import { upsertCompanies } from '../core/companies/write-companies.js';
+import { requestIdSchema } from '../core/errors/index.js';
+import { createLogger } from '../core/logging/index.js';
+import {
+  connectClient, createToolOrganization, json, personOnlyTools, rpc, sampleGroup, startTestMcp, toolNames,
+  type SampleGroup, type TestMcp, type ToolOrganization,
+} from './mcp-fixtures.js';
+
+// Every tool over real HTTP with the official SDK client, on a small group of sample
+// companies; plus billing: a successful call is one usage event, a failed call none.
+
+let mcp: TestMcp;
+let org: ToolOrganization;
+let client: Client;
+let group: SampleGroup;
+let rootReport: CompanyReportData;
+
+beforeAll(async () => {
+  mcp = await startTestMcp();
+  group = sampleGroup();
+  await upsertCompanies(mcp.db, group.all);
+  org = await createToolOrganization(mcp.db);
+  client = await connectClient(mcp.mcpUrl, org.key);
+  const store = createCompanyStore({ db: mcp.db, queryTimeoutMs: 5_000, logger: createLogger({ level: 'silent' }) });
+  rootReport = (await store.companyReport(group.root.fiscalCode))!;
+});
+afterAll(async () => {
+  await client?.close();
+  await mcp?.close();
+});
+
+const call = async (name: string, args: Record<string, unknown>) => (await client.callTool({ name, arguments: args })) as CallToolResult;
+const data = <T = any>(result: CallToolResult): T => {
+  expect(result.isError, JSON.stringify(result.content)).toBeFalsy();
+  // The text copy says the same as structuredContent.
+  expect(JSON.parse((result.content[0] as { text: string }).text)).toEqual(result.structuredContent);
+  return result.structuredContent as T;
+};
+// A billing worker of another test file may already have moved the event from the bus into
+// the ledger: look in both.
+const usageEvents = async (requestId: string) => {
+  const bus = await mcp.db('usage_bus_events').where({ event_id: requestId }).select('payload');
+  const ledger = await mcp.db('usage_ledger').where({ event_id: requestId, entry_type: 'usage' }).select('source', 'product', 'quantity', 'unit', 'key_id', 'organization_id');
+  return [
+    ...bus.map((r) => r.payload),
+    ...ledger.map((r) => ({ eventId: requestId, organizationId: r.organization_id, keyId: r.key_id, source: r.source, product: r.product, quantity: r.quantity, unit: r.unit })),
+  ];
+};
+
+describe('tools/list', () => {
+  it('when an organization with every tool lists tools then the six company tools are there and the five person tools are not', async () => {
+    const { tools } = await client.listTools();
+    expect(tools.map((t) => t.name).sort()).toEqual([...toolNames].sort());
+    for (const name of personOnlyTools) expect(tools.map((t) => t.name)).not.toContain(name);
+  });
+
+  it('when tools are listed then each has a title, its measure in the description, all four annotations, and valid input and output JSON Schemas', async () => {
+    const { tools } = await client.listTools();
+    const ajv = new Ajv({ strict: false, allErrors: true });
+    addFormats.default(ajv);
+    for (const tool of tools) {
+      expect(tool.name).toMatch(/^service_[a-z_]+$/);
+      expect(tool.title).toBeTruthy();
+      expect(tool.description).toMatch(/Usage: each successful call records \d+ (credit|credits|call|calls) for your organization/);
+      expect(tool.annotations).toEqual({ title: expect.any(String), readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false });
+      expect(tool.inputSchema.type).toBe('object');
+      expect(tool.outputSchema?.type).toBe('object');
+      expect(() => ajv.compile(tool.inputSchema)).not.toThrow();
+      expect(() => ajv.compile(tool.outputSchema!)).not.toThrow();
+    }
+    const profile = tools.find((t) => t.name === 'service_get_company_profile')!;
+    expect(profile.description).toContain('8 credits');
+  });
+
+  it('when the plan lacks a tool then it is not listed and calling it returns a not_entitled error result', async () => {
+    const limited = await createToolOrganization(mcp.db, { tools: ['service_search_companies'] });
+    const limitedClient = await connectClient(mcp.mcpUrl, limited.key);
+    try {
+      expect((await limitedClient.listTools()).tools.map((t) => t.name)).toEqual(['service_search_companies']);
+      const result = (await limitedClient.callTool({ name: 'service_analyze_company', arguments: { fiscalCode: group.root.fiscalCode } })) as CallToolResult;
+      expect(result.isError).toBe(true);
+      expect((result.structuredContent as any).error.code).toBe('not_entitled');
+    } finally {
+      await limitedClient.close();
+    }
+  });
+});
+
+describe('service_search_companies', () => {
+  it('when searching by a name fragment then the group\'s companies are found, best match first, with a working cursor', async () => {
+    const best = data(await call('service_search_companies', { query: `${group.token} costruzoni` })); // sic: a typo
+    expect(best.items[0].fiscalCode).toBe(group.root.fiscalCode);
+    const all = data(await call('service_search_companies', { query: group.token, limit: 50 }));
+    expect(all.items.map((i: any) => i.fiscalCode).sort()).toEqual(group.all.map((d) => d.fiscalCode).sort());
+    // Paging two at a time returns the same companies in the same order.
+    const paged: string[] = [];
+    let cursor: string | undefined;
+    do {
+      const page = data(await call('service_search_companies', { query: group.token, limit: 2, ...(cursor && { cursor }) }));
+      paged.push(...page.items.map((i: any) => i.fiscalCode));
+      cursor = page.nextCursor ?? undefined;
+    } while (cursor);
+    expect(paged).toEqual(all.items.map((i: any) => i.fiscalCode));
+  });
+
+  it('when searching by fiscal code or IT-prefixed VAT number then exactly that company comes back with score 1', async () => {
+    for (const query of [group.root.fiscalCode, `IT${group.root.fiscalCode}`]) {
+      const result = data(await call('service_search_companies', { query }));
+      expect(result.items).toHaveLength(1);
+      expect(result.items[0]).toMatchObject({ fiscalCode: group.root.fiscalCode, score: 1, status: 'active' });
+    }
+  });
+
+  it('when filtering by status dissolved then only the dissolved company of the group is returned', async () => {
+    const result = data(await call('service_search_companies', { query: group.token, status: 'dissolved', province: 'mi', naceCode: '62' }));
+    expect(result.items.map((i: any) => i.fiscalCode)).toEqual([group.subs[2]!.fiscalCode]);
+  });
+
+  it('when a cursor is reused with other criteria then an invalid_params error result names the cursor', async () => {
+    const first = data(await call('service_search_companies', { query: group.token, limit: 1 }));
+    const result = await call('service_search_companies', { query: `${group.token} holding`, limit: 1, cursor: first.nextCursor });
+    expect(result.isError).toBe(true);
+    expect((result.structuredContent as any).error).toMatchObject({ code: 'invalid_params', details: [{ path: 'cursor' }] });
+  });
+});
+
+describe('service_search_people', () => {
+  it('when searching a person by name then their roles in several companies come back', async () => {
+    const result = data(await call('service_search_people', { name: `Bellini Marco ${group.token}` }));
+    const person = result.people[0];
+    expect(person.name).toBe(`Marco ${group.token} Bellini`);
+    const roles = person.roles.map((r: any) => `${r.kind}:${r.company.fiscalCode}`).sort();
+    expect(roles).toEqual([
+      `officer:${group.root.fiscalCode}`, `officer:${group.subs[0]!.fiscalCode}`, `shareholder:${group.subs[1]!.fiscalCode}`,
+    ].sort());
+  });
+});
+
+describe('service_get_company_profile', () => {
+  it('when the profile is requested then it carries the API profile data plus registry and a risk brief', async () => {
+    const result = data(await call('service_get_company_profile', { taxId: group.root.fiscalCode.toLowerCase() }));
+    expect(result.profile.identity.fiscalCode).toBe(group.root.fiscalCode);
+    expect(result.profile.risk).toBeDefined(); // a small company: the risk branch
+    expect(result.registry).toEqual({ pec: `${group.root.fiscalCode}@pec.it`, cciaa: 'MI', rea: expect.any(String) });
+    expect(result.risk).toMatchObject({ flagged: [], unknown: ['assetEncumbrances'], dissolutionYear: null, stateAids: { count: 2 } });
+  });
+
+  it('when no company matches then a not_found error result comes back and nothing is billed', async () => {
+    const result = await call('service_get_company_profile', { taxId: '00000000001' });
+    expect(result.isError).toBe(true);
+    const error = (result.structuredContent as any).error;
+    expect(error.code).toBe('not_found');
+    expect(requestIdSchema.safeParse(error.requestId).success).toBe(true);
+    expect(await usageEvents(error.requestId)).toHaveLength(0);
+  });
+});
+
+describe('service_get_company_structure', () => {
+  it('when the structure is walked then subsidiaries follow the chain, the cross-holding is marked as a cycle, and owners go up', async () => {
+    const s = data(await call('service_get_company_structure', { fiscalCode: group.root.fiscalCode, depthUp: 2, depthDown: 4 }));
+    const [sub1] = s.subsidiaries;
+    expect(sub1.company.fiscalCode).toBe(group.subs[0]!.fiscalCode);
+    const sub2 = sub1.subsidiaries[0];
+    expect(sub2.company.fiscalCode).toBe(group.subs[1]!.fiscalCode);
+    const sub3 = sub2.subsidiaries[0];
+    expect(sub3).toMatchObject({ company: { fiscalCode: group.subs[2]!.fiscalCode }, share: 0.6 });
+    // sub3 owns 10% of root: root is already on this branch, so it is marked and not expanded.
+    expect(sub3.subsidiaries).toEqual([expect.objectContaining({ cycle: true, company: expect.objectContaining({ fiscalCode: group.root.fiscalCode }), subsidiaries: [] })]);
+
+    const holding = s.shareholders.find((h: any) => h.company?.fiscalCode === group.holding.fiscalCode);
+    expect(holding.shareholders[0]).toMatchObject({ company: { fiscalCode: group.ultimateHolding.fiscalCode }, moreBeyondDepth: true, shareholders: [] });
+    expect(s.beneficialOwners).toEqual([{ name: 'Giulia Fontana', share: 0.9 }]);
+    expect(s.officers).toEqual(rootReport.officers);
+    expect(s.branches).toEqual(rootReport.branches);
+    expect(s.truncated).toBe(false);
+  });
+
+  it('when depthDown is 1 then only direct subsidiaries are listed, flagged as having more below', async () => {
+    const s = data(await call('service_get_company_structure', { fiscalCode: group.root.fiscalCode, depthUp: 0, depthDown: 1 }));
+    expect(s.shareholders).toEqual([]);
+    expect(s.subsidiaries).toEqual([expect.objectContaining({ moreBeyondDepth: true, subsidiaries: [] })]);
+  });
+});
+
+describe('service_get_company_metrics', () => {
+  it('when metrics are chosen by slug and category then every value, previous value and change equals the company report\'s', async () => {
+    const m = data(await call('service_get_company_metrics', { fiscalCode: group.root.fiscalCode, slugs: ['revenue'], categories: ['solvency'] }));
+    expect(m.years).toEqual(rootReport.financials.map((f) => f.year));
+    const slugs = m.metrics.map((s: any) => s.slug);
+    expect(slugs).toContain('revenue');
+    for (const series of m.metrics) {
+      for (const v of series.values) {
+        const reported = rootReport.financials.find((f) => f.year === v.year)!.metrics.find((x) => x.slug === series.slug)!;
+        expect(v).toMatchObject({ value: reported.value, previousValue: reported.previousValue, yoyChange: reported.yoyChange });
+      }
+    }
+    const revenue = m.metrics.find((s: any) => s.slug === 'revenue');
+    expect(revenue.values[0].yoyChange).toBeCloseTo(0.1, 4);
+  });
+
+  it('when an argument is invalid then an invalid_params error result lists the path, so the model can fix it', async () => {
+    const result = await call('service_get_company_metrics', { fiscalCode: 'nope', years: ['2023'] });
+    expect(result.isError).toBe(true);
+    const error = (result.structuredContent as any).error;
+    expect(error.code).toBe('invalid_params');
+    expect(error.details.map((d: any) => d.path).sort()).toEqual(['fiscalCode', 'years.0']);
+    expect((result.content[0] as { text: string }).text).toContain('fiscalCode');
+  });
+});
+
+describe('service_analyze_company', () => {
+  it('when the company is analysed then figures are computed from the report\'s values and name their inputs', async () => {
+    const a = data(await call('service_analyze_company', { fiscalCode: group.root.fiscalCode }));
+    const latest = rootReport.financials[0]!;
+    const value = (slug: string) => latest.metrics.find((m) => m.slug === slug)!.value;
+    const margin = a.profitability.find((r: any) => r.key === 'ebitda_margin');
+    expect(margin.value).toBeCloseTo(value('ebitda') / value('revenue'), 4);
+    expect(margin.inputs).toEqual([{ slug: 'ebitda', year: latest.year, value: value('ebitda') }, { slug: 'revenue', year: latest.year, value: value('revenue') }]);
+    expect(margin.trend).toBe('stable');
+    const growth = a.growth.find((g: any) => g.key === 'revenue_growth');
+    expect(growth.value).toBe(latest.metrics.find((m) => m.slug === 'revenue')!.yoyChange);
+    const current = a.liquidity.find((r: any) => r.key === 'current_ratio');
+    expect(current.value).toBeCloseTo(value('total_current_assets') / value('debts_due_within_one_year'), 4);
+    expect(a.solvency.find((r: any) => r.key === 'equity_ratio').value).toBeCloseTo(value('total_equity') / value('total_assets'), 4);
+    expect(a.stateAids).toMatchObject({ count: 2, amountLast36Months: 25_000 });
+    expect(a.unknownRiskIndicators).toEqual(['assetEncumbrances']);
+    expect(a.peers.naceDivision).toBe('62');
+    expect(a.peers.peerCount).toBeGreaterThanOrEqual(3);
+    const revenueStanding = a.peers.comparisons.find((c: any) => c.key === 'revenue');
+    expect(revenueStanding.percentile).toBeGreaterThan(0.5); // the largest of its group
+  });
+
+  it('when a dissolved company is analysed then the dissolution is a high-severity flag', async () => {
+    const a = data(await call('service_analyze_company', { fiscalCode: group.subs[2]!.fiscalCode }));
+    expect(a.riskFlags).toContainEqual(expect.objectContaining({ code: 'dissolved', severity: 'high', source: 'registry' }));
+  });
+});
+
+describe('person-only tools on a key connection', () => {
+  it('when any of the five person tools is called then the error result says it needs a signed-in user', async () => {
+    for (const name of personOnlyTools) {
+      const result = await call(name, {});
+      expect(result.isError).toBe(true);
+      const error = (result.structuredContent as any).error;
+      expect(error.code).toBe('not_entitled');
+      expect(error.message).toContain('signed-in user');
+      expect(await usageEvents(error.requestId)).toHaveLength(0);
+    }
+  });
+});
+
+describe('billing of tool calls', () => {
+  it('when a tool call succeeds then exactly one usage event with source mcp, the tool name and the plan measure is recorded before the answer', async () => {
+    const result = await call('service_get_company_profile', { taxId: group.root.fiscalCode });
+    data(result);
+    const requestId = (result._meta as any).requestId;
+    expect((result._meta as any).usage).toEqual({ quantity: 8, unit: 'credits' });
+    const events = await usageEvents(requestId);
+    expect(events).toHaveLength(1);
+    expect(events[0]).toMatchObject({ eventId: requestId, organizationId: org.organizationId, keyId: org.keyId, source: 'mcp', product: 'service_get_company_profile', quantity: 8, unit: 'credits' });
+  });
+
+  it('when initialize and tools/list are sent then nothing is billed', async () => {
+    const res = await rpc(mcp.mcpUrl, { jsonrpc: '2.0', id: 3, method: 'tools/list' }, { Authorization: `Bearer ${org.key}` });
+    expect(res.status).toBe(200);
+    expect((await json(res)).result.tools.length).toBeGreaterThan(0);
+    expect(await usageEvents(res.headers.get('x-request-id')!)).toHaveLength(0);
+  });
+});

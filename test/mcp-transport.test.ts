@@ -1,0 +1,158 @@
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { createApiKey } from '../core/auth/index.js';
+import { requestIdSchema } from '../core/errors/index.js';
+import { createToolOrganization, initializeRequest, json, rpc, startTestMcp, type TestMcp, type ToolOrganization } from './mcp-fixtures.js';
+import { viaPort } from './api-fixtures.js';
+
+// The tool server's HTTP edge: the spec's connectivity check, authentication on every
+// request, and protocol-level errors.
+
+let mcp: TestMcp;
+let org: ToolOrganization;
+
+beforeAll(async () => {
+  mcp = await startTestMcp();
+  org = await createToolOrganization(mcp.db);
+});
+afterAll(async () => {
+  await mcp?.close();
+});
+
+const auth = (key: string) => ({ Authorization: `Bearer ${key}` });
+
+describe('initialize (the spec\'s connectivity check)', () => {
+  it('when a valid key sends initialize with protocol 2025-06-18 and both Accept types then it returns the server name and capabilities as JSON', async () => {
+    const res = await rpc(mcp.mcpUrl, initializeRequest('2025-06-18'), auth(org.key));
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-type')).toMatch(/application\/json/);
+    expect(requestIdSchema.safeParse(res.headers.get('x-request-id')).success).toBe(true);
+    expect(res.headers.get('mcp-session-id')).toBeNull();
+    const body = await json(res);
+    expect(body).toMatchObject({ jsonrpc: '2.0', id: 1, result: { protocolVersion: '2025-06-18', serverInfo: { name: 'italian-company-data' }, capabilities: { tools: {} } } });
+    expect(typeof body.result.instructions).toBe('string');
+  });
+
+  it('when the client asks for a newer protocol version the SDK supports then that version is negotiated', async () => {
+    const res = await rpc(mcp.mcpUrl, initializeRequest('2025-11-25'), auth(org.key));
+    expect((await json(res)).result.protocolVersion).toBe('2025-11-25');
+  });
+
+  it('when the client ranks text/event-stream first then the answer comes as an SSE stream', async () => {
+    const res = await rpc(mcp.mcpUrl, initializeRequest(), { ...auth(org.key), Accept: 'text/event-stream, application/json' });
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-type')).toMatch(/text\/event-stream/);
+    const text = await res.text();
+    const data = text.split('\n').filter((l) => l.startsWith('data: ') && l.length > 6).map((l) => JSON.parse(l.slice(6)));
+    expect(data.find((d) => d.id === 1)?.result.serverInfo.name).toBe('italian-company-data');
+  });
+});
+
+describe('authentication on every request', () => {
+  const expect401 = async (res: Response, code: string) => {
+    expect(res.status).toBe(401);
+    expect(res.headers.get('www-authenticate')).toMatch(/^Bearer/);
+    const body = await json(res);
+    expect(body.error.code).toBe(code);
+    expect(typeof body.error.message).toBe('string');
+    expect(requestIdSchema.safeParse(body.error.requestId).success).toBe(true);
+    expect(res.headers.get('x-request-id')).toBe(body.error.requestId);
+  };
+
+  it('when no Authorization header is sent then 401 missing_api_key with WWW-Authenticate: Bearer', async () => {
+    await expect401(await rpc(mcp.mcpUrl, initializeRequest()), 'missing_api_key');
+  });
+
+  it('when the key is unknown then 401 invalid_api_key', async () => {
+    await expect401(await rpc(mcp.mcpUrl, initializeRequest(), auth('sk_live_00000000000000000000000000000000')), 'invalid_api_key');
+  });
+
+  it('when the key is revoked then 401 invalid_api_key', async () => {
+    const created = await createApiKey(mcp.db, { organizationId: org.organizationId, name: 'to revoke' });
+    await mcp.db('api_keys').where({ id: created.record.id }).update({ revoked_at: new Date() });
+    await expect401(await rpc(mcp.mcpUrl, initializeRequest(), auth(created.key)), 'invalid_api_key');
+  });
+
+  it('when the key has expired then 401 invalid_api_key', async () => {
+    const created = await createApiKey(mcp.db, { organizationId: org.organizationId, name: 'to expire', expiresAt: new Date(Date.now() + 60_000) });
+    await mcp.db('api_keys').where({ id: created.record.id }).update({ expires_at: new Date(Date.now() - 1_000) });
+    await expect401(await rpc(mcp.mcpUrl, initializeRequest(), auth(created.key)), 'invalid_api_key');
+  });
+
+  it('when the key is a personal key then 401 invalid_api_key', async () => {
+    const created = await createApiKey(mcp.db, { organizationId: org.organizationId, name: 'personal', kind: 'personal' });
+    await expect401(await rpc(mcp.mcpUrl, initializeRequest(), auth(created.key)), 'invalid_api_key');
+  });
+
+  it('when a later request (tools/list) carries a revoked key then it is refused too', async () => {
+    const created = await createApiKey(mcp.db, { organizationId: org.organizationId, name: 'revoked later' });
+    expect((await rpc(mcp.mcpUrl, initializeRequest(), auth(created.key))).status).toBe(200);
+    await mcp.db('api_keys').where({ id: created.record.id }).update({ revoked_at: new Date() });
+    // Revocation reaches the key cache by notification; allow it a moment.
+    let status = 0;
+    for (let i = 0; i < 50 && status !== 401; i++) {
+      status = (await rpc(mcp.mcpUrl, { jsonrpc: '2.0', id: 2, method: 'tools/list' }, auth(created.key))).status;
+      if (status !== 401) await new Promise((r) => setTimeout(r, 100));
+    }
+    expect(status).toBe(401);
+  });
+
+  it('when the key store cannot be reached then 503 auth_unavailable, not 401', async () => {
+    const down = await startTestMcp({ databaseUrl: viaPort(inject('databaseUrl'), 1) });
+    try {
+      const res = await rpc(down.mcpUrl, initializeRequest(), auth(org.key));
+      expect(res.status).toBe(503);
+      expect((await json(res)).error.code).toBe('auth_unavailable');
+    } finally {
+      await down.close();
+    }
+  });
+});
+
+describe('protocol-level errors', () => {
+  it('when GET or DELETE /mcp is sent then 405 with a JSON-RPC error carrying data.code and data.requestId', async () => {
+    for (const method of ['GET', 'DELETE']) {
+      const res = await fetch(mcp.mcpUrl, { method, headers: { ...auth(org.key), Accept: 'text/event-stream' } });
+      expect(res.status).toBe(405);
+      const body = await json(res);
+      expect(body.jsonrpc).toBe('2.0');
+      expect(body.error.data.code).toBe('unknown_endpoint');
+      expect(requestIdSchema.safeParse(body.error.data.requestId).success).toBe(true);
+    }
+  });
+
+  it('when the Accept header lacks text/event-stream then 406 with data.code invalid_params', async () => {
+    const res = await rpc(mcp.mcpUrl, initializeRequest(), { ...auth(org.key), Accept: 'application/json' });
+    expect(res.status).toBe(406);
+    expect((await json(res)).error.data.code).toBe('invalid_params');
+  });
+
+  it('when the body is not JSON then 400 parse error with data.code', async () => {
+    const res = await fetch(mcp.mcpUrl, { method: 'POST', headers: { ...auth(org.key), 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream' }, body: '{not json' });
+    expect(res.status).toBe(400);
+    const body = await json(res);
+    expect(body.error.code).toBe(-32700);
+    expect(body.error.data.code).toBe('invalid_params');
+  });
+
+  it('when a method does not exist then a JSON-RPC method-not-found error with data.code and data.requestId', async () => {
+    const res = await rpc(mcp.mcpUrl, { jsonrpc: '2.0', id: 7, method: 'resources/list' }, { ...auth(org.key), 'Mcp-Protocol-Version': '2025-06-18' });
+    const body = await json(res);
+    expect(body.id).toBe(7);
+    expect(body.error.code).toBe(-32601);
+    expect(body.error.data).toMatchObject({ code: 'unknown_endpoint', requestId: res.headers.get('x-request-id') });
+  });
+
+  it('when an unknown tool is called then a JSON-RPC invalid-params error names it', async () => {
+    const res = await rpc(mcp.mcpUrl, { jsonrpc: '2.0', id: 8, method: 'tools/call', params: { name: 'service_no_such_tool', arguments: {} } }, auth(org.key));
+    const body = await json(res);
+    expect(body.error.code).toBe(-32602);
+    expect(body.error.message).toContain('service_no_such_tool');
+    expect(body.error.data.code).toBe('unknown_endpoint');
+  });
+
+  it('when a path other than /mcp is requested then 404 unknown_endpoint in the error envelope', async () => {
+    const res = await fetch(`${mcp.url}/other`, { headers: auth(org.key) });
+    expect(res.status).toBe(404);
+    expect((await json(res)).error.code).toBe('unknown_endpoint');
+  });
+});

@@ -1,0 +1,54 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createDb, migrateLatest, migrateRollbackAll, type Db } from '../core/db/index.js';
+import { migrations } from '../migrations/index.js';
+import { createScratchDatabase, type ScratchDatabase } from './support/database.js';
+
+// The tables the mission needs (issue 2, item 3). A migration may add more; none may go missing.
+const expectedTables = [
+  'companies', 'company_holders', 'company_officers', 'company_branches', 'company_years', 'metric_definitions',
+  'plans', 'plan_entitlements', 'organizations', 'organization_overrides', 'users', 'api_keys', 'allowances',
+  'allowance_flag_events', 'usage_ledger', 'usage_bus_events', 'usage_dead_letters',
+  'memberships', 'sessions', 'invitations', 'sign_in_attempts', 'alert_settings', 'alert_thresholds',
+  'webhook_deliveries', 'audit_log',
+];
+const knexTables = ['knex_migrations', 'knex_migrations_lock'];
+
+describe('migrations', () => {
+  let scratch: ScratchDatabase;
+  let db: Db;
+
+  beforeAll(async () => {
+    scratch = await createScratchDatabase('migrations');
+    db = createDb({ connectionString: scratch.url, poolMax: 2 });
+  });
+  afterAll(async () => {
+    await db?.destroy();
+    await scratch?.drop();
+  });
+
+  const tables = async () =>
+    (await db('pg_tables').where({ schemaname: 'public' }).pluck('tablename')).filter((t: string) => !knexTables.includes(t)).sort();
+  // Our own functions (trigger functions), not the ones an extension such as pg_trgm owns.
+  const functions = async () =>
+    (await db.raw(`
+      SELECT p.proname FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace
+      WHERE n.nspname = 'public'
+        AND NOT EXISTS (SELECT 1 FROM pg_depend d WHERE d.objid = p.oid AND d.deptype = 'e')`)).rows.map((r: { proname: string }) => r.proname);
+
+  it('when migrated to latest, then rolled back, then migrated again, then every table comes and goes with them', async () => {
+    const applied = await migrateLatest(db);
+    expect(applied).toEqual(migrations.map((m) => m.name));
+    expect(await tables()).toEqual(expect.arrayContaining(expectedTables));
+    expect((await functions()).length).toBeGreaterThan(0);
+
+    const rolledBack = await migrateRollbackAll(db);
+    expect(rolledBack.sort()).toEqual(migrations.map((m) => m.name).sort());
+    expect(await tables()).toEqual([]);
+    expect(await functions()).toEqual([]);
+
+    expect(await migrateLatest(db)).toEqual(migrations.map((m) => m.name));
+    expect(await tables()).toEqual(expect.arrayContaining(expectedTables));
+    // Latest on an up-to-date database is a no-op.
+    expect(await migrateLatest(db)).toEqual([]);
+  });
+});
