@@ -2,7 +2,7 @@
 // and core/ stays transport-agnostic (no Koa, no Kafka client, no MCP SDK).
 import tseslint from 'typescript-eslint';
 
-const processes = ['api', 'mcp', 'billing-worker'];
+const processes = ['api', 'mcp', 'billing-worker', 'dashboard'];
 const crossImports = (self) =>
   processes
     .filter((p) => p !== self)

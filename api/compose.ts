@@ -1,5 +1,5 @@
 import type Koa from 'koa';
-import { createAccessControl } from '../core/access/index.js';
+import { createAccessControl, type AccessControl } from '../core/access/index.js';
 import { createCompanyStore } from '../core/companies/company-store.js';
 import type { Config } from '../core/config/index.js';
 import type { OpenDatabase } from '../core/db/index.js';
@@ -24,6 +24,8 @@ export interface ComposeApiOptions {
 
 export interface ComposedApi {
   app: Koa<ApiState>;
+  /** The access pipeline, shared with the tool server by `npm start` (one set of rate limits). */
+  access: AccessControl;
   /** Resolves once key/plan change notifications are heard. */
   ready(): Promise<void>;
   /** Closes what was built here (not the database). */
@@ -64,6 +66,7 @@ export async function composeApi(options: ComposeApiOptions): Promise<ComposedAp
 
   return {
     app,
+    access,
     ready: () => access.ready(),
     close: async () => {
       await usage.close();

@@ -1,12 +1,12 @@
 // The slice of autocannon's API the benchmarks use (the package ships no types).
 declare module 'autocannon' {
-  interface Request {
+  export interface Request {
     method?: string;
     path?: string;
     headers?: Record<string, string>;
     setupRequest?: (request: Request, context: Record<string, unknown>) => Request;
   }
-  interface Options {
+  export interface Options {
     url: string;
     connections?: number;
     duration?: number;
@@ -16,7 +16,7 @@ declare module 'autocannon' {
     headers?: Record<string, string>;
     requests?: Request[];
   }
-  interface Histogram {
+  export interface Histogram {
     average: number;
     mean: number;
     p50: number;
@@ -24,7 +24,7 @@ declare module 'autocannon' {
     p99: number;
     max: number;
   }
-  interface Result {
+  export interface Result {
     requests: Histogram & { total: number; sent: number };
     latency: Histogram;
     throughput: Histogram;

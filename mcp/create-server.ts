@@ -111,7 +111,7 @@ export function createServer(deps: McpDeps, tools: PreparedTool[], call: McpCall
     if (personOnlyToolNames.has(name)) return toolErrorResult(new AppError('not_entitled', personOnlyToolMessage(name)), requestId, toolLog);
     const tool = byName.get(name);
     if (!tool) {
-      throw protocolError(new AppError('unknown_endpoint', `Unknown tool: ${name}. Call tools/list for the tools this key can use.`), requestId, toolLog);
+      throw protocolError(new AppError('unknown_endpoint', `Unknown tool: ${name.slice(0, 100)}. Call tools/list for the tools this key can use.`), requestId, toolLog);
     }
     const { definition } = tool;
     try {

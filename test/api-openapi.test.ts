@@ -53,7 +53,7 @@ afterAll(async () => {
 
 describe('when a key fetches /openapi.json', () => {
   it('then the document is valid OpenAPI 3.1.0, version 1.0.0, in English and in Italian', async () => {
-    for (const headers of [{}, { 'Accept-Language': 'it-IT,it;q=0.9' }]) {
+    for (const headers of [{}, { 'Accept-Language': 'it-IT,it;q=0.9' }] as Record<string, string>[]) {
       const { res, body } = await fetchJson('/openapi.json', { ...bearer(full), ...headers });
       expect(res.status).toBe(200);
       expect(body.openapi).toBe('3.1.0');

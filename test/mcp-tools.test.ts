@@ -3,6 +3,8 @@ import { Ajv } from 'ajv';
 import addFormats from 'ajv-formats';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { applyUsageBatch } from '../core/billing/apply-usage-batch.js';
+import { buildAllowanceReport } from '../core/billing/allowance-report.js';
 import { createCompanyStore } from '../core/companies/index.js';
 import type { CompanyReportData } from '../core/companies/schemas/index.js';
 import { upsertCompanies } from '../core/companies/write-companies.js';
@@ -265,6 +267,25 @@ describe('billing of tool calls', () => {
     const events = await usageEvents(requestId);
     expect(events).toHaveLength(1);
     expect(events[0]).toMatchObject({ eventId: requestId, organizationId: org.organizationId, keyId: org.keyId, source: 'mcp', product: 'service_get_company_profile', quantity: 8, unit: 'credits' });
+  });
+
+  it('when the usage of a successful call is applied then the organization\'s report (cli report) shows it under source mcp and the tool', async () => {
+    const result = await call('service_search_people', { name: `Marco ${group.token} Bellini` });
+    data(result);
+    const requestId = (result._meta as any).requestId;
+    const [event] = await usageEvents(requestId);
+    // Apply it as the billing worker does; if a worker of another test file already did, this is a no-op.
+    await mcp.db.transaction((trx) => applyUsageBatch(trx, [{ value: { v: 1, occurredAt: new Date().toISOString(), ...event }, ref: 'mcp-test' }], { bus: 'postgres' }));
+    const report = await buildAllowanceReport(mcp.db, org.organizationId, new Date().toISOString().slice(0, 7));
+    expect(report.byProduct).toContainEqual(expect.objectContaining({ source: 'mcp', product: 'service_search_people', quantity: 1, unit: 'credits', calls: 1 }));
+  });
+
+  it('when a tool call is answered as JSON then it carries the organization\'s RateLimit headers, like the API', async () => {
+    const res = await rpc(mcp.mcpUrl, { jsonrpc: '2.0', id: 4, method: 'tools/call', params: { name: 'service_search_companies', arguments: { query: group.token } } }, { Authorization: `Bearer ${org.key}` });
+    expect(res.status).toBe(200);
+    expect(res.headers.get('ratelimit-limit')).toBe('1000');
+    expect(Number(res.headers.get('ratelimit-remaining'))).toBeLessThan(1000);
+    expect((await json(res)).result.structuredContent.items.length).toBe(group.all.length);
   });
 
   it('when initialize and tools/list are sent then nothing is billed', async () => {

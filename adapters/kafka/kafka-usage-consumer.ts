@@ -59,7 +59,8 @@ export function createKafkaUsageConsumer(options: KafkaUsageConsumerOptions): Us
       ]);
       deadLetters = kafka.producer({ idempotent: true, maxInFlightRequests: 1 });
       await deadLetters.connect();
-      const c = kafka.consumer({ groupId: options.groupId, sessionTimeout: 30_000, heartbeatInterval: 3_000 });
+      // A short session: a worker killed with -9 hands its partitions over in about ten seconds.
+      const c = kafka.consumer({ groupId: options.groupId, sessionTimeout: 10_000, heartbeatInterval: 2_000 });
       consumer = c;
       await c.connect();
       // A new group starts at the beginning: events produced before the first worker ran are

@@ -4,6 +4,7 @@ import { registerBillingCommands } from './billing/index.js';
 import { registerCompanyCommands } from './companies/index.js';
 import { registerMigrateCommands } from './db/index.js';
 import { registerAccessCommands } from './orgs/index.js';
+import { registerStartCommand } from './start/index.js';
 
 export type RegisterCommands = (program: Command, context: () => CliContext) => void;
 
@@ -13,4 +14,5 @@ export const registrations: RegisterCommands[] = [
   registerAccessCommands,
   registerCompanyCommands,
   registerBillingCommands,
+  registerStartCommand,
 ];

@@ -75,6 +75,12 @@ export interface CompanyQueryShape {
 }
 
 const IDENTITY_COLUMNS = 'id, fiscal_code, vat_number, legal_name, legal_form, founding_year, incorporation_date, is_quoted, nace_code, nace_section, address';
+// Named, not c.*: the statements are prepared once per connection, and a prepared statement
+// whose result columns change under it (a migration adding a column) fails.
+const COMPANY_COLUMNS = `${IDENTITY_COLUMNS}, activity_start_date, dissolution_year, foreign_owned, controlling_entity, is_consolidated,
+  latest_filed_year, registry, headcount, risk_protests_of_bill, risk_insolvency_proceedings, risk_insolvency_applications,
+  risk_asset_encumbrances, risk_officers_with_risk_indicators, state_aids, latest_revenue, latest_total_assets, latest_employees`;
+const prefixed = (alias: string, columns: string) => columns.split(',').map((c) => `${alias}.${c.trim()}`).join(', ');
 
 const snapshot = (alias: string, metrics: boolean) => `json_build_object('year', ${alias}.year, 'isForecasted', ${alias}.is_forecasted, 'size', ${alias}.size,
   'statementDate', ${alias}.statement_date, 'employees', ${alias}.employees, 'employeesYoY', ${alias}.employees_yoy${metrics ? `, 'metrics', ${alias}.metrics` : ''})`;
@@ -85,11 +91,11 @@ const latestOf = (alias: string) =>
 const quote = (s: string) => `'${s.replace(/'/g, "''")}'`;
 
 /**
- * Bindings: [code, vatNumber, code]. An exact fiscal-code match wins over a VAT-number match
- * when the two would find different companies.
+ * Parameters: $1 the upper-cased code, $2 the VAT number to try. An exact fiscal-code match
+ * wins over a VAT-number match when the two would find different companies.
  */
 export function companySql(shape: CompanyQueryShape): string {
-  const parts = [`c.*`, latestOf('c')];
+  const parts = [prefixed('c', COMPANY_COLUMNS), latestOf('c')];
   if (shape.holders.length > 0) {
     parts.push(`(SELECT json_agg(json_build_object('relation', h.relation, 'name', h.name, 'share', h.share) ORDER BY h.relation, h.position)
       FROM company_holders h WHERE h.company_id = c.id AND h.relation IN (${shape.holders.map(quote).join(', ')})) AS holders`);
@@ -110,33 +116,33 @@ export function companySql(shape: CompanyQueryShape): string {
       FROM (SELECT * FROM company_years WHERE company_id = c.id ORDER BY year DESC LIMIT ${limit}) y) AS years`);
   }
   return `SELECT ${parts.join(',\n  ')}
-FROM (SELECT * FROM companies WHERE fiscal_code = ? OR vat_number = ? ORDER BY fiscal_code = ? DESC LIMIT 1) c`;
+FROM (SELECT ${COMPANY_COLUMNS} FROM companies WHERE fiscal_code = $1 OR vat_number = $2 ORDER BY fiscal_code = $1 DESC LIMIT 1) c`;
 }
 
 // Peers: the same NACE division (first two digits of nace_code), nearest by latest revenue.
 // Two index range scans outward from the company's revenue (companies_peer_idx) give the 10
 // nearest above and below without sorting the division; companies with no revenue come last.
-// Named bindings: division, id, revenue, limit.
+// Parameters: $1 division, $2 the company's id, $3 its revenue, $4 how many peers.
 export const PEERS_SQL = `
 WITH above AS (
   SELECT id, latest_revenue FROM companies
-  WHERE substring(nace_code from 1 for 2) = :division AND id <> :id AND latest_revenue >= :revenue
-  ORDER BY latest_revenue LIMIT :limit
+  WHERE substring(nace_code from 1 for 2) = $1 AND id <> $2 AND latest_revenue >= $3
+  ORDER BY latest_revenue LIMIT $4
 ), below AS (
   SELECT id, latest_revenue FROM companies
-  WHERE substring(nace_code from 1 for 2) = :division AND id <> :id AND latest_revenue < :revenue
-  ORDER BY latest_revenue DESC LIMIT :limit
+  WHERE substring(nace_code from 1 for 2) = $1 AND id <> $2 AND latest_revenue < $3
+  ORDER BY latest_revenue DESC LIMIT $4
 ), unknown AS (
   SELECT id, latest_revenue FROM companies
-  WHERE substring(nace_code from 1 for 2) = :division AND id <> :id AND latest_revenue IS NULL
-  ORDER BY id LIMIT :limit
+  WHERE substring(nace_code from 1 for 2) = $1 AND id <> $2 AND latest_revenue IS NULL
+  ORDER BY id LIMIT $4
 ), nearest AS (
-  SELECT id, abs(latest_revenue - :revenue) AS distance FROM (SELECT * FROM above UNION ALL SELECT * FROM below UNION ALL SELECT * FROM unknown) cand
-  ORDER BY distance NULLS LAST, id LIMIT :limit
+  SELECT id, abs(latest_revenue - $3) AS distance FROM (SELECT * FROM above UNION ALL SELECT * FROM below UNION ALL SELECT * FROM unknown) cand
+  ORDER BY distance NULLS LAST, id LIMIT $4
 )
 SELECT
-  (SELECT count(*) FROM companies WHERE substring(nace_code from 1 for 2) = :division AND id <> :id)::int AS peer_count,
+  (SELECT count(*) FROM companies WHERE substring(nace_code from 1 for 2) = $1 AND id <> $2)::int AS peer_count,
   (SELECT json_agg(p ORDER BY p.distance NULLS LAST, p.id) FROM (
-     SELECT ${IDENTITY_COLUMNS.split(', ').map((c) => `pc.${c}`).join(', ')}, n.distance, ${latestOf('pc')}
+     SELECT ${prefixed('pc', IDENTITY_COLUMNS)}, n.distance, ${latestOf('pc')}
      FROM nearest n JOIN companies pc ON pc.id = n.id
   ) p) AS peers`;

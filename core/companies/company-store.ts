@@ -7,7 +7,7 @@ import { assembleCreditReport, creditReportShape } from './assemble-credit-repor
 import { assembleLargeProfile, assembleSmallProfile, companyProfileShape, isLargeProfile, MAX_PEERS, naceDivision } from './assemble-company-profile.js';
 import { assembleCompanyFinancials, companyFinancialsShape } from './assemble-company-financials.js';
 import { createMetricDefinitionCache, type MetricDefinitionRow } from './read-metric-definitions.js';
-import { runStoreQuery } from './run-store-query.js';
+import { runPreparedStoreQuery, storeStatement, type StoreStatement } from './run-store-query.js';
 
 /**
  * The four endpoints' `data`, read from Postgres. Each method returns null when no company
@@ -39,29 +39,27 @@ export function lookupKeys(input: string): { code: string; vatNumber: string } {
 }
 
 export function createCompanyStore(options: CompanyStoreOptions): CompanyStore {
-  const { db } = options;
-  const sql = {
-    report: companySql(companyReportShape),
-    credit: companySql(creditReportShape),
-    profile: companySql(companyProfileShape),
-    financials: companySql(companyFinancialsShape),
+  const statements = {
+    report: storeStatement('report', companySql(companyReportShape)),
+    credit: storeStatement('credit', companySql(creditReportShape)),
+    profile: storeStatement('profile', companySql(companyProfileShape)),
+    financials: storeStatement('financials', companySql(companyFinancialsShape)),
+    peers: storeStatement('peers', PEERS_SQL),
+    metricDefinitions: storeStatement('metric_definitions', 'SELECT slug, name, categories, unit FROM metric_definitions'),
   };
 
-  const definitions = createMetricDefinitionCache(async () => {
-    const result = await runStoreQuery(options, 'metric definitions', db.raw<{ rows: MetricDefinitionRow[] }>('SELECT slug, name, categories, unit FROM metric_definitions'));
-    return result.rows;
-  });
+  const definitions = createMetricDefinitionCache(() => runPreparedStoreQuery<MetricDefinitionRow>(options, 'metric definitions', statements.metricDefinitions, []));
 
-  async function findCompany(what: string, query: string, input: string): Promise<CompanyRow | null> {
+  async function findCompany(what: string, statement: StoreStatement, input: string): Promise<CompanyRow | null> {
     const { code, vatNumber } = lookupKeys(input);
     if (code.length === 0) return null;
-    const result = await runStoreQuery(options, what, db.raw<{ rows: CompanyRow[] }>(query, [code, vatNumber, code]));
-    return result.rows[0] ?? null;
+    const rows = await runPreparedStoreQuery<CompanyRow>(options, what, statement, [code, vatNumber]);
+    return rows[0] ?? null;
   }
 
   return {
     async companyReport(fiscalCode) {
-      const row = await findCompany('company report', sql.report, fiscalCode);
+      const row = await findCompany('company report', statements.report, fiscalCode);
       if (row === null) return null;
       let defs = await definitions.get();
       if (reportSlugs(row).some((slug) => !defs.has(slug))) defs = await definitions.refreshForMissing();
@@ -69,23 +67,22 @@ export function createCompanyStore(options: CompanyStoreOptions): CompanyStore {
     },
 
     async creditReport(fiscalCode) {
-      const row = await findCompany('credit report', sql.credit, fiscalCode);
+      const row = await findCompany('credit report', statements.credit, fiscalCode);
       return row === null ? null : assembleCreditReport(row);
     },
 
     async companyProfile(taxId) {
-      const row = await findCompany('company profile', sql.profile, taxId);
+      const row = await findCompany('company profile', statements.profile, taxId);
       if (row === null) return null;
       if (!isLargeProfile(row)) return assembleSmallProfile(row);
       const division = naceDivision(row);
       if (division === null) return assembleLargeProfile(row, { peer_count: 0, peers: [] });
-      const bindings = { division, id: row.id, revenue: row.latest_revenue ?? 0, limit: MAX_PEERS };
-      const peers = await runStoreQuery(options, 'company peers', db.raw<{ rows: PeersRow[] }>(PEERS_SQL, bindings));
-      return assembleLargeProfile(row, peers.rows[0] ?? { peer_count: 0, peers: [] });
+      const [peers] = await runPreparedStoreQuery<PeersRow>(options, 'company peers', statements.peers, [division, row.id, row.latest_revenue ?? 0, MAX_PEERS]);
+      return assembleLargeProfile(row, peers ?? { peer_count: 0, peers: [] });
     },
 
     async companyFinancials(taxId) {
-      const row = await findCompany('company financials', sql.financials, taxId);
+      const row = await findCompany('company financials', statements.financials, taxId);
       return row === null ? null : assembleCompanyFinancials(row);
     },
 

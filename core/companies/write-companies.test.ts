@@ -1,10 +1,13 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { testDb } from '../../test/support/database.js';
 import { dossier, fiscalCodes, fullDossier, years } from '../../test/support/company-dossiers.js';
+import { createLogger } from '../logging/index.js';
+import { createCompanyStore } from './company-store.js';
 import { upsertCompanies } from './write-companies.js';
 
 const db = testDb({ applicationName: 'write-companies.test' });
 const nextCode = fiscalCodes();
+const store = createCompanyStore({ db, queryTimeoutMs: 5_000, logger: createLogger({ level: 'silent' }) });
 afterAll(() => db.destroy());
 
 const company = (code: string) => db('companies').where({ fiscal_code: code }).first();
@@ -77,23 +80,37 @@ describe('upsertCompanies', () => {
       years: [
         ...years([{ year: 2022, revenue: 1_000_000, totalAssets: 500_000, employees: 20 }, { year: 2023, revenue: 1_250_000, totalAssets: 400_000, employees: 25 }]),
         // 2021 is missing, so 2022 has nothing to compare with; 2024 brings its own values.
-        { year: 2024, employees: 30, employeesYoY: 0.5, size: 'medium', metrics: [{ slug: 'revenue', value: 900_000, previousValue: null, yoyChange: null }] },
+        { year: 2024, employees: 30, employeesYoY: 0.5, size: 'medium', metrics: [{ slug: 'revenue', value: 900_000, previousValue: null, yoyChange: null, score: 7 }] },
         ...years([{ year: 2025, revenue: 99_000_000, totalAssets: 99_000_000, employees: 400, isForecasted: true }]),
       ],
     })]);
+    const report = await store.companyReport(code);
+    const revenue = (year: number) => report!.financials.find((f) => f.year === year)!.metrics.find((m) => m.slug === 'revenue');
+    expect(report!.financials.map((f) => [f.year, f.size, f.employeesYoY])).toEqual([[2025, 'large', 12.3333], [2024, 'medium', 0.5], [2023, 'small', 0.25], [2022, 'small', null]]);
+    expect(revenue(2022)).toMatchObject({ value: 1_000_000, previousValue: null, yoyChange: null });
+    expect(revenue(2023)).toMatchObject({ value: 1_250_000, previousValue: 1_000_000, yoyChange: 0.25, marketValue: null, score: null });
+    expect(revenue(2024)).toMatchObject({ value: 900_000, previousValue: null, yoyChange: null, score: 7 });
+    expect(revenue(2025)).toMatchObject({ value: 99_000_000, previousValue: 900_000, yoyChange: 109 });
+
+    // Stored compactly: only what cannot be derived again on reading.
     const row = await company(code);
-    const ys = await db('company_years').where({ company_id: row.id }).orderBy('year');
-    const revenue = (y: { metrics: { slug: string }[] }) => y.metrics.find((m) => m.slug === 'revenue');
-    expect(revenue(ys[0])).toMatchObject({ value: 1_000_000, previousValue: null, yoyChange: null });
-    expect(ys[0].employees_yoy).toBeNull();
-    expect(revenue(ys[1])).toEqual({ slug: 'revenue', value: 1_250_000, previousValue: 1_000_000, yoyChange: 0.25, marketValue: null, score: null });
-    expect(ys[1].employees_yoy).toBe(0.25);
-    expect(ys[1].size).toBe('small'); // 25 employees
-    expect(revenue(ys[2])).toMatchObject({ previousValue: null, yoyChange: null });
-    expect(ys[2]).toMatchObject({ employees_yoy: 0.5, size: 'medium' });
-    expect(ys[3].size).toBe('large');
+    const stored = async (year: number) => (await db('company_years').where({ company_id: row.id, year }).first()).metrics.find((m: { slug: string }) => m.slug === 'revenue');
+    expect(await stored(2023)).toEqual({ slug: 'revenue', value: 1_250_000 });
+    // yoyChange null is what a null previous value gives anyway, so it is not stored.
+    expect(await stored(2024)).toEqual({ slug: 'revenue', value: 900_000, previousValue: null, score: 7 });
     // Denormalised from the newest non-forecast year (2024), not the 2025 forecast.
     expect(row).toMatchObject({ latest_filed_year: 2024, size: 'medium', latest_revenue: 900_000, latest_total_assets: null, latest_employees: 30 });
+  });
+
+  it('when a dossier gives previous values equal to the derived ones then the report is the same as without them', async () => {
+    const [withValues, without] = [nextCode(), nextCode()];
+    const base = years([{ year: 2023, revenue: 100, totalAssets: 50 }, { year: 2024, revenue: 130, totalAssets: 40 }]);
+    const explicit = base.map((y) => ({ ...y, metrics: y.metrics!.map((m) => (y.year === 2024 ? { ...m, previousValue: m.slug === 'revenue' ? 100 : m.slug === 'total_assets' ? 50 : 5, yoyChange: m.slug === 'revenue' ? 0.3 : m.slug === 'total_assets' ? -0.2 : 0.4 } : m)) }));
+    await upsertCompanies(db, [dossier(withValues, { years: explicit }), dossier(without, { years: base })]);
+    const a = await store.companyReport(withValues);
+    const b = await store.companyReport(without);
+    expect(a!.financials).toEqual(b!.financials);
+    expect(a!.financials[0]!.metrics.find((m) => m.slug === 'total_assets')).toMatchObject({ previousValue: 50, yoyChange: -0.2 });
   });
 
   it('when a dossier carries metrics outside the catalogue then their definitions are stored, and the catalogue keeps its names', async () => {

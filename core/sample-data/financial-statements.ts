@@ -116,7 +116,7 @@ export function generateStatements(rng: Rng, plan: StatementPlan): YearFigures[]
   let revenue = plan.revenue;
   let employees = plan.employees;
   let prev: Record<string, number> | undefined;
-  let capital = plan.shareCapital;
+  const capital = plan.shareCapital;
   let reserves = 0;
   let retained = 0;
   const out: YearFigures[] = [];

@@ -516,6 +516,6 @@ export function* generateDossiers(options: GenerateOptions): Generator<CompanyDo
   const pickers = buildPickers(options.reference ?? loadReferenceData());
   const { skeletons, children } = buildSkeletons(options.count, options.seed, pickers);
   const latestYear = options.latestYear ?? DEFAULT_LATEST_YEAR;
-  const includeDerived = options.includeDerivedChanges ?? true;
+  const includeDerived = options.includeDerivedChanges ?? false;
   for (let i = 0; i < options.count; i++) yield buildDossier(i, options.seed, latestYear, includeDerived, skeletons, children, pickers);
 }

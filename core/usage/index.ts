@@ -1,6 +1,7 @@
 export { usageEventSchema, type UsageEvent } from './usage-event.js';
 export type { UsageSink } from './usage-sink.js';
-export { createPostgresUsageSink } from './postgres-usage-sink.js';
+export { createPostgresUsageSink, meteringUnavailable, type PostgresUsageSinkOptions } from './postgres-usage-sink.js';
+export { createBatchPublisher, type BatchPublisher } from './batch-publisher.js';
 export type { ApplyUsageBatch, DeadLetter, UsageBatchOutcome, UsageBusConsumer, UsageBusMessage } from './usage-bus.js';
 export { createPostgresUsageConsumer, type PostgresUsageConsumerOptions } from './postgres-usage-consumer.js';
 export { messageText, parseUsageMessage } from './parse-usage-message.js';

@@ -1,0 +1,256 @@
+// `npm run bench`: the API's throughput and latency next to a bare Koa server, measured in the
+// same run with the same load generator (autocannon, same connections and duration).
+//
+//   1. A database of its own: a fresh database on DATABASE_URL's server when set, otherwise an
+//      embedded PostgreSQL in a temporary folder (the embedded default). Migrated, loaded with
+//      ~2,000 sample companies, one organization with a rate limit too high to matter.
+//   2. The API (api/main.ts) and a bare Koa "hello" each run in a child process, so the load
+//      generator does not share their event loop and the API's RSS can be read from /proc.
+//   3. Passes: bare Koa, GET /companies/{code}/financials, GET /companies/{code}/report at full
+//      speed; then financials again at half of its own peak rate, where p99 is judged.
+//
+// Targets (issue 3): financials ≥ 50% of bare Koa's req/s; p99 < 10 ms at half the API's
+// peak; API RSS < 200 MB. The machine's CPU may be shared: figures are indicative.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { chmod, mkdtemp, readFile, rm } from 'node:fs/promises';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import autocannon, { type Result } from 'autocannon';
+import pg from 'pg';
+import { createApiKey } from '../core/auth/index.js';
+import { createOrganization, ensurePlan, standardPlan } from '../core/billing/index.js';
+import { parseConfig } from '../core/config/index.js';
+import { createDb, migrateLatest, startEmbeddedPostgres, type Db } from '../core/db/index.js';
+import { createLogger } from '../core/logging/index.js';
+import { ensureSampleData } from '../core/sample-data/index.js';
+
+const COMPANIES = 2_000;
+const CONNECTIONS = 10;
+const DURATION_S = 10;
+const WARMUP_S = 3;
+
+const config = parseConfig(process.env);
+const logger = createLogger({ level: 'warn' });
+const say = (line: string) => process.stdout.write(`${line}\n`);
+const cleanups: (() => Promise<void>)[] = [];
+
+try {
+  await main();
+} finally {
+  for (const cleanup of cleanups.reverse()) await cleanup().catch((err: unknown) => say(`cleanup failed: ${String(err)}`));
+}
+
+async function main() {
+  const databaseUrl = await benchDatabase();
+  const db = createDb({ connectionString: databaseUrl, poolMax: 4, applicationName: 'bench' });
+  cleanups.push(() => db.destroy());
+  await migrateLatest(db);
+  say(`loading ${COMPANIES} sample companies ...`);
+  await ensureSampleData({ db, count: COMPANIES, seed: config.SAMPLE_SEED, logger });
+  const key = await benchKey(db);
+  const codes = ((await db('companies').select('fiscal_code')) as { fiscal_code: string }[]).map((r) => r.fiscal_code);
+
+  const hello = await startChild('bare Koa', ['bench/hello-koa.ts', String(await freePort())], {});
+  const apiPort = await freePort();
+  const api = await startChild('API', ['api/main.ts'], {
+    DATABASE_URL: databaseUrl,
+    API_PORT: String(apiPort),
+    HOST: '127.0.0.1',
+    LOG_LEVEL: 'warn',
+    MIGRATE_ON_START: 'false',
+    NODE_ENV: 'production',
+    REDIS_URL: '',
+    KAFKA_BROKERS: '',
+  });
+  await waitForHttp(`http://127.0.0.1:${apiPort}/healthz`);
+  const apiUrl = `http://127.0.0.1:${apiPort}`;
+  const headers = { Authorization: `Bearer ${key}` };
+  const rotating = (suffix: string) => {
+    let i = 0;
+    return [{ method: 'GET', headers, setupRequest: (req: Record<string, unknown>) => ({ ...req, path: `/companies/${codes[i++ % codes.length]}/${suffix}` }) }];
+  };
+
+  say(`\nautocannon: ${CONNECTIONS} connections, ${DURATION_S} s per pass (after a ${WARMUP_S} s warm-up), CPUs: ${os.cpus().length}`);
+  const bare = await measure('bare Koa hello', { url: `http://127.0.0.1:${hello.port}/` });
+  const financials = await measure('GET /companies/{code}/financials', { url: apiUrl, requests: rotating('financials') as never });
+  const report = await measure('GET /companies/{code}/report', { url: apiUrl, requests: rotating('report') as never });
+  const halfRate = Math.max(1, Math.floor(financials.requests.average / 2));
+  const half = await measure(`financials at ${halfRate} req/s (50% of peak)`, { url: apiUrl, requests: rotating('financials') as never, overallRate: halfRate });
+  const toolServer = await benchToolServer({ databaseUrl, key, codes, apiUrl });
+  const rss = await processMemory(api.child.pid!);
+
+  const ratio = financials.requests.average / bare.requests.average;
+  say('\nsummary');
+  say(`  financials / bare Koa throughput: ${(ratio * 100).toFixed(1)}%  (target ≥ 50%)  ${ratio >= 0.5 ? 'OK' : 'MISSED'}`);
+  say(`  p99 at half of peak:              ${half.latency.p99} ms  (target < 10 ms)  ${half.latency.p99 < 10 ? 'OK' : 'MISSED'}`);
+  say(`  API RSS after the runs:           ${rss.rssMb.toFixed(0)} MB (peak ${rss.peakMb.toFixed(0)} MB)  (target < 200 MB)  ${rss.peakMb < 200 ? 'OK' : 'MISSED'}`);
+  say(`  (report / bare Koa: ${((report.requests.average / bare.requests.average) * 100).toFixed(1)}%)`);
+  const mcpRatio = toolServer.tool.requests.average / toolServer.endpoint.requests.average;
+  say(`  MCP profile tool / API profile:   ${(mcpRatio * 100).toFixed(1)}%  (target ≥ 50%)  ${mcpRatio >= 0.5 ? 'OK' : 'MISSED'}`);
+}
+
+async function measure(label: string, options: { url: string; requests?: never; overallRate?: number }): Promise<Result> {
+  await autocannon({ ...options, connections: CONNECTIONS, duration: WARMUP_S });
+  const result = await autocannon({ ...options, connections: CONNECTIONS, duration: DURATION_S });
+  const problems = result.non2xx + result.errors + result.timeouts;
+  say(
+    `  ${label.padEnd(44)} ${result.requests.average.toFixed(0).padStart(6)} req/s   p50 ${String(result.latency.p50).padStart(3)} ms   p99 ${String(result.latency.p99).padStart(3)} ms` +
+      (problems > 0 ? `   (${result.non2xx} non-2xx, ${result.errors} errors, ${result.timeouts} timeouts)` : ''),
+  );
+  return result;
+}
+
+/** A fresh database: on DATABASE_URL's server when set, else in a temporary embedded PostgreSQL. */
+async function benchDatabase(): Promise<string> {
+  const name = `bench_api_${Date.now().toString(36)}`;
+  if (config.DATABASE_URL) {
+    await adminQuery(config.DATABASE_URL, `CREATE DATABASE ${name}`);
+    cleanups.push(() => adminQuery(config.DATABASE_URL!, `DROP DATABASE IF EXISTS ${name} WITH (FORCE)`));
+    const url = new URL(config.DATABASE_URL);
+    url.pathname = `/${name}`;
+    say(`database: ${name} on DATABASE_URL's server`);
+    return url.toString();
+  }
+  const dir = await mkdtemp(path.join(os.tmpdir(), 'bench-api-'));
+  await chmod(dir, 0o755); // the embedded server may run as the postgres user
+  cleanups.push(() => rm(dir, { recursive: true, force: true }));
+  const handle = await startEmbeddedPostgres({ dataDir: path.join(dir, 'postgres'), port: await freePort(), logger, database: name });
+  cleanups.push(() => handle.stop());
+  say(`database: embedded PostgreSQL in ${dir}`);
+  return handle.connectionString;
+}
+
+async function adminQuery(url: string, sql: string): Promise<void> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    await client.query(sql);
+  } finally {
+    await client.end();
+  }
+}
+
+/** The standard plan's products, with limits far above what the load generator can send. */
+async function benchKey(db: Db): Promise<string> {
+  const planId = 'bench-unlimited';
+  await ensurePlan(db, { ...standardPlan, id: planId, name: 'Bench (no practical limit)', limits: { perSecond: 1_000_000, burst: 1_000_000, perMinute: 60_000_000 }, creditsPerPeriod: 1e12, callsCapPerPeriod: null });
+  const organization = await createOrganization(db, { name: 'bench', planId });
+  return (await createApiKey(db, { organizationId: organization.id, name: 'bench' })).key;
+}
+
+interface Child {
+  child: ChildProcess;
+  port: number;
+}
+
+async function startChild(label: string, args: string[], env: Record<string, string>): Promise<Child> {
+  const child = spawn(process.execPath, ['--import', 'tsx', ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'] });
+  cleanups.push(() => stopChild(child));
+  if (args[0] === 'api/main.ts') return { child, port: Number(env.API_PORT) };
+  const port = await new Promise<number>((resolve, reject) => {
+    child.stdout!.on('data', (chunk: Buffer) => {
+      const match = /listening (\d+)/.exec(chunk.toString());
+      if (match) resolve(Number(match[1]));
+    });
+    child.once('exit', (code) => reject(new Error(`${label} exited with ${code}`)));
+  });
+  return { child, port };
+}
+
+function stopChild(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null) return Promise.resolve();
+  return new Promise((resolve) => {
+    child.once('exit', () => resolve());
+    child.kill('SIGTERM');
+    setTimeout(() => child.kill('SIGKILL'), 10_000).unref();
+  });
+}
+
+async function waitForHttp(url: string, timeoutMs = 60_000): Promise<void> {
+  const until = Date.now() + timeoutMs;
+  while (Date.now() < until) {
+    try {
+      if ((await fetch(url)).ok) return;
+    } catch {
+      // not listening yet
+    }
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  throw new Error(`${url} did not answer within ${timeoutMs} ms`);
+}
+
+async function processMemory(pid: number): Promise<{ rssMb: number; peakMb: number }> {
+  const status = await readFile(`/proc/${pid}/status`, 'utf8');
+  const kb = (field: string) => Number(new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(status)?.[1] ?? NaN);
+  return { rssMb: kb('VmRSS') / 1024, peakMb: kb('VmHWM') / 1024 };
+}
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      server.close(() => resolve(typeof address === 'object' && address ? address.port : 0));
+    });
+  });
+}
+
+// ---------------------------------------------------------------------------------------------
+// Tool server (issue 5), owned by the MCP work: the profile tool next to the API's profile
+// endpoint, same companies, same key, same load. mcp/main.ts runs in its own child process;
+// each tools/call is one stateless POST /mcp (JSON response), as an agent's SDK client sends it
+// after initialize. Both are billed (usage events), so both pay for the same durable write.
+// ---------------------------------------------------------------------------------------------
+
+async function benchToolServer(options: { databaseUrl: string; key: string; codes: string[]; apiUrl: string }): Promise<{ endpoint: Result; tool: Result }> {
+  const mcpPort = await freePort();
+  const mcp = spawn(process.execPath, ['--import', 'tsx', 'mcp/main.ts'], {
+    env: { ...process.env, DATABASE_URL: options.databaseUrl, MCP_PORT: String(mcpPort), HOST: '127.0.0.1', LOG_LEVEL: 'warn', MIGRATE_ON_START: 'false', NODE_ENV: 'production', REDIS_URL: '', KAFKA_BROKERS: '' },
+    stdio: ['ignore', 'inherit', 'inherit'],
+  });
+  cleanups.push(() => stopChild(mcp));
+  const mcpUrl = `http://127.0.0.1:${mcpPort}/mcp`;
+  const headers = {
+    Authorization: `Bearer ${options.key}`,
+    'Content-Type': 'application/json',
+    Accept: 'application/json, text/event-stream',
+    'Mcp-Protocol-Version': '2025-06-18',
+  };
+  await waitForMcp(mcpUrl, headers);
+  let i = 0;
+  let id = 0;
+  const toolCalls = [{
+    method: 'POST',
+    path: '/mcp',
+    headers,
+    setupRequest: (req: Record<string, unknown>) => ({
+      ...req,
+      body: JSON.stringify({ jsonrpc: '2.0', id: ++id, method: 'tools/call', params: { name: 'service_get_company_profile', arguments: { taxId: options.codes[i++ % options.codes.length] } } }),
+    }),
+  }];
+  let j = 0;
+  const profiles = [{ method: 'GET', headers: { Authorization: headers.Authorization }, setupRequest: (req: Record<string, unknown>) => ({ ...req, path: `/companies/${options.codes[j++ % options.codes.length]}/profile` }) }];
+  const endpoint = await measure('GET /companies/{code}/profile', { url: options.apiUrl, requests: profiles as never });
+  const tool = await measure('MCP tools/call service_get_company_profile', { url: `http://127.0.0.1:${mcpPort}`, requests: toolCalls as never });
+  // A tool failure is still HTTP 200 (an isError result): check one answer really is a profile.
+  const sample = await fetch(mcpUrl, { method: 'POST', headers, body: JSON.stringify({ jsonrpc: '2.0', id: 0, method: 'tools/call', params: { name: 'service_get_company_profile', arguments: { taxId: options.codes[0] } } }) });
+  const body = (await sample.json()) as { result?: { isError?: boolean } };
+  if (body.result?.isError !== undefined || !body.result) say(`  warning: the profile tool answered with an error: ${JSON.stringify(body).slice(0, 300)}`);
+  return { endpoint, tool };
+}
+
+async function waitForMcp(url: string, headers: Record<string, string>, timeoutMs = 60_000): Promise<void> {
+  const until = Date.now() + timeoutMs;
+  const initialize = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'bench', version: '1.0.0' } } });
+  while (Date.now() < until) {
+    try {
+      if ((await fetch(url, { method: 'POST', headers, body: initialize })).ok) return;
+    } catch {
+      // not listening yet
+    }
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  throw new Error(`${url} did not answer within ${timeoutMs} ms`);
+}

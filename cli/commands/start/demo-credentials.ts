@@ -1,0 +1,55 @@
+import { readFile, writeFile, mkdir } from 'node:fs/promises';
+import path from 'node:path';
+import { z } from 'zod';
+import { createApiKey, hashApiKey } from '../../../core/auth/index.js';
+import { createOrganization, ensureDefaultPlans } from '../../../core/billing/index.js';
+import type { Db } from '../../../core/db/index.js';
+
+// .data/demo.json: what a newcomer needs after `npm start`. The demo key is stored only as a
+// hash in Postgres, so this file is the one place its plain text survives a restart; it lives
+// under the git-ignored data folder, next to the embedded database it unlocks.
+export const demoFileSchema = z.object({
+  apiKey: z.string(),
+  organizationId: z.string(),
+  baseUrl: z.string(),
+  mcpUrl: z.string(),
+  dashboardUrl: z.string().optional(),
+  operator: z.object({ email: z.string(), password: z.string().nullable() }).optional(),
+  sampleFiscalCodes: z.array(z.string()),
+});
+export type DemoFile = z.infer<typeof demoFileSchema>;
+
+export const demoFilePath = (dataDir: string) => path.join(dataDir, 'demo.json');
+
+export async function readDemoFile(dataDir: string): Promise<DemoFile | undefined> {
+  try {
+    return demoFileSchema.parse(JSON.parse(await readFile(demoFilePath(dataDir), 'utf8')));
+  } catch {
+    return undefined;
+  }
+}
+
+export async function writeDemoFile(dataDir: string, demo: DemoFile): Promise<void> {
+  await mkdir(dataDir, { recursive: true });
+  await writeFile(demoFilePath(dataDir), JSON.stringify(demo, null, 2) + '\n', { mode: 0o600 });
+}
+
+/**
+ * Reuses the demo organization and key of an earlier start when the key still works (same
+ * key across restarts); otherwise provisions a fresh organization on the standard plan.
+ */
+export async function ensureDemoOrganization(db: Db, previous: DemoFile | undefined): Promise<{ organizationId: string; apiKey: string; created: boolean }> {
+  await ensureDefaultPlans(db);
+  if (previous) {
+    const key = await db('api_keys')
+      .where({ hash: hashApiKey(previous.apiKey), organization_id: previous.organizationId })
+      .whereNull('revoked_at')
+      .first('id', 'expires_at');
+    if (key && (!key.expires_at || new Date(key.expires_at).getTime() > Date.now())) {
+      return { organizationId: previous.organizationId, apiKey: previous.apiKey, created: false };
+    }
+  }
+  const organization = await createOrganization(db, { name: 'Demo organization', planId: 'standard', actor: 'npm-start' });
+  const { key } = await createApiKey(db, { organizationId: organization.id, name: 'Demo key', createdBy: 'npm-start' });
+  return { organizationId: organization.id, apiKey: key, created: true };
+}

@@ -1,0 +1,58 @@
+import type { RegisterCommands } from '../index.js';
+import { openDatabase } from '../../../core/db/index.js';
+import { createLogger } from '../../../core/logging/index.js';
+import { startServices } from './start-services.js';
+
+export const registerStartCommand: RegisterCommands = (program, context) => {
+  program
+    .command('start')
+    .description('Run the whole service in one process: embedded Postgres (unless DATABASE_URL), migrations, sample data, demo organization and key, API, tool server and billing worker.')
+    .action(async () => {
+      const { config } = context();
+      const logger = createLogger({ level: config.LOG_LEVEL, base: { process: 'start' } });
+      const started = Date.now();
+      const database = await openDatabase(config, logger, 'start');
+      let running;
+      try {
+        running = await startServices(config, logger, database);
+      } catch (err) {
+        await database.close();
+        throw err;
+      }
+      printBanner(running.demo, config.DATA_DIR, Date.now() - started);
+
+      await new Promise<void>((resolve) => {
+        const stop = (signal: NodeJS.Signals) => {
+          process.stdout.write(`\n${signal}: stopping…\n`);
+          resolve();
+        };
+        process.once('SIGINT', stop);
+        process.once('SIGTERM', stop);
+      });
+      await running.stop();
+      await database.close();
+      process.stdout.write('stopped cleanly\n');
+    });
+};
+
+function printBanner(demo: Awaited<ReturnType<typeof startServices>>['demo'], dataDir: string, ms: number) {
+  const code = demo.sampleFiscalCodes[0] ?? '<fiscalCode>';
+  const lines = [
+    '',
+    `Italian company data service is up (${(ms / 1000).toFixed(1)} s)`,
+    '',
+    `  API          ${demo.baseUrl}        docs: ${demo.baseUrl}/docs`,
+    `  Tool server  ${demo.mcpUrl}/mcp`,
+    demo.dashboardUrl ? `  Dashboard    ${demo.dashboardUrl}` : '',
+    '',
+    `  Demo API key ${demo.apiKey}`,
+    `  Organization ${demo.organizationId}`,
+    `  Sample codes ${demo.sampleFiscalCodes.slice(0, 6).join(' ')} …`,
+    '',
+    `  Try:  curl -H "Authorization: Bearer ${demo.apiKey}" ${demo.baseUrl}/companies/${code}/report`,
+    '',
+    `  All of this is in ${dataDir}/demo.json. Ctrl-C stops everything.`,
+    '',
+  ].filter((l, i, all) => l !== '' || all[i - 1] !== '');
+  process.stdout.write(lines.join('\n') + '\n');
+}

@@ -1,0 +1,87 @@
+import http from 'node:http';
+import type Koa from 'koa';
+import { configuredUsageSink } from '../../../adapters/kafka/index.js';
+import { composeApi } from '../../../api/compose.js';
+import { createUsageConsumer } from '../../../billing-worker/consumer.js';
+import { startBillingWorker } from '../../../billing-worker/start-billing-worker.js';
+import type { Config } from '../../../core/config/index.js';
+import type { OpenDatabase } from '../../../core/db/index.js';
+import type { Logger } from '../../../core/logging/index.js';
+import { pickSampleFiscalCodes, ensureSampleData } from '../../../core/sample-data/index.js';
+import { composeMcp } from '../../../mcp/compose.js';
+import { ensureDemoOrganization, readDemoFile, writeDemoFile, type DemoFile } from './demo-credentials.js';
+
+export interface RunningService {
+  demo: DemoFile;
+  stop(): Promise<void>;
+}
+
+/**
+ * Everything `npm start` runs, in one process: the API, the tool server and the billing
+ * worker over one database pool and one access pipeline (so API and MCP calls share one
+ * organization's rate limits even without Redis). Production runs the same pieces as separate
+ * processes (api/main.ts, mcp/main.ts, billing-worker/main.ts).
+ */
+export async function startServices(config: Config, logger: Logger, database: OpenDatabase): Promise<RunningService> {
+  const db = database.db;
+  await ensureSampleData({ db, count: config.SAMPLE_COMPANIES, seed: config.SAMPLE_SEED, logger });
+  const previous = await readDemoFile(config.DATA_DIR);
+  const { organizationId, apiKey, created } = await ensureDemoOrganization(db, previous);
+  if (created && previous) logger.warn('the previous demo key no longer works; a new demo organization and key were created');
+
+  const usage = configuredUsageSink({ config, database, logger });
+  const api = await composeApi({ config, logger, database, createUsageSink: () => usage });
+  const mcp = composeMcp({ config, logger, database, access: api.access, usage });
+  const worker = await startBillingWorker({
+    db,
+    consumer: createUsageConsumer({ config, db, connectionString: database.connectionString, logger }),
+    logger,
+  });
+  await api.ready();
+
+  const apiServer = await listen(api.app, config.API_PORT, config.HOST);
+  const mcpServer = await listen(mcp.app, config.MCP_PORT, config.HOST);
+
+  const demo: DemoFile = {
+    apiKey,
+    organizationId,
+    baseUrl: config.PUBLIC_BASE_URL ?? `http://${config.HOST}:${portOf(apiServer)}`,
+    mcpUrl: config.PUBLIC_MCP_URL ?? `http://${config.HOST}:${portOf(mcpServer)}`,
+    sampleFiscalCodes: await pickSampleFiscalCodes(db, 24),
+  };
+  await writeDemoFile(config.DATA_DIR, demo);
+
+  return {
+    demo,
+    stop: async () => {
+      // Stop taking calls first, so every served call's usage event is published before the
+      // worker and the database go away.
+      await Promise.all([close(apiServer), close(mcpServer)]);
+      await mcp.close();
+      await api.close();
+      await worker.stop();
+    },
+  };
+}
+
+function listen(app: Koa<any, any>, port: number, host: string): Promise<http.Server> {
+  const server = http.createServer(app.callback());
+  server.keepAliveTimeout = 65_000;
+  return new Promise((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, () => resolve(server));
+  });
+}
+
+function close(server: http.Server): Promise<void> {
+  return new Promise((resolve) => {
+    server.close(() => resolve());
+    server.closeIdleConnections();
+    setTimeout(() => server.closeAllConnections(), 5_000).unref();
+  });
+}
+
+const portOf = (server: http.Server) => {
+  const address = server.address();
+  return typeof address === 'object' && address ? address.port : 0;
+};

@@ -1,0 +1,125 @@
+import { z } from 'zod';
+import type { Db } from '../db/index.js';
+import { AppError } from '../errors/index.js';
+import { newId } from '../ids/index.js';
+import { addMembership, memberRoles, type MemberRole } from './memberships.js';
+import { hashPassword, MIN_PASSWORD_LENGTH } from './password-hash.js';
+import { hashToken, newSecretToken } from './secret-token.js';
+
+export const INVITATION_TTL_MS = 7 * 24 * 60 * 60 * 1000;
+
+export const invitationInputSchema = z.object({
+  organizationId: z.string().min(1),
+  email: z.string().trim().toLowerCase().pipe(z.email()),
+  role: z.enum(memberRoles as [MemberRole, ...MemberRole[]]),
+  invitedBy: z.string().min(1),
+});
+export type InvitationInput = z.input<typeof invitationInputSchema>;
+
+export interface CreatedInvitation {
+  /** The secret for the link: shown once to whoever invites, never stored. */
+  token: string;
+  email: string;
+  role: MemberRole;
+  expiresAt: Date;
+}
+
+export async function createInvitation(db: Db, input: InvitationInput, now = new Date()): Promise<CreatedInvitation> {
+  const parsed = invitationInputSchema.parse(input);
+  const org = await db('organizations').where({ id: parsed.organizationId }).first('id');
+  if (!org) throw new AppError('not_found', 'No such organization.');
+  const token = newSecretToken();
+  const expiresAt = new Date(now.getTime() + INVITATION_TTL_MS);
+  await db('invitations').insert({
+    token_hash: hashToken(token),
+    organization_id: parsed.organizationId,
+    email: parsed.email,
+    role: parsed.role,
+    invited_by: parsed.invitedBy,
+    created_at: now,
+    expires_at: expiresAt,
+  });
+  return { token, email: parsed.email, role: parsed.role, expiresAt };
+}
+
+export interface PendingInvitation {
+  organizationId: string;
+  organizationName: string;
+  email: string;
+  role: MemberRole;
+  expiresAt: Date;
+  /** The invited person already has a password (a member elsewhere): no new one is set. */
+  existingUser: boolean;
+}
+
+export async function findInvitation(db: Db, token: string, now = new Date()): Promise<PendingInvitation | undefined> {
+  const row = await db('invitations as i')
+    .join('organizations as o', 'o.id', 'i.organization_id')
+    .where('i.token_hash', hashToken(token))
+    .whereNull('i.accepted_at')
+    .andWhere('i.expires_at', '>', now)
+    .first<{ organization_id: string; name: string; email: string; role: MemberRole; expires_at: Date } | undefined>('i.organization_id', 'o.name', 'i.email', 'i.role', 'i.expires_at');
+  if (!row) return undefined;
+  const user = await db('users').whereRaw('lower(email) = ?', [row.email.toLowerCase()]).first<{ password_hash: string | null } | undefined>('password_hash');
+  return { organizationId: row.organization_id, organizationName: row.name, email: row.email, role: row.role, expiresAt: row.expires_at, existingUser: Boolean(user?.password_hash) };
+}
+
+export interface PendingInvitationSummary {
+  email: string;
+  role: MemberRole;
+  createdAt: Date;
+  expiresAt: Date;
+}
+
+export async function pendingInvitations(db: Db, organizationId: string, now = new Date()): Promise<PendingInvitationSummary[]> {
+  const rows = await db('invitations').where({ organization_id: organizationId }).whereNull('accepted_at').andWhere('expires_at', '>', now).orderBy('created_at', 'desc')
+    .select<{ email: string; role: MemberRole; created_at: Date; expires_at: Date }[]>('email', 'role', 'created_at', 'expires_at');
+  return rows.map((r) => ({ email: r.email, role: r.role, createdAt: r.created_at, expiresAt: r.expires_at }));
+}
+
+export type AcceptInvitationResult =
+  | { ok: true; userId: string; organizationId: string }
+  | { ok: false; reason: 'invalid_or_expired' | 'password_too_short' | 'sign_in_required' };
+
+/**
+ * Accepting creates the person (or finds them by e-mail) and the membership, once: the
+ * invitation row is locked and marked accepted in the same transaction, so a link works
+ * exactly one time. A new person sets their password here; someone who already has one must
+ * be signed in as the invited address (`signedInUserId`), so a forwarded link cannot take
+ * over an account.
+ */
+export async function acceptInvitation(
+  db: Db,
+  input: { token: string; password?: string; name?: string; signedInUserId?: string | null; now?: Date },
+): Promise<AcceptInvitationResult> {
+  const now = input.now ?? new Date();
+  return db.transaction(async (trx): Promise<AcceptInvitationResult> => {
+    const invitation = await trx('invitations')
+      .where({ token_hash: hashToken(input.token) })
+      .whereNull('accepted_at')
+      .andWhere('expires_at', '>', now)
+      .forUpdate()
+      .first<{ token_hash: string; organization_id: string; email: string; role: MemberRole } | undefined>('token_hash', 'organization_id', 'email', 'role');
+    if (!invitation) return { ok: false, reason: 'invalid_or_expired' };
+    const existing = await trx('users').whereRaw('lower(email) = ?', [invitation.email.toLowerCase()]).forUpdate().first<{ id: string; password_hash: string | null } | undefined>('id', 'password_hash');
+    let userId: string;
+    if (existing?.password_hash) {
+      if (input.signedInUserId !== existing.id) return { ok: false, reason: 'sign_in_required' };
+      userId = existing.id;
+    } else {
+      if (!input.password || input.password.length < MIN_PASSWORD_LENGTH) return { ok: false, reason: 'password_too_short' };
+      const passwordHash = await hashPassword(input.password);
+      const name = input.name?.trim() || null;
+      if (existing) {
+        await trx('users').where({ id: existing.id }).update({ password_hash: passwordHash, name });
+        userId = existing.id;
+      } else {
+        userId = newId('usr');
+        await trx('users').insert({ id: userId, email: invitation.email, name, password_hash: passwordHash });
+      }
+    }
+    await trx('invitations').where({ token_hash: invitation.token_hash }).update({ accepted_at: now });
+    await addMembership(trx, { userId, organizationId: invitation.organization_id, role: invitation.role });
+    return { ok: true, userId, organizationId: invitation.organization_id };
+  });
+}

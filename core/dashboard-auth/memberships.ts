@@ -1,0 +1,78 @@
+import type { Db } from '../db/index.js';
+import type { SessionUser } from './session-store.js';
+
+export type MemberRole = 'admin' | 'finance';
+/** What a person is to one organization; operators are staff and see every organization. */
+export type OrganizationRole = MemberRole | 'operator';
+
+export const memberRoles: readonly MemberRole[] = ['admin', 'finance'];
+
+/** What each role may do in an organization. Finance reads, admins also change. */
+export type Capability = 'view_finance' | 'manage_keys' | 'manage_members' | 'manage_alerts';
+
+const capabilities: Record<OrganizationRole, readonly Capability[]> = {
+  operator: ['view_finance', 'manage_keys', 'manage_members', 'manage_alerts'],
+  admin: ['view_finance', 'manage_keys', 'manage_members', 'manage_alerts'],
+  finance: ['view_finance'],
+};
+
+export function can(role: OrganizationRole, capability: Capability): boolean {
+  return capabilities[role].includes(capability);
+}
+
+/** null when the person has nothing to do with the organization (or it does not exist). */
+export async function roleIn(db: Db, user: SessionUser, organizationId: string): Promise<OrganizationRole | null> {
+  if (user.isOperator) {
+    const org = await db('organizations').where({ id: organizationId }).first('id');
+    return org ? 'operator' : null;
+  }
+  const row = await db('memberships').where({ user_id: user.id, organization_id: organizationId }).first<{ role: MemberRole } | undefined>('role');
+  return row?.role ?? null;
+}
+
+export interface MembershipSummary {
+  organizationId: string;
+  organizationName: string;
+  role: MemberRole;
+}
+
+export async function membershipsOf(db: Db, userId: string): Promise<MembershipSummary[]> {
+  const rows = await db('memberships as m')
+    .join('organizations as o', 'o.id', 'm.organization_id')
+    .where('m.user_id', userId)
+    .orderBy('o.name')
+    .select<{ organization_id: string; name: string; role: MemberRole }[]>('m.organization_id', 'o.name', 'm.role');
+  return rows.map((r) => ({ organizationId: r.organization_id, organizationName: r.name, role: r.role }));
+}
+
+export interface Member {
+  userId: string;
+  email: string;
+  name: string | null;
+  role: MemberRole;
+  since: Date;
+  /** False until the invitation is accepted and a password set. */
+  active: boolean;
+}
+
+export async function membersOf(db: Db, organizationId: string): Promise<Member[]> {
+  const rows = await db('memberships as m')
+    .join('users as u', 'u.id', 'm.user_id')
+    .where('m.organization_id', organizationId)
+    .orderBy('u.email')
+    .select<{ user_id: string; email: string; name: string | null; role: MemberRole; created_at: Date; has_password: boolean }[]>(
+      'm.user_id', 'u.email', 'u.name', 'm.role', 'm.created_at', db.raw('u.password_hash IS NOT NULL AS has_password'),
+    );
+  return rows.map((r) => ({ userId: r.user_id, email: r.email, name: r.name, role: r.role, since: r.created_at, active: r.has_password }));
+}
+
+export async function addMembership(db: Db, input: { userId: string; organizationId: string; role: MemberRole }): Promise<void> {
+  await db('memberships')
+    .insert({ user_id: input.userId, organization_id: input.organizationId, role: input.role })
+    .onConflict(['user_id', 'organization_id'])
+    .merge(['role']);
+}
+
+export async function removeMembership(db: Db, organizationId: string, userId: string): Promise<boolean> {
+  return (await db('memberships').where({ organization_id: organizationId, user_id: userId }).delete()) > 0;
+}

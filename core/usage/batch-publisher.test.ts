@@ -1,0 +1,32 @@
+import { describe, expect, it } from 'vitest';
+import { createBatchPublisher } from './batch-publisher.js';
+
+describe('batch publisher', () => {
+  it('when many publishes arrive at once then they are written in a few batches and each resolves only after its own batch is written', async () => {
+    const written: number[][] = [];
+    let release!: () => void;
+    const firstWrite = new Promise<void>((r) => (release = r));
+    const publisher = createBatchPublisher<number>(async (items) => {
+      if (written.length === 0) await firstWrite; // hold the first batch while others queue up
+      written.push(items);
+    }, { maxBatch: 40, lingerMs: 1 });
+    const settled: number[] = [];
+    const all = Array.from({ length: 100 }, (_, i) => publisher.add(i).then(() => settled.push(i)));
+    await new Promise((r) => setTimeout(r, 20));
+    expect(settled).toEqual([]); // nothing acknowledged while the first write hangs
+    release();
+    await Promise.all(all);
+    expect(written.map((b) => b.length)).toEqual([40, 40, 20]);
+    expect(written.flat()).toEqual(Array.from({ length: 100 }, (_, i) => i));
+  });
+
+  it('when a write fails then exactly that batch is refused and the next batch is still written', async () => {
+    let calls = 0;
+    const publisher = createBatchPublisher<number>(async () => {
+      calls += 1;
+      if (calls === 1) throw new Error('broker gone');
+    }, { maxBatch: 3, lingerMs: 1 });
+    const results = await Promise.allSettled([1, 2, 3, 4, 5].map((i) => publisher.add(i)));
+    expect(results.map((r) => r.status)).toEqual(['rejected', 'rejected', 'rejected', 'fulfilled', 'fulfilled']);
+  });
+});
