@@ -5,6 +5,7 @@ export { applyUsageBatch, type ApplyUsageOptions } from './apply-usage-batch.js'
 export { changeCredits, setCallsCap, type AllowanceSnapshot, type CreditChangeKind, type AdministrationInput } from './adjust-allowance.js';
 export { evaluateFlags, cheapestCreditCalls, type AllowanceFlag, type Flags } from './allowance-flags.js';
 export { buildAllowanceReport, type AllowanceReport } from './allowance-report.js';
+export { allowanceReportCsv, csvLine } from './allowance-report-csv.js';
 export { isPeriod, nextPeriod, periodStart, secondsUntilNextPeriod } from './billing-period.js';
 export { exportLedger, ledgerColumns, type LedgerEntry } from './ledger-export.js';
 export { reconcileLedger, type ReconcileDifference, type ReconcileResult } from './reconcile-ledger.js';
