@@ -13,6 +13,8 @@ WORKDIR /app
 COPY --from=build --chown=node:node /app/package.json ./package.json
 COPY --from=build --chown=node:node /app/node_modules ./node_modules
 COPY --from=build --chown=node:node /app/dist ./dist
+# Reference data the sample generator reads at run time (core/sample-data/reference-data.ts).
+COPY --from=build --chown=node:node /app/data ./data
 USER node
 EXPOSE 3000 3001
 CMD ["node", "dist/api/main.js"]

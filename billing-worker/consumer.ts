@@ -24,5 +24,6 @@ export function createUsageConsumer({ config, db, connectionString, logger }: Us
       logger,
     });
   }
-  return createPostgresUsageConsumer({ db, connectionString, logger });
+  // Two claim loops: one applies while the other waits on Postgres (SKIP LOCKED keeps them apart).
+  return createPostgresUsageConsumer({ db, connectionString, logger, concurrency: 2 });
 }

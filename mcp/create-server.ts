@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
 import { CallToolRequestSchema, ListToolsRequestSchema, type CallToolResult, type Tool } from '@modelcontextprotocol/sdk/types.js';
 import type { AccessControl, Measure, Principal } from '../core/access/index.js';
 import type { CompanyStore } from '../core/companies/index.js';
@@ -31,6 +32,19 @@ export interface McpDeps {
   logger: Logger;
   /** Reported in initialize's serverInfo. */
   version: string;
+}
+
+/** What every per-request server shares, built once per app: the tools' JSON Schemas and a validator. */
+export interface ServerParts {
+  tools: PreparedTool[];
+  // The SDK builds a fresh Ajv (and its formats) for each Server unless given one: that cost
+  // per stateless request dominated a tool call. It only validates elicitation answers, which
+  // this server never asks for; one shared instance is plenty.
+  jsonSchemaValidator: AjvJsonSchemaValidator;
+}
+
+export function prepareServerParts(definitions: ToolDefinition<any, any>[] = toolDefinitions): ServerParts {
+  return { tools: prepareTools(definitions), jsonSchemaValidator: new AjvJsonSchemaValidator() };
 }
 
 /** A tool with its JSON Schemas computed once per process, not per request. */
@@ -71,10 +85,11 @@ const SERVER_INSTRUCTIONS =
 
 const measureText = (m: Measure) => `${m.quantity} ${m.quantity === 1 ? m.unit.replace(/s$/, '') : m.unit}`;
 
-export function createServer(deps: McpDeps, tools: PreparedTool[], call: McpCall): Server {
+export function createServer(deps: McpDeps, parts: ServerParts, call: McpCall): Server {
+  const { tools } = parts;
   const server = new Server(
     { name: 'italian-company-data', title: 'Italian Company Data', version: deps.version },
-    { capabilities: { tools: { listChanged: false } }, instructions: SERVER_INSTRUCTIONS },
+    { capabilities: { tools: { listChanged: false } }, instructions: SERVER_INSTRUCTIONS, jsonSchemaValidator: parts.jsonSchemaValidator },
   );
   const byName = new Map(tools.map((t) => [t.definition.name as string, t]));
   const { principal } = call;

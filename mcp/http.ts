@@ -7,8 +7,9 @@ import {
 } from '@modelcontextprotocol/sdk/types.js';
 import { AppError, type ErrorCode } from '../core/errors/index.js';
 import { newRequestId } from '../core/ids/index.js';
-import { createServer, prepareTools, type McpDeps } from './create-server.js';
+import { createServer, prepareServerParts, type McpDeps } from './create-server.js';
 import { httpErrorResponse, jsonRpcErrorBody, withErrorData } from './errors.js';
+import { JsonResponseTransport } from './json-transport.js';
 
 // The tool server's HTTP edge: Streamable HTTP at /mcp, stateless. Every request is
 // authenticated before anything else; then the checks the SDK transport would make itself
@@ -79,7 +80,7 @@ async function readBody(req: IncomingMessage, limit: number): Promise<string> {
 
 export function createMcpApp(options: McpAppOptions): Koa {
   const { logger } = options;
-  const tools = prepareTools();
+  const parts = prepareServerParts();
   const maxBodyBytes = options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
   const app = new Koa();
   // Errors are answered and logged by our handler; Koa's own handler would print to stderr.
@@ -153,14 +154,26 @@ export function createMcpApp(options: McpAppOptions): Koa {
       }
 
       let handedOut = false;
-      const server = createServer(options, tools, {
+      const server = createServer(options, parts, {
         principal,
         nextRequestId: () => (handedOut ? newRequestId() : ((handedOut = true), requestId)),
         setHeaders: (headers) => {
           if (!ctx.res.headersSent) for (const [k, v] of Object.entries(headers)) ctx.res.setHeader(k, v);
         },
       });
-      const transport = new TaggedTransport({ sessionIdGenerator: undefined, enableJsonResponse: !prefersEventStream(accept) }, requestId);
+      if (!prefersEventStream(accept)) {
+        const transport = new JsonResponseTransport(requestId);
+        await server.connect(transport);
+        try {
+          const responses = await transport.handle(messages, { requestInfo: { headers: ctx.req.headers } });
+          if (responses.length === 0) ctx.status = 202;
+          else ctx.body = Array.isArray(raw) ? responses : responses[0];
+        } finally {
+          await server.close();
+        }
+        return;
+      }
+      const transport = new TaggedTransport({ sessionIdGenerator: undefined, enableJsonResponse: false }, requestId);
       ctx.respond = false;
       ctx.res.on('close', () => {
         void transport.close();

@@ -3,7 +3,7 @@ import { messageText, parseUsageMessage } from '../usage/parse-usage-message.js'
 import type { DeadLetter, UsageBatchOutcome, UsageBusMessage } from '../usage/usage-bus.js';
 import type { UsageEvent } from '../usage/usage-event.js';
 import { cheapestCreditCalls, evaluateFlags, flagChanges, recordFlagChanges, type FlagChange, type Flags } from './allowance-flags.js';
-import { lockAllowances } from './allowance-rows.js';
+import { lockAllowances, type AllowanceRow } from './allowance-rows.js';
 import { periodOf } from './billing-period.js';
 import { rollOverAllowance } from './roll-over-period.js';
 
@@ -34,9 +34,8 @@ interface Totals {
  *     the bus may also forward it, e.g. to the Kafka dead-letter topic);
  *  2. lock the allowance rows of the batch's organizations in id order (no deadlocks between
  *     worker replicas) and roll them over to the current month if due;
- *  3. drop events the ledger already holds (checked under the row lock: every writer of an
- *     organization's usage holds that lock, so the check cannot race), then insert the rest
- *     with ON CONFLICT (event_id) DO NOTHING as the last word on uniqueness;
+ *  3. insert one ledger row per event with ON CONFLICT (event_id) DO NOTHING; a redelivered
+ *     event is found there (under the row lock, so without a race) and changes nothing;
  *  4. move each balance by the batch's sum in one UPDATE (arithmetic in SQL on the locked row)
  *     and set or clear the flags, recording every change.
  * A served call is always charged, even past zero: the 2xx has left. How far past zero a
@@ -72,20 +71,14 @@ export async function applyUsageBatch(trx: Knex.Transaction, messages: UsageBusM
     else deadLetters.push({ ref: `event ${event.eventId}`, value: JSON.stringify(event), reason: `unknown organization ${event.organizationId}` });
   }
 
-  const already = known.length === 0
-    ? new Set<string>()
-    : new Set(await trx('usage_ledger').whereIn('event_id', known.map((e) => e.eventId)).pluck<string[]>('event_id'));
-  const fresh = known.filter((e) => !already.has(e.eventId));
-  duplicates += known.length - fresh.length;
-
-  const orgsWithUsage = [...new Set(fresh.map((e) => e.organizationId))].sort();
+  const orgsWithUsage = [...new Set(known.map((e) => e.organizationId))].sort();
   const cheapest = await cheapestCreditCalls(trx, orgsWithUsage);
   const changes: FlagChange[] = [];
 
   // Roll over to the newest month among now and the batch's events (an API clock slightly
   // ahead of ours must not leave its events in a month we have not opened).
   const targetPeriod = new Map<string, string>();
-  for (const e of fresh) {
+  for (const e of known) {
     const p = periodOf(e.occurredAt);
     const t = targetPeriod.get(e.organizationId) ?? currentPeriod;
     targetPeriod.set(e.organizationId, p > t ? p : t);
@@ -99,63 +92,30 @@ export async function applyUsageBatch(trx: Knex.Transaction, messages: UsageBusM
     }
   }
 
-  const ledger: LedgerRow[] = [];
-  const totals = new Map<string, Totals>();
-  const balances = new Map<string, number>();
-  for (const event of fresh) {
-    const row = allowances.get(event.organizationId)!;
-    const period = periodOf(event.occurredAt);
-    const creditsDelta = event.unit === 'credits' ? -event.quantity : 0;
-    // A late event of a closed month still pays its credits, but no longer counts against a
-    // calls cap that has already been reset.
-    const callsDelta = event.unit === 'calls' && period === row.period ? event.quantity : 0;
-    const balanceAfter = (balances.get(event.organizationId) ?? row.credits_balance) + creditsDelta;
-    balances.set(event.organizationId, balanceAfter);
-    ledger.push({ event, period, creditsDelta, callsDelta, balanceAfter });
-    const t = totals.get(event.organizationId);
-    if (t) {
-      t.creditsDelta += creditsDelta;
-      t.callsDelta += callsDelta;
-      if (event.occurredAt > t.newestEventAt) t.newestEventAt = event.occurredAt;
-    } else {
-      const before: Flags = { credits_exhausted: row.credits_exhausted, limit_reached: row.limit_reached };
-      totals.set(event.organizationId, { creditsDelta, callsDelta, newestEventAt: event.occurredAt, before, after: before });
-    }
+  // Optimistic: normally no event of the batch is in the ledger yet, and one INSERT (in a
+  // savepoint) proves it. If any was (a redelivery), the running balances computed for the
+  // batch are wrong: undo, drop the events already charged, and insert the rest. Either way
+  // the check runs under the organizations' row locks, which every usage writer holds.
+  let fresh = known;
+  let { ledger, totals } = buildLedger(fresh, allowances);
+  const clean = ledger.length === 0 || (await trx.transaction(async (sp) => {
+    if ((await insertLedger(sp, ledger, now)) !== ledger.length) throw new AlreadyCharged();
+    return true;
+  }).catch((err: unknown) => {
+    if (err instanceof AlreadyCharged) return false;
+    throw err;
+  }));
+  if (!clean) {
+    const { rows } = await trx.raw<{ rows: { event_id: string }[] }>('SELECT event_id FROM usage_ledger WHERE event_id = ANY(?::text[])', [known.map((e) => e.eventId)]);
+    const already = new Set(rows.map((r) => r.event_id));
+    fresh = known.filter((e) => !already.has(e.eventId));
+    ({ ledger, totals } = buildLedger(fresh, allowances));
+    // Cannot fall short now that we hold the locks; if it ever does, fail the batch (the bus
+    // redelivers it) rather than charge from a wrong sum.
+    const inserted = ledger.length === 0 ? 0 : await insertLedger(trx, ledger, now);
+    if (inserted !== ledger.length) throw new Error(`usage ledger insert raced: expected ${ledger.length} rows, inserted ${inserted}`);
   }
-
-  if (ledger.length > 0) {
-    const inserted = await trx.raw<{ rowCount: number }>(
-      `INSERT INTO usage_ledger (event_id, organization_id, entry_type, source, key_id, product, quantity, unit,
-                                 credits_delta, calls_delta, credits_balance_after, period, occurred_at, applied_at)
-       SELECT e.event_id, e.organization_id, 'usage', e.source, e.key_id, e.product, e.quantity, e.unit,
-              e.credits_delta, e.calls_delta, e.balance_after, e.period, e.occurred_at, ?
-         FROM unnest(?::text[], ?::text[], ?::text[], ?::text[], ?::text[], ?::bigint[], ?::text[],
-                     ?::bigint[], ?::bigint[], ?::bigint[], ?::text[], ?::timestamptz[])
-           AS e(event_id, organization_id, source, key_id, product, quantity, unit,
-                credits_delta, calls_delta, balance_after, period, occurred_at)
-       ON CONFLICT (event_id) DO NOTHING`,
-      [
-        now,
-        ledger.map((l) => l.event.eventId),
-        ledger.map((l) => l.event.organizationId),
-        ledger.map((l) => l.event.source),
-        ledger.map((l) => l.event.keyId),
-        ledger.map((l) => l.event.product),
-        ledger.map((l) => l.event.quantity),
-        ledger.map((l) => l.event.unit),
-        ledger.map((l) => l.creditsDelta),
-        ledger.map((l) => l.callsDelta),
-        ledger.map((l) => l.balanceAfter),
-        ledger.map((l) => l.period),
-        ledger.map((l) => l.event.occurredAt),
-      ],
-    );
-    // Impossible while every usage writer holds the organization's row lock; if it ever
-    // happens, fail the batch (the bus redelivers it) rather than charge from a wrong sum.
-    if (inserted.rowCount !== ledger.length) {
-      throw new Error(`usage ledger insert raced: expected ${ledger.length} rows, inserted ${inserted.rowCount}`);
-    }
-  }
+  duplicates += known.length - fresh.length;
 
   const quiet: string[] = [];
   const flagged: string[] = [];
@@ -206,4 +166,63 @@ async function updateAllowances(trx: Knex.Transaction, organizationIds: string[]
       t.map((x) => x.newestEventAt),
     ],
   );
+}
+
+class AlreadyCharged extends Error {}
+
+function buildLedger(events: UsageEvent[], allowances: Map<string, AllowanceRow>): { ledger: LedgerRow[]; totals: Map<string, Totals> } {
+  const ledger: LedgerRow[] = [];
+  const totals = new Map<string, Totals>();
+  const balances = new Map<string, number>();
+  for (const event of events) {
+    const row = allowances.get(event.organizationId)!;
+    const period = periodOf(event.occurredAt);
+    const creditsDelta = event.unit === 'credits' ? -event.quantity : 0;
+    // A late event of a closed month still pays its credits, but no longer counts against a
+    // calls cap that has already been reset.
+    const callsDelta = event.unit === 'calls' && period === row.period ? event.quantity : 0;
+    const balanceAfter = (balances.get(event.organizationId) ?? row.credits_balance) + creditsDelta;
+    balances.set(event.organizationId, balanceAfter);
+    ledger.push({ event, period, creditsDelta, callsDelta, balanceAfter });
+    const t = totals.get(event.organizationId);
+    if (t) {
+      t.creditsDelta += creditsDelta;
+      t.callsDelta += callsDelta;
+      if (event.occurredAt > t.newestEventAt) t.newestEventAt = event.occurredAt;
+    } else {
+      const before: Flags = { credits_exhausted: row.credits_exhausted, limit_reached: row.limit_reached };
+      totals.set(event.organizationId, { creditsDelta, callsDelta, newestEventAt: event.occurredAt, before, after: before });
+    }
+  }
+  return { ledger, totals };
+}
+
+async function insertLedger(trx: Knex.Transaction, ledger: LedgerRow[], now: Date): Promise<number> {
+  const inserted = await trx.raw<{ rowCount: number }>(
+    `INSERT INTO usage_ledger (event_id, organization_id, entry_type, source, key_id, product, quantity, unit,
+                               credits_delta, calls_delta, credits_balance_after, period, occurred_at, applied_at)
+     SELECT e.event_id, e.organization_id, 'usage', e.source, e.key_id, e.product, e.quantity, e.unit,
+            e.credits_delta, e.calls_delta, e.balance_after, e.period, e.occurred_at, ?
+       FROM unnest(?::text[], ?::text[], ?::text[], ?::text[], ?::text[], ?::bigint[], ?::text[],
+                   ?::bigint[], ?::bigint[], ?::bigint[], ?::text[], ?::timestamptz[])
+         AS e(event_id, organization_id, source, key_id, product, quantity, unit,
+              credits_delta, calls_delta, balance_after, period, occurred_at)
+     ON CONFLICT (event_id) DO NOTHING`,
+    [
+      now,
+      ledger.map((l) => l.event.eventId),
+      ledger.map((l) => l.event.organizationId),
+      ledger.map((l) => l.event.source),
+      ledger.map((l) => l.event.keyId),
+      ledger.map((l) => l.event.product),
+      ledger.map((l) => l.event.quantity),
+      ledger.map((l) => l.event.unit),
+      ledger.map((l) => l.creditsDelta),
+      ledger.map((l) => l.callsDelta),
+      ledger.map((l) => l.balanceAfter),
+      ledger.map((l) => l.period),
+      ledger.map((l) => l.event.occurredAt),
+    ],
+  );
+  return inserted.rowCount;
 }

@@ -141,7 +141,9 @@ WITH above AS (
   ORDER BY distance NULLS LAST, id LIMIT $4
 )
 SELECT
-  (SELECT count(*) FROM companies WHERE substring(nace_code from 1 for 2) = $1 AND id <> $2)::int AS peer_count,
+  -- The company is in its own division: counting the division and taking one off lets the
+  -- count read the peer index alone instead of every row of a large division.
+  (SELECT greatest(count(*) - 1, 0) FROM companies WHERE substring(nace_code from 1 for 2) = $1)::int AS peer_count,
   (SELECT json_agg(p ORDER BY p.distance NULLS LAST, p.id) FROM (
      SELECT ${prefixed('pc', IDENTITY_COLUMNS)}, n.distance, ${latestOf('pc')}
      FROM nearest n JOIN companies pc ON pc.id = n.id

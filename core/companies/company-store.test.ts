@@ -157,6 +157,20 @@ describe('company store: profile branches', () => {
   });
 });
 
+describe('company store: metric definitions', () => {
+  it('when a metric is defined after the store loaded the definitions then a reload shows its name', async () => {
+    const code = nextCode();
+    const slug = `test_late_${code}`;
+    await store.companyReport(full.code); // definitions are now cached
+    await upsertCompanies(db, [dossier(code, { years: [{ year: 2024, metrics: [{ slug, value: 1, name: 'Late metric', categories: ['efficiency'], unit: 'days' }] }] })]);
+    await store.reloadMetricDefinitions();
+    const report = await store.companyReport(code);
+    expect(report!.financials[0]!.metrics).toEqual([
+      { slug, name: 'Late metric', categories: ['efficiency'], unit: 'days', value: 1, previousValue: null, yoyChange: null, marketValue: null, score: null },
+    ]);
+  });
+});
+
 describe('company store: lookup', () => {
   it('when the code is lower case then the company is found', async () => {
     expect((await store.companyReport(soleTrader.code.toLowerCase()))?.identity.fiscalCode).toBe(soleTrader.code);

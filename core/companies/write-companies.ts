@@ -20,8 +20,8 @@ const WRITER_VERSION = '1';
 const CHUNK = 500;
 
 /**
- * Upserts companies by fiscal code, in one transaction. A company whose dossier hashes the
- * same as the stored one is not touched at all (updated_at stays); a changed one has its
+ * Upserts companies by fiscal code, in one transaction. A company whose stored form hashes
+ * the same as the stored one is not touched at all (updated_at stays); a changed one has its
  * columns updated and its holders, officers, branches and years replaced. Holders that name a
  * company's fiscal code are linked to it, also when that company arrives in a later batch.
  * Dossiers repeating a fiscal code within one call collapse to the last one; the counts are
@@ -43,28 +43,47 @@ export async function upsertCompanies(db: Db, dossiers: CompanyDossier[]): Promi
   return result;
 }
 
-async function writeChunk(trx: Knex.Transaction, dossiers: CompanyDossier[]): Promise<UpsertResult> {
-  const rows = dossiers.map(companyRow);
-  const { rows: written } = await trx.raw<{ rows: { id: number; fiscal_code: string; inserted: boolean }[] }>(UPSERT_COMPANIES_SQL, [JSON.stringify(rows)]);
+/**
+ * A dossier in its stored form: the company row, and each child table's rows as JSON text
+ * (comma-separated objects, no brackets) ready to be spliced into one statement's parameter.
+ * The content hash is taken over exactly this text, so the JSON is built once per company and
+ * an unchanged company costs no more than building it.
+ */
+interface PreparedCompany {
+  fiscalCode: string;
+  row: ReturnType<typeof companyRow> & { content_hash: string };
+  children: Record<ChildTable, string>;
+}
+type ChildTable = 'holders' | 'officers' | 'branches' | 'years';
 
-  const idByCode = new Map(written.map((w) => [w.fiscal_code, w.id]));
+function prepare(d: CompanyDossier): PreparedCompany {
+  const row = companyRow(d);
+  const children = childJson(d);
+  const hash = createHash('sha1').update(WRITER_VERSION).update(JSON.stringify(row));
+  for (const table of CHILD_TABLES) hash.update(`\n${children[table]}`);
+  return { fiscalCode: d.fiscalCode, row: { ...row, content_hash: hash.digest('base64url') }, children };
+}
+
+const CHILD_TABLES: readonly ChildTable[] = ['holders', 'officers', 'branches', 'years'];
+
+async function writeChunk(trx: Knex.Transaction, dossiers: CompanyDossier[]): Promise<UpsertResult> {
+  const prepared = dossiers.map(prepare);
+  const { rows: written } = await trx.raw<{ rows: { id: number; fiscal_code: string; inserted: boolean }[] }>(UPSERT_COMPANIES_SQL, [JSON.stringify(prepared.map((p) => p.row))]);
+
+  const changedCodes = new Set(written.map((w) => w.fiscal_code));
   const updatedIds = written.filter((w) => !w.inserted).map((w) => w.id);
   const createdCodes = written.filter((w) => w.inserted).map((w) => w.fiscal_code);
 
   if (updatedIds.length > 0) await trx.raw(DELETE_CHILDREN_SQL, [updatedIds, updatedIds, updatedIds, updatedIds]);
   if (written.length > 0) {
-    const changed = dossiers.filter((d) => idByCode.has(d.fiscalCode));
-    const children = childRows(changed, idByCode);
-    await trx.raw(INSERT_CHILDREN_SQL, [JSON.stringify(children.holders), JSON.stringify(children.officers), JSON.stringify(children.branches), JSON.stringify(children.years)]);
+    const changed = prepared.filter((p) => changedCodes.has(p.fiscalCode));
+    const payload = (table: ChildTable) => `[${changed.map((p) => p.children[table]).filter((json) => json.length > 0).join(',')}]`;
+    await trx.raw(INSERT_CHILDREN_SQL, CHILD_TABLES.map(payload));
   }
   // Holders written earlier that name a company created just now.
   if (createdCodes.length > 0) await trx.raw(LINK_HOLDERS_SQL, [createdCodes]);
 
   return { created: createdCodes.length, updated: updatedIds.length, unchanged: dossiers.length - written.length };
-}
-
-function contentHash(d: CompanyDossier): string {
-  return createHash('sha1').update(WRITER_VERSION).update(JSON.stringify(d)).digest('base64url');
 }
 
 function companyRow(d: CompanyDossier) {
@@ -102,31 +121,27 @@ function companyRow(d: CompanyDossier) {
     latest_total_assets: latest.totalAssets,
     latest_employees: latest.employees,
     source: d.source,
-    content_hash: contentHash(d),
   };
 }
 
-function childRows(dossiers: CompanyDossier[], idByCode: Map<string, number>) {
+// Child rows carry the company's fiscal code (fc), joined to its id in SQL: the JSON is built
+// (and hashed) before the upsert tells us the ids.
+function childJson(d: CompanyDossier): Record<ChildTable, string> {
+  const fc = d.fiscalCode;
   const holders: unknown[] = [];
-  const officers: unknown[] = [];
-  const branches: unknown[] = [];
-  const years: unknown[] = [];
-  for (const d of dossiers) {
-    const company_id = idByCode.get(d.fiscalCode);
-    const relations = [['shareholder', d.shareholders], ['beneficial_owner', d.beneficialOwners], ['subsidiary', d.subsidiaries]] as const;
-    for (const [relation, list] of relations) {
-      list.forEach((h, position) => holders.push({ company_id, relation, position, name: h.name, share: h.share, related_fiscal_code: h.fiscalCode }));
-    }
-    d.officers.forEach((o, position) => officers.push({ company_id, position, name: o.name, role: o.role, role_category: o.roleCategory }));
-    d.branches.forEach((b, position) => branches.push({ company_id, position, legal_name: b.legalName, address: b.address }));
-    for (const y of deriveYearFigures(d.years)) {
-      years.push({
-        company_id, year: y.year, is_forecasted: y.isForecasted, size: y.size, statement_date: y.statementDate,
-        employees: y.employees, employees_yoy: y.employeesYoY, metrics: y.metrics,
-      });
-    }
+  const relations = [['shareholder', d.shareholders], ['beneficial_owner', d.beneficialOwners], ['subsidiary', d.subsidiaries]] as const;
+  for (const [relation, list] of relations) {
+    list.forEach((h, position) => holders.push({ fc, relation, position, name: h.name, share: h.share, related_fiscal_code: h.fiscalCode }));
   }
-  return { holders, officers, branches, years };
+  const officers = d.officers.map((o, position) => ({ fc, position, name: o.name, role: o.role, role_category: o.roleCategory }));
+  const branches = d.branches.map((b, position) => ({ fc, position, legal_name: b.legalName, address: b.address }));
+  const years = deriveYearFigures(d.years).map((y) => ({
+    fc, year: y.year, is_forecasted: y.isForecasted, size: y.size, statement_date: y.statementDate,
+    employees: y.employees, employees_yoy: y.employeesYoY, metrics: y.metrics,
+  }));
+  // Stringified as arrays, then unwrapped, so rows can be spliced without re-serialising.
+  const unwrap = (rows: unknown[]) => (rows.length === 0 ? '' : JSON.stringify(rows).slice(1, -1));
+  return { holders: unwrap(holders), officers: unwrap(officers), branches: unwrap(branches), years: unwrap(years) };
 }
 
 const COMPANY_COLUMNS = `fiscal_code text, vat_number text, legal_name text, legal_form text, founding_year int,
@@ -157,19 +172,26 @@ DELETE FROM company_years WHERE company_id = ANY(?::bigint[])`;
 const INSERT_CHILDREN_SQL = `
 WITH h AS (
   INSERT INTO company_holders (company_id, relation, position, name, share, related_fiscal_code, related_company_id)
-  SELECT r.company_id, r.relation, r.position, r.name, r.share, r.related_fiscal_code, rc.id
-  FROM json_to_recordset(?::json) AS r(company_id bigint, relation text, position smallint, name text, share float8, related_fiscal_code text)
+  SELECT c.id, r.relation, r.position, r.name, r.share, r.related_fiscal_code, rc.id
+  FROM json_to_recordset(?::json) AS r(fc text, relation text, position smallint, name text, share float8, related_fiscal_code text)
+  JOIN companies c ON c.fiscal_code = r.fc
   LEFT JOIN companies rc ON rc.fiscal_code = r.related_fiscal_code
 ), o AS (
   INSERT INTO company_officers (company_id, position, name, role, role_category)
-  SELECT * FROM json_to_recordset(?::json) AS r(company_id bigint, position smallint, name text, role text, role_category text)
+  SELECT c.id, r.position, r.name, r.role, r.role_category
+  FROM json_to_recordset(?::json) AS r(fc text, position smallint, name text, role text, role_category text)
+  JOIN companies c ON c.fiscal_code = r.fc
 ), b AS (
   INSERT INTO company_branches (company_id, position, legal_name, address)
-  SELECT * FROM json_to_recordset(?::json) AS r(company_id bigint, position smallint, legal_name text, address jsonb)
+  SELECT c.id, r.position, r.legal_name, r.address
+  FROM json_to_recordset(?::json) AS r(fc text, position smallint, legal_name text, address jsonb)
+  JOIN companies c ON c.fiscal_code = r.fc
 )
 INSERT INTO company_years (company_id, year, is_forecasted, size, statement_date, employees, employees_yoy, metrics)
-SELECT * FROM json_to_recordset(?::json)
-  AS r(company_id bigint, year smallint, is_forecasted boolean, size text, statement_date date, employees int, employees_yoy float8, metrics jsonb)`;
+SELECT c.id, r.year, r.is_forecasted, r.size, r.statement_date, r.employees, r.employees_yoy, r.metrics
+FROM json_to_recordset(?::json)
+  AS r(fc text, year smallint, is_forecasted boolean, size text, statement_date date, employees int, employees_yoy float8, metrics jsonb)
+JOIN companies c ON c.fiscal_code = r.fc`;
 
 const LINK_HOLDERS_SQL = `
 UPDATE company_holders h SET related_company_id = c.id

@@ -92,6 +92,7 @@ try {
 
   // The load: CONCURRENCY loops, each sending one call at a time, alternating the APIs.
   const ok = new Set<string>();
+  const failed = new Set<string>(); // non-2xx answers: their request ids must never be charged
   const statuses = new Map<number, number>();
   let refusedConnection = 0; // never reached a server (the API was down): cannot be charged
   let noAnswer = 0; // reached it, got no response (cut by kill -9): outcome unknown to us
@@ -116,7 +117,7 @@ try {
         const fault = schedule.shift()!;
         faults.push(`${fault.name} at ${ok.size} paid calls`);
         say(`${fault.name} (at ${ok.size} paid calls)`);
-        pendingFaults.push(fault.run().catch((err: unknown) => say(`fault failed: ${String(err)}`)));
+        pendingFaults.push(fault.run().catch((err: unknown) => { say(`fault failed: ${String(err)}`); }));
       }
       const port = ports[(sent + n) % ports.length]!;
       const customer = customers[sent % customers.length]!;
@@ -126,7 +127,10 @@ try {
         await res.arrayBuffer();
         statuses.set(res.status, (statuses.get(res.status) ?? 0) + 1);
         if (res.status >= 200 && res.status < 300) ok.add(res.headers.get('x-request-id')!);
-        else if (res.status === 503) await new Promise((r) => setTimeout(r, 50));
+        else {
+          failed.add(res.headers.get('x-request-id')!);
+          if (res.status === 503) await new Promise((r) => setTimeout(r, 50));
+        }
       } catch (err) {
         const code = (err as { cause?: { code?: string } }).cause?.code;
         if (code === 'ECONNREFUSED') refusedConnection += 1;
@@ -158,6 +162,7 @@ try {
 
   const missing = [...ok].filter((id) => !ledger.has(id));
   const extra = [...ledger].filter((id) => !ok.has(id));
+  const chargedFailures = [...failed].filter((id) => ledger.has(id));
   const perEvent = await db('usage_ledger').where({ entry_type: 'usage' }).select(db.raw('COUNT(*)::int AS rows'), db.raw('COUNT(DISTINCT event_id)::int AS events')).first<{ rows: number; events: number }>();
   const deadLetters = Number((await db('usage_dead_letters').count<{ n: string }>({ n: '*' }).first())?.n ?? 0);
   const reconcile = await reconcileLedger(db);
@@ -174,9 +179,10 @@ try {
   say(`  usage ledger rows:                  ${perEvent?.rows} (${perEvent?.events} distinct event ids)`);
   say(`  2xx without a ledger row:           ${missing.length}`);
   say(`  ledger rows without a 2xx:          ${extra.length} (allowed: at most the ${noAnswer} calls whose answer never arrived)`);
+  say(`  non-2xx answers with a ledger row: ${chargedFailures.length}`);
   say(`  dead letters:                       ${deadLetters}`);
   say(`  reconcile differences:              ${reconcile.differences.length} (${reconcile.organizations} organizations, ${reconcile.ledgerRows} ledger rows)`);
-  const passed = ok.size >= TARGET && missing.length === 0 && extra.length <= noAnswer && perEvent?.rows === perEvent?.events && reconcile.differences.length === 0 && deadLetters === 0;
+  const passed = ok.size >= TARGET && missing.length === 0 && extra.length <= noAnswer && chargedFailures.length === 0 && perEvent?.rows === perEvent?.events && reconcile.differences.length === 0 && deadLetters === 0;
   say(passed ? 'PASS' : 'FAIL');
   exitCode = passed ? 0 : 1;
 } catch (err) {

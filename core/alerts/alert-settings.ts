@@ -1,0 +1,75 @@
+import { z } from 'zod';
+import type { Db } from '../db/index.js';
+import { AppError } from '../errors/index.js';
+import { newId, randomBase62 } from '../ids/index.js';
+
+export interface AlertSettings {
+  organizationId: string;
+  webhookUrl: string | null;
+  /** Shared with the receiver to check X-Signature. */
+  webhookSecret: string;
+}
+
+export const thresholdKinds = ['percent_used', 'balance_below'] as const;
+export type ThresholdKind = (typeof thresholdKinds)[number];
+
+export interface AlertThreshold {
+  id: string;
+  organizationId: string;
+  kind: ThresholdKind;
+  value: number;
+  firedPeriod: string | null;
+  firedAt: Date | null;
+}
+
+const newWebhookSecret = () => `whsec_${randomBase62(32)}`;
+
+// Only http(s); the receiver is the customer's own server. (Blocking private addresses is
+// left to the network: the tests deliver to 127.0.0.1.)
+export const webhookUrlSchema = z.url({ protocol: /^https?$/ }).max(2_000);
+
+/** The organization's settings, made (with a fresh secret) on first read. */
+export async function alertSettings(db: Db, organizationId: string): Promise<AlertSettings> {
+  await db('alert_settings').insert({ organization_id: organizationId, webhook_url: null, webhook_secret: newWebhookSecret() }).onConflict('organization_id').ignore();
+  const row = await db('alert_settings').where({ organization_id: organizationId }).first<{ webhook_url: string | null; webhook_secret: string }>('webhook_url', 'webhook_secret');
+  return { organizationId, webhookUrl: row.webhook_url, webhookSecret: row.webhook_secret };
+}
+
+export async function setWebhookUrl(db: Db, organizationId: string, url: string | null): Promise<AlertSettings> {
+  const parsed = url === null || url.trim() === '' ? null : webhookUrlSchema.safeParse(url.trim());
+  if (parsed && !parsed.success) throw new AppError('invalid_params', 'The webhook address must be an http(s) URL.', { details: [{ path: 'webhookUrl', message: 'an http(s) URL' }] });
+  await alertSettings(db, organizationId);
+  await db('alert_settings').where({ organization_id: organizationId }).update({ webhook_url: parsed ? parsed.data : null, updated_at: db.fn.now() });
+  return alertSettings(db, organizationId);
+}
+
+export async function rotateWebhookSecret(db: Db, organizationId: string): Promise<AlertSettings> {
+  await alertSettings(db, organizationId);
+  await db('alert_settings').where({ organization_id: organizationId }).update({ webhook_secret: newWebhookSecret(), updated_at: db.fn.now() });
+  return alertSettings(db, organizationId);
+}
+
+export const thresholdInputSchema = z.discriminatedUnion('kind', [
+  z.object({ kind: z.literal('percent_used'), value: z.coerce.number().int().min(1).max(100) }),
+  z.object({ kind: z.literal('balance_below'), value: z.coerce.number().int().min(0) }),
+]);
+
+export async function addThreshold(db: Db, organizationId: string, input: z.input<typeof thresholdInputSchema>): Promise<AlertThreshold> {
+  const parsed = thresholdInputSchema.safeParse(input);
+  if (!parsed.success) throw new AppError('invalid_params', 'A threshold is a percentage from 1 to 100, or a balance of 0 or more credits.', { details: [{ path: 'value', message: 'out of range' }] });
+  const [row] = await db('alert_thresholds').insert({ id: newId('thr'), organization_id: organizationId, kind: parsed.data.kind, value: parsed.data.value }).returning('*');
+  return toThreshold(row);
+}
+
+export async function removeThreshold(db: Db, organizationId: string, thresholdId: string): Promise<boolean> {
+  return (await db('alert_thresholds').where({ id: thresholdId, organization_id: organizationId }).delete()) > 0;
+}
+
+export async function listThresholds(db: Db, organizationId: string): Promise<AlertThreshold[]> {
+  const rows = await db('alert_thresholds').where({ organization_id: organizationId }).orderBy([{ column: 'kind' }, { column: 'value' }]).select('*');
+  return rows.map(toThreshold);
+}
+
+function toThreshold(row: Record<string, any>): AlertThreshold {
+  return { id: row.id, organizationId: row.organization_id, kind: row.kind, value: row.value, firedPeriod: row.fired_period, firedAt: row.fired_at };
+}

@@ -1,0 +1,148 @@
+import type { Db } from '../db/index.js';
+import type { Logger } from '../logging/index.js';
+import { DELIVERY_ID_HEADER, SIGNATURE_HEADER, TIMESTAMP_HEADER, signWebhookBody } from './webhook-signature.js';
+
+export interface DeliveryOptions {
+  /** Injected so tests can stand in for the network; defaults to the global fetch. */
+  fetch?: typeof fetch;
+  now?: () => Date;
+  timeoutMs?: number;
+  /** After this many failed attempts the delivery is marked failed. */
+  maxAttempts?: number;
+  /** First retry after this long, doubling each time, capped at `maxBackoffMs`. */
+  baseBackoffMs?: number;
+  maxBackoffMs?: number;
+  batchSize?: number;
+  logger?: Logger;
+}
+
+export const defaultDeliveryOptions = { timeoutMs: 5_000, maxAttempts: 8, baseBackoffMs: 10_000, maxBackoffMs: 3_600_000, batchSize: 20 };
+
+/** 10 s, 20 s, 40 s … capped: the wait before attempt `attempt + 1`. */
+export function backoffMs(attempt: number, base: number, max: number): number {
+  return Math.min(max, base * 2 ** Math.max(0, attempt - 1));
+}
+
+// While one process sends, the row is leased: next_attempt_at moves past the timeout, so a
+// second dashboard process does not send the same delivery at the same time.
+const LEASE_MARGIN_MS = 5_000;
+
+export interface DeliveryRunOutcome {
+  delivered: number;
+  retrying: number;
+  failed: number;
+}
+
+interface ClaimedDelivery {
+  id: string;
+  organization_id: string;
+  payload: Record<string, unknown>;
+  attempts: number;
+  webhook_url: string | null;
+  webhook_secret: string | null;
+}
+
+export async function deliverDueWebhooks(db: Db, options: DeliveryOptions = {}): Promise<DeliveryRunOutcome> {
+  const o = { ...defaultDeliveryOptions, ...options };
+  const send = options.fetch ?? fetch;
+  const now = options.now ?? (() => new Date());
+  const claimedAt = now();
+  const { rows: claimed } = await db.raw<{ rows: Omit<ClaimedDelivery, 'webhook_url' | 'webhook_secret'>[] }>(
+    `UPDATE webhook_deliveries SET next_attempt_at = ?
+      WHERE id IN (SELECT id FROM webhook_deliveries
+                    WHERE status = 'pending' AND next_attempt_at <= ?
+                    ORDER BY next_attempt_at LIMIT ? FOR UPDATE SKIP LOCKED)
+     RETURNING id, organization_id, payload, attempts`,
+    [new Date(claimedAt.getTime() + o.timeoutMs + LEASE_MARGIN_MS), claimedAt, o.batchSize],
+  );
+  const settings = claimed.length === 0 ? [] : await db('alert_settings').whereIn('organization_id', [...new Set(claimed.map((d) => d.organization_id))])
+    .select<{ organization_id: string; webhook_url: string | null; webhook_secret: string }[]>('organization_id', 'webhook_url', 'webhook_secret');
+  const rows: ClaimedDelivery[] = claimed.map((d) => {
+    const s = settings.find((x) => x.organization_id === d.organization_id);
+    return { ...d, webhook_url: s?.webhook_url ?? null, webhook_secret: s?.webhook_secret ?? null };
+  });
+  const outcome: DeliveryRunOutcome = { delivered: 0, retrying: 0, failed: 0 };
+  await Promise.all(
+    rows.map(async (d) => {
+      const attempt = d.attempts + 1;
+      let statusCode: number | null = null;
+      let error: string | null = null;
+      if (!d.webhook_url || !d.webhook_secret) {
+        error = 'no webhook address configured';
+      } else {
+        const sentAt = now();
+        // The body carries sentAt, so the signature covers the timestamp (replays are refused).
+        const body = JSON.stringify({ ...d.payload, sentAt: new Date(Math.floor(sentAt.getTime() / 1000) * 1000).toISOString(), attempt });
+        try {
+          const res = await send(d.webhook_url, {
+            method: 'POST',
+            headers: {
+              'content-type': 'application/json',
+              'user-agent': 'italian-company-data-webhooks/1',
+              [SIGNATURE_HEADER]: signWebhookBody(d.webhook_secret, body),
+              [TIMESTAMP_HEADER]: String(Math.floor(sentAt.getTime() / 1000)),
+              [DELIVERY_ID_HEADER]: d.id,
+            },
+            body,
+            redirect: 'manual',
+            signal: AbortSignal.timeout(o.timeoutMs),
+          });
+          statusCode = res.status;
+          await res.body?.cancel().catch(() => undefined);
+          if (res.status < 200 || res.status >= 300) error = `HTTP ${res.status}`;
+        } catch (err) {
+          error = err instanceof Error ? (err.name === 'TimeoutError' ? `no answer within ${o.timeoutMs} ms` : err.message) : String(err);
+        }
+      }
+      const finished = now();
+      if (error === null) {
+        outcome.delivered += 1;
+        await db('webhook_deliveries').where({ id: d.id }).update({ status: 'delivered', attempts: attempt, last_status_code: statusCode, last_error: null, delivered_at: finished, next_attempt_at: null });
+        return;
+      }
+      const giveUp = attempt >= o.maxAttempts;
+      if (giveUp) outcome.failed += 1;
+      else outcome.retrying += 1;
+      options.logger?.warn('webhook delivery failed', { deliveryId: d.id, organizationId: d.organization_id, attempt, error, giveUp });
+      await db('webhook_deliveries').where({ id: d.id }).update({
+        status: giveUp ? 'failed' : 'pending',
+        attempts: attempt,
+        last_status_code: statusCode,
+        last_error: error.slice(0, 500),
+        next_attempt_at: giveUp ? null : new Date(finished.getTime() + backoffMs(attempt, o.baseBackoffMs, o.maxBackoffMs)),
+      });
+    }),
+  );
+  return outcome;
+}
+
+export interface WebhookDeliveryRow {
+  id: string;
+  eventType: string;
+  thresholdId: string | null;
+  status: 'pending' | 'delivered' | 'failed';
+  attempts: number;
+  lastStatusCode: number | null;
+  lastError: string | null;
+  createdAt: Date;
+  deliveredAt: Date | null;
+  nextAttemptAt: Date | null;
+  payload: Record<string, unknown>;
+}
+
+export async function listDeliveries(db: Db, organizationId: string, limit = 50): Promise<WebhookDeliveryRow[]> {
+  const rows = await db('webhook_deliveries').where({ organization_id: organizationId }).orderBy('created_at', 'desc').limit(limit).select('*');
+  return rows.map((r) => ({
+    id: r.id,
+    eventType: r.event_type,
+    thresholdId: r.threshold_id,
+    status: r.status,
+    attempts: r.attempts,
+    lastStatusCode: r.last_status_code,
+    lastError: r.last_error,
+    createdAt: r.created_at,
+    deliveredAt: r.delivered_at,
+    nextAttemptAt: r.next_attempt_at,
+    payload: r.payload,
+  }));
+}

@@ -1,0 +1,78 @@
+import type { Db } from '../db/index.js';
+import { AppError } from '../errors/index.js';
+
+export interface AllowanceGlance {
+  organizationId: string;
+  period: string;
+  creditsBalance: number;
+  callsUsed: number;
+  callsCap: number | null;
+  creditsExhausted: boolean;
+  limitReached: boolean;
+  /** Credits spent on usage in this period (positive). */
+  creditsUsed: number;
+  /**
+   * Share of the period's allowance used, 0..100 (integer, rounded down): the larger of credits
+   * used / (used + balance) and calls used / cap. Null when there is nothing to measure against.
+   */
+  percentUsed: number | null;
+  /** Burn rate over the last `BURN_WINDOW_DAYS` days (or since the first use, if later). */
+  creditsPerDay: number;
+  callsPerDay: number;
+  /** When the balance runs out at that rate; null when nothing is being spent. */
+  creditsRunOutAt: Date | null;
+  /** When the calls cap is reached at that rate; null without a cap or without calls. */
+  callsCapReachedAt: Date | null;
+  /** The newest usage event applied: later calls are not in these figures yet. */
+  asOf: Date | null;
+}
+
+export const BURN_WINDOW_DAYS = 7;
+const DAY_MS = 86_400_000;
+
+export function percentUsed(a: { creditsUsed: number; creditsBalance: number; callsUsed: number; callsCap: number | null }): number | null {
+  const shares: number[] = [];
+  const creditsBase = a.creditsUsed + Math.max(0, a.creditsBalance);
+  if (creditsBase > 0) shares.push(Math.floor((a.creditsUsed * 100) / creditsBase));
+  if (a.callsCap !== null && a.callsCap > 0) shares.push(Math.floor((a.callsUsed * 100) / a.callsCap));
+  else if (a.callsCap === 0) shares.push(100);
+  return shares.length === 0 ? null : Math.min(100, Math.max(...shares));
+}
+
+export async function allowanceGlance(db: Db, organizationId: string, now = new Date()): Promise<AllowanceGlance> {
+  const row = await db('allowances').where({ organization_id: organizationId }).first<{
+    period: string; credits_balance: number; calls_used: number; calls_cap: number | null; credits_exhausted: boolean; limit_reached: boolean; last_event_at: Date | null;
+  } | undefined>('period', 'credits_balance', 'calls_used', 'calls_cap', 'credits_exhausted', 'limit_reached', 'last_event_at');
+  if (!row) throw new AppError('not_found', `No allowance for organization ${organizationId}.`);
+  const windowStart = new Date(now.getTime() - BURN_WINDOW_DAYS * DAY_MS);
+  const [used, burn] = await Promise.all([
+    db('usage_ledger').where({ organization_id: organizationId, period: row.period, entry_type: 'usage' })
+      .first<{ credits: number | null }>(db.raw('-SUM(credits_delta)::bigint AS credits')),
+    db('usage_ledger').where({ organization_id: organizationId, entry_type: 'usage' }).andWhere('occurred_at', '>=', windowStart)
+      .first<{ credits: number | null; calls: number | null; first: Date | null }>(db.raw('-SUM(credits_delta)::bigint AS credits'), db.raw('SUM(calls_delta)::bigint AS calls'), db.raw('MIN(occurred_at) AS first')),
+  ]);
+  const creditsUsed = used?.credits ?? 0;
+  // A new customer's first hour should not look like a whole week: divide by the time since
+  // the first call in the window, but by at least one day.
+  const days = burn?.first ? Math.max(1, (now.getTime() - new Date(burn.first).getTime()) / DAY_MS) : BURN_WINDOW_DAYS;
+  const creditsPerDay = (burn?.credits ?? 0) / days;
+  const callsPerDay = (burn?.calls ?? 0) / days;
+  const creditsRunOutAt = creditsPerDay > 0 ? new Date(now.getTime() + (Math.max(0, row.credits_balance) / creditsPerDay) * DAY_MS) : null;
+  const callsCapReachedAt = row.calls_cap !== null && callsPerDay > 0 ? new Date(now.getTime() + (Math.max(0, row.calls_cap - row.calls_used) / callsPerDay) * DAY_MS) : null;
+  return {
+    organizationId,
+    period: row.period,
+    creditsBalance: row.credits_balance,
+    callsUsed: row.calls_used,
+    callsCap: row.calls_cap,
+    creditsExhausted: row.credits_exhausted,
+    limitReached: row.limit_reached,
+    creditsUsed,
+    percentUsed: percentUsed({ creditsUsed, creditsBalance: row.credits_balance, callsUsed: row.calls_used, callsCap: row.calls_cap }),
+    creditsPerDay: Math.round(creditsPerDay),
+    callsPerDay: Math.round(callsPerDay),
+    creditsRunOutAt,
+    callsCapReachedAt,
+    asOf: row.last_event_at,
+  };
+}

@@ -1,0 +1,1 @@
+export { rotateApiKey, rotationGraceSeconds, type RotatedApiKey } from './rotate-api-key.js';

@@ -1,0 +1,74 @@
+import Koa from 'koa';
+import { Router } from '@koa/router';
+import type { SignInLimits } from '../core/dashboard-auth/index.js';
+import type { Db } from '../core/db/index.js';
+import type { Logger } from '../core/logging/index.js';
+import { errorPage } from './middleware/error-page.js';
+import { language } from './middleware/language.js';
+import { readForm } from './middleware/read-form.js';
+import { securityHeaders } from './middleware/security-headers.js';
+import { loadSession, requireCsrf } from './middleware/session.js';
+import { registerAlertsRoutes } from './routes/alerts-routes.js';
+import { registerAssetRoutes } from './routes/asset-routes.js';
+import { registerAuthRoutes } from './routes/auth-routes.js';
+import { registerFinanceRoutes } from './routes/finance-routes.js';
+import { registerKeysRoutes } from './routes/keys-routes.js';
+import { registerMembersRoutes } from './routes/members-routes.js';
+import { registerOperatorRoutes } from './routes/operator-routes.js';
+import { registerOrgsRoutes } from './routes/orgs-routes.js';
+import type { DashboardState } from './state.js';
+
+export { ensureOperator } from '../core/dashboard-auth/index.js';
+
+export interface DashboardDeps {
+  db: Db;
+  logger: Logger;
+  /** Add `Secure` to cookies: true when the dashboard is served over https. */
+  secureCookies: boolean;
+  /** Trust X-Forwarded-* (behind a TLS-terminating proxy). */
+  trustProxy?: boolean;
+  /** The API's address, shown next to a new key. */
+  apiBaseUrl?: string;
+  signInLimits?: SignInLimits;
+}
+
+// Paths anyone may open; everything else needs a signed-in person.
+const PUBLIC = [/^\/sign-in$/, /^\/language$/, /^\/invitations\/[^/]+$/, /^\/assets\//, /^\/healthz$/, /^\/$/];
+
+/** The dashboard as a Koa app, not listening: main.ts, `npm start` and the tests mount it. */
+export function createDashboardApp(deps: DashboardDeps): Koa<DashboardState> {
+  const app = new Koa<DashboardState>();
+  app.proxy = deps.trustProxy ?? false;
+  const router = new Router<DashboardState>();
+
+  router.get('/healthz', async (ctx) => {
+    await deps.db.raw('SELECT 1');
+    ctx.body = { status: 'ok' };
+  });
+  registerAssetRoutes(router);
+  registerAuthRoutes(router, { db: deps.db, secureCookies: deps.secureCookies, signInLimits: deps.signInLimits });
+  registerOrgsRoutes(router, { db: deps.db });
+  registerKeysRoutes(router, { db: deps.db, apiBaseUrl: deps.apiBaseUrl });
+  registerFinanceRoutes(router, { db: deps.db });
+  registerMembersRoutes(router, { db: deps.db });
+  registerAlertsRoutes(router, { db: deps.db });
+  registerOperatorRoutes(router, { db: deps.db });
+
+  app.use(securityHeaders());
+  app.use(language());
+  app.use(errorPage(deps.logger));
+  app.use(readForm());
+  app.use(loadSession({ db: deps.db, secureCookies: deps.secureCookies }));
+  app.use(requireCsrf());
+  app.use(async (ctx, next) => {
+    if (!ctx.state.session && !PUBLIC.some((p) => p.test(ctx.path))) {
+      if (ctx.method === 'GET') return ctx.redirect(`/sign-in?next=${encodeURIComponent(ctx.originalUrl)}`);
+      ctx.throw(403, 'csrf');
+    }
+    await next();
+  });
+  app.use(router.routes());
+  app.silent = true;
+  app.on('error', (err) => deps.logger.warn('dashboard response error', { err }));
+  return app;
+}

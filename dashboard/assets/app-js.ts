@@ -1,0 +1,36 @@
+// The dashboard's only script, served at /assets/app.js: a copy button and a confirmation
+// before destructive forms. Everything works without it.
+export const appJs = String.raw`
+document.addEventListener('click', function (event) {
+  var button = event.target.closest ? event.target.closest('[data-copy]') : null;
+  if (!button) return;
+  var source = document.getElementById(button.getAttribute('data-copy'));
+  if (!source) return;
+  var text = source.textContent.trim();
+  var done = function () {
+    var label = button.textContent;
+    button.textContent = button.getAttribute('data-copied') || 'Copied';
+    button.setAttribute('aria-live', 'polite');
+    setTimeout(function () { button.textContent = label; }, 2000);
+  };
+  if (navigator.clipboard && window.isSecureContext) {
+    navigator.clipboard.writeText(text).then(done, function () { selectText(source); });
+  } else {
+    selectText(source);
+    try { document.execCommand('copy'); done(); } catch (e) { /* selected: the person can copy it */ }
+  }
+});
+function selectText(node) {
+  var range = document.createRange();
+  range.selectNodeContents(node);
+  var selection = window.getSelection();
+  selection.removeAllRanges();
+  selection.addRange(range);
+}
+document.addEventListener('submit', function (event) {
+  var message = event.target.getAttribute && event.target.getAttribute('data-confirm');
+  if (message && !window.confirm(message)) event.preventDefault();
+});
+`;
+
+export const iconSvg = '<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 32 32"><defs><linearGradient id="g" x1="0" y1="0" x2="1" y2="1"><stop offset="0" stop-color="#635bff"/><stop offset="1" stop-color="#00d4ff"/></linearGradient></defs><rect width="32" height="32" rx="8" fill="url(#g)"/></svg>';

@@ -1,0 +1,41 @@
+import type Koa from 'koa';
+import { startAlertRunner, type AlertRunner, type DeliveryOptions } from '../core/alerts/index.js';
+import { ensureDefaultPlans } from '../core/billing/index.js';
+import type { Config } from '../core/config/index.js';
+import type { OpenDatabase } from '../core/db/index.js';
+import type { Logger } from '../core/logging/index.js';
+import { createDashboardApp } from './app.js';
+import type { DashboardState } from './state.js';
+
+export interface ComposeDashboardOptions {
+  config: Config;
+  logger: Logger;
+  /** Opened (and later closed) by the caller. */
+  database: OpenDatabase;
+  /** How often thresholds are evaluated and due webhooks sent. */
+  alertIntervalMs?: number;
+  delivery?: DeliveryOptions;
+}
+
+export interface ComposedDashboard {
+  app: Koa<DashboardState>;
+  alerts: AlertRunner;
+  /** Stops the alert runner (not the database). */
+  close(): Promise<void>;
+}
+
+/** The dashboard wired from config: used by dashboard/main.ts and by the all-in-one `npm start`. */
+export async function composeDashboard(options: ComposeDashboardOptions): Promise<ComposedDashboard> {
+  const { config, logger, database } = options;
+  const publicUrl = config.PUBLIC_DASHBOARD_URL ?? `http://${config.HOST}:${config.DASHBOARD_PORT}`;
+  await ensureDefaultPlans(database.db);
+  const app = createDashboardApp({
+    db: database.db,
+    logger,
+    secureCookies: publicUrl.startsWith('https:'),
+    trustProxy: config.PUBLIC_DASHBOARD_URL !== undefined,
+    apiBaseUrl: config.PUBLIC_BASE_URL ?? `http://${config.HOST}:${config.API_PORT}`,
+  });
+  const alerts = startAlertRunner({ db: database.db, logger: logger.child({ component: 'alerts' }), intervalMs: options.alertIntervalMs ?? 5_000, delivery: options.delivery });
+  return { app, alerts, close: () => alerts.stop() };
+}

@@ -1,0 +1,37 @@
+import type { Context } from 'koa';
+
+export const SESSION_COOKIE = 'dash_session';
+export const PRE_SESSION_CSRF_COOKIE = 'dash_csrf';
+export const LANGUAGE_COOKIE = 'dash_lang';
+
+export interface CookieOptions {
+  secure: boolean;
+  /** Seconds; 0 deletes the cookie; omitted: a session cookie. */
+  maxAge?: number;
+}
+
+// Written by hand rather than through ctx.cookies: Koa refuses a Secure cookie on a request it
+// believes is plain http, which is exactly the case behind a TLS-terminating proxy.
+export function setCookie(ctx: Context, name: string, value: string, options: CookieOptions): void {
+  const parts = [`${name}=${encodeURIComponent(value)}`, 'Path=/', 'HttpOnly', 'SameSite=Lax'];
+  if (options.secure) parts.push('Secure');
+  if (options.maxAge !== undefined) parts.push(`Max-Age=${options.maxAge}`);
+  const existing = ctx.response.get('Set-Cookie') as unknown as string[] | string | undefined;
+  const list = Array.isArray(existing) ? existing : existing ? [existing] : [];
+  ctx.set('Set-Cookie', [...list.filter((c) => !c.startsWith(`${name}=`)), parts.join('; ')]);
+}
+
+export function readCookie(ctx: Context, name: string): string | undefined {
+  const header = ctx.get('Cookie');
+  for (const part of header.split(';')) {
+    const eq = part.indexOf('=');
+    if (eq > 0 && part.slice(0, eq).trim() === name) {
+      try {
+        return decodeURIComponent(part.slice(eq + 1).trim());
+      } catch {
+        return undefined;
+      }
+    }
+  }
+  return undefined;
+}

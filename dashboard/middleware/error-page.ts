@@ -1,0 +1,39 @@
+import type { Middleware } from 'koa';
+import { isAppError } from '../../core/errors/index.js';
+import type { Logger } from '../../core/logging/index.js';
+import type { DashboardState } from '../state.js';
+import { notice } from '../views/components.js';
+import { html } from '../views/html.js';
+import { bareLayout, page } from '../views/layout.js';
+
+/**
+ * Every failure becomes a page in the person's language. Nothing internal is shown: a 404
+ * says the same whether the thing does not exist or belongs to someone else.
+ */
+export function errorPage(logger: Logger): Middleware<DashboardState> {
+  return async (ctx, next) => {
+    try {
+      await next();
+      if (ctx.status === 404 && ctx.body === undefined) ctx.throw(404);
+    } catch (err) {
+      const status = isAppError(err) ? err.status : typeof (err as { status?: unknown }).status === 'number' ? (err as { status: number }).status : 500;
+      const message = (err as { message?: string }).message;
+      const t = ctx.state.t;
+      let text: string;
+      if (status === 404) text = t('error.notFound');
+      else if (status === 403) text = message === 'csrf' ? t('error.csrf') : t('error.forbidden');
+      else if (isAppError(err) && err.code === 'invalid_params') text = t('error.invalid', { message: err.message });
+      else if (status < 500 && (err as { expose?: boolean }).expose && message) text = message;
+      else {
+        logger.error('dashboard request failed', { err, method: ctx.method, path: ctx.path });
+        text = t('error.internal');
+      }
+      ctx.status = status >= 400 && status < 600 ? status : 500;
+      ctx.type = 'html';
+      const body = html`${notice(text, 'bad')}<p><a class="btn btn-secondary" href="/">${t('error.back')}</a></p>`;
+      ctx.body = ctx.state.session
+        ? page(ctx.state, { title: t('error.title'), body, path: ctx.path })
+        : bareLayout(ctx.state, { title: t('error.title'), body, path: ctx.path });
+    }
+  };
+}

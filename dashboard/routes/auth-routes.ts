@@ -1,0 +1,153 @@
+import type { Router } from '@koa/router';
+import {
+  acceptInvitation, endAllSessions, endSession, findInvitation, membershipsOf, MIN_PASSWORD_LENGTH, signIn, type SignInLimits,
+} from '../../core/dashboard-auth/index.js';
+import type { Db } from '../../core/db/index.js';
+import { isLanguage } from '../i18n/translate.js';
+import { LANGUAGE_COOKIE, SESSION_COOKIE, setCookie } from '../middleware/cookies.js';
+import type { DashboardState } from '../state.js';
+import { csrfField, field, notice } from '../views/components.js';
+import { html, type HtmlValue } from '../views/html.js';
+import { bareLayout } from '../views/layout.js';
+
+export interface AuthRouteDeps {
+  db: Db;
+  secureCookies: boolean;
+  signInLimits?: SignInLimits;
+}
+
+/** Only our own paths: never an open redirect to another site. */
+export function safeNext(next: unknown, fallback = '/'): string {
+  return typeof next === 'string' && next.startsWith('/') && !next.startsWith('//') && !next.startsWith('/\\') ? next : fallback;
+}
+
+function signInPage(state: DashboardState, options: { email?: string; error?: HtmlValue; next: string; info?: string }): string {
+  const { t } = state;
+  return bareLayout(state, {
+    title: t('auth.signInTitle'),
+    path: '/sign-in',
+    body: html`
+      ${options.error ? notice(options.error, 'bad') : ''}
+      ${options.info ? notice(options.info, 'good') : ''}
+      <form method="post" action="/sign-in" class="stack">
+        ${csrfField(state)}
+        <input type="hidden" name="next" value="${options.next}">
+        ${field({ label: t('auth.email'), name: 'email', type: 'email', value: options.email ?? '', required: true, autocomplete: 'username', id: 'email' })}
+        ${field({ label: t('auth.password'), name: 'password', type: 'password', required: true, autocomplete: 'current-password', id: 'password' })}
+        <button type="submit" class="btn btn-primary btn-block">${t('auth.signIn')}</button>
+      </form>`,
+  });
+}
+
+export function registerAuthRoutes(router: Router<DashboardState>, deps: AuthRouteDeps): void {
+  const { db } = deps;
+
+  router.get('/', async (ctx) => {
+    const session = ctx.state.session;
+    if (!session) return ctx.redirect('/sign-in');
+    if (session.user.isOperator) return ctx.redirect('/operator');
+    const memberships = await membershipsOf(db, session.user.id);
+    ctx.redirect(memberships.length === 1 ? `/orgs/${memberships[0]!.organizationId}` : '/orgs');
+  });
+
+  router.get('/sign-in', (ctx) => {
+    if (ctx.state.session) return ctx.redirect(safeNext(ctx.query.next));
+    ctx.body = signInPage(ctx.state, { next: safeNext(ctx.query.next), info: ctx.query.done === 'everywhere' ? ctx.state.t('auth.signedOutEverywhere') : undefined });
+  });
+
+  router.post('/sign-in', async (ctx) => {
+    const { email = '', password = '', next } = ctx.state.form;
+    const result = await signIn(db, { email, password, ip: ctx.ip || null, limits: deps.signInLimits });
+    if (!result.ok) {
+      const t = ctx.state.t;
+      ctx.status = result.reason === 'locked' ? 429 : 401;
+      if (result.reason === 'locked') ctx.set('Retry-After', String(result.retryAfterSeconds));
+      const error = result.reason === 'locked' ? t('auth.locked', { minutes: Math.ceil(result.retryAfterSeconds / 60) }) : t('auth.invalid');
+      ctx.body = signInPage(ctx.state, { email, error, next: safeNext(next) });
+      return;
+    }
+    setCookie(ctx, SESSION_COOKIE, result.session.token, { secure: deps.secureCookies, maxAge: Math.floor((result.session.expiresAt.getTime() - Date.now()) / 1000) });
+    ctx.redirect(safeNext(next));
+  });
+
+  router.post('/sign-out', async (ctx) => {
+    if (ctx.state.sessionToken) await endSession(db, ctx.state.sessionToken);
+    setCookie(ctx, SESSION_COOKIE, '', { secure: deps.secureCookies, maxAge: 0 });
+    ctx.redirect('/sign-in');
+  });
+
+  router.post('/sign-out-everywhere', async (ctx) => {
+    if (ctx.state.session) await endAllSessions(db, ctx.state.session.user.id);
+    setCookie(ctx, SESSION_COOKIE, '', { secure: deps.secureCookies, maxAge: 0 });
+    ctx.redirect('/sign-in?done=everywhere');
+  });
+
+  router.get('/language', (ctx) => {
+    const lang = ctx.query.lang;
+    if (isLanguage(lang)) setCookie(ctx, LANGUAGE_COOKIE, lang, { secure: deps.secureCookies, maxAge: 365 * 86_400 });
+    ctx.redirect(safeNext(ctx.query.next));
+  });
+
+  const invitationPage = (state: DashboardState, token: string, body: HtmlValue, title: string) =>
+    bareLayout(state, { title, path: `/invitations/${token}`, body });
+
+  router.get('/invitations/:token', async (ctx) => {
+    const { t } = ctx.state;
+    const token = ctx.params.token!;
+    const invitation = await findInvitation(db, token);
+    if (!invitation) {
+      ctx.status = 404;
+      ctx.body = invitationPage(ctx.state, token, notice(t('invite.invalid'), 'bad'), t('error.title'));
+      return;
+    }
+    ctx.body = invitationPage(ctx.state, token, invitationForm(ctx.state, token, invitation), t('invite.title', { org: invitation.organizationName }));
+  });
+
+  router.post('/invitations/:token', async (ctx) => {
+    const { t } = ctx.state;
+    const token = ctx.params.token!;
+    const invitation = await findInvitation(db, token);
+    if (!invitation) {
+      ctx.status = 404;
+      ctx.body = invitationPage(ctx.state, token, notice(t('invite.invalid'), 'bad'), t('error.title'));
+      return;
+    }
+    const result = await acceptInvitation(db, { token, password: ctx.state.form.password, name: ctx.state.form.name, signedInUserId: ctx.state.session?.user.id ?? null });
+    if (!result.ok) {
+      ctx.status = 422;
+      const message = result.reason === 'password_too_short' ? t('invite.tooShort', { n: MIN_PASSWORD_LENGTH }) : result.reason === 'sign_in_required' ? t('invite.signInRequired') : t('invite.invalid');
+      ctx.body = invitationPage(ctx.state, token, html`${notice(message, 'bad')}${invitationForm(ctx.state, token, invitation)}`, t('invite.title', { org: invitation.organizationName }));
+      return;
+    }
+    if (ctx.state.session) return ctx.redirect(`/orgs/${result.organizationId}`);
+    // A new person signs in with the password they just chose: the usual path, rate limit and all.
+    const signedIn = await signIn(db, { email: invitation.email, password: ctx.state.form.password ?? '', ip: ctx.ip || null, limits: deps.signInLimits });
+    if (signedIn.ok) {
+      setCookie(ctx, SESSION_COOKIE, signedIn.session.token, { secure: deps.secureCookies, maxAge: Math.floor((signedIn.session.expiresAt.getTime() - Date.now()) / 1000) });
+      return ctx.redirect(`/orgs/${result.organizationId}`);
+    }
+    ctx.redirect(`/sign-in?next=${encodeURIComponent(`/orgs/${result.organizationId}`)}`);
+  });
+}
+
+function invitationForm(state: DashboardState, token: string, invitation: { organizationName: string; email: string; role: 'admin' | 'finance'; existingUser: boolean }): HtmlValue {
+  const { t } = state;
+  const role = t(`role.${invitation.role}`);
+  if (invitation.existingUser) {
+    const signedInAsInvitee = state.session?.user.email.toLowerCase() === invitation.email.toLowerCase();
+    if (!signedInAsInvitee) {
+      return html`<p>${t('invite.introExisting', { org: invitation.organizationName, role, email: invitation.email })}</p>
+        <p><a class="btn btn-primary" href="/sign-in?next=${encodeURIComponent(`/invitations/${token}`)}">${t('auth.signIn')}</a></p>`;
+    }
+    return html`<form method="post" action="/invitations/${token}" class="stack">${csrfField(state)}
+      <button class="btn btn-primary btn-block" type="submit">${t('invite.acceptAs', { email: invitation.email })}</button></form>`;
+  }
+  return html`<p>${t('invite.intro', { org: invitation.organizationName, role })}</p>
+    <form method="post" action="/invitations/${token}" class="stack">
+      ${csrfField(state)}
+      ${field({ label: t('auth.email'), name: 'email_display', type: 'email', value: invitation.email, autocomplete: 'username', id: 'invite-email', readonly: true })}
+      ${field({ label: t('invite.name'), name: 'name', autocomplete: 'name', id: 'invite-name' })}
+      ${field({ label: t('invite.password'), name: 'password', type: 'password', required: true, autocomplete: 'new-password', help: t('invite.passwordHelp', { n: MIN_PASSWORD_LENGTH }), id: 'invite-password' })}
+      <button class="btn btn-primary btn-block" type="submit">${t('invite.accept')}</button>
+    </form>`;
+}

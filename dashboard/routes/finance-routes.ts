@@ -1,0 +1,241 @@
+import type { Router } from '@koa/router';
+import { listApiKeys } from '../../core/auth/index.js';
+import { allowanceReportCsv, buildAllowanceReport, isPeriod, nextPeriod, periodStart, type AllowanceReport } from '../../core/billing/index.js';
+import type { Db } from '../../core/db/index.js';
+import { allowanceGlance, BURN_WINDOW_DAYS, ledgerEntryTypes, ledgerPage, ledgerPeriods, type LedgerEntryType } from '../../core/finance/index.js';
+import { orgAccess } from '../org-access.js';
+import type { DashboardContext, DashboardState } from '../state.js';
+import { barList, columnChart, type ChartPoint } from '../views/charts.js';
+import { asOfStamp, badge, section, stat, table } from '../views/components.js';
+import { html, type Html } from '../views/html.js';
+import { page } from '../views/layout.js';
+
+export interface FinanceRouteDeps {
+  db: Db;
+}
+
+type Measure = 'credits' | 'calls';
+type View = 'day' | 'product' | 'key';
+
+const currentPeriod = (now = new Date()) => now.toISOString().slice(0, 7);
+
+/** The months the selector offers: those with ledger rows, plus the current one. */
+async function periodChoices(db: Db, organizationId: string): Promise<string[]> {
+  const periods = new Set([currentPeriod(), ...(await ledgerPeriods(db, organizationId))]);
+  return [...periods].sort().reverse();
+}
+
+function chosenPeriod(ctx: DashboardContext): string {
+  const p = ctx.query.period;
+  return typeof p === 'string' && isPeriod(p) ? p : currentPeriod();
+}
+
+function periodSelector(state: DashboardState, action: string, periods: string[], current: string, hidden: Record<string, string> = {}): Html {
+  const { t, f } = state;
+  return html`<form method="get" action="${action}" class="toolbar">
+    ${Object.entries(hidden).map(([k, v]) => html`<input type="hidden" name="${k}" value="${v}">`)}
+    <label for="period">${t('common.period')}</label>
+    <select id="period" name="period">${periods.map((p) => html`<option value="${p}"${p === current ? html` selected` : ''}>${f.period(p)} (${p})</option>`)}</select>
+    <button type="submit" class="btn btn-secondary">${t('common.show')}</button>
+  </form>`;
+}
+
+/** Every day of the period up to today (UTC), zeros included, so gaps show as gaps. */
+function dailyPoints(report: AllowanceReport, measure: Measure, now = new Date()): ChartPoint[] {
+  const values = new Map<string, number>();
+  for (const d of report.byDay) {
+    const v = measure === 'calls' ? d.calls : d.unit === 'credits' ? d.quantity : 0;
+    values.set(d.day, (values.get(d.day) ?? 0) + v);
+  }
+  const points: ChartPoint[] = [];
+  const end = Math.min(periodStart(nextPeriod(report.period)).getTime(), now.getTime() + 1);
+  for (let t = periodStart(report.period).getTime(); t < end; t += 86_400_000) {
+    const day = new Date(t).toISOString().slice(0, 10);
+    points.push({ label: day, value: values.get(day) ?? 0 });
+  }
+  return points;
+}
+
+function groupedPoints(lines: { label: string; quantity: number; unit: string; calls: number }[], measure: Measure): ChartPoint[] {
+  const values = new Map<string, number>();
+  for (const l of lines) values.set(l.label, (values.get(l.label) ?? 0) + (measure === 'calls' ? l.calls : l.unit === 'credits' ? l.quantity : 0));
+  return [...values].map(([label, value]) => ({ label, value })).sort((a, b) => b.value - a.value);
+}
+
+function usageChart(state: DashboardState, report: AllowanceReport, view: View, measure: Measure, keyNames: Map<string, string>): Html {
+  const { t, f } = state;
+  const measureLabel = t(measure === 'calls' ? 'common.calls' : 'common.credits');
+  const viewLabel = t(view === 'day' ? 'usage.day' : view === 'product' ? 'usage.product' : 'usage.key');
+  const title = t('usage.chartLabel', { measure: measureLabel, view: viewLabel.toLowerCase(), period: f.period(report.period) });
+  const points = view === 'day'
+    ? dailyPoints(report, measure)
+    : groupedPoints(
+        view === 'product'
+          ? report.byProduct.map((p) => ({ ...p, label: `${p.product} (${p.source})` }))
+          : report.byKey.map((k) => ({ ...k, label: keyNames.get(k.keyId) ?? `${k.keyId} ${t('usage.unknownKey')}` })),
+        measure,
+      );
+  const chart = view === 'day' ? columnChart({ title, points, format: f.number }) : barList({ title, points, format: f.number });
+  const total = points.reduce((n, p) => n + p.value, 0);
+  const dataTable = table({
+    caption: title,
+    headers: [viewLabel, measureLabel],
+    rows: [...points.filter((p) => view !== 'day' || p.value > 0).map((p) => [p.label, f.number(p.value)]), [html`<strong>${t('usage.total')}</strong>`, html`<strong>${f.number(total)}</strong>`]],
+    numeric: [1],
+    empty: t('common.noRows'),
+  });
+  return html`${chart}<details class="data-table"><summary>${t('common.details')}</summary>${dataTable}</details>`;
+}
+
+export function registerFinanceRoutes(router: Router<DashboardState>, deps: FinanceRouteDeps): void {
+  const { db } = deps;
+
+  router.get('/orgs/:orgId', async (ctx) => {
+    const view = await orgAccess(ctx, db, ctx.params.orgId!, 'view_finance');
+    const { t, f } = ctx.state;
+    const plan = await db('organizations').where({ id: view.org.id }).first<{ plan_id: string | null }>('plan_id');
+    const glance = await allowanceGlance(db, view.org.id).catch(() => null);
+    const report = glance ? await buildAllowanceReport(db, view.org.id, glance.period) : null;
+    const keyNames = new Map((await listApiKeys(db, view.org.id)).map((k) => [k.id, `${k.name} (${k.prefix}…)`]));
+    const flags = glance
+      ? [glance.creditsExhausted ? badge(t('overview.flag.credits_exhausted'), 'bad') : '', glance.limitReached ? badge(t('overview.flag.limit_reached'), 'bad') : '']
+      : [];
+    const body = html`
+      ${plan?.plan_id ? '' : html`<div class="notice notice-warn" role="status">${t('overview.noPlan')}</div>`}
+      ${glance ? html`
+        <p class="muted">${t('overview.thisPeriod', { period: f.period(glance.period) })}</p>
+        <div class="stats">
+          ${stat(t('overview.balance'), f.number(glance.creditsBalance), t('common.credits'))}
+          ${stat(t('overview.callsUsed'), glance.callsCap === null ? f.number(glance.callsUsed) : t('overview.callsOfCap', { used: f.number(glance.callsUsed), cap: f.number(glance.callsCap) }),
+            glance.callsCap === null ? t('common.noCap') : html`<meter min="0" max="${glance.callsCap}" value="${Math.min(glance.callsUsed, glance.callsCap)}" low="${Math.floor(glance.callsCap * 0.8)}" high="${Math.floor(glance.callsCap * 0.95)}" optimum="0">${glance.callsUsed}/${glance.callsCap}</meter>`)}
+          ${stat(t('overview.flags'), flags.some((x) => x !== '') ? flags : badge(t('overview.flagOk'), 'good'), glance.percentUsed === null ? '' : `${glance.percentUsed}%`)}
+          ${stat(t('overview.runOut'), glance.creditsRunOutAt ? t('overview.runOutAt', { date: f.date(glance.creditsRunOutAt) }) : t('overview.runOutNever'),
+            html`${t('overview.burn', { credits: f.number(glance.creditsPerDay), calls: f.number(glance.callsPerDay), days: BURN_WINDOW_DAYS })}${glance.callsCapReachedAt ? html`<br>${t('overview.capReached', { date: f.date(glance.callsCapReachedAt) })}` : ''}`)}
+        </div>
+        ${asOfStamp(ctx.state, glance.asOf)}
+        ${report ? section(t('overview.usageThisPeriod'), usageChart(ctx.state, report, 'day', 'credits', keyNames), { actions: html`<a class="btn btn-secondary" href="/orgs/${view.org.id}/usage">${t('nav.usage')} →</a>` }) : ''}` : ''}`;
+    ctx.body = page(ctx.state, { title: t('overview.title'), body, org: view.org, active: 'overview', memberships: view.memberships, banners: view.banners, path: ctx.path });
+  });
+
+  router.get('/orgs/:orgId/usage', async (ctx) => {
+    const view = await orgAccess(ctx, db, ctx.params.orgId!, 'view_finance');
+    const { t } = ctx.state;
+    const period = chosenPeriod(ctx);
+    const chartView: View = ctx.query.view === 'product' || ctx.query.view === 'key' ? ctx.query.view : 'day';
+    const measure: Measure = ctx.query.measure === 'calls' ? 'calls' : 'credits';
+    const [report, periods, keys] = await Promise.all([buildAllowanceReport(db, view.org.id, period), periodChoices(db, view.org.id), listApiKeys(db, view.org.id)]);
+    const keyNames = new Map(keys.map((k) => [k.id, `${k.name} (${k.prefix}…)`]));
+    const link = (v: View, m: Measure) => `/orgs/${view.org.id}/usage?period=${period}&view=${v}&measure=${m}`;
+    const tab = (v: View, label: string) => html`<a href="${link(v, measure)}" class="tab"${v === chartView ? html` aria-current="page"` : ''}>${label}</a>`;
+    const measureTab = (m: Measure, label: string) => html`<a href="${link(chartView, m)}" class="tab"${m === measure ? html` aria-current="page"` : ''}>${label}</a>`;
+    const body = html`
+      <div class="toolbar-row">
+        ${periodSelector(ctx.state, `/orgs/${view.org.id}/usage`, periods, period, { view: chartView, measure })}
+        <nav class="tabs" aria-label="${t('usage.title')}">${tab('day', t('usage.byDay'))}${tab('product', t('usage.byProduct'))}${tab('key', t('usage.byKey'))}</nav>
+        <nav class="tabs" aria-label="${t('usage.measure')}">${measureTab('credits', t('common.credits'))}${measureTab('calls', t('common.calls'))}</nav>
+      </div>
+      ${section(t('usage.title'), usageChart(ctx.state, report, chartView, measure, keyNames), { id: 'usage-chart' })}
+      ${asOfStamp(ctx.state, report.asOf)}`;
+    ctx.body = page(ctx.state, { title: t('usage.title'), body, org: view.org, active: 'usage', memberships: view.memberships, banners: view.banners, path: ctx.path });
+  });
+
+  router.get('/orgs/:orgId/report', async (ctx) => {
+    const view = await orgAccess(ctx, db, ctx.params.orgId!, 'view_finance');
+    const { t, f } = ctx.state;
+    const period = chosenPeriod(ctx);
+    const [r, periods] = await Promise.all([buildAllowanceReport(db, view.org.id, period), periodChoices(db, view.org.id)]);
+    const usageRow = (x: { quantity: number; unit: string; calls: number }) => [f.number(x.quantity), x.unit, f.number(x.calls)];
+    const body = html`
+      <div class="toolbar-row">
+        ${periodSelector(ctx.state, `/orgs/${view.org.id}/report`, periods, period)}
+        <a class="btn btn-primary" href="/orgs/${view.org.id}/report.csv?period=${period}" download>${t('report.downloadCsv')}</a>
+      </div>
+      <p class="muted">${t('report.intro')}</p>
+      ${asOfStamp(ctx.state, r.asOf)}
+      <div class="grid-2">
+        ${section(t('overview.balance'), table({
+          caption: t('overview.balance'),
+          headers: [t('common.credits'), ''],
+          rows: [
+            [t('report.opening'), f.number(r.openingBalance)],
+            [t('report.granted'), f.number(r.credits.granted)],
+            [t('report.toppedUp'), f.number(r.credits.toppedUp)],
+            [t('report.adjusted'), f.number(r.credits.adjusted)],
+            [t('report.rollover'), f.number(r.credits.rollover)],
+            [t('report.used'), f.number(-r.credits.used)],
+            [html`<strong>${t('report.closing')}</strong>`, html`<strong>${f.number(r.closingBalance)}</strong>`],
+            [t('report.callsUsed'), f.number(r.callsUsed)],
+          ],
+          numeric: [1],
+          empty: '',
+        }), { id: 'report-balance' })}
+        ${section(t('report.entries'), table({
+          caption: t('report.entries'),
+          headers: [t('report.at'), t('report.type'), t('common.credits'), t('report.by'), t('report.reason')],
+          rows: r.entries.map((e) => [f.dateTime(new Date(e.at)), t(`ledger.type.${e.type as LedgerEntryType}`), f.number(e.credits), e.actor ?? '—', e.reason ?? '']),
+          numeric: [2],
+          empty: t('common.noRows'),
+        }), { id: 'report-entries' })}
+      </div>
+      ${section(t('report.byProduct'), table({ caption: t('report.byProduct'), headers: [t('report.source'), t('usage.product'), t('report.quantity'), t('report.unit'), t('common.calls')], rows: r.byProduct.map((p) => [p.source, p.product, ...usageRow(p)]), numeric: [2, 4], empty: t('common.noRows') }), { id: 'report-products' })}
+      ${section(t('report.byKey'), table({ caption: t('report.byKey'), headers: [t('usage.key'), t('report.quantity'), t('report.unit'), t('common.calls')], rows: r.byKey.map((k) => [html`<code>${k.keyId}</code>`, ...usageRow(k)]), numeric: [1, 3], empty: t('common.noRows') }), { id: 'report-keys' })}
+      ${section(t('report.byDay'), table({ caption: t('report.byDay'), headers: [t('usage.day'), t('report.quantity'), t('report.unit'), t('common.calls')], rows: r.byDay.map((d) => [d.day, ...usageRow(d)]), numeric: [1, 3], empty: t('common.noRows') }), { id: 'report-days' })}
+      ${section(t('report.flags'), table({ caption: t('report.flags'), headers: [t('report.at'), t('report.flag'), t('report.change'), t('report.reason')], rows: r.flagHistory.map((x) => [f.dateTime(new Date(x.at)), x.flag, t(x.value ? 'report.set' : 'report.cleared'), x.reason ?? '']), empty: t('common.noRows') }), { id: 'report-flags' })}
+      <p class="muted small">${t('report.generated', { time: f.dateTime(new Date(r.generatedAt)) })}</p>`;
+    ctx.body = page(ctx.state, { title: `${t('report.title')} · ${f.period(period)}`, body, org: view.org, active: 'report', memberships: view.memberships, banners: view.banners, path: ctx.path });
+  });
+
+  // The same bytes as `cli report --format csv` (one line each, newline-terminated), from the
+  // same core formatter.
+  router.get('/orgs/:orgId/report.csv', async (ctx) => {
+    const view = await orgAccess(ctx, db, ctx.params.orgId!, 'view_finance');
+    const period = chosenPeriod(ctx);
+    const report = await buildAllowanceReport(db, view.org.id, period);
+    ctx.set('Content-Type', 'text/csv; charset=utf-8');
+    ctx.set('Content-Disposition', `attachment; filename="report-${view.org.id}-${period}.csv"`);
+    ctx.body = allowanceReportCsv(report).map((line) => `${line}\n`).join('');
+  });
+
+  router.get('/orgs/:orgId/ledger', async (ctx) => {
+    const view = await orgAccess(ctx, db, ctx.params.orgId!, 'view_finance');
+    const { t, f } = ctx.state;
+    const period = typeof ctx.query.period === 'string' && isPeriod(ctx.query.period) ? ctx.query.period : null;
+    const type = (ledgerEntryTypes as readonly string[]).includes(String(ctx.query.type)) ? (ctx.query.type as LedgerEntryType) : null;
+    const pageNumber = Math.max(1, Number.parseInt(String(ctx.query.page ?? '1'), 10) || 1);
+    const [result, periods] = await Promise.all([ledgerPage(db, view.org.id, { period, type, page: pageNumber }), periodChoices(db, view.org.id)]);
+    const link = (p: number) => `/orgs/${view.org.id}/ledger?${new URLSearchParams({ ...(period ? { period } : {}), ...(type ? { type } : {}), page: String(p) })}`;
+    const signed = (n: number) => (n > 0 ? `+${f.number(n)}` : f.number(n));
+    const rows = result.rows.map((r) => [
+      f.dateTime(r.occurredAt),
+      badge(t(`ledger.type.${r.entryType}`), r.entryType === 'usage' ? 'neutral' : r.entryType === 'adjustment' ? 'warn' : 'info'),
+      r.entryType === 'usage'
+        ? html`<code>${r.product ?? ''}</code> <span class="muted small">${r.source}${r.keyId ? html` · ${r.keyId}` : ''}</span>`
+        : html`${r.reason ?? ''}${r.actor ? html` <span class="muted small">· ${r.actor}</span>` : ''}`,
+      r.creditsDelta === 0 ? html`<span class="muted">0</span>` : signed(r.creditsDelta),
+      r.callsDelta === 0 ? html`<span class="muted">0</span>` : signed(r.callsDelta),
+      r.creditsBalanceAfter === null ? '—' : f.number(r.creditsBalanceAfter),
+    ]);
+    const body = html`
+      <p class="lead">${t('ledger.intro')}</p>
+      <form method="get" action="/orgs/${view.org.id}/ledger" class="toolbar">
+        <label for="ledger-period">${t('common.period')}</label>
+        <select id="ledger-period" name="period"><option value="">${t('ledger.allPeriods')}</option>${periods.map((p) => html`<option value="${p}"${p === period ? html` selected` : ''}>${f.period(p)}</option>`)}</select>
+        <label for="ledger-type">${t('ledger.type')}</label>
+        <select id="ledger-type" name="type"><option value="">${t('ledger.allTypes')}</option>${ledgerEntryTypes.map((x) => html`<option value="${x}"${x === type ? html` selected` : ''}>${t(`ledger.type.${x}`)}</option>`)}</select>
+        <button type="submit" class="btn btn-secondary">${t('common.show')}</button>
+      </form>
+      ${section(t('ledger.title'), html`${table({
+        caption: t('ledger.title'),
+        headers: [t('report.at'), t('ledger.type'), t('ledger.what'), t('ledger.credits'), t('ledger.calls'), t('ledger.balance')],
+        rows,
+        numeric: [3, 4, 5],
+        empty: t('common.noRows'),
+      })}
+      <nav class="pagination" aria-label="${t('common.pageOf', { page: result.page, pages: result.pages, total: result.total })}">
+        ${result.page > 1 ? html`<a class="btn btn-secondary" rel="prev" href="${link(result.page - 1)}">← ${t('common.previous')}</a>` : html`<span></span>`}
+        <span class="muted">${t('common.pageOf', { page: result.page, pages: result.pages, total: f.number(result.total) })}</span>
+        ${result.page < result.pages ? html`<a class="btn btn-secondary" rel="next" href="${link(result.page + 1)}">${t('common.next')} →</a>` : html`<span></span>`}
+      </nav>`, { id: 'ledger-table' })}`;
+    ctx.body = page(ctx.state, { title: t('ledger.title'), body, org: view.org, active: 'ledger', memberships: view.memberships, banners: view.banners, path: ctx.path });
+  });
+}

@@ -1,0 +1,141 @@
+import type { Router } from '@koa/router';
+import { apiKeyState, createApiKey, getApiKey, listApiKeys, revokeApiKey, type ApiKeyRecord } from '../../core/auth/index.js';
+import { recordAudit } from '../../core/dashboard-auth/index.js';
+import type { Db } from '../../core/db/index.js';
+import { AppError } from '../../core/errors/index.js';
+import { rotateApiKey, rotationGraceSeconds } from '../../core/key-rotation/index.js';
+import type { MessageKey } from '../i18n/translate.js';
+import { orgAccess, type OrgView } from '../org-access.js';
+import type { DashboardContext, DashboardState } from '../state.js';
+import { badge, csrfField, field, notice, postButton, section, select, table } from '../views/components.js';
+import { html, type Html, type HtmlValue } from '../views/html.js';
+import { page } from '../views/layout.js';
+
+export interface KeysRouteDeps {
+  db: Db;
+  /** Shown in the "try it" line under a new key. */
+  apiBaseUrl?: string;
+}
+
+function keyStatus(state: DashboardState, key: ApiKeyRecord, now: Date): Html {
+  const s = apiKeyState(key, now);
+  if (s === 'active' && key.expiresAt) return badge(state.t('keys.state.expiring'), 'warn');
+  return badge(state.t(`keys.state.${s}`), s === 'active' ? 'good' : 'neutral');
+}
+
+function newKeyPanel(state: DashboardState, key: string, apiBaseUrl: string | undefined): Html {
+  const { t } = state;
+  return html`<section class="card card-highlight" aria-labelledby="new-key-title">
+    <h2 id="new-key-title">${t('keys.newKeyTitle')}</h2>
+    <p>${t('keys.newKeyOnce')}</p>
+    <div class="secret-row">
+      <code id="new-key" class="secret" tabindex="0">${key}</code>
+      <button type="button" class="btn btn-primary" data-copy="new-key" data-copied="${t('common.copied')}">${t('common.copy')}</button>
+    </div>
+    ${apiBaseUrl ? html`<p class="muted small">${t('keys.tryIt')}: <code>curl -H "Authorization: Bearer ${key.slice(0, 12)}…" ${apiBaseUrl}/openapi.json</code></p>` : ''}
+  </section>`;
+}
+
+async function renderKeysPage(ctx: DashboardContext, deps: KeysRouteDeps, view: OrgView, extra: { top?: HtmlValue } = {}): Promise<void> {
+  const { t, f } = ctx.state;
+  const now = new Date();
+  const keys = (await listApiKeys(deps.db, view.org.id)).reverse();
+  const prefixById = new Map(keys.map((k) => [k.id, k.prefix]));
+  const rotatedFrom = new Map((await deps.db('api_keys').where({ organization_id: view.org.id }).whereNotNull('rotated_from').select<{ id: string; rotated_from: string }[]>('id', 'rotated_from')).map((r) => [r.id, r.rotated_from]));
+  const graceChoices = rotationGraceSeconds.map((s) => ({ value: String(s), label: t(`keys.grace.${s}` as MessageKey) }));
+  const rows = keys.map((k) => {
+    const active = apiKeyState(k, now) === 'active';
+    const from = rotatedFrom.get(k.id);
+    return [
+      html`<strong>${k.name}</strong>${from ? html`<div class="muted small">${t('keys.rotatedFrom', { prefix: `${prefixById.get(from) ?? from}…` })}</div>` : ''}`,
+      html`<code>${k.prefix}…</code>`,
+      keyStatus(ctx.state, k, now),
+      f.dateTime(k.createdAt),
+      k.lastUsedAt ? f.dateTime(k.lastUsedAt) : html`<span class="muted">${t('common.never')}</span>`,
+      k.expiresAt ? f.dateTime(k.expiresAt) : html`<span class="muted">${t('common.never')}</span>`,
+      active
+        ? html`<div class="actions">
+            <details class="menu"><summary class="btn btn-secondary">${t('keys.rotate')}</summary>
+              <form method="post" action="/orgs/${view.org.id}/keys/${k.id}/rotate" class="menu-body stack">
+                ${csrfField(ctx.state)}
+                ${select({ label: t('keys.grace'), name: 'graceSeconds', choices: graceChoices, value: '86400', id: `grace-${k.id}` })}
+                <button type="submit" class="btn btn-primary">${t('keys.rotate')}</button>
+              </form>
+            </details>
+            ${postButton(ctx.state, `/orgs/${view.org.id}/keys/${k.id}/revoke`, t('keys.revoke'), { tone: 'danger', confirm: t('keys.revokeConfirm', { name: k.name }) })}
+          </div>`
+        : '',
+    ];
+  });
+  const body = html`
+    ${extra.top ?? ''}
+    <p class="lead">${t('keys.intro')}</p>
+    ${section(t('keys.createTitle'), html`<form method="post" action="/orgs/${view.org.id}/keys" class="form-row">
+        ${csrfField(ctx.state)}
+        ${field({ label: t('common.name'), name: 'name', required: true, help: t('keys.nameHelp'), id: 'key-name' })}
+        ${field({ label: t('keys.expiry'), name: 'expiresOn', type: 'date', help: t('keys.expiryHelp'), id: 'key-expiry' })}
+        <div class="field field-button"><button type="submit" class="btn btn-primary">${t('keys.create')}</button></div>
+      </form>`)}
+    ${section(t('keys.title'), table({
+      caption: t('keys.title'),
+      headers: [t('common.name'), t('keys.prefix'), t('common.status'), t('common.created'), t('keys.lastUsed'), t('keys.expires'), t('common.actions')],
+      rows,
+      empty: t('keys.none'),
+    }), { id: 'keys-list' })}`;
+  ctx.body = page(ctx.state, { title: t('keys.title'), body, org: view.org, active: 'keys', memberships: view.memberships, banners: view.banners, path: ctx.path });
+}
+
+export function registerKeysRoutes(router: Router<DashboardState>, deps: KeysRouteDeps): void {
+  const { db } = deps;
+  const requireKey = async (orgId: string, keyId: string) => {
+    const key = await getApiKey(db, keyId);
+    // A key of another organization is "not found", exactly like a key that does not exist.
+    if (!key || key.organizationId !== orgId) throw new AppError('not_found', 'No such key.');
+    return key;
+  };
+
+  router.get('/orgs/:orgId/keys', async (ctx) => {
+    const view = await orgAccess(ctx, db, ctx.params.orgId!, 'manage_keys');
+    const done = ctx.query.done;
+    const top = done === 'revoked' && typeof ctx.query.prefix === 'string' ? notice(ctx.state.t('keys.revoked', { prefix: `${ctx.query.prefix}…` }), 'good') : undefined;
+    await renderKeysPage(ctx, deps, view, { top });
+  });
+
+  router.post('/orgs/:orgId/keys', async (ctx) => {
+    const view = await orgAccess(ctx, db, ctx.params.orgId!, 'manage_keys');
+    const { name = '', expiresOn = '' } = ctx.state.form;
+    // A date means "valid through that day": it expires at the end of it, UTC.
+    const expiresAt = /^\d{4}-\d{2}-\d{2}$/.test(expiresOn) ? new Date(`${expiresOn}T23:59:59.999Z`) : null;
+    try {
+      const created = await createApiKey(db, { organizationId: view.org.id, name, expiresAt, createdBy: ctx.state.session!.user.id });
+      await recordAudit(db, { organizationId: view.org.id, actor: ctx.state.session!.user.id, action: 'key.created', details: { keyId: created.record.id, name: created.record.name } });
+      ctx.status = 201;
+      await renderKeysPage(ctx, deps, view, { top: newKeyPanel(ctx.state, created.key, deps.apiBaseUrl) });
+    } catch (err) {
+      if (!(err instanceof AppError) && !(err instanceof Error && err.name === 'ZodError')) throw err;
+      ctx.status = 422;
+      await renderKeysPage(ctx, deps, view, { top: notice(ctx.state.t('error.invalid', { message: err instanceof AppError ? err.message : 'name' }), 'bad') });
+    }
+  });
+
+  router.post('/orgs/:orgId/keys/:keyId/revoke', async (ctx) => {
+    const view = await orgAccess(ctx, db, ctx.params.orgId!, 'manage_keys');
+    const key = await requireKey(view.org.id, ctx.params.keyId!);
+    await revokeApiKey(db, key.id, ctx.state.session!.user.id);
+    await recordAudit(db, { organizationId: view.org.id, actor: ctx.state.session!.user.id, action: 'key.revoked', details: { keyId: key.id } });
+    ctx.redirect(`/orgs/${view.org.id}/keys?done=revoked&prefix=${encodeURIComponent(key.prefix)}`);
+  });
+
+  router.post('/orgs/:orgId/keys/:keyId/rotate', async (ctx) => {
+    const view = await orgAccess(ctx, db, ctx.params.orgId!, 'manage_keys');
+    const key = await requireKey(view.org.id, ctx.params.keyId!);
+    const grace = Number(ctx.state.form.graceSeconds);
+    const graceSeconds = (rotationGraceSeconds as readonly number[]).includes(grace) ? grace : 86_400;
+    const rotated = await rotateApiKey(db, { keyId: key.id, organizationId: view.org.id, graceSeconds, by: ctx.state.session!.user.id });
+    await recordAudit(db, { organizationId: view.org.id, actor: ctx.state.session!.user.id, action: 'key.rotated', details: { from: key.id, to: rotated.created.record.id, graceSeconds } });
+    const { t, f } = ctx.state;
+    const when = graceSeconds === 0 ? t('keys.rotatedNow') : t('keys.rotatedAt', { time: f.dateTime(rotated.previous.expiresAt!) });
+    ctx.status = 201;
+    await renderKeysPage(ctx, deps, view, { top: html`${notice(t('keys.rotated', { prefix: `${key.prefix}…`, when }), 'good')}${newKeyPanel(ctx.state, rotated.created.key, deps.apiBaseUrl)}` });
+  });
+}

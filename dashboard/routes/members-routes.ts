@@ -1,0 +1,102 @@
+import type { Router } from '@koa/router';
+import { createInvitation, membersOf, pendingInvitations, recordAudit, removeMembership, type CreatedInvitation } from '../../core/dashboard-auth/index.js';
+import type { Db } from '../../core/db/index.js';
+import { AppError } from '../../core/errors/index.js';
+import { orgAccess, type OrgView } from '../org-access.js';
+import type { DashboardContext, DashboardState } from '../state.js';
+import { badge, csrfField, field, notice, postButton, section, select, table } from '../views/components.js';
+import { html, type Html, type HtmlValue } from '../views/html.js';
+import { page } from '../views/layout.js';
+
+export interface MembersRouteDeps {
+  db: Db;
+}
+
+/** The absolute invitation link, from the address the inviter is using. */
+export function invitationLink(ctx: DashboardContext, token: string): string {
+  return `${ctx.origin}/invitations/${token}`;
+}
+
+export function invitationPanel(ctx: DashboardContext, invitation: CreatedInvitation): Html {
+  const { t, f } = ctx.state;
+  return html`<section class="card card-highlight" aria-labelledby="invite-link-title">
+    <h2 id="invite-link-title">${t('members.invite')}</h2>
+    <p>${t('members.inviteLink', { email: invitation.email, date: f.date(invitation.expiresAt) })}</p>
+    <div class="secret-row">
+      <code id="invite-link" class="secret" tabindex="0">${invitationLink(ctx, invitation.token)}</code>
+      <button type="button" class="btn btn-primary" data-copy="invite-link" data-copied="${t('common.copied')}">${t('common.copy')}</button>
+    </div>
+  </section>`;
+}
+
+export function inviteForm(state: DashboardState, action: string, options: { roles: ('admin' | 'finance')[]; title: string }): Html {
+  const { t } = state;
+  return section(options.title, html`<form method="post" action="${action}" class="form-row">
+    ${csrfField(state)}
+    ${field({ label: t('members.email'), name: 'email', type: 'email', required: true, autocomplete: 'off', id: 'invite-email' })}
+    ${options.roles.length > 1
+      ? select({ label: t('members.role'), name: 'role', choices: options.roles.map((r) => ({ value: r, label: t(`role.${r}`) })), value: options.roles[0]!, id: 'invite-role', help: t('members.roleHelp') })
+      : html`<input type="hidden" name="role" value="${options.roles[0]!}">`}
+    <div class="field field-button"><button type="submit" class="btn btn-primary">${t('members.inviteButton')}</button></div>
+  </form>`, { id: 'invite' });
+}
+
+async function renderMembers(ctx: DashboardContext, db: Db, view: OrgView, top?: HtmlValue): Promise<void> {
+  const { t, f } = ctx.state;
+  const [members, invitations] = await Promise.all([membersOf(db, view.org.id), pendingInvitations(db, view.org.id)]);
+  const me = ctx.state.session!.user.id;
+  const body = html`
+    ${top ?? ''}
+    ${inviteForm(ctx.state, `/orgs/${view.org.id}/members/invite`, { roles: ['admin', 'finance'], title: t('members.invite') })}
+    ${section(t('members.title'), table({
+      caption: t('members.title'),
+      headers: [t('members.email'), t('common.name'), t('members.role'), t('members.since'), t('common.actions')],
+      rows: members.map((m) => [
+        html`${m.email}${m.active ? '' : html` ${badge(t('members.pending'), 'warn')}`}`,
+        m.name ?? '—',
+        badge(t(`role.${m.role}`), 'info'),
+        f.date(m.since),
+        m.userId === me ? '' : postButton(ctx.state, `/orgs/${view.org.id}/members/${m.userId}/remove`, t('common.remove'), { tone: 'danger', confirm: `${t('common.remove')} ${m.email}?` }),
+      ]),
+      empty: t('common.noRows'),
+    }), { id: 'members-list' })}
+    ${invitations.length > 0 ? section(t('members.invitations'), table({
+      caption: t('members.invitations'),
+      headers: [t('members.email'), t('members.role'), t('common.created'), t('keys.expires')],
+      rows: invitations.map((i) => [i.email, t(`role.${i.role}`), f.dateTime(i.createdAt), f.dateTime(i.expiresAt)]),
+      empty: '',
+    })) : ''}`;
+  ctx.body = page(ctx.state, { title: t('members.title'), body, org: view.org, active: 'members', memberships: view.memberships, banners: view.banners, path: ctx.path });
+}
+
+export function registerMembersRoutes(router: Router<DashboardState>, deps: MembersRouteDeps): void {
+  const { db } = deps;
+
+  router.get('/orgs/:orgId/members', async (ctx) => {
+    const view = await orgAccess(ctx, db, ctx.params.orgId!, 'manage_members');
+    await renderMembers(ctx, db, view, ctx.query.done === 'removed' ? notice(ctx.state.t('members.removed'), 'good') : undefined);
+  });
+
+  router.post('/orgs/:orgId/members/invite', async (ctx) => {
+    const view = await orgAccess(ctx, db, ctx.params.orgId!, 'manage_members');
+    const user = ctx.state.session!.user;
+    try {
+      const invitation = await createInvitation(db, { organizationId: view.org.id, email: ctx.state.form.email ?? '', role: (ctx.state.form.role ?? 'finance') as 'admin' | 'finance', invitedBy: user.id });
+      await recordAudit(db, { organizationId: view.org.id, actor: user.id, action: 'member.invited', details: { email: invitation.email, role: invitation.role } });
+      ctx.status = 201;
+      await renderMembers(ctx, db, view, invitationPanel(ctx, invitation));
+    } catch (err) {
+      if (!(err instanceof Error && err.name === 'ZodError')) throw err;
+      ctx.status = 422;
+      await renderMembers(ctx, db, view, notice(ctx.state.t('error.invalid', { message: ctx.state.t('members.email') }), 'bad'));
+    }
+  });
+
+  router.post('/orgs/:orgId/members/:userId/remove', async (ctx) => {
+    const view = await orgAccess(ctx, db, ctx.params.orgId!, 'manage_members');
+    const removed = await removeMembership(db, view.org.id, ctx.params.userId!);
+    if (!removed) throw new AppError('not_found', 'No such member.');
+    await recordAudit(db, { organizationId: view.org.id, actor: ctx.state.session!.user.id, action: 'member.removed', details: { userId: ctx.params.userId } });
+    ctx.redirect(`/orgs/${view.org.id}/members?done=removed`);
+  });
+}

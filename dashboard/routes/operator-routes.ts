@@ -1,0 +1,271 @@
+import type { Router } from '@koa/router';
+import {
+  changeCredits, clearProductOverride, createOrganization, ensureDefaultPlans, getOrganization, getPlan, listPlans, productCatalogue,
+  setCallsCap, setOrganizationLimits, setOrganizationPlan, setProductOverride, type CreditChangeKind,
+} from '../../core/billing/index.js';
+import { createInvitation, recentAudit, recordAudit } from '../../core/dashboard-auth/index.js';
+import type { Db } from '../../core/db/index.js';
+import { AppError } from '../../core/errors/index.js';
+import { organizationPeriodSettings, organizationsOverview, setCreditsPerPeriod } from '../../core/finance/index.js';
+import type { DashboardContext, DashboardState } from '../state.js';
+import { asOfStamp, badge, csrfField, field, notice, section, select, stat, table } from '../views/components.js';
+import { html, type HtmlValue } from '../views/html.js';
+import { page } from '../views/layout.js';
+import { invitationPanel, inviteForm } from './members-routes.js';
+
+export interface OperatorRouteDeps {
+  db: Db;
+}
+
+function requireOperator(ctx: DashboardContext): string {
+  const user = ctx.state.session!.user;
+  // Not a 403: to everyone else the operator pages do not exist.
+  if (!user.isOperator) throw new AppError('not_found', 'No such page.');
+  return user.id;
+}
+
+/** '' → null ("as the plan says"), otherwise a whole number. */
+function optionalInt(value: string | undefined, path: string): number | null {
+  const v = (value ?? '').trim().replace(/[ .,_']/g, '');
+  if (v === '') return null;
+  if (!/^-?\d+$/.test(v) || !Number.isSafeInteger(Number(v))) throw new AppError('invalid_params', `${path}: a whole number`, { details: [{ path, message: 'a whole number' }] });
+  return Number(v);
+}
+
+async function renderOverview(ctx: DashboardContext, db: Db, top?: HtmlValue): Promise<void> {
+  const { t, f } = ctx.state;
+  await ensureDefaultPlans(db);
+  const [orgs, plans] = await Promise.all([organizationsOverview(db), listPlans(db)]);
+  const flagged = orgs.filter((o) => o.creditsExhausted || o.limitReached).length;
+  const newest = orgs.reduce<Date | null>((m, o) => (o.lastEventAt && (!m || o.lastEventAt > m) ? o.lastEventAt : m), null);
+  const rows = orgs.map((o) => [
+    html`<a href="/operator/organizations/${o.id}"><strong>${o.name}</strong></a><div class="muted small"><code>${o.id}</code></div>`,
+    o.planName ?? html`<span class="muted">${t('operator.noPlan')}</span>`,
+    o.creditsBalance === null ? '—' : f.number(o.creditsBalance),
+    o.callsUsed === null ? '—' : `${f.number(o.callsUsed)} / ${o.callsCap === null ? '∞' : f.number(o.callsCap)}`,
+    html`${o.creditsExhausted ? badge(t('overview.flag.credits_exhausted'), 'bad') : ''} ${o.limitReached ? badge(t('overview.flag.limit_reached'), 'bad') : ''}${!o.creditsExhausted && !o.limitReached ? badge(t('overview.flagOk'), 'good') : ''}`,
+    String(o.members),
+    String(o.activeKeys),
+  ]);
+  const body = html`
+    ${top ?? ''}
+    <div class="stats">
+      ${stat(t('nav.organizations'), f.number(orgs.length))}
+      ${stat(t('operator.flags'), f.number(flagged), t('operator.totals', { orgs: orgs.length, flagged }))}
+      ${stat(t('operator.balance'), f.number(orgs.reduce((n, o) => n + (o.creditsBalance ?? 0), 0)), t('common.credits'))}
+    </div>
+    ${asOfStamp(ctx.state, newest)}
+    ${section(t('operator.create'), html`<form method="post" action="/operator/organizations" class="form-row">
+      ${csrfField(ctx.state)}
+      ${field({ label: t('common.name'), name: 'name', required: true, id: 'org-name' })}
+      ${select({ label: t('operator.plan'), name: 'planId', choices: [...plans.map((p) => ({ value: p.id, label: `${p.name} (${p.id})` })), { value: '', label: t('operator.noPlan') }], value: plans[0]?.id ?? '', id: 'org-plan' })}
+      <div class="field field-button"><button class="btn btn-primary" type="submit">${t('operator.createButton')}</button></div>
+    </form>`, { id: 'create-org' })}
+    ${section(t('operator.title'), table({
+      caption: t('operator.title'),
+      headers: [t('common.name'), t('operator.plan'), t('operator.balance'), t('operator.calls'), t('operator.flags'), t('operator.members'), t('operator.keys')],
+      rows,
+      numeric: [2, 3, 5, 6],
+      empty: t('common.noRows'),
+    }), { id: 'all-orgs' })}`;
+  ctx.body = page(ctx.state, { title: t('operator.title'), body, active: 'operator', path: ctx.path });
+}
+
+async function renderOrganization(ctx: DashboardContext, db: Db, organizationId: string, top?: HtmlValue): Promise<void> {
+  const { t, f } = ctx.state;
+  const [org, plans, periodSettings, audit] = await Promise.all([getOrganization(db, organizationId), listPlans(db), organizationPeriodSettings(db, organizationId), recentAudit(db, organizationId)]);
+  const plan = org.planId ? await getPlan(db, org.planId) : null;
+  const planProducts = new Map((plan?.products ?? []).map((p) => [p.product, p]));
+  const overrides = new Map(org.productOverrides.map((o) => [o.product, o]));
+  const limits = plan?.limits;
+  const a = org.allowance;
+  const productRows = productCatalogue.map((p) => {
+    const inPlan = planProducts.get(p.slug);
+    const override = overrides.get(p.slug);
+    const effective = org.products.get(p.slug);
+    const id = `prod-${p.slug}`;
+    return [
+      html`<code>${p.slug}</code>${override ? html` ${badge(t('operator.org.override'), 'info')}` : ''}`,
+      p.kind,
+      inPlan ? t('operator.org.planDefault', { measure: `${inPlan.quantity} ${inPlan.unit}` }) : html`<span class="muted">${t('operator.org.notInPlan')}</span>`,
+      html`<form method="post" action="/operator/organizations/${org.id}/products" class="product-form">
+        ${csrfField(ctx.state)}<input type="hidden" name="product" value="${p.slug}">
+        <label class="check"><input type="checkbox" name="enabled" value="1"${effective ? html` checked` : ''}> <span>${t('operator.org.enabled')}</span></label>
+        <label class="visually-hidden" for="${id}-q">${t('report.quantity')} ${p.slug}</label>
+        <input id="${id}-q" class="input-sm" type="number" min="0" name="quantity" value="${String(effective?.measure.quantity ?? p.defaultMeasure.quantity)}">
+        <label class="visually-hidden" for="${id}-u">${t('report.unit')} ${p.slug}</label>
+        <select id="${id}-u" name="unit">${(['credits', 'calls'] as const).map((u) => html`<option value="${u}"${(effective?.measure.unit ?? p.defaultMeasure.unit) === u ? html` selected` : ''}>${u}</option>`)}</select>
+        <button class="btn btn-secondary btn-sm" type="submit">${t('common.save')}</button>
+        ${override ? html`<button class="btn btn-ghost btn-sm" type="submit" name="reset" value="1">${t('operator.org.reset')}</button>` : ''}
+      </form>`,
+    ];
+  });
+  const body = html`
+    ${top ?? ''}
+    <p><a href="/orgs/${org.id}">${t('operator.org.openDashboard')} →</a> <span class="muted small"><code>${org.id}</code></span></p>
+    ${a ? html`<div class="stats">
+      ${stat(t('overview.balance'), f.number(a.creditsBalance), t('common.credits'))}
+      ${stat(t('overview.callsUsed'), a.callsCap === null ? f.number(a.callsUsed) : t('overview.callsOfCap', { used: f.number(a.callsUsed), cap: f.number(a.callsCap) }), f.period(a.period))}
+      ${stat(t('overview.flags'), html`${a.creditsExhausted ? badge(t('overview.flag.credits_exhausted'), 'bad') : ''}${a.limitReached ? badge(t('overview.flag.limit_reached'), 'bad') : ''}${!a.creditsExhausted && !a.limitReached ? badge(t('overview.flagOk'), 'good') : ''}`)}
+    </div>` : ''}
+    <div class="grid-2">
+      ${section(t('operator.org.plan'), html`<form method="post" action="/operator/organizations/${org.id}/plan" class="stack">
+        ${csrfField(ctx.state)}
+        ${select({ label: t('operator.plan'), name: 'planId', choices: [{ value: '', label: t('operator.noPlan') }, ...plans.map((p) => ({ value: p.id, label: `${p.name} (${p.id})` }))], value: org.planId ?? '', help: t('operator.org.planHelp'), id: 'plan-select' })}
+        <div><button class="btn btn-primary" type="submit">${t('common.save')}</button></div>
+      </form>`, { id: 'org-plan' })}
+      ${section(t('operator.org.grant'), html`<form method="post" action="/operator/organizations/${org.id}/credits" class="stack">
+        ${csrfField(ctx.state)}
+        ${select({ label: t('operator.org.grantKind'), name: 'kind', choices: (['grant', 'top_up', 'adjustment'] as const).map((k) => ({ value: k, label: t(`operator.org.kind.${k}`) })), value: 'grant', id: 'grant-kind' })}
+        ${field({ label: t('operator.org.credits'), name: 'credits', type: 'number', required: true, id: 'grant-credits' })}
+        ${field({ label: t('operator.org.reason'), name: 'reason', required: true, help: t('operator.org.reasonHelp'), id: 'grant-reason' })}
+        <div><button class="btn btn-primary" type="submit">${t('operator.org.grant')}</button></div>
+      </form>`, { id: 'org-grant' })}
+      ${section(t('operator.org.period'), html`<form method="post" action="/operator/organizations/${org.id}/period" class="stack">
+        ${csrfField(ctx.state)}
+        ${field({ label: t('operator.org.creditsPerPeriod'), name: 'creditsPerPeriod', type: 'number', min: 0, value: periodSettings.creditsPerPeriod, help: `${t('operator.org.creditsPerPeriodHelp')}${plan ? ` (${f.number(plan.creditsPerPeriod)})` : ''}`, id: 'credits-per-period' })}
+        ${field({ label: t('operator.org.callsCap'), name: 'callsCap', type: 'number', min: 0, value: a?.callsCap ?? null, help: t('operator.org.callsCapHelp'), id: 'calls-cap' })}
+        <div><button class="btn btn-primary" type="submit">${t('common.save')}</button></div>
+      </form>`, { id: 'org-period' })}
+      ${section(t('operator.org.limits'), html`<form method="post" action="/operator/organizations/${org.id}/limits" class="stack">
+        ${csrfField(ctx.state)}
+        <p class="muted small">${limits ? t('operator.org.limitsHelp', { perSecond: limits.perSecond, burst: limits.burst, perMinute: limits.perMinute }) : ''}</p>
+        <div class="form-row">
+          ${field({ label: t('operator.org.perSecond'), name: 'perSecond', type: 'number', min: 1, value: org.limitOverrides.perSecond, id: 'limit-second' })}
+          ${field({ label: t('operator.org.burst'), name: 'burst', type: 'number', min: 1, value: org.limitOverrides.burst, id: 'limit-burst' })}
+          ${field({ label: t('operator.org.perMinute'), name: 'perMinute', type: 'number', min: 1, value: org.limitOverrides.perMinute, id: 'limit-minute' })}
+        </div>
+        <div><button class="btn btn-primary" type="submit">${t('common.save')}</button></div>
+      </form>`, { id: 'org-limits' })}
+    </div>
+    ${section(t('operator.org.products'), table({ caption: t('operator.org.products'), headers: [t('operator.org.product'), t('operator.org.kind'), t('operator.plan'), t('operator.org.measure')], rows: productRows, empty: '' }), { id: 'org-products' })}
+    ${inviteForm(ctx.state, `/operator/organizations/${org.id}/invite`, { roles: ['admin', 'finance'], title: t('operator.org.inviteAdmin') })}
+    ${section(t('operator.org.audit'), table({
+      caption: t('operator.org.audit'),
+      headers: [t('report.at'), t('report.by'), t('ledger.what')],
+      rows: audit.map((x) => [f.dateTime(x.at), x.actorEmail ?? x.actor, html`<code>${x.action}</code>`]),
+      empty: t('common.noRows'),
+    }), { id: 'org-audit' })}`;
+  ctx.body = page(ctx.state, { title: org.name, body, active: 'operator', path: ctx.path });
+}
+
+export function registerOperatorRoutes(router: Router<DashboardState>, deps: OperatorRouteDeps): void {
+  const { db } = deps;
+
+  // Validation problems come back to the same page as a message; everything else is a bug.
+  const guarded = async (ctx: DashboardContext, organizationId: string | null, action: () => Promise<HtmlValue | void>) => {
+    try {
+      const top = (await action()) ?? notice(ctx.state.t('operator.org.saved'), 'good');
+      if (organizationId) await renderOrganization(ctx, db, organizationId, top);
+      else await renderOverview(ctx, db, top);
+    } catch (err) {
+      const invalid = err instanceof AppError && err.code === 'invalid_params';
+      const zod = err instanceof Error && err.name === 'ZodError';
+      if (!invalid && !zod) throw err;
+      ctx.status = 422;
+      const top = notice(ctx.state.t('error.invalid', { message: invalid ? err.message : 'check the values' }), 'bad');
+      if (organizationId) await renderOrganization(ctx, db, organizationId, top);
+      else await renderOverview(ctx, db, top);
+    }
+  };
+
+  router.get('/operator', async (ctx) => {
+    requireOperator(ctx);
+    await renderOverview(ctx, db);
+  });
+
+  router.post('/operator/organizations', async (ctx) => {
+    const actor = requireOperator(ctx);
+    const { name = '', planId = '' } = ctx.state.form;
+    let created: string | undefined;
+    await guarded(ctx, null, async () => {
+      const org = await createOrganization(db, { name, planId: planId || null, actor });
+      await recordAudit(db, { organizationId: org.id, actor, action: 'organization.created', details: { name: org.name, planId: org.planId } });
+      created = org.id;
+    });
+    if (created) ctx.redirect(`/operator/organizations/${created}?done=created`);
+  });
+
+  router.get('/operator/organizations/:orgId', async (ctx) => {
+    requireOperator(ctx);
+    await renderOrganization(ctx, db, ctx.params.orgId!, ctx.query.done ? notice(ctx.state.t('operator.org.saved'), 'good') : undefined);
+  });
+
+  router.post('/operator/organizations/:orgId/plan', async (ctx) => {
+    const actor = requireOperator(ctx);
+    const orgId = ctx.params.orgId!;
+    await guarded(ctx, orgId, async () => {
+      const planId = ctx.state.form.planId || null;
+      await setOrganizationPlan(db, orgId, planId, actor);
+      await recordAudit(db, { organizationId: orgId, actor, action: 'organization.plan_set', details: { planId } });
+    });
+  });
+
+  router.post('/operator/organizations/:orgId/credits', async (ctx) => {
+    const actor = requireOperator(ctx);
+    const orgId = ctx.params.orgId!;
+    await guarded(ctx, orgId, async () => {
+      const kind = (['grant', 'top_up', 'adjustment'].includes(ctx.state.form.kind ?? '') ? ctx.state.form.kind : 'grant') as CreditChangeKind;
+      const credits = optionalInt(ctx.state.form.credits, 'credits') ?? 0;
+      const snapshot = await changeCredits(db, { organizationId: orgId, kind, credits, actor, reason: ctx.state.form.reason ?? '' });
+      await recordAudit(db, { organizationId: orgId, actor, action: `credits.${kind}`, details: { credits, reason: ctx.state.form.reason } });
+      return notice(ctx.state.t('operator.org.granted', { balance: ctx.state.f.number(snapshot.creditsBalance) }), 'good');
+    });
+  });
+
+  router.post('/operator/organizations/:orgId/period', async (ctx) => {
+    const actor = requireOperator(ctx);
+    const orgId = ctx.params.orgId!;
+    await guarded(ctx, orgId, async () => {
+      const creditsPerPeriod = optionalInt(ctx.state.form.creditsPerPeriod, 'creditsPerPeriod');
+      const callsCap = optionalInt(ctx.state.form.callsCap, 'callsCap');
+      await setCreditsPerPeriod(db, orgId, creditsPerPeriod);
+      const current = (await getOrganization(db, orgId)).allowance?.callsCap ?? null;
+      if (current !== callsCap) await setCallsCap(db, { organizationId: orgId, callsCap, actor, reason: 'set in the operator dashboard' });
+      await recordAudit(db, { organizationId: orgId, actor, action: 'organization.period_set', details: { creditsPerPeriod, callsCap } });
+    });
+  });
+
+  router.post('/operator/organizations/:orgId/limits', async (ctx) => {
+    const actor = requireOperator(ctx);
+    const orgId = ctx.params.orgId!;
+    await guarded(ctx, orgId, async () => {
+      const limits = {
+        perSecond: optionalInt(ctx.state.form.perSecond, 'perSecond'),
+        burst: optionalInt(ctx.state.form.burst, 'burst'),
+        perMinute: optionalInt(ctx.state.form.perMinute, 'perMinute'),
+      };
+      await setOrganizationLimits(db, orgId, limits);
+      await recordAudit(db, { organizationId: orgId, actor, action: 'organization.limits_set', details: limits });
+    });
+  });
+
+  router.post('/operator/organizations/:orgId/products', async (ctx) => {
+    const actor = requireOperator(ctx);
+    const orgId = ctx.params.orgId!;
+    await guarded(ctx, orgId, async () => {
+      const { product = '', enabled, quantity, unit, reset } = ctx.state.form;
+      if (reset) {
+        await clearProductOverride(db, orgId, product);
+      } else {
+        await setProductOverride(db, orgId, product, {
+          enabled: enabled === '1',
+          quantity: optionalInt(quantity, 'quantity'),
+          unit: unit === 'calls' || unit === 'credits' ? unit : null,
+        });
+      }
+      await recordAudit(db, { organizationId: orgId, actor, action: reset ? 'organization.product_reset' : 'organization.product_set', details: { product, enabled: enabled === '1', quantity, unit } });
+    });
+  });
+
+  router.post('/operator/organizations/:orgId/invite', async (ctx) => {
+    const actor = requireOperator(ctx);
+    const orgId = ctx.params.orgId!;
+    await guarded(ctx, orgId, async () => {
+      const invitation = await createInvitation(db, { organizationId: orgId, email: ctx.state.form.email ?? '', role: ctx.state.form.role === 'finance' ? 'finance' : 'admin', invitedBy: actor });
+      await recordAudit(db, { organizationId: orgId, actor, action: 'member.invited', details: { email: invitation.email, role: invitation.role } });
+      ctx.status = 201;
+      return invitationPanel(ctx, invitation);
+    });
+  });
+}

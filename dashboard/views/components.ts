@@ -1,0 +1,92 @@
+import type { DashboardState } from '../state.js';
+import { html, raw, type Html, type HtmlValue } from './html.js';
+
+export function csrfField(state: DashboardState): Html {
+  return html`<input type="hidden" name="_csrf" value="${state.csrfToken}">`;
+}
+
+export type Tone = 'neutral' | 'good' | 'warn' | 'bad' | 'info';
+
+export function badge(text: string, tone: Tone = 'neutral'): Html {
+  return html`<span class="badge badge-${tone}">${text}</span>`;
+}
+
+export function notice(text: HtmlValue, tone: Tone = 'info'): Html {
+  const role = tone === 'bad' || tone === 'warn' ? 'alert' : 'status';
+  return html`<div class="notice notice-${tone}" role="${role}">${text}</div>`;
+}
+
+export function stat(label: string, value: HtmlValue, sub?: HtmlValue): Html {
+  return html`<div class="stat"><div class="stat-label">${label}</div><div class="stat-value">${value}</div>${sub ? html`<div class="stat-sub">${sub}</div>` : ''}</div>`;
+}
+
+/** A table with a caption for screen readers; `numeric` columns align right. */
+export function table(options: { caption: string; headers: string[]; rows: HtmlValue[][]; numeric?: number[]; empty: string; captionVisible?: boolean }): Html {
+  if (options.rows.length === 0) return html`<p class="empty">${options.empty}</p>`;
+  const cls = (i: number) => (options.numeric?.includes(i) ? ' class="num"' : '');
+  return html`<div class="table-wrap"><table>
+    <caption class="${options.captionVisible ? '' : 'visually-hidden'}">${options.caption}</caption>
+    <thead><tr>${options.headers.map((h, i) => html`<th scope="col"${raw(cls(i))}>${h}</th>`)}</tr></thead>
+    <tbody>${options.rows.map((r) => html`<tr>${r.map((c, i) => html`<td${raw(cls(i))}>${c}</td>`)}</tr>`)}</tbody>
+  </table></div>`;
+}
+
+let fieldCounter = 0;
+
+/** A labelled input with optional help text tied to it by aria-describedby. */
+export function field(options: {
+  label: string;
+  name: string;
+  type?: string;
+  value?: string | number | null;
+  help?: string;
+  required?: boolean;
+  autocomplete?: string;
+  min?: number;
+  max?: number;
+  placeholder?: string;
+  id?: string;
+  readonly?: boolean;
+}): Html {
+  const id = options.id ?? `f-${options.name}-${(fieldCounter = (fieldCounter + 1) % 1_000_000)}`;
+  const helpId = `${id}-help`;
+  return html`<div class="field">
+    <label for="${id}">${options.label}</label>
+    <input id="${id}" name="${options.name}" type="${options.type ?? 'text'}"${options.value !== undefined && options.value !== null ? html` value="${String(options.value)}"` : ''}${options.required ? raw(' required') : ''}${options.readonly ? raw(' readonly') : ''}${options.autocomplete ? html` autocomplete="${options.autocomplete}"` : ''}${options.min !== undefined ? html` min="${options.min}"` : ''}${options.max !== undefined ? html` max="${options.max}"` : ''}${options.placeholder ? html` placeholder="${options.placeholder}"` : ''}${options.help ? html` aria-describedby="${helpId}"` : ''}>
+    ${options.help ? html`<p class="help" id="${helpId}">${options.help}</p>` : ''}
+  </div>`;
+}
+
+export function select(options: { label: string; name: string; choices: { value: string; label: string }[]; value?: string | null; id?: string; help?: string }): Html {
+  const id = options.id ?? `s-${options.name}-${(fieldCounter = (fieldCounter + 1) % 1_000_000)}`;
+  return html`<div class="field">
+    <label for="${id}">${options.label}</label>
+    <select id="${id}" name="${options.name}"${options.help ? html` aria-describedby="${id}-help"` : ''}>
+      ${options.choices.map((c) => html`<option value="${c.value}"${c.value === (options.value ?? '') ? raw(' selected') : ''}>${c.label}</option>`)}
+    </select>
+    ${options.help ? html`<p class="help" id="${id}-help">${options.help}</p>` : ''}
+  </div>`;
+}
+
+/** A one-button POST form (revoke, remove, sign out): a real form, so it works without JS. */
+export function postButton(state: DashboardState, action: string, label: string, options: { tone?: 'danger' | 'secondary' | 'primary'; confirm?: string; fields?: Record<string, string> } = {}): Html {
+  return html`<form method="post" action="${action}" class="inline"${options.confirm ? html` data-confirm="${options.confirm}"` : ''}>
+    ${csrfField(state)}${Object.entries(options.fields ?? {}).map(([k, v]) => html`<input type="hidden" name="${k}" value="${v}">`)}
+    <button type="submit" class="btn btn-${options.tone ?? 'secondary'}">${label}</button>
+  </form>`;
+}
+
+export function section(title: string, body: HtmlValue, options: { id?: string; actions?: HtmlValue; intro?: string } = {}): Html {
+  const id = options.id ?? `sec-${title.toLowerCase().replace(/[^a-z0-9]+/g, '-')}`;
+  return html`<section class="card" aria-labelledby="${id}">
+    <div class="card-head"><h2 id="${id}">${title}</h2>${options.actions ?? ''}</div>
+    ${options.intro ? html`<p class="muted">${options.intro}</p>` : ''}
+    ${body}
+  </section>`;
+}
+
+export function asOfStamp(state: DashboardState, asOf: Date | string | null): Html {
+  const { t, f } = state;
+  const text = asOf ? t('common.asOf', { time: f.dateTime(new Date(asOf)) }) : t('common.asOfNone');
+  return html`<p class="as-of" title="${t('common.asOfHelp')}"><span aria-hidden="true">◷</span> ${text}</p>`;
+}

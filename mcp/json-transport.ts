@@ -1,0 +1,54 @@
+import type { Transport, TransportSendOptions } from '@modelcontextprotocol/sdk/shared/transport.js';
+import { isJSONRPCRequest, type JSONRPCMessage, type MessageExtraInfo, type RequestId } from '@modelcontextprotocol/sdk/types.js';
+import { withErrorData } from './errors.js';
+
+/**
+ * The JSON-response half of Streamable HTTP for one stateless POST, in process: the SDK's
+ * Server still does the protocol (initialize negotiation, request validation, dispatch), this
+ * only hands it the already-validated messages and collects its responses for the HTTP body.
+ *
+ * Why not the SDK's StreamableHTTPServerTransport here: in JSON mode it converts every Node
+ * request and response to web Request/Response objects (through @hono/node-server) and parses
+ * the body a second time, which made a tool call cost several times the CPU of an API call.
+ * SSE responses (the rare case: the client asked for a stream) still go through the SDK's
+ * transport, which owns the streaming details.
+ */
+export class JsonResponseTransport implements Transport {
+  onclose?: () => void;
+  onerror?: (error: Error) => void;
+  onmessage?: (message: JSONRPCMessage, extra?: MessageExtraInfo) => void;
+
+  private readonly responses = new Map<RequestId, JSONRPCMessage>();
+  private pending = new Set<RequestId>();
+  private done: (() => void) | undefined;
+
+  constructor(private readonly requestId: string) {}
+
+  async start(): Promise<void> {}
+
+  /** Delivers the messages and resolves with the responses, in request order (none for notifications). */
+  async handle(messages: JSONRPCMessage[], extra: MessageExtraInfo): Promise<JSONRPCMessage[]> {
+    const ids = messages.filter(isJSONRPCRequest).map((m) => m.id);
+    this.pending = new Set(ids);
+    const finished = new Promise<void>((resolve) => {
+      this.done = resolve;
+    });
+    for (const message of messages) this.onmessage?.(message, extra);
+    if (this.pending.size > 0) await finished;
+    return ids.map((id) => this.responses.get(id)!).filter(Boolean);
+  }
+
+  async send(message: JSONRPCMessage, _options?: TransportSendOptions): Promise<void> {
+    // Only responses matter on a stateless JSON answer; server-to-client requests and
+    // notifications (progress, logging) have nowhere to go and are dropped, as the SDK does.
+    if (!('id' in message) || 'method' in message || message.id === undefined || !this.pending.has(message.id)) return;
+    this.responses.set(message.id, withErrorData(message, this.requestId));
+    this.pending.delete(message.id);
+    if (this.pending.size === 0) this.done?.();
+  }
+
+  async close(): Promise<void> {
+    this.done?.();
+    this.onclose?.();
+  }
+}
