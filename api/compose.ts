@@ -1,8 +1,9 @@
 import type Koa from 'koa';
 import { createAccessControl, type AccessControl } from '../core/access/index.js';
+import { createCompanyCache } from '../core/companies/company-cache.js';
 import { createCompanyStore } from '../core/companies/company-store.js';
 import type { Config } from '../core/config/index.js';
-import type { OpenDatabase } from '../core/db/index.js';
+import { createNotificationListener, type OpenDatabase } from '../core/db/index.js';
 import type { Logger } from '../core/logging/index.js';
 import { createRateLimiter } from '../core/ratelimit/index.js';
 import { createPostgresUsageSink, type UsageSink } from '../core/usage/index.js';
@@ -45,7 +46,9 @@ export async function composeApi(options: ComposeApiOptions): Promise<ComposedAp
     rateLimiter,
     logger,
   });
-  const store = createCompanyStore({ db, queryTimeoutMs: config.COMPANY_QUERY_TIMEOUT_MS, logger });
+  // Company data changes only by import; the cache is cleared on its notification (see company-cache.ts).
+  const companyChanges = createNotificationListener({ connectionString: database.connectionString, logger });
+  const store = createCompanyCache({ store: createCompanyStore({ db, queryTimeoutMs: config.COMPANY_QUERY_TIMEOUT_MS, logger }), notifications: companyChanges });
   const usage = await (options.createUsageSink ?? postgresUsageSink)({ config, database, logger });
 
   const app = createApp({
@@ -67,10 +70,13 @@ export async function composeApi(options: ComposeApiOptions): Promise<ComposedAp
   return {
     app,
     access,
-    ready: () => access.ready(),
+    ready: async () => {
+      await Promise.all([access.ready(), companyChanges.whenConnected()]);
+    },
     close: async () => {
       await usage.close();
       await access.close();
+      await companyChanges.close();
       await rateLimiter.close();
     },
   };

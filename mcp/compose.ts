@@ -1,8 +1,8 @@
 import type Koa from 'koa';
 import { createAccessControl, type AccessControl } from '../core/access/index.js';
-import { createCompanyStore } from '../core/companies/index.js';
+import { createCompanyCache, createCompanyStore } from '../core/companies/index.js';
 import type { Config } from '../core/config/index.js';
-import type { OpenDatabase } from '../core/db/index.js';
+import { createNotificationListener, type OpenDatabase } from '../core/db/index.js';
 import type { Logger } from '../core/logging/index.js';
 import { createRateLimiter } from '../core/ratelimit/index.js';
 import { createPostgresUsageSink, type UsageSink } from '../core/usage/index.js';
@@ -54,7 +54,10 @@ export function composeMcp(options: ComposeMcpOptions): ComposedMcp {
     usage = owned;
     closers.unshift(() => owned.close());
   }
-  const store = createCompanyStore({ db, queryTimeoutMs: config.COMPANY_QUERY_TIMEOUT_MS, logger });
+  // Company data changes only by import; the cache is cleared on its notification (see company-cache.ts).
+  const companyChanges = createNotificationListener({ connectionString: database.connectionString, logger });
+  closers.push(() => companyChanges.close());
+  const store = createCompanyCache({ store: createCompanyStore({ db, queryTimeoutMs: config.COMPANY_QUERY_TIMEOUT_MS, logger }), notifications: companyChanges });
   const app = createMcpApp({ access, usage, store, db, queryTimeoutMs: config.COMPANY_QUERY_TIMEOUT_MS, logger, version: MCP_SERVER_VERSION });
   return {
     app,

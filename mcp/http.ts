@@ -14,8 +14,9 @@ import { JsonResponseTransport } from './json-transport.js';
 // The tool server's HTTP edge: Streamable HTTP at /mcp, stateless. Every request is
 // authenticated before anything else; then the checks the SDK transport would make itself
 // (Accept, Content-Type, body, JSON-RPC shape, protocol version) are made here, so that their
-// errors too carry our data.code and data.requestId; then a fresh server and transport handle
-// the request, writing to the Node response directly (Koa steps aside: ctx.respond = false).
+// errors too carry our data.code and data.requestId; then a fresh server handles the request:
+// for a JSON answer through JsonResponseTransport and Koa's response, for an SSE answer through
+// the SDK's StreamableHTTPServerTransport writing to the Node response (ctx.respond = false).
 
 export interface McpAppOptions extends McpDeps {
   /** Largest accepted request body; tool arguments are small. */

@@ -4,6 +4,7 @@ import type { Knex } from 'knex';
 import * as companies from './20261122_001_companies.js';
 import * as billing from './20261122_002_billing.js';
 import * as dashboard from './20261122_003_dashboard.js';
+import * as companyChangeNotify from './20261122_006_company_change_notify.js';
 
 export interface Migration {
   name: string;
@@ -15,4 +16,5 @@ export const migrations: Migration[] = [
   { name: '20261122_001_companies', ...companies },
   { name: '20261122_002_billing', ...billing },
   { name: '20261122_003_dashboard', ...dashboard },
+  { name: '20261122_006_company_change_notify', ...companyChangeNotify },
 ];

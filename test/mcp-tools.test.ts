@@ -151,7 +151,10 @@ describe('service_get_company_profile', () => {
     expect(result.profile.identity.fiscalCode).toBe(group.root.fiscalCode);
     expect(result.profile.risk).toBeDefined(); // a small company: the risk branch
     expect(result.registry).toEqual({ pec: `${group.root.fiscalCode}@pec.it`, cciaa: 'MI', rea: expect.any(String) });
-    expect(result.risk).toMatchObject({ flagged: [], unknown: ['assetEncumbrances'], dissolutionYear: null, stateAids: { count: 2 } });
+    expect(result.risk).toMatchObject({ flagged: [], unknown: ['assetEncumbrances'], stateAids: { count: 2, amountLast36Months: 25_000 } });
+    // Exactly the API's profile data.
+    const store = createCompanyStore({ db: mcp.db, queryTimeoutMs: 5_000, logger: createLogger({ level: 'silent' }) });
+    expect(result.profile).toEqual(await store.companyProfile(group.root.fiscalCode));
   });
 
   it('when no company matches then a not_found error result comes back and nothing is billed', async () => {

@@ -1,4 +1,4 @@
-import type { Consumer, Kafka, KafkaMessage, Producer } from 'kafkajs';
+import { Partitioners, type Consumer, type Kafka, type KafkaMessage, type Producer } from 'kafkajs';
 import type { Knex } from 'knex';
 import type { Logger } from '../../core/logging/index.js';
 import type { ApplyUsageBatch, UsageBusConsumer } from '../../core/usage/index.js';
@@ -57,10 +57,11 @@ export function createKafkaUsageConsumer(options: KafkaUsageConsumerOptions): Us
         { topic, numPartitions: options.partitions },
         { topic: options.deadLetterTopic, numPartitions: 1 },
       ]);
-      deadLetters = kafka.producer({ idempotent: true, maxInFlightRequests: 1 });
+      deadLetters = kafka.producer({ idempotent: true, maxInFlightRequests: 1, createPartitioner: Partitioners.DefaultPartitioner });
       await deadLetters.connect();
       // A short session: a worker killed with -9 hands its partitions over in about ten seconds.
-      const c = kafka.consumer({ groupId: options.groupId, sessionTimeout: 10_000, heartbeatInterval: 2_000 });
+      // maxWaitTime bounds how long stop() waits for an idle fetch to return.
+      const c = kafka.consumer({ groupId: options.groupId, sessionTimeout: 10_000, heartbeatInterval: 2_000, maxWaitTimeInMs: 1_000 });
       consumer = c;
       await c.connect();
       // A new group starts at the beginning: events produced before the first worker ran are

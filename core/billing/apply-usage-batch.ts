@@ -99,7 +99,7 @@ export async function applyUsageBatch(trx: Knex.Transaction, messages: UsageBusM
   let fresh = known;
   let { ledger, totals } = buildLedger(fresh, allowances);
   const clean = ledger.length === 0 || (await trx.transaction(async (sp) => {
-    if ((await insertLedger(sp, ledger, now)) !== ledger.length) throw new AlreadyCharged();
+    if ((await insertLedger(sp, ledger)) !== ledger.length) throw new AlreadyCharged();
     return true;
   }).catch((err: unknown) => {
     if (err instanceof AlreadyCharged) return false;
@@ -112,7 +112,7 @@ export async function applyUsageBatch(trx: Knex.Transaction, messages: UsageBusM
     ({ ledger, totals } = buildLedger(fresh, allowances));
     // Cannot fall short now that we hold the locks; if it ever does, fail the batch (the bus
     // redelivers it) rather than charge from a wrong sum.
-    const inserted = ledger.length === 0 ? 0 : await insertLedger(trx, ledger, now);
+    const inserted = ledger.length === 0 ? 0 : await insertLedger(trx, ledger);
     if (inserted !== ledger.length) throw new Error(`usage ledger insert raced: expected ${ledger.length} rows, inserted ${inserted}`);
   }
   duplicates += known.length - fresh.length;
@@ -197,19 +197,19 @@ function buildLedger(events: UsageEvent[], allowances: Map<string, AllowanceRow>
   return { ledger, totals };
 }
 
-async function insertLedger(trx: Knex.Transaction, ledger: LedgerRow[], now: Date): Promise<number> {
+// applied_at is the wall clock of the insert (not the batch's start): end-to-end lag reads it.
+async function insertLedger(trx: Knex.Transaction, ledger: LedgerRow[]): Promise<number> {
   const inserted = await trx.raw<{ rowCount: number }>(
     `INSERT INTO usage_ledger (event_id, organization_id, entry_type, source, key_id, product, quantity, unit,
                                credits_delta, calls_delta, credits_balance_after, period, occurred_at, applied_at)
      SELECT e.event_id, e.organization_id, 'usage', e.source, e.key_id, e.product, e.quantity, e.unit,
-            e.credits_delta, e.calls_delta, e.balance_after, e.period, e.occurred_at, ?
+            e.credits_delta, e.calls_delta, e.balance_after, e.period, e.occurred_at, clock_timestamp()
        FROM unnest(?::text[], ?::text[], ?::text[], ?::text[], ?::text[], ?::bigint[], ?::text[],
                    ?::bigint[], ?::bigint[], ?::bigint[], ?::text[], ?::timestamptz[])
          AS e(event_id, organization_id, source, key_id, product, quantity, unit,
               credits_delta, calls_delta, balance_after, period, occurred_at)
      ON CONFLICT (event_id) DO NOTHING`,
     [
-      now,
       ledger.map((l) => l.event.eventId),
       ledger.map((l) => l.event.organizationId),
       ledger.map((l) => l.event.source),

@@ -13,10 +13,10 @@ export interface UpsertResult {
 
 // Bump when what is derived from a dossier changes (a new derived column, a different rule):
 // every company's hash then differs and the next import rewrites it.
-const WRITER_VERSION = '1';
+const WRITER_VERSION = '2';
 
-// Statements carry one JSON document per table (json_to_recordset), so a chunk costs a
-// handful of round trips whatever its size; the chunk bounds the size of one parameter.
+// Each statement carries a whole chunk (one JSON document, or one array per column), so a
+// chunk costs a handful of round trips whatever its size; the chunk bounds one parameter's size.
 const CHUNK = 500;
 
 /**
@@ -32,6 +32,11 @@ export async function upsertCompanies(db: Db, dossiers: CompanyDossier[]): Promi
   const result: UpsertResult = { created: 0, updated: 0, unchanged: 0 };
   if (distinct.length === 0) return result;
   await db.transaction(async (trx) => {
+    // An import is idempotent and re-run to recover (unchanged companies cost only their
+    // hash), so losing its last commits in a server crash is acceptable: not waiting for the
+    // WAL flush on commit lets Postgres write while we send the next batch. Local to this
+    // transaction; the API's own writes keep the server's setting.
+    await trx.raw('SET LOCAL synchronous_commit = off');
     await upsertMetricDefinitions(trx, distinct);
     for (let i = 0; i < distinct.length; i += CHUNK) {
       const chunk = await writeChunk(trx, distinct.slice(i, i + CHUNK));
@@ -44,46 +49,88 @@ export async function upsertCompanies(db: Db, dossiers: CompanyDossier[]): Promi
 }
 
 /**
- * A dossier in its stored form: the company row, and each child table's rows as JSON text
- * (comma-separated objects, no brackets) ready to be spliced into one statement's parameter.
- * The content hash is taken over exactly this text, so the JSON is built once per company and
- * an unchanged company costs no more than building it.
+ * A dossier in its stored form: the company row and each child table's rows, with the year's
+ * metrics already as JSON text. The content hash is taken over exactly these values, so they
+ * are built once per company and an unchanged company costs no more than building them.
  */
 interface PreparedCompany {
   fiscalCode: string;
   row: ReturnType<typeof companyRow> & { content_hash: string };
-  children: Record<ChildTable, string>;
+  holders: HolderRow[];
+  officers: OfficerRow[];
+  branches: BranchRow[];
+  years: YearRow[];
 }
-type ChildTable = 'holders' | 'officers' | 'branches' | 'years';
+type HolderRow = { relation: string; position: number; name: string | null; share: number | null; related_fiscal_code: string | null };
+type OfficerRow = { position: number; name: string | null; role: string | null; role_category: string };
+type BranchRow = { position: number; legal_name: string; address: string | null };
+type YearRow = {
+  year: number; is_forecasted: boolean; size: string | null; statement_date: string | null; employees: number | null;
+  employees_yoy: number | null; metrics: string;
+};
 
 function prepare(d: CompanyDossier): PreparedCompany {
   const row = companyRow(d);
-  const children = childJson(d);
-  const hash = createHash('sha1').update(WRITER_VERSION).update(JSON.stringify(row));
-  for (const table of CHILD_TABLES) hash.update(`\n${children[table]}`);
-  return { fiscalCode: d.fiscalCode, row: { ...row, content_hash: hash.digest('base64url') }, children };
+  const holders: HolderRow[] = [];
+  const relations = [['shareholder', d.shareholders], ['beneficial_owner', d.beneficialOwners], ['subsidiary', d.subsidiaries]] as const;
+  for (const [relation, list] of relations) {
+    list.forEach((h, position) => holders.push({ relation, position, name: h.name, share: h.share, related_fiscal_code: h.fiscalCode }));
+  }
+  const officers = d.officers.map((o, position) => ({ position, name: o.name, role: o.role, role_category: o.roleCategory }));
+  const branches = d.branches.map((b, position) => ({ position, legal_name: b.legalName, address: b.address === null ? null : JSON.stringify(b.address) }));
+  const years = deriveYearFigures(d.years).map((y) => ({
+    year: y.year, is_forecasted: y.isForecasted, size: y.size, statement_date: y.statementDate,
+    employees: y.employees, employees_yoy: y.employeesYoY, metrics: JSON.stringify(y.metrics),
+  }));
+  // The metrics text (most of the bytes) is hashed as it is, not escaped again inside JSON.
+  const hash = createHash('sha1').update(WRITER_VERSION).update(JSON.stringify(row))
+    .update(JSON.stringify([holders, officers, branches, years.map(({ metrics: _, ...rest }) => rest)]));
+  for (const y of years) hash.update(`\n${y.metrics}`);
+  return { fiscalCode: d.fiscalCode, row: { ...row, content_hash: hash.digest('base64url') }, holders, officers, branches, years };
 }
-
-const CHILD_TABLES: readonly ChildTable[] = ['holders', 'officers', 'branches', 'years'];
 
 async function writeChunk(trx: Knex.Transaction, dossiers: CompanyDossier[]): Promise<UpsertResult> {
   const prepared = dossiers.map(prepare);
   const { rows: written } = await trx.raw<{ rows: { id: number; fiscal_code: string; inserted: boolean }[] }>(UPSERT_COMPANIES_SQL, [JSON.stringify(prepared.map((p) => p.row))]);
 
-  const changedCodes = new Set(written.map((w) => w.fiscal_code));
+  const idByCode = new Map(written.map((w) => [w.fiscal_code, w.id]));
   const updatedIds = written.filter((w) => !w.inserted).map((w) => w.id);
-  const createdCodes = written.filter((w) => w.inserted).map((w) => w.fiscal_code);
+  const created = written.filter((w) => w.inserted);
 
   if (updatedIds.length > 0) await trx.raw(DELETE_CHILDREN_SQL, [updatedIds, updatedIds, updatedIds, updatedIds]);
   if (written.length > 0) {
-    const changed = prepared.filter((p) => changedCodes.has(p.fiscalCode));
-    const payload = (table: ChildTable) => `[${changed.map((p) => p.children[table]).filter((json) => json.length > 0).join(',')}]`;
-    await trx.raw(INSERT_CHILDREN_SQL, CHILD_TABLES.map(payload));
+    const changed = prepared.filter((p) => idByCode.has(p.fiscalCode));
+    // Children go in with their company's id from RETURNING above, one array per column:
+    // no join back to companies by fiscal code (a scan of the whole table per statement),
+    // and the metrics text is parsed by Postgres once, by json's light input check.
+    const id = (p: PreparedCompany) => idByCode.get(p.fiscalCode)!;
+    await trx.raw(INSERT_CHILDREN_SQL, [
+      ...columns(changed, id, (p) => p.holders, ['relation', 'position', 'name', 'share', 'related_fiscal_code']),
+      ...columns(changed, id, (p) => p.officers, ['position', 'name', 'role', 'role_category']),
+      ...columns(changed, id, (p) => p.branches, ['position', 'legal_name', 'address']),
+      ...columns(changed, id, (p) => p.years, ['year', 'is_forecasted', 'size', 'statement_date', 'employees', 'employees_yoy', 'metrics']),
+    ]);
   }
   // Holders written earlier that name a company created just now.
-  if (createdCodes.length > 0) await trx.raw(LINK_HOLDERS_SQL, [createdCodes]);
+  if (created.length > 0) await trx.raw(LINK_HOLDERS_SQL, [created.map((c) => c.id), created.map((c) => c.fiscal_code)]);
 
-  return { created: createdCodes.length, updated: updatedIds.length, unchanged: dossiers.length - written.length };
+  return { created: created.length, updated: updatedIds.length, unchanged: dossiers.length - written.length };
+}
+
+type Cell = string | number | boolean | null;
+
+/** Rows of one child table as [company ids, then one array per key], for unnest. */
+function columns<R extends { [key: string]: Cell }>(companies: PreparedCompany[], id: (p: PreparedCompany) => number, rows: (p: PreparedCompany) => R[], keys: (keyof R)[]): Knex.Value[] {
+  const ids: number[] = [];
+  const out = keys.map((): Cell[] => []);
+  for (const p of companies) {
+    for (const r of rows(p)) {
+      ids.push(id(p));
+      for (let k = 0; k < keys.length; k++) out[k]!.push(r[keys[k]!]!);
+    }
+  }
+  // pg sends arrays with nulls as they are; knex's Value type just has no nullable arrays.
+  return [ids, ...out] as Knex.Value[];
 }
 
 function companyRow(d: CompanyDossier) {
@@ -124,26 +171,6 @@ function companyRow(d: CompanyDossier) {
   };
 }
 
-// Child rows carry the company's fiscal code (fc), joined to its id in SQL: the JSON is built
-// (and hashed) before the upsert tells us the ids.
-function childJson(d: CompanyDossier): Record<ChildTable, string> {
-  const fc = d.fiscalCode;
-  const holders: unknown[] = [];
-  const relations = [['shareholder', d.shareholders], ['beneficial_owner', d.beneficialOwners], ['subsidiary', d.subsidiaries]] as const;
-  for (const [relation, list] of relations) {
-    list.forEach((h, position) => holders.push({ fc, relation, position, name: h.name, share: h.share, related_fiscal_code: h.fiscalCode }));
-  }
-  const officers = d.officers.map((o, position) => ({ fc, position, name: o.name, role: o.role, role_category: o.roleCategory }));
-  const branches = d.branches.map((b, position) => ({ fc, position, legal_name: b.legalName, address: b.address }));
-  const years = deriveYearFigures(d.years).map((y) => ({
-    fc, year: y.year, is_forecasted: y.isForecasted, size: y.size, statement_date: y.statementDate,
-    employees: y.employees, employees_yoy: y.employeesYoY, metrics: y.metrics,
-  }));
-  // Stringified as arrays, then unwrapped, so rows can be spliced without re-serialising.
-  const unwrap = (rows: unknown[]) => (rows.length === 0 ? '' : JSON.stringify(rows).slice(1, -1));
-  return { holders: unwrap(holders), officers: unwrap(officers), branches: unwrap(branches), years: unwrap(years) };
-}
-
 const COMPANY_COLUMNS = `fiscal_code text, vat_number text, legal_name text, legal_form text, founding_year int,
   incorporation_date date, is_quoted boolean, nace_code text, nace_section text, ateco_code text, address jsonb,
   province text, municipality text, activity_start_date date, dissolution_year int, foreign_owned boolean,
@@ -168,32 +195,26 @@ WITH h AS (DELETE FROM company_holders WHERE company_id = ANY(?::bigint[])),
      b AS (DELETE FROM company_branches WHERE company_id = ANY(?::bigint[]))
 DELETE FROM company_years WHERE company_id = ANY(?::bigint[])`;
 
-// Holders link to their company when it is already stored (including earlier in this batch).
+// Holders link to their company when it is already stored (including earlier in this batch):
+// one index lookup per holder that names a fiscal code.
 const INSERT_CHILDREN_SQL = `
 WITH h AS (
   INSERT INTO company_holders (company_id, relation, position, name, share, related_fiscal_code, related_company_id)
-  SELECT c.id, r.relation, r.position, r.name, r.share, r.related_fiscal_code, rc.id
-  FROM json_to_recordset(?::json) AS r(fc text, relation text, position smallint, name text, share float8, related_fiscal_code text)
-  JOIN companies c ON c.fiscal_code = r.fc
-  LEFT JOIN companies rc ON rc.fiscal_code = r.related_fiscal_code
+  SELECT r.company_id, r.relation, r.position, r.name, r.share, r.related_fiscal_code,
+    (SELECT rc.id FROM companies rc WHERE rc.fiscal_code = r.related_fiscal_code)
+  FROM unnest(?::bigint[], ?::text[], ?::smallint[], ?::text[], ?::float8[], ?::text[])
+    AS r(company_id, relation, position, name, share, related_fiscal_code)
 ), o AS (
   INSERT INTO company_officers (company_id, position, name, role, role_category)
-  SELECT c.id, r.position, r.name, r.role, r.role_category
-  FROM json_to_recordset(?::json) AS r(fc text, position smallint, name text, role text, role_category text)
-  JOIN companies c ON c.fiscal_code = r.fc
+  SELECT * FROM unnest(?::bigint[], ?::smallint[], ?::text[], ?::text[], ?::text[])
 ), b AS (
   INSERT INTO company_branches (company_id, position, legal_name, address)
-  SELECT c.id, r.position, r.legal_name, r.address
-  FROM json_to_recordset(?::json) AS r(fc text, position smallint, legal_name text, address jsonb)
-  JOIN companies c ON c.fiscal_code = r.fc
+  SELECT * FROM unnest(?::bigint[], ?::smallint[], ?::text[], ?::jsonb[])
 )
 INSERT INTO company_years (company_id, year, is_forecasted, size, statement_date, employees, employees_yoy, metrics)
-SELECT c.id, r.year, r.is_forecasted, r.size, r.statement_date, r.employees, r.employees_yoy, r.metrics
-FROM json_to_recordset(?::json)
-  AS r(fc text, year smallint, is_forecasted boolean, size text, statement_date date, employees int, employees_yoy float8, metrics jsonb)
-JOIN companies c ON c.fiscal_code = r.fc`;
+SELECT * FROM unnest(?::bigint[], ?::smallint[], ?::boolean[], ?::text[], ?::date[], ?::int[], ?::float8[], ?::json[])`;
 
 const LINK_HOLDERS_SQL = `
 UPDATE company_holders h SET related_company_id = c.id
-FROM companies c
-WHERE c.fiscal_code = ANY(?::text[]) AND h.related_fiscal_code = c.fiscal_code AND h.related_company_id IS NULL`;
+FROM unnest(?::bigint[], ?::text[]) AS c(id, fiscal_code)
+WHERE h.related_fiscal_code = c.fiscal_code AND h.related_company_id IS NULL`;

@@ -1,4 +1,5 @@
 import type { Db } from '../db/index.js';
+import { nextPeriod, periodStart } from '../billing/billing-period.js';
 import { AppError } from '../errors/index.js';
 
 export interface AllowanceGlance {
@@ -21,7 +22,7 @@ export interface AllowanceGlance {
   callsPerDay: number;
   /** When the balance runs out at that rate; null when nothing is being spent. */
   creditsRunOutAt: Date | null;
-  /** When the calls cap is reached at that rate; null without a cap or without calls. */
+  /** When the calls cap is reached at that rate; null without a cap, without calls, or not this period. */
   callsCapReachedAt: Date | null;
   /** The newest usage event applied: later calls are not in these figures yet. */
   asOf: Date | null;
@@ -58,7 +59,9 @@ export async function allowanceGlance(db: Db, organizationId: string, now = new 
   const creditsPerDay = (burn?.credits ?? 0) / days;
   const callsPerDay = (burn?.calls ?? 0) / days;
   const creditsRunOutAt = creditsPerDay > 0 ? new Date(now.getTime() + (Math.max(0, row.credits_balance) / creditsPerDay) * DAY_MS) : null;
-  const callsCapReachedAt = row.calls_cap !== null && callsPerDay > 0 ? new Date(now.getTime() + (Math.max(0, row.calls_cap - row.calls_used) / callsPerDay) * DAY_MS) : null;
+  // The cap resets with the period, so a date after the period's end means "not reached".
+  const capAt = row.calls_cap !== null && callsPerDay > 0 ? new Date(now.getTime() + (Math.max(0, row.calls_cap - row.calls_used) / callsPerDay) * DAY_MS) : null;
+  const callsCapReachedAt = capAt && capAt < periodStart(nextPeriod(row.period)) ? capAt : null;
   return {
     organizationId,
     period: row.period,

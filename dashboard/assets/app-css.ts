@@ -26,7 +26,7 @@ h2 { font-size: 1.05rem; margin: 0; }
 .lead { color: var(--ink-2); max-width: 60rem; margin-top: -.5rem; }
 
 .shell { display: grid; grid-template-columns: 240px 1fr; min-height: 100vh; }
-.sidebar { background: var(--panel); border-right: 1px solid var(--line); padding: 1.25rem 1rem; position: sticky; top: 0; height: 100vh; overflow-y: auto; }
+.sidebar { background: var(--panel); border-right: 1px solid var(--line); padding: 1.25rem 1rem; }
 .brand { display: flex; align-items: center; gap: .6rem; font-weight: 700; color: var(--ink); font-size: 1.05rem; margin-bottom: 1.5rem; }
 .brand:hover { text-decoration: none; }
 .brand-mark { width: 22px; height: 22px; border-radius: 6px; background: linear-gradient(135deg, #635bff, #00d4ff); display: inline-block; }
@@ -116,6 +116,7 @@ input[readonly] { background: var(--bg); color: var(--muted); }
 
 .toolbar, .toolbar-row { display: flex; flex-wrap: wrap; gap: .6rem; align-items: center; margin-bottom: 1rem; }
 .toolbar-row { justify-content: space-between; }
+.toolbar-row .toolbar { margin-bottom: 0; }
 .toolbar label { font-weight: 600; font-size: .88rem; }
 .tabs { display: inline-flex; background: #ebeef1; border-radius: 8px; padding: 3px; gap: 2px; }
 .tab { padding: .3rem .75rem; border-radius: 6px; color: var(--ink-2); font-weight: 500; font-size: .88rem; }

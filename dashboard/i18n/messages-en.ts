@@ -77,6 +77,7 @@ export const en = {
   'overview.flagOk': 'Active',
   'overview.flag.credits_exhausted': 'Credits exhausted',
   'overview.flag.limit_reached': 'Call cap reached',
+  'overview.percentUsed': '{percent}% of the allowance used',
   'overview.runOut': 'Credits run out',
   'overview.runOutAt': 'around {date}',
   'overview.runOutNever': 'not at the current rate',

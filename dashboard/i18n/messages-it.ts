@@ -79,6 +79,7 @@ export const it: Record<MessageKey, string> = {
   'overview.flagOk': 'Attivo',
   'overview.flag.credits_exhausted': 'Crediti esauriti',
   'overview.flag.limit_reached': 'Tetto chiamate raggiunto',
+  'overview.percentUsed': '{percent}% della dotazione usata',
   'overview.runOut': 'Esaurimento crediti',
   'overview.runOutAt': 'intorno al {date}',
   'overview.runOutNever': 'non al ritmo attuale',

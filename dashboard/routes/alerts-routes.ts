@@ -23,7 +23,7 @@ export function registerAlertsRoutes(router: Router<DashboardState>, deps: Alert
     const manage = can(view.org.role, 'manage_alerts');
     const [settings, thresholds, deliveries] = await Promise.all([alertSettings(db, view.org.id), listThresholds(db, view.org.id), listDeliveries(db, view.org.id)]);
     const currentPeriod = (await db('allowances').where({ organization_id: view.org.id }).first<{ period: string } | undefined>('period'))?.period;
-    const error = typeof ctx.query.error === 'string' ? ctx.query.error : null;
+    const error = typeof ctx.query.error === 'string' ? ctx.query.error.slice(0, 200) : null;
     const body = html`
       ${ctx.query.done === 'saved' ? notice(t('alerts.saved'), 'good') : ''}
       ${error ? notice(t('error.invalid', { message: error }), 'bad') : ''}

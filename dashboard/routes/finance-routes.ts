@@ -108,7 +108,7 @@ export function registerFinanceRoutes(router: Router<DashboardState>, deps: Fina
           ${stat(t('overview.balance'), f.number(glance.creditsBalance), t('common.credits'))}
           ${stat(t('overview.callsUsed'), glance.callsCap === null ? f.number(glance.callsUsed) : t('overview.callsOfCap', { used: f.number(glance.callsUsed), cap: f.number(glance.callsCap) }),
             glance.callsCap === null ? t('common.noCap') : html`<meter min="0" max="${glance.callsCap}" value="${Math.min(glance.callsUsed, glance.callsCap)}" low="${Math.floor(glance.callsCap * 0.8)}" high="${Math.floor(glance.callsCap * 0.95)}" optimum="0">${glance.callsUsed}/${glance.callsCap}</meter>`)}
-          ${stat(t('overview.flags'), flags.some((x) => x !== '') ? flags : badge(t('overview.flagOk'), 'good'), glance.percentUsed === null ? '' : `${glance.percentUsed}%`)}
+          ${stat(t('overview.flags'), flags.some((x) => x !== '') ? flags : badge(t('overview.flagOk'), 'good'), glance.percentUsed === null ? '' : t('overview.percentUsed', { percent: glance.percentUsed }))}
           ${stat(t('overview.runOut'), glance.creditsRunOutAt ? t('overview.runOutAt', { date: f.date(glance.creditsRunOutAt) }) : t('overview.runOutNever'),
             html`${t('overview.burn', { credits: f.number(glance.creditsPerDay), calls: f.number(glance.callsPerDay), days: BURN_WINDOW_DAYS })}${glance.callsCapReachedAt ? html`<br>${t('overview.capReached', { date: f.date(glance.callsCapReachedAt) })}` : ''}`)}
         </div>

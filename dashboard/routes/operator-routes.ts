@@ -51,7 +51,7 @@ async function renderOverview(ctx: DashboardContext, db: Db, top?: HtmlValue): P
     ${top ?? ''}
     <div class="stats">
       ${stat(t('nav.organizations'), f.number(orgs.length))}
-      ${stat(t('operator.flags'), f.number(flagged), t('operator.totals', { orgs: orgs.length, flagged }))}
+      ${stat(t('operator.flags'), f.number(flagged), flagged > 0 ? t('operator.totals', { orgs: orgs.length, flagged }) : '')}
       ${stat(t('operator.balance'), f.number(orgs.reduce((n, o) => n + (o.creditsBalance ?? 0), 0)), t('common.credits'))}
     </div>
     ${asOfStamp(ctx.state, newest)}

@@ -78,8 +78,8 @@ export function postButton(state: DashboardState, action: string, label: string,
 
 export function section(title: string, body: HtmlValue, options: { id?: string; actions?: HtmlValue; intro?: string } = {}): Html {
   const id = options.id ?? `sec-${title.toLowerCase().replace(/[^a-z0-9]+/g, '-')}`;
-  return html`<section class="card" aria-labelledby="${id}">
-    <div class="card-head"><h2 id="${id}">${title}</h2>${options.actions ?? ''}</div>
+  return html`<section class="card" id="${id}" aria-labelledby="${id}-title">
+    <div class="card-head"><h2 id="${id}-title">${title}</h2>${options.actions ?? ''}</div>
     ${options.intro ? html`<p class="muted">${options.intro}</p>` : ''}
     ${body}
   </section>`;

@@ -23,13 +23,14 @@ export const getCompanyProfileTool = defineTool({
     'Returns the profile of an Italian company by fiscal code or VAT number: its identity (legal name and form, founding year, VAT and fiscal ' +
     'code, NACE code, address), its latest filed year, and either its nearest peers (large companies) or its risk indicators and recent history ' +
     '(smaller companies), as the API\'s profile endpoint does; plus, for every company, its registry contacts (PEC, CCIAA, REA) and a brief ' +
-    'risk summary (indicators that are set or unknown, dissolution, state aids).',
+    'risk summary (indicators that are set or unknown, state aids).',
   inputSchema,
   outputSchema,
   annotations: { title: 'Get a company profile', readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
   async run(args, ctx) {
-    const [profile, brief] = await Promise.all([ctx.store.companyProfile(args.taxId), companyBrief(ctx.companies, args.taxId)]);
-    if (profile === null || brief === null) throw new AppError('not_found', `No company has the tax ID ${args.taxId}.`);
-    return { profile, ...brief };
+    // Both come from the company cache when warm; the credit report's data is where registry and risk live.
+    const [profile, credit] = await Promise.all([ctx.store.companyProfile(args.taxId), ctx.store.creditReport(args.taxId)]);
+    if (profile === null || credit === null) throw new AppError('not_found', `No company has the tax ID ${args.taxId}.`);
+    return { profile, ...companyBrief(credit) };
   },
 });

@@ -8,8 +8,6 @@
 //   node --import tsx test/fault/billing-fault.ts        (FAULT_CALLS=20000, FAULT_CONCURRENCY=48)
 // Services come from DATABASE_URL / KAFKA_BROKERS or are started here; the broker restart
 // needs a broker started here (with KAFKA_BROKERS it is skipped and said so).
-import { spawn, type ChildProcess } from 'node:child_process';
-import { createWriteStream } from 'node:fs';
 import { mkdtemp } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -18,11 +16,10 @@ import { reconcileLedger } from '../../core/billing/reconcile-ledger.js';
 import { createDb } from '../../core/db/index.js';
 import { freePort } from '../services/free-port.js';
 import { restartKafkaBroker } from '../services/kafka-control.js';
-import { COMPANY_CODE, createCustomers, insertCompany, startServices } from './harness.js';
+import { apiProcess, COMPANY_CODE, createCustomers, insertCompany, managedProcess, startServices, type ManagedProcess } from './harness.js';
 
 const TARGET = Number(process.env.FAULT_CALLS ?? 20_000);
 const CONCURRENCY = Number(process.env.FAULT_CONCURRENCY ?? 48);
-const root = path.resolve(import.meta.dirname, '../..');
 const say = (line: string) => process.stdout.write(`[fault] ${line}\n`);
 
 const services = await startServices('billing_fault', say);
@@ -42,50 +39,14 @@ const childEnv = {
   DATA_DIR: logDir,
 };
 
-interface Managed {
-  name: string;
-  child?: ChildProcess;
-  start(): Promise<void>;
-  kill9(): void;
-}
-
-function managed(name: string, script: string, env: Record<string, string>, ready?: () => Promise<void>): Managed {
-  const m: Managed = {
-    name,
-    async start() {
-      const log = createWriteStream(path.join(logDir, `${name}.log`), { flags: 'a' });
-      const child = spawn(process.execPath, ['--import', 'tsx', script], { cwd: root, env: { ...childEnv, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
-      child.stdout!.pipe(log);
-      child.stderr!.pipe(log);
-      m.child = child;
-      if (ready) await ready();
-    },
-    kill9() {
-      m.child?.kill('SIGKILL');
-    },
-  };
-  return m;
-}
-
-async function waitUntil(what: string, probe: () => Promise<boolean>, timeoutMs: number): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await probe().catch(() => false))) {
-    if (Date.now() > deadline) throw new Error(`timed out: ${what}`);
-    await new Promise((r) => setTimeout(r, 200));
-  }
-}
-
-const processes: Managed[] = [];
+const processes: ManagedProcess[] = [];
 let exitCode = 1;
 try {
   await insertCompany(db);
   const customers = await createCustomers(db, 20, 100_000_000);
   const ports = [await freePort(), await freePort()];
-  const apis = ports.map((port) =>
-    managed(`api-${port}`, 'test/fault/api-process.ts', { API_PORT: String(port) }, () =>
-      waitUntil(`api on ${port}`, async () => (await fetch(`http://127.0.0.1:${port}/healthz`)).ok, 60_000)),
-  );
-  const workers = ['worker-a', 'worker-b'].map((name) => managed(name, 'billing-worker/main.ts', {}));
+  const apis = ports.map((port) => apiProcess(`api-${port}`, port, childEnv, logDir));
+  const workers = ['worker-a', 'worker-b'].map((name) => managedProcess({ name, script: 'billing-worker/main.ts', env: childEnv, logDir }));
   processes.push(...apis, ...workers);
   await Promise.all([...apis, ...workers].map((p) => p.start()));
   say(`2 API processes (ports ${ports.join(', ')}) and 2 billing workers running; logs in ${logDir}`);

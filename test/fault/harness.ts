@@ -1,6 +1,8 @@
 // What the billing fault script and the billing bench share: services (Postgres and Kafka,
 // from the environment or started here like the test suite does), a fresh migrated database,
 // customers with keys, a company to ask for, and the API app built in-process.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createWriteStream } from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { chmod, mkdtemp, rm } from 'node:fs/promises';
@@ -175,3 +177,61 @@ export async function startInProcessApi(options: { db: Knex; databaseUrl: string
 }
 
 export const percentile = (sorted: number[], p: number): number => (sorted.length === 0 ? NaN : sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!);
+
+export interface ManagedProcess {
+  name: string;
+  start(): Promise<void>;
+  /** kill -9: a crash, no shutdown code runs. */
+  kill9(): void;
+  /** SIGTERM and wait for the exit; resolves with the exit code. */
+  stop(): Promise<number | null>;
+}
+
+/**
+ * A child process of ours run from source (`node --import tsx script`), output appended to
+ * `logDir/name.log`; `ready` decides when start() resolves.
+ */
+export function managedProcess(options: { name: string; script: string; env: NodeJS.ProcessEnv; logDir: string; ready?: () => Promise<void> }): ManagedProcess {
+  const root = path.resolve(import.meta.dirname, '../..');
+  let child: ChildProcess | undefined;
+  return {
+    name: options.name,
+    async start() {
+      const log = createWriteStream(path.join(options.logDir, `${options.name}.log`), { flags: 'a' });
+      child = spawn(process.execPath, ['--import', 'tsx', options.script], { cwd: root, env: options.env, stdio: ['ignore', 'pipe', 'pipe'] });
+      child.stdout!.pipe(log);
+      child.stderr!.pipe(log);
+      if (options.ready) await options.ready();
+    },
+    kill9() {
+      child?.kill('SIGKILL');
+    },
+    stop() {
+      const c = child;
+      if (!c || c.exitCode !== null) return Promise.resolve(c?.exitCode ?? null);
+      return new Promise((resolve) => {
+        c.once('exit', (code) => resolve(code));
+        c.kill('SIGTERM');
+      });
+    },
+  };
+}
+
+export async function waitUntil(what: string, probe: () => Promise<boolean>, timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await probe().catch(() => false))) {
+    if (Date.now() > deadline) throw new Error(`timed out: ${what}`);
+    await new Promise((r) => setTimeout(r, 200));
+  }
+}
+
+/** An API process (test/fault/api-process.ts) on `port`, ready once /healthz answers. */
+export function apiProcess(name: string, port: number, env: NodeJS.ProcessEnv, logDir: string): ManagedProcess {
+  return managedProcess({
+    name,
+    script: 'test/fault/api-process.ts',
+    env: { ...env, API_PORT: String(port) },
+    logDir,
+    ready: () => waitUntil(`api on ${port}`, async () => (await fetch(`http://127.0.0.1:${port}/healthz`)).ok, 60_000),
+  });
+}

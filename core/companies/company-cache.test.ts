@@ -1,0 +1,261 @@
+import { afterAll, describe, expect, inject, it } from 'vitest';
+import { createNotificationListener, type ConnectionHandler, type NotificationHandler, type NotificationListener } from '../db/index.js';
+import { AppError } from '../errors/index.js';
+import { createLogger } from '../logging/index.js';
+import { testDb } from '../../test/support/database.js';
+import { dossier, fiscalCodes } from '../../test/support/company-dossiers.js';
+import { COMPANIES_CHANGED_CHANNEL, createCompanyCache } from './company-cache.js';
+import { createCompanyStore, type CompanyStore } from './company-store.js';
+import type { CompanyFinancialsData } from './schemas/index.js';
+import { upsertCompanies } from './write-companies.js';
+
+// A store whose answers the test controls: `data[code]` (undefined = not found), counting reads.
+function fakeStore() {
+  const data = new Map<string, { name: string; padding?: string }>();
+  const reads: string[] = [];
+  let failWith: unknown;
+  let gate: Promise<void> | undefined;
+  const read = async (code: string) => {
+    reads.push(code);
+    if (gate) await gate;
+    if (failWith) throw failWith;
+    const found = data.get(code.trim().toUpperCase());
+    return found ? { ...found } : null;
+  };
+  const store = {
+    companyReport: read,
+    creditReport: read,
+    companyProfile: read,
+    companyFinancials: read,
+    reloadMetricDefinitions: async () => {},
+  } as unknown as CompanyStore;
+  return {
+    store,
+    data,
+    reads,
+    fail: (err: unknown) => { failWith = err; },
+    hold: () => {
+      let release!: () => void;
+      gate = new Promise((resolve) => { release = resolve; });
+      return () => { gate = undefined; release(); };
+    },
+  };
+}
+
+function fakeListener(connected = true) {
+  const handlers = new Map<string, NotificationHandler>();
+  const connectionHandlers: ConnectionHandler[] = [];
+  const listener = {
+    connected,
+    subscribe: (channel: string, handler: NotificationHandler) => handlers.set(channel, handler),
+    onConnectionChange: (handler: ConnectionHandler) => connectionHandlers.push(handler),
+    whenConnected: async () => {},
+    close: async () => {},
+  };
+  return {
+    listener: listener as NotificationListener,
+    notify: (channel: string) => handlers.get(channel)?.(''),
+    setConnected: (value: boolean) => {
+      listener.connected = value;
+      for (const handler of connectionHandlers) handler(value);
+    },
+  };
+}
+
+describe('company cache', () => {
+  it('when a code is asked twice, in either case, then the store is read once and both answers are equal', async () => {
+    const fake = fakeStore();
+    fake.data.set('ABC', { name: 'one' });
+    const cache = createCompanyCache({ store: fake.store });
+    expect(await cache.companyFinancials('abc')).toEqual({ name: 'one' });
+    expect(await cache.companyFinancials(' ABC ')).toEqual({ name: 'one' });
+    expect(fake.reads).toHaveLength(1);
+    expect(cache.stats).toMatchObject({ hits: 1, misses: 1, entries: 1 });
+  });
+
+  it('when two endpoints ask for one code then each has its own entry', async () => {
+    const fake = fakeStore();
+    fake.data.set('ABC', { name: 'one' });
+    const cache = createCompanyCache({ store: fake.store });
+    await cache.companyFinancials('ABC');
+    await cache.companyReport('ABC');
+    await cache.creditReport('ABC');
+    await cache.companyProfile('ABC');
+    expect(fake.reads).toHaveLength(4);
+  });
+
+  it('when many requests miss on one code at once then they share one store read', async () => {
+    const fake = fakeStore();
+    fake.data.set('ABC', { name: 'one' });
+    const release = fake.hold();
+    const cache = createCompanyCache({ store: fake.store });
+    const answers = Promise.all(Array.from({ length: 20 }, () => cache.companyReport('abc')));
+    release();
+    const all = await answers;
+    expect(all.every((a) => a === all[0])).toBe(true);
+    expect(all[0]).toEqual({ name: 'one' });
+    expect(fake.reads).toHaveLength(1);
+  });
+
+  it('when a company is not found then that is remembered only for the not-found TTL', async () => {
+    let t = 0;
+    const fake = fakeStore();
+    const cache = createCompanyCache({ store: fake.store, notFoundTtlMs: 5_000, ttlMs: 60_000, now: () => t });
+    expect(await cache.companyFinancials('NEW')).toBeNull();
+    fake.data.set('NEW', { name: 'imported' });
+    t = 4_999;
+    expect(await cache.companyFinancials('NEW')).toBeNull();
+    t = 5_000;
+    expect(await cache.companyFinancials('NEW')).toEqual({ name: 'imported' });
+    expect(fake.reads).toHaveLength(2);
+  });
+
+  it('when an entry is older than the TTL then it is read again', async () => {
+    let t = 0;
+    const fake = fakeStore();
+    fake.data.set('ABC', { name: 'one' });
+    const cache = createCompanyCache({ store: fake.store, ttlMs: 60_000, now: () => t });
+    await cache.companyFinancials('ABC');
+    fake.data.set('ABC', { name: 'two' });
+    t = 59_999;
+    expect(await cache.companyFinancials('ABC')).toEqual({ name: 'one' });
+    t = 60_000;
+    expect(await cache.companyFinancials('ABC')).toEqual({ name: 'two' });
+  });
+
+  it('when the store fails then the error reaches every waiting caller and is not cached', async () => {
+    const fake = fakeStore();
+    fake.data.set('ABC', { name: 'one' });
+    const cache = createCompanyCache({ store: fake.store });
+    fake.fail(new AppError('upstream_timeout'));
+    const release = fake.hold();
+    const both = Promise.allSettled([cache.companyFinancials('ABC'), cache.companyFinancials('ABC')]);
+    release();
+    const settled = await both;
+    for (const s of settled) expect(s).toMatchObject({ status: 'rejected', reason: { code: 'upstream_timeout' } });
+    fake.fail(undefined);
+    expect(await cache.companyFinancials('ABC')).toEqual({ name: 'one' });
+    expect(fake.reads).toHaveLength(2);
+  });
+
+  it('when there are more entries than allowed then the least recently used goes first', async () => {
+    const fake = fakeStore();
+    for (const code of ['A', 'B', 'C']) fake.data.set(code, { name: code });
+    const cache = createCompanyCache({ store: fake.store, maxEntries: 2 });
+    await cache.companyFinancials('A');
+    await cache.companyFinancials('B');
+    await cache.companyFinancials('A'); // A is now the most recent
+    await cache.companyFinancials('C'); // evicts B
+    fake.reads.length = 0;
+    await cache.companyFinancials('A');
+    await cache.companyFinancials('C');
+    expect(fake.reads).toEqual([]);
+    await cache.companyFinancials('B');
+    expect(fake.reads).toEqual(['B']);
+  });
+
+  it('when entries would exceed the byte budget then old ones are evicted to stay under it', async () => {
+    const fake = fakeStore();
+    for (const code of ['A', 'B', 'C', 'D']) fake.data.set(code, { name: code, padding: 'x'.repeat(10_000) });
+    const cache = createCompanyCache({ store: fake.store, maxBytes: 25_000 });
+    for (const code of ['A', 'B', 'C', 'D']) await cache.companyReport(code);
+    expect(cache.stats.entries).toBe(2);
+    expect(cache.stats.bytes).toBeLessThanOrEqual(25_000);
+    fake.reads.length = 0;
+    await cache.companyReport('D');
+    await cache.companyReport('A');
+    expect(fake.reads).toEqual(['A']);
+  });
+
+  it('when companies change during a load then the caller gets its answer but it is not kept', async () => {
+    const fake = fakeStore();
+    fake.data.set('ABC', { name: 'old' });
+    const { listener, notify } = fakeListener();
+    const cache = createCompanyCache({ store: fake.store, notifications: listener });
+    const release = fake.hold();
+    const before = cache.companyFinancials('ABC');
+    notify(COMPANIES_CHANGED_CHANNEL);
+    // A request after the notification does not join the load that began before it.
+    const after = cache.companyFinancials('ABC');
+    fake.data.set('ABC', { name: 'new' });
+    release();
+    await before;
+    expect(await after).toEqual({ name: 'new' });
+    expect(await cache.companyFinancials('ABC')).toEqual({ name: 'new' });
+    expect(fake.reads).toHaveLength(2);
+  });
+
+  it('when companies change then every entry is dropped', async () => {
+    const fake = fakeStore();
+    fake.data.set('ABC', { name: 'old' });
+    const { listener, notify } = fakeListener();
+    const cache = createCompanyCache({ store: fake.store, notifications: listener });
+    await cache.companyFinancials('ABC');
+    await cache.companyFinancials('MISSING');
+    fake.data.set('ABC', { name: 'new' });
+    fake.data.set('MISSING', { name: 'imported' });
+    notify(COMPANIES_CHANGED_CHANNEL);
+    expect(cache.stats.entries).toBe(0);
+    expect(await cache.companyFinancials('ABC')).toEqual({ name: 'new' });
+    expect(await cache.companyFinancials('MISSING')).toEqual({ name: 'imported' });
+  });
+
+  it('when the listener is disconnected then nothing is cached, and what was cached is dropped', async () => {
+    const fake = fakeStore();
+    fake.data.set('ABC', { name: 'one' });
+    const { listener, setConnected } = fakeListener();
+    const cache = createCompanyCache({ store: fake.store, notifications: listener });
+    await cache.companyFinancials('ABC');
+    setConnected(false);
+    expect(cache.stats.entries).toBe(0);
+    await cache.companyFinancials('ABC');
+    await cache.companyFinancials('ABC');
+    expect(fake.reads).toHaveLength(3);
+    setConnected(true);
+    await cache.companyFinancials('ABC');
+    await cache.companyFinancials('ABC');
+    expect(fake.reads).toHaveLength(4);
+  });
+
+  it('when a caller tries to modify a cached answer then it fails instead of changing the next caller\'s answer', async () => {
+    const fake = fakeStore();
+    fake.data.set('ABC', { name: 'one' });
+    const cache = createCompanyCache({ store: fake.store });
+    await cache.companyFinancials('ABC');
+    const cached = (await cache.companyFinancials('ABC')) as unknown as { name: string };
+    expect(() => { cached.name = 'changed'; }).toThrow(TypeError);
+    expect(await cache.companyFinancials('ABC')).toEqual({ name: 'one' });
+  });
+});
+
+describe('company cache with Postgres', () => {
+  const db = testDb({ applicationName: 'company-cache.test' });
+  const logger = createLogger({ level: 'silent' });
+  const listener = createNotificationListener({ connectionString: inject('databaseUrl'), logger });
+  afterAll(async () => {
+    await listener.close();
+    await db.destroy();
+  });
+
+  it('when an import commits then a cache in another process drops the old answer within a second', async () => {
+    const code = fiscalCodes()();
+    await upsertCompanies(db, [dossier(code, { legalName: 'Before Import SRL' })]);
+    const cache = createCompanyCache({ store: createCompanyStore({ db, queryTimeoutMs: 2_000, logger }), notifications: listener });
+    await listener.whenConnected();
+    const legalName = (data: CompanyFinancialsData | null) => JSON.stringify(data).includes('After Import SRL') ? 'after' : 'before';
+
+    expect(legalName(await cache.companyFinancials(code))).toBe('before');
+    expect(legalName(await cache.companyFinancials(code))).toBe('before');
+    const hitsBefore = cache.stats.hits;
+    expect(hitsBefore).toBeGreaterThan(0);
+
+    await upsertCompanies(db, [dossier(code, { legalName: 'After Import SRL' })]);
+    const until = Date.now() + 1_000;
+    let seen = 'before';
+    while (Date.now() < until && seen === 'before') {
+      seen = legalName(await cache.companyFinancials(code));
+      if (seen === 'before') await new Promise((r) => setTimeout(r, 20));
+    }
+    expect(seen).toBe('after');
+  });
+});

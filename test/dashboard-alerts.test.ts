@@ -1,0 +1,199 @@
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  addThreshold, backoffMs, deliverDueWebhooks, evaluateThresholds, firedThresholds, listDeliveries, setWebhookUrl, signWebhookBody, verifyWebhookSignature, alertSettings,
+} from '../core/alerts/index.js';
+import { changeCredits, createOrganization, ensureDefaultPlans } from '../core/billing/index.js';
+import type { Db } from '../core/db/index.js';
+import { applyUsage, usageEventFor } from './dashboard-fixtures.js';
+import { testDb } from './support/database.js';
+
+// Thresholds → signed webhooks: once per threshold per period, re-armed by a top-up or a new
+// period, retried with exponential backoff, and logged.
+
+interface Receiver {
+  url: string;
+  received: { headers: http.IncomingHttpHeaders; body: string }[];
+  /** Status codes to answer with, in order; then 204. */
+  answers: number[];
+  close(): Promise<void>;
+}
+
+async function startReceiver(): Promise<Receiver> {
+  const r = { received: [], answers: [] } as unknown as Receiver;
+  const server = http.createServer((req, res) => {
+    let body = '';
+    req.on('data', (c) => (body += c));
+    req.on('end', () => {
+      r.received.push({ headers: req.headers, body });
+      res.writeHead(r.answers.shift() ?? 204).end();
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  r.url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`;
+  r.close = () => new Promise<void>((resolve) => server.close(() => resolve()));
+  return r;
+}
+
+let db: Db;
+let receiver: Receiver;
+
+beforeAll(async () => {
+  db = testDb();
+  await ensureDefaultPlans(db);
+  receiver = await startReceiver();
+});
+afterAll(async () => {
+  await receiver?.close();
+  await db?.destroy();
+});
+
+/** An organization with 1 000 credits (the standard plan's grant replaced by a small one). */
+async function smallOrg(name: string) {
+  const org = await createOrganization(db, { name, planId: null });
+  await changeCredits(db, { organizationId: org.id, kind: 'grant', credits: 1_000, actor: 'test', reason: 'test set-up' });
+  await setWebhookUrl(db, org.id, receiver.url);
+  return org.id;
+}
+
+/**
+ * Runs delivery passes until this organization's delivery reached `attempts` (other test
+ * files' due deliveries share the table and a pass takes at most a batch of them).
+ */
+async function deliverUntil(organizationId: string, attempts: number, options: Parameters<typeof deliverDueWebhooks>[1] = {}) {
+  for (let i = 0; i < 20; i++) {
+    await deliverDueWebhooks(db, options);
+    const [d] = await listDeliveries(db, organizationId);
+    if (d && d.attempts >= attempts) return d;
+  }
+  throw new Error(`delivery of ${organizationId} never reached attempt ${attempts}`);
+}
+
+const deliveriesOf = (organizationId: string) => receiver.received.filter((r) => JSON.parse(r.body).organizationId === organizationId);
+const pass = async () => {
+  await evaluateThresholds(db);
+  await deliverDueWebhooks(db);
+};
+
+describe('when usage crosses a percentage threshold', () => {
+  it('then one signed webhook is sent however many times the evaluator runs, and a top-up re-arms it', async () => {
+    const orgId = await smallOrg('Alerts percent');
+    await addThreshold(db, orgId, { kind: 'percent_used', value: 50 });
+    await applyUsage(db, Array.from({ length: 40 }, () => usageEventFor(orgId, { quantity: 10 }))); // 400 of 1 000
+    await pass();
+    expect(deliveriesOf(orgId)).toHaveLength(0);
+
+    await applyUsage(db, Array.from({ length: 11 }, () => usageEventFor(orgId, { quantity: 10 }))); // 510 of 1 000
+    for (let i = 0; i < 4; i++) await pass();
+    expect(deliveriesOf(orgId)).toHaveLength(1);
+    const [hook] = deliveriesOf(orgId);
+    const { webhookSecret } = await alertSettings(db, orgId);
+    expect(hook!.headers['x-signature']).toBe(signWebhookBody(webhookSecret, hook!.body));
+    expect(verifyWebhookSignature({ secret: webhookSecret, body: hook!.body, signature: hook!.headers['x-signature'] as string, timestamp: hook!.headers['x-webhook-timestamp'] as string })).toBe(true);
+    expect(JSON.parse(hook!.body)).toMatchObject({ type: 'allowance.threshold_crossed', threshold: { kind: 'percent_used', value: 50 }, allowance: { creditsUsed: 510, creditsBalance: 490, percentUsed: 51 } });
+    expect(await firedThresholds(db, orgId)).toHaveLength(1);
+    const log = await listDeliveries(db, orgId);
+    expect(log).toMatchObject([{ status: 'delivered', attempts: 1, lastStatusCode: 204 }]);
+
+    // A top-up brings usage back under 50 %: the threshold re-arms, and the banner goes.
+    await changeCredits(db, { organizationId: orgId, kind: 'top_up', credits: 1_000, actor: 'test', reason: 'bought more' });
+    await pass();
+    expect(await firedThresholds(db, orgId)).toHaveLength(0);
+    expect(deliveriesOf(orgId)).toHaveLength(1);
+    // The next crossing alerts again: 510 + 550 = 1 060 of 2 000 used.
+    await applyUsage(db, Array.from({ length: 55 }, () => usageEventFor(orgId, { quantity: 10 })));
+    await pass();
+    await pass();
+    expect(deliveriesOf(orgId)).toHaveLength(2);
+  });
+});
+
+describe('when a threshold fired in an earlier period', () => {
+  it('then the new period re-arms it and it fires again once', async () => {
+    const orgId = await smallOrg('Alerts new period');
+    const threshold = await addThreshold(db, orgId, { kind: 'balance_below', value: 2_000 });
+    await pass();
+    expect(deliveriesOf(orgId)).toHaveLength(1);
+    await db('alert_thresholds').where({ id: threshold.id }).update({ fired_period: '2000-01' });
+    await pass();
+    await pass();
+    expect(deliveriesOf(orgId)).toHaveLength(2);
+  });
+});
+
+describe('when the receiver fails', () => {
+  it('then the delivery is retried with exponential backoff and logged, and marked failed after the last attempt', async () => {
+    const orgId = await smallOrg('Alerts retries');
+    await addThreshold(db, orgId, { kind: 'balance_below', value: 5_000 });
+    receiver.answers.push(500, 503);
+    const base = 10_000;
+    await evaluateThresholds(db);
+    const before = Date.now();
+    let d = await deliverUntil(orgId, 1, { baseBackoffMs: base });
+    expect(d).toMatchObject({ status: 'pending', attempts: 1, lastStatusCode: 500, lastError: 'HTTP 500' });
+    expect(d!.nextAttemptAt!.getTime() - before).toBeGreaterThanOrEqual(base - 50);
+    expect(d!.nextAttemptAt!.getTime() - Date.now()).toBeLessThanOrEqual(base);
+
+    // Not due yet: nothing is sent.
+    await deliverDueWebhooks(db, { baseBackoffMs: base });
+    expect(deliveriesOf(orgId)).toHaveLength(1);
+
+    // Time passes (we move the due time instead of waiting).
+    await db('webhook_deliveries').where({ id: d!.id }).update({ next_attempt_at: db.fn.now() });
+    const second = Date.now();
+    d = await deliverUntil(orgId, 2, { baseBackoffMs: base });
+    expect(d).toMatchObject({ status: 'pending', attempts: 2, lastStatusCode: 503 });
+    expect(d!.nextAttemptAt!.getTime() - second).toBeGreaterThanOrEqual(2 * base - 50);
+
+    await db('webhook_deliveries').where({ id: d!.id }).update({ next_attempt_at: db.fn.now() });
+    d = await deliverUntil(orgId, 3, { baseBackoffMs: base });
+    expect(d).toMatchObject({ status: 'delivered', attempts: 3, lastStatusCode: 204, nextAttemptAt: null });
+    expect(deliveriesOf(orgId)).toHaveLength(3);
+    // Every attempt of one delivery carries the same id, so the receiver can de-duplicate.
+    expect(new Set(deliveriesOf(orgId).map((r) => r.headers['x-webhook-id'])).size).toBe(1);
+  });
+
+  it('then after maxAttempts the delivery is marked failed and not retried', async () => {
+    const orgId = await smallOrg('Alerts give up');
+    await addThreshold(db, orgId, { kind: 'balance_below', value: 5_000 });
+    receiver.answers.push(500, 500);
+    await evaluateThresholds(db);
+    const first = await deliverUntil(orgId, 1, { maxAttempts: 2 });
+    await db('webhook_deliveries').where({ id: first.id }).update({ next_attempt_at: db.fn.now() });
+    await deliverUntil(orgId, 2, { maxAttempts: 2 });
+    await deliverDueWebhooks(db, { maxAttempts: 2 });
+    expect(await listDeliveries(db, orgId)).toMatchObject([{ status: 'failed', attempts: 2, lastStatusCode: 500, nextAttemptAt: null }]);
+    expect(deliveriesOf(orgId)).toHaveLength(2);
+  });
+
+  it('then the backoff doubles from the base up to the cap', () => {
+    expect([1, 2, 3, 4].map((a) => backoffMs(a, 10_000, 3_600_000))).toEqual([10_000, 20_000, 40_000, 80_000]);
+    expect(backoffMs(20, 10_000, 3_600_000)).toBe(3_600_000);
+  });
+});
+
+describe('when an organization has no webhook address', () => {
+  it('then a crossed threshold shows as a banner and no delivery is made', async () => {
+    const org = await createOrganization(db, { name: 'Alerts banner only', planId: null });
+    await addThreshold(db, org.id, { kind: 'balance_below', value: 10 });
+    await pass();
+    expect(await firedThresholds(db, org.id)).toMatchObject([{ kind: 'balance_below', value: 10 }]);
+    expect(await listDeliveries(db, org.id)).toEqual([]);
+  });
+});
+
+describe('when a receiver checks a signature', () => {
+  it('then a changed body, another secret or an old timestamp is refused', () => {
+    const sentAt = new Date('2026-11-22T10:00:00Z');
+    const body = JSON.stringify({ id: 'whd_x', sentAt: sentAt.toISOString() });
+    const timestamp = String(sentAt.getTime() / 1000);
+    const signature = signWebhookBody('whsec_a', body);
+    const now = new Date(sentAt.getTime() + 30_000);
+    expect(verifyWebhookSignature({ secret: 'whsec_a', body, signature, timestamp, now })).toBe(true);
+    expect(verifyWebhookSignature({ secret: 'whsec_b', body, signature, timestamp, now })).toBe(false);
+    expect(verifyWebhookSignature({ secret: 'whsec_a', body: body.replace('whd_x', 'whd_y'), signature, timestamp, now })).toBe(false);
+    expect(verifyWebhookSignature({ secret: 'whsec_a', body, signature, timestamp, now: new Date(sentAt.getTime() + 3_600_000) })).toBe(false);
+    expect(verifyWebhookSignature({ secret: 'whsec_a', body, signature, timestamp: String(Number(timestamp) + 60), now })).toBe(false);
+  });
+});

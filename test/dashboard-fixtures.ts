@@ -1,0 +1,113 @@
+// Shared set-up of the dashboard tests: the real dashboard app on a random port, people with
+// known passwords, usage applied through the billing pipeline for one organization only
+// (so files running in parallel never take each other's bus rows).
+import { randomUUID } from 'node:crypto';
+import type { Db } from '../core/db/index.js';
+import { applyUsageBatch } from '../core/billing/index.js';
+import { addMembership, hashPassword, upsertOperator, type MemberRole } from '../core/dashboard-auth/index.js';
+import { newId } from '../core/ids/index.js';
+import { createLogger } from '../core/logging/index.js';
+import type { UsageEvent } from '../core/usage/index.js';
+import { createDashboardApp, type DashboardDeps } from '../dashboard/app.js';
+import { listen, type RunningServer } from './api-fixtures.js';
+
+export const chromiumPath = '/usr/bin/chromium';
+export const chromiumArgs = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
+
+export async function startTestDashboard(db: Db, options: Partial<DashboardDeps> = {}): Promise<RunningServer> {
+  const app = createDashboardApp({ db, logger: createLogger({ level: 'silent' }), secureCookies: false, ...options });
+  return listen(app);
+}
+
+export const uniqueEmail = (who: string) => `${who}-${randomUUID().slice(0, 8)}@example.test`;
+
+export async function createOperator(db: Db): Promise<{ email: string; password: string }> {
+  const email = uniqueEmail('operator');
+  const password = `pw-${randomUUID()}`;
+  await upsertOperator(db, { email, password });
+  return { email, password };
+}
+
+export async function createMember(db: Db, organizationId: string, role: MemberRole): Promise<{ userId: string; email: string; password: string }> {
+  const email = uniqueEmail(role);
+  const password = `pw-${randomUUID()}`;
+  const userId = newId('usr');
+  await db('users').insert({ id: userId, email, password_hash: await hashPassword(password) });
+  await addMembership(db, { userId, organizationId, role });
+  return { userId, email, password };
+}
+
+/** Applies this organization's events waiting on the Postgres bus, as the billing worker would. */
+export async function applyBusEventsOf(db: Db, organizationId: string): Promise<number> {
+  return db.transaction(async (trx) => {
+    const { rows } = await trx.raw<{ rows: { seq: number; payload: object }[] }>('DELETE FROM usage_bus_events WHERE organization_id = ? RETURNING seq, payload', [organizationId]);
+    if (rows.length === 0) return 0;
+    const outcome = await applyUsageBatch(trx, rows.map((r) => ({ value: r.payload, ref: `usage_bus_events#${r.seq}` })), { bus: 'postgres' });
+    return outcome.applied;
+  });
+}
+
+export async function applyUsage(db: Db, events: UsageEvent[]): Promise<void> {
+  await db.transaction((trx) => applyUsageBatch(trx, events.map((e, i) => ({ value: e, ref: `test#${i}` })), { bus: 'postgres' }));
+}
+
+export function usageEventFor(organizationId: string, overrides: Partial<UsageEvent> = {}): UsageEvent {
+  return {
+    v: 1,
+    eventId: `req_${randomUUID()}`,
+    organizationId,
+    keyId: 'key_test',
+    source: 'api',
+    product: 'company-financials',
+    quantity: 5,
+    unit: 'credits',
+    occurredAt: new Date().toISOString(),
+    ...overrides,
+  };
+}
+
+/** A cookie-keeping client for the no-browser tests: follows no redirects, keeps Set-Cookie. */
+export function httpSession(baseUrl: string) {
+  const jar = new Map<string, string>();
+  const remember = (res: Response) => {
+    for (const c of res.headers.getSetCookie()) {
+      const [pair] = c.split(';');
+      const eq = pair!.indexOf('=');
+      const name = pair!.slice(0, eq);
+      const value = pair!.slice(eq + 1);
+      if (/Max-Age=0/i.test(c) || value === '') jar.delete(name);
+      else jar.set(name, value);
+    }
+  };
+  const cookie = () => [...jar].map(([k, v]) => `${k}=${v}`).join('; ');
+  const client = {
+    jar,
+    async get(path: string): Promise<Response> {
+      const res = await fetch(baseUrl + path, { headers: { cookie: cookie() }, redirect: 'manual' });
+      remember(res);
+      return res;
+    },
+    async post(path: string, form: Record<string, string>): Promise<Response> {
+      const res = await fetch(baseUrl + path, {
+        method: 'POST',
+        headers: { cookie: cookie(), 'content-type': 'application/x-www-form-urlencoded' },
+        body: new URLSearchParams(form).toString(),
+        redirect: 'manual',
+      });
+      remember(res);
+      return res;
+    },
+    /** The CSRF token of the page's forms. */
+    async csrf(path: string): Promise<string> {
+      const body = await (await client.get(path)).text();
+      const m = /name="_csrf" value="([^"]+)"/.exec(body);
+      if (!m) throw new Error(`no CSRF token on ${path}`);
+      return m[1]!;
+    },
+    async signIn(email: string, password: string): Promise<Response> {
+      const token = await client.csrf('/sign-in');
+      return client.post('/sign-in', { _csrf: token, email, password, next: '/' });
+    },
+  };
+  return client;
+}
