@@ -48,7 +48,7 @@ export async function composeApi(options: ComposeApiOptions): Promise<ComposedAp
   });
   // Company data changes only by import; the cache is cleared on its notification (see company-cache.ts).
   const companyChanges = createNotificationListener({ connectionString: database.connectionString, logger });
-  const store = createCompanyCache({ store: createCompanyStore({ db, queryTimeoutMs: config.COMPANY_QUERY_TIMEOUT_MS, logger }), notifications: companyChanges, maxBytes: Number(process.env.PROBE_CACHE_BYTES ?? 33554432) });
+  const store = createCompanyCache({ store: createCompanyStore({ db, queryTimeoutMs: config.COMPANY_QUERY_TIMEOUT_MS, logger }), notifications: companyChanges });
   const usage = await (options.createUsageSink ?? postgresUsageSink)({ config, database, logger });
 
   const app = createApp({

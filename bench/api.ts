@@ -4,8 +4,10 @@
 //   1. A database of its own: a fresh database on DATABASE_URL's server when set, otherwise an
 //      embedded PostgreSQL in a temporary folder (the embedded default). Migrated, loaded with
 //      ~2,000 sample companies, one organization with a rate limit too high to matter.
-//   2. The API (api/main.ts) and a bare Koa "hello" each run in a child process, so the load
-//      generator does not share their event loop and the API's RSS can be read from /proc.
+//   2. The API and a bare Koa "hello" each run in a child process, so the load generator does
+//      not share their event loop and the API's RSS can be read from /proc. The API (and the
+//      tool server) run as `npm start` runs them: compiled by `npm run build`, plain node, no
+//      tsx (whose loader thread alone is ~35 MB of RSS).
 //   3. Passes: bare Koa, GET /companies/{code}/financials, GET /companies/{code}/report at full
 //      speed; then financials again at half of its own peak rate, where p99 is judged. Every
 //      pass uses the same connection count (a server sees many concurrent clients, and group
@@ -16,7 +18,8 @@
 //
 // Targets (issue 3): financials ≥ 50% of bare Koa's req/s; p99 < 10 ms at half the API's
 // peak; API RSS < 200 MB. The machine's CPU may be shared: figures are indicative.
-import { spawn, type ChildProcess } from 'node:child_process';
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import { chmod, mkdtemp, readFile, rm } from 'node:fs/promises';
 import net from 'node:net';
 import os from 'node:os';
@@ -57,9 +60,10 @@ async function main() {
   const key = await benchKey(db);
   const codes = ((await db('companies').select('fiscal_code')) as { fiscal_code: string }[]).map((r) => r.fiscal_code);
 
-  const hello = await startChild('bare Koa', ['bench/hello-koa.ts', String(await freePort())], {});
+  await buildServers();
+  const hello = await startChild('bare Koa', ['--import', 'tsx', 'bench/hello-koa.ts', String(await freePort())], {});
   const apiPort = await freePort();
-  const api = await startChild('API', ['api/main.ts'], {
+  const api = await startChild('API', ['dist/api/main.js'], {
     DATABASE_URL: databaseUrl,
     API_PORT: String(apiPort),
     HOST: '127.0.0.1',
@@ -152,9 +156,9 @@ interface Child {
 }
 
 async function startChild(label: string, args: string[], env: Record<string, string>): Promise<Child> {
-  const child = spawn(process.execPath, ['--import', 'tsx', ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn(process.execPath, args, { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'] });
   cleanups.push(() => stopChild(child));
-  if (args[0] === 'api/main.ts') return { child, port: Number(env.API_PORT) };
+  if (env.API_PORT) return { child, port: Number(env.API_PORT) };
   const port = await new Promise<number>((resolve, reject) => {
     child.stdout!.on('data', (chunk: Buffer) => {
       const match = /listening (\d+)/.exec(chunk.toString());
@@ -163,6 +167,16 @@ async function startChild(label: string, args: string[], env: Record<string, str
     child.once('exit', (code) => reject(new Error(`${label} exited with ${code}`)));
   });
   return { child, port };
+}
+
+/** The same build `npm start` runs. Type errors elsewhere (work in progress) still emit JavaScript. */
+async function buildServers(): Promise<void> {
+  say('building (npm run build) ...');
+  const failed = await new Promise<string | null>((resolve) => {
+    execFile(process.execPath, ['node_modules/typescript/bin/tsc', '-p', 'tsconfig.build.json'], (err, stdout) => resolve(err ? stdout.slice(0, 2_000) : null));
+  });
+  if (failed !== null) say(`  warning: the build reported errors (JavaScript was still emitted):\n${failed}`);
+  for (const file of ['dist/api/main.js', 'dist/mcp/main.js']) if (!existsSync(file)) throw new Error(`${file} was not built`);
 }
 
 function stopChild(child: ChildProcess): Promise<void> {
@@ -218,7 +232,7 @@ function freePort(): Promise<number> {
 
 async function benchToolServer(options: { databaseUrl: string; key: string; codes: string[]; apiUrl: string }): Promise<{ endpoint: Result; tool: Result }> {
   const mcpPort = await freePort();
-  const mcp = spawn(process.execPath, ['--import', 'tsx', 'mcp/main.ts'], {
+  const mcp = spawn(process.execPath, ['dist/mcp/main.js'], {
     env: { ...process.env, DATABASE_URL: options.databaseUrl, MCP_PORT: String(mcpPort), HOST: '127.0.0.1', LOG_LEVEL: 'warn', MIGRATE_ON_START: 'false', NODE_ENV: 'production', REDIS_URL: '', KAFKA_BROKERS: '' },
     stdio: ['ignore', 'inherit', 'inherit'],
   });

@@ -6,7 +6,7 @@ import { startServices } from './start-services.js';
 export const registerStartCommand: RegisterCommands = (program, context) => {
   program
     .command('start')
-    .description('Run the whole service in one process: embedded Postgres (unless DATABASE_URL), migrations, sample data, demo organization and key, API, tool server and billing worker.')
+    .description('Run the whole service in one process: embedded Postgres (unless DATABASE_URL), migrations, sample data, demo organization and key, API, tool server, dashboard and billing worker.')
     .action(async () => {
       const { config } = context();
       const logger = createLogger({ level: config.LOG_LEVEL, base: { process: 'start' } });
@@ -44,6 +44,7 @@ function printBanner(demo: Awaited<ReturnType<typeof startServices>>['demo'], da
     `  API          ${demo.baseUrl}        docs: ${demo.baseUrl}/docs`,
     `  Tool server  ${demo.mcpUrl}/mcp`,
     demo.dashboardUrl ? `  Dashboard    ${demo.dashboardUrl}` : '',
+    demo.operator ? `  Operator     ${demo.operator.email} / ${demo.operator.password ?? '(password set earlier; see cli)'}` : '',
     '',
     `  Demo API key ${demo.apiKey}`,
     `  Organization ${demo.organizationId}`,

@@ -9,6 +9,8 @@ import type { OpenDatabase } from '../../../core/db/index.js';
 import type { Logger } from '../../../core/logging/index.js';
 import { pickSampleFiscalCodes, ensureSampleData } from '../../../core/sample-data/index.js';
 import { composeMcp } from '../../../mcp/compose.js';
+import { composeDashboard } from '../../../dashboard/compose.js';
+import { ensureOperator } from '../../../core/dashboard-auth/index.js';
 import { ensureDemoOrganization, readDemoFile, writeDemoFile, type DemoFile } from './demo-credentials.js';
 
 export interface RunningService {
@@ -17,8 +19,8 @@ export interface RunningService {
 }
 
 /**
- * Everything `npm start` runs, in one process: the API, the tool server and the billing
- * worker over one database pool and one access pipeline (so API and MCP calls share one
+ * Everything `npm start` runs, in one process: the API, the tool server, the dashboard and the
+ * billing worker over one database pool and one access pipeline (so API and MCP calls share one
  * organization's rate limits even without Redis). Production runs the same pieces as separate
  * processes (api/main.ts, mcp/main.ts, billing-worker/main.ts).
  */
@@ -37,16 +39,27 @@ export async function startServices(config: Config, logger: Logger, database: Op
     consumer: createUsageConsumer({ config, db, connectionString: database.connectionString, logger }),
     logger,
   });
+  const dashboard = await composeDashboard({ config, logger, database });
+  // The first operator's password exists in plain text only at creation: keep it in demo.json
+  // so a restart can still show it.
+  const signIn = await ensureOperator(db, { email: 'operator@example.com' });
+  const operator = {
+    email: signIn.email,
+    password: signIn.password ?? (previous?.operator?.email === signIn.email ? previous.operator.password : null),
+  };
   await api.ready();
 
   const apiServer = await listen(api.app, config.API_PORT, config.HOST);
   const mcpServer = await listen(mcp.app, config.MCP_PORT, config.HOST);
+  const dashboardServer = await listen(dashboard.app, config.DASHBOARD_PORT, config.HOST);
 
   const demo: DemoFile = {
     apiKey,
     organizationId,
     baseUrl: config.PUBLIC_BASE_URL ?? `http://${config.HOST}:${portOf(apiServer)}`,
     mcpUrl: config.PUBLIC_MCP_URL ?? `http://${config.HOST}:${portOf(mcpServer)}`,
+    dashboardUrl: config.PUBLIC_DASHBOARD_URL ?? `http://${config.HOST}:${portOf(dashboardServer)}`,
+    operator,
     sampleFiscalCodes: await pickSampleFiscalCodes(db, 24),
   };
   await writeDemoFile(config.DATA_DIR, demo);
@@ -56,7 +69,8 @@ export async function startServices(config: Config, logger: Logger, database: Op
     stop: async () => {
       // Stop taking calls first, so every served call's usage event is published before the
       // worker and the database go away.
-      await Promise.all([close(apiServer), close(mcpServer)]);
+      await Promise.all([close(apiServer), close(mcpServer), close(dashboardServer)]);
+      await dashboard.close();
       await mcp.close();
       await api.close();
       await worker.stop();
