@@ -2,6 +2,7 @@ import http from 'node:http';
 import { parseConfig } from '../core/config/index.js';
 import { openDatabase } from '../core/db/index.js';
 import { createLogger } from '../core/logging/index.js';
+import { configuredUsageSink } from '../adapters/kafka/index.js';
 import { composeApi } from './compose.js';
 
 // The API process's composition root: config is parsed here once and everything else is
@@ -9,7 +10,8 @@ import { composeApi } from './compose.js';
 const config = parseConfig(process.env);
 const logger = createLogger({ level: config.LOG_LEVEL, base: { service: 'api' } });
 const database = await openDatabase(config, logger, 'api');
-const api = await composeApi({ config, logger, database });
+// Kafka when KAFKA_BROKERS is set, else the Postgres bus.
+const api = await composeApi({ config, logger, database, createUsageSink: configuredUsageSink });
 
 const server = http.createServer(api.app.callback());
 // Keep-alive longer than common load balancers' idle timeouts, so they close first.

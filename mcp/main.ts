@@ -2,6 +2,7 @@ import http from 'node:http';
 import { parseConfig } from '../core/config/index.js';
 import { openDatabase } from '../core/db/index.js';
 import { createLogger } from '../core/logging/index.js';
+import { configuredUsageSink } from '../adapters/kafka/index.js';
 import { composeMcp } from './compose.js';
 
 // The tool server's composition root: config is parsed here once and everything else is
@@ -10,7 +11,9 @@ import { composeMcp } from './compose.js';
 const config = parseConfig(process.env);
 const logger = createLogger({ level: config.LOG_LEVEL, base: { service: 'mcp' } });
 const database = await openDatabase(config, logger, 'mcp');
-const mcp = composeMcp({ config, logger, database });
+// Kafka when KAFKA_BROKERS is set, else the Postgres bus.
+const usage = configuredUsageSink({ config, database, logger });
+const mcp = composeMcp({ config, logger, database, usage });
 
 const server = http.createServer(mcp.app.callback());
 // Keep-alive longer than common load balancers' idle timeouts, so they close first.
@@ -32,6 +35,7 @@ async function shutdown(signal: NodeJS.Signals) {
   try {
     await drained;
     await mcp.close();
+    await usage.close();
     await database.close();
   } catch (err) {
     logger.error('unclean shutdown', { err });

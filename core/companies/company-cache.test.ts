@@ -167,6 +167,23 @@ describe('company cache', () => {
     expect(fake.reads).toEqual(['A']);
   });
 
+  it('when large answers exceed their own budget then they evict each other, never the small ones', async () => {
+    const fake = fakeStore();
+    fake.data.set('SMALL', { name: 'small' });
+    for (const code of ['R1', 'R2', 'R3']) fake.data.set(code, { name: code, padding: 'x'.repeat(20_000) });
+    const cache = createCompanyCache({ store: fake.store, largeEntryBytes: 16_000, maxLargeBytes: 45_000, maxBytes: 10_000 });
+    await cache.companyFinancials('SMALL');
+    for (const code of ['R1', 'R2', 'R3']) await cache.companyReport(code);
+    expect(cache.stats.entries).toBe(3);
+    fake.reads.length = 0;
+    await cache.companyFinancials('SMALL');
+    await cache.companyReport('R3');
+    await cache.companyReport('R2');
+    expect(fake.reads).toEqual([]);
+    await cache.companyReport('R1');
+    expect(fake.reads).toEqual(['R1']);
+  });
+
   it('when companies change during a load then the caller gets its answer but it is not kept', async () => {
     const fake = fakeStore();
     fake.data.set('ABC', { name: 'old' });

