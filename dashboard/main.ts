@@ -1,7 +1,7 @@
-import http from 'node:http';
 import { parseConfig } from '../core/config/index.js';
 import { ensureOperator } from '../core/dashboard-auth/index.js';
 import { openDatabase } from '../core/db/index.js';
+import { serveHttp, stopOnSignal } from '../core/http-server/index.js';
 import { createLogger } from '../core/logging/index.js';
 import { composeDashboard } from './compose.js';
 
@@ -16,31 +16,11 @@ const dashboard = await composeDashboard({ config, logger, database });
 const operator = await ensureOperator(database.db, { email: 'operator@example.com' });
 if (operator.password) process.stdout.write(`first operator: ${operator.email} / ${operator.password} (shown once)\n`);
 
-const server = http.createServer(dashboard.app.callback());
-server.keepAliveTimeout = 65_000;
-await new Promise<void>((resolve) => server.listen(config.DASHBOARD_PORT, config.HOST, resolve));
-const address = server.address();
-const port = typeof address === 'object' && address ? address.port : config.DASHBOARD_PORT;
-logger.info('dashboard listening', { url: config.PUBLIC_DASHBOARD_URL ?? `http://${config.HOST}:${port}` });
+const http = await serveHttp(dashboard.app.callback(), config.DASHBOARD_PORT, config.HOST);
+logger.info('dashboard listening', { url: config.PUBLIC_DASHBOARD_URL ?? `http://${config.HOST}:${http.port}` });
 
-let stopping = false;
-async function shutdown(signal: NodeJS.Signals) {
-  if (stopping) return;
-  stopping = true;
-  logger.info('shutting down', { signal });
-  const drained = new Promise<void>((resolve) => server.close(() => resolve()));
-  server.closeIdleConnections();
-  const force = setTimeout(() => server.closeAllConnections(), 10_000);
-  try {
-    await drained;
-    await dashboard.close();
-    await database.close();
-  } catch (err) {
-    logger.error('unclean shutdown', { err });
-    process.exitCode = 1;
-  } finally {
-    clearTimeout(force);
-    process.kill(process.pid, signal);
-  }
-}
-for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, () => void shutdown(signal));
+stopOnSignal(logger, async () => {
+  await http.close();
+  await dashboard.close();
+  await database.close();
+});

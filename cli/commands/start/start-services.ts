@@ -1,11 +1,10 @@
-import http from 'node:http';
-import type Koa from 'koa';
 import { configuredUsageSink } from '../../../adapters/kafka/index.js';
 import { composeApi } from '../../../api/compose.js';
 import { createUsageConsumer } from '../../../billing-worker/consumer.js';
 import { startBillingWorker } from '../../../billing-worker/start-billing-worker.js';
 import type { Config } from '../../../core/config/index.js';
 import type { OpenDatabase } from '../../../core/db/index.js';
+import { serveHttp } from '../../../core/http-server/index.js';
 import type { Logger } from '../../../core/logging/index.js';
 import { pickSampleFiscalCodes, ensureSampleData } from '../../../core/sample-data/index.js';
 import { composeMcp } from '../../../mcp/compose.js';
@@ -49,16 +48,16 @@ export async function startServices(config: Config, logger: Logger, database: Op
   };
   await api.ready();
 
-  const apiServer = await listen(api.app, config.API_PORT, config.HOST);
-  const mcpServer = await listen(mcp.app, config.MCP_PORT, config.HOST);
-  const dashboardServer = await listen(dashboard.app, config.DASHBOARD_PORT, config.HOST);
+  const apiServer = await serveHttp(api.app.callback(), config.API_PORT, config.HOST);
+  const mcpServer = await serveHttp(mcp.app.callback(), config.MCP_PORT, config.HOST);
+  const dashboardServer = await serveHttp(dashboard.app.callback(), config.DASHBOARD_PORT, config.HOST);
 
   const demo: DemoFile = {
     apiKey,
     organizationId,
-    baseUrl: config.PUBLIC_BASE_URL ?? `http://${config.HOST}:${portOf(apiServer)}`,
-    mcpUrl: config.PUBLIC_MCP_URL ?? `http://${config.HOST}:${portOf(mcpServer)}`,
-    dashboardUrl: config.PUBLIC_DASHBOARD_URL ?? `http://${config.HOST}:${portOf(dashboardServer)}`,
+    baseUrl: config.PUBLIC_BASE_URL ?? `http://${config.HOST}:${apiServer.port}`,
+    mcpUrl: config.PUBLIC_MCP_URL ?? `http://${config.HOST}:${mcpServer.port}`,
+    dashboardUrl: config.PUBLIC_DASHBOARD_URL ?? `http://${config.HOST}:${dashboardServer.port}`,
     operator,
     sampleFiscalCodes: await pickSampleFiscalCodes(db, 24),
   };
@@ -69,7 +68,7 @@ export async function startServices(config: Config, logger: Logger, database: Op
     stop: async () => {
       // Stop taking calls first, so every served call's usage event is published before the
       // worker and the database go away.
-      await Promise.all([close(apiServer), close(mcpServer), close(dashboardServer)]);
+      await Promise.all([apiServer.close(5_000), mcpServer.close(5_000), dashboardServer.close(5_000)]);
       await dashboard.close();
       await mcp.close();
       await api.close();
@@ -77,25 +76,3 @@ export async function startServices(config: Config, logger: Logger, database: Op
     },
   };
 }
-
-function listen(app: Koa<any, any>, port: number, host: string): Promise<http.Server> {
-  const server = http.createServer(app.callback());
-  server.keepAliveTimeout = 65_000;
-  return new Promise((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(port, host, () => resolve(server));
-  });
-}
-
-function close(server: http.Server): Promise<void> {
-  return new Promise((resolve) => {
-    server.close(() => resolve());
-    server.closeIdleConnections();
-    setTimeout(() => server.closeAllConnections(), 5_000).unref();
-  });
-}
-
-const portOf = (server: http.Server) => {
-  const address = server.address();
-  return typeof address === 'object' && address ? address.port : 0;
-};

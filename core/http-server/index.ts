@@ -1,0 +1,1 @@
+export { serveHttp, stopOnSignal, type HttpService } from './serve-http.js';

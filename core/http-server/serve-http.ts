@@ -1,0 +1,60 @@
+import http from 'node:http';
+import type { Logger } from '../logging/index.js';
+
+type RequestListener = (req: http.IncomingMessage, res: http.ServerResponse) => void;
+
+export interface HttpService {
+  server: http.Server;
+  /** The port actually bound (useful with port 0). */
+  port: number;
+  /** Stops accepting, lets in-flight requests finish (up to `graceMs`), then resolves. */
+  close(graceMs?: number): Promise<void>;
+}
+
+// Node's http server, not Koa: each process hands in its app's callback. Keep-alive is longer
+// than common load balancers' idle timeouts, so they close idle connections first and never
+// send a request on a socket we are closing.
+export function serveHttp(listener: RequestListener, port: number, host: string): Promise<HttpService> {
+  const server = http.createServer(listener);
+  server.keepAliveTimeout = 65_000;
+  return new Promise((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, () => {
+      server.off('error', reject);
+      const address = server.address();
+      resolve({
+        server,
+        port: typeof address === 'object' && address ? address.port : port,
+        close: (graceMs = 10_000) =>
+          new Promise<void>((done) => {
+            server.close(() => done());
+            server.closeIdleConnections();
+            setTimeout(() => server.closeAllConnections(), graceMs).unref();
+          }),
+      });
+    });
+  });
+}
+
+/**
+ * On SIGINT/SIGTERM: run `stop` once (drain servers, flush usage, close pools), then re-raise
+ * the signal so the process ends the way its supervisor expects. A failure while stopping is
+ * logged and turns into exit code 1.
+ */
+export function stopOnSignal(logger: Logger, stop: () => Promise<void>): void {
+  let stopping = false;
+  const handle = async (signal: NodeJS.Signals) => {
+    if (stopping) return;
+    stopping = true;
+    logger.info('shutting down', { signal });
+    try {
+      await stop();
+    } catch (err) {
+      logger.error('unclean shutdown', { err });
+      process.exitCode = 1;
+    } finally {
+      process.kill(process.pid, signal);
+    }
+  };
+  for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, (s) => void handle(s));
+}
