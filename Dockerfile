@@ -16,5 +16,5 @@ COPY --from=build --chown=node:node /app/dist ./dist
 # Reference data the sample generator reads at run time (core/sample-data/reference-data.ts).
 COPY --from=build --chown=node:node /app/data ./data
 USER node
-EXPOSE 3000 3001
+EXPOSE 3000 3001 3002
 CMD ["node", "dist/api/main.js"]

@@ -1,4 +1,4 @@
-// npm run bench:import [-- --count 100000 --reports 5000 --batch-size 500 --seed 1 --keep]
+// npm run bench:import [-- --count 100000 --reports 5000 --batch-size 500 --workers 2 --bulk-load --seed 1 --keep]
 //
 // Into a FRESH scratch database (a new database on DATABASE_URL's server, or an embedded
 // PostgreSQL in a temporary folder when DATABASE_URL is unset): generate N synthetic companies
@@ -6,7 +6,7 @@
 // assembly for random existing companies. Targets: >= 3,000 companies/s; report p99 < 5 ms.
 import { once } from 'node:events';
 import { createWriteStream } from 'node:fs';
-import { chmod, mkdtemp, rm, stat } from 'node:fs/promises';
+import { chmod, mkdtemp, readFile, rm, stat } from 'node:fs/promises';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
@@ -25,19 +25,23 @@ const { values: args } = parseArgs({
     count: { type: 'string', default: '100000' },
     reports: { type: 'string', default: '5000' },
     'batch-size': { type: 'string', default: '500' },
+    workers: { type: 'string', default: '2' },
+    'bulk-load': { type: 'boolean', default: false },
     seed: { type: 'string', default: '20240601' },
     keep: { type: 'boolean', default: false },
     help: { type: 'boolean', default: false },
   },
 });
 if (args.help) {
-  process.stdout.write('usage: npm run bench:import -- [--count N=100000] [--reports N=5000] [--batch-size N=500] [--seed S] [--keep]\n'
+  process.stdout.write('usage: npm run bench:import -- [--count N=100000] [--reports N=5000] [--batch-size N=500] [--workers N=2] [--bulk-load] [--seed S] [--keep]\n'
+    + '  --workers: parser threads (0 parses on the main thread); --bulk-load: the importer\'s empty-store bulk load\n'
     + '  --keep leaves the scratch database (and the generated file) in place for inspection.\n');
   process.exit(0);
 }
 const count = Number(args.count);
 const reports = Number(args.reports);
 const batchSize = Number(args['batch-size']);
+const workers = Number(args.workers);
 const seed = Number(args.seed);
 const config = parseConfig(process.env);
 const logger = createLogger({ level: 'warn' });
@@ -77,12 +81,17 @@ try {
   let lastLog = performance.now();
   // CPU time of this process (parse, validate, prepare, send) per company: on a machine busy
   // with other work, a steadier signal than the wall-clock rate.
+  // Postgres's share: CPU time of the scratch database's backends, read from /proc (the
+  // server runs on this machine), so the per-company split shows where time goes.
+  const backendsBefore = await backendCpuMs();
   const cpuBefore = process.cpuUsage();
   started = performance.now();
   const summary = await importDossiers({
     db,
     lines: source.lines,
     batchSize,
+    workers,
+    bulkLoad: args['bulk-load'],
     onProgress: (p) => {
       if (performance.now() - lastLog < 10_000) return;
       lastLog = performance.now();
@@ -92,6 +101,10 @@ try {
   const importSeconds = (performance.now() - started) / 1000;
   const cpu = process.cpuUsage(cpuBefore);
   const importCpuMsPerCompany = (cpu.user + cpu.system) / 1000 / Math.max(1, summary.accepted);
+  const backendsAfter = await backendCpuMs();
+  const postgresCpuMs = [...backendsAfter].reduce((sum, [pid, ms]) => sum + ms - (backendsBefore.get(pid) ?? 0), 0);
+  const postgresCpuMsPerCompany = backendsAfter.size > 0 ? postgresCpuMs / Math.max(1, summary.accepted) : NaN;
+  if (summary.parserThreadsUnavailable) log(`WARNING: parser threads unavailable: ${summary.parserThreadsUnavailable}`);
   if (summary.rejected > 0) log(`WARNING: ${summary.rejected} rejected, first: line ${summary.rejections[0]!.line}: ${summary.rejections[0]!.reason}`);
   const importRate = summary.accepted / importSeconds;
 
@@ -118,6 +131,9 @@ try {
     importSeconds: Number(importSeconds.toFixed(1)),
     companiesPerSecond: Math.round(importRate),
     importNodeCpuMsPerCompany: Number(importCpuMsPerCompany.toFixed(3)),
+    importPostgresCpuMsPerCompany: Number(postgresCpuMsPerCompany.toFixed(3)),
+    parserThreads: summary.parserThreads,
+    bulkLoad: args['bulk-load'],
     created: summary.created,
     rejected: summary.rejected,
     reportSamples: timings.length,
@@ -129,7 +145,8 @@ try {
   };
   process.stdout.write([
     '',
-    `import:  ${fmt(count)} companies in ${fmt(importSeconds, 1)} s = ${fmt(importRate)} companies/s (target >= 3,000)  [generation alone: ${fmt(count / generateSeconds)}/s; importer CPU ${fmt(importCpuMsPerCompany, 3)} ms/company]`,
+    `import:  ${fmt(count)} companies in ${fmt(importSeconds, 1)} s = ${fmt(importRate)} companies/s (target >= 3,000)  [generation alone: ${fmt(count / generateSeconds)}/s]`,
+    `         ${summary.parserThreads} parser threads${args['bulk-load'] ? ', bulk load' : ''}; CPU per company: Node (all threads) ${fmt(importCpuMsPerCompany, 3)} ms, Postgres backends ${fmt(postgresCpuMsPerCompany, 3)} ms`,
     `report:  company report over ${fmt(timings.length)} random companies: p50 ${fmt(pct(50), 2)} ms, p99 ${fmt(pct(99), 2)} ms, max ${fmt(timings.at(-1) ?? NaN, 2)} ms (target p99 < 5 ms)`,
     `machine: load average ${result.loadAverage.join(' ')} on ${result.cpus} CPUs (other work on the machine slows both figures)`,
     JSON.stringify(result),
@@ -142,6 +159,23 @@ try {
     await scratch.drop();
     await rm(workDir, { recursive: true, force: true });
   }
+}
+
+/** utime + stime of each backend on the scratch database, in ms; empty when /proc is not readable. */
+async function backendCpuMs(): Promise<Map<number, number>> {
+  const { rows } = await db.raw<{ rows: { pid: number }[] }>('SELECT pid FROM pg_stat_activity WHERE datname = current_database()');
+  const ticksPerMs = 100 / 1000; // USER_HZ is 100 on Linux
+  const out = new Map<number, number>();
+  for (const { pid } of rows) {
+    try {
+      const stat = await readFile(`/proc/${pid}/stat`, 'utf8');
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      out.set(pid, (Number(fields[11]) + Number(fields[12])) / ticksPerMs);
+    } catch {
+      // Not on this machine, or gone.
+    }
+  }
+  return out;
 }
 
 interface Scratch {

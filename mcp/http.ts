@@ -67,6 +67,16 @@ const isJsonContentType = (value: string | undefined) => value !== undefined && 
 
 class BodyTooLarge extends Error {}
 
+async function checkDatabase(db: McpAppOptions['db'], deadlineMs: number): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined;
+  const deadline = new Promise<false>((resolve) => { timer = setTimeout(() => resolve(false), deadlineMs); });
+  try {
+    return await Promise.race([db.raw('SELECT 1').then(() => true, () => false), deadline]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
 async function readBody(req: IncomingMessage, limit: number): Promise<string> {
   const chunks: Buffer[] = [];
   let size = 0;
@@ -104,6 +114,13 @@ export function createMcpApp(options: McpAppOptions): Koa {
     };
 
     try {
+      // Liveness for load balancers and compose health checks: no key, no billing.
+      if (ctx.path === '/healthz' && ctx.method === 'GET') {
+        const healthy = await checkDatabase(options.db, 1_000);
+        ctx.status = healthy ? 200 : 503;
+        ctx.body = healthy ? { status: 'ok' } : { status: 'unavailable', checks: { database: 'unreachable' } };
+        return;
+      }
       if (ctx.path !== '/mcp') return envelope(new AppError('unknown_endpoint', 'No endpoint matches this path: the tool server is at /mcp.'));
       if (ctx.method === 'OPTIONS') {
         ctx.status = 204;

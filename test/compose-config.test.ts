@@ -40,8 +40,8 @@ function entryPoints(command: string[] | string | undefined): string[] {
 
 describe('docker-compose.yml', () => {
   it('when parsed, then it has every service the production-like run needs', () => {
-    expect(Object.keys(services).sort()).toEqual(['api', 'billing-worker', 'kafka', 'mcp', 'migrate', 'postgres', 'redis']);
-    expect(ours.map(([name]) => name).sort()).toEqual(['api', 'billing-worker', 'mcp', 'migrate']);
+    expect(Object.keys(services).sort()).toEqual(['api', 'billing-worker', 'dashboard', 'kafka', 'mcp', 'migrate', 'postgres', 'redis']);
+    expect(ours.map(([name]) => name).sort()).toEqual(['api', 'billing-worker', 'dashboard', 'mcp', 'migrate']);
   });
 
   it.each(ours)('when %s sets environment variables, then each is one the config schema knows', (_name, service) => {

@@ -7,6 +7,8 @@ export interface LineSource {
   lines: AsyncIterable<string>;
   /** Share of the input consumed (0..1), or null when the size is unknown (stdin). */
   fraction(): number | null;
+  /** Size of the input in bytes, or null when unknown (stdin). */
+  bytes: number | null;
 }
 
 // Not readline: its async iterator reads far ahead of the consumer (the whole file, for a
@@ -33,11 +35,12 @@ async function* splitLines(input: Readable, onBytes: (n: number) => void): Async
 /** A file (or "-" for stdin) as lines, with how far through it we are for the progress bar. */
 export async function openLineSource(file: string, stdin: Readable): Promise<LineSource> {
   let consumed = 0;
-  if (file === '-') return { lines: splitLines(stdin, (n) => (consumed += n)), fraction: () => null };
+  if (file === '-') return { lines: splitLines(stdin, (n) => (consumed += n)), fraction: () => null, bytes: null };
   const { size } = await stat(file);
   const stream = createReadStream(file, { highWaterMark: 1 << 20 });
   return {
     lines: splitLines(stream, (n) => (consumed += n)),
     fraction: () => (size > 0 ? Math.min(1, consumed / size) : 1),
+    bytes: size,
   };
 }

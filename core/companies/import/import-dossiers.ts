@@ -1,6 +1,9 @@
 import type { Db } from '../../db/index.js';
-import { prepareCompany, upsertPreparedCompanies, type PreparedCompany, type UpsertResult } from '../write-companies.js';
-import { parseDossierLine, type ImportRejection, type ParsedEntry } from './parse-dossier-line.js';
+import { upsertPreparedCompanies, type PreparedCompany, type UpsertResult } from '../write-companies.js';
+import type { ImportRejection, ParsedEntry } from './parse-dossier-line.js';
+import { withSearchIndexesDeferred } from './defer-search-indexes.js';
+import { startParsePool, type ParsePool } from './parse-pool.js';
+import { prepareEntry, prepareLine, type PreparedEntry } from './prepare-line.js';
 
 // Streams dossiers into the store in batches. Parsing and validation of the next batch runs
 // while the previous batch is being written, but only ONE batch is ever in flight: holders
@@ -22,6 +25,10 @@ export interface ImportProgress {
 export interface ImportSummary extends ImportProgress {
   rejections: ImportRejection[];
   durationMs: number;
+  /** Parser threads that did the parsing (0: the main thread did). */
+  parserThreads: number;
+  /** Why parser threads were asked for but not used (their code could not be loaded). */
+  parserThreadsUnavailable?: string;
 }
 
 export type UpsertFn = (db: Db, companies: PreparedCompany[]) => Promise<UpsertResult>;
@@ -34,38 +41,94 @@ export interface WriteDossiersOptions {
   onReject?: (rejection: ImportRejection) => void;
   /** Defaults to upsertPreparedCompanies; injectable so tests can simulate a failing store. */
   upsert?: UpsertFn;
+  /**
+   * A first load into an empty store: the trigram search indexes are dropped and built once
+   * at the end (also when the load fails). Ignored when the store has any company.
+   */
+  bulkLoad?: boolean;
 }
 
 export interface ImportDossiersOptions extends Omit<WriteDossiersOptions, 'onReject'> {
   lines: AsyncIterable<string> | Iterable<string>;
   /** Called for each rejection with the raw line (e.g. to write a rejects file). */
   onReject?: (rejection: ImportRejection, text: string) => void;
+  /**
+   * Parser threads for JSON.parse, validation and preparation (0, the default: the main
+   * thread parses). When their code cannot be loaded the main thread parses, and the summary
+   * says why.
+   */
+  workers?: number;
 }
 
 export const DEFAULT_BATCH_SIZE = 500;
+// Lines per message to a parser thread: big enough that messaging costs little per line,
+// small enough that the threads start at once and a chunk is not a whole batch.
+const CHUNK_LINES = 100;
+// Chunks sent ahead of the writer, per thread: keeps every thread busy while the main thread
+// waits on the database, and bounds the memory held ahead (a few batches' worth).
+const CHUNKS_AHEAD_PER_THREAD = 4;
 
 /** JSON Lines in, companies in the store out; see docs/import-format.md. */
 export async function importDossiers(options: ImportDossiersOptions): Promise<ImportSummary> {
-  const { lines, onReject, ...rest } = options;
-  // Raw text of the lines not yet written (at most two batches), for onReject.
+  const { lines, onReject, workers = 0, ...rest } = options;
+  // Raw text of the lines not yet written (those parsed ahead and two batches), for onReject.
   const pending = new Map<number, string>();
-  async function* entries(): AsyncGenerator<ParsedEntry> {
+  const keep = onReject ? (line: number, text: string) => pending.set(line, text) : undefined;
+
+  let pool: ParsePool | undefined;
+  let unavailable: string | undefined;
+  if (workers > 0) {
+    const started = await startParsePool({ size: workers });
+    if (started.ok) pool = started.pool;
+    else unavailable = started.reason;
+  }
+
+  async function* inThread(): AsyncGenerator<PreparedEntry> {
     let line = 0;
     for await (const text of lines) {
       line++;
-      const entry = parseDossierLine(text, line);
+      const entry = prepareLine(text, line);
       if (entry === null) continue;
-      if (onReject) pending.set(line, text);
+      keep?.(line, text);
       yield entry;
     }
   }
-  return writeDossiers(entries(), {
-    ...rest,
-    onReject: onReject && ((r) => {
-      onReject(r, pending.get(r.line) ?? '');
-      pending.delete(r.line);
-    }),
-  }, (written) => written.forEach((l) => pending.delete(l)));
+
+  async function* viaPool(p: ParsePool): AsyncGenerator<PreparedEntry> {
+    const ahead: Promise<PreparedEntry[]>[] = [];
+    const maxAhead = p.size * CHUNKS_AHEAD_PER_THREAD;
+    let chunk: string[] = [];
+    let line = 0;
+    const send = () => {
+      const sent = p.parse(chunk, line - chunk.length + 1);
+      // Handled when awaited below; until then a failed chunk must not count as unhandled.
+      sent.catch(() => undefined);
+      ahead.push(sent);
+      chunk = [];
+    };
+    for await (const text of lines) {
+      line++;
+      chunk.push(text);
+      if (keep && text.trim() !== '') keep(line, text);
+      if (chunk.length >= CHUNK_LINES) send();
+      while (ahead.length >= maxAhead) yield* await ahead.shift()!;
+    }
+    if (chunk.length > 0) send();
+    while (ahead.length > 0) yield* await ahead.shift()!;
+  }
+
+  try {
+    const summary = await writePreparedEntries(pool ? viaPool(pool) : inThread(), {
+      ...rest,
+      onReject: onReject && ((r) => {
+        onReject(r, pending.get(r.line) ?? '');
+        pending.delete(r.line);
+      }),
+    }, (written) => written.forEach((l) => pending.delete(l)));
+    return { ...summary, parserThreads: pool?.size ?? 0, ...(unavailable === undefined ? {} : { parserThreadsUnavailable: unavailable }) };
+  } finally {
+    await pool?.close();
+  }
 }
 
 // Errors that say "the database is unreachable", not "this company is bad": retrying company
@@ -97,8 +160,25 @@ const isTransient = (err: unknown) => ['40P01', '40001'].includes(String((err as
 export async function writeDossiers(
   entries: AsyncIterable<ParsedEntry> | Iterable<ParsedEntry>,
   options: WriteDossiersOptions,
+): Promise<ImportSummary> {
+  async function* prepared(): AsyncGenerator<PreparedEntry> {
+    // Prepared at once (mostly strings), so the parsed dossier's many small objects die young
+    // instead of being carried by the garbage collector until the batch is written.
+    for await (const entry of entries) yield prepareEntry(entry);
+  }
+  return writePreparedEntries(prepared(), options);
+}
+
+async function writePreparedEntries(
+  entries: AsyncIterable<PreparedEntry>,
+  options: WriteDossiersOptions,
   onBatchWritten?: (lines: number[]) => void,
 ): Promise<ImportSummary> {
+  if (options.bulkLoad) {
+    const started = performance.now();
+    const summary = await withSearchIndexesDeferred(options.db, () => writePreparedEntries(entries, { ...options, bulkLoad: false }, onBatchWritten));
+    return { ...summary, durationMs: Math.round(performance.now() - started) };
+  }
   const started = performance.now();
   const batchSize = Math.max(1, options.batchSize ?? DEFAULT_BATCH_SIZE);
   const upsert = options.upsert ?? upsertPreparedCompanies;
@@ -166,16 +246,14 @@ export async function writeDossiers(
     progress.accepted++;
     // A fiscal code repeated within a batch would collapse into one write; flushing first keeps
     // "the last line wins" and the counts honest.
-    if (codes.has(entry.dossier.fiscalCode)) await flush();
-    // Prepared at once (mostly strings), so the parsed dossier's many small objects die young
-    // instead of being carried by the garbage collector until the batch is written.
-    batch.push({ line: entry.line, company: prepareCompany(entry.dossier) });
-    codes.add(entry.dossier.fiscalCode);
+    if (codes.has(entry.company.fiscalCode)) await flush();
+    batch.push({ line: entry.line, company: entry.company });
+    codes.add(entry.company.fiscalCode);
     if (batch.length >= batchSize) await flush();
   }
   await flush();
   await inFlight;
   options.onProgress?.({ ...progress });
   rejections.sort((a, b) => a.line - b.line);
-  return { ...progress, rejections, durationMs: Math.round(performance.now() - started) };
+  return { ...progress, rejections, durationMs: Math.round(performance.now() - started), parserThreads: 0 };
 }
