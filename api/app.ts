@@ -19,6 +19,9 @@ export interface ApiDeps {
   access: AccessControl;
   store: CompanyLookups;
   usage: UsageSink;
+  /** The company cache's JSON text of an answer it returned (CompanyCache.serialised), so
+   * a cache hit is not serialised again; without it every answer is stringified. */
+  serialisedData?(data: unknown): string | undefined;
   logger: Logger;
   /** Base URL written into the OpenAPI `servers` (PUBLIC_BASE_URL or http://HOST:API_PORT). */
   publicBaseUrl: string;

@@ -1,4 +1,4 @@
-// npm run bench:import [-- --count 100000 --reports 5000 --batch-size 500 --workers 2 --bulk-load --seed 1 --keep]
+// npm run bench:import [-- --count 100000 --reports 5000 --batch-size 500 --workers 2 --seed 1 --keep]
 //
 // Into a FRESH scratch database (a new database on DATABASE_URL's server, or an embedded
 // PostgreSQL in a temporary folder when DATABASE_URL is unset): generate N synthetic companies
@@ -12,6 +12,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import pg from 'pg';
+import { defaultParserThreads } from '../cli/commands/companies/import-command.js';
 import { openLineSource } from '../cli/commands/companies/read-lines.js';
 import { createCompanyStore } from '../core/companies/company-store.js';
 import { importDossiers } from '../core/companies/import/index.js';
@@ -25,23 +26,21 @@ const { values: args } = parseArgs({
     count: { type: 'string', default: '100000' },
     reports: { type: 'string', default: '5000' },
     'batch-size': { type: 'string', default: '500' },
-    workers: { type: 'string', default: '2' },
-    'bulk-load': { type: 'boolean', default: false },
+    workers: { type: 'string' },
     seed: { type: 'string', default: '20240601' },
     keep: { type: 'boolean', default: false },
     help: { type: 'boolean', default: false },
   },
 });
 if (args.help) {
-  process.stdout.write('usage: npm run bench:import -- [--count N=100000] [--reports N=5000] [--batch-size N=500] [--workers N=2] [--bulk-load] [--seed S] [--keep]\n'
-    + '  --workers: parser threads (0 parses on the main thread); --bulk-load: the importer\'s empty-store bulk load\n'
+  process.stdout.write('usage: npm run bench:import -- [--count N=100000] [--reports N=5000] [--batch-size N=500] [--workers N] [--seed S] [--keep]\n'
+    + '  --workers: parser threads (0 parses on the main thread; default as `cli import`)\n'
     + '  --keep leaves the scratch database (and the generated file) in place for inspection.\n');
   process.exit(0);
 }
 const count = Number(args.count);
 const reports = Number(args.reports);
 const batchSize = Number(args['batch-size']);
-const workers = Number(args.workers);
 const seed = Number(args.seed);
 const config = parseConfig(process.env);
 const logger = createLogger({ level: 'warn' });
@@ -78,6 +77,7 @@ try {
 
   // 2. Import it, exactly as `cli import FILE` does.
   const source = await openLineSource(file, process.stdin);
+  const workers = args.workers === undefined ? defaultParserThreads(source.bytes) : Number(args.workers);
   let lastLog = performance.now();
   // CPU time of this process (parse, validate, prepare, send) per company: on a machine busy
   // with other work, a steadier signal than the wall-clock rate.
@@ -91,7 +91,6 @@ try {
     lines: source.lines,
     batchSize,
     workers,
-    bulkLoad: args['bulk-load'],
     onProgress: (p) => {
       if (performance.now() - lastLog < 10_000) return;
       lastLog = performance.now();
@@ -133,7 +132,6 @@ try {
     importNodeCpuMsPerCompany: Number(importCpuMsPerCompany.toFixed(3)),
     importPostgresCpuMsPerCompany: Number(postgresCpuMsPerCompany.toFixed(3)),
     parserThreads: summary.parserThreads,
-    bulkLoad: args['bulk-load'],
     created: summary.created,
     rejected: summary.rejected,
     reportSamples: timings.length,
@@ -146,7 +144,7 @@ try {
   process.stdout.write([
     '',
     `import:  ${fmt(count)} companies in ${fmt(importSeconds, 1)} s = ${fmt(importRate)} companies/s (target >= 3,000)  [generation alone: ${fmt(count / generateSeconds)}/s]`,
-    `         ${summary.parserThreads} parser threads${args['bulk-load'] ? ', bulk load' : ''}; CPU per company: Node (all threads) ${fmt(importCpuMsPerCompany, 3)} ms, Postgres backends ${fmt(postgresCpuMsPerCompany, 3)} ms`,
+    `         parser threads: ${summary.parserThreads}; CPU per company: Node (all threads) ${fmt(importCpuMsPerCompany, 3)} ms, Postgres backends ${fmt(postgresCpuMsPerCompany, 3)} ms`,
     `report:  company report over ${fmt(timings.length)} random companies: p50 ${fmt(pct(50), 2)} ms, p99 ${fmt(pct(99), 2)} ms, max ${fmt(timings.at(-1) ?? NaN, 2)} ms (target p99 < 5 ms)`,
     `machine: load average ${result.loadAverage.join(' ')} on ${result.cpus} CPUs (other work on the machine slows both figures)`,
     JSON.stringify(result),

@@ -4,6 +4,7 @@ import { endpointCatalogue, type CompanyLookups, type EndpointDefinition, type M
 import { AppError, isAppError } from '../../core/errors/index.js';
 import type { UsageSink } from '../../core/usage/index.js';
 import { authenticateRequest } from '../authenticate-request.js';
+import { successEnvelopeJson } from '../json-envelope.js';
 import { rateLimitHeaders } from '../../core/ratelimit/index.js';
 import type { ApiState } from '../state.js';
 
@@ -11,6 +12,8 @@ export interface CompanyEndpointDeps {
   access: AccessControl;
   store: CompanyLookups;
   usage: UsageSink;
+  /** The JSON text of a cached answer, when the store is a company cache (see ApiDeps). */
+  serialisedData?(data: unknown): string | undefined;
 }
 
 /** `/companies/{fiscalCode}/report` → `/companies/:fiscalCode/report` */
@@ -58,7 +61,10 @@ function serve(endpoint: EndpointDefinition, deps: CompanyEndpointDeps) {
       unit: grant.measure.unit,
       occurredAt: new Date().toISOString(),
     });
-    ctx.body = { data, meta };
+    // The same bytes and Content-Type as `ctx.body = { data, meta }`, without serialising a
+    // cached answer again on every hit.
+    ctx.type = 'application/json';
+    ctx.body = successEnvelopeJson(deps.serialisedData?.(data) ?? JSON.stringify(data), meta);
   };
 }
 

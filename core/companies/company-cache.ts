@@ -12,7 +12,8 @@ export interface CompanyCacheOptions {
   notifications?: NotificationListener;
   /** Entries per segment (small, large answers), across the four endpoints, found and not found. */
   maxEntries?: number;
-  /** Approximate bytes (JSON length) held by answers up to `largeEntryBytes`: a financials,
+  /** Approximate bytes (JSON length; the JSON text itself is kept too, see `serialised`) held
+   * by answers up to `largeEntryBytes`: a financials,
    * profile or credit-report answer is 0.5–2 KB, so the entry count alone bounds little. */
   maxBytes?: number;
   /** Answers bigger than this (company reports, ~50 KB) go to a separate, smaller budget. */
@@ -32,6 +33,10 @@ export interface CompanyCacheOptions {
 export interface CompanyCache extends CompanyStore {
   /** Drops everything, including loads already running (their results are not kept). */
   clear(): void;
+  /** The JSON text of a value this cache returned (made once, when it was loaded), so a
+   * response can splice it in instead of serialising the same answer on every hit; undefined
+   * for anything else. */
+  serialised(value: unknown): string | undefined;
   readonly stats: { entries: number; bytes: number; hits: number; misses: number };
 }
 
@@ -82,6 +87,9 @@ export function createCompanyCache(options: CompanyCacheOptions): CompanyCache {
   let generation = 0;
   let hits = 0;
   let misses = 0;
+  // Keyed by the (frozen, shared) value itself: the text lives exactly as long as the value
+  // is held by the cache or by a request still using it, and needs no eviction of its own.
+  const texts = new WeakMap<object, string>();
 
   const clear = () => {
     generation += 1;
@@ -99,7 +107,12 @@ export function createCompanyCache(options: CompanyCacheOptions): CompanyCache {
   const mayKeep = () => !notifications || notifications.connected;
 
   const keep = (key: string, value: unknown) => {
-    const bytes = (value === null ? 0 : JSON.stringify(value).length) + ENTRY_OVERHEAD_BYTES;
+    let text: string | undefined;
+    if (value !== null && typeof value === 'object') {
+      text = JSON.stringify(value);
+      texts.set(value, text);
+    }
+    const bytes = (text?.length ?? 0) + ENTRY_OVERHEAD_BYTES;
     const entry = { value: deepFreeze(value), bytes, expiresAt: now() + (value === null ? notFoundTtlMs : ttlMs) };
     (bytes > largeEntryBytes ? large : small).put(key, entry);
   };
@@ -145,6 +158,7 @@ export function createCompanyCache(options: CompanyCacheOptions): CompanyCache {
       clear(); // reports carry metric names
     },
     clear,
+    serialised: (value) => (value !== null && typeof value === 'object' ? texts.get(value) : undefined),
     get stats() {
       return { entries: small.entries.size + large.entries.size, bytes: small.bytes + large.bytes, hits, misses };
     },

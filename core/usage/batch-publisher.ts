@@ -2,8 +2,8 @@
  * Gathers concurrent publishes into batches: while one batch is being written the next fills
  * up, and it goes as soon as the previous one lands (or after `lingerMs` when idle, or at
  * `maxBatch`). Each caller's promise settles with its own batch, so "resolved" still means
- * "my event is durable". One batch in flight at a time: order is kept and the writer (a
- * Kafka producer, a Postgres connection) sees one request, not one per call.
+ * "my event is durable". One batch in flight at a time by default: order is kept and the
+ * writer (a Kafka producer, a Postgres connection) sees one request, not one per call.
  */
 export interface BatchPublisher<T> {
   add(item: T): Promise<void>;
@@ -11,9 +11,19 @@ export interface BatchPublisher<T> {
   drain(): Promise<void>;
 }
 
-export function createBatchPublisher<T>(write: (items: T[]) => Promise<void>, options: { maxBatch: number; lingerMs: number }): BatchPublisher<T> {
+export interface BatchPublisherOptions {
+  maxBatch: number;
+  lingerMs: number;
+  /** Batches written at once (default 1: in order). More lets a call wait for its own batch
+   * only, not for the one ahead of it too; only for writers that need no order (a Postgres
+   * table whose consumer claims rows by sequence, not a Kafka partition). */
+  maxInFlight?: number;
+}
+
+export function createBatchPublisher<T>(write: (items: T[]) => Promise<void>, options: BatchPublisherOptions): BatchPublisher<T> {
   const queue: { item: T; resolve: () => void; reject: (err: unknown) => void }[] = [];
-  let inFlight: Promise<void> | undefined;
+  const maxInFlight = Math.max(1, options.maxInFlight ?? 1);
+  const inFlight = new Set<Promise<void>>();
   let timer: NodeJS.Timeout | undefined;
 
   const flush = async () => {
@@ -31,26 +41,28 @@ export function createBatchPublisher<T>(write: (items: T[]) => Promise<void>, op
       clearTimeout(timer);
       timer = undefined;
     }
-    if (inFlight || queue.length === 0) return;
-    inFlight = flush().finally(() => {
-      inFlight = undefined;
-      pump(); // what queued up meanwhile has waited long enough: write it now
-    });
+    while (inFlight.size < maxInFlight && queue.length > 0) {
+      const written: Promise<void> = flush().finally(() => {
+        inFlight.delete(written);
+        pump(); // what queued up meanwhile has waited long enough: write it now
+      });
+      inFlight.add(written);
+    }
   };
 
   return {
     add(item) {
       return new Promise<void>((resolve, reject) => {
         queue.push({ item, resolve, reject });
-        if (inFlight) return; // pump() runs when it lands
+        if (inFlight.size >= maxInFlight) return; // pump() runs when one lands
         if (queue.length >= options.maxBatch) pump();
         else timer ??= setTimeout(pump, options.lingerMs);
       });
     },
     async drain() {
-      while (queue.length > 0 || inFlight) {
+      while (queue.length > 0 || inFlight.size > 0) {
         pump();
-        await inFlight;
+        await Promise.all(inFlight);
       }
     },
   };

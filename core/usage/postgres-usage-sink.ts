@@ -7,7 +7,26 @@ import type { UsageSink } from './usage-sink.js';
 export interface PostgresUsageSinkOptions {
   maxBatch?: number;
   lingerMs?: number;
+  /** Batches being inserted at once, each on its own pooled connection. */
+  maxInFlight?: number;
 }
+
+// What the sink needs of knex's pg client: a pooled connection that can run a named (prepared)
+// statement, parsed and planned once per connection instead of once per batch.
+interface PgConnection {
+  query(config: { name: string; text: string; values: unknown[] }): Promise<unknown>;
+}
+interface PooledPgClient {
+  acquireConnection(): Promise<PgConnection>;
+  releaseConnection(connection: PgConnection): Promise<unknown>;
+}
+
+const insertEvents = {
+  name: 'usage_bus_insert_events',
+  text: `INSERT INTO usage_bus_events (event_id, organization_id, payload)
+         SELECT * FROM unnest($1::text[], $2::text[], $3::jsonb[])
+         ON CONFLICT (event_id) DO NOTHING`,
+};
 
 /**
  * The refusal when a usage event cannot be made durable: 503 `entitlement_unavailable` (the
@@ -22,23 +41,42 @@ export function meteringUnavailable(cause: unknown): AppError {
  * The Postgres usage bus, producer side: concurrent publishes become one multi-row INSERT
  * (one commit, one fsync, instead of one per call), durable when it commits. A duplicate
  * event id (a retried publish) is ignored.
+ *
+ * Durability is the point: publish resolves only after the INSERT has committed with the
+ * server's default synchronous_commit, and the API sends its 2xx only then. Do not switch
+ * this transaction to `synchronous_commit = off` to gain throughput: a crash could then lose
+ * events of calls already served, i.e. unbilled calls.
+ *
+ * Up to `maxInFlight` batches (default 4) are inserted at once, so under load a call waits
+ * for its own batch's commit, not for the batch ahead of it and then its own. Order between
+ * batches does not matter: the consumer claims whatever is committed, oldest `seq` first.
  */
 export function createPostgresUsageSink(db: Db, options: PostgresUsageSinkOptions = {}): UsageSink {
+  const client = db.client as unknown as PooledPgClient;
   let closed = false;
   const batches = createBatchPublisher<UsageEvent>(
     async (events) => {
+      const eventIds = new Array<string>(events.length);
+      const organizationIds = new Array<string>(events.length);
+      const payloads = new Array<string>(events.length);
+      for (let i = 0; i < events.length; i += 1) {
+        const event = events[i]!;
+        eventIds[i] = event.eventId;
+        organizationIds[i] = event.organizationId;
+        payloads[i] = JSON.stringify(event);
+      }
       try {
-        await db.raw(
-          `INSERT INTO usage_bus_events (event_id, organization_id, payload)
-           SELECT * FROM unnest(?::text[], ?::text[], ?::jsonb[])
-           ON CONFLICT (event_id) DO NOTHING`,
-          [events.map((e) => e.eventId), events.map((e) => e.organizationId), events.map((e) => JSON.stringify(e))],
-        );
+        const connection = await client.acquireConnection();
+        try {
+          await connection.query({ ...insertEvents, values: [eventIds, organizationIds, payloads] });
+        } finally {
+          await client.releaseConnection(connection);
+        }
       } catch (err) {
         throw meteringUnavailable(err);
       }
     },
-    { maxBatch: options.maxBatch ?? 500, lingerMs: options.lingerMs ?? 1 },
+    { maxBatch: options.maxBatch ?? 500, lingerMs: options.lingerMs ?? 1, maxInFlight: options.maxInFlight ?? 4 },
   );
   return {
     publish(event: UsageEvent) {

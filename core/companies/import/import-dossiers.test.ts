@@ -10,6 +10,7 @@ import { importDossiers, type UpsertFn } from './import-dossiers.js';
 const ROUND_TRIP_SEED = 81_200_001;
 const REJECTS_SEED = 81_200_002;
 const IDEMPOTENT_SEED = 81_200_003;
+const THREADS_SEED = 81_200_005;
 
 let db: Db;
 let store: CompanyStore;
@@ -73,8 +74,8 @@ describe('importDossiers', () => {
     expect((await store.companyFinancials(soleTrader.vatNumber!))?.identity.fiscalCode).toBe(soleTrader.fiscalCode);
   });
 
-  it('when some lines are bad then each is reported with its line number and reason while the good lines land', async () => {
-    const good = [...generateDossiers({ count: 6, seed: REJECTS_SEED })];
+  it.each([0, 2])('when some lines are bad (parser threads: %i) then each is reported with its line number and reason while the good lines land', async (workers) => {
+    const good = [...generateDossiers({ count: 6, seed: REJECTS_SEED + workers * 1_000 })];
     const badYears = structuredClone(good[3]!);
     (badYears.years![2] as { year: unknown }).year = 'twenty';
     // Valid for the schema, refused by the database (employees is a 32-bit integer column).
@@ -92,7 +93,8 @@ describe('importDossiers', () => {
       JSON.stringify(good[5]), // 9
     ];
     const rejectedText: string[] = [];
-    const summary = await importDossiers({ db, lines, batchSize: 3, onReject: (_r, text) => rejectedText.push(text) });
+    const summary = await importDossiers({ db, lines, batchSize: 3, workers, onReject: (_r, text) => rejectedText.push(text) });
+    expect(summary.parserThreads).toBe(workers);
 
     expect(summary.rejections.map((r) => r.line)).toEqual([2, 5, 6, 8]);
     const [json, years, database, code] = summary.rejections;
@@ -119,6 +121,16 @@ describe('importDossiers', () => {
     again[10] = JSON.stringify(edited);
     expect(await importDossiers({ db, lines: again, batchSize: 25 })).toMatchObject({ created: 0, updated: 1, unchanged: 79 });
     expect((await store.companyReport(edited.fiscalCode))!.identity.legalName).toBe(edited.legalName);
+  });
+});
+
+describe('importDossiers with parser threads', () => {
+  it('when parser threads prepare the companies then the main thread would have stored exactly the same', async () => {
+    const lines = toLines([...generateDossiers({ count: 120, seed: THREADS_SEED })]);
+    const threaded = await importDossiers({ db, lines: slowly(lines), batchSize: 25, workers: 2 });
+    expect(threaded).toMatchObject({ parserThreads: 2, lines: 120, created: 120, rejected: 0 });
+    // Same content hash for every company: the stored form is identical.
+    expect(await importDossiers({ db, lines, batchSize: 25, workers: 0 })).toMatchObject({ parserThreads: 0, unchanged: 120 });
   });
 });
 

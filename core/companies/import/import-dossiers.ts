@@ -1,7 +1,6 @@
 import type { Db } from '../../db/index.js';
 import { upsertPreparedCompanies, type PreparedCompany, type UpsertResult } from '../write-companies.js';
 import type { ImportRejection, ParsedEntry } from './parse-dossier-line.js';
-import { withSearchIndexesDeferred } from './defer-search-indexes.js';
 import { startParsePool, type ParsePool } from './parse-pool.js';
 import { prepareEntry, prepareLine, type PreparedEntry } from './prepare-line.js';
 
@@ -41,11 +40,6 @@ export interface WriteDossiersOptions {
   onReject?: (rejection: ImportRejection) => void;
   /** Defaults to upsertPreparedCompanies; injectable so tests can simulate a failing store. */
   upsert?: UpsertFn;
-  /**
-   * A first load into an empty store: the trigram search indexes are dropped and built once
-   * at the end (also when the load fails). Ignored when the store has any company.
-   */
-  bulkLoad?: boolean;
 }
 
 export interface ImportDossiersOptions extends Omit<WriteDossiersOptions, 'onReject'> {
@@ -174,11 +168,6 @@ async function writePreparedEntries(
   options: WriteDossiersOptions,
   onBatchWritten?: (lines: number[]) => void,
 ): Promise<ImportSummary> {
-  if (options.bulkLoad) {
-    const started = performance.now();
-    const summary = await withSearchIndexesDeferred(options.db, () => writePreparedEntries(entries, { ...options, bulkLoad: false }, onBatchWritten));
-    return { ...summary, durationMs: Math.round(performance.now() - started) };
-  }
   const started = performance.now();
   const batchSize = Math.max(1, options.batchSize ?? DEFAULT_BATCH_SIZE);
   const upsert = options.upsert ?? upsertPreparedCompanies;

@@ -1,0 +1,56 @@
+import { execFile } from 'node:child_process';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { createDb, type Db } from '../../../core/db/index.js';
+import { generateDossiers } from '../../../core/sample-data/index.js';
+
+// The real CLI in a child process, as an operator runs it in development (node --import tsx):
+// the only place the parser threads load through tsx the way they do outside the tests.
+const databaseUrl = inject('databaseUrl');
+let db: Db;
+let dir: string;
+
+function cli(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    execFile(
+      process.execPath,
+      ['--import', 'tsx', 'cli/main.ts', ...args],
+      { env: { ...process.env, DATABASE_URL: databaseUrl, LOG_LEVEL: 'error' }, cwd: new URL('../../../', import.meta.url).pathname },
+      (err, stdout, stderr) => resolve({ code: err ? Number((err as { code?: number }).code ?? 1) : 0, stdout, stderr }),
+    );
+  });
+}
+
+beforeAll(async () => {
+  db = createDb({ connectionString: databaseUrl, poolMax: 2 });
+  dir = await mkdtemp(path.join(os.tmpdir(), 'import-command-'));
+});
+afterAll(async () => {
+  await db?.destroy();
+  if (dir) await rm(dir, { recursive: true, force: true });
+});
+
+describe('cli import', () => {
+  it('when a file is imported with --workers 2 then parser threads parse it, bad lines are reported by number and the rest land', async () => {
+    const dossiers = [...generateDossiers({ count: 300, seed: 81_200_201 })];
+    const lines = dossiers.map((d) => JSON.stringify(d));
+    lines.splice(149, 0, '{"fiscalCode": "00905811006",'); // line 150
+    lines.splice(250, 0, JSON.stringify({ fiscalCode: '123', legalName: 'X' })); // line 251
+    const file = path.join(dir, 'companies.jsonl');
+    const rejects = path.join(dir, 'rejects.jsonl');
+    await writeFile(file, lines.join('\n') + '\n');
+
+    const run = await cli('import', file, '--workers', '2', '--batch-size', '50', '--rejects', rejects, '--quiet');
+    expect(run.stderr).not.toMatch(/parser threads unavailable/);
+    expect(run.code).toBe(1);
+    expect(run.stdout).toMatch(/imported 302 lines in .*2 parser threads\): 300 created, 0 updated, 0 unchanged, 2 rejected/);
+    expect(run.stdout).toMatch(/^line 150: invalid JSON/m);
+    expect(run.stdout).toMatch(/^line 251: fiscalCode: /m);
+
+    const codes = dossiers.map((d) => d.fiscalCode);
+    const { rows } = await db.raw<{ rows: { n: number }[] }>('SELECT count(*)::int AS n FROM companies WHERE fiscal_code = ANY(?)', [codes]);
+    expect(rows[0]!.n).toBe(300);
+  });
+});
