@@ -154,6 +154,18 @@ describe('company cache', () => {
     expect(fake.reads).toEqual(['B']);
   });
 
+  it('when an answer is served from the cache then its JSON text is the one made when it was loaded', async () => {
+    const fake = fakeStore();
+    fake.data.set('ABC', { name: 'Caffè "Roma"', padding: '«»\u2028' });
+    const cache = createCompanyCache({ store: fake.store });
+    const loaded = await cache.companyFinancials('ABC');
+    const hit = await cache.companyFinancials('abc');
+    expect(hit).toBe(loaded);
+    expect(cache.serialised(hit)).toBe(JSON.stringify(loaded));
+    expect(cache.serialised({ name: 'not from the cache' })).toBeUndefined();
+    expect(cache.serialised(null)).toBeUndefined();
+  });
+
   it('when entries would exceed the byte budget then old ones are evicted to stay under it', async () => {
     const fake = fakeStore();
     for (const code of ['A', 'B', 'C', 'D']) fake.data.set(code, { name: code, padding: 'x'.repeat(10_000) });

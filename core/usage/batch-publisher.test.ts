@@ -30,3 +30,29 @@ describe('batch publisher', () => {
     expect(results.map((r) => r.status)).toEqual(['rejected', 'rejected', 'rejected', 'fulfilled', 'fulfilled']);
   });
 });
+
+describe('batch publisher with several batches in flight', () => {
+  it('when one batch hangs then the next is written meanwhile and each caller settles with its own batch', async () => {
+    const written: number[][] = [];
+    let release!: () => void;
+    const firstWrite = new Promise<void>((r) => (release = r));
+    let writes = 0;
+    const publisher = createBatchPublisher<number>(async (items) => {
+      writes += 1;
+      if (writes === 1) await firstWrite; // the first batch hangs
+      written.push(items);
+    }, { maxBatch: 2, lingerMs: 1, maxInFlight: 2 });
+    const settled: number[] = [];
+    const first = [1, 2].map((i) => publisher.add(i).then(() => settled.push(i)));
+    const second = [3, 4].map((i) => publisher.add(i).then(() => settled.push(i)));
+    await Promise.all(second);
+    expect(settled).toEqual([3, 4]); // not held back behind the hanging batch
+    expect(written).toEqual([[3, 4]]);
+    const third = publisher.add(5); // one slot is still free, so it goes too
+    await third;
+    release();
+    await Promise.all(first);
+    await publisher.drain();
+    expect(written).toEqual([[3, 4], [5], [1, 2]]);
+  });
+});
