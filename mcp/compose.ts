@@ -58,7 +58,7 @@ export function composeMcp(options: ComposeMcpOptions): ComposedMcp {
   const companyChanges = createNotificationListener({ connectionString: database.connectionString, logger });
   closers.push(() => companyChanges.close());
   const store = createCompanyCache({ store: createCompanyStore({ db, queryTimeoutMs: config.COMPANY_QUERY_TIMEOUT_MS, logger }), notifications: companyChanges });
-  const app = createMcpApp({ access, usage, store, db, queryTimeoutMs: config.COMPANY_QUERY_TIMEOUT_MS, logger, version: MCP_SERVER_VERSION });
+  const app = createMcpApp({ access, usage, store, cachedText: store.serialised, db, queryTimeoutMs: config.COMPANY_QUERY_TIMEOUT_MS, logger, version: MCP_SERVER_VERSION });
   return {
     app,
     close: async () => {

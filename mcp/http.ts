@@ -7,6 +7,7 @@ import {
 } from '@modelcontextprotocol/sdk/types.js';
 import { AppError, type ErrorCode } from '../core/errors/index.js';
 import { newRequestId } from '../core/ids/index.js';
+import { jsonWithCachedParts } from './cached-json.js';
 import { createServer, prepareServerParts, type McpDeps } from './create-server.js';
 import { httpErrorResponse, jsonRpcErrorBody, withErrorData } from './errors.js';
 import { JsonResponseTransport } from './json-transport.js';
@@ -162,7 +163,8 @@ export function createMcpApp(options: McpAppOptions): Koa {
         return rpcError(400, RpcCode.InvalidRequest, 'invalid_params', `Invalid request: expected a JSON-RPC 2.0 message (or a batch of at most ${MAX_BATCH}).`, echoId);
       }
       const messages = parsed.map((p) => p.data as JSONRPCMessage);
-      const initializing = messages.some((m) => isInitializeRequest(m));
+      // The method check first: isInitializeRequest parses the whole message with zod.
+      const initializing = messages.some((m) => 'method' in m && m.method === 'initialize' && isInitializeRequest(m));
       if (initializing && messages.length > 1) {
         return rpcError(400, RpcCode.InvalidRequest, 'invalid_params', 'Invalid request: initialize must be sent alone.', echoId);
       }
@@ -182,13 +184,21 @@ export function createMcpApp(options: McpAppOptions): Koa {
       if (!prefersEventStream(accept)) {
         const transport = new JsonResponseTransport(requestId);
         await server.connect(transport);
-        try {
-          const responses = await transport.handle(messages, { requestInfo: { headers: ctx.req.headers } });
-          if (responses.length === 0) ctx.status = 202;
-          else ctx.body = Array.isArray(raw) ? responses : responses[0];
-        } finally {
-          await server.close();
+        // No server.close() afterwards: every request has been answered once handle() resolves,
+        // the server and transport hold no timers or sockets and are simply dropped. Closing
+        // made the SDK abort its (already finished) handlers' signals and build a "connection
+        // closed" error per call, about 4% of a tool call's CPU, for nothing.
+        const responses = await transport.handle(messages, { requestInfo: { headers: ctx.req.headers } });
+        if (responses.length === 0) {
+          ctx.status = 202;
+          return;
         }
+        // As JSON.stringify would write it, with the cache's text of cached data spliced in
+        // (depth 4: response, result, structuredContent, then e.g. the profile).
+        ctx.type = 'application/json';
+        ctx.body = Array.isArray(raw)
+          ? `[${responses.map((r) => jsonWithCachedParts(r, options.cachedText, 4)).join(',')}]`
+          : jsonWithCachedParts(responses[0], options.cachedText, 4);
         return;
       }
       const transport = new TaggedTransport({ sessionIdGenerator: undefined, enableJsonResponse: false }, requestId);

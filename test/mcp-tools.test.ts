@@ -10,6 +10,7 @@ import type { CompanyReportData } from '../core/companies/schemas/index.js';
 import { upsertCompanies } from '../core/companies/write-companies.js';
 import { requestIdSchema } from '../core/errors/index.js';
 import { createLogger } from '../core/logging/index.js';
+import { toolDefinitions } from '../mcp/tools/index.js';
 import {
   connectClient, createToolOrganization, json, personOnlyTools, rpc, sampleGroup, startTestMcp, toolNames,
   type SampleGroup, type TestMcp, type ToolOrganization,
@@ -38,7 +39,17 @@ afterAll(async () => {
   await mcp?.close();
 });
 
-const call = async (name: string, args: Record<string, unknown>) => (await client.callTool({ name, arguments: args })) as CallToolResult;
+// Every successful result is checked against its tool's zod output schema here: the server
+// does not parse its own output on each call (mcp/create-server.ts).
+const outputSchemas = new Map(toolDefinitions.map((d) => [d.name as string, d.outputSchema]));
+const call = async (name: string, args: Record<string, unknown>) => {
+  const result = (await client.callTool({ name, arguments: args })) as CallToolResult;
+  if (!result.isError) {
+    const checked = outputSchemas.get(name)!.safeParse(result.structuredContent);
+    expect(checked.success, `${name} result vs its output schema: ${JSON.stringify(checked.error?.issues.slice(0, 3))}`).toBe(true);
+  }
+  return result;
+};
 const data = <T = any>(result: CallToolResult): T => {
   expect(result.isError, JSON.stringify(result.content)).toBeFalsy();
   // The text copy says the same as structuredContent.

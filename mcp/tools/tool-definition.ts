@@ -14,8 +14,8 @@ export interface ToolContext {
 /**
  * One tool: its name (a product of the catalogue, so it is billable), what the model reads
  * (title, description, schemas, annotations) and what it does. The input schema validates the
- * arguments before run() sees them; the output schema checks what run() returns before it is
- * sent or billed. The usage measure is added to the description per organization.
+ * arguments before run() sees them; the output schema types what run() returns (tests check
+ * real results against it; it is not parsed per call, which cost ~5% of a profile call). The usage measure is added to the description per organization.
  */
 export interface ToolDefinition<I extends z.ZodObject = z.ZodObject, O extends z.ZodType = z.ZodType> {
   name: ToolName;
