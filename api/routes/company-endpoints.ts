@@ -48,6 +48,10 @@ function serve(endpoint: EndpointDefinition, deps: CompanyEndpointDeps) {
 
     const data = await endpoint.lookup(deps.store, parsed.data.toUpperCase());
     if (data === null) throw new AppError('not_found');
+    // Serialised before the usage event is awaited, so only this one string, not the answer's
+    // object graph (a report: hundreds of objects), needs to outlive the event's batch write:
+    // under report load, what outlives V8's young generation is promoted and dies in old space.
+    const dataJson = deps.serialisedData?.(data) ?? JSON.stringify(data);
 
     const meta: Meta = { requestId: ctx.state.requestId, endpoint: endpoint.slug, usage: { ...grant.measure } };
     await deps.usage.publish({
@@ -64,7 +68,7 @@ function serve(endpoint: EndpointDefinition, deps: CompanyEndpointDeps) {
     // The same bytes and Content-Type as `ctx.body = { data, meta }`, without serialising a
     // cached answer again on every hit.
     ctx.type = 'application/json';
-    ctx.body = successEnvelopeJson(deps.serialisedData?.(data) ?? JSON.stringify(data), meta);
+    ctx.body = successEnvelopeJson(dataJson, meta);
   };
 }
 

@@ -37,7 +37,9 @@ export function assembleCompanyReport(row: CompanyRow, definitions: MetricDefini
   };
 }
 
-/** Slugs the report will name, to check the definition cache knows them all. */
-export function reportSlugs(row: CompanyRow): string[] {
-  return (row.years ?? []).flatMap((y) => (y.metrics ?? []).map((m) => m.slug));
+/** Whether the report names a slug the definition cache does not know. A loop, not a list of
+ * every slug: this runs on every report read, and a report has hundreds of line items. */
+export function namesUnknownSlug(row: CompanyRow, definitions: MetricDefinitions): boolean {
+  for (const y of row.years ?? []) for (const m of y.metrics ?? []) if (!definitions.has(m.slug)) return true;
+  return false;
 }

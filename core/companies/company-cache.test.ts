@@ -183,7 +183,7 @@ describe('company cache', () => {
     const fake = fakeStore();
     fake.data.set('SMALL', { name: 'small' });
     for (const code of ['R1', 'R2', 'R3']) fake.data.set(code, { name: code, padding: 'x'.repeat(20_000) });
-    const cache = createCompanyCache({ store: fake.store, largeEntryBytes: 16_000, maxLargeBytes: 45_000, maxBytes: 10_000 });
+    const cache = createCompanyCache({ store: fake.store, largeEntryBytes: 16_000, maxLargeBytes: 45_000, maxBytes: 10_000, largeAdmissionWindow: 0 });
     await cache.companyFinancials('SMALL');
     for (const code of ['R1', 'R2', 'R3']) await cache.companyReport(code);
     expect(cache.stats.entries).toBe(3);
@@ -194,6 +194,23 @@ describe('company cache', () => {
     expect(fake.reads).toEqual([]);
     await cache.companyReport('R1');
     expect(fake.reads).toEqual(['R1']);
+  });
+
+  it('when a large answer is asked once then it is not kept, and when asked again soon after then it is', async () => {
+    const fake = fakeStore();
+    for (const code of ['R1', 'R2', 'R3', 'R4']) fake.data.set(code, { name: code, padding: 'x'.repeat(20_000) });
+    const cache = createCompanyCache({ store: fake.store, largeEntryBytes: 16_000, largeAdmissionWindow: 2 });
+    await cache.companyReport('R1');
+    expect(cache.stats.entries).toBe(0);
+    await cache.companyReport('R1');
+    expect(cache.stats.entries).toBe(1);
+    fake.reads.length = 0;
+    const answer = await cache.companyReport('R1');
+    expect(fake.reads).toEqual([]);
+    expect(cache.serialised(answer)).toBe(JSON.stringify(answer));
+    // A round over more reports than the window (two keys) never keeps any of them.
+    for (const code of ['R2', 'R3', 'R4', 'R2', 'R3', 'R4']) await cache.companyReport(code);
+    expect(cache.stats.entries).toBe(1);
   });
 
   it('when companies change during a load then the caller gets its answer but it is not kept', async () => {

@@ -26,6 +26,9 @@ export interface CompanyCacheOptions {
    * ~210 MB at 2 MB, with no loss of report throughput (the pass misses either way). 2 MB
    * still holds ~40 popular reports. */
   maxLargeBytes?: number;
+  /** A large answer is kept only when its key missed already among the last this many large
+   * misses (see `admitLarge`); 0 keeps every large answer on its first miss. */
+  largeAdmissionWindow?: number;
   /** Backstop for a missed notification. */
   ttlMs?: number;
   /** A company imported a moment ago shows up at most this late. */
@@ -77,6 +80,9 @@ export function createCompanyCache(options: CompanyCacheOptions): CompanyCache {
   const maxBytes = options.maxBytes ?? 24 * 1024 * 1024;
   const largeEntryBytes = options.largeEntryBytes ?? 16 * 1024;
   const maxLargeBytes = options.maxLargeBytes ?? 2 * 1024 * 1024;
+  // 1,024 keys of ~20 characters (~0.1 MB): a report asked again within the next 1,024 large
+  // misses (about a second at the bench's rate) is kept; rounds over more reports never are.
+  const largeAdmissionWindow = options.largeAdmissionWindow ?? 1024;
   const ttlMs = options.ttlMs ?? 60_000;
   const notFoundTtlMs = options.notFoundTtlMs ?? 5_000;
   const now = options.now ?? Date.now;
@@ -98,6 +104,7 @@ export function createCompanyCache(options: CompanyCacheOptions): CompanyCache {
     generation += 1;
     small.clear();
     large.clear();
+    largeMisses.clear();
     loading = new Map();
   };
 
@@ -109,6 +116,21 @@ export function createCompanyCache(options: CompanyCacheOptions): CompanyCache {
   }
   const mayKeep = () => !notifications || notifications.connected;
 
+  // Keys of recent large misses, oldest first. Admission on a second miss, not the first: a
+  // large answer (a ~50 KB report is ~150 KB of objects plus its text) that is cached and
+  // evicted before it is asked again outlives V8's young generation and dies in old space, so
+  // a stream of one-off report lookups (a client walking many companies, the bench's round
+  // robin over 2,000 codes) pushed every report through old space, growing the heap between
+  // collections while saving no store read. Answers asked for again soon are the ones worth
+  // holding; one-off ones now die with their request.
+  const largeMisses = new Set<string>();
+  const admitLarge = (key: string): boolean => {
+    if (largeAdmissionWindow <= 0 || largeMisses.delete(key)) return true;
+    largeMisses.add(key);
+    if (largeMisses.size > largeAdmissionWindow) largeMisses.delete(largeMisses.values().next().value as string);
+    return false;
+  };
+
   const keep = (key: string, value: unknown) => {
     let text: string | undefined;
     if (value !== null && typeof value === 'object') {
@@ -116,8 +138,10 @@ export function createCompanyCache(options: CompanyCacheOptions): CompanyCache {
       texts.set(value, text);
     }
     const bytes = (text?.length ?? 0) + ENTRY_OVERHEAD_BYTES;
+    const isLarge = bytes > largeEntryBytes;
+    if (isLarge && !admitLarge(key)) return;
     const entry = { value: deepFreeze(value), bytes, expiresAt: now() + (value === null ? notFoundTtlMs : ttlMs) };
-    (bytes > largeEntryBytes ? large : small).put(key, entry);
+    (isLarge ? large : small).put(key, entry);
   };
 
   function read<T>(endpoint: Endpoint, input: string, load: (input: string) => Promise<T | null>): Promise<T | null> {

@@ -2,7 +2,7 @@ import type { Db } from '../db/index.js';
 import type { Logger } from '../logging/index.js';
 import type { CompanyFinancialsData, CompanyProfileData, CompanyReportData, CreditReportData } from './schemas/index.js';
 import { companySql, PEERS_SQL, type CompanyRow, type PeersRow } from './company-query.js';
-import { assembleCompanyReport, companyReportShape, reportSlugs } from './assemble-company-report.js';
+import { assembleCompanyReport, companyReportShape, namesUnknownSlug } from './assemble-company-report.js';
 import { assembleCreditReport, creditReportShape } from './assemble-credit-report.js';
 import { assembleLargeProfile, assembleSmallProfile, companyProfileShape, isLargeProfile, MAX_PEERS, naceDivision } from './assemble-company-profile.js';
 import { assembleCompanyFinancials, companyFinancialsShape } from './assemble-company-financials.js';
@@ -62,7 +62,7 @@ export function createCompanyStore(options: CompanyStoreOptions): CompanyStore {
       const row = await findCompany('company report', statements.report, fiscalCode);
       if (row === null) return null;
       let defs = await definitions.get();
-      if (reportSlugs(row).some((slug) => !defs.has(slug))) defs = await definitions.refreshForMissing();
+      if (namesUnknownSlug(row, defs)) defs = await definitions.refreshForMissing();
       return assembleCompanyReport(row, defs);
     },
 
