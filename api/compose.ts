@@ -1,11 +1,9 @@
 import type Koa from 'koa';
-import { createAccessControl, type AccessControl } from '../core/access/index.js';
-import { createCompanyCache } from '../core/companies/company-cache.js';
-import { createCompanyStore } from '../core/companies/company-store.js';
+import { createConfiguredAccessControl, type AccessControl } from '../core/access/index.js';
+import { createConfiguredCompanyStore, type CompanyCache } from '../core/companies/index.js';
 import type { Config } from '../core/config/index.js';
-import { createNotificationListener, type OpenDatabase } from '../core/db/index.js';
+import type { OpenDatabase } from '../core/db/index.js';
 import type { Logger } from '../core/logging/index.js';
-import { createRateLimiter } from '../core/ratelimit/index.js';
 import { createPostgresUsageSink, type UsageSink } from '../core/usage/index.js';
 import { createApp } from './app.js';
 import type { ApiState } from './state.js';
@@ -27,6 +25,8 @@ export interface ComposedApi {
   app: Koa<ApiState>;
   /** The access pipeline, shared with the tool server by `npm start` (one set of rate limits). */
   access: AccessControl;
+  /** The cached company store, shared with the tool server by `npm start` (one cache). */
+  companies: CompanyCache;
   /** Resolves once key/plan change notifications are heard. */
   ready(): Promise<void>;
   /** Closes what was built here (not the database). */
@@ -37,18 +37,10 @@ export interface ComposedApi {
 export async function composeApi(options: ComposeApiOptions): Promise<ComposedApi> {
   const { config, logger, database } = options;
   const db = database.db;
-  const rateLimiter = createRateLimiter({ redisUrl: config.REDIS_URL, logger });
-  const access = createAccessControl({
-    db,
-    listenConnectionString: database.connectionString,
-    keyCacheTtlMs: config.KEY_CACHE_TTL_MS,
-    entitlementCacheTtlMs: config.ENTITLEMENT_CACHE_TTL_MS,
-    rateLimiter,
-    logger,
-  });
-  // Company data changes only by import; the cache is cleared on its notification (see company-cache.ts).
-  const companyChanges = createNotificationListener({ connectionString: database.connectionString, logger });
-  const store = createCompanyCache({ store: createCompanyStore({ db, queryTimeoutMs: config.COMPANY_QUERY_TIMEOUT_MS, logger }), notifications: companyChanges });
+  const accessControl = createConfiguredAccessControl({ config, database, logger });
+  const access = accessControl.access;
+  const companies = createConfiguredCompanyStore({ config, database, logger });
+  const store = companies.store;
   const usage = await (options.createUsageSink ?? postgresUsageSink)({ config, database, logger });
 
   const app = createApp({
@@ -71,14 +63,14 @@ export async function composeApi(options: ComposeApiOptions): Promise<ComposedAp
   return {
     app,
     access,
+    companies: store,
     ready: async () => {
-      await Promise.all([access.ready(), companyChanges.whenConnected()]);
+      await Promise.all([access.ready(), companies.ready()]);
     },
     close: async () => {
       await usage.close();
-      await access.close();
-      await companyChanges.close();
-      await rateLimiter.close();
+      await accessControl.close();
+      await companies.close();
     },
   };
 }

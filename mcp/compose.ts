@@ -1,10 +1,9 @@
 import type Koa from 'koa';
-import { createAccessControl, type AccessControl } from '../core/access/index.js';
-import { createCompanyCache, createCompanyStore } from '../core/companies/index.js';
+import { createConfiguredAccessControl, type AccessControl } from '../core/access/index.js';
+import { createConfiguredCompanyStore, type CompanyCache } from '../core/companies/index.js';
 import type { Config } from '../core/config/index.js';
-import { createNotificationListener, type OpenDatabase } from '../core/db/index.js';
+import type { OpenDatabase } from '../core/db/index.js';
 import type { Logger } from '../core/logging/index.js';
-import { createRateLimiter } from '../core/ratelimit/index.js';
 import { createPostgresUsageSink, type UsageSink } from '../core/usage/index.js';
 import { createMcpApp } from './http.js';
 
@@ -21,6 +20,8 @@ export interface ComposeMcpOptions {
   access?: AccessControl;
   /** Default: the Postgres usage bus. `npm start` injects the Kafka sink when KAFKA_BROKERS is set. */
   usage?: UsageSink;
+  /** Injected by `npm start` so API and tool server share one company cache. Closed by its owner. */
+  companies?: CompanyCache;
 }
 
 export interface ComposedMcp {
@@ -36,17 +37,9 @@ export function composeMcp(options: ComposeMcpOptions): ComposedMcp {
   const closers: (() => Promise<void>)[] = [];
   let access = options.access;
   if (!access) {
-    const rateLimiter = createRateLimiter({ redisUrl: config.REDIS_URL, logger });
-    const owned = createAccessControl({
-      db,
-      listenConnectionString: database.connectionString,
-      keyCacheTtlMs: config.KEY_CACHE_TTL_MS,
-      entitlementCacheTtlMs: config.ENTITLEMENT_CACHE_TTL_MS,
-      rateLimiter,
-      logger,
-    });
-    access = owned;
-    closers.push(() => owned.close(), () => rateLimiter.close());
+    const owned = createConfiguredAccessControl({ config, database, logger });
+    access = owned.access;
+    closers.push(() => owned.close());
   }
   let usage = options.usage;
   if (!usage) {
@@ -54,10 +47,12 @@ export function composeMcp(options: ComposeMcpOptions): ComposedMcp {
     usage = owned;
     closers.unshift(() => owned.close());
   }
-  // Company data changes only by import; the cache is cleared on its notification (see company-cache.ts).
-  const companyChanges = createNotificationListener({ connectionString: database.connectionString, logger });
-  closers.push(() => companyChanges.close());
-  const store = createCompanyCache({ store: createCompanyStore({ db, queryTimeoutMs: config.COMPANY_QUERY_TIMEOUT_MS, logger }), notifications: companyChanges });
+  let store = options.companies;
+  if (!store) {
+    const owned = createConfiguredCompanyStore({ config, database, logger });
+    store = owned.store;
+    closers.push(() => owned.close());
+  }
   const app = createMcpApp({ access, usage, store, cachedText: store.serialised, db, queryTimeoutMs: config.COMPANY_QUERY_TIMEOUT_MS, logger, version: MCP_SERVER_VERSION });
   return {
     app,

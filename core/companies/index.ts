@@ -5,3 +5,4 @@ export { upsertCompanies, type UpsertResult } from './write-companies.js';
 export { classifyCompanySize, isLargeCompany, type CompanySize } from './company-size.js';
 export { metricCatalogue, type MetricDefinition } from './metric-catalogue.js';
 export * from './schemas/index.js';
+export { createConfiguredCompanyStore, type ConfiguredCompanyStore } from './configured-company-store.js';

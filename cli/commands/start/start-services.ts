@@ -32,7 +32,7 @@ export async function startServices(config: Config, logger: Logger, database: Op
 
   const usage = configuredUsageSink({ config, database, logger });
   const api = await composeApi({ config, logger, database, createUsageSink: () => usage });
-  const mcp = composeMcp({ config, logger, database, access: api.access, usage });
+  const mcp = composeMcp({ config, logger, database, access: api.access, usage, companies: api.companies });
   const worker = await startBillingWorker({
     db,
     consumer: createUsageConsumer({ config, db, connectionString: database.connectionString, logger }),
