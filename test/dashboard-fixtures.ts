@@ -51,20 +51,8 @@ export async function applyUsage(db: Db, events: UsageEvent[]): Promise<void> {
   await db.transaction((trx) => applyUsageBatch(trx, events.map((e, i) => ({ value: e, ref: `test#${i}` })), { bus: 'postgres' }));
 }
 
-export function usageEventFor(organizationId: string, overrides: Partial<UsageEvent> = {}): UsageEvent {
-  return {
-    v: 1,
-    eventId: `req_${randomUUID()}`,
-    organizationId,
-    keyId: 'key_test',
-    source: 'api',
-    product: 'company-financials',
-    quantity: 5,
-    unit: 'credits',
-    occurredAt: new Date().toISOString(),
-    ...overrides,
-  };
-}
+// The same usage event factory as the billing tests.
+export { usageEvent as usageEventFor } from './billing-fixtures.js';
 
 /** A cookie-keeping client for the no-browser tests: follows no redirects, keeps Set-Cookie. */
 export function httpSession(baseUrl: string) {
