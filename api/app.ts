@@ -1,7 +1,7 @@
 import Koa from 'koa';
 import { Router } from '@koa/router';
 import type { AccessControl } from '../core/access/index.js';
-import type { CompanyLookups } from '../core/companies/endpoint-catalogue.js';
+import type { CompanyLookupName, CompanyLookups } from '../core/companies/endpoint-catalogue.js';
 import { AppError } from '../core/errors/index.js';
 import type { Logger } from '../core/logging/index.js';
 import type { UsageSink } from '../core/usage/index.js';
@@ -19,9 +19,9 @@ export interface ApiDeps {
   access: AccessControl;
   store: CompanyLookups;
   usage: UsageSink;
-  /** The company cache's JSON text of an answer it returned (CompanyCache.serialised), so
-   * a cache hit is not serialised again; without it every answer is stringified. */
-  serialisedData?(data: unknown): string | undefined;
+  /** The company cache's answers as JSON text (CompanyCache.json), so a cache hit is sent
+   * without being parsed or serialised; without it every answer is stringified. */
+  lookupJson?(lookup: CompanyLookupName, code: string): Promise<string | null>;
   logger: Logger;
   /** Base URL written into the OpenAPI `servers` (PUBLIC_BASE_URL or http://HOST:API_PORT). */
   publicBaseUrl: string;

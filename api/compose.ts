@@ -47,7 +47,7 @@ export async function composeApi(options: ComposeApiOptions): Promise<ComposedAp
     access,
     store,
     usage,
-    serialisedData: store.serialised,
+    lookupJson: store.json,
     logger,
     publicBaseUrl: config.PUBLIC_BASE_URL ?? `http://${config.HOST}:${config.API_PORT}`,
     checkDatabase: async () => {

@@ -15,14 +15,14 @@
 //      also fills the API's company cache: the figures are the steady state of a warm process.
 //      Company reports (~50 KB each) do not all fit the cache's byte budget, and a round-robin
 //      over 2,000 codes defeats an LRU, so the report pass measures mostly cache misses.
-//      Usage events go to the Postgres bus (group commit, up to 4 batches in flight), durably:
+//      Usage events go to the Postgres bus (group commit, up to 2 batches in flight), durably:
 //      each 2xx waits for its event's commit.
 //
 // Targets (issue 3): financials ≥ 50% of bare Koa's req/s; p99 < 10 ms at half the API's
 // peak; API RSS < 200 MB. The machine's CPU may be shared: figures are indicative.
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { chmod, mkdtemp, readFile, rm } from 'node:fs/promises';
+import { chmod, mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
@@ -42,9 +42,13 @@ const DURATION_S = 10;
 const WARMUP_S = 3;
 
 const config = parseConfig(process.env);
+// The servers run with the Node options the production image sets (Dockerfile, ENV NODE_OPTIONS).
+const productionNodeOptions = /^ENV NODE_OPTIONS="([^"]*)"/m.exec(await readFile('Dockerfile', 'utf8'))?.[1] ?? '';
 const logger = createLogger({ level: 'warn' });
 const say = (line: string) => process.stdout.write(`${line}\n`);
 const cleanups: (() => Promise<void>)[] = [];
+// The servers under test, for the CPU split of each pass.
+const serverChildren: ChildProcess[] = [];
 
 try {
   await main();
@@ -66,6 +70,7 @@ async function main() {
   const hello = await startChild('bare Koa', ['--import', 'tsx', 'bench/hello-koa.ts', String(await freePort())], {});
   const apiPort = await freePort();
   const api = await startChild('API', ['dist/api/main.js'], {
+    NODE_OPTIONS: productionNodeOptions,
     DATABASE_URL: databaseUrl,
     API_PORT: String(apiPort),
     HOST: '127.0.0.1',
@@ -85,9 +90,14 @@ async function main() {
     return [{ method: 'GET', headers, setupRequest: (req: Record<string, unknown>) => ({ ...req, path: `/companies/${codes[i++ % codes.length]}/${suffix}` }) }];
   };
 
+  say(`servers started with NODE_OPTIONS="${productionNodeOptions}" (from the Dockerfile)`);
   say(`\nautocannon: ${CONNECTIONS} connections, ${DURATION_S} s per pass (after a ${WARMUP_S} s warm-up), CPUs: ${os.cpus().length}, load before: ${loadAverage()}`);
   say(`  ${'pass'.padEnd(44)} ${'req/s'.padStart(6)}         ${'p50'.padStart(6)}       ${'p99'.padStart(6)}`);
-  const bare = await measure('bare Koa hello', { url: `http://127.0.0.1:${hello.port}/` });
+  // The very request stream the financials pass sends (same paths, same Authorization
+  // header, built per request by the same setupRequest): only the server differs, so the ratio
+  // compares servers, not two load generators (a fixed URL costs autocannon about half as much
+  // CPU per request as a rebuilt one, CPU this machine's two cores share with the servers).
+  const bare = await measure('bare Koa hello (same requests)', { url: `http://127.0.0.1:${hello.port}`, requests: rotating('financials') as never });
   const financials = await measure('GET /companies/{code}/financials', { url: apiUrl, requests: rotating('financials') as never });
   const rssAfterFinancials = await processMemory(api.child.pid!);
   const report = await measure('GET /companies/{code}/report', { url: apiUrl, requests: rotating('report') as never });
@@ -109,13 +119,44 @@ async function main() {
 
 async function measure(label: string, options: { url: string; requests?: never; overallRate?: number }): Promise<Result> {
   await autocannon({ ...options, connections: CONNECTIONS, duration: WARMUP_S });
+  const before = await cpuSnapshot();
   const result = await autocannon({ ...options, connections: CONNECTIONS, duration: DURATION_S });
+  const cpu = cpuPerRequest(before, await cpuSnapshot(), result.requests.total);
   const problems = result.non2xx + result.errors + result.timeouts;
   say(
-    `  ${label.padEnd(44)} ${result.requests.average.toFixed(0).padStart(6)} req/s   p50 ${String(result.latency.p50).padStart(3)} ms   p99 ${String(result.latency.p99).padStart(3)} ms` +
+    `  ${label.padEnd(44)} ${result.requests.average.toFixed(0).padStart(6)} req/s   p50 ${String(result.latency.p50).padStart(3)} ms   p99 ${String(result.latency.p99).padStart(3)} ms   ${cpu}` +
       (problems > 0 ? `   (${result.non2xx} non-2xx, ${result.errors} errors, ${result.timeouts} timeouts)` : ''),
   );
   return result;
+}
+
+// CPU time per request, split by who spent it: the load generator (this process), the server
+// under test (child processes of this one), Postgres (its processes), anything else on the
+// machine. With 2 cores shared by all of them, this says where a pass's time went.
+// Per process: who it is and its CPU ms so far. Processes that end between two snapshots
+// (a pooled connection closed for idleness) drop out; ones that start count from zero.
+type CpuSnapshot = Map<number, { who: string; ms: number }>;
+async function cpuSnapshot(): Promise<CpuSnapshot> {
+  const snapshot: CpuSnapshot = new Map();
+  const serverPids = new Set(serverChildren.map((c) => c.pid));
+  for (const entry of await readdir('/proc').catch(() => [] as string[])) {
+    if (!/^\d+$/.test(entry)) continue;
+    const stat = await readFile(`/proc/${entry}/stat`, 'utf8').catch(() => null);
+    if (stat === null) continue;
+    const comm = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    const ms = (Number(fields[11]) + Number(fields[12])) * 10; // USER_HZ = 100
+    const pid = Number(entry);
+    const who = pid === process.pid ? 'load' : serverPids.has(pid) ? 'server' : comm.startsWith('postgres') ? 'postgres' : 'other';
+    snapshot.set(pid, { who, ms });
+  }
+  return snapshot;
+}
+function cpuPerRequest(before: CpuSnapshot, after: CpuSnapshot, requests: number): string {
+  const spent = new Map<string, number>();
+  for (const [pid, { who, ms }] of after) spent.set(who, (spent.get(who) ?? 0) + ms - (before.get(pid)?.ms ?? 0));
+  const us = (who: string) => ((spent.get(who) ?? 0) * 1000) / Math.max(1, requests);
+  return `CPU µs/req: load ${us('load').toFixed(0)}, server ${us('server').toFixed(0)}, postgres ${us('postgres').toFixed(0)}, other ${us('other').toFixed(0)}`;
 }
 
 /** A fresh database: on DATABASE_URL's server when set, else in a temporary embedded PostgreSQL. */
@@ -163,6 +204,7 @@ interface Child {
 
 async function startChild(label: string, args: string[], env: Record<string, string>): Promise<Child> {
   const child = spawn(process.execPath, args, { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'] });
+  serverChildren.push(child);
   cleanups.push(() => stopChild(child));
   if (env.API_PORT) return { child, port: Number(env.API_PORT) };
   const port = await new Promise<number>((resolve, reject) => {
@@ -239,10 +281,11 @@ function freePort(): Promise<number> {
 async function benchToolServer(options: { databaseUrl: string; key: string; codes: string[]; apiUrl: string }): Promise<{ endpoint: Result; tool: Result }> {
   const mcpPort = await freePort();
   const mcp = spawn(process.execPath, ['dist/mcp/main.js'], {
-    env: { ...process.env, DATABASE_URL: options.databaseUrl, MCP_PORT: String(mcpPort), HOST: '127.0.0.1', LOG_LEVEL: 'warn', MIGRATE_ON_START: 'false', NODE_ENV: 'production', REDIS_URL: '', KAFKA_BROKERS: '' },
+    env: { ...process.env, NODE_OPTIONS: productionNodeOptions, DATABASE_URL: options.databaseUrl, MCP_PORT: String(mcpPort), HOST: '127.0.0.1', LOG_LEVEL: 'warn', MIGRATE_ON_START: 'false', NODE_ENV: 'production', REDIS_URL: '', KAFKA_BROKERS: '' },
     stdio: ['ignore', 'inherit', 'inherit'],
   });
   cleanups.push(() => stopChild(mcp));
+  serverChildren.push(mcp);
   const mcpUrl = `http://127.0.0.1:${mcpPort}/mcp`;
   const headers = {
     Authorization: `Bearer ${options.key}`,

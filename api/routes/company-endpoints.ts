@@ -1,6 +1,6 @@
 import type { Router, RouterContext } from '@koa/router';
 import type { AccessControl, Principal } from '../../core/access/index.js';
-import { endpointCatalogue, type CompanyLookups, type EndpointDefinition, type Meta } from '../../core/companies/endpoint-catalogue.js';
+import { endpointCatalogue, type CompanyLookupName, type CompanyLookups, type EndpointDefinition, type Meta } from '../../core/companies/endpoint-catalogue.js';
 import { AppError, isAppError } from '../../core/errors/index.js';
 import type { UsageSink } from '../../core/usage/index.js';
 import { authenticateRequest } from '../authenticate-request.js';
@@ -12,8 +12,8 @@ export interface CompanyEndpointDeps {
   access: AccessControl;
   store: CompanyLookups;
   usage: UsageSink;
-  /** The JSON text of a cached answer, when the store is a company cache (see ApiDeps). */
-  serialisedData?(data: unknown): string | undefined;
+  /** The answer as JSON text, when the store is a company cache (see ApiDeps). */
+  lookupJson?(lookup: CompanyLookupName, code: string): Promise<string | null>;
 }
 
 /** `/companies/{fiscalCode}/report` → `/companies/:fiscalCode/report` */
@@ -46,12 +46,12 @@ function serve(endpoint: EndpointDefinition, deps: CompanyEndpointDeps) {
     const grant = await deps.access.authorize(principal, endpoint.slug, 'endpoint');
     ctx.set(rateLimitHeaders(grant.rateLimit));
 
-    const data = await endpoint.lookup(deps.store, parsed.data.toUpperCase());
-    if (data === null) throw new AppError('not_found');
-    // Serialised before the usage event is awaited, so only this one string, not the answer's
-    // object graph (a report: hundreds of objects), needs to outlive the event's batch write:
-    // under report load, what outlives V8's young generation is promoted and dies in old space.
-    const dataJson = deps.serialisedData?.(data) ?? JSON.stringify(data);
+    // As text, not as an object: only this one string, not the answer's object graph (a
+    // report: hundreds of objects), needs to outlive the usage event's batch write below, and
+    // a cached answer is sent without being parsed or serialised again.
+    const code = parsed.data.toUpperCase();
+    const dataJson = deps.lookupJson ? await deps.lookupJson(endpoint.lookupName, code) : jsonOrNull(await endpoint.lookup(deps.store, code));
+    if (dataJson === null) throw new AppError('not_found');
 
     const meta: Meta = { requestId: ctx.state.requestId, endpoint: endpoint.slug, usage: { ...grant.measure } };
     await deps.usage.publish({
@@ -67,10 +67,13 @@ function serve(endpoint: EndpointDefinition, deps: CompanyEndpointDeps) {
     });
     // The same bytes and Content-Type as `ctx.body = { data, meta }`, without serialising a
     // cached answer again on every hit.
-    ctx.type = 'application/json';
+    // (Set as the header Koa would make of `ctx.type = 'application/json'`, skipping its MIME lookup.)
+    ctx.set('Content-Type', 'application/json; charset=utf-8');
     ctx.body = successEnvelopeJson(dataJson, meta);
   };
 }
+
+const jsonOrNull = (data: unknown) => (data === null ? null : JSON.stringify(data));
 
 // A malformed request still counts against the organization's rate limit and still carries
 // the RateLimit-* headers (every authenticated response does); but the caller learns about the

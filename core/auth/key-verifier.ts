@@ -85,6 +85,13 @@ export function createKeyVerifier(options: KeyVerifierOptions): KeyVerifier {
     },
   });
 
+  // Token → hash of keys that verified, so a known key's request skips the SHA-256 (a few
+  // microseconds, on every request). Only keys that verified go in, so guessed keys cannot
+  // fill it; the hash of a key never changes, so nothing here needs evicting on revocation
+  // (the cache entry behind the hash does). Bounded: cleared when full.
+  const knownHashes = new Map<string, string>();
+  const MAX_KNOWN_HASHES = 10_000;
+
   notifications.subscribe('api_key_changed', (hash) => cache.evict(hash));
   // One warning per outage window, not one per request (a guessing client would flood the log).
   let warnedAt = Number.NEGATIVE_INFINITY;
@@ -102,8 +109,9 @@ export function createKeyVerifier(options: KeyVerifierOptions): KeyVerifier {
       const token = bearerToken(authorization);
       if (!isApiKeyShaped(token)) throw new AppError('invalid_api_key');
       let key: StoredKey | null;
+      const hash = knownHashes.get(token) ?? hashApiKey(token);
       try {
-        ({ value: key } = await cache.get(hashApiKey(token)));
+        ({ value: key } = await cache.get(hash));
       } catch (err) {
         if (err instanceof StoreUnavailableError) {
           warnUnavailable(err);
@@ -116,6 +124,8 @@ export function createKeyVerifier(options: KeyVerifierOptions): KeyVerifier {
       if (!key || key.revoked || key.kind !== 'organization' || (key.expiresAt !== null && key.expiresAt <= now())) {
         throw new AppError('invalid_api_key');
       }
+      if (knownHashes.size >= MAX_KNOWN_HASHES) knownHashes.clear();
+      knownHashes.set(token, hash);
       lastUsed.record(key.id);
       return { organizationId: key.organizationId, keyId: key.id, keyKind: key.kind, mode: key.mode };
     },

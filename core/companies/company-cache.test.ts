@@ -162,6 +162,7 @@ describe('company cache', () => {
     const hit = await cache.companyFinancials('abc');
     expect(hit).toBe(loaded);
     expect(cache.serialised(hit)).toBe(JSON.stringify(loaded));
+    expect(await cache.json('companyFinancials', 'abc')).toBe(JSON.stringify(loaded));
     expect(cache.serialised({ name: 'not from the cache' })).toBeUndefined();
     expect(cache.serialised(null)).toBeUndefined();
   });
@@ -267,10 +268,35 @@ describe('company cache', () => {
     const fake = fakeStore();
     fake.data.set('ABC', { name: 'one' });
     const cache = createCompanyCache({ store: fake.store });
-    await cache.companyFinancials('ABC');
+    const loaded = (await cache.companyFinancials('ABC')) as unknown as { name: string };
+    expect(() => { loaded.name = 'changed'; }).toThrow(TypeError);
+    await cache.json('companyFinancials', 'ABC');
     const cached = (await cache.companyFinancials('ABC')) as unknown as { name: string };
     expect(() => { cached.name = 'changed'; }).toThrow(TypeError);
     expect(await cache.companyFinancials('ABC')).toEqual({ name: 'one' });
+    expect(await cache.json('companyFinancials', 'ABC')).toBe('{"name":"one"}');
+  });
+
+  it('when an answer was first asked as text then an object caller gets it parsed once, and shared', async () => {
+    const fake = fakeStore();
+    fake.data.set('ABC', { name: 'one' });
+    const cache = createCompanyCache({ store: fake.store });
+    expect(await cache.json('companyReport', 'ABC')).toBe('{"name":"one"}');
+    const first = await cache.companyReport('ABC');
+    expect(first).toEqual({ name: 'one' });
+    expect(await cache.companyReport('abc')).toBe(first);
+    expect(fake.reads).toHaveLength(1);
+  });
+
+  it('when the answer is asked as JSON text then a hit reads no store and a missing company is null', async () => {
+    const fake = fakeStore();
+    fake.data.set('ABC', { name: 'Caffè "Roma"' });
+    const cache = createCompanyCache({ store: fake.store });
+    expect(await cache.json('companyProfile', 'abc')).toBe(JSON.stringify({ name: 'Caffè "Roma"' }));
+    expect(await cache.json('companyProfile', 'ABC')).toBe(JSON.stringify({ name: 'Caffè "Roma"' }));
+    expect(await cache.json('companyProfile', 'NOPE')).toBeNull();
+    expect(await cache.json('companyProfile', 'NOPE')).toBeNull();
+    expect(fake.reads).toEqual(['abc', 'NOPE']);
   });
 });
 

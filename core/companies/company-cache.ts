@@ -1,5 +1,7 @@
 import type { NotificationListener } from '../db/index.js';
 import type { CompanyStore } from './company-store.js';
+import type { CompanyLookupName } from './endpoint-catalogue.js';
+import type { CompanyFinancialsData, CompanyProfileData, CompanyReportData, CreditReportData } from './schemas/index.js';
 
 /** Sent by the triggers of migration 20261122_006 when an import commits. */
 export const COMPANIES_CHANGED_CHANNEL = 'companies_changed';
@@ -12,9 +14,9 @@ export interface CompanyCacheOptions {
   notifications?: NotificationListener;
   /** Entries per segment (small, large answers), across the four endpoints, found and not found. */
   maxEntries?: number;
-  /** Approximate bytes (JSON length; the JSON text itself is kept too, see `serialised`) held
-   * by answers up to `largeEntryBytes`: a financials,
-   * profile or credit-report answer is 0.5–2 KB, so the entry count alone bounds little. */
+  /** Bytes (JSON length: an entry is its JSON text) held by answers up to `largeEntryBytes`:
+   * a financials, profile or credit-report answer is 0.5–2 KB, so the entry count alone
+   * bounds little. */
   maxBytes?: number;
   /** Answers bigger than this (company reports, ~50 KB) go to a separate, smaller budget. */
   largeEntryBytes?: number;
@@ -37,21 +39,33 @@ export interface CompanyCacheOptions {
 }
 
 export interface CompanyCache extends CompanyStore {
+  /** The answer of one of the four lookups as its JSON text, what an HTTP response carries:
+   * a hit costs no parse and no serialisation. */
+  json(lookup: CompanyLookupName, code: string): Promise<string | null>;
   /** Drops everything, including loads already running (their results are not kept). */
   clear(): void;
-  /** The JSON text of a value this cache returned (made once, when it was loaded), so a
-   * response can splice it in instead of serialising the same answer on every hit; undefined
-   * for anything else. */
+  /** The JSON text of a value this cache returned (the text it holds), so a response can
+   * splice it in instead of serialising the same answer again; undefined for anything else. */
   serialised(value: unknown): string | undefined;
   readonly stats: { entries: number; bytes: number; hits: number; misses: number };
 }
 
-type Endpoint = 'report' | 'credit' | 'profile' | 'financials';
-
 interface Entry {
-  value: unknown;
+  /** null: no such company (cached briefly). */
+  text: string | null;
+  /** The answer as a (frozen, shared) object, made from the text when an object caller first
+   * asks: a process that only serves HTTP (the API) never holds object graphs. */
+  value?: object;
   bytes: number;
   expiresAt: number;
+}
+
+/** A load's answer: its JSON text, and the object the store assembled until a caller takes it. */
+interface Loaded {
+  value: object | null;
+  text: string | null;
+  /** Where it was kept, if it was. */
+  entry?: Entry;
 }
 
 // What a cached entry costs beyond its JSON: the key, the entry, the Map slot.
@@ -71,8 +85,9 @@ const ENTRY_OVERHEAD_BYTES = 200;
  * is cached only briefly, so a company being imported right now shows up quickly even without
  * a notification. Failures (upstream_error / upstream_timeout) are never cached.
  *
- * Cached values are shared between requests, so they are frozen: a caller that tried to modify
- * one would fail loudly instead of changing another caller's answer.
+ * Entries are JSON text first: the API sends the text as it is (`json`). The object graph,
+ * several times the JSON's size in V8's heap, is made only when an object caller (the tool
+ * server) asks, and then kept with the text.
  */
 export function createCompanyCache(options: CompanyCacheOptions): CompanyCache {
   const { store, notifications } = options;
@@ -92,12 +107,12 @@ export function createCompanyCache(options: CompanyCacheOptions): CompanyCache {
   const small = createSegment(maxEntries, maxBytes);
   const large = createSegment(maxEntries, maxLargeBytes);
   // Concurrent misses for one key share one load.
-  let loading = new Map<string, Promise<unknown>>();
+  let loading = new Map<string, Promise<Loaded>>();
   let generation = 0;
   let hits = 0;
   let misses = 0;
-  // Keyed by the (frozen, shared) value itself: the text lives exactly as long as the value
-  // is held by the cache or by a request still using it, and needs no eviction of its own.
+  // Keyed by an object this cache handed out: the text it was made from or serialised to, for
+  // as long as the caller holds the object.
   const texts = new WeakMap<object, string>();
 
   const clear = () => {
@@ -117,12 +132,12 @@ export function createCompanyCache(options: CompanyCacheOptions): CompanyCache {
   const mayKeep = () => !notifications || notifications.connected;
 
   // Keys of recent large misses, oldest first. Admission on a second miss, not the first: a
-  // large answer (a ~50 KB report is ~150 KB of objects plus its text) that is cached and
-  // evicted before it is asked again outlives V8's young generation and dies in old space, so
-  // a stream of one-off report lookups (a client walking many companies, the bench's round
-  // robin over 2,000 codes) pushed every report through old space, growing the heap between
-  // collections while saving no store read. Answers asked for again soon are the ones worth
-  // holding; one-off ones now die with their request.
+  // large answer (a ~50 KB report) that is cached and evicted before it is asked again
+  // outlives V8's young generation and dies in old space, so a stream of one-off report
+  // lookups (a client walking many companies, the bench's round robin over 2,000 codes) pushed
+  // every report through old space, growing the heap between collections while saving no
+  // store read. Answers asked for again soon are the ones worth holding; one-off ones now die
+  // with their request.
   const largeMisses = new Set<string>();
   const admitLarge = (key: string): boolean => {
     if (largeAdmissionWindow <= 0 || largeMisses.delete(key)) return true;
@@ -131,40 +146,37 @@ export function createCompanyCache(options: CompanyCacheOptions): CompanyCache {
     return false;
   };
 
-  const keep = (key: string, value: unknown) => {
-    let text: string | undefined;
-    if (value !== null && typeof value === 'object') {
-      text = JSON.stringify(value);
-      texts.set(value, text);
-    }
+  const keep = (key: string, text: string | null): Entry | undefined => {
     const bytes = (text?.length ?? 0) + ENTRY_OVERHEAD_BYTES;
     const isLarge = bytes > largeEntryBytes;
-    if (isLarge && !admitLarge(key)) return;
-    const entry = { value: deepFreeze(value), bytes, expiresAt: now() + (value === null ? notFoundTtlMs : ttlMs) };
+    if (isLarge && !admitLarge(key)) return undefined;
+    const entry: Entry = { text, bytes, expiresAt: now() + (text === null ? notFoundTtlMs : ttlMs) };
     (isLarge ? large : small).put(key, entry);
+    return entry;
   };
 
-  function read<T>(endpoint: Endpoint, input: string, load: (input: string) => Promise<T | null>): Promise<T | null> {
+  /** The cached entry, or the load every concurrent miss shares. */
+  function lookup(name: CompanyLookupName, input: string): Entry | Promise<Loaded> {
     // The store upper-cases and trims too; an `IT`-prefixed VAT number gets its own entry.
-    const key = `${endpoint}:${input.trim().toUpperCase()}`;
-    const t = now();
-    const entry = small.get(key, t) ?? large.get(key, t);
+    const key = `${name}:${input.trim().toUpperCase()}`;
+    const entry = small.get(key, now()) ?? large.get(key, now());
     if (entry) {
       hits += 1;
-      return Promise.resolve(entry.value as T | null);
+      return entry;
     }
     const pending = loading.get(key);
-    if (pending) return pending as Promise<T | null>;
+    if (pending) return pending;
 
     misses += 1;
     const started = generation;
     const inFlight = loading;
-    const promise = load(input).then(
-      (value) => {
+    const promise = (store[name](input) as Promise<object | null>).then(
+      (value): Loaded => {
         if (inFlight.get(key) === promise) inFlight.delete(key);
+        const text = value === null ? null : JSON.stringify(value);
         // Cleared while loading: the value may predate the change that cleared it.
-        if (started === generation && mayKeep()) keep(key, value);
-        return value;
+        const entry = started === generation && mayKeep() ? keep(key, text) : undefined;
+        return { value, text, entry };
       },
       (err: unknown) => {
         if (inFlight.get(key) === promise) inFlight.delete(key);
@@ -175,11 +187,38 @@ export function createCompanyCache(options: CompanyCacheOptions): CompanyCache {
     return promise;
   }
 
+  const json = async (name: CompanyLookupName, input: string): Promise<string | null> => {
+    const found = lookup(name, input);
+    return found instanceof Promise ? (await found).text : found.text;
+  };
+
+  // Objects are shared between callers (the tool server's hot path: a parse per call cost it
+  // a tenth of its CPU), so they are frozen: a caller that tried to modify one would fail
+  // loudly instead of changing another caller's answer.
+  const object = async (name: CompanyLookupName, input: string): Promise<object | null> => {
+    const found = lookup(name, input);
+    if (found instanceof Promise) {
+      const loaded = await found;
+      if (loaded.text === null) return null;
+      const value = deepFreeze(loaded.value!);
+      texts.set(value, loaded.text);
+      if (loaded.entry) loaded.entry.value = value;
+      return value;
+    }
+    if (found.text === null) return null;
+    if (!found.value) {
+      found.value = deepFreeze(JSON.parse(found.text) as object);
+      texts.set(found.value, found.text);
+    }
+    return found.value;
+  };
+
   return {
-    companyReport: (fiscalCode) => read('report', fiscalCode, (code) => store.companyReport(code)),
-    creditReport: (fiscalCode) => read('credit', fiscalCode, (code) => store.creditReport(code)),
-    companyProfile: (taxId) => read('profile', taxId, (code) => store.companyProfile(code)),
-    companyFinancials: (taxId) => read('financials', taxId, (code) => store.companyFinancials(code)),
+    companyReport: (fiscalCode) => object('companyReport', fiscalCode) as Promise<CompanyReportData | null>,
+    creditReport: (fiscalCode) => object('creditReport', fiscalCode) as Promise<CreditReportData | null>,
+    companyProfile: (taxId) => object('companyProfile', taxId) as Promise<CompanyProfileData | null>,
+    companyFinancials: (taxId) => object('companyFinancials', taxId) as Promise<CompanyFinancialsData | null>,
+    json,
     async reloadMetricDefinitions() {
       await store.reloadMetricDefinitions();
       clear(); // reports carry metric names

@@ -43,6 +43,8 @@ export interface CompanyLookups {
   companyFinancials(taxId: string): Promise<CompanyFinancialsData | null>;
 }
 
+export type CompanyLookupName = keyof CompanyLookups;
+
 export interface EndpointTexts {
   summary: string;
   description: string;
@@ -61,6 +63,8 @@ export interface EndpointDefinition {
   /** From the product catalogue (core/billing/products.ts), which the default plan also reads. */
   defaultMeasure: Usage;
   texts: Record<Language, EndpointTexts>;
+  /** Which of the store's lookups answers it. */
+  lookupName: CompanyLookupName;
   lookup(store: CompanyLookups, id: string): Promise<unknown>;
 }
 
@@ -87,6 +91,7 @@ export const endpointCatalogue: readonly EndpointDefinition[] = [
     data: companyReportDataSchema,
     schemaName: 'CompanyReportData',
     defaultMeasure: defaultMeasureOf('company-report'),
+    lookupName: 'companyReport',
     lookup: (store, id) => store.companyReport(id),
     texts: {
       en: {
@@ -108,6 +113,7 @@ export const endpointCatalogue: readonly EndpointDefinition[] = [
     data: creditReportDataSchema,
     schemaName: 'CreditReportData',
     defaultMeasure: defaultMeasureOf('company-credit-report'),
+    lookupName: 'creditReport',
     lookup: (store, id) => store.creditReport(id),
     texts: {
       en: {
@@ -129,6 +135,7 @@ export const endpointCatalogue: readonly EndpointDefinition[] = [
     data: companyProfileDataSchema,
     schemaName: 'CompanyProfileData',
     defaultMeasure: defaultMeasureOf('company-profile'),
+    lookupName: 'companyProfile',
     lookup: (store, id) => store.companyProfile(id),
     texts: {
       en: {
@@ -150,6 +157,7 @@ export const endpointCatalogue: readonly EndpointDefinition[] = [
     data: companyFinancialsDataSchema,
     schemaName: 'CompanyFinancialsData',
     defaultMeasure: defaultMeasureOf('company-financials'),
+    lookupName: 'companyFinancials',
     lookup: (store, id) => store.companyFinancials(id),
     texts: {
       en: {

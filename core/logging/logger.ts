@@ -9,6 +9,8 @@ export interface Logger {
   warn(msg: string, fields?: LogFields): void;
   error(msg: string, fields?: LogFields): void;
   child(fields: LogFields): Logger;
+  /** Whether `level` is written: lets a hot path skip building fields nobody will read. */
+  enabled(level: Exclude<LogLevel, 'silent'>): boolean;
 }
 
 const rank: Record<LogLevel, number> = { debug: 10, info: 20, warn: 30, error: 40, silent: 100 };
@@ -36,6 +38,7 @@ export function createLogger(options: LoggerOptions): Logger {
       warn: (m, f) => emit('warn', m, f),
       error: (m, f) => emit('error', m, f),
       child: (fields) => make({ ...base, ...fields }),
+      enabled: (level) => rank[level] >= threshold,
     };
   };
   return make(options.base ?? {});

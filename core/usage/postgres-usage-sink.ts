@@ -21,10 +21,13 @@ interface PooledPgClient {
   releaseConnection(connection: PgConnection): Promise<unknown>;
 }
 
+// The batch travels as one JSON array, spliced from each event's JSON text: a text[] or
+// jsonb[] parameter would have pg escape every quote of every payload into an array literal
+// (measured at about a quarter of the sink's CPU) and Postgres unescape it again.
 const insertEvents = {
-  name: 'usage_bus_insert_events',
+  name: 'usage_bus_insert_events_json',
   text: `INSERT INTO usage_bus_events (event_id, organization_id, payload)
-         SELECT * FROM unnest($1::text[], $2::text[], $3::jsonb[])
+         SELECT e->>'eventId', e->>'organizationId', e FROM jsonb_array_elements($1::jsonb) AS e
          ON CONFLICT (event_id) DO NOTHING`,
 };
 
@@ -47,28 +50,26 @@ export function meteringUnavailable(cause: unknown): AppError {
  * this transaction to `synchronous_commit = off` to gain throughput: a crash could then lose
  * events of calls already served, i.e. unbilled calls.
  *
- * Up to `maxInFlight` batches (default 4) are inserted at once, so under load a call waits
- * for its own batch's commit, not for the batch ahead of it and then its own. Order between
- * batches does not matter: the consumer claims whatever is committed, oldest `seq` first.
+ * Up to `maxInFlight` batches (default 2) are inserted at once, so one slow commit does not
+ * hold every call up. Not more: each batch is a statement, a commit and a wake-up of a
+ * Postgres backend, and fewer, larger batches cost both processes less CPU per event. Measured
+ * with `npm run bench` (50 connections, 2 cores, financials): Postgres CPU per event 64–132 µs
+ * at 1, 81–144 at 2, 87–186 at 4 in flight, throughput at 4 the lowest of the three, p99 the
+ * same within noise. Order between batches does not matter: the consumer claims whatever is
+ * committed, oldest `seq` first.
  */
 export function createPostgresUsageSink(db: Db, options: PostgresUsageSinkOptions = {}): UsageSink {
   const client = db.client as unknown as PooledPgClient;
   let closed = false;
   const batches = createBatchPublisher<UsageEvent>(
     async (events) => {
-      const eventIds = new Array<string>(events.length);
-      const organizationIds = new Array<string>(events.length);
-      const payloads = new Array<string>(events.length);
-      for (let i = 0; i < events.length; i += 1) {
-        const event = events[i]!;
-        eventIds[i] = event.eventId;
-        organizationIds[i] = event.organizationId;
-        payloads[i] = JSON.stringify(event);
-      }
+      let batch = '[';
+      for (let i = 0; i < events.length; i += 1) batch += (i === 0 ? '' : ',') + JSON.stringify(events[i]);
+      batch += ']';
       try {
         const connection = await client.acquireConnection();
         try {
-          await connection.query({ ...insertEvents, values: [eventIds, organizationIds, payloads] });
+          await connection.query({ ...insertEvents, values: [batch] });
         } finally {
           await client.releaseConnection(connection);
         }
@@ -76,7 +77,7 @@ export function createPostgresUsageSink(db: Db, options: PostgresUsageSinkOption
         throw meteringUnavailable(err);
       }
     },
-    { maxBatch: options.maxBatch ?? 500, lingerMs: options.lingerMs ?? 1, maxInFlight: options.maxInFlight ?? 4 },
+    { maxBatch: options.maxBatch ?? 500, lingerMs: options.lingerMs ?? 1, maxInFlight: options.maxInFlight ?? 2 },
   );
   return {
     publish(event: UsageEvent) {
