@@ -36,7 +36,7 @@ export function createOpenApiDocuments(options: OpenApiDocumentsOptions): OpenAp
       if (id === null) return null;
       const data = new Map<string, unknown>();
       for (const endpoint of endpointCatalogue) {
-        const value = await endpoint.lookup(options.store, id);
+        const value = await options.store[endpoint.lookupName](id);
         if (value !== null) data.set(endpoint.slug, value);
       }
       example = { id, data };

@@ -50,7 +50,7 @@ function serve(endpoint: EndpointDefinition, deps: CompanyEndpointDeps) {
     // report: hundreds of objects), needs to outlive the usage event's batch write below, and
     // a cached answer is sent without being parsed or serialised again.
     const code = parsed.data.toUpperCase();
-    const dataJson = deps.lookupJson ? await deps.lookupJson(endpoint.lookupName, code) : jsonOrNull(await endpoint.lookup(deps.store, code));
+    const dataJson = deps.lookupJson ? await deps.lookupJson(endpoint.lookupName, code) : jsonOrNull(await deps.store[endpoint.lookupName](code));
     if (dataJson === null) throw new AppError('not_found');
 
     const meta: Meta = { requestId: ctx.state.requestId, endpoint: endpoint.slug, usage: { ...grant.measure } };

@@ -159,7 +159,8 @@ export function createCompanyCache(options: CompanyCacheOptions): CompanyCache {
   function lookup(name: CompanyLookupName, input: string): Entry | Promise<Loaded> {
     // The store upper-cases and trims too; an `IT`-prefixed VAT number gets its own entry.
     const key = `${name}:${input.trim().toUpperCase()}`;
-    const entry = small.get(key, now()) ?? large.get(key, now());
+    const t = now();
+    const entry = small.get(key, t) ?? large.get(key, t);
     if (entry) {
       hits += 1;
       return entry;

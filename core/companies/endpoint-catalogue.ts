@@ -65,7 +65,6 @@ export interface EndpointDefinition {
   texts: Record<Language, EndpointTexts>;
   /** Which of the store's lookups answers it. */
   lookupName: CompanyLookupName;
-  lookup(store: CompanyLookups, id: string): Promise<unknown>;
 }
 
 const fiscalCodeTexts: Record<Language, string> = {
@@ -92,7 +91,6 @@ export const endpointCatalogue: readonly EndpointDefinition[] = [
     schemaName: 'CompanyReportData',
     defaultMeasure: defaultMeasureOf('company-report'),
     lookupName: 'companyReport',
-    lookup: (store, id) => store.companyReport(id),
     texts: {
       en: {
         summary: 'Company report',
@@ -114,7 +112,6 @@ export const endpointCatalogue: readonly EndpointDefinition[] = [
     schemaName: 'CreditReportData',
     defaultMeasure: defaultMeasureOf('company-credit-report'),
     lookupName: 'creditReport',
-    lookup: (store, id) => store.creditReport(id),
     texts: {
       en: {
         summary: 'Credit report',
@@ -136,7 +133,6 @@ export const endpointCatalogue: readonly EndpointDefinition[] = [
     schemaName: 'CompanyProfileData',
     defaultMeasure: defaultMeasureOf('company-profile'),
     lookupName: 'companyProfile',
-    lookup: (store, id) => store.companyProfile(id),
     texts: {
       en: {
         summary: 'Company profile',
@@ -158,7 +154,6 @@ export const endpointCatalogue: readonly EndpointDefinition[] = [
     schemaName: 'CompanyFinancialsData',
     defaultMeasure: defaultMeasureOf('company-financials'),
     lookupName: 'companyFinancials',
-    lookup: (store, id) => store.companyFinancials(id),
     texts: {
       en: {
         summary: 'Company financials',
