@@ -5,6 +5,7 @@ import * as companies from './20261122_001_companies.js';
 import * as billing from './20261122_002_billing.js';
 import * as dashboard from './20261122_003_dashboard.js';
 import * as companyChangeNotify from './20261122_006_company_change_notify.js';
+import * as importWritePath from './20261122_007_import_write_path.js';
 
 export interface Migration {
   name: string;
@@ -17,4 +18,5 @@ export const migrations: Migration[] = [
   { name: '20261122_002_billing', ...billing },
   { name: '20261122_003_dashboard', ...dashboard },
   { name: '20261122_006_company_change_notify', ...companyChangeNotify },
+  { name: '20261122_007_import_write_path', ...importWritePath },
 ];

@@ -117,9 +117,12 @@ async function writeChunk(trx: Knex.Transaction, prepared: PreparedCompany[]): P
     // no join back to companies by fiscal code (a scan of the whole table per statement).
     const id = (p: PreparedCompany) => idByCode.get(p.fiscalCode)!;
     const years = columns(changed, id, (p) => p.years, ['year', 'is_forecasted', 'size', 'statement_date', 'employees', 'employees_yoy']);
-    // Metrics travel as one JSON array of the stored texts, spliced, not as a text[]: an array
-    // literal would escape every quote of ~2 kB per year on the way out and unescape it in.
-    const metrics = `[${changed.flatMap((p) => p.years.map((y) => y.metrics)).join(',')}]`;
+    // Metrics travel as one text of the stored JSON texts joined by a unit separator (U+001F),
+    // which JSON.stringify never leaves raw in its output, so splitting on it is exact. Not
+    // a text[] (its literal escapes every quote of ~2 kB per year on the way out and back in),
+    // nor one JSON array (Postgres would lex every metric twice: to check the array, then to
+    // split it); split, each year's text is lexed once, as it becomes json.
+    const metrics = changed.flatMap((p) => p.years.map((y) => y.metrics)).join(METRICS_SEPARATOR);
     await trx.raw(INSERT_CHILDREN_SQL, [
       ...columns(changed, id, (p) => p.holders, ['relation', 'position', 'name', 'share', 'related_fiscal_code']),
       ...columns(changed, id, (p) => p.officers, ['position', 'name', 'role', 'role_category']),
@@ -211,9 +214,13 @@ WITH h AS (DELETE FROM company_holders WHERE company_id = ANY(?::bigint[])),
      b AS (DELETE FROM company_branches WHERE company_id = ANY(?::bigint[]))
 DELETE FROM company_years WHERE company_id = ANY(?::bigint[])`;
 
+const METRICS_SEPARATOR = '\u001f';
+
 // Holders link to their company when it is already stored (including earlier in this batch):
-// one index lookup per holder that names a fiscal code. ROWS FROM zips the years' columns
-// with the elements of the metrics array, in order.
+// one index lookup per holder that names a fiscal code. The years' columns are zipped by
+// unnest in the select list (set-returning functions there advance in step), not by ROWS
+// FROM: a function scan first copies every row into a tuplestore, which for a chunk's
+// metrics (several MB) spills to a temporary file.
 const INSERT_CHILDREN_SQL = `
 WITH h AS (
   INSERT INTO company_holders (company_id, relation, position, name, share, related_fiscal_code, related_company_id)
@@ -229,10 +236,23 @@ WITH h AS (
   SELECT * FROM unnest(?::bigint[], ?::smallint[], ?::text[], ?::jsonb[])
 )
 INSERT INTO company_years (company_id, year, is_forecasted, size, statement_date, employees, employees_yoy, metrics)
-SELECT * FROM ROWS FROM (
-  unnest(?::bigint[]), unnest(?::smallint[]), unnest(?::boolean[]), unnest(?::text[]), unnest(?::date[]), unnest(?::int[]),
-  unnest(?::float8[]), json_array_elements(?::json)
-)`;
+SELECT unnest(?::bigint[]), unnest(?::smallint[]), unnest(?::boolean[]), unnest(?::text[]), unnest(?::date[]), unnest(?::int[]),
+  unnest(?::float8[]), unnest(string_to_array(?::text, E'\\x1f'))::json`;
+
+/**
+ * Links every holder that names a stored company by fiscal code but is not linked yet. The
+ * importer calls it once at the end when batches were written concurrently (a holder and the
+ * company it names, written side by side, did not see each other). Its cost follows the
+ * unlinked holders (a partial index holds only those), not the table.
+ */
+export async function linkUnlinkedHolders(db: Db): Promise<void> {
+  await db.raw(LINK_UNLINKED_HOLDERS_SQL);
+}
+
+const LINK_UNLINKED_HOLDERS_SQL = `
+UPDATE company_holders h SET related_company_id = c.id
+FROM companies c
+WHERE h.related_fiscal_code = c.fiscal_code AND h.related_company_id IS NULL`;
 
 const LINK_HOLDERS_SQL = `
 UPDATE company_holders h SET related_company_id = c.id

@@ -61,6 +61,9 @@ export async function upsertMetricDefinitions(trx: Knex.Transaction, metrics: re
 
 const COLUMNS = 'slug text, name text, name_it text, categories text[], unit text, display_order smallint';
 
+// Rows already equal are filtered out before the INSERT, not by the WHERE of DO UPDATE: a
+// conflicting row is locked even when that WHERE then skips it, and every import batch sends
+// the whole catalogue, so concurrent batches would queue behind each other's locks.
 const UPSERT_DEFINITIONS_SQL = `
 WITH bare AS (
   INSERT INTO metric_definitions (slug, name, name_it, categories, unit, display_order)
@@ -69,6 +72,10 @@ WITH bare AS (
 )
 INSERT INTO metric_definitions (slug, name, name_it, categories, unit, display_order)
 SELECT * FROM json_to_recordset(?::json) AS r(${COLUMNS})
+WHERE NOT EXISTS (
+  SELECT 1 FROM metric_definitions d
+  WHERE d.slug = r.slug AND (d.name, d.name_it, d.categories, d.unit, d.display_order)
+    IS NOT DISTINCT FROM (r.name, r.name_it, r.categories, r.unit, r.display_order))
 ON CONFLICT (slug) DO UPDATE SET name = excluded.name, name_it = excluded.name_it, categories = excluded.categories,
   unit = excluded.unit, display_order = excluded.display_order
 WHERE (metric_definitions.name, metric_definitions.name_it, metric_definitions.categories, metric_definitions.unit, metric_definitions.display_order)

@@ -94,9 +94,14 @@ export async function ensureKafkaJars(cacheRoot: string, log: (line: string) => 
   return libs;
 }
 
-// Kafka's cluster ids are 16 random bytes in URL-safe base64 without padding.
-function clusterId(): string {
-  return randomBytes(16).toString('base64url');
+// Kafka's cluster ids are 16 random bytes in URL-safe base64 without padding. One in 64
+// starts with '-', which StorageTool's argument parser takes for an option ("--cluster-id:
+// expected one argument"); Kafka's own Uuid.randomUuid() draws again in that case, so do we.
+export function clusterId(): string {
+  for (;;) {
+    const id = randomBytes(16).toString('base64url');
+    if (!id.startsWith('-')) return id;
+  }
 }
 
 function serverConfig(p: { port: number; controllerPort: number; logDir: string }): string {

@@ -4,6 +4,7 @@ import { createLogger } from '../../logging/index.js';
 import { generateDossiers } from '../../sample-data/index.js';
 import { createCompanyStore, type CompanyStore } from '../company-store.js';
 import type { CompanyDossierInput } from '../schemas/index.js';
+import { upsertPreparedCompanies } from '../write-companies.js';
 import { importDossiers, type UpsertFn } from './import-dossiers.js';
 
 // Seeds of this file only, so its fiscal codes do not collide with other tests' companies.
@@ -11,6 +12,7 @@ const ROUND_TRIP_SEED = 81_200_001;
 const REJECTS_SEED = 81_200_002;
 const IDEMPOTENT_SEED = 81_200_003;
 const THREADS_SEED = 81_200_005;
+const WRITERS_SEED = 81_200_006;
 
 let db: Db;
 let store: CompanyStore;
@@ -121,6 +123,50 @@ describe('importDossiers', () => {
     again[10] = JSON.stringify(edited);
     expect(await importDossiers({ db, lines: again, batchSize: 25 })).toMatchObject({ created: 0, updated: 1, unchanged: 79 });
     expect((await store.companyReport(edited.fiscalCode))!.identity.legalName).toBe(edited.legalName);
+  });
+});
+
+describe('importDossiers with batches written side by side', () => {
+  // The first batch is held back before it reaches the database, so the next one is written
+  // while it is still in flight.
+  const holdingFirstBatch = (ms: number): UpsertFn => {
+    let calls = 0;
+    return async (database, companies) => {
+      if (calls++ === 0) await new Promise((resolve) => setTimeout(resolve, ms));
+      return upsertPreparedCompanies(database, companies);
+    };
+  };
+
+  it('when a later line repeats a company of a batch still in flight then it waits, and the later line wins', async () => {
+    const [first] = [...generateDossiers({ count: 1, seed: WRITERS_SEED })];
+    const later = { ...first!, legalName: `${first!.legalName} (later line)` };
+    const summary = await importDossiers({ db, lines: toLines([first!, later]), batchSize: 1, writers: 2, upsert: holdingFirstBatch(300) });
+    expect(summary).toMatchObject({ created: 1, updated: 1, rejected: 0 });
+    expect((await store.companyReport(first!.fiscalCode))!.identity.legalName).toBe(later.legalName);
+  });
+
+  it('when batches overlapped then the import ends by linking holders to companies stored meanwhile, and not otherwise', async () => {
+    const [holderCompany, named, ...others] = [...generateDossiers({ count: 6, seed: WRITERS_SEED + 1 })];
+    const unlinkedHolder = async () => {
+      const { rows } = await db.raw<{ rows: { related_company_id: number | null }[] }>(`
+        SELECT h.related_company_id FROM company_holders h JOIN companies c ON c.id = h.company_id
+        WHERE c.fiscal_code = ? AND h.related_fiscal_code = ?`, [holderCompany!.fiscalCode, named!.fiscalCode]);
+      return rows[0]!.related_company_id;
+    };
+    // A holder naming a company that is not stored yet; then that company is stored without
+    // the link being made (as when the two are written by transactions side by side).
+    await importDossiers({ db, lines: toLines([{ ...holderCompany!, shareholders: [{ name: named!.legalName!, share: 0.6, fiscalCode: named!.fiscalCode }] }]) });
+    const stored = await importDossiers({ db, lines: toLines([named!]) });
+    expect(stored.created).toBe(1);
+    await db.raw('UPDATE company_holders SET related_company_id = NULL WHERE related_fiscal_code = ?', [named!.fiscalCode]);
+    expect(await unlinkedHolder()).toBeNull();
+
+    // One writer: batches never overlap, so nothing is swept.
+    await importDossiers({ db, lines: toLines(others.slice(0, 2)), batchSize: 1, writers: 1 });
+    expect(await unlinkedHolder()).toBeNull();
+    // Two writers and a batch held in flight: the sweep at the end links it.
+    await importDossiers({ db, lines: toLines(others.slice(2)), batchSize: 1, writers: 2, upsert: holdingFirstBatch(200) });
+    expect(await unlinkedHolder()).toBe((await db('companies').where({ fiscal_code: named!.fiscalCode }).first()).id);
   });
 });
 

@@ -1,14 +1,19 @@
 import type { Db } from '../../db/index.js';
-import { upsertPreparedCompanies, type PreparedCompany, type UpsertResult } from '../write-companies.js';
+import { linkUnlinkedHolders, upsertPreparedCompanies, type PreparedCompany, type UpsertResult } from '../write-companies.js';
 import type { ImportRejection, ParsedEntry } from './parse-dossier-line.js';
 import { startParsePool, type ParsePool } from './parse-pool.js';
 import { prepareEntry, prepareLine, type PreparedEntry } from './prepare-line.js';
 
-// Streams dossiers into the store in batches. Parsing and validation of the next batch runs
-// while the previous batch is being written, but only ONE batch is ever in flight: holders
-// are linked to companies by fiscal code at write time, and two concurrent transactions would
-// not see each other's rows, so a parent and its subsidiary written side by side would stay
-// unlinked.
+// Streams dossiers into the store in batches. Parsing and validation of the next batches runs
+// while earlier ones are being written, and up to `writers` batches are written at once, each
+// in its own transaction on its own connection (the database then uses more than one core).
+// Two rules keep that equal to writing the batches one after the other:
+// - a batch naming a fiscal code that a batch still in flight also names waits for it, so
+//   the later line still wins;
+// - holders are linked to companies by fiscal code at write time, and two concurrent
+//   transactions do not see each other's rows (a parent and its subsidiary written side by
+//   side would stay unlinked), so once batches have overlapped, the import ends by linking
+//   every holder that names a stored company (linkUnlinkedHolders).
 
 export interface ImportProgress {
   /** Non-blank lines (or entries) seen so far. */
@@ -38,6 +43,8 @@ export interface WriteDossiersOptions {
   onProgress?: (progress: ImportProgress) => void;
   /** Called for each rejection as it happens (invalid entry or refused by the database). */
   onReject?: (rejection: ImportRejection) => void;
+  /** Batches written at once, each on its own connection (default DEFAULT_WRITERS; 1: one after the other). */
+  writers?: number;
   /** Defaults to upsertPreparedCompanies; injectable so tests can simulate a failing store. */
   upsert?: UpsertFn;
 }
@@ -55,6 +62,9 @@ export interface ImportDossiersOptions extends Omit<WriteDossiersOptions, 'onRej
 }
 
 export const DEFAULT_BATCH_SIZE = 500;
+// Two: the database works on one batch while the other is being sent or committed, and on
+// two cores a third only queues.
+export const DEFAULT_WRITERS = 2;
 // Lines per message to a parser thread: big enough that messaging costs little per line,
 // small enough that the threads start at once and a chunk is not a whole batch.
 const CHUNK_LINES = 100;
@@ -212,36 +222,51 @@ async function writePreparedEntries(
     }
   }
 
-  let inFlight: Promise<void> | undefined;
+  const writers = Math.max(1, options.writers ?? DEFAULT_WRITERS);
+  // Oldest first; a batch leaves when it has been awaited.
+  const inFlight: { codes: Set<string>; written: Promise<void> }[] = [];
+  let overlapped = false;
   let batch: { line: number; company: PreparedCompany }[] = [];
   let codes = new Set<string>();
+  const sharesACode = (a: Set<string>, b: Set<string>) => {
+    for (const code of a) if (b.has(code)) return true;
+    return false;
+  };
   const flush = async () => {
     if (batch.length === 0) return;
-    const next = batch;
+    const next = { batch, codes };
     batch = [];
     codes = new Set();
-    await inFlight;
-    inFlight = writeBatch(next);
-    // Keep the rejection handled until it is awaited (next flush or the end).
-    inFlight.catch(() => undefined);
+    while (inFlight.length >= writers || inFlight.some((f) => sharesACode(next.codes, f.codes))) await inFlight.shift()!.written;
+    if (inFlight.length > 0) overlapped = true;
+    const written = writeBatch(next.batch);
+    // Keep the rejection handled until it is awaited (a later flush or the end).
+    written.catch(() => undefined);
+    inFlight.push({ codes: next.codes, written });
   };
 
-  for await (const entry of entries) {
-    progress.lines++;
-    if (!entry.ok) {
-      reject(entry.rejection);
-      continue;
+  try {
+    for await (const entry of entries) {
+      progress.lines++;
+      if (!entry.ok) {
+        reject(entry.rejection);
+        continue;
+      }
+      progress.accepted++;
+      // A fiscal code repeated within a batch would collapse into one write; flushing first keeps
+      // "the last line wins" and the counts honest.
+      if (codes.has(entry.company.fiscalCode)) await flush();
+      batch.push({ line: entry.line, company: entry.company });
+      codes.add(entry.company.fiscalCode);
+      if (batch.length >= batchSize) await flush();
     }
-    progress.accepted++;
-    // A fiscal code repeated within a batch would collapse into one write; flushing first keeps
-    // "the last line wins" and the counts honest.
-    if (codes.has(entry.company.fiscalCode)) await flush();
-    batch.push({ line: entry.line, company: entry.company });
-    codes.add(entry.company.fiscalCode);
-    if (batch.length >= batchSize) await flush();
+    await flush();
+    while (inFlight.length > 0) await inFlight.shift()!.written;
+  } finally {
+    // On an error, let the other batches settle before the caller closes the connections.
+    await Promise.allSettled(inFlight.map((f) => f.written));
   }
-  await flush();
-  await inFlight;
+  if (overlapped) await linkUnlinkedHolders(options.db);
   options.onProgress?.({ ...progress });
   rejections.sort((a, b) => a.line - b.line);
   return { ...progress, rejections, durationMs: Math.round(performance.now() - started), parserThreads: 0 };
