@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createDb, migrateLatest, migrateRollbackAll, type Db } from '../core/db/index.js';
+import * as compactStoredMetrics from '../migrations/20261122_008_compact_stored_metrics.js';
 import { migrations } from '../migrations/index.js';
 import { createScratchDatabase, type ScratchDatabase } from './support/database.js';
 
@@ -50,5 +51,20 @@ describe('migrations', () => {
     expect(await tables()).toEqual(expect.arrayContaining(expectedTables));
     // Latest on an up-to-date database is a no-op.
     expect(await migrateLatest(db)).toEqual([]);
+  });
+
+  it('when years were stored with keyed line items then the conversion makes them positional, and back', async () => {
+    const [{ id }] = await db('companies').insert({ fiscal_code: '00000000008', legal_name: 'Stored metrics S.r.l.' }).returning('id');
+    const keyed = [{ slug: 'revenue', value: 1200 }, { slug: 'ebitda', value: -3.5, yoyChange: 0.25, score: 7 }];
+    await db('company_years').insert([{ company_id: id, year: 2024, metrics: JSON.stringify(keyed) }, { company_id: id, year: 2025, metrics: '[]' }]);
+    const stored = async () => (await db('company_years').where({ company_id: id }).orderBy('year').select('metrics')).map((r: { metrics: unknown }) => r.metrics);
+
+    await compactStoredMetrics.up(db);
+    expect(await stored()).toEqual([[['revenue', 1200], ['ebitda', -3.5, { yoyChange: 0.25, score: 7 }]], []]);
+    await compactStoredMetrics.up(db); // converted rows are left alone
+    expect((await stored())[0]).toEqual([['revenue', 1200], ['ebitda', -3.5, { yoyChange: 0.25, score: 7 }]]);
+
+    await compactStoredMetrics.down(db);
+    expect(await stored()).toEqual([keyed, []]);
   });
 });

@@ -5,7 +5,7 @@ import type {
 import type { BranchJson, CompanyIdentityRow, CompanyRow, HolderJson, OfficerJson, SnapshotJson } from './company-query.js';
 import type { MetricDefinitions } from './read-metric-definitions.js';
 import { nameFromSlug } from './write-metric-definitions.js';
-import { metricChanges, metricValues } from './derive-year-figures.js';
+import { metricChanges, readStoredMetric, storedMetricValues } from './derive-year-figures.js';
 
 // Row → spec objects. Every object is rebuilt field by field (never spread from storage) so
 // the response carries exactly the spec's fields, in the spec's order, whatever jsonb holds.
@@ -35,8 +35,9 @@ export function snapshot(s: SnapshotJson): AnnualSnapshot {
 export const latest = (row: CompanyIdentityRow): AnnualSnapshot | null => (row.latest === null ? null : snapshot(row.latest));
 
 export function metrics(s: SnapshotJson, previousYear: SnapshotJson | undefined, definitions: MetricDefinitions): FinancialMetric[] {
-  const previous = previousYear?.year === s.year - 1 ? metricValues(previousYear.metrics) : undefined;
-  return (s.metrics ?? []).map((m) => {
+  const previous = previousYear?.year === s.year - 1 ? storedMetricValues(previousYear.metrics) : undefined;
+  return (s.metrics ?? []).map((row) => {
+    const m = readStoredMetric(row);
     const def = definitions.get(m.slug);
     const { previousValue, yoyChange } = metricChanges(m, previous);
     return {

@@ -40,6 +40,6 @@ export function assembleCompanyReport(row: CompanyRow, definitions: MetricDefini
 /** Whether the report names a slug the definition cache does not know. A loop, not a list of
  * every slug: this runs on every report read, and a report has hundreds of line items. */
 export function namesUnknownSlug(row: CompanyRow, definitions: MetricDefinitions): boolean {
-  for (const y of row.years ?? []) for (const m of y.metrics ?? []) if (!definitions.has(m.slug)) return true;
+  for (const y of row.years ?? []) for (const m of y.metrics ?? []) if (!definitions.has(m[0])) return true;
   return false;
 }

@@ -389,7 +389,7 @@ SELECT
   (SELECT count(*)::int FROM companies WHERE substring(nace_code from 1 for 2) = :division AND fiscal_code <> :fiscalCode AND latest_filed_year IS NOT NULL) AS peer_count,
   (SELECT json_agg(p) FROM (
      SELECT y.employees,
-            (SELECT jsonb_object_agg(m->>'slug', (m->>'value')::float8) FROM json_array_elements(y.metrics) m WHERE m->>'slug' = ANY(:slugs::text[])) AS v
+            (SELECT jsonb_object_agg(m->>0, (m->>1)::float8) FROM json_array_elements(y.metrics) m WHERE m->>0 = ANY(:slugs::text[])) AS v
      FROM companies c JOIN company_years y ON y.company_id = c.id AND y.year = c.latest_filed_year
      WHERE substring(c.nace_code from 1 for 2) = :division AND c.fiscal_code <> :fiscalCode
      ORDER BY c.id LIMIT :limit

@@ -1,5 +1,5 @@
 import type { Address, Headcount, Registry, StateAids } from './schemas/index.js';
-import type { StoredMetric } from './derive-year-figures.js';
+import type { StoredMetricRow } from './derive-year-figures.js';
 
 // The SQL that reads one company for an endpoint: the company row plus, as json aggregates in
 // the same statement, exactly the children that endpoint shows. One round trip per company,
@@ -56,7 +56,7 @@ export interface SnapshotJson {
   statementDate: string | null;
   employees: number | null;
   employeesYoY: number | null;
-  metrics?: StoredMetric[];
+  metrics?: StoredMetricRow[];
 }
 
 export interface PeersRow {

@@ -94,10 +94,10 @@ describe('upsertCompanies', () => {
 
     // Stored compactly: only what cannot be derived again on reading.
     const row = await company(code);
-    const stored = async (year: number) => (await db('company_years').where({ company_id: row.id, year }).first()).metrics.find((m: { slug: string }) => m.slug === 'revenue');
-    expect(await stored(2023)).toEqual({ slug: 'revenue', value: 1_250_000 });
+    const stored = async (year: number) => (await db('company_years').where({ company_id: row.id, year }).first()).metrics.find((m: unknown[]) => m[0] === 'revenue');
+    expect(await stored(2023)).toEqual(['revenue', 1_250_000]);
     // yoyChange null is what a null previous value gives anyway, so it is not stored.
-    expect(await stored(2024)).toEqual({ slug: 'revenue', value: 900_000, previousValue: null, score: 7 });
+    expect(await stored(2024)).toEqual(['revenue', 900_000, { previousValue: null, score: 7 }]);
     // Denormalised from the newest non-forecast year (2024), not the 2025 forecast.
     expect(row).toMatchObject({ latest_filed_year: 2024, size: 'medium', latest_revenue: 900_000, latest_total_assets: null, latest_employees: 30 });
   });

@@ -13,7 +13,7 @@ export interface UpsertResult {
 
 // Bump when what is derived from a dossier changes (a new derived column, a different rule):
 // every company's hash then differs and the next import rewrites it.
-const WRITER_VERSION = '2';
+const WRITER_VERSION = '3';
 
 // Each statement carries a whole chunk (one JSON document, or one array per column), so a
 // chunk costs a handful of round trips whatever its size; the chunk bounds one parameter's size.
