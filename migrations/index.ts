@@ -7,6 +7,7 @@ import * as dashboard from './20261122_003_dashboard.js';
 import * as companyChangeNotify from './20261122_006_company_change_notify.js';
 import * as importWritePath from './20261122_007_import_write_path.js';
 import * as compactStoredMetrics from './20261122_008_compact_stored_metrics.js';
+import * as companyChildrenChecks from './20261122_009_company_children_checks.js';
 
 export interface Migration {
   name: string;
@@ -21,4 +22,5 @@ export const migrations: Migration[] = [
   { name: '20261122_006_company_change_notify', ...companyChangeNotify },
   { name: '20261122_007_import_write_path', ...importWritePath },
   { name: '20261122_008_compact_stored_metrics', ...compactStoredMetrics },
+  { name: '20261122_009_company_children_checks', ...companyChildrenChecks },
 ];

@@ -53,6 +53,26 @@ describe('migrations', () => {
     expect(await migrateLatest(db)).toEqual([]);
   });
 
+  it('when a child row names no stored company then it is refused like a foreign key, and deleting a company deletes its children', async () => {
+    const [{ id }] = await db('companies').insert({ fiscal_code: '00000000009', legal_name: 'Children S.r.l.' }).returning('id');
+    await db('company_officers').insert({ company_id: id, position: 0, name: 'Anna Rossi', role_category: 'legal_representative' });
+    await db('company_years').insert({ company_id: id, year: 2024 });
+
+    const missing = Number(id) + 1_000_000;
+    for (const insert of [
+      () => db('company_years').insert([{ company_id: id, year: 2025 }, { company_id: missing, year: 2025 }]),
+      () => db('company_holders').insert({ company_id: missing, relation: 'shareholder', position: 0, name: 'X' }),
+      () => db('company_officers').where({ company_id: id }).update({ company_id: missing }),
+    ]) {
+      await expect(insert()).rejects.toMatchObject({ code: '23503', detail: `Key (company_id)=(${missing}) is not present in table "companies".` });
+    }
+    // Nothing of a refused statement stays.
+    expect(await db('company_years').where({ company_id: id }).pluck('year')).toEqual([2024]);
+
+    await db('companies').where({ id }).delete();
+    for (const table of ['company_officers', 'company_years']) expect(await db(table).where({ company_id: id })).toEqual([]);
+  });
+
   it('when years were stored with keyed line items then the conversion makes them positional, and back', async () => {
     const [{ id }] = await db('companies').insert({ fiscal_code: '00000000008', legal_name: 'Stored metrics S.r.l.' }).returning('id');
     const keyed = [{ slug: 'revenue', value: 1200 }, { slug: 'ebitda', value: -3.5, yoyChange: 0.25, score: 7 }];
