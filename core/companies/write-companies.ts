@@ -119,7 +119,7 @@ async function writeChunk(trx: Knex.Transaction, prepared: PreparedCompany[]): P
     const years = columns(changed, id, (p) => p.years, ['year', 'is_forecasted', 'size', 'statement_date', 'employees', 'employees_yoy']);
     // Metrics travel as one text of the stored JSON texts joined by a unit separator (U+001F),
     // which JSON.stringify never leaves raw in its output, so splitting on it is exact. Not
-    // a text[] (its literal escapes every quote of ~2 kB per year on the way out and back in),
+    // a text[] (its literal escapes every quote of a year's ~1.4 kB on the way out and back in),
     // nor one JSON array (Postgres would lex every metric twice: to check the array, then to
     // split it); split, each year's text is lexed once, as it becomes json.
     const metrics = changed.flatMap((p) => p.years.map((y) => y.metrics)).join(METRICS_SEPARATOR);
