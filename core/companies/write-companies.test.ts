@@ -4,6 +4,7 @@ import { dossier, fiscalCodes, fullDossier, years } from '../../test/support/com
 import { createLogger } from '../logging/index.js';
 import { createCompanyStore } from './company-store.js';
 import { upsertCompanies } from './write-companies.js';
+import { upsertMetricDefinitions } from './write-metric-definitions.js';
 
 const db = testDb({ applicationName: 'write-companies.test' });
 const nextCode = fiscalCodes();
@@ -132,6 +133,22 @@ describe('upsertCompanies', () => {
     // A later bare mention does not erase the description.
     await upsertCompanies(db, [dossier(nextCode(), { years: [{ year: 2024, metrics: [{ slug, value: 5 }] }] })]);
     expect((await db('metric_definitions').where({ slug }).first()).name).toBe('Test KPI');
+  });
+
+  it('when two writers send the same catalogue side by side then neither waits for the other', async () => {
+    // Every import batch sends the whole catalogue; concurrent batches must not queue on
+    // locks of definitions that are already equal.
+    await db.transaction((trx) => upsertMetricDefinitions(trx, []));
+    const first = await db.transaction();
+    try {
+      await upsertMetricDefinitions(first, []);
+      await db.transaction(async (second) => {
+        await second.raw("SET LOCAL lock_timeout = '2s'");
+        await upsertMetricDefinitions(second, []);
+      });
+    } finally {
+      await first.rollback();
+    }
   });
 
   it('when a batch repeats a fiscal code then the last dossier wins', async () => {
