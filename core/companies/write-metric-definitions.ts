@@ -56,7 +56,10 @@ export async function upsertMetricDefinitions(trx: Knex.Transaction, metrics: re
     ...metricCatalogue.map((m, i) => ({ slug: m.slug, name: m.name, name_it: m.nameIt, categories: m.categories, unit: m.unit, display_order: i })),
     ...described.values(),
   ];
-  await trx.raw(UPSERT_DEFINITIONS_SQL, [JSON.stringify([...bare.values()]), JSON.stringify(authoritative)]);
+  // In slug order: import batches are written side by side, and two transactions that
+  // write the same new slugs in different orders could each wait for the other's row.
+  const bySlug = (a: DefinitionRow, b: DefinitionRow) => (a.slug < b.slug ? -1 : a.slug > b.slug ? 1 : 0);
+  await trx.raw(UPSERT_DEFINITIONS_SQL, [JSON.stringify([...bare.values()].sort(bySlug)), JSON.stringify(authoritative.sort(bySlug))]);
 }
 
 const COLUMNS = 'slug text, name text, name_it text, categories text[], unit text, display_order smallint';
