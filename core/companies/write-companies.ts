@@ -245,8 +245,8 @@ SELECT unnest(?::bigint[]), unnest(?::smallint[]), unnest(?::boolean[]), unnest(
 /**
  * Links every holder that names a stored company by fiscal code but is not linked yet. The
  * importer calls it once at the end when batches were written concurrently (a holder and the
- * company it names, written side by side, did not see each other). Its cost follows the
- * unlinked holders (a partial index holds only those), not the table.
+ * company it names, written side by side, did not see each other). It reads only the
+ * unlinked holders (a partial index holds just those) and joins them to companies by code.
  */
 export async function linkUnlinkedHolders(db: Db): Promise<void> {
   await db.raw(LINK_UNLINKED_HOLDERS_SQL);
