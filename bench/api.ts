@@ -34,6 +34,7 @@ import { parseConfig } from '../core/config/index.js';
 import { createDb, migrateLatest, startEmbeddedPostgres, type Db } from '../core/db/index.js';
 import { createLogger } from '../core/logging/index.js';
 import { ensureSampleData } from '../core/sample-data/index.js';
+import { processCpu } from './process-cpu.js';
 
 const COMPANIES = 2_000;
 // The same for every pass, bare Koa included. `npm run bench -- --connections=100` to vary it.
@@ -141,14 +142,11 @@ async function cpuSnapshot(): Promise<CpuSnapshot> {
   const serverPids = new Set(serverChildren.map((c) => c.pid));
   for (const entry of await readdir('/proc').catch(() => [] as string[])) {
     if (!/^\d+$/.test(entry)) continue;
-    const stat = await readFile(`/proc/${entry}/stat`, 'utf8').catch(() => null);
-    if (stat === null) continue;
-    const comm = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    const ms = (Number(fields[11]) + Number(fields[12])) * 10; // USER_HZ = 100
     const pid = Number(entry);
-    const who = pid === process.pid ? 'load' : serverPids.has(pid) ? 'server' : comm.startsWith('postgres') ? 'postgres' : 'other';
-    snapshot.set(pid, { who, ms });
+    const cpu = await processCpu(pid);
+    if (cpu === null) continue;
+    const who = pid === process.pid ? 'load' : serverPids.has(pid) ? 'server' : cpu.comm.startsWith('postgres') ? 'postgres' : 'other';
+    snapshot.set(pid, { who, ms: cpu.ms });
   }
   return snapshot;
 }

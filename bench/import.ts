@@ -6,7 +6,7 @@
 // assembly for random existing companies. Targets: >= 3,000 companies/s; report p99 < 5 ms.
 import { once } from 'node:events';
 import { createWriteStream } from 'node:fs';
-import { chmod, mkdtemp, readFile, rm, stat } from 'node:fs/promises';
+import { chmod, mkdtemp, rm, stat } from 'node:fs/promises';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
@@ -20,6 +20,7 @@ import { parseConfig } from '../core/config/index.js';
 import { createDb, migrateLatest, startEmbeddedPostgres } from '../core/db/index.js';
 import { createLogger } from '../core/logging/index.js';
 import { generateDossiers } from '../core/sample-data/index.js';
+import { processCpu } from './process-cpu.js';
 
 const { values: args } = parseArgs({
   options: {
@@ -162,16 +163,10 @@ try {
 /** utime + stime of each backend on the scratch database, in ms; empty when /proc is not readable. */
 async function backendCpuMs(): Promise<Map<number, number>> {
   const { rows } = await db.raw<{ rows: { pid: number }[] }>('SELECT pid FROM pg_stat_activity WHERE datname = current_database()');
-  const ticksPerMs = 100 / 1000; // USER_HZ is 100 on Linux
   const out = new Map<number, number>();
   for (const { pid } of rows) {
-    try {
-      const stat = await readFile(`/proc/${pid}/stat`, 'utf8');
-      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      out.set(pid, (Number(fields[11]) + Number(fields[12])) / ticksPerMs);
-    } catch {
-      // Not on this machine, or gone.
-    }
+    const cpu = await processCpu(pid); // null: not on this machine, or gone
+    if (cpu !== null) out.set(pid, cpu.ms);
   }
   return out;
 }
