@@ -1,3 +1,4 @@
+import { eventsOnBus } from './support/usage-bus.js';
 import Ajv2020 from 'ajv/dist/2020.js';
 import addFormats from 'ajv-formats';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -80,13 +81,13 @@ describe('when calls succeed and fail', () => {
     const invalid = await get('/companies/abc/report', own.key);
     expect([ok1.res.status, ok2.res.status, notFound.res.status, invalid.res.status]).toEqual([200, 200, 404, 422]);
 
-    const rows = (await api.db('usage_bus_events').where({ organization_id: own.organizationId }).orderBy('seq')) as { event_id: string; payload: Json }[];
-    expect(rows.map((r) => r.event_id)).toEqual([ok1.body.meta.requestId, ok2.body.meta.requestId]);
-    expect(rows[0]!.payload).toMatchObject({
+    const events = await eventsOnBus(api.db, { organizationId: own.organizationId });
+    expect(events.map((e) => e.eventId)).toEqual([ok1.body.meta.requestId, ok2.body.meta.requestId]);
+    expect(events[0]).toMatchObject({
       v: 1, eventId: ok1.body.meta.requestId, organizationId: own.organizationId, keyId: own.keyId, source: 'api',
       product: 'company-financials', quantity: 5, unit: 'credits',
     });
-    expect(rows[1]!.payload).toMatchObject({ product: 'company-report', quantity: 1, unit: 'calls' });
+    expect(events[1]).toMatchObject({ product: 'company-report', quantity: 1, unit: 'calls' });
   });
 
   it('then an organization override changes meta.usage, the usage event and the OpenAPI x-usage alike', async () => {
@@ -95,8 +96,8 @@ describe('when calls succeed and fail', () => {
     await expect.poll(async () => (await get(`/companies/${small.fiscalCode}/financials`, own.key)).body.meta?.usage, { timeout: 5_000 }).toEqual({ quantity: 3, unit: 'credits' });
     const { body: document } = await get('/openapi.json', own.key);
     expect(document.paths['/companies/{taxId}/financials'].get['x-usage']).toEqual({ quantity: 3, unit: 'credits' });
-    const events = (await api.db('usage_bus_events').where({ organization_id: own.organizationId })) as { payload: Json }[];
-    expect(events.at(-1)!.payload).toMatchObject({ quantity: 3, unit: 'credits' });
+    const events = await eventsOnBus(api.db, { organizationId: own.organizationId });
+    expect(events.at(-1)).toMatchObject({ quantity: 3, unit: 'credits' });
   });
 });
 

@@ -1,3 +1,4 @@
+import { eventsOnBus } from './support/usage-bus.js';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { createCompanyStore } from '../core/companies/company-store.js';
 import type { CompanyLookups } from '../core/companies/endpoint-catalogue.js';
@@ -53,8 +54,7 @@ async function startOther(options: Parameters<typeof startTestApi>[0]) {
 }
 
 async function usageEventCount(db: Db, organizationId: string) {
-  const [row] = await db('usage_bus_events').where({ organization_id: organizationId }).count<{ count: string }[]>('* as count');
-  return Number(row!.count);
+  return (await eventsOnBus(db, { organizationId })).length;
 }
 
 beforeAll(async () => {

@@ -145,7 +145,7 @@ describe.each(['postgres', 'kafka'])('the API billing through the %s bus', (bus)
   });
 
   it('when everything is applied then the ledger reconciles for every organization', async () => {
-    await waitFor('bus drained', async () => bus === 'kafka' || Number((await db('usage_bus_events').count<{ n: string }>({ n: '*' }).first())?.n) === 0);
+    await waitFor('bus drained', async () => bus === 'kafka' || Number((await db('usage_bus_batches').count<{ n: string }>({ n: '*' }).first())?.n) === 0);
     await new Promise((r) => setTimeout(r, 500));
     expect((await reconcileLedger(db)).differences).toEqual([]);
   });

@@ -29,7 +29,7 @@ interface Bus {
 }
 
 // Each bus gets a database of its own: the Postgres bus consumer takes every row of
-// usage_bus_events, and other test files publish there too.
+// usage_bus_batches, and other test files publish there too.
 let scratch: ScratchDatabase;
 let db: Knex;
 let connectionString: string;
@@ -49,7 +49,11 @@ const buses: Record<string, () => Promise<Bus>> = {
     sink: () => createPostgresUsageSink(db),
     consumer: () => createPostgresUsageConsumer({ db, connectionString, logger, batchSize: 100, pollMs: 200 }),
     injectPoison: async (marker) => {
-      await db('usage_bus_events').insert({ event_id: `poison-${marker}`, organization_id: 'nobody', payload: { garbage: marker } });
+      // A batch with a non-event in it, and a row that is not a batch at all.
+      await db('usage_bus_batches').insert([
+        { events: JSON.stringify([{ garbage: marker }]), event_count: 1 },
+        { events: JSON.stringify({ garbage: marker }), event_count: 1 },
+      ]);
     },
     close: async () => {},
   }),
@@ -154,6 +158,22 @@ describe.each(Object.keys(buses))('the %s usage bus', (name) => {
     expect(row.reason).toMatch(/not JSON|invalid usage event/);
     if (bus.deadLetterVisible) expect((await bus.deadLetterVisible(marker))?.reason).toMatch(/not JSON/);
   });
+
+  if (name === 'postgres') {
+    it('when one event of a published batch keeps failing in the ledger then only it is dead-lettered and the rest of its batch is charged', async () => {
+      const { organizationId } = await createBillingOrg(db, { credits: 1_000 });
+      // A NUL character passes the event schema but no Postgres text column takes it (SQLSTATE 22021).
+      const bad = usageEvent(organizationId, { product: 'company-financials\u0000' });
+      const good = [usageEvent(organizationId), usageEvent(organizationId)];
+      await db('usage_bus_batches').insert({ events: JSON.stringify([good[0], bad, good[1]]), event_count: 3 });
+      await ledgerHas(organizationId, 2);
+      expect(await db('usage_ledger').where({ organization_id: organizationId, entry_type: 'usage' }).orderBy('event_id').pluck('event_id')).toEqual(good.map((e) => e.eventId).sort());
+      const row = await waitFor('dead-letter row', () => db('usage_dead_letters').where('payload', 'like', `%${bad.eventId}%`).first());
+      expect(row.reason).toMatch(/^apply failed: SQLSTATE 22021: invalid byte sequence .* \(usage_bus_batches#\d+\/1\)$/);
+      expect(JSON.parse(row.payload)).toEqual(bad);
+      expect((await allowanceOf(db, organizationId))?.credits_balance).toBe(1_000 - 10);
+    });
+  }
 
   it('when an organization runs out of credits then the worker sets credits_exhausted', async () => {
     const { organizationId } = await createBillingOrg(db, { credits: 20 });

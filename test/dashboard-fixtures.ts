@@ -37,15 +37,8 @@ export async function createMember(db: Db, organizationId: string, role: MemberR
   return { userId, email, password };
 }
 
-/** Applies this organization's events waiting on the Postgres bus, as the billing worker would. */
-export async function applyBusEventsOf(db: Db, organizationId: string): Promise<number> {
-  return db.transaction(async (trx) => {
-    const { rows } = await trx.raw<{ rows: { seq: number; payload: object }[] }>('DELETE FROM usage_bus_events WHERE organization_id = ? RETURNING seq, payload', [organizationId]);
-    if (rows.length === 0) return 0;
-    const outcome = await applyUsageBatch(trx, rows.map((r) => ({ value: r.payload, ref: `usage_bus_events#${r.seq}` })), { bus: 'postgres' });
-    return outcome.applied;
-  });
-}
+// Applies one organization's events waiting on the Postgres bus, as the billing worker would.
+export { applyBusEventsOf } from './support/usage-bus.js';
 
 export async function applyUsage(db: Db, events: UsageEvent[]): Promise<void> {
   await db.transaction((trx) => applyUsageBatch(trx, events.map((e, i) => ({ value: e, ref: `test#${i}` })), { bus: 'postgres' }));

@@ -1,3 +1,4 @@
+import { eventsOnBus } from './support/usage-bus.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Ajv } from 'ajv';
 import addFormats from 'ajv-formats';
@@ -59,10 +60,10 @@ const data = <T = any>(result: CallToolResult): T => {
 // A billing worker of another test file may already have moved the event from the bus into
 // the ledger: look in both.
 const usageEvents = async (requestId: string) => {
-  const bus = await mcp.db('usage_bus_events').where({ event_id: requestId }).select('payload');
+  const bus = await eventsOnBus(mcp.db, { eventId: requestId });
   const ledger = await mcp.db('usage_ledger').where({ event_id: requestId, entry_type: 'usage' }).select('source', 'product', 'quantity', 'unit', 'key_id', 'organization_id');
   return [
-    ...bus.map((r) => r.payload),
+    ...bus,
     ...ledger.map((r) => ({ eventId: requestId, organizationId: r.organization_id, keyId: r.key_id, source: r.source, product: r.product, quantity: r.quantity, unit: r.unit })),
   ];
 };

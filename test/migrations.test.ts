@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createDb, migrateLatest, migrateRollbackAll, type Db } from '../core/db/index.js';
 import * as compactStoredMetrics from '../migrations/20261122_008_compact_stored_metrics.js';
+import * as usageBusBatches from '../migrations/20261122_010_usage_bus_batches.js';
 import { migrations } from '../migrations/index.js';
 import { createScratchDatabase, type ScratchDatabase } from './support/database.js';
 
@@ -8,7 +9,7 @@ import { createScratchDatabase, type ScratchDatabase } from './support/database.
 const expectedTables = [
   'companies', 'company_holders', 'company_officers', 'company_branches', 'company_years', 'metric_definitions',
   'plans', 'plan_entitlements', 'organizations', 'organization_overrides', 'users', 'api_keys', 'allowances',
-  'allowance_flag_events', 'usage_ledger', 'usage_bus_events', 'usage_dead_letters',
+  'allowance_flag_events', 'usage_ledger', 'usage_bus_batches', 'usage_dead_letters',
   'memberships', 'sessions', 'invitations', 'sign_in_attempts', 'alert_settings', 'alert_thresholds',
   'webhook_deliveries', 'audit_log',
 ];
@@ -86,5 +87,26 @@ describe('migrations', () => {
 
     await compactStoredMetrics.down(db);
     expect(await stored()).toEqual([keyed, []]);
+  });
+
+  it('when usage events wait on the bus then moving between one row per event and one row per batch loses none, in order', async () => {
+    const event = (n: number) => ({ v: 1, eventId: `req_migration_${n}`, organizationId: 'org_migration', quantity: n });
+    await db('usage_bus_batches').insert([
+      { events: JSON.stringify([event(1), event(2)]), event_count: 2 },
+      { events: JSON.stringify({ garbage: true }), event_count: 1 },
+    ]);
+
+    await usageBusBatches.down(db);
+    const perEvent = (await db('usage_bus_events').orderBy('seq').select('event_id', 'organization_id', 'payload')) as { event_id: string; organization_id: string; payload: object }[];
+    expect(perEvent.map((r) => r.event_id)).toEqual(['req_migration_1', 'req_migration_2', expect.stringMatching(/^unreadable-/)]);
+    expect(perEvent[0]).toEqual({ event_id: 'req_migration_1', organization_id: 'org_migration', payload: event(1) });
+    expect(perEvent[2]!.payload).toEqual({ garbage: true }); // kept for the consumer to dead-letter
+    await db('usage_bus_events').insert({ event_id: 'req_migration_3', organization_id: 'org_migration', payload: event(3) });
+
+    await usageBusBatches.up(db);
+    const batches = (await db('usage_bus_batches').orderBy('seq').select('events', 'event_count')) as { events: unknown[]; event_count: number }[];
+    expect(batches).toEqual([{ events: [event(1), event(2), { garbage: true }, event(3)], event_count: 4 }]);
+    expect(await tables()).not.toContain('usage_bus_events');
+    await db('usage_bus_batches').delete();
   });
 });

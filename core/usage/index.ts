@@ -3,5 +3,5 @@ export type { UsageSink } from './usage-sink.js';
 export { createPostgresUsageSink, meteringUnavailable, type PostgresUsageSinkOptions } from './postgres-usage-sink.js';
 export { createBatchPublisher, type BatchPublisher } from './batch-publisher.js';
 export type { ApplyUsageBatch, DeadLetter, UsageBatchOutcome, UsageBusConsumer, UsageBusMessage } from './usage-bus.js';
-export { createPostgresUsageConsumer, type PostgresUsageConsumerOptions } from './postgres-usage-consumer.js';
+export { batchMessages, createPostgresUsageConsumer, type PostgresUsageConsumerOptions } from './postgres-usage-consumer.js';
 export { messageText, parseUsageMessage } from './parse-usage-message.js';

@@ -1,6 +1,7 @@
 import type { Knex } from 'knex';
 import { createNotificationListener, type NotificationListener } from '../db/notification-listener.js';
 import type { Logger } from '../logging/index.js';
+import { messageText } from './parse-usage-message.js';
 import type { ApplyUsageBatch, UsageBusConsumer, UsageBusMessage } from './usage-bus.js';
 
 export interface PostgresUsageConsumerOptions {
@@ -8,7 +9,8 @@ export interface PostgresUsageConsumerOptions {
   /** For the LISTEN connection (outside the pool). */
   connectionString: string;
   logger: Logger;
-  /** Rows claimed per transaction. */
+  /** Events applied per transaction, at most (a published batch is never split, so one
+   * bigger than this goes alone). */
   batchSize?: number;
   /** Claim loops run side by side; SKIP LOCKED gives each its own rows. */
   concurrency?: number;
@@ -18,6 +20,37 @@ export interface PostgresUsageConsumerOptions {
 
 // SQLSTATE classes of a message's own fault (bad data, constraint): retrying will not help.
 const isDataError = (err: unknown) => /^(22|23)/.test(String((err as { code?: unknown } | null)?.code ?? ''));
+
+// knex puts the whole statement in front of the server's message: a dead letter's reader
+// needs the SQLSTATE and the message.
+const databaseReason = (err: unknown) => {
+  const { code, message } = err as { code?: string; message?: string };
+  return `SQLSTATE ${code}: ${String(message).split(' - ').at(-1)}`;
+};
+
+interface BatchRow {
+  seq: number;
+  /** The published JSON array, parsed by pg; anything else is carried as one message. */
+  events: unknown;
+}
+
+/** A row's events as bus messages, in publishing order. */
+export function batchMessages(row: BatchRow): UsageBusMessage[] {
+  const values = (Array.isArray(row.events) ? row.events : [row.events]) as UsageBusMessage['value'][];
+  return values.map((value, i) => ({ value, ref: `usage_bus_batches#${row.seq}/${i}` }));
+}
+
+// The oldest rows not held by another loop, as many as make up to `events` events (at least
+// one row). Rows locked but not taken are released at commit; they were skipped, not lost.
+const CLAIM_ROWS = `
+  WITH locked AS (
+    SELECT seq, event_count FROM usage_bus_batches ORDER BY seq LIMIT ? FOR UPDATE SKIP LOCKED
+  ), taken AS (
+    SELECT seq FROM (SELECT seq, sum(event_count) OVER (ORDER BY seq) - event_count AS before FROM locked) l
+     WHERE before < ?
+  )
+  DELETE FROM usage_bus_batches b USING taken WHERE b.seq = taken.seq
+  RETURNING b.seq, b.events`;
 
 /**
  * The Postgres usage bus, consuming side. Each loop claims the oldest rows with
@@ -57,32 +90,29 @@ export function createPostgresUsageConsumer(options: PostgresUsageConsumerOption
       else stoppers.add(done);
     });
 
-  const claimAndApply = (apply: ApplyUsageBatch, limit: number) =>
+  const claimAndApply = (apply: ApplyUsageBatch, events: number) =>
     db.transaction(async (trx) => {
-      const { rows } = await trx.raw<{ rows: { seq: number; payload: object }[] }>(
-        `DELETE FROM usage_bus_events
-          WHERE seq IN (SELECT seq FROM usage_bus_events ORDER BY seq LIMIT ? FOR UPDATE SKIP LOCKED)
-          RETURNING seq, payload`,
-        [limit],
-      );
+      const { rows } = await trx.raw<{ rows: BatchRow[] }>(CLAIM_ROWS, [events, events]);
       if (rows.length === 0) return 0;
       rows.sort((a, b) => a.seq - b.seq);
-      const messages: UsageBusMessage[] = rows.map((r) => ({ value: r.payload, ref: `usage_bus_events#${r.seq}` }));
+      const messages = rows.flatMap(batchMessages);
       await apply(trx, messages);
-      return rows.length;
+      return messages.length;
     });
 
-  // A row whose application fails on its own data (not a failing database) would come back
-  // for ever: after repeated failures we take rows one by one and dead-letter the culprit.
-  const deadLetterOldest = (reason: string) =>
+  // A batch whose application fails on its own data (not a failing database) would come back
+  // for ever: after repeated failures the oldest batch is applied one event at a time, each in
+  // a savepoint, and only the events that still fail are dead-lettered.
+  const applyOldestEventByEvent = (apply: ApplyUsageBatch) =>
     db.transaction(async (trx) => {
-      const { rows } = await trx.raw<{ rows: { seq: number; payload: object }[] }>(
-        `DELETE FROM usage_bus_events
-          WHERE seq = (SELECT seq FROM usage_bus_events ORDER BY seq LIMIT 1 FOR UPDATE SKIP LOCKED)
-          RETURNING seq, payload`,
-      );
-      for (const row of rows) {
-        await trx('usage_dead_letters').insert({ bus: 'postgres', payload: JSON.stringify(row.payload), reason: `${reason} (usage_bus_events#${row.seq})` });
+      const { rows } = await trx.raw<{ rows: BatchRow[] }>(CLAIM_ROWS, [1, 1]);
+      for (const message of rows.flatMap(batchMessages)) {
+        try {
+          await trx.transaction((savepoint) => apply(savepoint, [message]));
+        } catch (err) {
+          if (!isDataError(err)) throw err;
+          await trx('usage_dead_letters').insert({ bus: 'postgres', payload: messageText(message.value), reason: `apply failed: ${databaseReason(err)} (${message.ref})` });
+        }
       }
     });
 
@@ -99,7 +129,7 @@ export function createPostgresUsageConsumer(options: PostgresUsageConsumerOption
         failures += 1;
         logger.error('usage batch failed; it stays on the bus', { err, failures });
         if (limit === 1 && isDataError(err)) {
-          await deadLetterOldest(`apply failed: ${(err as Error).message}`).catch((e: unknown) => logger.error('could not dead-letter', { err: e }));
+          await applyOldestEventByEvent(apply).catch((e: unknown) => logger.error('could not apply the failing batch event by event', { err: e }));
           failures = 0;
           continue;
         }

@@ -4,7 +4,7 @@ import type { Knex } from 'knex';
 export interface UsageBusMessage {
   /** Kafka: the message bytes; Postgres bus: the jsonb payload (already an object). */
   value: Buffer | string | object | null;
-  /** Where it came from, for logs and dead letters: `usage-events/3@1234`, `usage_bus_events#42`. */
+  /** Where it came from, for logs and dead letters: `usage-events/3@1234`, `usage_bus_batches#42/3`. */
   ref: string;
 }
 
