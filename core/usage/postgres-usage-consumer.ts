@@ -41,10 +41,14 @@ export function batchMessages(row: BatchRow): UsageBusMessage[] {
 }
 
 // The oldest rows not held by another loop, as many as make up to `events` events (at least
-// one row). Rows locked but not taken are released at commit; they were skipped, not lost.
+// one row). Rows locked but not taken are released at commit: they were skipped, not lost, but
+// each lock is a tuple write, and rows locked here are invisible to the other loops, so at most
+// MAX_ROWS_LOCKED are looked at: 200 rows are 200 events when traffic is light (a batch per
+// call) and up to the whole `events` when it is heavy.
+const MAX_ROWS_LOCKED = 200;
 const CLAIM_ROWS = `
   WITH locked AS (
-    SELECT seq, event_count FROM usage_bus_batches ORDER BY seq LIMIT ? FOR UPDATE SKIP LOCKED
+    SELECT seq, event_count FROM usage_bus_batches ORDER BY seq LIMIT least(?::int, ${MAX_ROWS_LOCKED}) FOR UPDATE SKIP LOCKED
   ), taken AS (
     SELECT seq FROM (SELECT seq, sum(event_count) OVER (ORDER BY seq) - event_count AS before FROM locked) l
      WHERE before < ?

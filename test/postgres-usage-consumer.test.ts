@@ -1,0 +1,78 @@
+// How the Postgres bus consumer cuts the batch rows waiting on the bus into transactions. The
+// billing itself is the contract test's business (billing-bus-contract.test.ts); here `apply`
+// only records what each transaction was handed.
+import type { Knex } from 'knex';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { createDb, migrateLatest } from '../core/db/index.js';
+import { createLogger } from '../core/logging/index.js';
+import { createPostgresUsageConsumer, type UsageBusConsumer, type UsageBusMessage } from '../core/usage/index.js';
+import { waitFor } from './billing-fixtures.js';
+import { createScratchDatabase, type ScratchDatabase } from './support/database.js';
+
+const logger = createLogger({ level: 'silent' });
+
+// The consumer takes every row of usage_bus_batches: a database of its own.
+let scratch: ScratchDatabase;
+let db: Knex;
+beforeAll(async () => {
+  scratch = await createScratchDatabase('usage_consumer');
+  db = createDb({ connectionString: scratch.url, poolMax: 4, applicationName: 'usage-consumer-test' });
+  await migrateLatest(db);
+});
+afterAll(async () => {
+  await db.destroy();
+  await scratch.drop();
+});
+
+describe('the Postgres usage bus consumer', () => {
+  let consumer: UsageBusConsumer | undefined;
+  afterEach(async () => {
+    await consumer?.stop();
+    consumer = undefined;
+  });
+
+  /** Batch rows of these sizes, in one statement, so the consumer finds them all at once. */
+  const publish = async (...sizes: number[]) => {
+    let n = 0;
+    const rows = sizes.map((size) => {
+      const events = Array.from({ length: size }, () => ({ n: n++ }));
+      return { events: JSON.stringify(events), event_count: size };
+    });
+    await db('usage_bus_batches').insert(rows);
+    return n;
+  };
+
+  /** Starts a consumer; resolves with what each transaction was handed once `total` messages came. */
+  const consume = async (batchSize: number, total: number) => {
+    const transactions: UsageBusMessage[][] = [];
+    consumer = createPostgresUsageConsumer({ db, connectionString: scratch.url, logger, batchSize, pollMs: 100 });
+    await consumer.start(async (_trx, messages) => {
+      transactions.push(messages);
+      return { applied: messages.length, appliedEventIds: [], duplicates: 0, deadLetters: [] };
+    });
+    await waitFor(`${total} messages`, async () => transactions.flat().length >= total);
+    return transactions;
+  };
+
+  it('when batches wait then each transaction takes whole batches, oldest first, up to the event limit', async () => {
+    const total = await publish(3, 3, 3);
+    const transactions = await consume(5, total);
+    // 3 + 3 reaches the limit of 5 only with the second batch: a batch is never split.
+    expect(transactions.map((t) => t.length)).toEqual([6, 3]);
+    expect(transactions.flat().map((m) => (m.value as { n: number }).n)).toEqual([0, 1, 2, 3, 4, 5, 6, 7, 8]);
+    expect(transactions[0]![0]!.ref).toMatch(/^usage_bus_batches#\d+\/0$/);
+    await waitFor('bus empty', async () => Number((await db('usage_bus_batches').count<{ n: string }>({ n: '*' }).first())?.n) === 0);
+  });
+
+  it('when a batch is bigger than the event limit then it goes alone, whole', async () => {
+    const total = await publish(7, 1);
+    const transactions = await consume(5, total);
+    expect(transactions.map((t) => t.length)).toEqual([7, 1]);
+  });
+
+  it('when traffic was light (a batch per call) then a transaction takes at most 200 of them', async () => {
+    const total = await publish(...Array.from({ length: 250 }, () => 1));
+    const transactions = await consume(2_000, total);
+    expect(transactions.map((t) => t.length)).toEqual([200, 50]);
+  });
+});
