@@ -12,7 +12,7 @@ ENV NODE_ENV=production
 # A young generation of 8 MB semi-spaces instead of V8's 16: the API's answers (up to ~50 KB
 # for a company report) die young, and the default let its RSS peak above 200 MB under report
 # load (npm run bench, which starts the API with this same NODE_OPTIONS line). How far the old
-# generation may grow between full collections is set by the processes themselves
+# generation may grow between full collections is set by the API process itself
 # (core/http-server/limit-heap-growth.ts): NODE_OPTIONS refuses that V8 flag.
 ENV NODE_OPTIONS="--max-semi-space-size=8"
 WORKDIR /app

@@ -2,12 +2,10 @@
 // Composition root: config, logger, database and bus are made here and passed down.
 import { parseConfig } from '../core/config/index.js';
 import { openDatabase } from '../core/db/index.js';
-import { limitHeapGrowth } from '../core/http-server/index.js';
 import { createLogger } from '../core/logging/index.js';
 import { createUsageConsumer } from './consumer.js';
 import { startBillingWorker } from './start-billing-worker.js';
 
-limitHeapGrowth();
 const config = parseConfig(process.env);
 const logger = createLogger({ level: config.LOG_LEVEL, base: { process: 'billing-worker' } });
 const database = await openDatabase(config, logger, 'billing-worker');

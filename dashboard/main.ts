@@ -1,13 +1,12 @@
 import { parseConfig } from '../core/config/index.js';
 import { ensureOperator } from '../core/dashboard-auth/index.js';
 import { openDatabase } from '../core/db/index.js';
-import { limitHeapGrowth, serveHttp, stopOnSignal } from '../core/http-server/index.js';
+import { serveHttp, stopOnSignal } from '../core/http-server/index.js';
 import { createLogger } from '../core/logging/index.js';
 import { composeDashboard } from './compose.js';
 
 // The dashboard process's composition root: config parsed once, everything handed down.
 // `npm start` runs it in the all-in-one process through composeDashboard instead.
-limitHeapGrowth();
 const config = parseConfig(process.env);
 const logger = createLogger({ level: config.LOG_LEVEL, base: { service: 'dashboard' } });
 const database = await openDatabase(config, logger, 'dashboard');

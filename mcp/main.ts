@@ -1,14 +1,13 @@
 import { configuredUsageSink } from '../adapters/kafka/index.js';
 import { parseConfig } from '../core/config/index.js';
 import { openDatabase } from '../core/db/index.js';
-import { limitHeapGrowth, serveHttp, stopOnSignal } from '../core/http-server/index.js';
+import { serveHttp, stopOnSignal } from '../core/http-server/index.js';
 import { createLogger } from '../core/logging/index.js';
 import { composeMcp } from './compose.js';
 
 // The tool server's composition root: config is parsed here once and everything else is
 // handed down. Run alone, it counts rate limits in process unless REDIS_URL is set, so set
 // REDIS_URL when the API runs in another process: their limits are one set per organization.
-limitHeapGrowth();
 const config = parseConfig(process.env);
 const logger = createLogger({ level: config.LOG_LEVEL, base: { service: 'mcp' } });
 const database = await openDatabase(config, logger, 'mcp');

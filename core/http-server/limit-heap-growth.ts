@@ -8,12 +8,15 @@ import v8 from 'node:v8';
 // report and financials throughput within run-to-run noise (measured 22 Nov 2026). Lower
 // factors gain little more (1.5: 128–131 MB) and 1.2 cost about a quarter of report throughput.
 //
-// Set in code, not in NODE_OPTIONS (which refuses this V8 flag), so every server process gets
-// it however it is started (npm start, the image, the benches). V8 reads the flag whenever it
-// sizes the heap again after a collection, so setting it at start-up takes effect.
+// Set in code, not in NODE_OPTIONS (which refuses this V8 flag), so the API process gets it
+// however it is started (the image, the benches). V8 reads the flag whenever it sizes the heap
+// again after a collection, so setting it at start-up takes effect. Only the API calls it: it is
+// where the RSS target applies and where it was measured. The tool server keeps a larger live
+// heap (answers as objects), where more frequent full collections could cost throughput, and
+// nothing measured it there; the all-in-one \`npm start\` is left alone for the same reason.
 const HEAP_GROWING_PERCENT = 100;
 
-/** Called first by each long-running server process (not by one-shot CLI commands such as import). */
+/** Called first by the API process (api/main.ts). */
 export function limitHeapGrowth(): void {
   v8.setFlagsFromString(`--heap-growing-percent=${HEAP_GROWING_PERCENT}`);
 }

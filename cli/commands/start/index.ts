@@ -1,6 +1,5 @@
 import type { RegisterCommands } from '../index.js';
 import { openDatabase } from '../../../core/db/index.js';
-import { limitHeapGrowth } from '../../../core/http-server/index.js';
 import { createLogger } from '../../../core/logging/index.js';
 import { startServices } from './start-services.js';
 
@@ -9,7 +8,6 @@ export const registerStartCommand: RegisterCommands = (program, context) => {
     .command('start')
     .description('Run the whole service in one process: embedded Postgres (unless DATABASE_URL), migrations, sample data, demo organization and key, API, tool server, dashboard and billing worker.')
     .action(async () => {
-      limitHeapGrowth(); // the all-in-one process is a long-running server too
       const { config } = context();
       const logger = createLogger({ level: config.LOG_LEVEL, base: { process: 'start' } });
       const started = Date.now();
