@@ -1,3 +1,4 @@
+export { databaseErrorParts } from './database-error.js';
 export { createDb, createListenClient, type Db, type DbOptions } from './create-db.js';
 export { migrateLatest, migrateRollbackAll, migrationStatus, type MigrationStatus } from './migrate.js';
 export { startEmbeddedPostgres, type EmbeddedPostgresHandle, type EmbeddedPostgresOptions } from './embedded-postgres.js';

@@ -1,4 +1,5 @@
 import type { Knex } from 'knex';
+import { databaseErrorParts } from '../db/database-error.js';
 import { createNotificationListener, type NotificationListener } from '../db/notification-listener.js';
 import type { Logger } from '../logging/index.js';
 import { messageText } from './parse-usage-message.js';
@@ -21,11 +22,9 @@ export interface PostgresUsageConsumerOptions {
 // SQLSTATE classes of a message's own fault (bad data, constraint): retrying will not help.
 const isDataError = (err: unknown) => /^(22|23)/.test(String((err as { code?: unknown } | null)?.code ?? ''));
 
-// knex puts the whole statement in front of the server's message: a dead letter's reader
-// needs the SQLSTATE and the message.
 const databaseReason = (err: unknown) => {
-  const { code, message } = err as { code?: string; message?: string };
-  return `SQLSTATE ${code}: ${String(message).split(' - ').at(-1)}`;
+  const { sqlstate, message } = databaseErrorParts(err);
+  return `SQLSTATE ${sqlstate}: ${message}`;
 };
 
 interface BatchRow {

@@ -1,4 +1,4 @@
-import type { Db } from '../../db/index.js';
+import { databaseErrorParts, type Db } from '../../db/index.js';
 import { linkUnlinkedHolders, upsertPreparedCompanies, type PreparedCompany, type UpsertResult } from '../write-companies.js';
 import type { ImportRejection, ParsedEntry } from './parse-dossier-line.js';
 import { startParsePool, type ParsePool } from './parse-pool.js';
@@ -147,15 +147,9 @@ function isUnavailable(err: unknown): boolean {
   return ['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND', '57P01', '57P02', '57P03', '53300'].includes(code)
     || code.startsWith('08') || e?.name === 'KnexTimeoutError';
 }
-// Knex prefixes the whole SQL statement to the driver's message; the operator needs only
-// Postgres's own words (and its detail line, which names the offending value).
 function databaseReason(err: unknown): string {
-  const e = err as { message?: unknown; code?: unknown; detail?: unknown };
-  const message = String(e?.message ?? err);
-  const sqlstate = typeof e?.code === 'string' && /^[0-9A-Z]{5}$/.test(e.code) ? e.code : null;
-  const own = sqlstate && message.includes(' - ') ? message.slice(message.lastIndexOf(' - ') + 3) : message;
-  const detail = typeof e?.detail === 'string' ? ` (${e.detail})` : '';
-  return `${own.trim()}${detail}${sqlstate ? ` [SQLSTATE ${sqlstate}]` : ''}`;
+  const { message, sqlstate, detail } = databaseErrorParts(err);
+  return `${message}${detail === null ? '' : ` (${detail})`}${sqlstate ? ` [SQLSTATE ${sqlstate}]` : ''}`;
 }
 
 const isTransient = (err: unknown) => ['40P01', '40001'].includes(String((err as { code?: unknown })?.code));
