@@ -24,11 +24,13 @@ const answer = (res: http.ServerResponse, status = 200) => {
 };
 
 describe('steadyLoad', () => {
-  it('spreads the requests evenly over the pass, with the paths and headers asked for', async () => {
+  it('spreads the requests evenly over the pass and over the connections, with the paths and headers asked for', async () => {
     const arrivals: number[] = [];
     const seen: { path: string; auth: string | undefined }[] = [];
+    const perConnection = new Map<number, number>();
     const url = await serve((req, res) => {
       arrivals.push(performance.now());
+      perConnection.set(req.socket.remotePort!, (perConnection.get(req.socket.remotePort!) ?? 0) + 1);
       seen.push({ path: req.url!, auth: req.headers.authorization });
       answer(res);
     });
@@ -44,6 +46,10 @@ describe('steadyLoad', () => {
     const perTenth = Array.from({ length: 10 }, (_, k) => arrivals.filter((t) => t - first >= k * 100 && t - first < (k + 1) * 100).length);
     for (const n of perTenth) expect(n).toBeGreaterThan(20);
     for (const n of perTenth) expect(n).toBeLessThan(60);
+    // Connections in turn: all ten carry their share (most recently used first would leave
+    // one doing nearly everything at this rate).
+    expect(perConnection.size).toBe(10);
+    for (const n of perConnection.values()) expect(n).toBeGreaterThan(25);
   });
 
   it('counts latency from when a request was due, so a stall is charged to the requests behind it', async () => {

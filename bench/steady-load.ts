@@ -21,7 +21,11 @@ export interface SteadyLoadOptions {
   /** Requests per second. */
   rate: number;
   durationS: number;
-  /** Keep-alive connections, one request at a time each; requests due while all are busy wait (and that wait counts). */
+  /**
+   * Keep-alive connections, one request at a time each, taken in turn (the longest idle
+   * first), so all of them carry traffic as in autocannon's passes and as with many clients;
+   * requests due while all are busy wait, and that wait counts.
+   */
   connections: number;
   /** The path of the i-th request. */
   path(i: number): string;
@@ -143,7 +147,7 @@ export async function steadyLoad(options: SteadyLoadOptions): Promise<SteadyLoad
   const tick = () => {
     const due = Math.min(total, Math.floor((performance.now() - started) / intervalMs) + 1);
     for (let queued = sent + waiting.length; queued < due; queued++) waiting.push(started + queued * intervalMs);
-    while (waiting.length > 0 && idle.length > 0) dispatch(idle.pop()!);
+    while (waiting.length > 0 && idle.length > 0) dispatch(idle.shift()!);
     if (sent + waiting.length < total) setTimeout(tick, Math.max(0, started + (sent + waiting.length) * intervalMs - performance.now()));
   };
   tick();
