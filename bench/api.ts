@@ -94,9 +94,12 @@ async function main() {
   await waitForHttp(`http://127.0.0.1:${apiPort}/healthz`);
   const apiUrl = `http://127.0.0.1:${apiPort}`;
   const headers = { Authorization: `Bearer ${key}` };
+  // The i-th request's path: the sample codes round robin.
+  const companyPath = (suffix: string) => (i: number) => `/companies/${codes[i % codes.length]}/${suffix}`;
   const rotating = (suffix: string) => {
+    const path = companyPath(suffix);
     let i = 0;
-    return [{ method: 'GET', headers, setupRequest: (req: Record<string, unknown>) => ({ ...req, path: `/companies/${codes[i++ % codes.length]}/${suffix}` }) }];
+    return [{ method: 'GET', headers, setupRequest: (req: Record<string, unknown>) => ({ ...req, path: path(i++) }) }];
   };
 
   say(`servers started with NODE_OPTIONS="${productionNodeOptions}" (from the Dockerfile)`);
@@ -111,9 +114,8 @@ async function main() {
   const rssAfterFinancials = await processMemory(api.child.pid!);
   const report = await measure('GET /companies/{code}/report', { url: apiUrl, requests: rotating('report') as never });
   const halfRate = Math.max(1, Math.floor(financials.requests.average / 2));
-  const financialsPath = (i: number) => `/companies/${codes[i % codes.length]}/financials`;
-  const half = await measureSteady(`financials, steady ${halfRate} req/s (50% of peak)`, { url: apiUrl, rate: halfRate, path: financialsPath, headers });
-  const bareHalf = await measureSteady(`bare Koa, the same steady rate`, { url: `http://127.0.0.1:${hello.port}`, rate: halfRate, path: financialsPath, headers });
+  const half = await measureSteady(`financials, steady ${halfRate} req/s (50% of peak)`, { url: apiUrl, rate: halfRate, path: companyPath('financials'), headers });
+  const bareHalf = await measureSteady(`bare Koa, the same steady rate`, { url: `http://127.0.0.1:${hello.port}`, rate: halfRate, path: companyPath('financials'), headers });
   // After the half-rate pass, not before: 2 s slices that leave the API idle every other slice
   // were followed by a p99 three times higher at half rate (8–11 ms without them, 27–33 ms with;
   // measured with autocannon's rate limit, before steady-load.ts).

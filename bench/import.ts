@@ -104,9 +104,11 @@ try {
   const importCpuMsPerCompany = (cpu.user + cpu.system) / 1000 / Math.max(1, summary.accepted);
   const backendsAfter = await backendCpuMs();
   const backgroundAfter = await backgroundCpuMs();
-  const spentMs = (before: Map<number, number>, after: Map<number, number>) => [...after].reduce((sum, [pid, ms]) => sum + ms - (before.get(pid) ?? 0), 0);
-  const postgresCpuMsPerCompany = backendsAfter.size > 0 ? spentMs(backendsBefore, backendsAfter) / Math.max(1, summary.accepted) : NaN;
-  const backgroundCpuMsPerCompany = backgroundAfter.size > 0 ? spentMs(backgroundBefore, backgroundAfter) / Math.max(1, summary.accepted) : NaN;
+  // NaN when /proc showed none of them (a server on another machine).
+  const perCompany = (before: Map<number, number>, after: Map<number, number>) =>
+    after.size === 0 ? NaN : [...after].reduce((sum, [pid, ms]) => sum + ms - (before.get(pid) ?? 0), 0) / Math.max(1, summary.accepted);
+  const postgresCpuMsPerCompany = perCompany(backendsBefore, backendsAfter);
+  const backgroundCpuMsPerCompany = perCompany(backgroundBefore, backgroundAfter);
   if (summary.parserThreadsUnavailable) log(`WARNING: parser threads unavailable: ${summary.parserThreadsUnavailable}`);
   if (summary.rejected > 0) log(`WARNING: ${summary.rejected} rejected, first: line ${summary.rejections[0]!.line}: ${summary.rejections[0]!.reason}`);
   const importRate = summary.accepted / importSeconds;

@@ -70,9 +70,9 @@ export async function steadyLoad(options: SteadyLoadOptions): Promise<SteadyLoad
   let finish: () => void = () => undefined;
   const finished = new Promise<void>((resolve) => (finish = resolve));
 
-  const settle = (connection: Connection, ok: boolean) => {
-    if (ok) latencies.push(performance.now() - connection.dueAt!);
-    else errors++;
+  // A whole answer arrived: its latency, then the next waiting request on this connection.
+  const answered = (connection: Connection) => {
+    latencies.push(performance.now() - connection.dueAt!);
     connection.dueAt = null;
     if (++settledCount === total) finish();
     else dispatch(connection);
@@ -103,13 +103,13 @@ export async function steadyLoad(options: SteadyLoadOptions): Promise<SteadyLoad
       const status = Number(head.slice(9, 12));
       if (status < 200 || status >= 300) non2xx++;
       connection.buffered = connection.buffered.subarray(size);
-      settle(connection, true);
+      answered(connection);
     }
   };
 
   let open = Math.max(1, options.connections);
   const connections = await Promise.all(
-    Array.from({ length: Math.max(1, options.connections) }, () =>
+    Array.from({ length: open }, () =>
       new Promise<Connection>((resolve, reject) => {
         const socket = net.connect(Number(port), hostname, () => resolve(connection));
         socket.setNoDelay(true);
