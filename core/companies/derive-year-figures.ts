@@ -90,7 +90,10 @@ export function deriveYearFigures(years: DossierYear[]): DerivedYear[] {
   const byYear = new Map(years.map((y) => [y.year, y]));
   return years.map((y) => {
     const prev = byYear.get(y.year - 1);
-    const prevValues = metricValues(prev?.metrics);
+    // Only line items that state a previous value or a change need the year before's values:
+    // built on first use, as most dossiers state neither (the importer's hot path).
+    let prevValues: Map<string, number> | undefined;
+    const previousOf = (slug: string) => (prevValues ??= metricValues(prev?.metrics)).get(slug) ?? null;
     const employeesYoY = y.employeesYoY !== undefined ? y.employeesYoY : yoyChange(y.employees, prev?.employees ?? null);
     return {
       year: y.year,
@@ -100,8 +103,9 @@ export function deriveYearFigures(years: DossierYear[]): DerivedYear[] {
       employees: y.employees,
       employeesYoY,
       metrics: y.metrics.map((m): StoredMetricRow => {
+        if (m.previousValue === undefined && m.yoyChange === undefined && m.marketValue === null && m.score === null) return [m.slug, m.value];
         let extras: StoredMetricExtras | undefined;
-        const derivedPrevious = prevValues.get(m.slug) ?? null;
+        const derivedPrevious = previousOf(m.slug);
         if (m.previousValue !== undefined && m.previousValue !== derivedPrevious) (extras ??= {}).previousValue = m.previousValue;
         const previousValue = m.previousValue !== undefined ? m.previousValue : derivedPrevious;
         if (m.yoyChange !== undefined && m.yoyChange !== yoyChange(m.value, previousValue)) (extras ??= {}).yoyChange = m.yoyChange;
