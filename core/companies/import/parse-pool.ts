@@ -84,7 +84,7 @@ export async function startParsePool(options: StartParsePoolOptions): Promise<St
   };
 
   const ready = Array.from({ length: Math.max(1, options.size) }, (_, index) => {
-    const worker = new Worker(script.script, { eval: script.eval, execArgv: options.execArgv ?? process.execArgv, name: `import-parser-${index + 1}` });
+    const worker = new Worker(script.script, { eval: script.eval, execArgv: options.execArgv ?? process.execArgv, name: `import-parser-${index + 1}`, resourceLimits: { maxYoungGenerationSizeMb: 96 } });
     const map = new Map<number, Pending>();
     workers.push(worker);
     pending.push(map);
