@@ -90,7 +90,7 @@ try {
   started = performance.now();
   const summary = await importDossiers({
     db,
-    lines: source.lines,
+    blocks: source.blocks,
     batchSize,
     workers,
     onProgress: (p) => {

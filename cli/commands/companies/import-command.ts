@@ -40,7 +40,7 @@ export function registerImportCommand(program: Command, context: () => CliContex
       try {
         summary = await importDossiers({
           db,
-          lines: source.lines,
+          blocks: source.blocks,
           batchSize: opts.batchSize,
           workers: opts.workers ?? defaultParserThreads(source.bytes),
           onProgress: (p) => progress.update(p, source.fraction()),

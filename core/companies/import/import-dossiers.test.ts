@@ -6,6 +6,7 @@ import { createCompanyStore, type CompanyStore } from '../company-store.js';
 import type { CompanyDossierInput } from '../schemas/index.js';
 import { upsertPreparedCompanies } from '../write-companies.js';
 import { importDossiers, type UpsertFn } from './import-dossiers.js';
+import { readLineBlocks } from './line-blocks.js';
 
 // Seeds of this file only, so its fiscal codes do not collide with other tests' companies.
 const ROUND_TRIP_SEED = 81_200_001;
@@ -27,6 +28,9 @@ afterAll(async () => {
 const toLines = (dossiers: CompanyDossierInput[]) => dossiers.map((d) => JSON.stringify(d));
 async function* slowly(lines: string[]): AsyncGenerator<string> {
   for (const line of lines) yield line;
+}
+async function* inReads(bytes: Buffer, size: number): AsyncGenerator<Uint8Array> {
+  for (let at = 0; at < bytes.length; at += size) yield bytes.subarray(at, at + size);
 }
 
 describe('importDossiers', () => {
@@ -76,8 +80,10 @@ describe('importDossiers', () => {
     expect((await store.companyFinancials(soleTrader.vatNumber!))?.identity.fiscalCode).toBe(soleTrader.fiscalCode);
   });
 
-  it.each([0, 2])('when some lines are bad (parser threads: %i) then each is reported with its line number and reason while the good lines land', async (workers) => {
-    const good = [...generateDossiers({ count: 6, seed: REJECTS_SEED + workers * 1_000 })];
+  it.each([
+    [0, 'lines'], [2, 'lines'], [0, 'blocks'], [2, 'blocks'],
+  ] as const)('when some lines are bad (parser threads: %i, input as %s) then each is reported with its line number and reason while the good lines land', async (workers, kind) => {
+    const good = [...generateDossiers({ count: 6, seed: REJECTS_SEED + workers * 1_000 + (kind === 'blocks' ? 500 : 0) })];
     const badYears = structuredClone(good[3]!);
     (badYears.years![2] as { year: unknown }).year = 'twenty';
     // Valid for the schema, refused by the database (employees is a 32-bit integer column).
@@ -95,7 +101,11 @@ describe('importDossiers', () => {
       JSON.stringify(good[5]), // 9
     ];
     const rejectedText: string[] = [];
-    const summary = await importDossiers({ db, lines, batchSize: 3, workers, onReject: (_r, text) => rejectedText.push(text) });
+    const onReject = (_r: unknown, text: string) => rejectedText.push(text);
+    const summary = kind === 'lines'
+      ? await importDossiers({ db, lines, batchSize: 3, workers, onReject })
+      // Reads of 3 kB: several blocks, most lines cut between two reads.
+      : await importDossiers({ db, blocks: readLineBlocks(inReads(Buffer.from(lines.join('\n')), 3_000)), batchSize: 3, workers, onReject });
     expect(summary.parserThreads).toBe(workers);
 
     expect(summary.rejections.map((r) => r.line)).toEqual([2, 5, 6, 8]);

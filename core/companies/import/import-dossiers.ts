@@ -1,7 +1,8 @@
 import { databaseErrorParts, type Db } from '../../db/index.js';
 import { linkUnlinkedHolders, upsertPreparedCompanies, type PreparedCompany, type UpsertResult } from '../write-companies.js';
+import { blockLines, type LineBlock } from './line-blocks.js';
 import type { ImportRejection, ParsedEntry } from './parse-dossier-line.js';
-import { startParsePool, type ParsePool } from './parse-pool.js';
+import { startParsePool, type ParseInput, type ParsePool } from './parse-pool.js';
 import { prepareEntry, prepareLine, type PreparedEntry } from './prepare-line.js';
 
 // Streams dossiers into the store in batches. Parsing and validation of the next batches runs
@@ -49,8 +50,15 @@ export interface WriteDossiersOptions {
   upsert?: UpsertFn;
 }
 
-export interface ImportDossiersOptions extends Omit<WriteDossiersOptions, 'onReject'> {
-  lines: AsyncIterable<string> | Iterable<string>;
+/**
+ * The input: its lines, or blocks of whole lines as read from a file or stream, which the
+ * parser threads decode themselves (see line-blocks.ts).
+ */
+export type ImportInput = { lines: AsyncIterable<string> | Iterable<string>; blocks?: undefined } | { blocks: AsyncIterable<LineBlock>; lines?: undefined };
+
+export type ImportDossiersOptions = ImportInput & ImportOptions;
+
+interface ImportOptions extends Omit<WriteDossiersOptions, 'onReject'> {
   /** Called for each rejection with the raw line (e.g. to write a rejects file). */
   onReject?: (rejection: ImportRejection, text: string) => void;
   /**
@@ -78,7 +86,7 @@ const CHUNKS_AHEAD_PER_THREAD = 4;
 
 /** JSON Lines in, companies in the store out; see docs/import-format.md. */
 export async function importDossiers(options: ImportDossiersOptions): Promise<ImportSummary> {
-  const { lines, onReject, workers = 0, ...rest } = options;
+  const { lines, blocks, onReject, workers = 0, ...rest } = options;
   // Raw text of the lines not yet written (those parsed ahead and two batches), for onReject.
   const pending = new Map<number, string>();
   const keep = onReject ? (line: number, text: string) => pending.set(line, text) : undefined;
@@ -91,37 +99,52 @@ export async function importDossiers(options: ImportDossiersOptions): Promise<Im
     else unavailable = started.reason;
   }
 
-  async function* inThread(): AsyncGenerator<PreparedEntry> {
+  // The input in chunks of consecutive lines: each block as it is, or CHUNK_LINES lines.
+  async function* chunks(): AsyncGenerator<ParseInput> {
+    if (blocks !== undefined) {
+      for await (const block of blocks) yield { firstLine: block.firstLine, bytes: block.bytes };
+      return;
+    }
+    let chunk: string[] = [];
     let line = 0;
     for await (const text of lines) {
       line++;
-      const entry = prepareLine(text, line);
-      if (entry === null) continue;
-      keep?.(line, text);
-      yield entry;
+      chunk.push(text);
+      if (chunk.length >= CHUNK_LINES) {
+        yield { firstLine: line - chunk.length + 1, lines: chunk };
+        chunk = [];
+      }
+    }
+    if (chunk.length > 0) yield { firstLine: line - chunk.length + 1, lines: chunk };
+  }
+  // Only when the caller wants rejected lines' text does the main thread decode blocks too.
+  const textOf = (chunk: ParseInput) => ('lines' in chunk ? chunk.lines : blockLines(chunk.bytes));
+  const keepAll = (chunk: ParseInput) => {
+    if (keep) textOf(chunk).forEach((text, i) => text.trim() !== '' && keep(chunk.firstLine + i, text));
+  };
+
+  async function* inThread(): AsyncGenerator<PreparedEntry> {
+    for await (const chunk of chunks()) {
+      keepAll(chunk);
+      const texts = textOf(chunk);
+      for (let i = 0; i < texts.length; i++) {
+        const entry = prepareLine(texts[i]!, chunk.firstLine + i);
+        if (entry !== null) yield entry;
+      }
     }
   }
 
   async function* viaPool(p: ParsePool): AsyncGenerator<PreparedEntry> {
     const ahead: Promise<PreparedEntry[]>[] = [];
     const maxAhead = Math.max(p.size * CHUNKS_AHEAD_PER_THREAD, Math.ceil((3 * (rest.batchSize ?? DEFAULT_BATCH_SIZE)) / CHUNK_LINES));
-    let chunk: string[] = [];
-    let line = 0;
-    const send = () => {
-      const sent = p.parse(chunk, line - chunk.length + 1);
+    for await (const chunk of chunks()) {
+      keepAll(chunk);
+      const sent = p.parse(chunk);
       // Handled when awaited below; until then a failed chunk must not count as unhandled.
       sent.catch(() => undefined);
       ahead.push(sent);
-      chunk = [];
-    };
-    for await (const text of lines) {
-      line++;
-      chunk.push(text);
-      if (keep && text.trim() !== '') keep(line, text);
-      if (chunk.length >= CHUNK_LINES) send();
       while (ahead.length >= maxAhead) yield* await ahead.shift()!;
     }
-    if (chunk.length > 0) send();
     while (ahead.length > 0) yield* await ahead.shift()!;
   }
 

@@ -20,11 +20,16 @@ afterAll(async () => {
 describe('parse pool', () => {
   it('when chunks are parsed by two threads then each answer is what the main thread would have made, line numbers included', async () => {
     const chunks = [lines.slice(0, 10), lines.slice(10, 25), lines.slice(25)];
-    const answers = await Promise.all([pool.parse(chunks[0]!, 1), pool.parse(chunks[1]!, 11), pool.parse(chunks[2]!, 26)]);
+    const answers = await Promise.all([pool.parse({ lines: chunks[0]!, firstLine: 1 }), pool.parse({ lines: chunks[1]!, firstLine: 11 }), pool.parse({ lines: chunks[2]!, firstLine: 26 })]);
     const expected = prepareLines(lines, 1);
     expect(answers.flat()).toEqual(expected);
     expect(expected.filter((e) => !e.ok).map((e) => !e.ok && e.rejection.line)).toEqual([8, 21]);
     expect(expected).toHaveLength(lines.length - 1); // the blank line leaves no entry
+  });
+
+  it('when lines arrive as a block of bytes then the thread decodes them to the same answers', async () => {
+    const bytes = Buffer.from(lines.slice(0, 25).join('\r\n') + '\n');
+    expect(await pool.parse({ bytes, firstLine: 1 })).toEqual(prepareLines(lines.slice(0, 25), 1));
   });
 
   it('when the worker entry cannot be loaded then starting says why instead of throwing', async () => {
@@ -37,6 +42,6 @@ describe('parse pool', () => {
     const started = await startParsePool({ size: 1 });
     if (!started.ok) throw new Error(started.reason);
     await started.pool.close();
-    await expect(started.pool.parse(lines.slice(0, 2), 1)).rejects.toThrow(/closed/);
+    await expect(started.pool.parse({ lines: lines.slice(0, 2), firstLine: 1 })).rejects.toThrow(/closed/);
   });
 });

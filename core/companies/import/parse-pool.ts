@@ -3,22 +3,20 @@ import { pathToFileURL } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import type { PreparedEntry } from './prepare-line.js';
 
-// Parser threads for the importer: the main thread reads lines and ships them in chunks; each
-// thread answers with the chunk's prepared companies (compact: mostly strings, cheap to copy
+// Parser threads for the importer: the main thread reads lines, or blocks of bytes, and ships
+// them in chunks; each thread answers with the chunk's prepared companies (compact: mostly strings, cheap to copy
 // back) and rejections. Answers are awaited in the order the chunks were sent, so batches and
 // rejections come out exactly as on the main thread.
 
-export interface ParseRequest {
-  id: number;
-  firstLine: number;
-  lines: string[];
-}
+/** Consecutive lines from firstLine on: as text, or a block's bytes (see line-blocks.ts). */
+export type ParseInput = { firstLine: number; lines: string[] } | { firstLine: number; bytes: Uint8Array };
+export type ParseRequest = ParseInput & { id: number };
 export type ParseReply = { id: number; entries: PreparedEntry[]; error?: undefined } | { id: number; error: string };
 
 export interface ParsePool {
   readonly size: number;
-  /** Lines numbered from firstLine; resolves with the entries of the non-blank ones. */
-  parse(lines: string[], firstLine: number): Promise<PreparedEntry[]>;
+  /** Resolves with the entries of the input's non-blank lines. */
+  parse(input: ParseInput): Promise<PreparedEntry[]>;
   close(): Promise<void>;
 }
 
@@ -132,7 +130,7 @@ export async function startParsePool(options: StartParsePoolOptions): Promise<St
     ok: true,
     pool: {
       size: workers.length,
-      parse(lines, firstLine) {
+      parse(input) {
         if (failure !== null) return Promise.reject(failure);
         // The least busy thread: chunks vary in size and threads share the CPUs with others.
         let index = 0;
@@ -140,7 +138,7 @@ export async function startParsePool(options: StartParsePoolOptions): Promise<St
         const id = nextId++;
         return new Promise<PreparedEntry[]>((resolve, reject) => {
           pending[index]!.set(id, { resolve, reject });
-          workers[index]!.postMessage({ id, firstLine, lines } satisfies ParseRequest);
+          workers[index]!.postMessage({ ...input, id } satisfies ParseRequest);
         });
       },
       async close() {
