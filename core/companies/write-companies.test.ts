@@ -36,6 +36,26 @@ describe('upsertCompanies', () => {
     expect(await ctids()).toEqual(first);
   });
 
+  it('when child rows hold quotes, backslashes, commas, braces, "NULL" and line breaks then they are stored exactly', async () => {
+    const awkward = ['He said "ciao", {then} left', 'C:\\dati\\"quoted"\\', 'NULL', ' spaced ', 'due\nrighe', 'Società «Ünïcode» 🚀', ''];
+    const code = nextCode();
+    const base = fullDossier(code, { shareholder: nextCode(), subsidiary: nextCode() });
+    const address = { line1: 'Via "Larga", 1\\b', line2: '{x}', locality: 'NULL', postalCode: null, countryCode: 'IT' };
+    await upsertCompanies(db, [{
+      ...base,
+      shareholders: awkward.filter((n) => n !== '').map((name, i) => ({ name, share: i === 0 ? 1e-7 : null, fiscalCode: i === 1 ? 'NULL' : null })),
+      officers: awkward.filter((n) => n !== '').map((name, i) => ({ name, role: i === 0 ? '' : name, roleCategory: 'director' as const })),
+      branches: [{ legalName: awkward[0]!, address }, { legalName: 'NULL', address: null }],
+    }]);
+    const { id } = await company(code);
+    const holders = await db('company_holders').where({ company_id: id, relation: 'shareholder' }).orderBy('position');
+    expect(holders.map((h) => [h.name, h.share, h.related_fiscal_code])).toEqual(awkward.filter((n) => n !== '').map((name, i) => [name, i === 0 ? 1e-7 : null, i === 1 ? 'NULL' : null]));
+    const officers = await db('company_officers').where({ company_id: id }).orderBy('position');
+    expect(officers.map((o) => [o.name, o.role])).toEqual(awkward.filter((n) => n !== '').map((n, i) => [n, i === 0 ? '' : n]));
+    const branches = await db('company_branches').where({ company_id: id }).orderBy('position');
+    expect(branches.map((b) => [b.legal_name, b.address])).toEqual([[awkward[0], address], ['NULL', null]]);
+  });
+
   it('when a dossier changes then its columns are updated and its children replaced', async () => {
     const code = nextCode();
     const original = fullDossier(code, { shareholder: nextCode(), subsidiary: nextCode() });

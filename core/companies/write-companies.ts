@@ -13,60 +13,83 @@ export interface UpsertResult {
 
 // Bump when what is derived from a dossier changes (a new derived column, a different rule):
 // every company's hash then differs and the next import rewrites it.
-const WRITER_VERSION = '3';
+const WRITER_VERSION = '4';
 
 // Each statement carries a whole chunk (one JSON document, or one array per column), so a
 // chunk costs a handful of round trips whatever its size; the chunk bounds one parameter's size.
 const CHUNK = 500;
 
 /**
- * A dossier in its stored form: the company row as JSON text, each child table's rows, each
- * year's metrics as JSON text, and the metric names it defines. The content hash is taken
- * over exactly these values, so they are built once per company and an unchanged company
- * costs no more than building them. Mostly strings: an importer holding a batch of these
- * instead of parsed dossiers (hundreds of small objects each) keeps the garbage collector's
- * work per company small.
+ * A dossier in its stored form: the company row as JSON text; for each column of each child
+ * table, this company's elements of the Postgres array literal the column is sent as; each
+ * year's metrics as JSON text; and the metric names it defines. Built once per company (in a
+ * parser thread when there are some) and hashed as built, so an unchanged company costs no
+ * more than building it. All strings: cheap to send back from a thread, and a batch is then
+ * written by joining them, not by serialising hundreds of values per company on the main
+ * thread, which also feeds the database.
  */
 export interface PreparedCompany {
   readonly fiscalCode: string;
   readonly row: string;
-  readonly holders: HolderRow[];
-  readonly officers: OfficerRow[];
-  readonly branches: BranchRow[];
-  readonly years: YearRow[];
+  /** Rows of each child table, in CHILD_TABLES order. */
+  readonly rowCounts: readonly number[];
+  /** Per child column, in CHILD_TABLES order: this company's array elements, comma-separated ('' with no rows). */
+  readonly columns: readonly string[];
+  /** The years' metrics JSON texts, in the years' order, joined by METRICS_SEPARATOR ('' with no years). */
+  readonly metrics: string;
   readonly definitions: MetricDescription[];
 }
-type HolderRow = { relation: string; position: number; name: string | null; share: number | null; related_fiscal_code: string | null };
-type OfficerRow = { position: number; name: string | null; role: string | null; role_category: string };
-type BranchRow = { position: number; legal_name: string; address: string | null };
-type YearRow = {
-  year: number; is_forecasted: boolean; size: string | null; statement_date: string | null; employees: number | null;
-  employees_yoy: number | null; metrics: string;
-};
+
+type Cell = string | number | boolean | null;
+
+// The child tables as INSERT_CHILDREN_SQL takes them: after each table's company ids, one
+// array per column, in this order (years then take their metrics as one text).
+const CHILD_TABLES = [
+  ['relation', 'position', 'name', 'share', 'related_fiscal_code'], // company_holders
+  ['position', 'name', 'role', 'role_category'], // company_officers
+  ['position', 'legal_name', 'address'], // company_branches
+  ['year', 'is_forecasted', 'size', 'statement_date', 'employees', 'employees_yoy'], // company_years
+] as const;
 
 export function prepareCompany(d: CompanyDossier): PreparedCompany {
   const row = JSON.stringify(companyRow(d));
-  const holders: HolderRow[] = [];
+  const holders: Cell[][] = [];
   const relations = [['shareholder', d.shareholders], ['beneficial_owner', d.beneficialOwners], ['subsidiary', d.subsidiaries]] as const;
   for (const [relation, list] of relations) {
-    list.forEach((h, position) => holders.push({ relation, position, name: h.name, share: h.share, related_fiscal_code: h.fiscalCode }));
+    list.forEach((h, position) => holders.push([relation, position, h.name, h.share, h.fiscalCode]));
   }
-  const officers = d.officers.map((o, position) => ({ position, name: o.name, role: o.role, role_category: o.roleCategory }));
-  const branches = d.branches.map((b, position) => ({ position, legal_name: b.legalName, address: b.address === null ? null : JSON.stringify(b.address) }));
-  const years = deriveYearFigures(d.years).map((y) => ({
-    year: y.year, is_forecasted: y.isForecasted, size: y.size, statement_date: y.statementDate,
-    employees: y.employees, employees_yoy: y.employeesYoY, metrics: JSON.stringify(y.metrics),
-  }));
-  // The metrics text (most of the bytes) is hashed as it is, not escaped again inside JSON.
-  const hash = createHash('sha1').update(WRITER_VERSION).update(row)
-    .update(JSON.stringify([holders, officers, branches, years.map(({ metrics: _, ...rest }) => rest)]));
-  for (const y of years) hash.update(`\n${y.metrics}`);
+  const officers = d.officers.map((o, position): Cell[] => [position, o.name, o.role, o.roleCategory]);
+  const branches = d.branches.map((b, position): Cell[] => [position, b.legalName, b.address === null ? null : JSON.stringify(b.address)]);
+  const derived = deriveYearFigures(d.years);
+  const years = derived.map((y): Cell[] => [y.year, y.isForecasted, y.size, y.statementDate, y.employees, y.employeesYoY]);
+  const tables = [holders, officers, branches, years];
+  const columns = tables.flatMap((rows, t) => CHILD_TABLES[t]!.map((_, k) => arrayElements(rows, k)));
+  const metrics = derived.map((y) => JSON.stringify(y.metrics)).join(METRICS_SEPARATOR);
+
+  // Each column is prefixed with its length, so no two different sets of columns hash alike.
+  const hash = createHash('sha1').update(WRITER_VERSION).update(row);
+  for (const c of columns) hash.update(`\n${c.length}:${c}`);
+  hash.update(`\n${metrics}`);
   return {
     fiscalCode: d.fiscalCode,
     row: `${row.slice(0, -1)},"content_hash":"${hash.digest('base64url')}"}`,
-    holders, officers, branches, years,
+    rowCounts: tables.map((rows) => rows.length),
+    columns,
+    metrics,
     definitions: uncataloguedMetrics(d),
   };
+}
+
+/** The k-th value of each row, as elements of a Postgres array literal (e.g. `"Rossi, Mario",NULL`). */
+function arrayElements(rows: readonly Cell[][], k: number): string {
+  let out = '';
+  for (let r = 0; r < rows.length; r++) {
+    const v = rows[r]![k]!;
+    if (r > 0) out += ',';
+    // Text is quoted with its quotes and backslashes escaped; numbers and booleans as they print.
+    out += v === null ? 'NULL' : typeof v === 'string' ? `"${v.replace(/["\\]/g, '\\$&')}"` : String(v);
+  }
+  return out;
 }
 
 /**
@@ -113,22 +136,24 @@ async function writeChunk(trx: Knex.Transaction, prepared: PreparedCompany[]): P
   if (updatedIds.length > 0) await trx.raw(DELETE_CHILDREN_SQL, [updatedIds, updatedIds, updatedIds, updatedIds]);
   if (written.length > 0) {
     const changed = prepared.filter((p) => idByCode.has(p.fiscalCode));
-    // Children go in with their company's id from RETURNING above, one array per column:
-    // no join back to companies by fiscal code (a scan of the whole table per statement).
-    const id = (p: PreparedCompany) => idByCode.get(p.fiscalCode)!;
-    const years = columns(changed, id, (p) => p.years, ['year', 'is_forecasted', 'size', 'statement_date', 'employees', 'employees_yoy']);
+    // Children go in with their company's id from RETURNING above: no join back to companies
+    // by fiscal code (a scan of the whole table per statement). Each column is one array
+    // literal, made by joining the companies' prepared elements.
+    const params: string[] = [];
+    let column = 0;
+    CHILD_TABLES.forEach((names, t) => {
+      const ids: number[] = [];
+      for (const p of changed) for (let i = 0, id = idByCode.get(p.fiscalCode)!; i < p.rowCounts[t]!; i++) ids.push(id);
+      params.push(`{${ids.join(',')}}`);
+      for (let k = 0; k < names.length; k++, column++) params.push(`{${changed.map((p) => p.columns[column]!).filter((c) => c !== '').join(',')}}`);
+    });
     // Metrics travel as one text of the stored JSON texts joined by a unit separator (U+001F),
     // which JSON.stringify never leaves raw in its output, so splitting on it is exact. Not
     // a text[] (its literal escapes every quote of a year's ~1.4 kB on the way out and back in),
     // nor one JSON array (Postgres would lex every metric twice: to check the array, then to
     // split it); split, each year's text is lexed once, as it becomes json.
-    const metrics = changed.flatMap((p) => p.years.map((y) => y.metrics)).join(METRICS_SEPARATOR);
-    await trx.raw(INSERT_CHILDREN_SQL, [
-      ...columns(changed, id, (p) => p.holders, ['relation', 'position', 'name', 'share', 'related_fiscal_code']),
-      ...columns(changed, id, (p) => p.officers, ['position', 'name', 'role', 'role_category']),
-      ...columns(changed, id, (p) => p.branches, ['position', 'legal_name', 'address']),
-      ...years, metrics,
-    ]);
+    params.push(changed.map((p) => p.metrics).filter((m) => m !== '').join(METRICS_SEPARATOR));
+    await trx.raw(INSERT_CHILDREN_SQL, params);
   }
   // Holders written earlier that name a company created just now.
   if (created.length > 0) {
@@ -137,22 +162,6 @@ async function writeChunk(trx: Knex.Transaction, prepared: PreparedCompany[]): P
   }
 
   return { created: created.length, updated: updatedIds.length, unchanged: prepared.length - written.length };
-}
-
-type Cell = string | number | boolean | null;
-
-/** Rows of one child table as [company ids, then one array per key], for unnest. */
-function columns<R extends { [key: string]: Cell }>(companies: PreparedCompany[], id: (p: PreparedCompany) => number, rows: (p: PreparedCompany) => R[], keys: (keyof R)[]): Knex.Value[] {
-  const ids: number[] = [];
-  const out = keys.map((): Cell[] => []);
-  for (const p of companies) {
-    for (const r of rows(p)) {
-      ids.push(id(p));
-      for (let k = 0; k < keys.length; k++) out[k]!.push(r[keys[k]!]!);
-    }
-  }
-  // pg sends arrays with nulls as they are; knex's Value type just has no nullable arrays.
-  return [ids, ...out] as Knex.Value[];
 }
 
 function companyRow(d: CompanyDossier) {
