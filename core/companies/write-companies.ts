@@ -115,6 +115,12 @@ export async function upsertPreparedCompanies(db: Db, companies: readonly Prepar
     // WAL flush on commit lets Postgres write while we send the next batch. Local to this
     // transaction; the API's own writes keep the server's setting.
     await trx.raw('SET LOCAL synchronous_commit = off');
+    // The statements' parameters are whole chunks (megabytes of text). Planned for their values
+    // (a custom plan, the default for a one-off statement), they are folded in as constants:
+    // the planner splits the metrics text itself and copies the arrays around. A generic plan
+    // leaves them parameters, read once at execution; every statement here is an index lookup
+    // or a scan of its own parameters either way. Measured: ~8% less database CPU per company.
+    await trx.raw('SET LOCAL plan_cache_mode = force_generic_plan');
     await upsertMetricDefinitions(trx, distinct.flatMap((c) => c.definitions));
     for (let i = 0; i < distinct.length; i += CHUNK) {
       const chunk = await writeChunk(trx, distinct.slice(i, i + CHUNK));
