@@ -7,6 +7,8 @@ import v8 from 'node:v8';
 // trip, survives the young generation and dies in the old one). With 2: 129–141 MB, and
 // report and financials throughput within run-to-run noise (measured 22 Nov 2026). Lower
 // factors gain little more (1.5: 128–131 MB) and 1.2 cost about a quarter of report throughput.
+// (Those figures are with 8 MB semi-spaces; with V8's default 16 MB, which the image uses since
+// late on 22 Nov (see the Dockerfile), the peak is 155–174 MB.)
 //
 // Set in code, not in NODE_OPTIONS (which refuses this V8 flag), so the API process gets it
 // however it is started (the image, the benches). V8 reads the flag whenever it sizes the heap
