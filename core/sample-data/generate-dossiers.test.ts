@@ -170,13 +170,4 @@ describe('sample dossier generator', () => {
       for (const o of d.officers!) expect(o.name).toMatch(/^\S+ \S.*$/);
     }
   });
-
-  it('when 20,000 companies are generated then it takes well under a second per thousand', () => {
-    const started = performance.now();
-    let n = 0;
-    for (const d of generateDossiers({ count: 20_000, seed: SEED + 2, reference })) n += d.years!.length > 0 ? 1 : 0;
-    expect(n).toBe(20_000);
-    // 100k must take well under 30 s; leave room for a loaded CI machine.
-    expect(performance.now() - started).toBeLessThan(20_000);
-  });
 });
