@@ -15,7 +15,7 @@ import v8 from 'node:v8';
 // again after a collection, so setting it at start-up takes effect. Only the API calls it: it is
 // where the RSS target applies and where it was measured. The tool server keeps a larger live
 // heap (answers as objects), where more frequent full collections could cost throughput, and
-// nothing measured it there; the all-in-one \`npm start\` is left alone for the same reason.
+// nothing measured it there; the all-in-one `npm start` is left alone for the same reason.
 const HEAP_GROWING_PERCENT = 100;
 
 /** Called first by the API process (api/main.ts). */

@@ -120,16 +120,15 @@ export async function importDossiers(options: ImportDossiersOptions): Promise<Im
     }
     if (chunk.length > 0) yield { input: { firstLine: line - chunk.length + 1, lines: chunk }, lineCount: chunk.length };
   }
-  // Only when the caller wants rejected lines' text does the main thread decode blocks too.
   const textOf = (chunk: ParseInput) => ('lines' in chunk ? chunk.lines : blockLines(chunk.bytes));
-  const keepAll = (chunk: ParseInput) => {
-    if (keep) textOf(chunk).forEach((text, i) => text.trim() !== '' && keep(chunk.firstLine + i, text));
+  const keepAll = (firstLine: number, texts: readonly string[]) => {
+    if (keep) texts.forEach((text, i) => text.trim() !== '' && keep(firstLine + i, text));
   };
 
   async function* inThread(): AsyncGenerator<PreparedEntry> {
     for await (const { input: chunk } of chunks()) {
-      keepAll(chunk);
       const texts = textOf(chunk);
+      keepAll(chunk.firstLine, texts);
       for (let i = 0; i < texts.length; i++) {
         const entry = prepareLine(texts[i]!, chunk.firstLine + i);
         if (entry !== null) yield entry;
@@ -147,7 +146,8 @@ export async function importDossiers(options: ImportDossiersOptions): Promise<Im
       return oldest.entries;
     };
     for await (const { input, lineCount } of chunks()) {
-      keepAll(input);
+      // Only when the caller wants rejected lines' text does the main thread decode blocks too.
+      if (keep) keepAll(input.firstLine, textOf(input));
       const entries = p.parse(input);
       // Handled when awaited below; until then a failed chunk must not count as unhandled.
       entries.catch(() => undefined);
