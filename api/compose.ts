@@ -11,7 +11,7 @@ import type { ApiState } from './state.js';
 /** Builds the usage sink of the process; the Postgres bus unless the caller injects another (Kafka). */
 export type UsageSinkFactory = (deps: { config: Config; database: OpenDatabase; logger: Logger }) => UsageSink | Promise<UsageSink>;
 
-export const postgresUsageSink: UsageSinkFactory = ({ database }) => createPostgresUsageSink(database.db);
+export const postgresUsageSink: UsageSinkFactory = ({ database, logger }) => createPostgresUsageSink(database.db, { logger });
 
 export interface ComposeApiOptions {
   config: Config;

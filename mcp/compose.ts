@@ -43,7 +43,7 @@ export function composeMcp(options: ComposeMcpOptions): ComposedMcp {
   }
   let usage = options.usage;
   if (!usage) {
-    const owned = createPostgresUsageSink(db);
+    const owned = createPostgresUsageSink(db, { logger });
     usage = owned;
     closers.unshift(() => owned.close());
   }

@@ -9,6 +9,7 @@ import * as importWritePath from './20261122_007_import_write_path.js';
 import * as compactStoredMetrics from './20261122_008_compact_stored_metrics.js';
 import * as companyChildrenChecks from './20261122_009_company_children_checks.js';
 import * as usageBusBatches from './20261122_010_usage_bus_batches.js';
+import * as usageBusWakeups from './20261124_011_usage_bus_wakeups.js';
 
 export interface Migration {
   name: string;
@@ -25,4 +26,5 @@ export const migrations: Migration[] = [
   { name: '20261122_008_compact_stored_metrics', ...compactStoredMetrics },
   { name: '20261122_009_company_children_checks', ...companyChildrenChecks },
   { name: '20261122_010_usage_bus_batches', ...usageBusBatches },
+  { name: '20261124_011_usage_bus_wakeups', ...usageBusWakeups },
 ];

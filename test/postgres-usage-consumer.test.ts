@@ -5,7 +5,8 @@ import type { Knex } from 'knex';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createDb, migrateLatest } from '../core/db/index.js';
 import { createLogger } from '../core/logging/index.js';
-import { createPostgresUsageConsumer, type UsageBusConsumer, type UsageBusMessage } from '../core/usage/index.js';
+import { createPostgresUsageConsumer, createPostgresUsageSink, type UsageBusConsumer, type UsageBusMessage } from '../core/usage/index.js';
+import { newRequestId } from '../core/ids/index.js';
 import { waitFor } from './billing-fixtures.js';
 import { createScratchDatabase, type ScratchDatabase } from './support/database.js';
 
@@ -74,5 +75,24 @@ describe('the Postgres usage bus consumer', () => {
     const total = await publish(...Array.from({ length: 250 }, () => 1));
     const transactions = await consume(2_000, total);
     expect(transactions.map((t) => t.length)).toEqual([200, 50]);
+  });
+
+  it('when the sink publishes then its wake-up reaches an idle consumer, long before the consumer would poll', async () => {
+    const handed: UsageBusMessage[] = [];
+    consumer = createPostgresUsageConsumer({ db, connectionString: scratch.url, logger, pollMs: 600_000 });
+    await consumer.start(async (_trx, messages) => {
+      handed.push(...messages);
+      return { applied: messages.length, appliedEventIds: [], duplicates: 0, deadLetters: [] };
+    });
+    // Let the first claim find the bus empty, so the loop sleeps until it is woken.
+    await new Promise((r) => setTimeout(r, 300));
+    const sink = createPostgresUsageSink(db);
+    const event = { v: 1 as const, eventId: newRequestId(), organizationId: 'org_waker', keyId: 'key_waker', source: 'api' as const, product: 'company-report', quantity: 1, unit: 'calls' as const, occurredAt: new Date().toISOString() };
+    const started = Date.now();
+    await sink.publish(event);
+    await waitFor('the event handed to the consumer', async () => handed.length > 0, 5_000);
+    expect(Date.now() - started).toBeLessThan(5_000);
+    expect(handed.map((m) => m.value)).toEqual([event]);
+    await sink.close();
   });
 });

@@ -12,7 +12,7 @@ import { createKafkaUsageSink } from './kafka-usage-sink.js';
  * (503) until Kafka answers.
  */
 export function configuredUsageSink({ config, database, logger }: { config: Config; database: OpenDatabase; logger: Logger }): UsageSink {
-  if (!config.KAFKA_BROKERS) return createPostgresUsageSink(database.db);
+  if (!config.KAFKA_BROKERS) return createPostgresUsageSink(database.db, { logger });
   const sink = createKafkaUsageSink({
     kafka: createKafka({ brokers: config.KAFKA_BROKERS, clientId: `${config.KAFKA_CLIENT_ID}-usage`, logger }),
     topic: config.KAFKA_USAGE_TOPIC,

@@ -1,6 +1,8 @@
 import type { Db } from '../db/index.js';
 import { AppError } from '../errors/index.js';
+import type { Logger } from '../logging/index.js';
 import { createBatchPublisher } from './batch-publisher.js';
+import { createConsumerWaker } from './consumer-waker.js';
 import type { UsageEvent } from './usage-event.js';
 import type { UsageSink } from './usage-sink.js';
 
@@ -9,6 +11,10 @@ export interface PostgresUsageSinkOptions {
   lingerMs?: number;
   /** Batches being inserted at once, each on its own pooled connection. */
   maxInFlight?: number;
+  /** At most one wake-up of the bus's consumers per this many ms (see consumer-waker.ts). */
+  wakeIntervalMs?: number;
+  /** Where a failed wake-up is reported (at debug: the consumer's poll covers it). */
+  logger?: Logger;
 }
 
 // What the sink needs of knex's pg client: a pooled connection that can run a named (prepared)
@@ -29,6 +35,11 @@ const insertBatch = {
   text: 'INSERT INTO usage_bus_batches (events, event_count) VALUES ($1::json, $2)',
 };
 
+// The consumers' wake-up, in a transaction of its own. Where NOTIFY takes a transaction id
+// (Postgres before 18), that transaction's commit would wait for a WAL flush of its own: a lost
+// wake-up is harmless, so it does not wait.
+const WAKE_CONSUMERS = "SELECT pg_notify('usage_bus', ''), set_config('synchronous_commit', 'off', true)";
+
 /**
  * The refusal when a usage event cannot be made durable: 503 `entitlement_unavailable` (the
  * billing side is unavailable; the call was neither served nor charged; retry later). Not
@@ -48,6 +59,9 @@ export function meteringUnavailable(cause: unknown): AppError {
  * this transaction to `synchronous_commit = off` to gain throughput: a crash could then lose
  * events of calls already served, i.e. unbilled calls.
  *
+ * The billing worker's consumers are woken after batches land, by a NOTIFY of its own at most
+ * every `wakeIntervalMs` (consumer-waker.ts), not by one in each batch's transaction.
+ *
  * Up to `maxInFlight` batches (default 2) are inserted at once, so one slow commit does not
  * hold every call up. Not more: each batch is a statement, a commit and a wake-up of a
  * Postgres backend, and fewer, larger batches cost both processes less CPU per event. Measured
@@ -60,6 +74,13 @@ export function meteringUnavailable(cause: unknown): AppError {
 export function createPostgresUsageSink(db: Db, options: PostgresUsageSinkOptions = {}): UsageSink {
   const client = db.client as unknown as PooledPgClient;
   let closed = false;
+  const waker = createConsumerWaker({
+    notify: async () => {
+      await db.raw(WAKE_CONSUMERS);
+    },
+    intervalMs: options.wakeIntervalMs ?? 10,
+    onError: (err) => options.logger?.debug('could not wake the usage consumers; they poll', { err }),
+  });
   const batches = createBatchPublisher<UsageEvent>(
     async (events) => {
       const batch = JSON.stringify(events);
@@ -73,6 +94,7 @@ export function createPostgresUsageSink(db: Db, options: PostgresUsageSinkOption
       } catch (err) {
         throw meteringUnavailable(err);
       }
+      waker.batchLanded();
     },
     { maxBatch: options.maxBatch ?? 500, lingerMs: options.lingerMs ?? 1, maxInFlight: options.maxInFlight ?? 2 },
   );
@@ -84,6 +106,7 @@ export function createPostgresUsageSink(db: Db, options: PostgresUsageSinkOption
     async close() {
       closed = true;
       await batches.drain();
+      await waker.close();
     },
   };
 }
