@@ -8,12 +8,15 @@
 //      not share their event loop and the API's RSS can be read from /proc. The API (and the
 //      tool server) run as `npm start` runs them: compiled by `npm run build`, plain node, no
 //      tsx (whose loader thread alone is ~35 MB of RSS).
-//   3. Passes: bare Koa, GET /companies/{code}/financials, GET /companies/{code}/report at full
-//      speed; then financials again at half of its own peak rate, requests evenly spaced
-//      (steady-load.ts: autocannon's own rate limit sends each second's budget in a burst), where
-//      p99 is judged, and bare Koa at that same steady rate (the floor the machine and the load
-//      generator set); then bare Koa and financials again in alternating 2 s slices (the ratio
-//      under the same drift of the machine's speed, see interleavedRatio). Every
+//   3. Passes: bare Koa, bare Koa answering with a real financials answer's headers and body (the
+//      same hello server, replaying bytes fetched from the API: what the load generator's reading
+//      of the bigger answer costs, apart from the API's work), GET /companies/{code}/financials,
+//      GET /companies/{code}/report at full speed; then financials again at half of its own
+//      peak rate, requests evenly spaced (steady-load.ts: autocannon's own rate limit sends each
+//      second's budget in a burst), where p99 is judged, and bare Koa at that same steady rate
+//      (the floor the machine and the load generator set); then bare Koa and financials again
+//      in alternating 2 s slices (the ratio under the same drift of the machine's speed, see
+//      interleavedRatio). Every
 //      pass uses the same connection count (a server sees many concurrent clients, and group
 //      commit of usage events only shows under concurrency) and starts with a warm-up, which
 //      also fills the API's company cache: the figures are the steady state of a warm process.
@@ -26,7 +29,7 @@
 // peak; API RSS < 200 MB. The machine's CPU may be shared: figures are indicative.
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { chmod, mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
+import { chmod, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
@@ -102,6 +105,9 @@ async function main() {
     return [{ method: 'GET', headers, setupRequest: (req: Record<string, unknown>) => ({ ...req, path: path(i++) }) }];
   };
 
+  // bare Koa again, answering every request with the bytes of a real financials answer.
+  const replay = await startChild('bare Koa (a financials answer)', ['--import', 'tsx', 'bench/hello-koa.ts', String(await freePort()), await saveFinancialsAnswer(`${apiUrl}${companyPath('financials')(0)}`, headers)], {});
+
   say(`servers started with NODE_OPTIONS="${productionNodeOptions}" (from the Dockerfile)`);
   say(`\nautocannon: ${CONNECTIONS} connections, ${DURATION_S} s per pass (after a ${WARMUP_S} s warm-up), CPUs: ${os.cpus().length}, load before: ${loadAverage()}`);
   say(`  ${'pass'.padEnd(44)} ${'req/s'.padStart(6)}         ${'p50'.padStart(6)}       ${'p99'.padStart(6)}`);
@@ -110,6 +116,7 @@ async function main() {
   // compares servers, not two load generators (a fixed URL costs autocannon about half as much
   // CPU per request as a rebuilt one, CPU this machine's two cores share with the servers).
   const bare = await measure('bare Koa hello (same requests)', { url: `http://127.0.0.1:${hello.port}`, requests: rotating('financials') as never });
+  const bareAnswer = await measure('bare Koa sending a financials answer', { url: `http://127.0.0.1:${replay.port}`, requests: rotating('financials') as never });
   const financials = await measure('GET /companies/{code}/financials', { url: apiUrl, requests: rotating('financials') as never });
   const rssAfterFinancials = await processMemory(api.child.pid!);
   const report = await measure('GET /companies/{code}/report', { url: apiUrl, requests: rotating('report') as never });
@@ -127,6 +134,7 @@ async function main() {
   say(`\nsummary (load after: ${loadAverage()}; the CPUs are shared with whatever else runs, so figures are indicative)`);
   say(`  financials / bare Koa throughput: ${(ratio * 100).toFixed(1)}%  (target ≥ 50%)  ${ratio >= 0.5 ? 'OK' : 'MISSED'}`);
   say(`    interleaved, ${INTERLEAVED_SLICES} slices of ${INTERLEAVED_SLICE_S} s each: ${(interleaved.ratio * 100).toFixed(1)}% (slices ${interleaved.slices})  ${interleaved.ratio >= 0.5 ? 'OK' : 'MISSED'}`);
+  say(`    bare Koa sending a financials answer's bytes: ${(bareAnswer.requests.average / bare.requests.average * 100).toFixed(1)}% of hello (what reading the bigger answer costs the load generator on these shared cores); financials / that: ${(financials.requests.average / bareAnswer.requests.average * 100).toFixed(1)}%`);
   say(`  p99 at half of peak, steady rate: ${half.p99.toFixed(1)} ms  (target < 10 ms)  ${half.p99 < 10 ? 'OK' : 'MISSED'}`);
   say(`    (bare Koa at the same steady rate: p99 ${bareHalf.p99.toFixed(1)} ms, the floor this machine and load generator set)`);
   say(`  API RSS, peak over every pass:    ${rss.peakMb.toFixed(0)} MB, now ${rss.rssMb.toFixed(0)} MB  (target < 200 MB)  ${rss.peakMb < 200 ? 'OK' : 'MISSED'}`);
@@ -223,6 +231,22 @@ async function benchDatabase(): Promise<string> {
   cleanups.push(() => handle.stop());
   say(`database: embedded PostgreSQL in ${dir}`);
   return handle.connectionString;
+}
+
+/**
+ * One real financials answer's headers (those the API sets; Node adds the same framing headers to
+ * both) and body, written to a file for `bench/hello-koa.ts` to send back to every request.
+ */
+async function saveFinancialsAnswer(url: string, headers: Record<string, string>): Promise<string> {
+  const response = await fetch(url, { headers });
+  if (!response.ok) throw new Error(`${url} answered ${response.status}`);
+  const names = ['X-Request-Id', 'RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset', 'Content-Type'];
+  const answer = { headers: Object.fromEntries(names.map((name) => [name, response.headers.get(name) ?? ''])), body: await response.text() };
+  const dir = await mkdtemp(path.join(os.tmpdir(), 'bench-answer-'));
+  cleanups.push(() => rm(dir, { recursive: true, force: true }));
+  const file = path.join(dir, 'financials-answer.json');
+  await writeFile(file, JSON.stringify(answer));
+  return file;
 }
 
 async function adminQuery(url: string, sql: string): Promise<void> {

@@ -59,7 +59,8 @@ const CLAIM_ROWS = `
  * The Postgres usage bus, consuming side. Each loop claims the oldest rows with
  * FOR UPDATE SKIP LOCKED and DELETEs them in the same transaction that applies them, so a
  * row leaves the bus exactly when its ledger rows commit. LISTEN usage_bus wakes the loops
- * as soon as the API inserts; polling covers a lost connection.
+ * when a publisher's batches land (consumer-waker.ts, within 10 ms); polling covers a lost
+ * connection, and rows written by anything else.
  */
 export function createPostgresUsageConsumer(options: PostgresUsageConsumerOptions): UsageBusConsumer {
   const { db, logger } = options;
