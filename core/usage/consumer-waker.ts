@@ -6,10 +6,12 @@
  * Why not a NOTIFY in every batch's transaction (the statement trigger migration 011 dropped):
  * Postgres serialises the commits of notifying transactions on one database-wide lock, held
  * through the commit's WAL flush, so two batches in flight committed one after the other; and
- * each NOTIFY wakes every listening backend of the database (every API and tool-server process
- * holds one for key and plan changes). At ~1,000 batches/s that was a third of the bus's
- * database CPU per call (`npm run bench`, financials, 24 Nov 2026: 11.0 → 7.5 µs, and 15% more
- * calls per second). A wake-up that is lost costs nothing but latency: the consumer also polls.
+ * each NOTIFY signals every listening backend of the database (every API, tool-server and
+ * worker process holds one), which wakes to read it. Measured 24 Nov 2026 with four processes
+ * listening, financials at full load (two API processes in alternating slices, one with each
+ * table): 11.0 → 7.5 µs of database CPU per call and 15% more calls per second. With the one
+ * listener of `npm run bench` the difference is within the noise. A wake-up that is lost costs
+ * nothing but latency: the consumer also polls.
  */
 export interface ConsumerWaker {
   /** A batch has committed: make sure a wake-up follows within `intervalMs`. */
