@@ -7,8 +7,8 @@ import type { Knex } from 'knex';
 //
 // Something else that writes to usage_bus_batches (a tool, a test) now wakes no one: the
 // consumer finds its rows within its poll interval (1 s), or it sends `NOTIFY usage_bus` itself.
-// API processes of the previous version keep their trigger-less inserts correct: their events
-// are consumed at the next poll or wake-up.
+// API processes still running the previous version publish as before; their batches are found
+// at the consumer's next poll or wake-up.
 export async function up(knex: Knex): Promise<void> {
   await knex.raw('DROP TRIGGER usage_bus_batches_notify ON usage_bus_batches');
 }

@@ -36,8 +36,8 @@ const insertBatch = {
 };
 
 // The consumers' wake-up, in a transaction of its own. Where NOTIFY takes a transaction id
-// (Postgres before 18), that transaction's commit would wait for a WAL flush of its own: a lost
-// wake-up is harmless, so it does not wait.
+// (PostgreSQL 15 does, 18 does not), that transaction's commit would wait for a WAL flush of its
+// own: a lost wake-up is harmless, so it does not wait.
 const WAKE_CONSUMERS = "SELECT pg_notify('usage_bus', ''), set_config('synchronous_commit', 'off', true)";
 
 /**
