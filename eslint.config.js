@@ -9,7 +9,8 @@ const crossImports = (self) =>
     .map((p) => ({ group: [`**/${p}/**`, `../${p}/*`, `../../${p}/*`], message: `${self}/ must not import ${p}/: share code through core/.` }));
 
 export default tseslint.config(
-  { ignores: ['dist/**', 'node_modules/**', '.data/**', 'coverage/**'] },
+  // What .gitignore keeps out of the repository (builds, local data, scratch work) is not linted.
+  { ignores: ['dist/**', 'node_modules/**', '.data/**', 'coverage/**', '.bench/**', '.scratch-*/**', '**/*.tmp.ts'] },
   ...tseslint.configs.recommended,
   {
     rules: {
