@@ -25,18 +25,16 @@ export interface ConsumerWakerOptions {
   intervalMs: number;
   /** A failed wake-up (the consumer's poll covers it); the next batch tries again. */
   onError(err: unknown): void;
-  now?: () => number;
 }
 
 export function createConsumerWaker(options: ConsumerWakerOptions): ConsumerWaker {
-  const now = options.now ?? Date.now;
   let lastSentAt = Number.NEGATIVE_INFINITY;
   let timer: NodeJS.Timeout | undefined;
   const sending = new Set<Promise<void>>();
 
   const send = () => {
     timer = undefined;
-    lastSentAt = now();
+    lastSentAt = Date.now();
     const sent: Promise<void> = options
       .notify()
       .catch(options.onError)
@@ -47,7 +45,7 @@ export function createConsumerWaker(options: ConsumerWakerOptions): ConsumerWake
   return {
     batchLanded() {
       if (timer) return; // a wake-up is already due, and it will cover this batch too
-      const wait = lastSentAt + options.intervalMs - now();
+      const wait = lastSentAt + options.intervalMs - Date.now();
       if (wait <= 0) send();
       else timer = setTimeout(send, wait).unref();
     },
