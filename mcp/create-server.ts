@@ -1,7 +1,9 @@
 import { z } from 'zod';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
-import { CallToolRequestSchema, ListToolsRequestSchema, type CallToolResult, type Tool } from '@modelcontextprotocol/sdk/types.js';
+import {
+  CallToolRequestSchema, ListToolsRequestSchema, type CallToolRequest, type CallToolResult, type ListToolsResult, type Tool,
+} from '@modelcontextprotocol/sdk/types.js';
 import type { AccessControl, Measure, Principal } from '../core/access/index.js';
 import type { CompanyStore } from '../core/companies/index.js';
 import type { Db } from '../core/db/index.js';
@@ -42,6 +44,7 @@ export interface McpDeps {
 /** What every per-request server shares, built once per app: the tools' JSON Schemas and a validator. */
 export interface ServerParts {
   tools: PreparedTool[];
+  byName: Map<string, PreparedTool>;
   // The SDK builds a fresh Ajv (and its formats) for each Server unless given one: that cost
   // per stateless request dominated a tool call. It only validates elicitation answers, which
   // this server never asks for; one shared instance is plenty.
@@ -49,7 +52,8 @@ export interface ServerParts {
 }
 
 export function prepareServerParts(definitions: ToolDefinition<any, any>[] = toolDefinitions): ServerParts {
-  return { tools: prepareTools(definitions), jsonSchemaValidator: new AjvJsonSchemaValidator() };
+  const tools = prepareTools(definitions);
+  return { tools, byName: new Map(tools.map((t) => [t.definition.name as string, t])), jsonSchemaValidator: new AjvJsonSchemaValidator() };
 }
 
 /** A tool with its JSON Schemas computed once per process, not per request. */
@@ -90,89 +94,104 @@ const SERVER_INSTRUCTIONS =
 
 const measureText = (m: Measure) => `${m.quantity} ${m.quantity === 1 ? m.unit.replace(/s$/, '') : m.unit}`;
 
-export function createServer(deps: McpDeps, parts: ServerParts, call: McpCall): Server {
+/** The two tool methods' handlers for one HTTP request: what the SDK's Server dispatches to,
+ * and what http.ts calls directly for a plain tools/call (see answerToolCall). */
+export interface ToolHandlers {
+  listTools(): Promise<ListToolsResult>;
+  callTool(request: CallToolRequest): Promise<CallToolResult>;
+}
+
+export function createToolHandlers(deps: McpDeps, parts: ServerParts, call: McpCall): ToolHandlers {
   const { tools } = parts;
+  const { principal } = call;
+  const log = deps.logger.child({ organizationId: principal.organizationId, keyId: principal.keyId });
+
+  return {
+    async listTools() {
+      const requestId = call.nextRequestId();
+      let entitled: Map<string, Measure>;
+      try {
+        entitled = await deps.access.entitlements(principal, 'tool');
+      } catch (err) {
+        throw protocolError(err, requestId, log);
+      }
+      return {
+        tools: tools.flatMap(({ definition: d, inputJsonSchema, outputJsonSchema }) => {
+          const measure = entitled.get(d.name);
+          if (!measure) return [];
+          return [{
+            name: d.name,
+            title: d.title,
+            description: `${d.description}\n\nUsage: each successful call records ${measureText(measure)} for your organization; failed calls are free.`,
+            inputSchema: inputJsonSchema,
+            outputSchema: outputJsonSchema,
+            annotations: d.annotations,
+          }];
+        }),
+      };
+    },
+
+    async callTool(request) {
+      const requestId = call.nextRequestId();
+      const name = request.params.name;
+      const toolLog = log.child({ requestId, tool: name });
+      if (personOnlyToolNames.has(name)) return toolErrorResult(new AppError('not_entitled', personOnlyToolMessage(name)), requestId, toolLog);
+      const tool = parts.byName.get(name);
+      if (!tool) {
+        throw protocolError(new AppError('unknown_endpoint', `Unknown tool: ${name.slice(0, 100)}. Call tools/list for the tools this key can use.`), requestId, toolLog);
+      }
+      const { definition } = tool;
+      try {
+        // Admission first (rate limit shared with the API, plan, flags): a refused call does no work.
+        const grant = await deps.access.authorize(principal, name, 'tool');
+        call.setHeaders(rateLimitHeaders(grant.rateLimit));
+        const parsed = definition.inputSchema.safeParse(request.params.arguments ?? {});
+        if (!parsed.success) {
+          throw new AppError('invalid_params', `The arguments do not match the input schema of ${name}.`, {
+            details: parsed.error.issues.map((i: z.core.$ZodIssue) => ({ path: i.path.length > 0 ? i.path.join('.') : '(arguments)', message: i.message })),
+          });
+        }
+        const output = await definition.run(parsed.data, { requestId, store: deps.store, companies: { db: deps.db, queryTimeoutMs: deps.queryTimeoutMs, logger: toolLog } });
+        // The output schema is not checked here: run() is typed by it, and test/mcp-tools.test.ts
+        // checks every tool's results against it. Parsing a 1–50 KB result on every call cost
+        // about 5% of a profile call's CPU, and would also copy the cached data it returns.
+        // Billed before the result is sent, and only then: publish resolves once the event is durable.
+        await deps.usage.publish({
+          v: 1,
+          eventId: requestId,
+          organizationId: principal.organizationId,
+          keyId: principal.keyId,
+          source: 'mcp',
+          product: name,
+          quantity: grant.measure.quantity,
+          unit: grant.measure.unit,
+          occurredAt: new Date().toISOString(),
+        });
+        const structured = output as Record<string, unknown>;
+        // Keys in the order of the SDK's CallToolResultSchema, in which the Server writes them:
+        // a plain tools/call answered directly (direct-tool-call.ts) gives the same bytes.
+        return {
+          _meta: { requestId, usage: { quantity: grant.measure.quantity, unit: grant.measure.unit } },
+          // The same JSON as JSON.stringify(structured), with cached parts (a profile) spliced in.
+          content: [{ type: 'text', text: jsonWithCachedParts(structured, deps.cachedText, 1) }],
+          structuredContent: structured,
+        };
+      } catch (err) {
+        // Refusals after authentication carry the RateLimit-* headers too.
+        if (err instanceof AppError && err.headers) call.setHeaders(err.headers);
+        return toolErrorResult(err, requestId, toolLog);
+      }
+    },
+  };
+}
+
+export function createServer(deps: McpDeps, parts: ServerParts, call: McpCall): Server {
   const server = new Server(
     { name: 'italian-company-data', title: 'Italian Company Data', version: deps.version },
     { capabilities: { tools: { listChanged: false } }, instructions: SERVER_INSTRUCTIONS, jsonSchemaValidator: parts.jsonSchemaValidator },
   );
-  const byName = new Map(tools.map((t) => [t.definition.name as string, t]));
-  const { principal } = call;
-  const log = deps.logger.child({ organizationId: principal.organizationId, keyId: principal.keyId });
-
-  server.setRequestHandler(ListToolsRequestSchema, async () => {
-    const requestId = call.nextRequestId();
-    let entitled: Map<string, Measure>;
-    try {
-      entitled = await deps.access.entitlements(principal, 'tool');
-    } catch (err) {
-      throw protocolError(err, requestId, log);
-    }
-    return {
-      tools: tools.flatMap(({ definition: d, inputJsonSchema, outputJsonSchema }) => {
-        const measure = entitled.get(d.name);
-        if (!measure) return [];
-        return [{
-          name: d.name,
-          title: d.title,
-          description: `${d.description}\n\nUsage: each successful call records ${measureText(measure)} for your organization; failed calls are free.`,
-          inputSchema: inputJsonSchema,
-          outputSchema: outputJsonSchema,
-          annotations: d.annotations,
-        }];
-      }),
-    };
-  });
-
-  server.setRequestHandler(CallToolRequestSchema, async (request): Promise<CallToolResult> => {
-    const requestId = call.nextRequestId();
-    const name = request.params.name;
-    const toolLog = log.child({ requestId, tool: name });
-    if (personOnlyToolNames.has(name)) return toolErrorResult(new AppError('not_entitled', personOnlyToolMessage(name)), requestId, toolLog);
-    const tool = byName.get(name);
-    if (!tool) {
-      throw protocolError(new AppError('unknown_endpoint', `Unknown tool: ${name.slice(0, 100)}. Call tools/list for the tools this key can use.`), requestId, toolLog);
-    }
-    const { definition } = tool;
-    try {
-      // Admission first (rate limit shared with the API, plan, flags): a refused call does no work.
-      const grant = await deps.access.authorize(principal, name, 'tool');
-      call.setHeaders(rateLimitHeaders(grant.rateLimit));
-      const parsed = definition.inputSchema.safeParse(request.params.arguments ?? {});
-      if (!parsed.success) {
-        throw new AppError('invalid_params', `The arguments do not match the input schema of ${name}.`, {
-          details: parsed.error.issues.map((i: z.core.$ZodIssue) => ({ path: i.path.length > 0 ? i.path.join('.') : '(arguments)', message: i.message })),
-        });
-      }
-      const output = await definition.run(parsed.data, { requestId, store: deps.store, companies: { db: deps.db, queryTimeoutMs: deps.queryTimeoutMs, logger: toolLog } });
-      // The output schema is not checked here: run() is typed by it, and test/mcp-tools.test.ts
-      // checks every tool's results against it. Parsing a 1–50 KB result on every call cost
-      // about 5% of a profile call's CPU, and would also copy the cached data it returns.
-      // Billed before the result is sent, and only then: publish resolves once the event is durable.
-      await deps.usage.publish({
-        v: 1,
-        eventId: requestId,
-        organizationId: principal.organizationId,
-        keyId: principal.keyId,
-        source: 'mcp',
-        product: name,
-        quantity: grant.measure.quantity,
-        unit: grant.measure.unit,
-        occurredAt: new Date().toISOString(),
-      });
-      const structured = output as Record<string, unknown>;
-      return {
-        // The same JSON as JSON.stringify(structured), with cached parts (a profile) spliced in.
-        content: [{ type: 'text', text: jsonWithCachedParts(structured, deps.cachedText, 1) }],
-        structuredContent: structured,
-        _meta: { requestId, usage: { quantity: grant.measure.quantity, unit: grant.measure.unit } },
-      };
-    } catch (err) {
-      // Refusals after authentication carry the RateLimit-* headers too.
-      if (err instanceof AppError && err.headers) call.setHeaders(err.headers);
-      return toolErrorResult(err, requestId, toolLog);
-    }
-  });
-
+  const handlers = createToolHandlers(deps, parts, call);
+  server.setRequestHandler(ListToolsRequestSchema, () => handlers.listTools());
+  server.setRequestHandler(CallToolRequestSchema, (request) => handlers.callTool(request));
   return server;
 }

@@ -35,11 +35,12 @@ export function toolErrorResult(err: unknown, requestId: string, logger: Logger)
   for (const d of error.details ?? []) lines.push(`- ${d.path}: ${d.message}`);
   if (appError.retryAfterSeconds !== undefined) lines.push(`Retry after ${appError.retryAfterSeconds} seconds.`);
   lines.push(`(requestId ${requestId})`);
+  // Keys in the order the SDK's Server writes a result (see create-server.ts).
   return {
-    isError: true,
+    _meta: { requestId, ...(appError.retryAfterSeconds !== undefined && { retryAfterSeconds: appError.retryAfterSeconds }) },
     content: [{ type: 'text', text: lines.join('\n') }],
     structuredContent: { error },
-    _meta: { requestId, ...(appError.retryAfterSeconds !== undefined && { retryAfterSeconds: appError.retryAfterSeconds }) },
+    isError: true,
   };
 }
 

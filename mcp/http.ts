@@ -8,16 +8,18 @@ import {
 import { AppError, type ErrorCode } from '../core/errors/index.js';
 import { newRequestId } from '../core/ids/index.js';
 import { jsonWithCachedParts } from './cached-json.js';
-import { createServer, prepareServerParts, type McpDeps } from './create-server.js';
+import { createServer, createToolHandlers, prepareServerParts, type McpCall, type McpDeps } from './create-server.js';
+import { answerToolCall, plainToolCall } from './direct-tool-call.js';
 import { httpErrorResponse, jsonRpcErrorBody, withErrorData } from './errors.js';
 import { JsonResponseTransport } from './json-transport.js';
 
 // The tool server's HTTP edge: Streamable HTTP at /mcp, stateless. Every request is
 // authenticated before anything else; then the checks the SDK transport would make itself
 // (Accept, Content-Type, body, JSON-RPC shape, protocol version) are made here, so that their
-// errors too carry our data.code and data.requestId; then a fresh server handles the request:
-// for a JSON answer through JsonResponseTransport and Koa's response, for an SSE answer through
-// the SDK's StreamableHTTPServerTransport writing to the Node response (ctx.respond = false).
+// errors too carry our data.code and data.requestId; then a lone tools/call with a JSON answer
+// goes straight to the tool handlers (direct-tool-call.ts), and anything else to a fresh SDK
+// server: for a JSON answer through JsonResponseTransport and Koa's response, for an SSE answer
+// through the SDK's StreamableHTTPServerTransport writing to the Node response (ctx.respond = false).
 
 export interface McpAppOptions extends McpDeps {
   /** Largest accepted request body; tool arguments are small. */
@@ -174,14 +176,24 @@ export function createMcpApp(options: McpAppOptions): Koa {
       }
 
       let handedOut = false;
-      const server = createServer(options, parts, {
+      const call: McpCall = {
         principal,
         nextRequestId: () => (handedOut ? newRequestId() : ((handedOut = true), requestId)),
         setHeaders: (headers) => {
           if (!ctx.res.headersSent) for (const [k, v] of Object.entries(headers)) ctx.res.setHeader(k, v);
         },
-      });
-      if (!prefersEventStream(accept)) {
+      };
+      const jsonAnswer = !prefersEventStream(accept);
+      // A batch, even of one, is answered as an array by the Server path below.
+      const toolCall = jsonAnswer && !Array.isArray(raw) ? plainToolCall(messages) : undefined;
+      if (toolCall) {
+        const response = await answerToolCall(createToolHandlers(options, parts, call), toolCall, requestId);
+        ctx.type = 'application/json';
+        ctx.body = jsonWithCachedParts(response, options.cachedText, 4);
+        return;
+      }
+      const server = createServer(options, parts, call);
+      if (jsonAnswer) {
         const transport = new JsonResponseTransport(requestId);
         await server.connect(transport);
         // No server.close() afterwards: every request has been answered once handle() resolves,

@@ -310,3 +310,38 @@ describe('billing of tool calls', () => {
     expect(await usageEvents(res.headers.get('x-request-id')!)).toHaveLength(0);
   });
 });
+
+// A lone tools/call is answered by the tool handlers directly (mcp/direct-tool-call.ts); the same
+// call in a batch of one still goes through the SDK's Server. Both must write the same answer,
+// byte for byte apart from the request ids: successes, error results and JSON-RPC errors.
+describe('a lone tools/call answered without the SDK\'s Server', () => {
+  const sameAnswer = async (params: { name: string; arguments?: Record<string, unknown> }) => {
+    const message = { jsonrpc: '2.0', id: 'call-1', method: 'tools/call', params };
+    const headers = { Authorization: `Bearer ${org.key}`, 'Mcp-Protocol-Version': '2025-06-18' };
+    const [lone, batch] = await Promise.all([rpc(mcp.mcpUrl, message, headers), rpc(mcp.mcpUrl, [message], headers)]);
+    expect([lone.status, batch.status]).toEqual([200, 200]);
+    const [loneText, batchText] = await Promise.all([lone.text(), batch.text()]);
+    const withoutIds = (text: string) => text.replace(/req_[0-9a-f-]{36}/g, 'req_*');
+    expect(batchText.startsWith('[') && batchText.endsWith(']')).toBe(true);
+    expect(withoutIds(loneText)).toBe(withoutIds(batchText.slice(1, -1)));
+    // The lone answer names its own request, as every answer does.
+    expect(loneText).toContain(lone.headers.get('x-request-id'));
+    return JSON.parse(loneText);
+  };
+
+  it('when the call succeeds then the answer is the Server\'s, the profile included', async () => {
+    const body = await sameAnswer({ name: 'service_get_company_profile', arguments: { taxId: group.root.fiscalCode } });
+    expect(body).toMatchObject({ jsonrpc: '2.0', id: 'call-1', result: { structuredContent: { profile: { identity: { fiscalCode: group.root.fiscalCode } } } } });
+  });
+
+  it('when the arguments are invalid, the company unknown or the tool person-only then the error results are the Server\'s', async () => {
+    expect((await sameAnswer({ name: 'service_get_company_profile', arguments: { taxId: '' } })).result.structuredContent.error.code).toBe('invalid_params');
+    expect((await sameAnswer({ name: 'service_get_company_profile', arguments: { taxId: '00000000000' } })).result.structuredContent.error.code).toBe('not_found');
+    expect((await sameAnswer({ name: personOnlyTools[0]! })).result.structuredContent.error.code).toBe('not_entitled');
+  });
+
+  it('when the tool is unknown then the JSON-RPC error is the Server\'s', async () => {
+    const body = await sameAnswer({ name: 'service_no_such_tool', arguments: {} });
+    expect(body.error).toMatchObject({ code: -32602, data: { code: 'unknown_endpoint' } });
+  });
+});
