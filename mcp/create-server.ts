@@ -17,7 +17,8 @@ import { personOnlyToolMessage, personOnlyToolNames, toolDefinitions, type ToolD
 
 // One MCP server per HTTP request (stateless: nothing is kept between requests, so instances
 // scale behind a plain load balancer, and no server object is shared across transports, which
-// the SDK does not support: typescript-sdk issue #912).
+// the SDK does not support: typescript-sdk issue #912). A lone tools/call with a JSON answer
+// skips the server and calls the same handlers (createToolHandlers, direct-tool-call.ts).
 //
 // We use the SDK's low-level Server with our own tools/list and tools/call handlers rather
 // than McpServer.registerTool: McpServer answers invalid arguments and unknown or disabled
