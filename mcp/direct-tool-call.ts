@@ -1,5 +1,5 @@
 import {
-  CallToolRequestSchema, ErrorCode as RpcCode, isJSONRPCRequest, type CallToolRequest, type JSONRPCMessage, type RequestId,
+  CallToolRequestSchema, ErrorCode as RpcCode, type CallToolRequest, type JSONRPCMessage, type RequestId,
 } from '@modelcontextprotocol/sdk/types.js';
 import type { ToolHandlers } from './create-server.js';
 import { withErrorData } from './errors.js';
@@ -21,7 +21,9 @@ import { withErrorData } from './errors.js';
 export function plainToolCall(messages: JSONRPCMessage[]): { id: RequestId; request: CallToolRequest } | undefined {
   if (messages.length !== 1) return undefined;
   const [message] = messages;
-  if (!isJSONRPCRequest(message) || message.method !== 'tools/call') return undefined;
+  // The messages were validated as JSON-RPC by http.ts: a request is one with a method and an
+  // id (the SDK's isJSONRPCRequest would parse the whole message with zod again).
+  if (!message || !('method' in message) || !('id' in message) || message.method !== 'tools/call') return undefined;
   const parsed = CallToolRequestSchema.safeParse(message);
   if (!parsed.success || parsed.data.params.task !== undefined) return undefined;
   return { id: message.id, request: parsed.data };
