@@ -182,6 +182,10 @@ describe.skipIf(!haveBrowser)('the dashboard in a browser', () => {
 
     const period = today.toISOString().slice(0, 7);
     await page.goto(`${dashboard.url}/orgs/${orgId}/report?period=${period}`);
+    // Keys by the name the admin gave them, as the key list shows them; one with no key row by its id.
+    const keysSection = (await page.locator('#report-keys').textContent())!;
+    expect(keysSection).toContain(`ERP production (${revokedKeyPrefix}…)`);
+    expect(keysSection).toMatch(/\(deleted key\)\s*key_reporting/);
     await page.screenshot({ path: `${screenshots}report.png`, fullPage: true });
     const [download] = await Promise.all([page.waitForEvent('download'), page.getByRole('link', { name: 'Download CSV' }).click()]);
     const csv = await readFile((await download.path())!, 'utf8');
@@ -195,7 +199,8 @@ describe.skipIf(!haveBrowser)('the dashboard in a browser', () => {
     const stamp = (s: string) => s.replace(/^summary,generated_at,,[^,]*,/m, 'summary,generated_at,,(stamp),');
     expect(stamp(csv)).toBe(stamp(stdout));
     expect(csv).toContain('by_product,api:company-credit-report,,60,credits,6,');
-    expect(csv).toContain('by_key,key_reporting,,4,calls,4,');
+    expect(csv).toMatch(/^by_key,key_reporting,,4,calls,4,$/m);
+    expect(csv).toMatch(new RegExp(`^by_key,key_\\w+,,5,credits,1,ERP production \\(${revokedKeyPrefix}…\\)$`, 'm'));
     // And byte for byte against the shared formatter at a fixed clock.
     const at = new Date('2030-01-01T00:00:00Z');
     expect(allowanceReportCsv(await buildAllowanceReport(db, orgId, period, at)).join('\n') + '\n').toBe(csv.replace(/^(summary,generated_at,,)[^,]*,/m, `$1${at.toISOString()},`));

@@ -70,6 +70,14 @@ describe('demo flow: start → calls → report', () => {
       'company-financials': { quantity: 5, unit: 'credits', calls: 1 },
     });
     expect(report.closingBalance).toBe(report.openingBalance + report.credits.granted - 23);
+    // Finance reads keys by name: the demo key's four calls (1 call-priced, 23 credits).
+    const demoPrefix = demo.apiKey.slice(0, 12);
+    expect(report.byKey.map((k) => [k.keyName, k.keyPrefix, k.quantity, k.unit, k.calls])).toEqual([
+      ['Demo key', demoPrefix, 1, 'calls', 1],
+      ['Demo key', demoPrefix, 23, 'credits', 3],
+    ]);
+    const table = (await run(process.execPath, [...cli, 'report', '--org', demo.organizationId, '--period', period], { env })).stdout;
+    expect(table).toMatch(new RegExp(`^\\s*key_\\w+\\s+Demo key \\(${demoPrefix}…\\)\\s+23\\s+credits\\s+3\\s*$`, 'm'));
     await stopService(first);
 
     const second = await startService(env);
@@ -117,6 +125,7 @@ interface ReportJson {
   closingBalance: number;
   credits: { granted: number };
   byProduct: { product: string; quantity: number; unit: string; calls: number }[];
+  byKey: { keyName: string | null; keyPrefix: string | null; quantity: number; unit: string; calls: number }[];
 }
 
 async function waitForUsage(env: NodeJS.ProcessEnv, org: string, period: string, calls: number): Promise<ReportJson> {

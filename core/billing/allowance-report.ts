@@ -23,7 +23,8 @@ export interface AllowanceReport {
   /** Grants, top-ups, adjustments and rollovers, oldest first. */
   entries: { at: string; type: string; credits: number; actor: string | null; reason: string | null }[];
   byProduct: (UsageLine & { source: string; product: string })[];
-  byKey: (UsageLine & { keyId: string })[];
+  /** Per key, with the key's name and display prefix (null if the key row no longer exists). */
+  byKey: (UsageLine & { keyId: string; keyName: string | null; keyPrefix: string | null })[];
   byDay: (UsageLine & { day: string })[];
   flagHistory: { at: string; flag: string; value: boolean; reason: string | null }[];
 }
@@ -55,7 +56,20 @@ export async function buildAllowanceReport(db: Knex, organizationId: string, per
       .orderBy([{ column: 'occurred_at' }, { column: 'id' }])
       .select<{ occurred_at: Date; entry_type: string; credits_delta: number; actor: string | null; reason: string | null }[]>('occurred_at', 'entry_type', 'credits_delta', 'actor', 'reason'),
     usage.clone().select<(UsageLine & { source: string; product: string })[]>('source', 'product', ...lineColumns).groupBy('source', 'product', 'unit').orderBy(['source', 'product', 'unit']),
-    usage.clone().select<(UsageLine & { keyId: string })[]>(db.raw('key_id AS "keyId"'), ...lineColumns).groupBy('key_id', 'unit').orderBy(['key_id', 'unit']),
+    // Named as the key list names them: finance knows "Billing robot (sk_live_AbCd…)", not key_7Hq….
+    db('usage_ledger as u')
+      .leftJoin('api_keys as k', 'k.id', 'u.key_id')
+      .where({ 'u.organization_id': organizationId, 'u.period': period, 'u.entry_type': 'usage' })
+      .select<AllowanceReport['byKey']>(
+        db.raw('u.key_id AS "keyId"'),
+        db.raw('k.name AS "keyName"'),
+        db.raw('k.prefix AS "keyPrefix"'),
+        db.raw('SUM(u.quantity)::bigint AS quantity'),
+        'u.unit',
+        db.raw('COUNT(*)::bigint AS calls'),
+      )
+      .groupBy('u.key_id', 'k.name', 'k.prefix', 'u.unit')
+      .orderBy(['u.key_id', 'u.unit']),
     usage.clone().select<(UsageLine & { day: string })[]>(db.raw(`to_char(occurred_at AT TIME ZONE 'UTC', 'YYYY-MM-DD') AS day`), ...lineColumns).groupByRaw('1, unit').orderByRaw('1, unit'),
     db('allowance_flag_events')
       .where({ organization_id: organizationId })
@@ -91,4 +105,9 @@ export async function buildAllowanceReport(db: Knex, organizationId: string, per
     byDay,
     flagHistory: flags.map((f) => ({ at: f.at.toISOString(), flag: f.flag, value: f.value, reason: f.reason })),
   };
+}
+
+/** How a key is shown to people: its name and display prefix, as the key list shows it. */
+export function keyLabel(key: { keyName: string | null; keyPrefix: string | null }): string | null {
+  return key.keyName === null ? null : `${key.keyName} (${key.keyPrefix}…)`;
 }

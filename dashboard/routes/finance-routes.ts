@@ -1,6 +1,5 @@
 import type { Router } from '@koa/router';
-import { listApiKeys } from '../../core/auth/index.js';
-import { allowanceReportCsv, buildAllowanceReport, isPeriod, nextPeriod, periodStart, type AllowanceReport } from '../../core/billing/index.js';
+import { allowanceReportCsv, buildAllowanceReport, isPeriod, keyLabel, nextPeriod, periodStart, type AllowanceReport } from '../../core/billing/index.js';
 import type { Db } from '../../core/db/index.js';
 import { allowanceGlance, BURN_WINDOW_DAYS, ledgerEntryTypes, ledgerPage, ledgerPeriods, type LedgerEntryType } from '../../core/finance/index.js';
 import { orgAccess } from '../org-access.js';
@@ -62,7 +61,7 @@ function groupedPoints(lines: { label: string; quantity: number; unit: string; c
   return [...values].map(([label, value]) => ({ label, value })).sort((a, b) => b.value - a.value);
 }
 
-function usageChart(state: DashboardState, report: AllowanceReport, view: View, measure: Measure, keyNames: Map<string, string>): Html {
+function usageChart(state: DashboardState, report: AllowanceReport, view: View, measure: Measure): Html {
   const { t, f } = state;
   const measureLabel = t(measure === 'calls' ? 'common.calls' : 'common.credits');
   const viewLabel = t(view === 'day' ? 'usage.day' : view === 'product' ? 'usage.product' : 'usage.key');
@@ -72,7 +71,7 @@ function usageChart(state: DashboardState, report: AllowanceReport, view: View, 
     : groupedPoints(
         view === 'product'
           ? report.byProduct.map((p) => ({ ...p, label: `${p.product} (${p.source})` }))
-          : report.byKey.map((k) => ({ ...k, label: keyNames.get(k.keyId) ?? `${k.keyId} ${t('usage.unknownKey')}` })),
+          : report.byKey.map((k) => ({ ...k, label: keyLabel(k) ?? `${k.keyId} ${t('usage.unknownKey')}` })),
         measure,
       );
   const chart = view === 'day' ? columnChart({ title, points, format: f.number }) : barList({ title, points, format: f.number });
@@ -96,7 +95,6 @@ export function registerFinanceRoutes(router: Router<DashboardState>, deps: Fina
     const plan = await db('organizations').where({ id: view.org.id }).first<{ plan_id: string | null }>('plan_id');
     const glance = await allowanceGlance(db, view.org.id).catch(() => null);
     const report = glance ? await buildAllowanceReport(db, view.org.id, glance.period) : null;
-    const keyNames = new Map((await listApiKeys(db, view.org.id)).map((k) => [k.id, `${k.name} (${k.prefix}…)`]));
     const flags = glance
       ? [glance.creditsExhausted ? badge(t('overview.flag.credits_exhausted'), 'bad') : '', glance.limitReached ? badge(t('overview.flag.limit_reached'), 'bad') : '']
       : [];
@@ -113,7 +111,7 @@ export function registerFinanceRoutes(router: Router<DashboardState>, deps: Fina
             html`${t('overview.burn', { credits: f.number(glance.creditsPerDay), calls: f.number(glance.callsPerDay), days: BURN_WINDOW_DAYS })}${glance.callsCapReachedAt ? html`<br>${t('overview.capReached', { date: f.date(glance.callsCapReachedAt) })}` : ''}`)}
         </div>
         ${asOfStamp(ctx.state, glance.asOf)}
-        ${report ? section(t('overview.usageThisPeriod'), usageChart(ctx.state, report, 'day', 'credits', keyNames), { actions: html`<a class="btn btn-secondary" href="/orgs/${view.org.id}/usage">${t('nav.usage')} →</a>` }) : ''}` : ''}`;
+        ${report ? section(t('overview.usageThisPeriod'), usageChart(ctx.state, report, 'day', 'credits'), { actions: html`<a class="btn btn-secondary" href="/orgs/${view.org.id}/usage">${t('nav.usage')} →</a>` }) : ''}` : ''}`;
     ctx.body = page(ctx.state, { title: t('overview.title'), body, org: view.org, active: 'overview', memberships: view.memberships, banners: view.banners, path: ctx.path });
   });
 
@@ -123,8 +121,7 @@ export function registerFinanceRoutes(router: Router<DashboardState>, deps: Fina
     const period = chosenPeriod(ctx);
     const chartView: View = ctx.query.view === 'product' || ctx.query.view === 'key' ? ctx.query.view : 'day';
     const measure: Measure = ctx.query.measure === 'calls' ? 'calls' : 'credits';
-    const [report, periods, keys] = await Promise.all([buildAllowanceReport(db, view.org.id, period), periodChoices(db, view.org.id), listApiKeys(db, view.org.id)]);
-    const keyNames = new Map(keys.map((k) => [k.id, `${k.name} (${k.prefix}…)`]));
+    const [report, periods] = await Promise.all([buildAllowanceReport(db, view.org.id, period), periodChoices(db, view.org.id)]);
     const link = (v: View, m: Measure) => `/orgs/${view.org.id}/usage?period=${period}&view=${v}&measure=${m}`;
     const tab = (v: View, label: string) => html`<a href="${link(v, measure)}" class="tab"${v === chartView ? html` aria-current="page"` : ''}>${label}</a>`;
     const measureTab = (m: Measure, label: string) => html`<a href="${link(chartView, m)}" class="tab"${m === measure ? html` aria-current="page"` : ''}>${label}</a>`;
@@ -134,7 +131,7 @@ export function registerFinanceRoutes(router: Router<DashboardState>, deps: Fina
         <nav class="tabs" aria-label="${t('usage.title')}">${tab('day', t('usage.byDay'))}${tab('product', t('usage.byProduct'))}${tab('key', t('usage.byKey'))}</nav>
         <nav class="tabs" aria-label="${t('usage.measure')}">${measureTab('credits', t('common.credits'))}${measureTab('calls', t('common.calls'))}</nav>
       </div>
-      ${section(t('usage.title'), usageChart(ctx.state, report, chartView, measure, keyNames), { id: 'usage-chart' })}
+      ${section(t('usage.title'), usageChart(ctx.state, report, chartView, measure), { id: 'usage-chart' })}
       ${asOfStamp(ctx.state, report.asOf)}`;
     ctx.body = page(ctx.state, { title: t('usage.title'), body, org: view.org, active: 'usage', memberships: view.memberships, banners: view.banners, path: ctx.path });
   });
@@ -178,7 +175,7 @@ export function registerFinanceRoutes(router: Router<DashboardState>, deps: Fina
         }), { id: 'report-entries' })}
       </div>
       ${section(t('report.byProduct'), table({ caption: t('report.byProduct'), headers: [t('report.source'), t('usage.product'), t('report.quantity'), t('report.unit'), t('common.calls')], rows: r.byProduct.map((p) => [p.source, p.product, ...usageRow(p)]), numeric: [2, 4], empty: t('common.noRows') }), { id: 'report-products' })}
-      ${section(t('report.byKey'), table({ caption: t('report.byKey'), headers: [t('usage.key'), t('report.quantity'), t('report.unit'), t('common.calls')], rows: r.byKey.map((k) => [html`<code>${k.keyId}</code>`, ...usageRow(k)]), numeric: [1, 3], empty: t('common.noRows') }), { id: 'report-keys' })}
+      ${section(t('report.byKey'), table({ caption: t('report.byKey'), headers: [t('usage.key'), t('report.quantity'), t('report.unit'), t('common.calls')], rows: r.byKey.map((k) => [html`${keyLabel(k) ?? t('usage.unknownKey')} <code>${k.keyId}</code>`, ...usageRow(k)]), numeric: [1, 3], empty: t('common.noRows') }), { id: 'report-keys' })}
       ${section(t('report.byDay'), table({ caption: t('report.byDay'), headers: [t('usage.day'), t('report.quantity'), t('report.unit'), t('common.calls')], rows: r.byDay.map((d) => [d.day, ...usageRow(d)]), numeric: [1, 3], empty: t('common.noRows') }), { id: 'report-days' })}
       ${section(t('report.flags'), table({ caption: t('report.flags'), headers: [t('report.at'), t('report.flag'), t('report.change'), t('report.reason')], rows: r.flagHistory.map((x) => [f.dateTime(new Date(x.at)), x.flag, t(x.value ? 'report.set' : 'report.cleared'), x.reason ?? '']), empty: t('common.noRows') }), { id: 'report-flags' })}
       <p class="muted small">${t('report.generated', { time: f.dateTime(new Date(r.generatedAt)) })}</p>`;

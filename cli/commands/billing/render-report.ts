@@ -1,4 +1,4 @@
-import { allowanceReportCsv, csvLine, type AllowanceReport } from '../../../core/billing/index.js';
+import { allowanceReportCsv, csvLine, keyLabel, type AllowanceReport } from '../../../core/billing/index.js';
 import { table } from '../orgs/cli-format.js';
 
 // The CSV lives in core so the dashboard's download is the same bytes.
@@ -34,7 +34,7 @@ function reportTable(r: AllowanceReport): string[] {
   out.push('', 'Usage by endpoint/tool:');
   out.push(...lines(['SOURCE', 'PRODUCT', 'QUANTITY', 'UNIT', 'CALLS'], r.byProduct.map((p) => [p.source, p.product, ...usage(p)])));
   out.push('', 'Usage by key:');
-  out.push(...lines(['KEY', 'QUANTITY', 'UNIT', 'CALLS'], r.byKey.map((k) => [k.keyId, ...usage(k)])));
+  out.push(...lines(['KEY', 'NAME', 'QUANTITY', 'UNIT', 'CALLS'], r.byKey.map((k) => [k.keyId, keyLabel(k) ?? '(deleted key)', ...usage(k)])));
   out.push('', 'Usage by day (UTC):');
   out.push(...lines(['DAY', 'QUANTITY', 'UNIT', 'CALLS'], r.byDay.map((d) => [d.day, ...usage(d)])));
   out.push('', 'Flag history:');
