@@ -19,7 +19,9 @@ const signedInt = (value: string): number => {
   return n;
 };
 
-const cap = (value: string): number | null => (value === 'none' ? null : wholeNumber(value));
+// 'none', not null: commander turns a parser's null into '' (an option that takes a value and
+// got none), which the cap check then refused, so `--calls none` could never lift a cap.
+const cap = (value: string): number | 'none' => (value === 'none' ? 'none' : wholeNumber(value));
 
 /** report, ledger export, reconcile, and `billing …` for grants, top-ups, caps and rollover. */
 export const registerBillingCommands: RegisterCommands = (program, context) => {
@@ -96,9 +98,9 @@ export const registerBillingCommands: RegisterCommands = (program, context) => {
     .requiredOption('--calls <n|none>', 'calls per month, or "none"', cap)
     .requiredOption('--reason <text>', 'why (kept on the ledger)')
     .option('--this-period-only', 'leave the organization\'s cap for later months unchanged')
-    .action(async (opts: { org: string; calls: number | null; reason: string; thisPeriodOnly?: boolean }) => {
+    .action(async (opts: { org: string; calls: number | 'none'; reason: string; thisPeriodOnly?: boolean }) => {
       const ctx = context();
-      printSnapshot(ctx, await setCallsCap(await db(), { organizationId: await org(opts.org), callsCap: opts.calls, thisPeriodOnly: opts.thisPeriodOnly === true, actor: ctx.actor, reason: opts.reason }));
+      printSnapshot(ctx, await setCallsCap(await db(), { organizationId: await org(opts.org), callsCap: opts.calls === 'none' ? null : opts.calls, thisPeriodOnly: opts.thisPeriodOnly === true, actor: ctx.actor, reason: opts.reason }));
     });
 
   billing
