@@ -36,12 +36,20 @@ const ID_PREFIX: Record<CreditChangeKind, string> = { grant: 'grt', top_up: 'top
  * amount; `adjustment` corrects either way. One ledger row with actor and reason; the flag is
  * re-evaluated, so a top-up that covers a call again clears credits_exhausted at once.
  */
-export async function changeCredits(db: Knex, input: AdministrationInput & { kind: CreditChangeKind; credits: number }): Promise<AllowanceSnapshot> {
+export async function changeCredits(
+  db: Knex,
+  input: AdministrationInput & {
+    kind: CreditChangeKind;
+    credits: number;
+    /** The ledger row's event id, when the change must happen at most once (event ids are unique). */
+    eventId?: string;
+  },
+): Promise<AllowanceSnapshot> {
   if (!Number.isSafeInteger(input.credits) || input.credits === 0) throw new AppError('invalid_params', 'credits must be a non-zero integer', { details: [{ path: 'credits', message: 'a non-zero integer' }] });
   if (input.kind !== 'adjustment' && input.credits < 0) throw new AppError('invalid_params', `a ${input.kind} adds credits: use an adjustment to remove them`, { details: [{ path: 'credits', message: 'must be positive' }] });
   requireReason(input.reason);
   return administer(db, input, async (trx, row, now) => {
-    const eventId = newId(ID_PREFIX[input.kind]);
+    const eventId = input.eventId ?? newId(ID_PREFIX[input.kind]);
     const balance = row.credits_balance + input.credits;
     await trx('usage_ledger').insert({
       event_id: eventId,

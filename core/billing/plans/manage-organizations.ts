@@ -154,14 +154,17 @@ export async function setOrganizationPlan(db: Db, organizationId: string, planId
     const current = (await trx('organizations').where({ id: organizationId }).forUpdate().first('*')) as OrganizationRow | undefined;
     if (!current) throw new AppError('not_found', `No organization with id ${organizationId}.`);
     const plan = planId ? await requirePlan(trx, planId) : undefined;
+    const allowance = await trx('allowances').where({ organization_id: organizationId }).forUpdate().first('period');
+    // Provisioned again: granted while the organization has no plan yet, so that a month the
+    // allowance rolls into on the way is opened on the old terms (no credits) and this month's
+    // included credits come from grantPlan alone.
+    if (allowance && plan && current.plan_id === null) await grantPlan(trx, organizationId, plan, actor);
     const [row] = (await trx('organizations')
       .where({ id: organizationId })
       .update({ plan_id: plan?.id ?? null, updated_at: trx.fn.now() })
       .returning('*')) as OrganizationRow[];
-    const allowance = await trx('allowances').where({ organization_id: organizationId }).forUpdate().first('period');
     if (!allowance) await openAllowance(trx, organizationId, plan, actor);
-    else if (plan && current.plan_id === null) await grantPlan(trx, organizationId, plan, allowance.period, actor);
-    else if (plan) await trx('allowances').where({ organization_id: organizationId }).update({ calls_cap: plan.calls_cap_per_period, updated_at: trx.fn.now() });
+    else if (plan && current.plan_id !== null) await trx('allowances').where({ organization_id: organizationId }).update({ calls_cap: plan.calls_cap_per_period, updated_at: trx.fn.now() });
     return toSummary(row!);
   });
 }
@@ -233,20 +236,30 @@ async function requirePlan(db: Db, planId: string): Promise<PlanRow> {
 }
 
 async function openAllowance(db: Db, organizationId: string, plan: PlanRow | undefined, actor: string): Promise<void> {
-  const period = periodOf(new Date());
-  await db('allowances').insert({ organization_id: organizationId, period, credits_balance: 0, calls_cap: plan?.calls_cap_per_period ?? null });
-  if (plan) await grantPlan(db, organizationId, plan, period, actor);
+  await db('allowances').insert({ organization_id: organizationId, period: periodOf(new Date()), credits_balance: 0, calls_cap: plan?.calls_cap_per_period ?? null });
+  if (plan) await grantPlan(db, organizationId, plan, actor);
 }
 
 // The opening grant goes through the billing pipeline's own changeCredits (one ledger row,
 // flags re-evaluated), so provisioning and later top-ups follow one rule. Inside our
 // transaction it runs as a savepoint.
-async function grantPlan(db: Db, organizationId: string, plan: PlanRow, period: string, actor: string): Promise<void> {
+//
+// Included credits come once a month: an organization unprovisioned and provisioned again
+// within a month (`org set-plan ORG none`, then a plan) gets no second month's worth. The
+// grant's event id names the organization and month, like the rollover's, so the ledger itself
+// says whether this month has had them.
+async function grantPlan(db: Db, organizationId: string, plan: PlanRow, actor: string): Promise<void> {
+  const period = periodOf(new Date());
+  const eventId = `grt_included_${organizationId}_${period}`;
+  if (plan.credits_per_period > 0) {
+    const granted = await db('usage_ledger')
+      .whereIn('event_id', [eventId, `rollover_${organizationId}_${period}`])
+      .andWhere('credits_delta', '>', 0)
+      .first('id');
+    if (!granted) await changeCredits(db, { organizationId, kind: 'grant', credits: plan.credits_per_period, actor, reason: `plan ${plan.id}: included credits for ${period}`, eventId });
+  }
   const cap = plan.calls_cap_per_period;
   await db('allowances')
     .where({ organization_id: organizationId })
     .update({ calls_cap: cap, limit_reached: cap === null ? false : db.raw('calls_used >= ?', [cap]), updated_at: db.fn.now() });
-  if (plan.credits_per_period > 0) {
-    await changeCredits(db, { organizationId, kind: 'grant', credits: plan.credits_per_period, actor, reason: `plan ${plan.id}: included credits for ${period}` });
-  }
 }
