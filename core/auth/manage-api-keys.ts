@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { Db } from '../db/index.js';
-import { AppError } from '../errors/index.js';
+import { AppError, parseInput } from '../errors/index.js';
 import { newId } from '../ids/index.js';
 import { displayPrefix, generateApiKey, hashApiKey } from './api-key-format.js';
 import { apiKeyColumns, toApiKeyRecord, type ApiKeyRecord, type ApiKeyRow } from './api-key-record.js';
@@ -9,7 +9,7 @@ import { apiKeyColumns, toApiKeyRecord, type ApiKeyRecord, type ApiKeyRow } from
 // so both validate the same way.
 export const createApiKeyInputSchema = z.object({
   organizationId: z.string().min(1),
-  name: z.string().trim().min(1).max(100),
+  name: z.string().trim().min(1, 'must not be empty').max(100, 'at most 100 characters'),
   kind: z.enum(['organization', 'personal']).default('organization'),
   mode: z.enum(['live', 'test']).default('live'),
   expiresAt: z.date().nullable().default(null),
@@ -26,7 +26,7 @@ export interface CreatedApiKey {
 }
 
 export async function createApiKey(db: Db, input: CreateApiKeyInput): Promise<CreatedApiKey> {
-  const parsed = createApiKeyInputSchema.parse(input);
+  const parsed = parseInput(createApiKeyInputSchema, input);
   if (parsed.expiresAt && parsed.expiresAt.getTime() <= Date.now()) {
     throw new AppError('invalid_params', 'The expiry must be in the future.', { details: [{ path: 'body.expiresAt', message: 'must be in the future' }] });
   }

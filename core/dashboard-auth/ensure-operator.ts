@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { parseInput } from '../errors/index.js';
 import type { Db } from '../db/index.js';
 import { newId, randomBase62 } from '../ids/index.js';
 import { hashPassword } from './password-hash.js';
@@ -9,13 +10,15 @@ export interface OperatorSignIn {
   password?: string;
 }
 
+const operatorEmail = z.string().trim().toLowerCase().pipe(z.email());
+
 /**
  * The first operator, so a fresh installation can be signed into. Does nothing when any
  * operator exists (returns that one's e-mail); otherwise creates `email` as an operator with
  * a random password and returns it, once. `npm start` prints it and writes it to demo.json.
  */
 export async function ensureOperator(db: Db, input: { email: string }): Promise<OperatorSignIn> {
-  const email = z.email().parse(input.email.trim().toLowerCase());
+  const email = parseInput(operatorEmail, input.email);
   const existing = await db('users').where({ is_operator: true }).whereNull('disabled_at').orderBy('created_at').first<{ email: string } | undefined>('email');
   if (existing) return { email: existing.email };
   const password = randomBase62(20);
@@ -26,7 +29,7 @@ export async function ensureOperator(db: Db, input: { email: string }): Promise<
 
 /** Creates or promotes an operator with a known password (tests, the CLI). */
 export async function upsertOperator(db: Db, input: { email: string; password: string }): Promise<string> {
-  const email = z.email().parse(input.email.trim().toLowerCase());
+  const email = parseInput(operatorEmail, input.email);
   return saveOperator(db, email, await hashPassword(input.password));
 }
 

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { Db } from '../db/index.js';
-import { AppError } from '../errors/index.js';
+import { AppError, parseInput } from '../errors/index.js';
 import { newId } from '../ids/index.js';
 import { addMembership, memberRoles, type MemberRole } from './memberships.js';
 import { hashPassword, MIN_PASSWORD_LENGTH } from './password-hash.js';
@@ -25,7 +25,7 @@ export interface CreatedInvitation {
 }
 
 export async function createInvitation(db: Db, input: InvitationInput, now = new Date()): Promise<CreatedInvitation> {
-  const parsed = invitationInputSchema.parse(input);
+  const parsed = parseInput(invitationInputSchema, input);
   const org = await db('organizations').where({ id: parsed.organizationId }).first('id');
   if (!org) throw new AppError('not_found', 'No such organization.');
   const token = newSecretToken();

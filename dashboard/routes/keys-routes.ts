@@ -112,9 +112,9 @@ export function registerKeysRoutes(router: Router<DashboardState>, deps: KeysRou
       ctx.status = 201;
       await renderKeysPage(ctx, deps, view, { top: newKeyPanel(ctx.state, created.key, deps.apiBaseUrl) });
     } catch (err) {
-      if (!(err instanceof AppError) && !(err instanceof Error && err.name === 'ZodError')) throw err;
+      if (!(err instanceof AppError)) throw err;
       ctx.status = 422;
-      await renderKeysPage(ctx, deps, view, { top: notice(ctx.state.t('error.invalid', { message: err instanceof AppError ? err.message : 'name' }), 'bad') });
+      await renderKeysPage(ctx, deps, view, { top: notice(ctx.state.t('error.invalid', { message: err.message }), 'bad') });
     }
   });
 

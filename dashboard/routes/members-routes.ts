@@ -86,7 +86,7 @@ export function registerMembersRoutes(router: Router<DashboardState>, deps: Memb
       ctx.status = 201;
       await renderMembers(ctx, db, view, invitationPanel(ctx, invitation));
     } catch (err) {
-      if (!(err instanceof Error && err.name === 'ZodError')) throw err;
+      if (!(err instanceof AppError && err.code === 'invalid_params')) throw err;
       ctx.status = 422;
       await renderMembers(ctx, db, view, notice(ctx.state.t('error.invalid', { message: ctx.state.t('members.email') }), 'bad'));
     }

@@ -159,11 +159,9 @@ export function registerOperatorRoutes(router: Router<DashboardState>, deps: Ope
       if (organizationId) await renderOrganization(ctx, db, organizationId, top);
       else await renderOverview(ctx, db, top);
     } catch (err) {
-      const invalid = err instanceof AppError && err.code === 'invalid_params';
-      const zod = err instanceof Error && err.name === 'ZodError';
-      if (!invalid && !zod) throw err;
+      if (!(err instanceof AppError && err.code === 'invalid_params')) throw err;
       ctx.status = 422;
-      const top = notice(ctx.state.t('error.invalid', { message: invalid ? err.message : 'check the values' }), 'bad');
+      const top = notice(ctx.state.t('error.invalid', { message: err.message }), 'bad');
       if (organizationId) await renderOrganization(ctx, db, organizationId, top);
       else await renderOverview(ctx, db, top);
     }

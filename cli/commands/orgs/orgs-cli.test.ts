@@ -74,6 +74,19 @@ describe('operator CLI: organizations and keys', () => {
     expect(run.stdout).toBe('');
   });
 
+  it('when a name is blank then a one-line invalid_params error names the field, and nothing is created', async () => {
+    const orgId = (await cli('org', 'create', '--name', 'CLI blank names SRL')).stdout.trim();
+    const [org, key] = await Promise.all([cli('org', 'create', '--name', '   '), cli('key', 'create', '--org', orgId, '--name', ' ')]);
+    expect(org.code).toBe(1);
+    expect(org.stderr.trim()).toBe('error (invalid_params): name: must not be empty');
+    expect(org.stdout).toBe('');
+    expect(key.code).toBe(1);
+    expect(key.stderr.trim()).toBe('error (invalid_params): name: must not be empty');
+    const count = async (rows: Promise<{ n: string | number }[]>) => Number((await rows)[0]!.n);
+    expect(await count(db('organizations').whereRaw("btrim(name) = ''").count({ n: '*' }))).toBe(0);
+    expect(await count(db('api_keys').where({ organization_id: orgId }).count({ n: '*' }))).toBe(0);
+  });
+
   it('when --help is asked of a subcommand then it prints usage and exits 0', async () => {
     const run = await cli('key', 'create', '--help');
     expect(run.code).toBe(0);

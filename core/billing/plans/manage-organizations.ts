@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { Db } from '../../db/index.js';
-import { AppError } from '../../errors/index.js';
+import { AppError, parseInput } from '../../errors/index.js';
 import { newId } from '../../ids/index.js';
 import type { RateLimits } from '../../ratelimit/index.js';
 import { changeCredits } from '../adjust-allowance.js';
@@ -65,7 +65,7 @@ const toSummary = (row: OrganizationRow): OrganizationSummary => ({
 });
 
 export const createOrganizationInputSchema = z.object({
-  name: z.string().trim().min(1).max(200),
+  name: z.string().trim().min(1, 'must not be empty').max(200, 'at most 200 characters'),
   planId: z.string().min(1).nullable().default(null),
   /** Recorded on the opening credit grant in the ledger. */
   actor: z.string().min(1).default('system'),
@@ -77,7 +77,7 @@ export type CreateOrganizationInput = z.input<typeof createOrganizationInputSche
  * credits and call cap (and the grant written to the ledger, so balances always reconcile).
  */
 export async function createOrganization(db: Db, input: CreateOrganizationInput): Promise<OrganizationSummary> {
-  const parsed = createOrganizationInputSchema.parse(input);
+  const parsed = parseInput(createOrganizationInputSchema, input);
   return db.transaction(async (trx) => {
     const plan = parsed.planId ? await requirePlan(trx, parsed.planId) : undefined;
     const [row] = (await trx('organizations')
@@ -178,7 +178,7 @@ export type LimitOverridesInput = z.infer<typeof limitOverridesSchema>;
 
 /** Only the given fields change; null returns a field to the plan's value. */
 export async function setOrganizationLimits(db: Db, organizationId: string, limits: LimitOverridesInput): Promise<LimitOverrides> {
-  const parsed = limitOverridesSchema.parse(limits);
+  const parsed = parseInput(limitOverridesSchema, limits);
   const changes: Record<string, number | null> = {};
   if (parsed.perSecond !== undefined) changes.rate_per_second = parsed.perSecond;
   if (parsed.burst !== undefined) changes.burst = parsed.burst;
@@ -201,7 +201,7 @@ export type ProductOverrideInput = z.input<typeof productOverrideSchema>;
 
 /** Adds, re-prices or (enabled: false) removes one catalogued product for this organization. */
 export async function setProductOverride(db: Db, organizationId: string, product: string, override: ProductOverrideInput): Promise<ProductOverride> {
-  const parsed = productOverrideSchema.parse(override);
+  const parsed = parseInput(productOverrideSchema, override);
   const catalogued = findProduct(product);
   if (!catalogued) throw new AppError('invalid_params', `Unknown product "${product}".`, { details: [{ path: 'product', message: 'not in the product catalogue' }] });
   await requireOrganization(db, organizationId);

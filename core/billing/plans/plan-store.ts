@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { Db } from '../../db/index.js';
-import { AppError } from '../../errors/index.js';
+import { AppError, parseInput } from '../../errors/index.js';
 import type { RateLimits } from '../../ratelimit/index.js';
 
 const measureFields = {
@@ -37,7 +37,7 @@ export function planLimits(row: Pick<PlanRow, 'rate_per_second' | 'burst' | 'rat
  * as they are, so an operator's later edits to a plan survive re-runs (and concurrent runs).
  */
 export async function ensurePlan(db: Db, definition: PlanDefinition): Promise<void> {
-  const plan = planDefinitionSchema.parse(definition);
+  const plan = parseInput(planDefinitionSchema, definition);
   await db.transaction(async (trx) => {
     await trx('plans')
       .insert({
