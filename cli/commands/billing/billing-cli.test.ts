@@ -1,31 +1,17 @@
-import { execFile } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { periodOf } from '../../../core/billing/billing-period.js';
 import { ledgerColumns } from '../../../core/billing/index.js';
 import { createDb, type Db } from '../../../core/db/index.js';
+import { runCli } from '../../../test/support/run-cli.js';
 
 // The finance and operator commands as people type them: `billing grant|top-up|adjust|set-cap`,
 // `ledger export`, `reconcile`. Each test makes an organization of its own (plan standard).
 const databaseUrl = inject('databaseUrl');
 let db: Db;
 
-interface Run {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
 
-function cli(...args: string[]): Promise<Run> {
-  return new Promise((resolve) => {
-    execFile(
-      process.execPath,
-      ['--import', 'tsx', 'cli/main.ts', ...args],
-      { env: { ...process.env, DATABASE_URL: databaseUrl, LOG_LEVEL: 'error' }, cwd: new URL('../../../', import.meta.url).pathname },
-      (err, stdout, stderr) => resolve({ code: err ? Number((err as { code?: number }).code ?? 1) : 0, stdout, stderr }),
-    );
-  });
-}
+const cli = (...args: string[]) => runCli(databaseUrl, ...args);
 
 async function newOrganization(): Promise<string> {
   const created = await cli('org', 'create', '--name', `Billing CLI ${randomUUID()} SRL`);

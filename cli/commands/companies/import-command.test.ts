@@ -1,10 +1,10 @@
-import { execFile } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { createDb, type Db } from '../../../core/db/index.js';
 import { generateDossiers } from '../../../core/sample-data/index.js';
+import { runCli } from '../../../test/support/run-cli.js';
 
 // The real CLI in a child process, as an operator runs it in development (node --import tsx):
 // the only place the parser threads load through tsx the way they do outside the tests.
@@ -12,16 +12,7 @@ const databaseUrl = inject('databaseUrl');
 let db: Db;
 let dir: string;
 
-function cli(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    execFile(
-      process.execPath,
-      ['--import', 'tsx', 'cli/main.ts', ...args],
-      { env: { ...process.env, DATABASE_URL: databaseUrl, LOG_LEVEL: 'error' }, cwd: new URL('../../../', import.meta.url).pathname },
-      (err, stdout, stderr) => resolve({ code: err ? Number((err as { code?: number }).code ?? 1) : 0, stdout, stderr }),
-    );
-  });
-}
+const cli = (...args: string[]) => runCli(databaseUrl, ...args);
 
 beforeAll(async () => {
   db = createDb({ connectionString: databaseUrl, poolMax: 2 });

@@ -1,29 +1,15 @@
-import { execFile } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { createKeyVerifier, type KeyVerifier } from '../../../core/auth/index.js';
 import { createDb, type Db } from '../../../core/db/index.js';
 import { createLogger } from '../../../core/logging/index.js';
+import { runCli } from '../../../test/support/run-cli.js';
 
 const databaseUrl = inject('databaseUrl');
 let db: Db;
 let verifier: KeyVerifier;
 
-interface Run {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
 
-function cli(...args: string[]): Promise<Run> {
-  return new Promise((resolve) => {
-    execFile(
-      process.execPath,
-      ['--import', 'tsx', 'cli/main.ts', ...args],
-      { env: { ...process.env, DATABASE_URL: databaseUrl, LOG_LEVEL: 'error' }, cwd: new URL('../../../', import.meta.url).pathname },
-      (err, stdout, stderr) => resolve({ code: err ? Number((err as { code?: number }).code ?? 1) : 0, stdout, stderr }),
-    );
-  });
-}
+const cli = (...args: string[]) => runCli(databaseUrl, ...args);
 
 beforeAll(async () => {
   db = createDb({ connectionString: databaseUrl, poolMax: 2 });
