@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import { parseInput } from '../errors/index.js';
 import type { Db } from '../db/index.js';
+import { parseInput } from '../errors/index.js';
 import { newId, randomBase62 } from '../ids/index.js';
 import { hashPassword } from './password-hash.js';
 
