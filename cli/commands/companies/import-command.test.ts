@@ -44,4 +44,12 @@ describe('cli import', () => {
     const { rows } = await db.raw<{ rows: { n: number }[] }>('SELECT count(*)::int AS n FROM companies WHERE fiscal_code = ANY(?)', [codes]);
     expect(rows[0]!.n).toBe(300);
   });
+
+  it('when the file is missing or is a folder then one clear line says so and the exit code is 1', async () => {
+    const [missing, folder] = await Promise.all([cli('import', path.join(dir, 'no-such-file.jsonl')), cli('import', dir)]);
+    expect(missing.code).toBe(1);
+    expect(missing.stderr.trim()).toBe(`error: cannot read ${path.join(dir, 'no-such-file.jsonl')}: no such file`);
+    expect(folder.code).toBe(1);
+    expect(folder.stderr.trim()).toBe(`error: cannot read ${dir}: not a file`);
+  });
 });

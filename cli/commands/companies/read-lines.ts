@@ -1,5 +1,5 @@
-import { createReadStream } from 'node:fs';
-import { stat } from 'node:fs/promises';
+import { constants, createReadStream } from 'node:fs';
+import { access, stat } from 'node:fs/promises';
 import type { Readable } from 'node:stream';
 import { readLineBlocks, type LineBlock } from '../../../core/companies/import/line-blocks.js';
 
@@ -27,7 +27,12 @@ async function* counted(input: Readable, onBytes: (n: number) => void): AsyncGen
 export async function openLineSource(file: string, stdin: Readable): Promise<LineSource> {
   let consumed = 0;
   if (file === '-') return { blocks: readLineBlocks(counted(stdin, (n) => (consumed += n))), fraction: () => null, bytes: null };
-  const { size } = await stat(file);
+  const info = await Promise.all([stat(file), access(file, constants.R_OK)]).then(([s]) => s, (err: NodeJS.ErrnoException) => {
+    throw new Error(`cannot read ${file}: ${err.code === 'ENOENT' ? 'no such file' : err.code === 'EACCES' ? 'permission denied' : err.message}`);
+  });
+  // A folder passes stat; reading it would fail later with EISDIR, after the import started.
+  if (!info.isFile()) throw new Error(`cannot read ${file}: not a file`);
+  const size = info.size;
   const stream = createReadStream(file, { highWaterMark: 1 << 20 });
   return {
     blocks: readLineBlocks(counted(stream, (n) => (consumed += n))),
