@@ -217,10 +217,14 @@ export function registerOperatorRoutes(router: Router<DashboardState>, deps: Ope
     await guarded(ctx, orgId, async () => {
       const creditsPerPeriod = optionalInt(ctx.state.form.creditsPerPeriod, 'creditsPerPeriod');
       const callsCap = optionalInt(ctx.state.form.callsCap, 'callsCap');
-      await setCreditsPerPeriod(db, orgId, creditsPerPeriod);
-      const current = (await getOrganization(db, orgId)).allowance?.callsCap ?? null;
-      if (current !== callsCap) await setCallsCap(db, { organizationId: orgId, callsCap, actor, reason: 'set in the operator dashboard' });
-      await recordAudit(db, { organizationId: orgId, actor, action: 'organization.period_set', details: { creditsPerPeriod, callsCap } });
+      // One form, one transaction: a cap refused after the credits were saved would leave half
+      // the form applied behind a 422.
+      await db.transaction(async (trx) => {
+        await setCreditsPerPeriod(trx, orgId, creditsPerPeriod);
+        const current = (await getOrganization(trx, orgId)).allowance?.callsCap ?? null;
+        if (current !== callsCap) await setCallsCap(trx, { organizationId: orgId, callsCap, actor, reason: 'set in the operator dashboard' });
+        await recordAudit(trx, { organizationId: orgId, actor, action: 'organization.period_set', details: { creditsPerPeriod, callsCap } });
+      });
     });
   });
 
