@@ -2,14 +2,16 @@
 // known passwords, usage applied through the billing pipeline for one organization only
 // (so files running in parallel never take each other's bus rows).
 import { randomUUID } from 'node:crypto';
+import { afterAll, beforeAll } from 'vitest';
 import type { Db } from '../core/db/index.js';
-import { applyUsageBatch } from '../core/billing/index.js';
+import { applyUsageBatch, ensureDefaultPlans } from '../core/billing/index.js';
 import { addMembership, hashPassword, upsertOperator, type MemberRole } from '../core/dashboard-auth/index.js';
 import { newId } from '../core/ids/index.js';
 import { createLogger } from '../core/logging/index.js';
 import type { UsageEvent } from '../core/usage/index.js';
 import { createDashboardApp, type DashboardDeps } from '../dashboard/app.js';
 import { listen, type RunningServer } from './api-fixtures.js';
+import { testDb } from './support/database.js';
 
 export const chromiumPath = '/usr/bin/chromium';
 export const chromiumArgs = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
@@ -17,6 +19,24 @@ export const chromiumArgs = ['--headless', '--no-sandbox', '--disable-gpu', '--d
 export async function startTestDashboard(db: Db, options: Partial<DashboardDeps> = {}): Promise<RunningServer> {
   const app = createDashboardApp({ db, logger: createLogger({ level: 'silent' }), secureCookies: false, ...options });
   return listen(app);
+}
+
+/**
+ * A database connection and a dashboard for one test file: opened before its tests (default plans
+ * ensured) and closed after. Read `db` and `dashboard` inside tests, not at load time.
+ */
+export function dashboardForFile(options: Partial<DashboardDeps> = {}): { db: Db; dashboard: RunningServer } {
+  const env = {} as { db: Db; dashboard: RunningServer };
+  beforeAll(async () => {
+    env.db = testDb();
+    await ensureDefaultPlans(env.db);
+    env.dashboard = await startTestDashboard(env.db, options);
+  });
+  afterAll(async () => {
+    await env.dashboard?.close();
+    await env.db?.destroy();
+  });
+  return env;
 }
 
 export const uniqueEmail = (who: string) => `${who}-${randomUUID().slice(0, 8)}@example.test`;

@@ -1,30 +1,16 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { createApiKey, hashApiKey } from '../core/auth/index.js';
-import { createOrganization, ensureDefaultPlans } from '../core/billing/index.js';
-import type { Db } from '../core/db/index.js';
-import type { RunningServer } from './api-fixtures.js';
-import { createMember, httpSession, startTestDashboard } from './dashboard-fixtures.js';
-import { testDb } from './support/database.js';
+import { createOrganization } from '../core/billing/index.js';
+import { createMember, dashboardForFile, httpSession } from './dashboard-fixtures.js';
 
 // The keys page over HTTP: rotation with a grace period, expiry dates, and the one-time display.
 
-let db: Db;
-let dashboard: RunningServer;
-
-beforeAll(async () => {
-  db = testDb();
-  await ensureDefaultPlans(db);
-  dashboard = await startTestDashboard(db);
-});
-afterAll(async () => {
-  await dashboard?.close();
-  await db?.destroy();
-});
+const env = dashboardForFile();
 
 async function adminOfNewOrg(name: string) {
-  const org = await createOrganization(db, { name, planId: 'standard' });
-  const admin = await createMember(db, org.id, 'admin');
-  const client = httpSession(dashboard.url);
+  const org = await createOrganization(env.db, { name, planId: 'standard' });
+  const admin = await createMember(env.db, org.id, 'admin');
+  const client = httpSession(env.dashboard.url);
   await client.signIn(admin.email, admin.password);
   return { orgId: org.id, client };
 }
@@ -32,15 +18,15 @@ async function adminOfNewOrg(name: string) {
 describe('when an admin rotates a key', () => {
   it('then a new key is shown once and the old one expires after the chosen grace period', async () => {
     const { orgId, client } = await adminOfNewOrg('Rotation test');
-    const old = await createApiKey(db, { organizationId: orgId, name: 'billing sync' });
+    const old = await createApiKey(env.db, { organizationId: orgId, name: 'billing sync' });
     const token = await client.csrf(`/orgs/${orgId}/keys`);
     const before = Date.now();
     const res = await client.post(`/orgs/${orgId}/keys/${old.record.id}/rotate`, { _csrf: token, graceSeconds: '3600' });
     expect(res.status).toBe(201);
     const newKey = /<code id="new-key"[^>]*>(sk_live_[0-9A-Za-z]{32})<\/code>/.exec(await res.text())![1]!;
-    const stored = await db('api_keys').where({ hash: hashApiKey(newKey) }).first();
+    const stored = await env.db('api_keys').where({ hash: hashApiKey(newKey) }).first();
     expect(stored).toMatchObject({ organization_id: orgId, name: 'billing sync', rotated_from: old.record.id, revoked_at: null });
-    const previous = await db('api_keys').where({ id: old.record.id }).first();
+    const previous = await env.db('api_keys').where({ id: old.record.id }).first();
     expect(previous.revoked_at).toBeNull();
     expect(previous.expires_at.getTime()).toBeGreaterThanOrEqual(before + 3_600_000 - 1_000);
     expect(previous.expires_at.getTime()).toBeLessThanOrEqual(Date.now() + 3_600_000);
@@ -53,9 +39,9 @@ describe('when an admin rotates a key', () => {
 
   it('then a grace period of zero revokes the old key at once', async () => {
     const { orgId, client } = await adminOfNewOrg('Rotation now test');
-    const old = await createApiKey(db, { organizationId: orgId, name: 'compromised' });
+    const old = await createApiKey(env.db, { organizationId: orgId, name: 'compromised' });
     await client.post(`/orgs/${orgId}/keys/${old.record.id}/rotate`, { _csrf: await client.csrf(`/orgs/${orgId}/keys`), graceSeconds: '0' });
-    expect((await db('api_keys').where({ id: old.record.id }).first()).revoked_at).not.toBeNull();
+    expect((await env.db('api_keys').where({ id: old.record.id }).first()).revoked_at).not.toBeNull();
   });
 });
 
@@ -65,9 +51,9 @@ describe('when an admin creates a key with an expiry date', () => {
     const token = await client.csrf(`/orgs/${orgId}/keys`);
     const ok = await client.post(`/orgs/${orgId}/keys`, { _csrf: token, name: 'temporary', expiresOn: '2099-03-31' });
     expect(ok.status).toBe(201);
-    expect((await db('api_keys').where({ organization_id: orgId, name: 'temporary' }).first()).expires_at.toISOString()).toBe('2099-03-31T23:59:59.999Z');
+    expect((await env.db('api_keys').where({ organization_id: orgId, name: 'temporary' }).first()).expires_at.toISOString()).toBe('2099-03-31T23:59:59.999Z');
     const past = await client.post(`/orgs/${orgId}/keys`, { _csrf: token, name: 'already expired', expiresOn: '2001-01-01' });
     expect(past.status).toBe(422);
-    expect(await db('api_keys').where({ organization_id: orgId, name: 'already expired' }).first()).toBeUndefined();
+    expect(await env.db('api_keys').where({ organization_id: orgId, name: 'already expired' }).first()).toBeUndefined();
   });
 });

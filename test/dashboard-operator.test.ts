@@ -1,39 +1,25 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createOrganization, ensureDefaultPlans } from '../core/billing/index.js';
-import type { Db } from '../core/db/index.js';
-import type { RunningServer } from './api-fixtures.js';
-import { createOperator, httpSession, startTestDashboard } from './dashboard-fixtures.js';
-import { testDb } from './support/database.js';
+import { describe, expect, it } from 'vitest';
+import { createOrganization } from '../core/billing/index.js';
+import { createOperator, dashboardForFile, httpSession } from './dashboard-fixtures.js';
 
 // The operator's organization forms over plain HTTP: a refused form changes nothing and says
 // which field is wrong.
 
-let db: Db;
-let dashboard: RunningServer;
-
-beforeAll(async () => {
-  db = testDb();
-  await ensureDefaultPlans(db);
-  dashboard = await startTestDashboard(db);
-});
-afterAll(async () => {
-  await dashboard?.close();
-  await db?.destroy();
-});
+const env = dashboardForFile();
 
 async function signedInOperator() {
-  const operator = await createOperator(db);
-  const client = httpSession(dashboard.url);
+  const operator = await createOperator(env.db);
+  const client = httpSession(env.dashboard.url);
   await client.signIn(operator.email, operator.password);
   return client;
 }
 
-const organizationRow = (id: string) => db('organizations').where({ id }).first<{ credits_per_period: number | null; rate_per_second: number | null }>('credits_per_period', 'rate_per_second');
-const auditRows = async (id: string) => Number((await db('audit_log').where({ organization_id: id }).count<{ n: string }[]>({ n: '*' }))[0]!.n);
+const organizationRow = (id: string) => env.db('organizations').where({ id }).first<{ credits_per_period: number | null; rate_per_second: number | null }>('credits_per_period', 'rate_per_second');
+const auditRows = async (id: string) => Number((await env.db('audit_log').where({ organization_id: id }).count<{ n: string }[]>({ n: '*' }))[0]!.n);
 
 describe('operator organization forms', () => {
   it('when the period form has valid credits but a negative cap, then it answers 422 and saves neither', async () => {
-    const org = await createOrganization(db, { name: 'Operator period form test', planId: 'standard' });
+    const org = await createOrganization(env.db, { name: 'Operator period form test', planId: 'standard' });
     const client = await signedInOperator();
     const page = `/operator/organizations/${org.id}`;
     const audits = await auditRows(org.id);
@@ -47,11 +33,11 @@ describe('operator organization forms', () => {
     const saved = await client.post(`${page}/period`, { _csrf: await client.csrf(page), creditsPerPeriod: '500', callsCap: '50' });
     expect(saved.status).toBe(200);
     expect((await organizationRow(org.id))!.credits_per_period).toBe(500);
-    expect((await db('allowances').where({ organization_id: org.id }).first<{ calls_cap: number }>('calls_cap'))!.calls_cap).toBe(50);
+    expect((await env.db('allowances').where({ organization_id: org.id }).first<{ calls_cap: number }>('calls_cap'))!.calls_cap).toBe(50);
   });
 
   it('when the limits form has a zero rate, then the message names the field and nothing changes', async () => {
-    const org = await createOrganization(db, { name: 'Operator limits form test', planId: 'standard' });
+    const org = await createOrganization(env.db, { name: 'Operator limits form test', planId: 'standard' });
     const client = await signedInOperator();
     const page = `/operator/organizations/${org.id}`;
     const refused = await client.post(`${page}/limits`, { _csrf: await client.csrf(page), perSecond: '0', burst: '', perMinute: '' });
