@@ -60,14 +60,7 @@ export async function buildAllowanceReport(db: Knex, organizationId: string, per
     db('usage_ledger as u')
       .leftJoin('api_keys as k', 'k.id', 'u.key_id')
       .where({ 'u.organization_id': organizationId, 'u.period': period, 'u.entry_type': 'usage' })
-      .select<AllowanceReport['byKey']>(
-        db.raw('u.key_id AS "keyId"'),
-        db.raw('k.name AS "keyName"'),
-        db.raw('k.prefix AS "keyPrefix"'),
-        db.raw('SUM(u.quantity)::bigint AS quantity'),
-        'u.unit',
-        db.raw('COUNT(*)::bigint AS calls'),
-      )
+      .select<AllowanceReport['byKey']>(db.raw('u.key_id AS "keyId"'), db.raw('k.name AS "keyName"'), db.raw('k.prefix AS "keyPrefix"'), ...lineColumns)
       .groupBy('u.key_id', 'k.name', 'k.prefix', 'u.unit')
       .orderBy(['u.key_id', 'u.unit']),
     usage.clone().select<(UsageLine & { day: string })[]>(db.raw(`to_char(occurred_at AT TIME ZONE 'UTC', 'YYYY-MM-DD') AS day`), ...lineColumns).groupByRaw('1, unit').orderByRaw('1, unit'),
