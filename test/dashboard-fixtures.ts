@@ -112,3 +112,23 @@ export function httpSession(baseUrl: string) {
   };
   return client;
 }
+
+/**
+ * Makes the database refuse every audit row of one organization (a trigger raising an error),
+ * as a failure between an action's writes would; the returned function removes the trigger.
+ * Other organizations' rows, and so the test files running alongside, are not affected.
+ */
+export async function refuseAuditRowsOf(db: Db, organizationId: string): Promise<() => Promise<void>> {
+  if (!/^\w+$/.test(organizationId)) throw new Error(`unexpected organization id ${organizationId}`);
+  const name = `test_refuse_audit_${randomUUID().replaceAll('-', '')}`;
+  await db.raw(`CREATE FUNCTION ${name}() RETURNS trigger LANGUAGE plpgsql AS $$
+    BEGIN
+      IF NEW.organization_id = '${organizationId}' THEN RAISE EXCEPTION 'audit row refused by the test'; END IF;
+      RETURN NEW;
+    END $$`);
+  await db.raw(`CREATE TRIGGER ${name} BEFORE INSERT ON audit_log FOR EACH ROW EXECUTE FUNCTION ${name}()`);
+  return async () => {
+    await db.raw(`DROP TRIGGER ${name} ON audit_log`);
+    await db.raw(`DROP FUNCTION ${name}()`);
+  };
+}

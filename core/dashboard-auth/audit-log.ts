@@ -18,6 +18,19 @@ export async function recordAudit(db: Db, entry: AuditEntry): Promise<void> {
   });
 }
 
+/**
+ * Makes a change and writes its audit row in one transaction: a change is never saved without
+ * its row, and no row names a change that was rolled back. `change` must do all its writes
+ * through the transaction it is given.
+ */
+export function withAudit<T>(db: Db, change: (trx: Db) => Promise<T>, entryFor: (result: T) => AuditEntry): Promise<T> {
+  return db.transaction(async (trx) => {
+    const result = await change(trx);
+    await recordAudit(trx, entryFor(result));
+    return result;
+  });
+}
+
 export interface AuditRow {
   at: Date;
   actor: string;

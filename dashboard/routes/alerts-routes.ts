@@ -1,6 +1,6 @@
 import type { Router } from '@koa/router';
 import { addThreshold, alertSettings, listDeliveries, listThresholds, removeThreshold, rotateWebhookSecret, setWebhookUrl, thresholdKinds, type ThresholdKind } from '../../core/alerts/index.js';
-import { can, recordAudit } from '../../core/dashboard-auth/index.js';
+import { can, withAudit } from '../../core/dashboard-auth/index.js';
 import type { Db } from '../../core/db/index.js';
 import { AppError } from '../../core/errors/index.js';
 import { orgAccess } from '../org-access.js';
@@ -81,19 +81,25 @@ export function registerAlertsRoutes(router: Router<DashboardState>, deps: Alert
   router.post('/orgs/:orgId/alerts/webhook', async (ctx) => {
     const view = await orgAccess(ctx, db, ctx.params.orgId!, 'manage_alerts');
     try {
-      await setWebhookUrl(db, view.org.id, ctx.state.form.webhookUrl ?? null);
+      await withAudit(
+        db,
+        (trx) => setWebhookUrl(trx, view.org.id, ctx.state.form.webhookUrl ?? null),
+        () => ({ organizationId: view.org.id, actor: ctx.state.session!.user.id, action: 'alerts.webhook_set' }),
+      );
     } catch (err) {
       if (err instanceof AppError && err.code === 'invalid_params') return ctx.redirect(afterChange(view.org.id, err.message));
       throw err;
     }
-    await recordAudit(db, { organizationId: view.org.id, actor: ctx.state.session!.user.id, action: 'alerts.webhook_set' });
     ctx.redirect(afterChange(view.org.id));
   });
 
   router.post('/orgs/:orgId/alerts/secret', async (ctx) => {
     const view = await orgAccess(ctx, db, ctx.params.orgId!, 'manage_alerts');
-    await rotateWebhookSecret(db, view.org.id);
-    await recordAudit(db, { organizationId: view.org.id, actor: ctx.state.session!.user.id, action: 'alerts.secret_rotated' });
+    await withAudit(
+      db,
+      (trx) => rotateWebhookSecret(trx, view.org.id),
+      () => ({ organizationId: view.org.id, actor: ctx.state.session!.user.id, action: 'alerts.secret_rotated' }),
+    );
     ctx.redirect(afterChange(view.org.id));
   });
 
@@ -101,18 +107,27 @@ export function registerAlertsRoutes(router: Router<DashboardState>, deps: Alert
     const view = await orgAccess(ctx, db, ctx.params.orgId!, 'manage_alerts');
     const kind = ctx.state.form.kind as ThresholdKind;
     try {
-      await addThreshold(db, view.org.id, { kind, value: ctx.state.form.value as unknown as number });
+      await withAudit(
+        db,
+        (trx) => addThreshold(trx, view.org.id, { kind, value: ctx.state.form.value as unknown as number }),
+        () => ({ organizationId: view.org.id, actor: ctx.state.session!.user.id, action: 'alerts.threshold_added', details: { kind, value: ctx.state.form.value } }),
+      );
     } catch (err) {
       if (err instanceof AppError && err.code === 'invalid_params') return ctx.redirect(afterChange(view.org.id, err.message));
       throw err;
     }
-    await recordAudit(db, { organizationId: view.org.id, actor: ctx.state.session!.user.id, action: 'alerts.threshold_added', details: { kind, value: ctx.state.form.value } });
     ctx.redirect(afterChange(view.org.id));
   });
 
   router.post('/orgs/:orgId/alerts/thresholds/:id/delete', async (ctx) => {
     const view = await orgAccess(ctx, db, ctx.params.orgId!, 'manage_alerts');
-    if (!(await removeThreshold(db, view.org.id, ctx.params.id!))) throw new AppError('not_found', 'No such threshold.');
+    await withAudit(
+      db,
+      async (trx) => {
+        if (!(await removeThreshold(trx, view.org.id, ctx.params.id!))) throw new AppError('not_found', 'No such threshold.');
+      },
+      () => ({ organizationId: view.org.id, actor: ctx.state.session!.user.id, action: 'alerts.threshold_removed', details: { thresholdId: ctx.params.id } }),
+    );
     ctx.redirect(afterChange(view.org.id));
   });
 }

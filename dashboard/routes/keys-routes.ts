@@ -1,6 +1,6 @@
 import type { Router } from '@koa/router';
 import { apiKeyState, createApiKey, getApiKey, listApiKeys, revokeApiKey, type ApiKeyRecord } from '../../core/auth/index.js';
-import { recordAudit } from '../../core/dashboard-auth/index.js';
+import { withAudit } from '../../core/dashboard-auth/index.js';
 import type { Db } from '../../core/db/index.js';
 import { AppError } from '../../core/errors/index.js';
 import { rotateApiKey, rotationGraceSeconds } from '../../core/key-rotation/index.js';
@@ -107,8 +107,11 @@ export function registerKeysRoutes(router: Router<DashboardState>, deps: KeysRou
     // A date means "valid through that day": it expires at the end of it, UTC.
     const expiresAt = /^\d{4}-\d{2}-\d{2}$/.test(expiresOn) ? new Date(`${expiresOn}T23:59:59.999Z`) : null;
     try {
-      const created = await createApiKey(db, { organizationId: view.org.id, name, expiresAt, createdBy: ctx.state.session!.user.id });
-      await recordAudit(db, { organizationId: view.org.id, actor: ctx.state.session!.user.id, action: 'key.created', details: { keyId: created.record.id, name: created.record.name } });
+      const created = await withAudit(
+        db,
+        (trx) => createApiKey(trx, { organizationId: view.org.id, name, expiresAt, createdBy: ctx.state.session!.user.id }),
+        (c) => ({ organizationId: view.org.id, actor: ctx.state.session!.user.id, action: 'key.created', details: { keyId: c.record.id, name: c.record.name } }),
+      );
       ctx.status = 201;
       await renderKeysPage(ctx, deps, view, { top: newKeyPanel(ctx.state, created.key, deps.apiBaseUrl) });
     } catch (err) {
@@ -121,8 +124,11 @@ export function registerKeysRoutes(router: Router<DashboardState>, deps: KeysRou
   router.post('/orgs/:orgId/keys/:keyId/revoke', async (ctx) => {
     const view = await orgAccess(ctx, db, ctx.params.orgId!, 'manage_keys');
     const key = await requireKey(view.org.id, ctx.params.keyId!);
-    await revokeApiKey(db, key.id, ctx.state.session!.user.id);
-    await recordAudit(db, { organizationId: view.org.id, actor: ctx.state.session!.user.id, action: 'key.revoked', details: { keyId: key.id } });
+    await withAudit(
+      db,
+      (trx) => revokeApiKey(trx, key.id, ctx.state.session!.user.id),
+      () => ({ organizationId: view.org.id, actor: ctx.state.session!.user.id, action: 'key.revoked', details: { keyId: key.id } }),
+    );
     ctx.redirect(`/orgs/${view.org.id}/keys?done=revoked&prefix=${encodeURIComponent(key.prefix)}`);
   });
 
@@ -131,8 +137,11 @@ export function registerKeysRoutes(router: Router<DashboardState>, deps: KeysRou
     const key = await requireKey(view.org.id, ctx.params.keyId!);
     const grace = Number(ctx.state.form.graceSeconds);
     const graceSeconds = (rotationGraceSeconds as readonly number[]).includes(grace) ? grace : 86_400;
-    const rotated = await rotateApiKey(db, { keyId: key.id, organizationId: view.org.id, graceSeconds, by: ctx.state.session!.user.id });
-    await recordAudit(db, { organizationId: view.org.id, actor: ctx.state.session!.user.id, action: 'key.rotated', details: { from: key.id, to: rotated.created.record.id, graceSeconds } });
+    const rotated = await withAudit(
+      db,
+      (trx) => rotateApiKey(trx, { keyId: key.id, organizationId: view.org.id, graceSeconds, by: ctx.state.session!.user.id }),
+      (r) => ({ organizationId: view.org.id, actor: ctx.state.session!.user.id, action: 'key.rotated', details: { from: key.id, to: r.created.record.id, graceSeconds } }),
+    );
     const { t, f } = ctx.state;
     const when = graceSeconds === 0 ? t('keys.rotatedNow') : t('keys.rotatedAt', { time: f.dateTime(rotated.previous.expiresAt!) });
     ctx.status = 201;

@@ -1,5 +1,5 @@
 import type { Router } from '@koa/router';
-import { createInvitation, membersOf, pendingInvitations, recordAudit, removeMembership, type CreatedInvitation } from '../../core/dashboard-auth/index.js';
+import { createInvitation, membersOf, pendingInvitations, removeMembership, withAudit, type CreatedInvitation } from '../../core/dashboard-auth/index.js';
 import type { Db } from '../../core/db/index.js';
 import { AppError } from '../../core/errors/index.js';
 import { orgAccess, type OrgView } from '../org-access.js';
@@ -81,8 +81,11 @@ export function registerMembersRoutes(router: Router<DashboardState>, deps: Memb
     const view = await orgAccess(ctx, db, ctx.params.orgId!, 'manage_members');
     const user = ctx.state.session!.user;
     try {
-      const invitation = await createInvitation(db, { organizationId: view.org.id, email: ctx.state.form.email ?? '', role: (ctx.state.form.role ?? 'finance') as 'admin' | 'finance', invitedBy: user.id });
-      await recordAudit(db, { organizationId: view.org.id, actor: user.id, action: 'member.invited', details: { email: invitation.email, role: invitation.role } });
+      const invitation = await withAudit(
+        db,
+        (trx) => createInvitation(trx, { organizationId: view.org.id, email: ctx.state.form.email ?? '', role: (ctx.state.form.role ?? 'finance') as 'admin' | 'finance', invitedBy: user.id }),
+        (i) => ({ organizationId: view.org.id, actor: user.id, action: 'member.invited', details: { email: i.email, role: i.role } }),
+      );
       ctx.status = 201;
       await renderMembers(ctx, db, view, invitationPanel(ctx, invitation));
     } catch (err) {
@@ -94,9 +97,13 @@ export function registerMembersRoutes(router: Router<DashboardState>, deps: Memb
 
   router.post('/orgs/:orgId/members/:userId/remove', async (ctx) => {
     const view = await orgAccess(ctx, db, ctx.params.orgId!, 'manage_members');
-    const removed = await removeMembership(db, view.org.id, ctx.params.userId!);
-    if (!removed) throw new AppError('not_found', 'No such member.');
-    await recordAudit(db, { organizationId: view.org.id, actor: ctx.state.session!.user.id, action: 'member.removed', details: { userId: ctx.params.userId } });
+    await withAudit(
+      db,
+      async (trx) => {
+        if (!(await removeMembership(trx, view.org.id, ctx.params.userId!))) throw new AppError('not_found', 'No such member.');
+      },
+      () => ({ organizationId: view.org.id, actor: ctx.state.session!.user.id, action: 'member.removed', details: { userId: ctx.params.userId } }),
+    );
     ctx.redirect(`/orgs/${view.org.id}/members?done=removed`);
   });
 }

@@ -3,7 +3,7 @@ import {
   changeCredits, clearProductOverride, createOrganization, ensureDefaultPlans, getOrganization, getPlan, listPlans, productCatalogue,
   setCallsCap, setOrganizationLimits, setOrganizationPlan, setProductOverride, type CreditChangeKind,
 } from '../../core/billing/index.js';
-import { createInvitation, recentAudit, recordAudit } from '../../core/dashboard-auth/index.js';
+import { createInvitation, recentAudit, withAudit } from '../../core/dashboard-auth/index.js';
 import type { Db } from '../../core/db/index.js';
 import { AppError } from '../../core/errors/index.js';
 import { organizationPeriodSettings, organizationsOverview, setCreditsPerPeriod } from '../../core/finance/index.js';
@@ -177,8 +177,11 @@ export function registerOperatorRoutes(router: Router<DashboardState>, deps: Ope
     const { name = '', planId = '' } = ctx.state.form;
     let created: string | undefined;
     await guarded(ctx, null, async () => {
-      const org = await createOrganization(db, { name, planId: planId || null, actor });
-      await recordAudit(db, { organizationId: org.id, actor, action: 'organization.created', details: { name: org.name, planId: org.planId } });
+      const org = await withAudit(
+        db,
+        (trx) => createOrganization(trx, { name, planId: planId || null, actor }),
+        (o) => ({ organizationId: o.id, actor, action: 'organization.created', details: { name: o.name, planId: o.planId } }),
+      );
       created = org.id;
     });
     if (created) ctx.redirect(`/operator/organizations/${created}?done=created`);
@@ -194,8 +197,7 @@ export function registerOperatorRoutes(router: Router<DashboardState>, deps: Ope
     const orgId = ctx.params.orgId!;
     await guarded(ctx, orgId, async () => {
       const planId = ctx.state.form.planId || null;
-      await setOrganizationPlan(db, orgId, planId, actor);
-      await recordAudit(db, { organizationId: orgId, actor, action: 'organization.plan_set', details: { planId } });
+      await withAudit(db, (trx) => setOrganizationPlan(trx, orgId, planId, actor), () => ({ organizationId: orgId, actor, action: 'organization.plan_set', details: { planId } }));
     });
   });
 
@@ -205,8 +207,11 @@ export function registerOperatorRoutes(router: Router<DashboardState>, deps: Ope
     await guarded(ctx, orgId, async () => {
       const kind = (['grant', 'top_up', 'adjustment'].includes(ctx.state.form.kind ?? '') ? ctx.state.form.kind : 'grant') as CreditChangeKind;
       const credits = optionalInt(ctx.state.form.credits, 'credits') ?? 0;
-      const snapshot = await changeCredits(db, { organizationId: orgId, kind, credits, actor, reason: ctx.state.form.reason ?? '' });
-      await recordAudit(db, { organizationId: orgId, actor, action: `credits.${kind}`, details: { credits, reason: ctx.state.form.reason } });
+      const snapshot = await withAudit(
+        db,
+        (trx) => changeCredits(trx, { organizationId: orgId, kind, credits, actor, reason: ctx.state.form.reason ?? '' }),
+        () => ({ organizationId: orgId, actor, action: `credits.${kind}`, details: { credits, reason: ctx.state.form.reason } }),
+      );
       return notice(ctx.state.t('operator.org.granted', { balance: ctx.state.f.number(snapshot.creditsBalance) }), 'good');
     });
   });
@@ -219,12 +224,15 @@ export function registerOperatorRoutes(router: Router<DashboardState>, deps: Ope
       const callsCap = optionalInt(ctx.state.form.callsCap, 'callsCap');
       // One form, one transaction: a cap refused after the credits were saved would leave half
       // the form applied behind a 422.
-      await db.transaction(async (trx) => {
-        await setCreditsPerPeriod(trx, orgId, creditsPerPeriod);
-        const current = (await getOrganization(trx, orgId)).allowance?.callsCap ?? null;
-        if (current !== callsCap) await setCallsCap(trx, { organizationId: orgId, callsCap, actor, reason: 'set in the operator dashboard' });
-        await recordAudit(trx, { organizationId: orgId, actor, action: 'organization.period_set', details: { creditsPerPeriod, callsCap } });
-      });
+      await withAudit(
+        db,
+        async (trx) => {
+          await setCreditsPerPeriod(trx, orgId, creditsPerPeriod);
+          const current = (await getOrganization(trx, orgId)).allowance?.callsCap ?? null;
+          if (current !== callsCap) await setCallsCap(trx, { organizationId: orgId, callsCap, actor, reason: 'set in the operator dashboard' });
+        },
+        () => ({ organizationId: orgId, actor, action: 'organization.period_set', details: { creditsPerPeriod, callsCap } }),
+      );
     });
   });
 
@@ -237,8 +245,7 @@ export function registerOperatorRoutes(router: Router<DashboardState>, deps: Ope
         burst: optionalInt(ctx.state.form.burst, 'burst'),
         perMinute: optionalInt(ctx.state.form.perMinute, 'perMinute'),
       };
-      await setOrganizationLimits(db, orgId, limits);
-      await recordAudit(db, { organizationId: orgId, actor, action: 'organization.limits_set', details: limits });
+      await withAudit(db, (trx) => setOrganizationLimits(trx, orgId, limits), () => ({ organizationId: orgId, actor, action: 'organization.limits_set', details: limits }));
     });
   });
 
@@ -247,16 +254,18 @@ export function registerOperatorRoutes(router: Router<DashboardState>, deps: Ope
     const orgId = ctx.params.orgId!;
     await guarded(ctx, orgId, async () => {
       const { product = '', enabled, quantity, unit, reset } = ctx.state.form;
-      if (reset) {
-        await clearProductOverride(db, orgId, product);
-      } else {
-        await setProductOverride(db, orgId, product, {
-          enabled: enabled === '1',
-          quantity: optionalInt(quantity, 'quantity'),
-          unit: unit === 'calls' || unit === 'credits' ? unit : null,
-        });
-      }
-      await recordAudit(db, { organizationId: orgId, actor, action: reset ? 'organization.product_reset' : 'organization.product_set', details: { product, enabled: enabled === '1', quantity, unit } });
+      await withAudit(
+        db,
+        async (trx) => {
+          if (reset) return clearProductOverride(trx, orgId, product);
+          await setProductOverride(trx, orgId, product, {
+            enabled: enabled === '1',
+            quantity: optionalInt(quantity, 'quantity'),
+            unit: unit === 'calls' || unit === 'credits' ? unit : null,
+          });
+        },
+        () => ({ organizationId: orgId, actor, action: reset ? 'organization.product_reset' : 'organization.product_set', details: { product, enabled: enabled === '1', quantity, unit } }),
+      );
     });
   });
 
@@ -264,8 +273,11 @@ export function registerOperatorRoutes(router: Router<DashboardState>, deps: Ope
     const actor = requireOperator(ctx);
     const orgId = ctx.params.orgId!;
     await guarded(ctx, orgId, async () => {
-      const invitation = await createInvitation(db, { organizationId: orgId, email: ctx.state.form.email ?? '', role: ctx.state.form.role === 'finance' ? 'finance' : 'admin', invitedBy: actor });
-      await recordAudit(db, { organizationId: orgId, actor, action: 'member.invited', details: { email: invitation.email, role: invitation.role } });
+      const invitation = await withAudit(
+        db,
+        (trx) => createInvitation(trx, { organizationId: orgId, email: ctx.state.form.email ?? '', role: ctx.state.form.role === 'finance' ? 'finance' : 'admin', invitedBy: actor }),
+        (i) => ({ organizationId: orgId, actor, action: 'member.invited', details: { email: i.email, role: i.role } }),
+      );
       ctx.status = 201;
       return invitationPanel(ctx, invitation);
     });

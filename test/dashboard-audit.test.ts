@@ -1,0 +1,104 @@
+import { describe, expect, it } from 'vitest';
+import { addThreshold } from '../core/alerts/index.js';
+import { createApiKey } from '../core/auth/index.js';
+import { createOrganization } from '../core/billing/index.js';
+import { createMember, createOperator, dashboardForFile, httpSession, refuseAuditRowsOf } from './dashboard-fixtures.js';
+
+// Every change made in the dashboard leaves its audit row, in the same transaction: when the row
+// cannot be written the change is not saved either (the page answers 500 and nothing moved).
+
+const env = dashboardForFile();
+
+async function adminOfNewOrg(name: string) {
+  const org = await createOrganization(env.db, { name, planId: 'standard' });
+  const admin = await createMember(env.db, org.id, 'admin');
+  const client = httpSession(env.dashboard.url);
+  await client.signIn(admin.email, admin.password);
+  return { orgId: org.id, adminId: admin.userId, client };
+}
+
+const auditOf = (orgId: string) =>
+  env.db('audit_log').where({ organization_id: orgId }).orderBy('id').select<{ actor: string; action: string; details: Record<string, unknown> | null }[]>('actor', 'action', 'details');
+const keysOf = (orgId: string) => env.db('api_keys').where({ organization_id: orgId }).orderBy('created_at').select<{ id: string; name: string; revoked_at: Date | null; expires_at: Date | null }[]>('id', 'name', 'revoked_at', 'expires_at');
+
+describe('when an admin creates, rotates and revokes keys', () => {
+  it('then each change leaves one audit row naming the admin and the key', async () => {
+    const { orgId, adminId, client } = await adminOfNewOrg('Audit keys test');
+    const page = `/orgs/${orgId}/keys`;
+    expect((await client.post(page, { _csrf: await client.csrf(page), name: 'ERP' })).status).toBe(201);
+    const [created] = await keysOf(orgId);
+    expect((await client.post(`${page}/${created!.id}/rotate`, { _csrf: await client.csrf(page), graceSeconds: '0' })).status).toBe(201);
+    const rotated = (await keysOf(orgId)).find((k) => k.id !== created!.id)!;
+    expect((await client.post(`${page}/${rotated.id}/revoke`, { _csrf: await client.csrf(page) })).status).toBe(302);
+
+    expect(await auditOf(orgId)).toEqual([
+      { actor: adminId, action: 'key.created', details: { keyId: created!.id, name: 'ERP' } },
+      { actor: adminId, action: 'key.rotated', details: { from: created!.id, to: rotated.id, graceSeconds: 0 } },
+      { actor: adminId, action: 'key.revoked', details: { keyId: rotated.id } },
+    ]);
+  });
+});
+
+describe('when the audit row cannot be written', () => {
+  it('then a key is neither created, rotated nor revoked', async () => {
+    const { orgId, client } = await adminOfNewOrg('Audit refused keys test');
+    const existing = await createApiKey(env.db, { organizationId: orgId, name: 'in use' });
+    const page = `/orgs/${orgId}/keys`;
+    const token = await client.csrf(page);
+    const restore = await refuseAuditRowsOf(env.db, orgId);
+    try {
+      expect((await client.post(page, { _csrf: token, name: 'never saved' })).status).toBe(500);
+      expect((await client.post(`${page}/${existing.record.id}/rotate`, { _csrf: token, graceSeconds: '0' })).status).toBe(500);
+      expect((await client.post(`${page}/${existing.record.id}/revoke`, { _csrf: token })).status).toBe(500);
+    } finally {
+      await restore();
+    }
+    expect(await keysOf(orgId)).toEqual([{ id: existing.record.id, name: 'in use', revoked_at: null, expires_at: null }]);
+    expect(await auditOf(orgId)).toEqual([]);
+  });
+
+  it('then an invitation is not created and a member is not removed', async () => {
+    const { orgId, client } = await adminOfNewOrg('Audit refused members test');
+    const finance = await createMember(env.db, orgId, 'finance');
+    const page = `/orgs/${orgId}/members`;
+    const token = await client.csrf(page);
+    const restore = await refuseAuditRowsOf(env.db, orgId);
+    try {
+      expect((await client.post(`${page}/invite`, { _csrf: token, email: 'new.colleague@example.test', role: 'finance' })).status).toBe(500);
+      expect((await client.post(`${page}/${finance.userId}/remove`, { _csrf: token })).status).toBe(500);
+    } finally {
+      await restore();
+    }
+    expect(await env.db('invitations').where({ organization_id: orgId }).first()).toBeUndefined();
+    expect(await env.db('memberships').where({ organization_id: orgId, user_id: finance.userId }).first()).toBeDefined();
+  });
+
+  it("then an operator's credit grant is not booked", async () => {
+    const org = await createOrganization(env.db, { name: 'Audit refused credits test', planId: 'standard' });
+    const operator = await createOperator(env.db);
+    const client = httpSession(env.dashboard.url);
+    await client.signIn(operator.email, operator.password);
+    const page = `/operator/organizations/${org.id}`;
+    const ledgerBefore = await env.db('usage_ledger').where({ organization_id: org.id }).count<{ n: string }[]>({ n: '*' });
+    const balanceBefore = await env.db('allowances').where({ organization_id: org.id }).first('credits_balance');
+    const token = await client.csrf(page);
+    const restore = await refuseAuditRowsOf(env.db, org.id);
+    try {
+      expect((await client.post(`${page}/credits`, { _csrf: token, kind: 'top_up', credits: '5000', reason: 'never booked' })).status).toBe(500);
+    } finally {
+      await restore();
+    }
+    expect(await env.db('usage_ledger').where({ organization_id: org.id }).count<{ n: string }[]>({ n: '*' })).toEqual(ledgerBefore);
+    expect(await env.db('allowances').where({ organization_id: org.id }).first('credits_balance')).toEqual(balanceBefore);
+  });
+});
+
+describe('when an admin removes an alert threshold', () => {
+  it('then the removal is audited like the addition', async () => {
+    const { orgId, adminId, client } = await adminOfNewOrg('Audit threshold test');
+    const threshold = await addThreshold(env.db, orgId, { kind: 'percent_used', value: 80 });
+    const page = `/orgs/${orgId}/alerts`;
+    expect((await client.post(`${page}/thresholds/${threshold.id}/delete`, { _csrf: await client.csrf(page) })).status).toBe(302);
+    expect(await auditOf(orgId)).toEqual([{ actor: adminId, action: 'alerts.threshold_removed', details: { thresholdId: threshold.id } }]);
+  });
+});
