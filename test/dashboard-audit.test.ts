@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { addThreshold } from '../core/alerts/index.js';
 import { createApiKey } from '../core/auth/index.js';
 import { createOrganization } from '../core/billing/index.js';
-import { createMember, createOperator, dashboardForFile, httpSession, refuseAuditRowsOf } from './dashboard-fixtures.js';
+import { createMember, createOperator, dashboardForFile, httpSession, refuseAuditRowsOf, uniqueEmail } from './dashboard-fixtures.js';
 
 // Every change made in the dashboard leaves its audit row, in the same transaction: when the row
 // cannot be written the change is not saved either (the page answers 500 and nothing moved).
@@ -35,6 +35,25 @@ describe('when an admin creates, rotates and revokes keys', () => {
       { actor: adminId, action: 'key.created', details: { keyId: created!.id, name: 'ERP' } },
       { actor: adminId, action: 'key.rotated', details: { from: created!.id, to: rotated.id, graceSeconds: 0 } },
       { actor: adminId, action: 'key.revoked', details: { keyId: rotated.id } },
+    ]);
+  });
+});
+
+describe('when an admin invites someone who accepts', () => {
+  it('then the invitation and the joining are both audited', async () => {
+    const { orgId, adminId, client } = await adminOfNewOrg('Audit invitation test');
+    const page = `/orgs/${orgId}/members`;
+    const email = uniqueEmail('joining');
+    const invited = await client.post(`${page}/invite`, { _csrf: await client.csrf(page), email, role: 'finance' });
+    expect(invited.status).toBe(201);
+    const link = /\/invitations\/[A-Za-z0-9_-]{43}/.exec(await invited.text())![0];
+    const newcomer = httpSession(env.dashboard.url);
+    const accepted = await newcomer.post(link, { _csrf: await newcomer.csrf(link), password: 'a long enough password', name: 'New Colleague' });
+    expect(accepted.status).toBe(302);
+    const joined = await env.db('users').where({ email }).first<{ id: string }>('id');
+    expect(await auditOf(orgId)).toEqual([
+      { actor: adminId, action: 'member.invited', details: { email, role: 'finance' } },
+      { actor: joined!.id, action: 'member.joined', details: { email, role: 'finance' } },
     ]);
   });
 });

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import type { Db } from '../db/index.js';
 import { AppError, parseInput } from '../errors/index.js';
 import { newId } from '../ids/index.js';
+import { recordAudit } from './audit-log.js';
 import { addMembership, memberRoles, type MemberRole } from './memberships.js';
 import { hashPassword, MIN_PASSWORD_LENGTH } from './password-hash.js';
 import { hashToken, newSecretToken } from './secret-token.js';
@@ -84,7 +85,7 @@ export type AcceptInvitationResult =
 /**
  * Accepting creates the person (or finds them by e-mail) and the membership, once: the
  * invitation row is locked and marked accepted in the same transaction, so a link works
- * exactly one time. A new person sets their password here; someone who already has one must
+ * exactly one time, with its audit row (`member.joined`). A new person sets their password here; someone who already has one must
  * be signed in as the invited address (`signedInUserId`), so a forwarded link cannot take
  * over an account.
  */
@@ -120,6 +121,7 @@ export async function acceptInvitation(
     }
     await trx('invitations').where({ token_hash: invitation.token_hash }).update({ accepted_at: now });
     await addMembership(trx, { userId, organizationId: invitation.organization_id, role: invitation.role });
+    await recordAudit(trx, { organizationId: invitation.organization_id, actor: userId, action: 'member.joined', details: { email: invitation.email, role: invitation.role } });
     return { ok: true, userId, organizationId: invitation.organization_id };
   });
 }
