@@ -5,7 +5,7 @@ import {
 } from '../../../core/billing/index.js';
 import type { RegisterCommands } from '../index.js';
 import type { CliContext } from '../../context.js';
-import { positiveInt, table, wholeNumber } from '../orgs/cli-format.js';
+import { positiveInt, printTable, table, wholeNumber } from '../orgs/cli-format.js';
 import { csvLine, renderReport, type ReportFormat } from './render-report.js';
 
 const period = (value: string): string => {
@@ -116,6 +116,7 @@ export const registerBillingCommands: RegisterCommands = (program, context) => {
     .option('--limit <n>', 'how many', positiveInt, 20)
     .action(async (opts: { limit: number }) => {
       const rows = await (await db())('usage_dead_letters').orderBy('id', 'desc').limit(opts.limit).select<{ created_at: Date; bus: string; reason: string; payload: string }[]>('created_at', 'bus', 'reason', 'payload');
-      for (const line of table(['AT', 'BUS', 'REASON', 'PAYLOAD'], rows.map((r) => [r.created_at.toISOString(), r.bus, r.reason, r.payload.slice(0, 80)]))) context().out(line);
+      const lines = rows.map((r) => [r.created_at.toISOString(), r.bus, r.reason, r.payload.slice(0, 80)]);
+      printTable(context().out, ['AT', 'BUS', 'REASON', 'PAYLOAD'], lines, 'no dead letters: no usage message has been set aside as unbillable');
     });
 };

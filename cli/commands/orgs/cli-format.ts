@@ -7,6 +7,19 @@ export function table(header: string[], rows: string[][]): string[] {
   return [line(header), ...rows.map(line)];
 }
 
+/**
+ * A list command's output: the table on stdout, or, when there is nothing to list, no table and
+ * `empty` (what that means, and what to do next) on stderr, so a script reading stdout sees an
+ * empty list rather than a lone header row.
+ */
+export function printTable(out: (line: string) => void, header: string[], rows: string[][], empty: string): void {
+  if (rows.length === 0) {
+    process.stderr.write(`${empty}\n`);
+    return;
+  }
+  for (const line of table(header, rows)) out(line);
+}
+
 export const date = (value: Date | null | undefined): string => (value ? value.toISOString() : '-');
 
 export function positiveInt(value: string): number {

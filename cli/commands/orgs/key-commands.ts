@@ -2,7 +2,7 @@ import type { Command } from 'commander';
 import { apiKeyState, createApiKey, listApiKeys, revokeApiKey } from '../../../core/auth/index.js';
 import { findOrganizationId } from '../../../core/billing/index.js';
 import type { CliContext } from '../../context.js';
-import { date, isoDate, table } from './cli-format.js';
+import { date, isoDate, printTable } from './cli-format.js';
 
 export function registerKeyCommands(program: Command, context: () => CliContext): void {
   const key = program.command('key').description('API keys: create (shown once), list, revoke.');
@@ -38,9 +38,10 @@ export function registerKeyCommands(program: Command, context: () => CliContext)
     .requiredOption('--org <org>', 'organization id or exact name')
     .action(async (opts: { org: string }) => {
       const d = await db();
-      const keys = await listApiKeys(d, await findOrganizationId(d, opts.org));
+      const organizationId = await findOrganizationId(d, opts.org);
+      const keys = await listApiKeys(d, organizationId);
       const rows = keys.map((k) => [k.id, `${k.prefix}…`, k.name, k.kind, k.mode, apiKeyState(k), date(k.createdAt), date(k.expiresAt), date(k.lastUsedAt)]);
-      for (const line of table(['ID', 'PREFIX', 'NAME', 'KIND', 'MODE', 'STATE', 'CREATED', 'EXPIRES', 'LAST USED'], rows)) context().out(line);
+      printTable(context().out, ['ID', 'PREFIX', 'NAME', 'KIND', 'MODE', 'STATE', 'CREATED', 'EXPIRES', 'LAST USED'], rows, `${organizationId} has no keys: create one with \`cli key create --org ${organizationId} --name NAME\``);
     });
 
   key

@@ -5,7 +5,7 @@ import {
   setOrganizationLimits, setOrganizationPlan, setProductOverride,
 } from '../../../core/billing/index.js';
 import type { CliContext } from '../../context.js';
-import { date, table, unit, wholeNumber } from './cli-format.js';
+import { date, printTable, table, unit, wholeNumber } from './cli-format.js';
 
 export function registerOrgCommands(program: Command, context: () => CliContext): void {
   const org = program.command('org').description('Organizations: provisioning, plans, limits and per-product overrides.');
@@ -28,9 +28,8 @@ export function registerOrgCommands(program: Command, context: () => CliContext)
     .description('List organizations.')
     .action(async () => {
       const rows = await listOrganizations(await db());
-      for (const line of table(['ID', 'NAME', 'PLAN', 'STATUS', 'CREATED'], rows.map((o) => [o.id, o.name, o.planId ?? '-', o.status, date(o.createdAt)]))) {
-        context().out(line);
-      }
+      const lines = rows.map((o) => [o.id, o.name, o.planId ?? '-', o.status, date(o.createdAt)]);
+      printTable(context().out, ['ID', 'NAME', 'PLAN', 'STATUS', 'CREATED'], lines, 'no organizations yet: create one with `cli org create --name NAME`');
     });
 
   org

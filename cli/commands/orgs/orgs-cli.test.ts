@@ -28,6 +28,11 @@ describe('operator CLI: organizations and keys', () => {
     const orgId = created.stdout.trim();
     expect(orgId).toMatch(/^org_[0-9A-Za-z]+$/);
 
+    // No keys yet: nothing on stdout (no lone header row), and a hint on stderr.
+    const none = await cli('key', 'list', '--org', orgId);
+    expect(none).toMatchObject({ code: 0, stdout: '' });
+    expect(none.stderr).toContain(`${orgId} has no keys: create one with \`cli key create --org ${orgId} --name NAME\``);
+
     const key = await cli('key', 'create', '--org', orgId, '--name', 'smoke');
     expect(key.code).toBe(0);
     const secret = key.stdout.trim();
