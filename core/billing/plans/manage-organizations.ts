@@ -247,13 +247,19 @@ async function openAllowance(db: Db, organizationId: string, plan: PlanRow | und
 // Included credits come once a month: an organization unprovisioned and provisioned again
 // within a month (`org set-plan ORG none`, then a plan) gets no second month's worth. The
 // grant's event id names the organization and month, like the rollover's, so the ledger itself
-// says whether this month has had them.
+// says whether this month has had them. Grants written before the ids named the month (up to
+// November 2026) had random ids and are recognised by the reason they were written with, which
+// is unchanged.
 async function grantPlan(db: Db, organizationId: string, plan: PlanRow, actor: string): Promise<void> {
   const period = periodOf(new Date());
   const eventId = `grt_included_${organizationId}_${period}`;
   if (plan.credits_per_period > 0) {
     const granted = await db('usage_ledger')
-      .whereIn('event_id', [eventId, `rollover_${organizationId}_${period}`])
+      .where((month) => {
+        void month
+          .whereIn('event_id', [eventId, `rollover_${organizationId}_${period}`])
+          .orWhere((legacy) => void legacy.where({ organization_id: organizationId, entry_type: 'grant', period }).andWhereLike('reason', `plan %: included credits for ${period}`));
+      })
       .andWhere('credits_delta', '>', 0)
       .first('id');
     if (!granted) await changeCredits(db, { organizationId, kind: 'grant', credits: plan.credits_per_period, actor, reason: `plan ${plan.id}: included credits for ${period}`, eventId });

@@ -40,6 +40,18 @@ describe('included credits on provisioning', () => {
     expect((await reconcileLedger(db, { organizationIds: [org.id] })).differences).toEqual([]);
   });
 
+  it('when its included grant was written before grant ids named the month, then re-provisioning does not grant again', async () => {
+    const org = await createOrganization(db, { name: name(), planId: 'standard' });
+    // As provisioning wrote it until November 2026: a random event id, the same reason.
+    await db('usage_ledger').where({ event_id: `grt_included_${org.id}_${periodOf(new Date())}` }).update({ event_id: `grt_${randomUUID()}` });
+
+    await setOrganizationPlan(db, org.id, null, 'test');
+    await setOrganizationPlan(db, org.id, 'standard', 'test');
+
+    expect((await balance(org.id)).credits_balance).toBe(included);
+    expect((await grants(org.id)).filter((g) => g.credits_delta > 0)).toHaveLength(1);
+  });
+
   it('when an organization created without a plan gets one, then it gets this month’s credits', async () => {
     const org = await createOrganization(db, { name: name(), planId: null });
     expect((await balance(org.id)).credits_balance).toBe(0);
