@@ -14,7 +14,7 @@ const database = await openDatabase(config, logger, 'api');
 // Kafka when KAFKA_BROKERS is set, else the Postgres bus.
 const api = await composeApi({ config, logger, database, createUsageSink: configuredUsageSink });
 
-const http = await serveHttp(api.app.callback(), config.API_PORT, config.HOST);
+const http = await serveHttp(api.app.callback(), config.API_PORT, config.HOST, { jsonErrors: true });
 logger.info('API listening', { host: config.HOST, port: http.port });
 
 // Stop accepting, let in-flight requests finish (their usage events included), then close.

@@ -15,7 +15,7 @@ const database = await openDatabase(config, logger, 'mcp');
 const usage = configuredUsageSink({ config, database, logger });
 const mcp = composeMcp({ config, logger, database, usage });
 
-const http = await serveHttp(mcp.app.callback(), config.MCP_PORT, config.HOST);
+const http = await serveHttp(mcp.app.callback(), config.MCP_PORT, config.HOST, { jsonErrors: true });
 logger.info('tool server listening', { url: `${config.PUBLIC_MCP_URL ?? `http://${config.HOST}:${http.port}`}/mcp` });
 
 // Stop accepting, let in-flight tool calls finish (their usage events included), then close.

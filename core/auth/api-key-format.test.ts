@@ -57,4 +57,24 @@ describe('Authorization header', () => {
     expect(bearerToken('bearer abc')).toBe('abc');
     expect(bearerToken('BEARER  abc ')).toBe('abc');
   });
+
+  const message = (header: string | undefined) => {
+    try {
+      bearerToken(header);
+      return 'ok';
+    } catch (err) {
+      return (err as AppError).message;
+    }
+  };
+
+  it('when a header is sent but holds no usable key, then the message says what is wrong with it', () => {
+    expect(message(undefined)).toBe('No API key: send Authorization: Bearer <API_KEY>.');
+    expect(message('')).toBe('No API key: send Authorization: Bearer <API_KEY>.');
+    for (const header of ['Basic dXNlcjpwYXNz', 'sk_live_abc', 'Token sk_live_abc', 'Bearersk_live_abc']) {
+      expect(message(header)).toBe('The Authorization header is not a bearer key: send Authorization: Bearer <API_KEY>.');
+    }
+    for (const header of ['Bearer', 'Bearer ', 'Bearer sk_live_a sk_live_b', 'Bearer sk_live_\u00a0x']) {
+      expect(message(header)).toBe('The Authorization header holds no API key: send Authorization: Bearer <API_KEY>, one key with no spaces in it.');
+    }
+  });
 });

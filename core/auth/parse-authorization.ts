@@ -1,11 +1,19 @@
 import { AppError } from '../errors/index.js';
 
 // RFC 9110: the scheme is case-insensitive and separated by one or more spaces. Anything else
-// (Basic, a bare token, an empty Bearer) is "no API key" rather than "a wrong key".
+// (Basic, a bare token, an empty Bearer) is "no API key" rather than "a wrong key"; the message
+// says which of those it was, so a caller with a mangled header does not look for a bad key.
 const BEARER = /^bearer +(\S+) *$/i;
+const BEARER_SCHEME = /^bearer(?: |$)/i;
 
 export function bearerToken(authorization: string | undefined): string {
-  const match = authorization === undefined ? null : BEARER.exec(authorization);
-  if (!match?.[1]) throw new AppError('missing_api_key');
-  return match[1];
+  if (authorization === undefined || authorization.trim() === '') throw new AppError('missing_api_key');
+  const match = BEARER.exec(authorization);
+  if (match?.[1]) return match[1];
+  throw new AppError(
+    'missing_api_key',
+    BEARER_SCHEME.test(authorization)
+      ? 'The Authorization header holds no API key: send Authorization: Bearer <API_KEY>, one key with no spaces in it.'
+      : 'The Authorization header is not a bearer key: send Authorization: Bearer <API_KEY>.',
+  );
 }

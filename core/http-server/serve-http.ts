@@ -1,5 +1,6 @@
 import http from 'node:http';
 import type { Logger } from '../logging/index.js';
+import { answerMalformedRequests } from './answer-malformed-requests.js';
 
 type RequestListener = (req: http.IncomingMessage, res: http.ServerResponse) => void;
 
@@ -13,10 +14,12 @@ export interface HttpService {
 
 // Node's http server, not Koa: each process hands in its app's callback. Keep-alive is longer
 // than common load balancers' idle timeouts, so they close idle connections first and never
-// send a request on a socket we are closing.
-export function serveHttp(listener: RequestListener, port: number, host: string): Promise<HttpService> {
+// send a request on a socket we are closing. `jsonErrors`: requests Node's parser refuses are
+// answered in the `{ error }` envelope (the API and the tool server), not with Node's bare 400.
+export function serveHttp(listener: RequestListener, port: number, host: string, options: { jsonErrors?: boolean } = {}): Promise<HttpService> {
   const server = http.createServer(listener);
   server.keepAliveTimeout = 65_000;
+  if (options.jsonErrors) answerMalformedRequests(server);
   return new Promise((resolve, reject) => {
     server.once('error', reject);
     server.listen(port, host, () => {

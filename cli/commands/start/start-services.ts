@@ -48,8 +48,8 @@ export async function startServices(config: Config, logger: Logger, database: Op
   };
   await api.ready();
 
-  const apiServer = await serveHttp(api.app.callback(), config.API_PORT, config.HOST);
-  const mcpServer = await serveHttp(mcp.app.callback(), config.MCP_PORT, config.HOST);
+  const apiServer = await serveHttp(api.app.callback(), config.API_PORT, config.HOST, { jsonErrors: true });
+  const mcpServer = await serveHttp(mcp.app.callback(), config.MCP_PORT, config.HOST, { jsonErrors: true });
   const dashboardServer = await serveHttp(dashboard.app.callback(), config.DASHBOARD_PORT, config.HOST);
 
   const demo: DemoFile = {

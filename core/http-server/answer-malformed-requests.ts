@@ -1,0 +1,47 @@
+import http from 'node:http';
+import type { Duplex } from 'node:stream';
+import { AppError, toErrorObject } from '../errors/index.js';
+import { newRequestId } from '../ids/index.js';
+
+// Requests Node's HTTP parser refuses never reach Koa, so neither the API's nor the tool
+// server's error mapper sees them: Node itself answers 400 or 431 with an empty body. For a
+// JSON service that is the one answer outside the `{ error }` envelope. This answers them as
+// the catalogue's invalid_params (422), with a request id, and closes the connection, as Node
+// does (after a parse error the rest of the stream cannot be trusted).
+
+/** Node's default limit on the request line and headers together (`--max-http-header-size`). */
+const maxHeaderKb = Math.round(http.maxHeaderSize / 1024);
+
+function messageFor(code: string | undefined): string {
+  if (code === 'HPE_HEADER_OVERFLOW') return `The request line and headers are too large: at most ${maxHeaderKb} KB.`;
+  if (code === 'HPE_INVALID_METHOD') return 'The request method is not valid HTTP.';
+  if (code === 'HPE_INVALID_URL') return 'The request target is not a valid URL path.';
+  return 'The request is not valid HTTP/1.1.';
+}
+
+/** The bytes written for one refused request (exported for the tests). */
+export function malformedRequestResponse(code: string | undefined): string {
+  const requestId = newRequestId();
+  const body = JSON.stringify({ error: toErrorObject(new AppError('invalid_params', messageFor(code)), requestId).error });
+  return [
+    'HTTP/1.1 422 Unprocessable Entity',
+    'Content-Type: application/json; charset=utf-8',
+    `Content-Length: ${Buffer.byteLength(body)}`,
+    `X-Request-Id: ${requestId}`,
+    'Connection: close',
+    '',
+    body,
+  ].join('\r\n');
+}
+
+export function answerMalformedRequests(server: http.Server): void {
+  server.on('clientError', (err: NodeJS.ErrnoException, socket: Duplex & { bytesWritten?: number }) => {
+    // Only a socket on which nothing was answered yet can take an answer; a timeout keeps Node's
+    // own 408 (the request was not malformed, just slow).
+    if (socket.writable && !socket.bytesWritten) {
+      if (err.code === 'ERR_HTTP_REQUEST_TIMEOUT') socket.write('HTTP/1.1 408 Request Timeout\r\nConnection: close\r\n\r\n');
+      else if (err.code?.startsWith('HPE_')) socket.write(malformedRequestResponse(err.code));
+    }
+    socket.destroy();
+  });
+}
