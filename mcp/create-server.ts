@@ -192,7 +192,26 @@ export function createServer(deps: McpDeps, parts: ServerParts, call: McpCall): 
     { capabilities: { tools: { listChanged: false } }, instructions: SERVER_INSTRUCTIONS, jsonSchemaValidator: parts.jsonSchemaValidator },
   );
   const handlers = createToolHandlers(deps, parts, call);
-  server.setRequestHandler(ListToolsRequestSchema, () => handlers.listTools());
-  server.setRequestHandler(CallToolRequestSchema, (request) => handlers.callTool(request));
+  server.setRequestHandler(methodOnly('tools/list'), (request) => {
+    paramsOf(ListToolsRequestSchema, request, call, deps.logger);
+    return handlers.listTools();
+  });
+  server.setRequestHandler(methodOnly('tools/call'), (request) => handlers.callTool(paramsOf(CallToolRequestSchema, request, call, deps.logger)));
   return server;
+}
+
+// The SDK parses a request with the schema its handler is registered under, and answers a
+// mismatch (tools/call without params, `arguments` that is not an object) as an internal error
+// (-32603, its text a zod dump, which withErrorData hides): the caller's mistake reported as
+// ours. So the handlers are registered under schemas that only name the method, and parse the
+// request themselves: a mismatch is -32602 with data.code invalid_params and one detail per
+// field. (For tools/call the SDK's Server checks the params itself first and answers -32602;
+// withErrorData turns its message into the same details.)
+const methodOnly = <M extends string>(method: M) => z.looseObject({ method: z.literal(method) });
+
+function paramsOf<S extends z.ZodType>(schema: S, request: { method: string }, call: McpCall, logger: Logger): z.output<S> {
+  const parsed = schema.safeParse(request);
+  if (parsed.success) return parsed.data;
+  const details = parsed.error.issues.map((issue) => ({ path: issue.path.length > 0 ? issue.path.join('.') : 'params', message: issue.message }));
+  throw protocolError(new AppError('invalid_params', `Invalid params for ${request.method}.`, { details }), call.nextRequestId(), logger);
 }

@@ -72,13 +72,38 @@ export function withErrorData(message: JSONRPCMessage, requestId: string): JSONR
   const data = message.error.data as { code?: unknown } | undefined;
   if (data !== null && typeof data === 'object' && typeof data.code === 'string') return message;
   const code = codeOfRpc(message.error.code);
+  const refused = code === 'invalid_params' ? sdkParamsRefusal(message.error.message) : undefined;
+  if (refused) return { ...message, error: { code: message.error.code, message: refused.message, data: { code, requestId, details: refused.details } } };
   const text = code === 'internal_error' ? errorCatalogue.internal_error.message : message.error.message;
   return { ...message, error: { code: message.error.code, message: text, data: { code, requestId } } };
 }
 
+// The SDK's Server checks a tools/call's params itself and refuses a mismatch with zod's issues
+// as JSON in the message ("MCP error -32602: Invalid tools/call request: [{...}]"). Read back,
+// they become our message and one detail per field, as every other invalid_params has. A
+// message of any other form is passed on unchanged.
+const SDK_PARAMS_REFUSAL = /^(?:MCP error -32602: )?Invalid (\S+) request: (\[[\s\S]*\])$/;
+
+function sdkParamsRefusal(text: string): { message: string; details: NonNullable<ErrorObject['details']> } | undefined {
+  const match = SDK_PARAMS_REFUSAL.exec(text);
+  if (!match) return undefined;
+  let issues: unknown;
+  try {
+    issues = JSON.parse(match[2]!);
+  } catch {
+    return undefined;
+  }
+  if (!Array.isArray(issues)) return undefined;
+  const details = issues.map((issue: { path?: unknown; message?: unknown }) => ({
+    path: Array.isArray(issue.path) && issue.path.length > 0 ? issue.path.join('.') : 'params',
+    message: typeof issue.message === 'string' ? issue.message : 'Invalid value.',
+  }));
+  return { message: `Invalid params for ${match[1]}.`, details };
+}
+
 /** The body of an HTTP-level JSON-RPC error (bad Accept, bad JSON, wrong method). */
-export function jsonRpcErrorBody(rpcCode: number, code: ErrorCode, message: string, requestId: string, id: string | number | null = null) {
-  return { jsonrpc: '2.0' as const, id, error: { code: rpcCode, message, data: { code, requestId } } };
+export function jsonRpcErrorBody(rpcCode: number, code: ErrorCode, message: string, requestId: string, id: string | number | null = null, details?: ErrorObject['details']) {
+  return { jsonrpc: '2.0' as const, id, error: { code: rpcCode, message, data: { code, requestId, ...(details && { details }) } } };
 }
 
 /** 401 / 503 before any JSON-RPC is read: the API's envelope, plus the bearer challenge on 401. */

@@ -3,9 +3,9 @@ import Koa from 'koa';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import type { TransportSendOptions } from '@modelcontextprotocol/sdk/shared/transport.js';
 import {
-  ErrorCode as RpcCode, isInitializeRequest, JSONRPCMessageSchema, SUPPORTED_PROTOCOL_VERSIONS, type JSONRPCMessage,
+  ErrorCode as RpcCode, InitializeRequestSchema, isInitializeRequest, JSONRPCMessageSchema, SUPPORTED_PROTOCOL_VERSIONS, type JSONRPCMessage,
 } from '@modelcontextprotocol/sdk/types.js';
-import { AppError, type ErrorCode } from '../core/errors/index.js';
+import { AppError, type ErrorCode, type ErrorDetail } from '../core/errors/index.js';
 import { newRequestId } from '../core/ids/index.js';
 import { jsonWithCachedParts } from './cached-json.js';
 import { createServer, createToolHandlers, prepareServerParts, type McpCall, type McpDeps } from './create-server.js';
@@ -105,9 +105,9 @@ export function createMcpApp(options: McpAppOptions): Koa {
     ctx.set('X-Request-Id', requestId);
     ctx.set(CORS_HEADERS);
 
-    const rpcError = (status: number, rpcCode: number, code: ErrorCode, message: string, id: string | number | null = null) => {
+    const rpcError = (status: number, rpcCode: number, code: ErrorCode, message: string, id: string | number | null = null, details?: ErrorDetail[]) => {
       ctx.status = status;
-      ctx.body = jsonRpcErrorBody(rpcCode, code, message, requestId, id);
+      ctx.body = jsonRpcErrorBody(rpcCode, code, message, requestId, id, details);
     };
     const envelope = (err: unknown) => {
       const response = httpErrorResponse(err, requestId, logger);
@@ -169,6 +169,14 @@ export function createMcpApp(options: McpAppOptions): Koa {
       const initializing = messages.some((m) => 'method' in m && m.method === 'initialize' && isInitializeRequest(m));
       if (initializing && messages.length > 1) {
         return rpcError(400, RpcCode.InvalidRequest, 'invalid_params', 'Invalid request: initialize must be sent alone.', echoId);
+      }
+      // An initialize the SDK's schema refuses would reach its handler and come back as an
+      // internal error: it is the caller's mistake, so it is refused here, field by field.
+      const [only] = messages;
+      if (!initializing && messages.length === 1 && only && 'method' in only && only.method === 'initialize' && 'id' in only) {
+        const issues = InitializeRequestSchema.safeParse(only).error?.issues ?? [];
+        const details = issues.map((issue) => ({ path: issue.path.join('.') || 'params', message: issue.message }));
+        return rpcError(200, RpcCode.InvalidParams, 'invalid_params', 'Invalid params for initialize.', only.id, details);
       }
       const protocolVersion = ctx.get('Mcp-Protocol-Version');
       if (!initializing && protocolVersion !== '' && !SUPPORTED_PROTOCOL_VERSIONS.includes(protocolVersion)) {

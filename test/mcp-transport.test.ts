@@ -150,6 +150,43 @@ describe('protocol-level errors', () => {
     expect(body.error.data.code).toBe('unknown_endpoint');
   });
 
+  it('when tools/call has no params, or arguments that are not an object, then invalid params (-32602) naming the field, not an internal error', async () => {
+    const cases: [unknown, string][] = [
+      [undefined, 'params'],
+      [{ name: 'service_get_company_profile', arguments: 'LMBDNC79E13H199R' }, 'params.arguments'],
+      [{ arguments: {} }, 'params.name'],
+    ];
+    for (const [params, path] of cases) {
+      const res = await rpc(mcp.mcpUrl, { jsonrpc: '2.0', id: 9, method: 'tools/call', ...(params !== undefined && { params }) }, auth(org.key));
+      expect(res.status).toBe(200);
+      const body = await json(res);
+      expect(body.id).toBe(9);
+      expect(body.error).toMatchObject({ code: -32602, message: 'Invalid params for tools/call.', data: { code: 'invalid_params', requestId: res.headers.get('x-request-id') } });
+      expect(body.error.data.details.map((d: { path: string }) => d.path)).toContain(path);
+    }
+  });
+
+  it('when tools/list or initialize has malformed params, then invalid params (-32602) naming the field', async () => {
+    const list = await json(await rpc(mcp.mcpUrl, { jsonrpc: '2.0', id: 3, method: 'tools/list', params: { cursor: 5 } }, auth(org.key)));
+    expect(list.error).toMatchObject({ code: -32602, message: 'Invalid params for tools/list.', data: { code: 'invalid_params', details: [{ path: 'params.cursor' }] } });
+    const init = await rpc(mcp.mcpUrl, { jsonrpc: '2.0', id: 4, method: 'initialize', params: { protocolVersion: '2025-06-18' } }, auth(org.key));
+    expect(init.status).toBe(200);
+    const body = await json(init);
+    expect(body).toMatchObject({ id: 4, error: { code: -32602, message: 'Invalid params for initialize.', data: { code: 'invalid_params', requestId: init.headers.get('x-request-id') } } });
+    expect(body.error.data.details.map((d: { path: string }) => d.path)).toEqual(expect.arrayContaining(['params.capabilities', 'params.clientInfo']));
+  });
+
+  it('when a batch holds a tools/call with bad params, then that call alone gets invalid params', async () => {
+    const res = await rpc(mcp.mcpUrl, [
+      { jsonrpc: '2.0', id: 1, method: 'tools/list' },
+      { jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'service_get_company_profile', arguments: 42 } },
+    ], auth(org.key));
+    const [list, call] = (await json(res)) as [{ id: number; result: { tools: unknown[] } }, { id: number; error: { code: number; data: { code: string } } }];
+    expect(list.id).toBe(1);
+    expect(list.result.tools.length).toBeGreaterThan(0);
+    expect(call).toMatchObject({ id: 2, error: { code: -32602, data: { code: 'invalid_params' } } });
+  });
+
   it('when a path other than /mcp is requested then 404 unknown_endpoint in the error envelope', async () => {
     const res = await fetch(`${mcp.url}/other`, { headers: auth(org.key) });
     expect(res.status).toBe(404);
