@@ -84,10 +84,10 @@ export type AcceptInvitationResult =
 
 /**
  * Accepting creates the person (or finds them by e-mail) and the membership, once: the
- * invitation row is locked and marked accepted in the same transaction, so a link works
- * exactly one time, with its audit row (`member.joined`). A new person sets their password here; someone who already has one must
- * be signed in as the invited address (`signedInUserId`), so a forwarded link cannot take
- * over an account.
+ * invitation row is locked and marked accepted in the same transaction (with the audit row,
+ * `member.joined`), so a link works exactly one time. A new person sets their password here;
+ * someone who already has one must be signed in as the invited address (`signedInUserId`), so
+ * a forwarded link cannot take over an account.
  */
 export async function acceptInvitation(
   db: Db,
