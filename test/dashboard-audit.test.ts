@@ -2,20 +2,13 @@ import { describe, expect, it } from 'vitest';
 import { addThreshold } from '../core/alerts/index.js';
 import { createApiKey } from '../core/auth/index.js';
 import { createOrganization } from '../core/billing/index.js';
-import { createMember, createOperator, dashboardForFile, httpSession, refuseAuditRowsOf, uniqueEmail } from './dashboard-fixtures.js';
+import { adminOfNewOrg, createMember, createOperator, dashboardForFile, httpSession, refuseAuditRowsOf, uniqueEmail } from './dashboard-fixtures.js';
 
 // Every change made in the dashboard leaves its audit row, in the same transaction: when the row
 // cannot be written the change is not saved either (the page answers 500 and nothing moved).
 
 const env = dashboardForFile();
 
-async function adminOfNewOrg(name: string) {
-  const org = await createOrganization(env.db, { name, planId: 'standard' });
-  const admin = await createMember(env.db, org.id, 'admin');
-  const client = httpSession(env.dashboard.url);
-  await client.signIn(admin.email, admin.password);
-  return { orgId: org.id, adminId: admin.userId, client };
-}
 
 const auditOf = (orgId: string) =>
   env.db('audit_log').where({ organization_id: orgId }).orderBy('id').select<{ actor: string; action: string; details: Record<string, unknown> | null }[]>('actor', 'action', 'details');
@@ -23,7 +16,7 @@ const keysOf = (orgId: string) => env.db('api_keys').where({ organization_id: or
 
 describe('when an admin creates, rotates and revokes keys', () => {
   it('then each change leaves one audit row naming the admin and the key', async () => {
-    const { orgId, adminId, client } = await adminOfNewOrg('Audit keys test');
+    const { orgId, adminId, client } = await adminOfNewOrg(env, 'Audit keys test');
     const page = `/orgs/${orgId}/keys`;
     expect((await client.post(page, { _csrf: await client.csrf(page), name: 'ERP' })).status).toBe(201);
     const [created] = await keysOf(orgId);
@@ -41,7 +34,7 @@ describe('when an admin creates, rotates and revokes keys', () => {
 
 describe('when an admin invites someone who accepts', () => {
   it('then the invitation and the joining are both audited', async () => {
-    const { orgId, adminId, client } = await adminOfNewOrg('Audit invitation test');
+    const { orgId, adminId, client } = await adminOfNewOrg(env, 'Audit invitation test');
     const page = `/orgs/${orgId}/members`;
     const email = uniqueEmail('joining');
     const invited = await client.post(`${page}/invite`, { _csrf: await client.csrf(page), email, role: 'finance' });
@@ -60,7 +53,7 @@ describe('when an admin invites someone who accepts', () => {
 
 describe('when the audit row cannot be written', () => {
   it('then a key is neither created, rotated nor revoked', async () => {
-    const { orgId, client } = await adminOfNewOrg('Audit refused keys test');
+    const { orgId, client } = await adminOfNewOrg(env, 'Audit refused keys test');
     const existing = await createApiKey(env.db, { organizationId: orgId, name: 'in use' });
     const page = `/orgs/${orgId}/keys`;
     const token = await client.csrf(page);
@@ -77,7 +70,7 @@ describe('when the audit row cannot be written', () => {
   });
 
   it('then an invitation is not created and a member is not removed', async () => {
-    const { orgId, client } = await adminOfNewOrg('Audit refused members test');
+    const { orgId, client } = await adminOfNewOrg(env, 'Audit refused members test');
     const finance = await createMember(env.db, orgId, 'finance');
     const page = `/orgs/${orgId}/members`;
     const token = await client.csrf(page);
@@ -114,7 +107,7 @@ describe('when the audit row cannot be written', () => {
 
 describe('when an admin removes an alert threshold', () => {
   it('then the removal is audited like the addition', async () => {
-    const { orgId, adminId, client } = await adminOfNewOrg('Audit threshold test');
+    const { orgId, adminId, client } = await adminOfNewOrg(env, 'Audit threshold test');
     const threshold = await addThreshold(env.db, orgId, { kind: 'percent_used', value: 80 });
     const page = `/orgs/${orgId}/alerts`;
     expect((await client.post(`${page}/thresholds/${threshold.id}/delete`, { _csrf: await client.csrf(page) })).status).toBe(302);

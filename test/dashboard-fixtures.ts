@@ -4,7 +4,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll } from 'vitest';
 import type { Db } from '../core/db/index.js';
-import { applyUsageBatch, ensureDefaultPlans } from '../core/billing/index.js';
+import { applyUsageBatch, createOrganization, ensureDefaultPlans } from '../core/billing/index.js';
 import { addMembership, hashPassword, upsertOperator, type MemberRole } from '../core/dashboard-auth/index.js';
 import { newId } from '../core/ids/index.js';
 import { createLogger } from '../core/logging/index.js';
@@ -46,6 +46,15 @@ export async function createOperator(db: Db): Promise<{ email: string; password:
   const password = `pw-${randomUUID()}`;
   await upsertOperator(db, { email, password });
   return { email, password };
+}
+
+/** A new organization on the standard plan, and a signed-in session of its admin. */
+export async function adminOfNewOrg(env: { db: Db; dashboard: RunningServer }, name: string) {
+  const org = await createOrganization(env.db, { name, planId: 'standard' });
+  const admin = await createMember(env.db, org.id, 'admin');
+  const client = httpSession(env.dashboard.url);
+  await client.signIn(admin.email, admin.password);
+  return { orgId: org.id, adminId: admin.userId, client };
 }
 
 export async function createMember(db: Db, organizationId: string, role: MemberRole): Promise<{ userId: string; email: string; password: string }> {

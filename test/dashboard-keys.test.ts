@@ -1,23 +1,15 @@
 import { describe, expect, it } from 'vitest';
 import { createApiKey, hashApiKey } from '../core/auth/index.js';
-import { createOrganization } from '../core/billing/index.js';
-import { createMember, dashboardForFile, httpSession } from './dashboard-fixtures.js';
+import { adminOfNewOrg, dashboardForFile } from './dashboard-fixtures.js';
 
 // The keys page over HTTP: rotation with a grace period, expiry dates, and the one-time display.
 
 const env = dashboardForFile();
 
-async function adminOfNewOrg(name: string) {
-  const org = await createOrganization(env.db, { name, planId: 'standard' });
-  const admin = await createMember(env.db, org.id, 'admin');
-  const client = httpSession(env.dashboard.url);
-  await client.signIn(admin.email, admin.password);
-  return { orgId: org.id, client };
-}
 
 describe('when an admin rotates a key', () => {
   it('then a new key is shown once and the old one expires after the chosen grace period', async () => {
-    const { orgId, client } = await adminOfNewOrg('Rotation test');
+    const { orgId, client } = await adminOfNewOrg(env, 'Rotation test');
     const old = await createApiKey(env.db, { organizationId: orgId, name: 'billing sync' });
     const token = await client.csrf(`/orgs/${orgId}/keys`);
     const before = Date.now();
@@ -38,7 +30,7 @@ describe('when an admin rotates a key', () => {
   });
 
   it('then a grace period of zero revokes the old key at once', async () => {
-    const { orgId, client } = await adminOfNewOrg('Rotation now test');
+    const { orgId, client } = await adminOfNewOrg(env, 'Rotation now test');
     const old = await createApiKey(env.db, { organizationId: orgId, name: 'compromised' });
     await client.post(`/orgs/${orgId}/keys/${old.record.id}/rotate`, { _csrf: await client.csrf(`/orgs/${orgId}/keys`), graceSeconds: '0' });
     expect((await env.db('api_keys').where({ id: old.record.id }).first()).revoked_at).not.toBeNull();
@@ -47,7 +39,7 @@ describe('when an admin rotates a key', () => {
 
 describe('when an admin creates a key with an expiry date', () => {
   it('then it expires at the end of that day (UTC), and a past date is refused', async () => {
-    const { orgId, client } = await adminOfNewOrg('Expiry test');
+    const { orgId, client } = await adminOfNewOrg(env, 'Expiry test');
     const token = await client.csrf(`/orgs/${orgId}/keys`);
     const ok = await client.post(`/orgs/${orgId}/keys`, { _csrf: token, name: 'temporary', expiresOn: '2099-03-31' });
     expect(ok.status).toBe(201);

@@ -39,14 +39,17 @@ describe('API key format', () => {
 });
 
 describe('Authorization header', () => {
-  const code = (header: string | undefined) => {
+  // The refusal of a header, as { code, message }; 'ok' when it was accepted.
+  const refusal = (header: string | undefined) => {
     try {
       bearerToken(header);
-      return 'ok';
+      return { code: 'ok', message: 'ok' };
     } catch (err) {
-      return (err as AppError).code;
+      return { code: (err as AppError).code as string, message: (err as AppError).message };
     }
   };
+  const code = (header: string | undefined) => refusal(header).code;
+  const message = (header: string | undefined) => refusal(header).message;
 
   it.each([undefined, '', 'Basic dXNlcjpwYXNz', 'sk_live_abc', 'Bearer', 'Bearer ', 'Token sk_live_abc'])(
     'when the header is %j then missing_api_key',
@@ -57,15 +60,6 @@ describe('Authorization header', () => {
     expect(bearerToken('bearer abc')).toBe('abc');
     expect(bearerToken('BEARER  abc ')).toBe('abc');
   });
-
-  const message = (header: string | undefined) => {
-    try {
-      bearerToken(header);
-      return 'ok';
-    } catch (err) {
-      return (err as AppError).message;
-    }
-  };
 
   it('when a header is sent but holds no usable key, then the message says what is wrong with it', () => {
     expect(message(undefined)).toBe('No API key: send Authorization: Bearer <API_KEY>.');
