@@ -11,6 +11,7 @@ import { loadSession, requireCsrf } from './middleware/session.js';
 import { registerAlertsRoutes } from './routes/alerts-routes.js';
 import { registerAssetRoutes } from './routes/asset-routes.js';
 import { registerAuthRoutes } from './routes/auth-routes.js';
+import { registerActivityRoutes } from './routes/activity-routes.js';
 import { registerFinanceRoutes } from './routes/finance-routes.js';
 import { registerKeysRoutes } from './routes/keys-routes.js';
 import { registerMembersRoutes } from './routes/members-routes.js';
@@ -51,6 +52,7 @@ export function createDashboardApp(deps: DashboardDeps): Koa<DashboardState> {
   registerKeysRoutes(router, { db: deps.db, apiBaseUrl: deps.apiBaseUrl });
   registerFinanceRoutes(router, { db: deps.db });
   registerMembersRoutes(router, { db: deps.db });
+  registerActivityRoutes(router, { db: deps.db });
   registerAlertsRoutes(router, { db: deps.db });
   registerOperatorRoutes(router, { db: deps.db });
 

@@ -10,6 +10,7 @@ import * as compactStoredMetrics from './20261122_008_compact_stored_metrics.js'
 import * as companyChildrenChecks from './20261122_009_company_children_checks.js';
 import * as usageBusBatches from './20261122_010_usage_bus_batches.js';
 import * as usageBusWakeups from './20261124_011_usage_bus_wakeups.js';
+import * as auditLogByOrganization from './20261125_012_audit_log_by_organization.js';
 
 export interface Migration {
   name: string;
@@ -27,4 +28,5 @@ export const migrations: Migration[] = [
   { name: '20261122_009_company_children_checks', ...companyChildrenChecks },
   { name: '20261122_010_usage_bus_batches', ...usageBusBatches },
   { name: '20261124_011_usage_bus_wakeups', ...usageBusWakeups },
+  { name: '20261125_012_audit_log_by_organization', ...auditLogByOrganization },
 ];

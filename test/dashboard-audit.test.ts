@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { addThreshold } from '../core/alerts/index.js';
 import { createApiKey } from '../core/auth/index.js';
 import { createOrganization } from '../core/billing/index.js';
+import { recordAudit } from '../core/dashboard-auth/index.js';
 import { adminOfNewOrg, createMember, createOperator, dashboardForFile, httpSession, refuseAuditRowsOf, uniqueEmail } from './dashboard-fixtures.js';
 
 // Every change made in the dashboard leaves its audit row, in the same transaction: when the row
@@ -112,5 +113,43 @@ describe('when an admin removes an alert threshold', () => {
     const page = `/orgs/${orgId}/alerts`;
     expect((await client.post(`${page}/thresholds/${threshold.id}/delete`, { _csrf: await client.csrf(page) })).status).toBe(302);
     expect(await auditOf(orgId)).toEqual([{ actor: adminId, action: 'alerts.threshold_removed', details: { thresholdId: threshold.id } }]);
+  });
+});
+
+describe('when an admin opens the activity page', () => {
+  it('then each change is described in words, newest first, 50 a page, in English or Italian', async () => {
+    const { orgId, client } = await adminOfNewOrg(env, 'Activity page test');
+    const page = `/orgs/${orgId}/keys`;
+    expect((await client.post(page, { _csrf: await client.csrf(page), name: 'ERP' })).status).toBe(201);
+    const [key] = await keysOf(orgId);
+    // An operator's grant, and enough older rows for a second page.
+    for (let i = 0; i < 50; i++) await recordAudit(env.db, { organizationId: orgId, actor: 'system', action: 'alerts.webhook_set' });
+    await recordAudit(env.db, { organizationId: orgId, actor: 'usr_operator_test', action: 'credits.top_up', details: { credits: 5000, reason: 'invoice 118' } });
+
+    const first = await client.get(`/orgs/${orgId}/activity`);
+    expect(first.status).toBe(200);
+    const html = await first.text();
+    expect(html).toContain('Page 1 of 2 · 52 rows');
+    // Newest first: the top-up, then the webhook changes; the key's creation is on page 2.
+    expect(html.indexOf('Topped up 5,000 credits: invoice 118')).toBeGreaterThan(-1);
+    expect(html.indexOf('Topped up 5,000 credits: invoice 118')).toBeLessThan(html.indexOf('Changed the webhook URL'));
+    expect(html).not.toContain('Created API key');
+    const second = await (await client.get(`/orgs/${orgId}/activity?page=2`)).text();
+    expect(second).toContain(`Created API key “ERP” (${key!.id})`);
+    expect(second).toContain('Page 2 of 2 · 52 rows');
+
+    client.jar.set('dash_lang', 'it');
+    const italian = await (await client.get(`/orgs/${orgId}/activity?page=2`)).text();
+    expect(italian).toContain(`Creata la chiave API «ERP» (${key!.id})`);
+    expect(italian).toContain('Attività');
+  });
+
+  it('then finance, who reads the money but changes nothing, is refused and has no link to it', async () => {
+    const org = await createOrganization(env.db, { name: 'Activity finance test', planId: 'standard' });
+    const finance = await createMember(env.db, org.id, 'finance');
+    const client = httpSession(env.dashboard.url);
+    await client.signIn(finance.email, finance.password);
+    expect((await client.get(`/orgs/${org.id}/activity`)).status).toBe(403);
+    expect(await (await client.get(`/orgs/${org.id}`)).text()).not.toContain(`/orgs/${org.id}/activity`);
   });
 });

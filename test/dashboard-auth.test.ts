@@ -159,7 +159,7 @@ describe('when roles are checked', () => {
     const client = httpSession(dashboard.url);
     await client.signIn(finance.email, finance.password);
     for (const path of ['', '/usage', '/report', '/ledger', '/alerts']) expect((await client.get(`/orgs/${org.id}${path}`)).status, path).toBe(200);
-    for (const path of ['/keys', '/members']) expect((await client.get(`/orgs/${org.id}${path}`)).status, path).toBe(403);
+    for (const path of ['/keys', '/members', '/activity']) expect((await client.get(`/orgs/${org.id}${path}`)).status, path).toBe(403);
     const token = await client.csrf(`/orgs/${org.id}/alerts`);
     expect((await client.post(`/orgs/${org.id}/alerts/thresholds`, { _csrf: token, kind: 'percent_used', value: '80' })).status).toBe(403);
     expect((await client.get('/operator')).status).toBe(404);

@@ -151,6 +151,11 @@ describe.skipIf(!haveBrowser)('the dashboard in a browser', () => {
     expect(status).toBe(401);
     expect(tookMs).toBeLessThan(1_000);
     expect(await admin.locator('#keys-list').textContent()).toContain('Revoked');
+
+    // Who did what: the activity page, reached from the side bar, newest first.
+    await admin.getByRole('link', { name: 'Activity' }).click();
+    const activity = (await admin.locator('#activity-table').textContent())!;
+    expect(activity).toMatch(/Revoked API key key_\w+[\s\S]*Created API key “ERP production” \(key_\w+\)/);
   });
 
   it('when finance opens the usage chart and downloads the CSV, then it is the same file as `cli report --format csv`', async () => {
@@ -218,7 +223,7 @@ describe.skipIf(!haveBrowser)('the dashboard in a browser', () => {
     await signIn(page, adminB.email, adminB.password);
     expect(new URL(page.url()).pathname).toBe(`/orgs/${other.id}`);
 
-    for (const path of ['', '/keys', '/usage', '/report', `/report.csv?period=${new Date().toISOString().slice(0, 7)}`, '/ledger', '/members', '/alerts']) {
+    for (const path of ['', '/keys', '/usage', '/report', `/report.csv?period=${new Date().toISOString().slice(0, 7)}`, '/ledger', '/members', '/alerts', '/activity']) {
       const res = await page.request.get(`${dashboard.url}/orgs/${orgId}${path}`, { maxRedirects: 0 });
       expect(res.status(), path).toBe(404);
       const body = await res.text();

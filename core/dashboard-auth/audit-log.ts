@@ -32,6 +32,7 @@ export function withAudit<T>(db: Db, change: (trx: Db) => Promise<T>, entryFor: 
 }
 
 export interface AuditRow {
+  id: number;
   at: Date;
   actor: string;
   actorEmail: string | null;
@@ -39,12 +40,33 @@ export interface AuditRow {
   details: Record<string, unknown> | null;
 }
 
-export async function recentAudit(db: Db, organizationId: string, limit = 20): Promise<AuditRow[]> {
-  const rows = await db('audit_log as a')
-    .leftJoin('users as u', 'u.id', 'a.actor')
-    .where('a.organization_id', organizationId)
+export interface AuditPage {
+  rows: AuditRow[];
+  page: number;
+  pages: number;
+  total: number;
+}
+
+const auditRowsOf = (db: Db, organizationId: string) => db('audit_log as a').leftJoin('users as u', 'u.id', 'a.actor').where('a.organization_id', organizationId);
+
+async function selectAuditRows(query: ReturnType<typeof auditRowsOf>): Promise<AuditRow[]> {
+  const rows = await query
     .orderBy('a.id', 'desc')
-    .limit(limit)
-    .select<{ at: Date; actor: string; email: string | null; action: string; details: Record<string, unknown> | null }[]>('a.at', 'a.actor', 'u.email', 'a.action', 'a.details');
-  return rows.map((r) => ({ at: r.at, actor: r.actor, actorEmail: r.email, action: r.action, details: r.details }));
+    .select<{ id: number | string; at: Date; actor: string; email: string | null; action: string; details: Record<string, unknown> | null }[]>('a.id', 'a.at', 'a.actor', 'u.email', 'a.action', 'a.details');
+  return rows.map((r) => ({ id: Number(r.id), at: r.at, actor: r.actor, actorEmail: r.email, action: r.action, details: r.details }));
+}
+
+export function recentAudit(db: Db, organizationId: string, limit = 20): Promise<AuditRow[]> {
+  return selectAuditRows(auditRowsOf(db, organizationId).limit(limit));
+}
+
+/** An organization's audit log, newest first, one page at a time (the admins' activity page). */
+export async function auditPage(db: Db, organizationId: string, options: { page?: number; pageSize?: number } = {}): Promise<AuditPage> {
+  const pageSize = options.pageSize ?? 50;
+  const countRow = await db('audit_log').where({ organization_id: organizationId }).count<{ n: string | number }>({ n: '*' }).first();
+  const total = Number(countRow?.n ?? 0);
+  const pages = Math.max(1, Math.ceil(total / pageSize));
+  const page = Math.min(Math.max(1, options.page ?? 1), pages);
+  const rows = await selectAuditRows(auditRowsOf(db, organizationId).offset((page - 1) * pageSize).limit(pageSize));
+  return { rows, page, pages, total };
 }

@@ -11,4 +11,4 @@ export {
   type CreatedInvitation, type PendingInvitation, type PendingInvitationSummary, type AcceptInvitationResult, type InvitationInput,
 } from './invitations.js';
 export { ensureOperator, upsertOperator, type OperatorSignIn } from './ensure-operator.js';
-export { recordAudit, recentAudit, withAudit, type AuditEntry, type AuditRow } from './audit-log.js';
+export { auditPage, recordAudit, recentAudit, withAudit, type AuditEntry, type AuditPage, type AuditRow } from './audit-log.js';

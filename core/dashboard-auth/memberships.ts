@@ -7,12 +7,13 @@ export type OrganizationRole = MemberRole | 'operator';
 
 export const memberRoles: readonly MemberRole[] = ['admin', 'finance'];
 
-/** What each role may do in an organization. Finance reads, admins also change. */
-export type Capability = 'view_finance' | 'manage_keys' | 'manage_members' | 'manage_alerts';
+/** What each role may do in an organization. Finance reads the money, admins also change
+ * things and read who changed what (the activity page). */
+export type Capability = 'view_finance' | 'manage_keys' | 'manage_members' | 'manage_alerts' | 'view_activity';
 
 const capabilities: Record<OrganizationRole, readonly Capability[]> = {
-  operator: ['view_finance', 'manage_keys', 'manage_members', 'manage_alerts'],
-  admin: ['view_finance', 'manage_keys', 'manage_members', 'manage_alerts'],
+  operator: ['view_finance', 'manage_keys', 'manage_members', 'manage_alerts', 'view_activity'],
+  admin: ['view_finance', 'manage_keys', 'manage_members', 'manage_alerts', 'view_activity'],
   finance: ['view_finance'],
 };
 

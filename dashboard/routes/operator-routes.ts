@@ -10,6 +10,7 @@ import { organizationPeriodSettings, organizationsOverview, setCreditsPerPeriod 
 import type { DashboardContext, DashboardState } from '../state.js';
 import { asOfStamp, badge, csrfField, field, notice, section, select, stat, table } from '../views/components.js';
 import { html, type HtmlValue } from '../views/html.js';
+import { auditActor, describeAuditAction } from '../views/audit-entries.js';
 import { page } from '../views/layout.js';
 import { invitationPanel, inviteForm } from './members-routes.js';
 
@@ -143,9 +144,9 @@ async function renderOrganization(ctx: DashboardContext, db: Db, organizationId:
     ${section(t('operator.org.audit'), table({
       caption: t('operator.org.audit'),
       headers: [t('report.at'), t('report.by'), t('ledger.what')],
-      rows: audit.map((x) => [f.dateTime(x.at), x.actorEmail ?? x.actor, html`<code>${x.action}</code>`]),
+      rows: audit.map((x) => [f.dateTime(x.at), auditActor(ctx.state, x), describeAuditAction(ctx.state, x)]),
       empty: t('common.noRows'),
-    }), { id: 'org-audit' })}`;
+    }), { id: 'org-audit', actions: html`<a href="/orgs/${org.id}/activity">${t('nav.activity')} →</a>` })}`;
   ctx.body = page(ctx.state, { title: org.name, body, active: 'operator', path: ctx.path });
 }
 

@@ -4,7 +4,7 @@ import type { DashboardState } from '../state.js';
 import { badge, csrfField } from './components.js';
 import { html, type Html, type HtmlValue } from './html.js';
 
-export type OrgNav = 'overview' | 'keys' | 'usage' | 'report' | 'ledger' | 'members' | 'alerts';
+export type OrgNav = 'overview' | 'keys' | 'usage' | 'report' | 'ledger' | 'members' | 'alerts' | 'activity';
 
 export interface PageOptions {
   title: string;
@@ -59,6 +59,7 @@ export function page(state: DashboardState, options: PageOptions): string {
           ${navItem(`/orgs/${org.id}/ledger`, 'ledger', t('nav.ledger'))}
           ${org.role !== 'finance' ? navItem(`/orgs/${org.id}/members`, 'members', t('nav.members')) : ''}
           ${navItem(`/orgs/${org.id}/alerts`, 'alerts', t('nav.alerts'))}
+          ${org.role !== 'finance' ? navItem(`/orgs/${org.id}/activity`, 'activity', t('nav.activity')) : ''}
         </ul>
       </div>`
     : '';
