@@ -284,6 +284,7 @@ export const en = {
   'activity.organization.limits_set': 'Set rate limits: {perSecond}/s, burst {burst}, {perMinute}/min',
   'activity.organization.product_set': 'Changed product {product}',
   'activity.organization.product_reset': 'Reset product {product} to the plan',
+  'activity.allowance.cap_set': 'Set the calls cap to {callsCap}: {reason}',
   'activity.credits.grant': 'Granted {credits} credits: {reason}',
   'activity.credits.top_up': 'Topped up {credits} credits: {reason}',
   'activity.credits.adjustment': 'Adjusted credits by {credits}: {reason}',

@@ -286,6 +286,7 @@ export const it: Record<MessageKey, string> = {
   'activity.organization.limits_set': 'Impostati i limiti: {perSecond}/s, burst {burst}, {perMinute}/min',
   'activity.organization.product_set': 'Modificato il prodotto {product}',
   'activity.organization.product_reset': 'Riportato il prodotto {product} al piano',
+  'activity.allowance.cap_set': 'Impostato il tetto di chiamate a {callsCap}: {reason}',
   'activity.credits.grant': 'Concessi {credits} crediti: {reason}',
   'activity.credits.top_up': 'Ricaricati {credits} crediti: {reason}',
   'activity.credits.adjustment': 'Crediti rettificati di {credits}: {reason}',

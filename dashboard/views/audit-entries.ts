@@ -4,14 +4,15 @@ import type { DashboardState } from '../state.js';
 import { html, type HtmlValue } from './html.js';
 
 // Audit rows as people read them, in the dashboard's language: what was done, with the values
-// it was done with. The actions are those the dashboard's handlers record (withAudit); a row
-// with an action not listed here (written by a newer version, say) shows its code.
+// it was done with. The actions are those the dashboard's handlers and the operator CLI record
+// (withAudit); a row with an action not listed here (written by a newer version, say) shows its
+// code.
 const describedActions = new Set([
   'key.created', 'key.revoked', 'key.rotated',
   'member.invited', 'member.joined', 'member.removed',
   'alerts.webhook_set', 'alerts.secret_rotated', 'alerts.threshold_added', 'alerts.threshold_removed',
   'organization.created', 'organization.plan_set', 'organization.period_set', 'organization.limits_set', 'organization.product_set', 'organization.product_reset',
-  'credits.grant', 'credits.top_up', 'credits.adjustment',
+  'credits.grant', 'credits.top_up', 'credits.adjustment', 'allowance.cap_set',
 ]);
 
 export function describeAuditAction(state: DashboardState, row: Pick<AuditRow, 'action' | 'details'>): HtmlValue {

@@ -56,6 +56,13 @@ describe('billing CLI: credits, caps, ledger export and reconcile', () => {
     expect(Object.keys(entries[3]!)).toEqual([...ledgerColumns]);
     expect(entries[3]).toMatchObject({ entryType: 'adjustment', creditsDelta: -30, creditsBalanceAfter: opening + 120, actor: 'cli:operator', reason: 'refund correction' });
 
+    const audit = await db('audit_log').where({ organization_id: org }).orderBy('id').select<{ action: string; details: Record<string, unknown> }[]>('action', 'details');
+    expect(audit.slice(-3)).toEqual([
+      { action: 'credits.grant', details: { credits: 100, reason: 'contract bonus, Q4' } },
+      { action: 'credits.top_up', details: { credits: 50, reason: 'invoice 2026-118' } },
+      { action: 'credits.adjustment', details: { credits: -30, reason: 'refund correction' } },
+    ]);
+
     const reconcile = await cli('reconcile', '--org', org);
     expect(reconcile.code).toBe(0);
     expect(reconcile.stdout).toContain('no differences');
@@ -74,6 +81,10 @@ describe('billing CLI: credits, caps, ledger export and reconcile', () => {
     expect(reasons).toHaveLength(2);
     expect(reasons[0]).toMatch(/^calls cap \d+ -> 500: trial$/);
     expect(reasons[1]).toBe('calls cap 500 -> none: enterprise contract');
+    expect(await db('audit_log').where({ organization_id: org, action: 'allowance.cap_set' }).orderBy('id').pluck('details')).toEqual([
+      { callsCap: 500, thisPeriodOnly: false, reason: 'trial' },
+      { callsCap: null, thisPeriodOnly: false, reason: 'enterprise contract' },
+    ]);
   });
 
   it('when an input is malformed, then the command says which and why, exits non-zero and writes nothing', async () => {

@@ -3,6 +3,7 @@ import {
   buildAllowanceReport, changeCredits, exportLedger, findOrganizationId, isPeriod, ledgerColumns, reconcileLedger,
   rollOverDueAllowances, setCallsCap, type AllowanceSnapshot, type CreditChangeKind,
 } from '../../../core/billing/index.js';
+import { withAudit } from '../../../core/dashboard-auth/index.js';
 import type { RegisterCommands } from '../index.js';
 import type { CliContext } from '../../context.js';
 import { positiveInt, printTable, table, wholeNumber } from '../orgs/cli-format.js';
@@ -85,7 +86,9 @@ export const registerBillingCommands: RegisterCommands = (program, context) => {
       .requiredOption('--reason <text>', 'why (kept on the ledger)')
       .action(async (opts: { org: string; credits: number; reason: string }) => {
         const ctx = context();
-        printSnapshot(ctx, await changeCredits(await db(), { organizationId: await org(opts.org), kind, credits: opts.credits, actor: ctx.actor, reason: opts.reason }));
+        const organizationId = await org(opts.org);
+        const change = { organizationId, kind, credits: opts.credits, actor: ctx.actor, reason: opts.reason };
+        printSnapshot(ctx, await withAudit(await db(), (trx) => changeCredits(trx, change), () => ({ organizationId, actor: ctx.actor, action: `credits.${kind}`, details: { credits: opts.credits, reason: opts.reason } })));
       });
   creditCommand('grant', 'grant', 'Grant included credits (e.g. a contract bonus).', positiveInt);
   creditCommand('top-up', 'top_up', 'Add bought credits; clears credits_exhausted once a call is covered again.', positiveInt);
@@ -100,7 +103,14 @@ export const registerBillingCommands: RegisterCommands = (program, context) => {
     .option('--this-period-only', 'leave the organization\'s cap for later months unchanged')
     .action(async (opts: { org: string; calls: number | 'none'; reason: string; thisPeriodOnly?: boolean }) => {
       const ctx = context();
-      printSnapshot(ctx, await setCallsCap(await db(), { organizationId: await org(opts.org), callsCap: opts.calls === 'none' ? null : opts.calls, thisPeriodOnly: opts.thisPeriodOnly === true, actor: ctx.actor, reason: opts.reason }));
+      const organizationId = await org(opts.org);
+      const callsCap = opts.calls === 'none' ? null : opts.calls;
+      const thisPeriodOnly = opts.thisPeriodOnly === true;
+      printSnapshot(ctx, await withAudit(
+        await db(),
+        (trx) => setCallsCap(trx, { organizationId, callsCap, thisPeriodOnly, actor: ctx.actor, reason: opts.reason }),
+        () => ({ organizationId, actor: ctx.actor, action: 'allowance.cap_set', details: { callsCap, thisPeriodOnly, reason: opts.reason } }),
+      ));
     });
 
   billing

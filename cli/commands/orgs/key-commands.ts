@@ -1,6 +1,7 @@
 import type { Command } from 'commander';
 import { apiKeyState, createApiKey, listApiKeys, revokeApiKey } from '../../../core/auth/index.js';
 import { findOrganizationId } from '../../../core/billing/index.js';
+import { withAudit } from '../../../core/dashboard-auth/index.js';
 import type { CliContext } from '../../context.js';
 import { date, isoDate, printTable } from './cli-format.js';
 
@@ -18,14 +19,20 @@ export function registerKeyCommands(program: Command, context: () => CliContext)
     .option('--personal', 'a personal key (refused by the API and the key connection of the tool server)')
     .action(async (opts: { org: string; name: string; expires?: Date; test?: boolean; personal?: boolean }) => {
       const d = await db();
-      const { key: secret, record } = await createApiKey(d, {
-        organizationId: await findOrganizationId(d, opts.org),
-        name: opts.name,
-        mode: opts.test ? 'test' : 'live',
-        kind: opts.personal ? 'personal' : 'organization',
-        expiresAt: opts.expires ?? null,
-        createdBy: context().actor,
-      });
+      const actor = context().actor;
+      const organizationId = await findOrganizationId(d, opts.org);
+      const { key: secret, record } = await withAudit(
+        d,
+        (trx) => createApiKey(trx, {
+          organizationId,
+          name: opts.name,
+          mode: opts.test ? 'test' : 'live',
+          kind: opts.personal ? 'personal' : 'organization',
+          expiresAt: opts.expires ?? null,
+          createdBy: actor,
+        }),
+        (created) => ({ organizationId, actor, action: 'key.created', details: { keyId: created.record.id, name: created.record.name } }),
+      );
       // The key alone on stdout (so it can be captured); everything else on stderr.
       process.stderr.write(`Created ${record.kind} key ${record.id} (${record.mode}) for ${record.organizationId}${record.expiresAt ? `, expires ${date(record.expiresAt)}` : ''}.\n`);
       context().out(secret);
@@ -49,7 +56,8 @@ export function registerKeyCommands(program: Command, context: () => CliContext)
     .description('Revoke a key: refused everywhere within a second.')
     .argument('<key-id>', 'key id (key_…), as shown by key list')
     .action(async (keyId: string) => {
-      const record = await revokeApiKey(await db(), keyId, context().actor);
+      const actor = context().actor;
+      const record = await withAudit(await db(), (trx) => revokeApiKey(trx, keyId, actor), (r) => ({ organizationId: r.organizationId, actor, action: 'key.revoked', details: { keyId: r.id } }));
       context().out(`${record.id} revoked at ${date(record.revokedAt)}`);
     });
 }

@@ -4,6 +4,7 @@ import {
   clearProductOverride, createOrganization, ensureDefaultPlans, findOrganizationId, getOrganization, listOrganizations,
   setOrganizationLimits, setOrganizationPlan, setProductOverride,
 } from '../../../core/billing/index.js';
+import { withAudit } from '../../../core/dashboard-auth/index.js';
 import type { CliContext } from '../../context.js';
 import { date, printTable, table, unit, wholeNumber } from './cli-format.js';
 
@@ -19,7 +20,12 @@ export function registerOrgCommands(program: Command, context: () => CliContext)
     .action(async (opts: { name: string; plan: string }) => {
       const d = await db();
       await ensureDefaultPlans(d);
-      const created = await createOrganization(d, { name: opts.name, planId: opts.plan === 'none' ? null : opts.plan, actor: context().actor });
+      const actor = context().actor;
+      const created = await withAudit(
+        d,
+        (trx) => createOrganization(trx, { name: opts.name, planId: opts.plan === 'none' ? null : opts.plan, actor }),
+        (o) => ({ organizationId: o.id, actor, action: 'organization.created', details: { name: o.name, planId: o.planId } }),
+      );
       context().out(created.id);
     });
 
@@ -70,7 +76,10 @@ export function registerOrgCommands(program: Command, context: () => CliContext)
     .action(async (ref: string, plan: string) => {
       const d = await db();
       await ensureDefaultPlans(d);
-      const updated = await setOrganizationPlan(d, await findOrganizationId(d, ref), plan === 'none' ? null : plan, context().actor);
+      const actor = context().actor;
+      const orgId = await findOrganizationId(d, ref);
+      const planId = plan === 'none' ? null : plan;
+      const updated = await withAudit(d, (trx) => setOrganizationPlan(trx, orgId, planId, actor), () => ({ organizationId: orgId, actor, action: 'organization.plan_set', details: { planId } }));
       context().out(`${updated.id}: plan ${updated.planId ?? 'none'}`);
     });
 
@@ -88,7 +97,8 @@ export function registerOrgCommands(program: Command, context: () => CliContext)
       const d = await db();
       const orgId = await findOrganizationId(d, ref);
       const toOverride = (v: number | undefined) => (v === undefined ? undefined : v === 0 ? null : v);
-      const o = await setOrganizationLimits(d, orgId, { perSecond: toOverride(opts.perSecond), burst: toOverride(opts.burst), perMinute: toOverride(opts.perMinute) });
+      const limits = { perSecond: toOverride(opts.perSecond), burst: toOverride(opts.burst), perMinute: toOverride(opts.perMinute) };
+      const o = await withAudit(d, (trx) => setOrganizationLimits(trx, orgId, limits), (set) => ({ organizationId: orgId, actor: context().actor, action: 'organization.limits_set', details: { ...set } }));
       const show = (v: number | null) => (v === null ? 'plan' : String(v));
       context().out(`${orgId}: per-second ${show(o.perSecond)}, burst ${show(o.burst)}, per-minute ${show(o.perMinute)}`);
     });
@@ -110,12 +120,14 @@ export function registerOrgCommands(program: Command, context: () => CliContext)
       }
       const d = await db();
       const orgId = await findOrganizationId(d, ref);
+      const audit = { organizationId: orgId, actor: context().actor };
       if (opts.clear) {
-        const removed = await clearProductOverride(d, orgId, product);
+        const removed = await withAudit(d, (trx) => clearProductOverride(trx, orgId, product), () => ({ ...audit, action: 'organization.product_reset', details: { product } }));
         context().out(removed ? `${orgId}: ${product} back to the plan's terms` : `${orgId}: ${product} had no override`);
         return;
       }
-      const o = await setProductOverride(d, orgId, product, opts.disable ? { enabled: false } : { enabled: true, quantity: opts.quantity ?? null, unit: opts.unit ?? null });
+      const override = opts.disable ? { enabled: false } : { enabled: true, quantity: opts.quantity ?? null, unit: opts.unit ?? null };
+      const o = await withAudit(d, (trx) => setProductOverride(trx, orgId, product, override), (set) => ({ ...audit, action: 'organization.product_set', details: { product, enabled: set.enabled, quantity: set.quantity, unit: set.unit } }));
       context().out(o.enabled ? `${orgId}: ${product} enabled at ${o.quantity ?? 'plan'} ${o.unit ?? '(plan unit)'}` : `${orgId}: ${product} disabled`);
     });
 }

@@ -48,6 +48,14 @@ describe('operator CLI: organizations and keys', () => {
 
     const revoked = await cli('key', 'revoke', principal.keyId);
     expect(revoked.code).toBe(0);
+    // Each change is on the organization's audit log (the dashboard's activity page), by the CLI's actor.
+    const audit = await db('audit_log').where({ organization_id: orgId }).orderBy('id').select<{ actor: string; action: string; details: Record<string, unknown> }[]>('actor', 'action', 'details');
+    expect(audit.map((a) => [a.action, a.details])).toEqual([
+      ['organization.created', { name: 'CLI smoke SRL', planId: 'standard' }],
+      ['key.created', { keyId: principal.keyId, name: 'smoke' }],
+      ['key.revoked', { keyId: principal.keyId }],
+    ]);
+    expect(new Set(audit.map((a) => a.actor))).toEqual(new Set([`cli:${process.env.USER ?? 'operator'}`]));
     await expect.poll(() => verifier.verify(`Bearer ${secret}`).then(() => 'ok', (e: { code: string }) => e.code), { timeout: 1_000, interval: 20 }).toBe('invalid_api_key');
   });
 
