@@ -4,7 +4,7 @@ import type { Db } from '../../core/db/index.js';
 import { orgAccess } from '../org-access.js';
 import type { DashboardState } from '../state.js';
 import { auditActor, describeAuditAction } from '../views/audit-entries.js';
-import { section, table } from '../views/components.js';
+import { pagination, section, table } from '../views/components.js';
 import { html } from '../views/html.js';
 import { page } from '../views/layout.js';
 
@@ -25,11 +25,7 @@ export function registerActivityRoutes(router: Router<DashboardState>, deps: { d
         rows: result.rows.map((row) => [f.dateTime(row.at), auditActor(ctx.state, row), describeAuditAction(ctx.state, row)]),
         empty: t('common.noRows'),
       })}
-      <nav class="pagination" aria-label="${t('common.pageOf', { page: result.page, pages: result.pages, total: result.total })}">
-        ${result.page > 1 ? html`<a class="btn btn-secondary" rel="prev" href="${link(result.page - 1)}">← ${t('common.previous')}</a>` : html`<span></span>`}
-        <span class="muted">${t('common.pageOf', { page: result.page, pages: result.pages, total: f.number(result.total) })}</span>
-        ${result.page < result.pages ? html`<a class="btn btn-secondary" rel="next" href="${link(result.page + 1)}">${t('common.next')} →</a>` : html`<span></span>`}
-      </nav>`, { id: 'activity-table' })}`;
+      ${pagination(ctx.state, result, link)}`, { id: 'activity-table' })}`;
     ctx.body = page(ctx.state, { title: t('activity.title'), body, org: view.org, active: 'activity', memberships: view.memberships, banners: view.banners, path: ctx.path });
   });
 }

@@ -5,7 +5,7 @@ import { allowanceGlance, BURN_WINDOW_DAYS, ledgerEntryTypes, ledgerPage, ledger
 import { orgAccess } from '../org-access.js';
 import type { DashboardContext, DashboardState } from '../state.js';
 import { barList, columnChart, type ChartPoint } from '../views/charts.js';
-import { asOfStamp, badge, section, stat, table } from '../views/components.js';
+import { asOfStamp, badge, pagination, section, stat, table } from '../views/components.js';
 import { html, type Html } from '../views/html.js';
 import { page } from '../views/layout.js';
 
@@ -228,11 +228,7 @@ export function registerFinanceRoutes(router: Router<DashboardState>, deps: Fina
         numeric: [3, 4, 5],
         empty: t('common.noRows'),
       })}
-      <nav class="pagination" aria-label="${t('common.pageOf', { page: result.page, pages: result.pages, total: result.total })}">
-        ${result.page > 1 ? html`<a class="btn btn-secondary" rel="prev" href="${link(result.page - 1)}">← ${t('common.previous')}</a>` : html`<span></span>`}
-        <span class="muted">${t('common.pageOf', { page: result.page, pages: result.pages, total: f.number(result.total) })}</span>
-        ${result.page < result.pages ? html`<a class="btn btn-secondary" rel="next" href="${link(result.page + 1)}">${t('common.next')} →</a>` : html`<span></span>`}
-      </nav>`, { id: 'ledger-table' })}`;
+      ${pagination(ctx.state, result, link)}`, { id: 'ledger-table' })}`;
     ctx.body = page(ctx.state, { title: t('ledger.title'), body, org: view.org, active: 'ledger', memberships: view.memberships, banners: view.banners, path: ctx.path });
   });
 }

@@ -90,3 +90,13 @@ export function asOfStamp(state: DashboardState, asOf: Date | string | null): Ht
   const text = asOf ? t('common.asOf', { time: f.dateTime(new Date(asOf)) }) : t('common.asOfNone');
   return html`<p class="as-of" title="${t('common.asOfHelp')}"><span aria-hidden="true">◷</span> ${text}</p>`;
 }
+
+/** Previous / "page N of M" / next, under a paged table (the ledger, the activity log). */
+export function pagination(state: DashboardState, result: { page: number; pages: number; total: number }, link: (page: number) => string): Html {
+  const { t, f } = state;
+  return html`<nav class="pagination" aria-label="${t('common.pageOf', { page: result.page, pages: result.pages, total: result.total })}">
+    ${result.page > 1 ? html`<a class="btn btn-secondary" rel="prev" href="${link(result.page - 1)}">← ${t('common.previous')}</a>` : html`<span></span>`}
+    <span class="muted">${t('common.pageOf', { page: result.page, pages: result.pages, total: f.number(result.total) })}</span>
+    ${result.page < result.pages ? html`<a class="btn btn-secondary" rel="next" href="${link(result.page + 1)}">${t('common.next')} →</a>` : html`<span></span>`}
+  </nav>`;
+}
