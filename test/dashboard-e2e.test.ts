@@ -156,6 +156,7 @@ describe.skipIf(!haveBrowser)('the dashboard in a browser', () => {
     await admin.getByRole('link', { name: 'Activity' }).click();
     const activity = (await admin.locator('#activity-table').textContent())!;
     expect(activity).toMatch(/Revoked API key key_\w+[\s\S]*Created API key “ERP production” \(key_\w+\)/);
+    await admin.screenshot({ path: `${screenshots}activity.png`, fullPage: true });
   });
 
   it('when finance opens the usage chart and downloads the CSV, then it is the same file as `cli report --format csv`', async () => {

@@ -264,7 +264,7 @@ export const en = {
   'error.internal': 'An internal error occurred. It has been logged.',
   'nav.activity': 'Activity',
   'activity.title': 'Activity',
-  'activity.intro': 'Every change made to this organization in the dashboard (keys, members, alerts, plan, limits and credits), newest first, with who made it.',
+  'activity.intro': 'Every change made to this organization (keys, members, alerts, plan, limits and credits), by its admins or by our operators, newest first.',
   'activity.who': 'Who',
   'activity.what': 'What',
   'activity.system': 'system',

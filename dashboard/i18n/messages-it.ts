@@ -266,7 +266,7 @@ export const it: Record<MessageKey, string> = {
   'error.internal': "Si è verificato un errore interno. È stato registrato.",
   'nav.activity': 'Attività',
   'activity.title': 'Attività',
-  'activity.intro': "Ogni modifica fatta a questa organizzazione nella dashboard (chiavi, membri, avvisi, piano, limiti e crediti), dalla più recente, con chi l'ha fatta.",
+  'activity.intro': 'Ogni modifica fatta a questa organizzazione (chiavi, membri, avvisi, piano, limiti e crediti), dai suoi amministratori o dai nostri operatori, dalla più recente.',
   'activity.who': 'Chi',
   'activity.what': 'Cosa',
   'activity.system': 'sistema',
