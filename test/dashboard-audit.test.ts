@@ -106,6 +106,22 @@ describe('when the audit row cannot be written', () => {
   });
 });
 
+describe('when an operator resets a product to the plan', () => {
+  it('then it is audited only if there was an override to reset', async () => {
+    const org = await createOrganization(env.db, { name: 'Audit product reset test', planId: 'standard' });
+    const operator = await createOperator(env.db);
+    const client = httpSession(env.dashboard.url);
+    await client.signIn(operator.email, operator.password);
+    const page = `/operator/organizations/${org.id}`;
+    const post = async (form: Record<string, string>) => (await client.post(`${page}/products`, { _csrf: await client.csrf(page), product: 'company-report', ...form })).status;
+    expect(await post({ reset: '1' })).toBe(200);
+    expect(await auditOf(org.id)).toEqual([]);
+    expect(await post({ enabled: '1', quantity: '2', unit: 'calls' })).toBe(200);
+    expect(await post({ reset: '1' })).toBe(200);
+    expect((await auditOf(org.id)).map((a) => a.action)).toEqual(['organization.product_set', 'organization.product_reset']);
+  });
+});
+
 describe('when an admin removes an alert threshold', () => {
   it('then the removal is audited like the addition', async () => {
     const { orgId, adminId, client } = await adminOfNewOrg(env, 'Audit threshold test');

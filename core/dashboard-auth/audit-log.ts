@@ -21,12 +21,14 @@ export async function recordAudit(db: Db, entry: AuditEntry): Promise<void> {
 /**
  * Makes a change and writes its audit row in one transaction: a change is never saved without
  * its row, and no row names a change that was rolled back. `change` must do all its writes
- * through the transaction it is given.
+ * through the transaction it is given. `entryFor` returns null when the change turned out to
+ * change nothing (an override cleared that did not exist): no row then.
  */
-export function withAudit<T>(db: Db, change: (trx: Db) => Promise<T>, entryFor: (result: T) => AuditEntry): Promise<T> {
+export function withAudit<T>(db: Db, change: (trx: Db) => Promise<T>, entryFor: (result: T) => AuditEntry | null): Promise<T> {
   return db.transaction(async (trx) => {
     const result = await change(trx);
-    await recordAudit(trx, entryFor(result));
+    const entry = entryFor(result);
+    if (entry) await recordAudit(trx, entry);
     return result;
   });
 }

@@ -8,9 +8,9 @@ import type { Db } from '../../core/db/index.js';
 import { AppError } from '../../core/errors/index.js';
 import { organizationPeriodSettings, organizationsOverview, setCreditsPerPeriod } from '../../core/finance/index.js';
 import type { DashboardContext, DashboardState } from '../state.js';
+import { auditActor, describeAuditAction } from '../views/audit-entries.js';
 import { asOfStamp, badge, csrfField, field, notice, section, select, stat, table } from '../views/components.js';
 import { html, type HtmlValue } from '../views/html.js';
-import { auditActor, describeAuditAction } from '../views/audit-entries.js';
 import { page } from '../views/layout.js';
 import { invitationPanel, inviteForm } from './members-routes.js';
 
@@ -258,14 +258,17 @@ export function registerOperatorRoutes(router: Router<DashboardState>, deps: Ope
       await withAudit(
         db,
         async (trx) => {
-          if (reset) return clearProductOverride(trx, orgId, product);
+          if (reset) return clearProductOverride(trx, orgId, product); // false: there was none
           await setProductOverride(trx, orgId, product, {
             enabled: enabled === '1',
             quantity: optionalInt(quantity, 'quantity'),
             unit: unit === 'calls' || unit === 'credits' ? unit : null,
           });
+          return true;
         },
-        () => ({ organizationId: orgId, actor, action: reset ? 'organization.product_reset' : 'organization.product_set', details: { product, enabled: enabled === '1', quantity, unit } }),
+        (changed) => (changed
+          ? { organizationId: orgId, actor, action: reset ? 'organization.product_reset' : 'organization.product_set', details: { product, enabled: enabled === '1', quantity, unit } }
+          : null),
       );
     });
   });

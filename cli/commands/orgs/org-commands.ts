@@ -122,7 +122,7 @@ export function registerOrgCommands(program: Command, context: () => CliContext)
       const orgId = await findOrganizationId(d, ref);
       const audit = { organizationId: orgId, actor: context().actor };
       if (opts.clear) {
-        const removed = await withAudit(d, (trx) => clearProductOverride(trx, orgId, product), () => ({ ...audit, action: 'organization.product_reset', details: { product } }));
+        const removed = await withAudit(d, (trx) => clearProductOverride(trx, orgId, product), (done) => (done ? { ...audit, action: 'organization.product_reset', details: { product } } : null));
         context().out(removed ? `${orgId}: ${product} back to the plan's terms` : `${orgId}: ${product} had no override`);
         return;
       }
