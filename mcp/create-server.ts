@@ -7,7 +7,7 @@ import {
 import type { AccessControl, Measure, Principal } from '../core/access/index.js';
 import type { CompanyStore } from '../core/companies/index.js';
 import type { Db } from '../core/db/index.js';
-import { AppError, errorObjectSchema } from '../core/errors/index.js';
+import { AppError, errorObjectSchema, issueDetails } from '../core/errors/index.js';
 import type { Logger } from '../core/logging/index.js';
 import { rateLimitHeaders } from '../core/ratelimit/index.js';
 import type { UsageSink } from '../core/usage/index.js';
@@ -149,7 +149,7 @@ export function createToolHandlers(deps: McpDeps, parts: ServerParts, call: McpC
         const parsed = definition.inputSchema.safeParse(request.params.arguments ?? {});
         if (!parsed.success) {
           throw new AppError('invalid_params', `The arguments do not match the input schema of ${name}.`, {
-            details: parsed.error.issues.map((i: z.core.$ZodIssue) => ({ path: i.path.length > 0 ? i.path.join('.') : '(arguments)', message: i.message })),
+            details: issueDetails(parsed.error.issues, '(arguments)'),
           });
         }
         const output = await definition.run(parsed.data, { requestId, store: deps.store, companies: { db: deps.db, queryTimeoutMs: deps.queryTimeoutMs, logger: toolLog } });
@@ -212,6 +212,5 @@ const methodOnly = <M extends string>(method: M) => z.looseObject({ method: z.li
 function paramsOf<S extends z.ZodType>(schema: S, request: { method: string }, call: McpCall, logger: Logger): z.output<S> {
   const parsed = schema.safeParse(request);
   if (parsed.success) return parsed.data;
-  const details = parsed.error.issues.map((issue) => ({ path: issue.path.length > 0 ? issue.path.join('.') : 'params', message: issue.message }));
-  throw protocolError(new AppError('invalid_params', `Invalid params for ${request.method}.`, { details }), call.nextRequestId(), logger);
+  throw protocolError(new AppError('invalid_params', `Invalid params for ${request.method}.`, { details: issueDetails(parsed.error.issues, 'params') }), call.nextRequestId(), logger);
 }

@@ -5,7 +5,7 @@ import type { TransportSendOptions } from '@modelcontextprotocol/sdk/shared/tran
 import {
   ErrorCode as RpcCode, InitializeRequestSchema, isInitializeRequest, JSONRPCMessageSchema, SUPPORTED_PROTOCOL_VERSIONS, type JSONRPCMessage,
 } from '@modelcontextprotocol/sdk/types.js';
-import { AppError, type ErrorCode, type ErrorDetail } from '../core/errors/index.js';
+import { AppError, issueDetails, type ErrorCode, type ErrorDetail } from '../core/errors/index.js';
 import { newRequestId } from '../core/ids/index.js';
 import { jsonWithCachedParts } from './cached-json.js';
 import { createServer, createToolHandlers, prepareServerParts, type McpCall, type McpDeps } from './create-server.js';
@@ -174,8 +174,7 @@ export function createMcpApp(options: McpAppOptions): Koa {
       // internal error: it is the caller's mistake, so it is refused here, field by field.
       const [only] = messages;
       if (!initializing && messages.length === 1 && only && 'method' in only && only.method === 'initialize' && 'id' in only) {
-        const issues = InitializeRequestSchema.safeParse(only).error?.issues ?? [];
-        const details = issues.map((issue) => ({ path: issue.path.join('.') || 'params', message: issue.message }));
+        const details = issueDetails(InitializeRequestSchema.safeParse(only).error?.issues ?? [], 'params');
         return rpcError(200, RpcCode.InvalidParams, 'invalid_params', 'Invalid params for initialize.', only.id, details);
       }
       const protocolVersion = ctx.get('Mcp-Protocol-Version');

@@ -3,7 +3,7 @@ import { addThreshold } from '../core/alerts/index.js';
 import { createApiKey } from '../core/auth/index.js';
 import { createOrganization } from '../core/billing/index.js';
 import { recordAudit } from '../core/dashboard-auth/index.js';
-import { adminOfNewOrg, createMember, createOperator, dashboardForFile, httpSession, refuseAuditRowsOf, uniqueEmail } from './dashboard-fixtures.js';
+import { adminOfNewOrg, createMember, dashboardForFile, httpSession, refuseAuditRowsOf, signedInOperator, uniqueEmail } from './dashboard-fixtures.js';
 
 // Every change made in the dashboard leaves its audit row, in the same transaction: when the row
 // cannot be written the change is not saved either (the page answers 500 and nothing moved).
@@ -88,9 +88,7 @@ describe('when the audit row cannot be written', () => {
 
   it("then an operator's credit grant is not booked", async () => {
     const org = await createOrganization(env.db, { name: 'Audit refused credits test', planId: 'standard' });
-    const operator = await createOperator(env.db);
-    const client = httpSession(env.dashboard.url);
-    await client.signIn(operator.email, operator.password);
+    const client = await signedInOperator(env);
     const page = `/operator/organizations/${org.id}`;
     const ledgerBefore = await env.db('usage_ledger').where({ organization_id: org.id }).count<{ n: string }[]>({ n: '*' });
     const balanceBefore = await env.db('allowances').where({ organization_id: org.id }).first('credits_balance');
@@ -109,9 +107,7 @@ describe('when the audit row cannot be written', () => {
 describe('when an operator resets a product to the plan', () => {
   it('then it is audited only if there was an override to reset', async () => {
     const org = await createOrganization(env.db, { name: 'Audit product reset test', planId: 'standard' });
-    const operator = await createOperator(env.db);
-    const client = httpSession(env.dashboard.url);
-    await client.signIn(operator.email, operator.password);
+    const client = await signedInOperator(env);
     const page = `/operator/organizations/${org.id}`;
     const post = async (form: Record<string, string>) => (await client.post(`${page}/products`, { _csrf: await client.csrf(page), product: 'company-report', ...form })).status;
     expect(await post({ reset: '1' })).toBe(200);

@@ -57,6 +57,14 @@ export async function adminOfNewOrg(env: { db: Db; dashboard: RunningServer }, n
   return { orgId: org.id, adminId: admin.userId, client };
 }
 
+/** A new operator, signed in. */
+export async function signedInOperator(env: { db: Db; dashboard: RunningServer }) {
+  const operator = await createOperator(env.db);
+  const client = httpSession(env.dashboard.url);
+  await client.signIn(operator.email, operator.password);
+  return client;
+}
+
 export async function createMember(db: Db, organizationId: string, role: MemberRole): Promise<{ userId: string; email: string; password: string }> {
   const email = uniqueEmail(role);
   const password = `pw-${randomUUID()}`;

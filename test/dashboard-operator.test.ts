@@ -1,18 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import { createOrganization } from '../core/billing/index.js';
-import { createOperator, dashboardForFile, httpSession } from './dashboard-fixtures.js';
+import { dashboardForFile, signedInOperator } from './dashboard-fixtures.js';
 
 // The operator's organization forms over plain HTTP: a refused form changes nothing and says
 // which field is wrong.
 
 const env = dashboardForFile();
 
-async function signedInOperator() {
-  const operator = await createOperator(env.db);
-  const client = httpSession(env.dashboard.url);
-  await client.signIn(operator.email, operator.password);
-  return client;
-}
 
 const organizationRow = (id: string) => env.db('organizations').where({ id }).first<{ credits_per_period: number | null; rate_per_second: number | null }>('credits_per_period', 'rate_per_second');
 const auditRows = async (id: string) => Number((await env.db('audit_log').where({ organization_id: id }).count<{ n: string }[]>({ n: '*' }))[0]!.n);
@@ -20,7 +14,7 @@ const auditRows = async (id: string) => Number((await env.db('audit_log').where(
 describe('operator organization forms', () => {
   it('when the period form has valid credits but a negative cap, then it answers 422 and saves neither', async () => {
     const org = await createOrganization(env.db, { name: 'Operator period form test', planId: 'standard' });
-    const client = await signedInOperator();
+    const client = await signedInOperator(env);
     const page = `/operator/organizations/${org.id}`;
     const audits = await auditRows(org.id);
 
@@ -38,7 +32,7 @@ describe('operator organization forms', () => {
 
   it('when the limits form has a zero rate, then the message names the field and nothing changes', async () => {
     const org = await createOrganization(env.db, { name: 'Operator limits form test', planId: 'standard' });
-    const client = await signedInOperator();
+    const client = await signedInOperator(env);
     const page = `/operator/organizations/${org.id}`;
     const refused = await client.post(`${page}/limits`, { _csrf: await client.csrf(page), perSecond: '0', burst: '', perMinute: '' });
     expect(refused.status).toBe(422);

@@ -1,5 +1,10 @@
 import type { z } from 'zod';
-import { AppError } from './app-error.js';
+import { AppError, type ErrorDetail } from './app-error.js';
+
+/** Zod issues as the envelope's `details`: each field's path in dots, or `whole` when the issue is about the input itself. */
+export function issueDetails(issues: readonly { path: readonly PropertyKey[]; message: string }[], whole = '(input)'): ErrorDetail[] {
+  return issues.map((issue) => ({ path: issue.path.length > 0 ? issue.path.map(String).join('.') : whole, message: issue.message }));
+}
 
 /**
  * Parses what a person or a caller handed to a core function (a CLI option, a dashboard form, an
@@ -10,6 +15,6 @@ import { AppError } from './app-error.js';
 export function parseInput<S extends z.ZodType>(schema: S, input: unknown): z.output<S> {
   const result = schema.safeParse(input);
   if (result.success) return result.data;
-  const details = result.error.issues.map((issue) => ({ path: issue.path.length > 0 ? issue.path.join('.') : '(input)', message: issue.message }));
+  const details = issueDetails(result.error.issues);
   throw new AppError('invalid_params', details.map((d) => `${d.path}: ${d.message}`).join('; '), { details });
 }

@@ -19,8 +19,8 @@ function messageFor(code: string | undefined): string {
   return 'The request is not valid HTTP/1.1.';
 }
 
-/** The bytes written for one refused request (exported for the tests). */
-export function malformedRequestResponse(code: string | undefined): string {
+/** The bytes written for one refused request. */
+function malformedRequestResponse(code: string | undefined): string {
   const requestId = newRequestId();
   const body = JSON.stringify({ error: toErrorObject(new AppError('invalid_params', messageFor(code)), requestId).error });
   return [
