@@ -33,7 +33,7 @@ export function toolErrorResult(err: unknown, requestId: string, logger: Logger)
   const { error, appError } = mapped(err, requestId, logger);
   const lines = [`Error ${error.code}: ${error.message}`];
   for (const d of error.details ?? []) lines.push(`- ${d.path}: ${d.message}`);
-  if (appError.retryAfterSeconds !== undefined) lines.push(`Retry after ${appError.retryAfterSeconds} seconds.`);
+  if (appError.retryAfterSeconds !== undefined) lines.push(`Retry after ${appError.retryAfterSeconds} second${appError.retryAfterSeconds === 1 ? '' : 's'}.`);
   lines.push(`(requestId ${requestId})`);
   // Keys in the order the SDK's Server writes a result (see create-server.ts).
   return {

@@ -238,8 +238,12 @@ describe('when something behind the API fails', () => {
     expect((await call(other.url, `/companies/${company.fiscalCode}/financials`, { key: cached.key })).res.status).toBe(200);
     await proxy.cut();
     await new Promise((r) => setTimeout(r, 100));
-    expectError(await call(other.url, `/companies/${company.fiscalCode}/financials`, { key: cached.key }), 'entitlement_unavailable');
-    expectError(await call(other.url, `/companies/${company.fiscalCode}/financials`, { key: unseen.key }), 'auth_unavailable');
+    const entitlement = await call(other.url, `/companies/${company.fiscalCode}/financials`, { key: cached.key });
+    expectError(entitlement, 'entitlement_unavailable');
+    const auth = await call(other.url, `/companies/${company.fiscalCode}/financials`, { key: unseen.key });
+    expectError(auth, 'auth_unavailable');
+    // Both say when to try again: the caches ask Postgres again a second after a failure.
+    expect([entitlement.res.headers.get('retry-after'), auth.res.headers.get('retry-after')]).toEqual(['1', '1']);
     expect(await usageEventCount(direct, cached.organizationId)).toBe(1);
   });
 });

@@ -49,7 +49,7 @@ describe('rate limits shared by API and tool server', () => {
 
     const refused = await toolCall();
     expect(refused.isError).toBe(true);
-    expect((refused.content[0] as { text: string }).text).toMatch(/Retry after \d+ seconds/);
+    expect((refused.content[0] as { text: string }).text).toMatch(/Retry after \d+ seconds?\./);
     expect((refused._meta as any).retryAfterSeconds).toBeGreaterThanOrEqual(1);
   });
 });

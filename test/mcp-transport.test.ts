@@ -101,6 +101,7 @@ describe('authentication on every request', () => {
     try {
       const res = await rpc(down.mcpUrl, initializeRequest(), auth(org.key));
       expect(res.status).toBe(503);
+      expect(res.headers.get('retry-after')).toBe('1');
       expect((await json(res)).error.code).toBe('auth_unavailable');
     } finally {
       await down.close();

@@ -53,7 +53,8 @@ export function createAccessControl(options: AccessControlOptions): AccessContro
       const known = entitlements.lastKnown(organizationId);
       if (known) {
         const decision = await options.rateLimiter.consume(organizationId, known.limits);
-        throw refuse(err.code, decision, decision.allowed ? {} : { retryAfterSeconds: decision.retryAfterSeconds });
+        const retryAfterSeconds = decision.allowed ? err.retryAfterSeconds : Math.max(err.retryAfterSeconds ?? 0, decision.retryAfterSeconds ?? 1);
+        throw refuse(err.code, decision, { message: err.message, retryAfterSeconds });
       }
       throw err;
     }

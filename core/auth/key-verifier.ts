@@ -115,7 +115,8 @@ export function createKeyVerifier(options: KeyVerifierOptions): KeyVerifier {
       } catch (err) {
         if (err instanceof StoreUnavailableError) {
           warnUnavailable(err);
-          throw new AppError('auth_unavailable', undefined, { cause: err });
+          // Retry-After 1: the key cache asks the store again one second after a failure.
+          throw new AppError('auth_unavailable', undefined, { cause: err, retryAfterSeconds: 1 });
         }
         throw err;
       }

@@ -100,7 +100,8 @@ export function createEntitlementResolver(options: EntitlementResolverOptions): 
         warnedAt = now();
         options.logger.warn('entitlement state unavailable: calls get entitlement_unavailable', { organizationId, err: cause });
       }
-      throw new AppError('entitlement_unavailable');
+      // Retry-After 1: the cache asks Postgres again one second after a failure.
+      throw new AppError('entitlement_unavailable', undefined, { retryAfterSeconds: 1 });
     },
     lastKnown: (organizationId) => cache.peek(organizationId),
   };
