@@ -103,6 +103,9 @@ describe('when a key fetches /openapi.json', () => {
         }
       }
       expect(op.parameters[0]).toMatchObject({ name: endpoint.param.name, in: 'path', required: true });
+      // The refusals that carry Retry-After say so: both 429s and the 503s.
+      for (const status of ['429', '503']) expect(Object.keys(op.responses[status].headers), `${endpoint.slug} ${status}`).toContain('Retry-After');
+      expect(Object.keys(op.responses['422'].headers)).not.toContain('Retry-After');
     }
   });
 

@@ -35,6 +35,10 @@ function errorCodesFor(measure: Measure): ErrorCode[] {
   return errorCodes.filter((code) => !(code === 'credits_exhausted' && measure.unit !== 'credits') && !(code === 'limit_reached' && measure.unit !== 'calls'));
 }
 
+// The refusals that say when to try again (decisions.md for the two 429s; the two 503s name the
+// second after which the key and plan caches ask Postgres again).
+const retryAfterCodes = new Set<ErrorCode>(['rate_limited', 'limit_reached', 'auth_unavailable', 'entitlement_unavailable']);
+
 export function buildOpenApiDocument(options: BuildDocumentOptions): Record<string, unknown> {
   const texts = documentTexts[options.language];
   const paths: Record<string, unknown> = {};
@@ -87,7 +91,7 @@ function operation(endpoint: EndpointDefinition, measure: Measure, options: Buil
     byStatus.set(status, [...(byStatus.get(status) ?? []), code]);
   }
   for (const [status, codes] of [...byStatus].sort(([a], [b]) => a - b)) {
-    const retryAfter = codes.some((c) => c === 'rate_limited' || c === 'limit_reached');
+    const retryAfter = codes.some((c) => retryAfterCodes.has(c));
     responses[status] = {
       description: [texts.statusDescriptions[status] ?? '', ...codes.map((c) => `\`${c}\`: ${texts.errorCodes[c]}`)].join('\n\n'),
       headers: headerRefs(['X-Request-Id', ...rateLimitHeaderNames, ...(retryAfter ? ['Retry-After'] : [])]),

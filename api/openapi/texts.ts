@@ -51,8 +51,8 @@ export const documentTexts: Record<Language, DocumentTexts> = {
       rate_limited: 'Rate limit exceeded; retry after `Retry-After` seconds.',
       internal_error: 'An unexpected failure; quote the `requestId` to support.',
       upstream_error: 'The company data store failed.',
-      auth_unavailable: 'Key validation is temporarily unavailable. The key is not at fault: retry with backoff, do not rotate it.',
-      entitlement_unavailable: 'Plan and allowance state could not be read; retry with backoff.',
+      auth_unavailable: 'Key validation is temporarily unavailable. The key is not at fault: retry after `Retry-After` seconds, with backoff; do not rotate it.',
+      entitlement_unavailable: 'Plan and allowance state could not be read; retry after `Retry-After` seconds, with backoff.',
       upstream_timeout: 'The company data store did not answer within its deadline.',
     },
     statusDescriptions: {
@@ -94,8 +94,8 @@ export const documentTexts: Record<Language, DocumentTexts> = {
       rate_limited: 'Limite di frequenza superato; riprova dopo `Retry-After` secondi.',
       internal_error: 'Un errore imprevisto; comunica il `requestId` all\'assistenza.',
       upstream_error: 'L\'archivio dei dati delle imprese ha restituito un errore.',
-      auth_unavailable: 'La verifica delle chiavi è temporaneamente non disponibile. La chiave non è in errore: riprova con backoff, non sostituirla.',
-      entitlement_unavailable: 'Non è stato possibile leggere lo stato del piano e dei consumi; riprova con backoff.',
+      auth_unavailable: 'La verifica delle chiavi è temporaneamente non disponibile. La chiave non è in errore: riprova dopo `Retry-After` secondi, con backoff; non sostituirla.',
+      entitlement_unavailable: 'Non è stato possibile leggere lo stato del piano e dei consumi; riprova dopo `Retry-After` secondi, con backoff.',
       upstream_timeout: 'L\'archivio dei dati delle imprese non ha risposto entro il tempo massimo.',
     },
     statusDescriptions: {
