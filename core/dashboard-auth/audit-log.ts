@@ -1,4 +1,4 @@
-import type { Db } from '../db/index.js';
+import { pageWindow, type Db } from '../db/index.js';
 
 export interface AuditEntry {
   organizationId: string | null;
@@ -67,8 +67,7 @@ export async function auditPage(db: Db, organizationId: string, options: { page?
   const pageSize = options.pageSize ?? 50;
   const countRow = await db('audit_log').where({ organization_id: organizationId }).count<{ n: string | number }>({ n: '*' }).first();
   const total = Number(countRow?.n ?? 0);
-  const pages = Math.max(1, Math.ceil(total / pageSize));
-  const page = Math.min(Math.max(1, options.page ?? 1), pages);
-  const rows = await selectAuditRows(auditRowsOf(db, organizationId).offset((page - 1) * pageSize).limit(pageSize));
+  const { page, pages, offset } = pageWindow(total, options.page, pageSize);
+  const rows = await selectAuditRows(auditRowsOf(db, organizationId).offset(offset).limit(pageSize));
   return { rows, page, pages, total };
 }

@@ -4,3 +4,4 @@ export { migrateLatest, migrateRollbackAll, migrationStatus, type MigrationStatu
 export { startEmbeddedPostgres, type EmbeddedPostgresHandle, type EmbeddedPostgresOptions } from './embedded-postgres.js';
 export { openDatabase, type OpenDatabase } from './open-database.js';
 export { createNotificationListener, type NotificationListener, type NotificationListenerOptions, type NotificationHandler, type ConnectionHandler } from './notification-listener.js';
+export { pageWindow } from './page-window.js';

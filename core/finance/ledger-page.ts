@@ -1,4 +1,4 @@
-import type { Db } from '../db/index.js';
+import { pageWindow, type Db } from '../db/index.js';
 
 export const ledgerEntryTypes = ['usage', 'grant', 'top_up', 'adjustment', 'period_rollover'] as const;
 export type LedgerEntryType = (typeof ledgerEntryTypes)[number];
@@ -38,12 +38,11 @@ export async function ledgerPage(
   if (options.type) base.andWhere({ entry_type: options.type });
   const countRow = await base.clone().count<{ n: string | number }>({ n: '*' }).first();
   const total = Number(countRow?.n ?? 0);
-  const pages = Math.max(1, Math.ceil(total / pageSize));
-  const page = Math.min(Math.max(1, options.page ?? 1), pages);
+  const { page, pages, offset } = pageWindow(total, options.page, pageSize);
   const rows = await base
     .clone()
     .orderBy([{ column: 'occurred_at', order: 'desc' }, { column: 'id', order: 'desc' }])
-    .offset((page - 1) * pageSize)
+    .offset(offset)
     .limit(pageSize)
     .select<Record<string, any>[]>('id', 'occurred_at', 'entry_type', 'source', 'key_id', 'product', 'quantity', 'unit', 'credits_delta', 'calls_delta', 'credits_balance_after', 'actor', 'reason');
   return {

@@ -14,8 +14,7 @@ export function registerActivityRoutes(router: Router<DashboardState>, deps: { d
   router.get('/orgs/:orgId/activity', async (ctx) => {
     const view = await orgAccess(ctx, deps.db, ctx.params.orgId!, 'view_activity');
     const { t, f } = ctx.state;
-    const requested = Number.parseInt(String(ctx.query.page ?? '1'), 10);
-    const result = await auditPage(deps.db, view.org.id, { page: Number.isSafeInteger(requested) ? requested : 1 });
+    const result = await auditPage(deps.db, view.org.id, { page: Number.parseInt(String(ctx.query.page ?? '1'), 10) });
     const link = (p: number) => `/orgs/${view.org.id}/activity?page=${p}`;
     const body = html`
       <p class="lead">${t('activity.intro')}</p>

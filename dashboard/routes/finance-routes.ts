@@ -198,7 +198,7 @@ export function registerFinanceRoutes(router: Router<DashboardState>, deps: Fina
     const { t, f } = ctx.state;
     const period = typeof ctx.query.period === 'string' && isPeriod(ctx.query.period) ? ctx.query.period : null;
     const type = (ledgerEntryTypes as readonly string[]).includes(String(ctx.query.type)) ? (ctx.query.type as LedgerEntryType) : null;
-    const pageNumber = Math.max(1, Number.parseInt(String(ctx.query.page ?? '1'), 10) || 1);
+    const pageNumber = Number.parseInt(String(ctx.query.page ?? '1'), 10);
     const [result, periods] = await Promise.all([ledgerPage(db, view.org.id, { period, type, page: pageNumber }), periodChoices(db, view.org.id)]);
     const link = (p: number) => `/orgs/${view.org.id}/ledger?${new URLSearchParams({ ...(period ? { period } : {}), ...(type ? { type } : {}), page: String(p) })}`;
     const signed = (n: number) => (n > 0 ? `+${f.number(n)}` : f.number(n));
