@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
 import {
-  CallToolRequestSchema, ListToolsRequestSchema, type CallToolRequest, type CallToolResult, type ListToolsResult, type Tool,
+  ListToolsRequestSchema, type CallToolRequest, type CallToolResult, type ListToolsResult, type Tool,
 } from '@modelcontextprotocol/sdk/types.js';
 import type { AccessControl, Measure, Principal } from '../core/access/index.js';
 import type { CompanyStore } from '../core/companies/index.js';
@@ -196,17 +196,18 @@ export function createServer(deps: McpDeps, parts: ServerParts, call: McpCall): 
     paramsOf(ListToolsRequestSchema, request, call, deps.logger);
     return handlers.listTools();
   });
-  server.setRequestHandler(methodOnly('tools/call'), (request) => handlers.callTool(paramsOf(CallToolRequestSchema, request, call, deps.logger)));
+  // The SDK's Server has already checked a tools/call against CallToolRequestSchema (see below).
+  server.setRequestHandler(methodOnly('tools/call'), (request) => handlers.callTool(request as CallToolRequest));
   return server;
 }
 
 // The SDK parses a request with the schema its handler is registered under, and answers a
 // mismatch (tools/call without params, `arguments` that is not an object) as an internal error
 // (-32603, its text a zod dump, which withErrorData hides): the caller's mistake reported as
-// ours. So the handlers are registered under schemas that only name the method, and parse the
-// request themselves: a mismatch is -32602 with data.code invalid_params and one detail per
-// field. (For tools/call the SDK's Server checks the params itself first and answers -32602;
-// withErrorData turns its message into the same details.)
+// ours. So the handlers are registered under schemas that only name the method. tools/list
+// parses its request here: a mismatch is -32602 with data.code invalid_params and one detail per
+// field. A tools/call is checked by the SDK's Server itself before our handler runs (-32602), and
+// withErrorData turns that refusal into the same details, so it is not parsed a second time.
 const methodOnly = <M extends string>(method: M) => z.looseObject({ method: z.literal(method) });
 
 function paramsOf<S extends z.ZodType>(schema: S, request: { method: string }, call: McpCall, logger: Logger): z.output<S> {

@@ -16,7 +16,8 @@ import { withErrorData } from './errors.js';
  * keys in the order the SDK's result schema writes them, see create-server.ts), and a thrown
  * error turned into a JSON-RPC error as the SDK's Protocol does. Everything else (initialize,
  * tools/list, batches, notifications, task-augmented calls, and any tools/call whose params the
- * SDK's schema refuses, so that its error text stays the SDK's) still goes through the Server.
+ * SDK's schema refuses, refused there as on every other path, see withErrorData) still goes
+ * through the Server.
  */
 export function plainToolCall(messages: JSONRPCMessage[]): { id: RequestId; request: CallToolRequest } | undefined {
   if (messages.length !== 1) return undefined;

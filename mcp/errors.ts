@@ -1,5 +1,5 @@
 import { ErrorCode as RpcCode, type CallToolResult, type JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
-import { errorCatalogue, toErrorObject, type AppError, type ErrorCode, type ErrorObject } from '../core/errors/index.js';
+import { errorCatalogue, issueDetails, toErrorObject, type AppError, type ErrorCode, type ErrorObject } from '../core/errors/index.js';
 import type { Logger } from '../core/logging/index.js';
 
 // The one MCP edge mapper: every failure on the tool server leaves through here, as
@@ -93,13 +93,12 @@ function sdkParamsRefusal(text: string): { message: string; details: NonNullable
   } catch {
     return undefined;
   }
-  if (!Array.isArray(issues)) return undefined;
-  const details = issues.map((issue: { path?: unknown; message?: unknown }) => ({
-    path: Array.isArray(issue.path) && issue.path.length > 0 ? issue.path.join('.') : 'params',
-    message: typeof issue.message === 'string' ? issue.message : 'Invalid value.',
-  }));
-  return { message: `Invalid params for ${match[1]}.`, details };
+  if (!Array.isArray(issues) || !issues.every(isIssue)) return undefined;
+  return { message: `Invalid params for ${match[1]}.`, details: issueDetails(issues, 'params') };
 }
+
+const isIssue = (value: unknown): value is { path: PropertyKey[]; message: string } =>
+  typeof value === 'object' && value !== null && Array.isArray((value as { path?: unknown }).path) && typeof (value as { message?: unknown }).message === 'string';
 
 /** The body of an HTTP-level JSON-RPC error (bad Accept, bad JSON, wrong method). */
 export function jsonRpcErrorBody(rpcCode: number, code: ErrorCode, message: string, requestId: string, id: string | number | null = null, details?: ErrorObject['details']) {
