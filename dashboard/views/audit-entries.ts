@@ -1,22 +1,21 @@
 import type { AuditRow } from '../../core/dashboard-auth/index.js';
+import { en } from '../i18n/messages-en.js';
 import type { MessageKey } from '../i18n/translate.js';
 import type { DashboardState } from '../state.js';
 import { html, type HtmlValue } from './html.js';
 
 // Audit rows as people read them, in the dashboard's language: what was done, with the values
-// it was done with. The actions are those the dashboard's handlers and the operator CLI record
-// (withAudit); a row with an action not listed here (written by a newer version, say) shows its
-// code.
-const describedActions = new Set([
-  'key.created', 'key.revoked', 'key.rotated',
-  'member.invited', 'member.joined', 'member.removed',
-  'alerts.webhook_set', 'alerts.secret_rotated', 'alerts.threshold_added', 'alerts.threshold_removed',
-  'organization.created', 'organization.plan_set', 'organization.period_set', 'organization.limits_set', 'organization.product_set', 'organization.product_reset',
-  'credits.grant', 'credits.top_up', 'credits.adjustment', 'allowance.cap_set',
-]);
+// it was done with. Each action the dashboard's handlers and the operator CLI record (withAudit)
+// has its sentence in the message catalogues as `audit.<action>`; a row with an action that has
+// none (written by a newer version, say) shows its code.
+function sentenceKey(action: string): MessageKey | undefined {
+  const key = `audit.${action}`;
+  return key in en ? (key as MessageKey) : undefined;
+}
 
 export function describeAuditAction(state: DashboardState, row: Pick<AuditRow, 'action' | 'details'>): HtmlValue {
-  if (!describedActions.has(row.action)) return html`<code>${row.action}</code>`;
+  const key = sentenceKey(row.action);
+  if (!key) return html`<code>${row.action}</code>`;
   const params: Record<string, string> = {};
   for (const [name, value] of Object.entries(row.details ?? {})) {
     if (value === null || value === undefined || value === '') params[name] = '—';
@@ -25,7 +24,7 @@ export function describeAuditAction(state: DashboardState, row: Pick<AuditRow, '
     else params[name] = typeof value === 'string' ? value : JSON.stringify(value);
   }
   // A value the row lacks reads as "—", not as a {placeholder}.
-  return state.t(`activity.${row.action}` as MessageKey, params).replace(/\{\w+\}/g, '—');
+  return state.t(key, params).replace(/\{\w+\}/g, '—');
 }
 
 /** Who did it: the person's e-mail when they have an account, else the recorded actor. */
