@@ -42,6 +42,9 @@ function fakeStore() {
   };
 }
 
+// Lets background reloads (promise chains of a few steps) run to their end.
+const settled = () => new Promise<void>((resolve) => setImmediate(resolve));
+
 function fakeListener(connected = true) {
   const handlers = new Map<string, NotificationHandler>();
   const connectionHandlers: ConnectionHandler[] = [];
@@ -121,6 +124,117 @@ describe('company cache', () => {
     expect(await cache.companyFinancials('ABC')).toEqual({ name: 'one' });
     t = 60_000;
     expect(await cache.companyFinancials('ABC')).toEqual({ name: 'two' });
+  });
+
+  it('when a found entry passes its refresh point then a hit serves it at once and reloads it in the background', async () => {
+    let t = 0;
+    const fake = fakeStore();
+    fake.data.set('ABC', { name: 'one' });
+    // random 0: the refresh point is at 75% of the TTL.
+    const cache = createCompanyCache({ store: fake.store, ttlMs: 60_000, now: () => t, random: () => 0 });
+    await cache.companyFinancials('ABC');
+    fake.data.set('ABC', { name: 'two' });
+    t = 44_999;
+    expect(await cache.companyFinancials('ABC')).toEqual({ name: 'one' });
+    expect(fake.reads).toHaveLength(1);
+
+    t = 45_000;
+    const release = fake.hold(); // the reload hangs: callers must not wait for it
+    expect(await cache.companyFinancials('ABC')).toEqual({ name: 'one' });
+    expect(await cache.companyFinancials('ABC')).toEqual({ name: 'one' });
+    expect(fake.reads).toHaveLength(2); // one reload, not one per hit
+    release();
+    await settled();
+    expect(await cache.companyFinancials('ABC')).toEqual({ name: 'two' });
+    // The reloaded entry lives a TTL from its reload: past the first one's expiry, still no read.
+    t = 89_999;
+    expect(await cache.companyFinancials('ABC')).toEqual({ name: 'two' });
+    expect(fake.reads).toHaveLength(2);
+    expect(cache.stats).toMatchObject({ misses: 1, refreshes: 1 });
+  });
+
+  it('when entries are loaded together then their refresh points are spread over 75–95% of the TTL', async () => {
+    let t = 0;
+    const fake = fakeStore();
+    for (const code of ['A', 'B']) fake.data.set(code, { name: code });
+    const draws = [0, 0.999];
+    const cache = createCompanyCache({ store: fake.store, ttlMs: 60_000, now: () => t, random: () => draws.shift()! });
+    await cache.companyFinancials('A'); // refresh at 45,000
+    await cache.companyFinancials('B'); // refresh at 56,988
+    t = 56_000;
+    await cache.companyFinancials('A');
+    await cache.companyFinancials('B');
+    await settled();
+    expect(fake.reads).toEqual(['A', 'B', 'A']);
+  });
+
+  it('when many entries pass their refresh point at once then at most maxRefreshes reload at a time', async () => {
+    let t = 0;
+    const fake = fakeStore();
+    for (const code of ['A', 'B', 'C']) fake.data.set(code, { name: code });
+    const cache = createCompanyCache({ store: fake.store, ttlMs: 60_000, now: () => t, random: () => 0, maxRefreshes: 2 });
+    for (const code of ['A', 'B', 'C']) await cache.companyFinancials(code);
+    t = 50_000;
+    const release = fake.hold();
+    for (const code of ['A', 'B', 'C']) expect(await cache.companyFinancials(code)).toEqual({ name: code });
+    expect(fake.reads).toEqual(['A', 'B', 'C', 'A', 'B']);
+    release();
+    await settled();
+    // C's turn comes with its next hit, once a reload has finished.
+    await cache.companyFinancials('C');
+    await settled();
+    expect(fake.reads).toEqual(['A', 'B', 'C', 'A', 'B', 'C']);
+  });
+
+  it('when a background reload fails then the entry is served until its TTL and the next miss meets the error', async () => {
+    let t = 0;
+    const fake = fakeStore();
+    fake.data.set('ABC', { name: 'one' });
+    const cache = createCompanyCache({ store: fake.store, ttlMs: 60_000, now: () => t, random: () => 0 });
+    await cache.companyFinancials('ABC');
+    fake.fail(new AppError('upstream_timeout'));
+    t = 45_000;
+    expect(await cache.companyFinancials('ABC')).toEqual({ name: 'one' });
+    await settled();
+    t = 59_999;
+    expect(await cache.companyFinancials('ABC')).toEqual({ name: 'one' });
+    expect(fake.reads).toHaveLength(2); // no reload storm after the failure
+    t = 60_000;
+    await expect(cache.companyFinancials('ABC')).rejects.toMatchObject({ code: 'upstream_timeout' });
+  });
+
+  it('when a large answer is reloaded in the background then it stays cached without being admitted again', async () => {
+    let t = 0;
+    const fake = fakeStore();
+    fake.data.set('R1', { name: 'R1', padding: 'x'.repeat(20_000) });
+    const cache = createCompanyCache({ store: fake.store, ttlMs: 60_000, now: () => t, random: () => 0, largeEntryBytes: 16_000, largeAdmissionWindow: 2 });
+    await cache.companyReport('R1');
+    await cache.companyReport('R1'); // admitted on its second miss
+    t = 45_000;
+    await cache.companyReport('R1');
+    await settled();
+    t = 89_999; // past the first load's expiry, before the reload's refresh point
+    await cache.companyReport('R1');
+    expect(fake.reads).toHaveLength(3);
+    expect(cache.stats.entries).toBe(1);
+  });
+
+  it('when companies change during a background reload then the reloaded answer is not kept', async () => {
+    let t = 0;
+    const fake = fakeStore();
+    fake.data.set('ABC', { name: 'old' });
+    const { listener, notify } = fakeListener();
+    const cache = createCompanyCache({ store: fake.store, notifications: listener, ttlMs: 60_000, now: () => t, random: () => 0 });
+    await cache.companyFinancials('ABC');
+    t = 45_000;
+    const release = fake.hold();
+    await cache.companyFinancials('ABC'); // starts the reload, which reads 'old'
+    notify(COMPANIES_CHANGED_CHANNEL);
+    release();
+    await settled();
+    fake.data.set('ABC', { name: 'new' });
+    expect(await cache.companyFinancials('ABC')).toEqual({ name: 'new' });
+    expect(fake.reads).toHaveLength(3);
   });
 
   it('when the store fails then the error reaches every waiting caller and is not cached', async () => {
