@@ -58,6 +58,53 @@ describe('store-backed cache', () => {
     expect(await cache.get('unknown')).toEqual({ value: 'unknown', stale: false });
   });
 
+  it('when a trusted entry is past three quarters of its trust then it is served at once and reloaded in the background', async () => {
+    let clock = 0;
+    let loads = 0;
+    const reload = deferred<string>();
+    const cache = createStoreBackedCache({ now: () => clock, trustMs: () => 1_000, load: () => (loads++ === 0 ? Promise.resolve('old') : reload.promise) });
+    await cache.get('k');
+    clock = 749;
+    await cache.get('k');
+    expect(loads).toBe(1);
+    clock = 750;
+    // The reload hangs: the caller is answered anyway, and one reload serves every hit.
+    expect(await cache.get('k')).toEqual({ value: 'old', stale: false });
+    expect(await cache.get('k')).toEqual({ value: 'old', stale: false });
+    expect(loads).toBe(2);
+    reload.resolve('new');
+    await new Promise((resolve) => setImmediate(resolve));
+    clock = 1_400; // past the first load's trust, inside the reload's (loaded at 750)
+    expect(await cache.get('k')).toEqual({ value: 'new', stale: false });
+    expect(loads).toBe(2);
+  });
+
+  it('when a background reload fails then the entry is trusted until its time runs out and the store rests', async () => {
+    let clock = 0;
+    let up = true;
+    let loads = 0;
+    const cache = createStoreBackedCache({
+      now: () => clock,
+      trustMs: () => 1_000,
+      retryAfterFailureMs: 1_000,
+      load: async (k) => {
+        loads++;
+        if (!up) throw new Error('down');
+        return k;
+      },
+    });
+    await cache.get('known');
+    up = false;
+    clock = 800;
+    expect(await cache.get('known')).toEqual({ value: 'known', stale: false });
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(loads).toBe(2);
+    await expect(cache.get('unknown')).rejects.toBeInstanceOf(StoreUnavailableError);
+    clock = 1_000;
+    expect(await cache.get('known')).toEqual({ value: 'known', stale: true });
+    expect(loads).toBe(2); // resting: nobody asked the dead store again
+  });
+
   it('when the store does not answer within the deadline then the read fails as unavailable', async () => {
     const cache = createStoreBackedCache({ trustMs: () => 100, lookupTimeoutMs: 50, load: () => new Promise<string>(() => {}) });
     await expect(cache.get('k')).rejects.toBeInstanceOf(StoreUnavailableError);

@@ -7,7 +7,12 @@
 //   asked at all: requests answer at once from stale entries (or fail fast) instead of each
 //   waiting for a dead server;
 // - stale entries are kept after their trust expires, so callers may choose to serve them
-//   while the store is unreachable.
+//   while the store is unreachable;
+// - refresh-ahead: a hit on an entry past `refreshAfter` of its trust is served at once and
+//   reloaded in the background. Without it every busy key made its callers wait for the store
+//   once per trust period (the plan-and-flags cache trusts for a second: each second, every
+//   call of an active organization in flight queued behind one Postgres read). The trust still
+//   bounds how old a served value can be.
 
 export class StoreUnavailableError extends Error {
   constructor(cause?: unknown) {
@@ -30,6 +35,8 @@ export interface StoreBackedCacheOptions<V> {
   retryAfterFailureMs?: number;
   /** Oldest entries are dropped beyond this, so random keys cannot grow memory without bound. */
   maxEntries?: number;
+  /** Share of an entry's trust after which a hit also reloads it in the background (1: never). */
+  refreshAfter?: number;
   now?: () => number;
 }
 
@@ -59,6 +66,7 @@ export function createStoreBackedCache<V>(options: StoreBackedCacheOptions<V>): 
   const lookupTimeoutMs = options.lookupTimeoutMs ?? 1_000;
   const retryAfterFailureMs = options.retryAfterFailureMs ?? 1_000;
   const maxEntries = options.maxEntries ?? 100_000;
+  const refreshAfter = options.refreshAfter ?? 0.75;
   const entries = new Map<string, Entry<V>>();
   const flights = new Map<string, Flight<V>>();
   let storeDownUntil = 0;
@@ -88,10 +96,25 @@ export function createStoreBackedCache<V>(options: StoreBackedCacheOptions<V>): 
     return flight.promise;
   };
 
+  // A failed background reload rests the store as a failed read does; the entry stays, trusted
+  // until its time runs out, then served stale (or not) by the caller's choice as before.
+  const refreshAhead = (key: string) => {
+    loadOnce(key).catch(() => {
+      storeDownUntil = now() + retryAfterFailureMs;
+    });
+  };
+
   return {
     async get(key) {
       const entry = entries.get(key);
-      if (entry && now() - entry.loadedAt < options.trustMs(entry.value)) return { value: entry.value, stale: false };
+      if (entry) {
+        const age = now() - entry.loadedAt;
+        const trust = options.trustMs(entry.value);
+        if (age < trust) {
+          if (age >= trust * refreshAfter && !flights.has(key) && now() >= storeDownUntil) refreshAhead(key);
+          return { value: entry.value, stale: false };
+        }
+      }
       if (now() < storeDownUntil) {
         if (entry) return { value: entry.value, stale: true };
         throw new StoreUnavailableError();
