@@ -26,14 +26,9 @@ export const ledgerColumns = [
   'creditsBalanceAfter', 'period', 'occurredAt', 'appliedAt', 'actor', 'reason',
 ] as const satisfies readonly (keyof LedgerEntry)[];
 
-/** Every ledger row of one organization and month, in the order they happened. */
-export async function exportLedger(db: Knex, organizationId: string, period: string): Promise<LedgerEntry[]> {
-  if (!isPeriod(period)) throw new AppError('invalid_params', 'period must be YYYY-MM', { details: [{ path: 'period', message: 'YYYY-MM' }] });
-  const rows = await db('usage_ledger')
-    .where({ organization_id: organizationId, period })
-    .orderBy([{ column: 'occurred_at' }, { column: 'id' }])
-    .select<Record<string, any>[]>('*');
-  return rows.map((r) => ({
+/** A `usage_ledger` row (`select *`) as the export and the dashboard's ledger page show it. */
+export function ledgerEntryFromRow(r: Record<string, any>): LedgerEntry {
+  return {
     id: r.id,
     eventId: r.event_id,
     entryType: r.entry_type,
@@ -50,5 +45,45 @@ export async function exportLedger(db: Knex, organizationId: string, period: str
     appliedAt: (r.applied_at as Date).toISOString(),
     actor: r.actor,
     reason: r.reason,
-  }));
+  };
+}
+
+export interface ExportLedgerOptions {
+  /** Rows fetched from Postgres at a time: what the export holds in memory. */
+  chunkSize?: number;
+}
+
+/**
+ * Every ledger row of one organization and month, in the order they happened, as they are
+ * read. A busy organization's month is millions of rows (one per call), so the rows are not
+ * gathered first: a cursor in a read-only transaction fetches them a chunk at a time, all from
+ * the snapshot taken when it was declared (the billing worker keeps appending while the export
+ * runs; the export is the month as it stood when it began). Stopping early (a `break`, a
+ * failed write) ends the transaction.
+ */
+export function exportLedger(db: Knex, organizationId: string, period: string, options: ExportLedgerOptions = {}): AsyncGenerator<LedgerEntry> {
+  // Checked here, not when the first row is asked for: a caller learns of a bad period
+  // before it has written anything.
+  if (!isPeriod(period)) throw new AppError('invalid_params', 'period must be YYYY-MM', { details: [{ path: 'period', message: 'YYYY-MM' }] });
+  return readLedger(db, organizationId, period, options.chunkSize ?? 5_000);
+}
+
+async function* readLedger(db: Knex, organizationId: string, period: string, chunkSize: number): AsyncGenerator<LedgerEntry> {
+  const query = db('usage_ledger')
+    .where({ organization_id: organizationId, period })
+    .orderBy([{ column: 'occurred_at' }, { column: 'id' }])
+    .select('*')
+    .toSQL();
+  const trx = await db.transaction({ readOnly: true });
+  try {
+    await trx.raw(`DECLARE ledger_export NO SCROLL CURSOR FOR ${query.sql}`, query.bindings);
+    for (;;) {
+      const { rows } = await trx.raw<{ rows: Record<string, any>[] }>(`FETCH ${chunkSize} FROM ledger_export`);
+      for (const row of rows) yield ledgerEntryFromRow(row);
+      if (rows.length < chunkSize) break;
+    }
+  } finally {
+    // Read-only: nothing to keep. Rolling back also closes the cursor.
+    await trx.rollback().catch(() => undefined);
+  }
 }

@@ -1,23 +1,11 @@
+import { ledgerEntryFromRow, type LedgerEntry } from '../billing/ledger-export.js';
 import { pageWindow, type Db } from '../db/index.js';
 
 export const ledgerEntryTypes = ['usage', 'grant', 'top_up', 'adjustment', 'period_rollover'] as const;
 export type LedgerEntryType = (typeof ledgerEntryTypes)[number];
 
-export interface LedgerPageRow {
-  id: number;
-  occurredAt: Date;
-  entryType: LedgerEntryType;
-  source: string;
-  keyId: string | null;
-  product: string | null;
-  quantity: number;
-  unit: string | null;
-  creditsDelta: number;
-  callsDelta: number;
-  creditsBalanceAfter: number | null;
-  actor: string | null;
-  reason: string | null;
-}
+/** A ledger row as the dashboard's ledger page lists it: the export's fields. */
+export type LedgerPageRow = LedgerEntry & { entryType: LedgerEntryType };
 
 export interface LedgerPage {
   rows: LedgerPageRow[];
@@ -44,27 +32,8 @@ export async function ledgerPage(
     .orderBy([{ column: 'occurred_at', order: 'desc' }, { column: 'id', order: 'desc' }])
     .offset(offset)
     .limit(pageSize)
-    .select<Record<string, any>[]>('id', 'occurred_at', 'entry_type', 'source', 'key_id', 'product', 'quantity', 'unit', 'credits_delta', 'calls_delta', 'credits_balance_after', 'actor', 'reason');
-  return {
-    total,
-    page,
-    pages,
-    rows: rows.map((r) => ({
-      id: r.id,
-      occurredAt: r.occurred_at,
-      entryType: r.entry_type,
-      source: r.source,
-      keyId: r.key_id,
-      product: r.product,
-      quantity: r.quantity,
-      unit: r.unit,
-      creditsDelta: r.credits_delta,
-      callsDelta: r.calls_delta,
-      creditsBalanceAfter: r.credits_balance_after,
-      actor: r.actor,
-      reason: r.reason,
-    })),
-  };
+    .select<Record<string, any>[]>('*');
+  return { total, page, pages, rows: rows.map((r) => ledgerEntryFromRow(r) as LedgerPageRow) };
 }
 
 /** Months that have ledger rows, newest first (the period selector). */

@@ -203,7 +203,7 @@ export function registerFinanceRoutes(router: Router<DashboardState>, deps: Fina
     const link = (p: number) => `/orgs/${view.org.id}/ledger?${new URLSearchParams({ ...(period ? { period } : {}), ...(type ? { type } : {}), page: String(p) })}`;
     const signed = (n: number) => (n > 0 ? `+${f.number(n)}` : f.number(n));
     const rows = result.rows.map((r) => [
-      f.dateTime(r.occurredAt),
+      f.dateTime(new Date(r.occurredAt)),
       badge(t(`ledger.type.${r.entryType}`), r.entryType === 'usage' ? 'neutral' : r.entryType === 'adjustment' ? 'warn' : 'info'),
       r.entryType === 'usage'
         ? html`<code>${r.product ?? ''}</code> <span class="muted small">${r.source}${r.keyId ? html` · ${r.keyId}` : ''}</span>`

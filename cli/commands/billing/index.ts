@@ -6,6 +6,7 @@ import {
 import { withAudit } from '../../../core/dashboard-auth/index.js';
 import type { RegisterCommands } from '../index.js';
 import type { CliContext } from '../../context.js';
+import { createLineWriter } from '../../line-writer.js';
 import { positiveInt, printTable, table, wholeNumber } from '../orgs/cli-format.js';
 import { csvLine, renderReport, type ReportFormat } from './render-report.js';
 
@@ -49,10 +50,31 @@ export const registerBillingCommands: RegisterCommands = (program, context) => {
     .requiredOption('--period <YYYY-MM>', 'calendar month, UTC', period)
     .addOption(new Option('--format <format>', 'output format').choices(['csv', 'json']).default('csv'))
     .action(async (opts: { org: string; period: string; format: 'csv' | 'json' }) => {
-      const rows = await exportLedger(await db(), await org(opts.org), opts.period);
-      if (opts.format === 'json') return context().out(JSON.stringify(rows, null, 2));
-      context().out(csvLine([...ledgerColumns]));
-      for (const row of rows) context().out(csvLine(ledgerColumns.map((c) => row[c])));
+      // Row by row as the export reads them: a month can be millions of rows.
+      const rows = exportLedger(await db(), await org(opts.org), opts.period);
+      const out = createLineWriter(process.stdout);
+      let count = 0;
+      if (opts.format === 'json') {
+        // The bytes of JSON.stringify(allRows, null, 2), without holding all rows.
+        let previous: string | undefined;
+        for await (const row of rows) {
+          await out.line(previous === undefined ? '[' : `${previous},`);
+          previous = JSON.stringify(row, null, 2).replace(/^/gm, '  ');
+          count++;
+        }
+        await out.line(previous === undefined ? '[]' : `${previous}\n]`);
+      } else {
+        // The header once the first chunk has been read: a store that fails at once leaves
+        // stdout empty.
+        const header = () => out.line(csvLine([...ledgerColumns]));
+        for await (const row of rows) {
+          if (count++ === 0) await header();
+          await out.line(csvLine(ledgerColumns.map((c) => row[c])));
+        }
+        if (count === 0) await header();
+      }
+      await out.flush();
+      process.stderr.write(`exported ${count} ledger row(s) of ${opts.period}\n`);
     });
 
   program

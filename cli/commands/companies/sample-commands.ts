@@ -1,9 +1,9 @@
-import { once } from 'node:events';
 import { createWriteStream } from 'node:fs';
 import type { Writable } from 'node:stream';
 import type { Command } from 'commander';
 import { DEFAULT_LATEST_YEAR, generateDossiers, pickSampleFiscalCodes } from '../../../core/sample-data/index.js';
 import type { CliContext } from '../../context.js';
+import { createLineWriter } from '../../line-writer.js';
 import { parseInteger, parseNonNegativeInt, parsePositiveInt } from './parse-options.js';
 
 export function registerSampleCommands(program: Command, context: () => CliContext): void {
@@ -26,18 +26,11 @@ export function registerSampleCommands(program: Command, context: () => CliConte
       const seed = opts.seed ?? ctx.config.SAMPLE_SEED;
       const started = performance.now();
       const out: Writable = opts.out === '-' ? process.stdout : createWriteStream(opts.out);
-      let chunk: string[] = [];
-      const drain = async () => {
-        if (chunk.length === 0) return;
-        const ok = out.write(chunk.join(''));
-        chunk = [];
-        if (!ok) await once(out, 'drain');
-      };
+      const lines = createLineWriter(out);
       for (const dossier of generateDossiers({ count, seed, latestYear: opts.latestYear, includeDerivedChanges: Boolean(opts.withChanges) })) {
-        chunk.push(JSON.stringify(dossier) + '\n');
-        if (chunk.length >= 200) await drain();
+        await lines.line(JSON.stringify(dossier));
       }
-      await drain();
+      await lines.flush();
       if (out !== process.stdout) await new Promise<void>((resolve, reject) => out.end((err?: Error | null) => (err ? reject(err) : resolve())));
       const seconds = (performance.now() - started) / 1000;
       process.stderr.write(`wrote ${count} synthetic companies (seed ${seed}) to ${opts.out === '-' ? 'stdout' : opts.out} in ${seconds.toFixed(1)} s\n`);

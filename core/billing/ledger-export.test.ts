@@ -1,0 +1,94 @@
+import { randomUUID } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { createDb, type Db } from '../db/index.js';
+import { exportLedger } from './ledger-export.js';
+import { createOrganization } from './plans/manage-organizations.js';
+
+// The export reads a month a chunk at a time from one snapshot, so a busy organization's month
+// (millions of rows) is never held at once, and rows the worker adds meanwhile do not shift it.
+const databaseUrl = inject('databaseUrl');
+let db: Db;
+
+beforeAll(async () => {
+  // One connection: an export that kept its transaction open would block every later query.
+  db = createDb({ connectionString: databaseUrl, poolMax: 1 });
+});
+afterAll(async () => {
+  await db.destroy();
+});
+
+const PERIOD = '2026-03';
+
+/** A new organization with `count` usage rows in PERIOD, two to a second (ties broken by id). */
+async function organizationWithUsage(count: number): Promise<string> {
+  const org = await createOrganization(db, { name: `Ledger export ${randomUUID()} SRL`, planId: null });
+  const rows = Array.from({ length: count }, (_, i) => ({
+    event_id: `req_${randomUUID()}`,
+    organization_id: org.id,
+    entry_type: 'usage',
+    source: 'api',
+    product: 'company-financials',
+    quantity: 5,
+    unit: 'credits',
+    credits_delta: -5,
+    period: PERIOD,
+    occurred_at: new Date(Date.UTC(2026, 2, 10, 9, 0, Math.floor((count - 1 - i) / 2))),
+  }));
+  await db('usage_ledger').insert(rows);
+  return org.id;
+}
+
+const drain = async <T>(rows: AsyncIterable<T>) => {
+  const all: T[] = [];
+  for await (const row of rows) all.push(row);
+  return all;
+};
+
+describe('ledger export', () => {
+  it('when a month has more rows than a chunk then every row comes once, in the order they happened', async () => {
+    const org = await organizationWithUsage(11);
+    const rows = await drain(exportLedger(db, org, PERIOD, { chunkSize: 3 }));
+    expect(rows).toHaveLength(11);
+    expect(new Set(rows.map((r) => r.eventId)).size).toBe(11);
+    const order = rows.map((r) => [r.occurredAt, r.id] as const);
+    const sorted = [...order].sort((a, b) => (a[0] === b[0] ? a[1] - b[1] : a[0] < b[0] ? -1 : 1));
+    expect(order).toEqual(sorted);
+    expect(rows[0]).toMatchObject({ entryType: 'usage', product: 'company-financials', creditsDelta: -5, period: PERIOD });
+    expect(await drain(exportLedger(db, org, '2026-04', { chunkSize: 3 }))).toEqual([]);
+  });
+
+  it('when rows are added while the export runs then it is the month as it stood when it began', async () => {
+    const org = await organizationWithUsage(4);
+    // A second pool: the export holds the test's only connection while it runs.
+    const writer = createDb({ connectionString: databaseUrl, poolMax: 1 });
+    try {
+      const seen: string[] = [];
+      for await (const row of exportLedger(db, org, PERIOD, { chunkSize: 2 })) {
+        if (seen.length === 0) {
+          await writer('usage_ledger').insert({ event_id: `req_${randomUUID()}`, organization_id: org, entry_type: 'usage', source: 'api', quantity: 1, unit: 'calls', calls_delta: 1, period: PERIOD, occurred_at: new Date(Date.UTC(2026, 2, 1)) });
+        }
+        seen.push(row.eventId);
+      }
+      expect(seen).toHaveLength(4);
+      expect(await drain(exportLedger(db, org, PERIOD))).toHaveLength(5);
+    } finally {
+      await writer.destroy();
+    }
+  });
+
+  it('when the reader stops early then the export lets its connection go', async () => {
+    const org = await organizationWithUsage(6);
+    for await (const row of exportLedger(db, org, PERIOD, { chunkSize: 2 })) {
+      expect(row.eventId).toMatch(/^req_/);
+      break;
+    }
+    // With a pool of one, this waits forever (until the acquire timeout) if the export's
+    // transaction were still open.
+    const counted = await db('usage_ledger').where({ organization_id: org }).count<{ n: string }[]>({ n: '*' });
+    expect(Number(counted[0]?.n)).toBe(6);
+  });
+
+  it('when the period is malformed then the call fails at once with invalid_params', () => {
+    expect(() => exportLedger(db, 'org_x', '2026-3')).toThrow(expect.objectContaining({ code: 'invalid_params' }));
+  });
+});
