@@ -11,11 +11,14 @@ import * as companyChildrenChecks from './20261122_009_company_children_checks.j
 import * as usageBusBatches from './20261122_010_usage_bus_batches.js';
 import * as usageBusWakeups from './20261124_011_usage_bus_wakeups.js';
 import * as auditLogByOrganization from './20261125_012_audit_log_by_organization.js';
+import * as ledgerPages from './20261125_013_ledger_pages.js';
 
 export interface Migration {
   name: string;
   up(knex: Knex): Promise<void>;
   down(knex: Knex): Promise<void>;
+  /** `transaction: false` for statements that cannot run in one (CREATE INDEX CONCURRENTLY). */
+  config?: { transaction?: boolean };
 }
 
 export const migrations: Migration[] = [
@@ -29,4 +32,5 @@ export const migrations: Migration[] = [
   { name: '20261122_010_usage_bus_batches', ...usageBusBatches },
   { name: '20261124_011_usage_bus_wakeups', ...usageBusWakeups },
   { name: '20261125_012_audit_log_by_organization', ...auditLogByOrganization },
+  { name: '20261125_013_ledger_pages', ...ledgerPages },
 ];

@@ -11,29 +11,41 @@ export interface LedgerPage {
   rows: LedgerPageRow[];
   page: number;
   pages: number;
+  /** Rows matching, counted up to `countCap`; `more`: there are more than that. */
   total: number;
+  more: boolean;
 }
 
-/** Newest first, one page at a time, optionally one month and one entry type. */
+/**
+ * Newest first (by month, then time), one page at a time, optionally one month and one entry
+ * type. The order is that of the ledger's index (migration 013), so a page reads its 50 rows
+ * from the index instead of sorting the organization's whole ledger. Counting is a walk over
+ * every matching row, and a busy organization has one per call: it stops at `countCap` (the
+ * page then says "more than"), which no one pages through by hand; a month and a type narrow it.
+ */
 export async function ledgerPage(
   db: Db,
   organizationId: string,
-  options: { period?: string | null; type?: LedgerEntryType | null; page?: number; pageSize?: number },
+  options: { period?: string | null; type?: LedgerEntryType | null; page?: number; pageSize?: number; countCap?: number },
 ): Promise<LedgerPage> {
   const pageSize = options.pageSize ?? 50;
+  const countCap = options.countCap ?? 100_000;
   const base = db('usage_ledger').where({ organization_id: organizationId });
   if (options.period) base.andWhere({ period: options.period });
   if (options.type) base.andWhere({ entry_type: options.type });
-  const countRow = await base.clone().count<{ n: string | number }>({ n: '*' }).first();
-  const total = Number(countRow?.n ?? 0);
-  const { page, pages, offset } = pageWindow(total, options.page, pageSize);
+  const counted = await db
+    .from(base.clone().select(db.raw('1')).limit(countCap + 1).as('capped'))
+    .count<{ n: string | number }>({ n: '*' })
+    .first();
+  const found = Number(counted?.n ?? 0);
+  const { page, pages, offset } = pageWindow(found, options.page, pageSize);
   const rows = await base
     .clone()
-    .orderBy([{ column: 'occurred_at', order: 'desc' }, { column: 'id', order: 'desc' }])
+    .orderBy([{ column: 'period', order: 'desc' }, { column: 'occurred_at', order: 'desc' }, { column: 'id', order: 'desc' }])
     .offset(offset)
     .limit(pageSize)
     .select<Record<string, any>[]>('*');
-  return { total, page, pages, rows: rows.map((r) => ledgerEntryFromRow(r) as LedgerPageRow) };
+  return { total: Math.min(found, countCap), more: found > countCap, page, pages, rows: rows.map((r) => ledgerEntryFromRow(r) as LedgerPageRow) };
 }
 
 /** Months that have ledger rows, newest first (the period selector). */

@@ -56,6 +56,7 @@ export const en = {
   'common.previous': 'Previous',
   'common.next': 'Next',
   'common.pageOf': 'Page {page} of {pages} · {total} rows',
+  'common.pageOfMore': 'Page {page} · more than {total} rows: choose a month or a type to narrow it',
   'common.noRows': 'Nothing here yet.',
   'common.asOf': 'As of {time}',
   'common.asOfNone': 'No usage applied yet',

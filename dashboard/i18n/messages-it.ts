@@ -58,6 +58,7 @@ export const it: Record<MessageKey, string> = {
   'common.previous': 'Precedente',
   'common.next': 'Successiva',
   'common.pageOf': 'Pagina {page} di {pages} · {total} righe',
+  'common.pageOfMore': 'Pagina {page} · oltre {total} righe: scegli un mese o un tipo per restringere',
   'common.noRows': 'Ancora niente qui.',
   'common.asOf': 'Aggiornato al {time}',
   'common.asOfNone': 'Nessun consumo ancora registrato',

@@ -92,11 +92,15 @@ export function asOfStamp(state: DashboardState, asOf: Date | string | null): Ht
 }
 
 /** Previous / "page N of M" / next, under a paged table (the ledger, the activity log). */
-export function pagination(state: DashboardState, result: { page: number; pages: number; total: number }, link: (page: number) => string): Html {
+export function pagination(state: DashboardState, result: { page: number; pages: number; total: number; more?: boolean }, link: (page: number) => string): Html {
   const { t, f } = state;
-  return html`<nav class="pagination" aria-label="${t('common.pageOf', { page: result.page, pages: result.pages, total: result.total })}">
+  // `more`: the total is a lower bound (a count that stopped, see ledgerPage), so no page count.
+  const where = result.more
+    ? t('common.pageOfMore', { page: f.number(result.page), total: f.number(result.total) })
+    : t('common.pageOf', { page: result.page, pages: result.pages, total: f.number(result.total) });
+  return html`<nav class="pagination" aria-label="${where}">
     ${result.page > 1 ? html`<a class="btn btn-secondary" rel="prev" href="${link(result.page - 1)}">← ${t('common.previous')}</a>` : html`<span></span>`}
-    <span class="muted">${t('common.pageOf', { page: result.page, pages: result.pages, total: f.number(result.total) })}</span>
+    <span class="muted">${where}</span>
     ${result.page < result.pages ? html`<a class="btn btn-secondary" rel="next" href="${link(result.page + 1)}">${t('common.next')} →</a>` : html`<span></span>`}
   </nav>`;
 }
