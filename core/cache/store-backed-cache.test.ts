@@ -11,6 +11,22 @@ function deferred<T>() {
   return { promise, resolve, reject };
 }
 
+// A store that answers a key with itself while `up`, and throws while not; a clock the test sets.
+function storeThatFails(trustMs: number) {
+  const state = { clock: 0, up: true, loads: 0 };
+  const cache = createStoreBackedCache<string>({
+    now: () => state.clock,
+    trustMs: () => trustMs,
+    retryAfterFailureMs: 1_000,
+    load: async (k) => {
+      state.loads++;
+      if (!state.up) throw new Error('down');
+      return k;
+    },
+  });
+  return Object.assign(state, { cache });
+}
+
 describe('store-backed cache', () => {
   it('when many requests miss together then the store is asked once', async () => {
     let loads = 0;
@@ -32,29 +48,18 @@ describe('store-backed cache', () => {
   });
 
   it('when the store fails then a known entry is served stale and an unknown key fails, without asking again for a while', async () => {
-    let clock = 0;
-    let up = true;
-    let loads = 0;
-    const cache = createStoreBackedCache({
-      now: () => clock,
-      trustMs: () => 100,
-      retryAfterFailureMs: 1_000,
-      load: async (k) => {
-        loads++;
-        if (!up) throw new Error('down');
-        return k;
-      },
-    });
+    const store = storeThatFails(100);
+    const { cache } = store;
     await cache.get('known');
-    up = false;
-    clock = 500;
+    store.up = false;
+    store.clock = 500;
     expect(await cache.get('known')).toEqual({ value: 'known', stale: true });
-    const before = loads;
+    const before = store.loads;
     expect(await cache.get('known')).toEqual({ value: 'known', stale: true });
     await expect(cache.get('unknown')).rejects.toBeInstanceOf(StoreUnavailableError);
-    expect(loads).toBe(before); // inside the pause: nobody waits on a dead store
-    up = true;
-    clock = 1_600;
+    expect(store.loads).toBe(before); // inside the pause: nobody waits on a dead store
+    store.up = true;
+    store.clock = 1_600;
     expect(await cache.get('unknown')).toEqual({ value: 'unknown', stale: false });
   });
 
@@ -80,29 +85,18 @@ describe('store-backed cache', () => {
   });
 
   it('when a background reload fails then the entry is trusted until its time runs out and the store rests', async () => {
-    let clock = 0;
-    let up = true;
-    let loads = 0;
-    const cache = createStoreBackedCache({
-      now: () => clock,
-      trustMs: () => 1_000,
-      retryAfterFailureMs: 1_000,
-      load: async (k) => {
-        loads++;
-        if (!up) throw new Error('down');
-        return k;
-      },
-    });
+    const store = storeThatFails(1_000);
+    const { cache } = store;
     await cache.get('known');
-    up = false;
-    clock = 800;
+    store.up = false;
+    store.clock = 800;
     expect(await cache.get('known')).toEqual({ value: 'known', stale: false });
     await new Promise((resolve) => setImmediate(resolve));
-    expect(loads).toBe(2);
+    expect(store.loads).toBe(2);
     await expect(cache.get('unknown')).rejects.toBeInstanceOf(StoreUnavailableError);
-    clock = 1_000;
+    store.clock = 1_000;
     expect(await cache.get('known')).toEqual({ value: 'known', stale: true });
-    expect(loads).toBe(2); // resting: nobody asked the dead store again
+    expect(store.loads).toBe(2); // resting: nobody asked the dead store again
   });
 
   it('when the store does not answer within the deadline then the read fails as unavailable', async () => {
