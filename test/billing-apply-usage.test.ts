@@ -124,6 +124,26 @@ describe('applying usage batches', () => {
     expect((await reconcileLedger(db, { organizationIds: [organizationId] })).differences).toEqual([]);
   });
 
+  it('when usage is applied then credits_used counts the month’s own credits: a late event of a closed month pays but is not this month’s use, and a rollover restarts it', async () => {
+    const { organizationId } = await createBillingOrg(db, { credits: 1_000, creditsPerPeriod: 0, period: '2026-01' });
+    const january = new Date('2026-01-20T10:00:00Z');
+    await apply([
+      usageEvent(organizationId, { occurredAt: january.toISOString(), quantity: 8, product: 'company-profile' }),
+      usageEvent(organizationId, { occurredAt: january.toISOString(), quantity: 1, unit: 'calls', product: 'company-report' }),
+      usageEvent(organizationId, { occurredAt: january.toISOString(), quantity: 5 }),
+    ], january);
+    expect(await allowanceOf(db, organizationId)).toMatchObject({ period: '2026-01', credits_balance: 987, credits_used: 13 });
+
+    const february = new Date('2026-02-03T00:00:00Z');
+    await apply([
+      usageEvent(organizationId, { occurredAt: '2026-01-31T23:59:59.000Z', quantity: 10, product: 'company-credit-report' }),
+      usageEvent(organizationId, { occurredAt: february.toISOString(), quantity: 5 }),
+    ], february);
+    // The batch opened February; January's late 10 credits are paid, February has used 5.
+    expect(await allowanceOf(db, organizationId)).toMatchObject({ period: '2026-02', credits_balance: 972, credits_used: 5 });
+    expect((await reconcileLedger(db, { organizationIds: [organizationId] })).differences).toEqual([]);
+  });
+
   it('when several workers apply overlapping organizations in parallel then none deadlocks and every charge lands once', async () => {
     const orgs = await Promise.all(Array.from({ length: 6 }, () => createBillingOrg(db, { credits: 1_000_000 })));
     const events = Array.from({ length: 1_200 }, (_, i) => usageEvent(orgs[i % orgs.length]!.organizationId, { quantity: 1 + (i % 7) }));
@@ -143,6 +163,14 @@ describe('applying usage batches', () => {
     const { organizationId } = await createBillingOrg(db, { credits: 50 });
     await db('allowances').where({ organization_id: organizationId }).update({ credits_balance: 49 });
     const result = await reconcileLedger(db, { organizationIds: [organizationId] });
-    expect(result.differences).toEqual([{ organizationId, creditsBalance: 49, ledgerCredits: 50, callsUsed: 0, ledgerCalls: 0 }]);
+    expect(result.differences).toEqual([{ organizationId, creditsBalance: 49, ledgerCredits: 50, callsUsed: 0, ledgerCalls: 0, creditsUsed: 0, ledgerCreditsUsed: 0 }]);
+  });
+
+  it('when an allowance’s credits used disagree with its month’s usage rows then reconcile reports that too', async () => {
+    const { organizationId } = await createBillingOrg(db, { credits: 50 });
+    await apply([usageEvent(organizationId, { quantity: 5 })]);
+    await db('allowances').where({ organization_id: organizationId }).update({ credits_used: 4 });
+    const result = await reconcileLedger(db, { organizationIds: [organizationId] });
+    expect(result.differences).toEqual([{ organizationId, creditsBalance: 45, ledgerCredits: 45, callsUsed: 0, ledgerCalls: 0, creditsUsed: 4, ledgerCreditsUsed: 5 }]);
   });
 });

@@ -55,7 +55,7 @@ export function usageEvent(organizationId: string, overrides: Partial<UsageEvent
 
 export async function allowanceOf(db: Knex, organizationId: string) {
   return db('allowances').where({ organization_id: organizationId }).first<{
-    period: string; credits_balance: number; calls_used: number; calls_cap: number | null; credits_exhausted: boolean; limit_reached: boolean; last_event_at: Date | null;
+    period: string; credits_balance: number; calls_used: number; credits_used: number; calls_cap: number | null; credits_exhausted: boolean; limit_reached: boolean; last_event_at: Date | null;
   }>();
 }
 

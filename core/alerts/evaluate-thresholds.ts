@@ -47,8 +47,7 @@ export async function evaluateThresholds(db: Db, now = new Date()): Promise<Eval
   const { rows } = await db.raw<{ rows: Candidate[] }>(`
     SELECT t.id, t.organization_id, t.kind, t.value, t.fired_period, t.fired_at,
            a.period, a.credits_balance, a.calls_used, a.calls_cap, s.webhook_url,
-           COALESCE((SELECT -SUM(l.credits_delta) FROM usage_ledger l
-                      WHERE l.organization_id = t.organization_id AND l.period = a.period AND l.entry_type = 'usage'), 0)::bigint AS credits_used,
+           a.credits_used,
            (SELECT MAX(l.applied_at) FROM usage_ledger l
              WHERE l.organization_id = t.organization_id AND l.period = a.period
                AND (l.entry_type IN ('grant', 'top_up') OR (l.entry_type = 'adjustment' AND l.credits_delta > 0))) AS last_credit_at

@@ -6,11 +6,13 @@ export interface AllowanceRow extends Flags {
   period: string;
   credits_balance: number;
   calls_used: number;
+  /** Credits charged for usage that occurred in `period` (the ledger's usage rows of it). */
+  credits_used: number;
   calls_cap: number | null;
   last_event_at: Date | null;
 }
 
-const COLUMNS = 'organization_id, period, credits_balance, calls_used, calls_cap, credits_exhausted, limit_reached, last_event_at';
+const COLUMNS = 'organization_id, period, credits_balance, calls_used, credits_used, calls_cap, credits_exhausted, limit_reached, last_event_at';
 
 /**
  * Locks the allowance rows of these organizations, always in organization-id order: every

@@ -23,6 +23,9 @@ interface LedgerRow {
 interface Totals {
   creditsDelta: number;
   callsDelta: number;
+  /** Credits of usage in the allowance's own period (a late event of a closed month pays, but
+   * is that month's use, not this one's). */
+  creditsUsedDelta: number;
   newestEventAt: string;
   before: Flags;
   after: Flags;
@@ -151,16 +154,18 @@ async function updateAllowances(trx: Knex.Transaction, organizationIds: string[]
     `UPDATE allowances a
         SET credits_balance = a.credits_balance + d.credits_delta,
             calls_used = a.calls_used + d.calls_delta,
+            credits_used = a.credits_used + d.credits_used_delta,
             ${withFlags ? 'credits_exhausted = d.credits_exhausted, limit_reached = d.limit_reached,' : ''}
             last_event_at = GREATEST(a.last_event_at, d.newest_event_at),
             updated_at = now()
-       FROM unnest(?::text[], ?::bigint[], ?::bigint[], ?::boolean[], ?::boolean[], ?::timestamptz[])
-         AS d(organization_id, credits_delta, calls_delta, credits_exhausted, limit_reached, newest_event_at)
+       FROM unnest(?::text[], ?::bigint[], ?::bigint[], ?::bigint[], ?::boolean[], ?::boolean[], ?::timestamptz[])
+         AS d(organization_id, credits_delta, calls_delta, credits_used_delta, credits_exhausted, limit_reached, newest_event_at)
       WHERE a.organization_id = d.organization_id`,
     [
       organizationIds,
       t.map((x) => x.creditsDelta),
       t.map((x) => x.callsDelta),
+      t.map((x) => x.creditsUsedDelta),
       t.map((x) => x.after.credits_exhausted),
       t.map((x) => x.after.limit_reached),
       t.map((x) => x.newestEventAt),
@@ -181,6 +186,7 @@ function buildLedger(events: UsageEvent[], allowances: Map<string, AllowanceRow>
     // A late event of a closed month still pays its credits, but no longer counts against a
     // calls cap that has already been reset.
     const callsDelta = event.unit === 'calls' && period === row.period ? event.quantity : 0;
+    const creditsUsedDelta = period === row.period ? -creditsDelta : 0;
     const balanceAfter = (balances.get(event.organizationId) ?? row.credits_balance) + creditsDelta;
     balances.set(event.organizationId, balanceAfter);
     ledger.push({ event, period, creditsDelta, callsDelta, balanceAfter });
@@ -188,10 +194,11 @@ function buildLedger(events: UsageEvent[], allowances: Map<string, AllowanceRow>
     if (t) {
       t.creditsDelta += creditsDelta;
       t.callsDelta += callsDelta;
+      t.creditsUsedDelta += creditsUsedDelta;
       if (event.occurredAt > t.newestEventAt) t.newestEventAt = event.occurredAt;
     } else {
       const before: Flags = { credits_exhausted: row.credits_exhausted, limit_reached: row.limit_reached };
-      totals.set(event.organizationId, { creditsDelta, callsDelta, newestEventAt: event.occurredAt, before, after: before });
+      totals.set(event.organizationId, { creditsDelta, callsDelta, creditsUsedDelta, newestEventAt: event.occurredAt, before, after: before });
     }
   }
   return { ledger, totals };

@@ -6,6 +6,9 @@ export interface ReconcileDifference {
   ledgerCredits: number;
   callsUsed: number | null;
   ledgerCalls: number;
+  creditsUsed: number | null;
+  /** Credits of the ledger's usage rows in the allowance's period. */
+  ledgerCreditsUsed: number;
 }
 
 export interface ReconcileResult {
@@ -17,26 +20,36 @@ export interface ReconcileResult {
 /**
  * Every organization's allowance must equal its ledger: credits_balance = Σ credits_delta and
  * calls_used = Σ calls_delta (rollover rows carry the reset of calls_used, so all-time sums
- * work). Run against a live system it may see a worker mid-commit only as before or after,
+ * work), and credits_used = the credits of its usage rows in the allowance's period. Run against a live system it may see a worker mid-commit only as before or after,
  * never between: each batch moves ledger and allowance in one transaction.
  */
 export async function reconcileLedger(db: Knex, options: { organizationIds?: string[] } = {}): Promise<ReconcileResult> {
   const only = options.organizationIds ?? null;
-  const { rows } = await db.raw<{ rows: { organization_id: string; credits_balance: number | null; calls_used: number | null; ledger_credits: number; ledger_calls: number; ledger_rows: number }[] }>(
+  const { rows } = await db.raw<{ rows: { organization_id: string; credits_balance: number | null; calls_used: number | null; credits_used: number | null; ledger_credits: number; ledger_calls: number; ledger_used: number; ledger_rows: number }[] }>(
     `WITH sums AS (
-       SELECT organization_id, SUM(credits_delta)::bigint AS credits, SUM(calls_delta)::bigint AS calls, COUNT(*)::bigint AS n
-         FROM usage_ledger WHERE (?::text[] IS NULL OR organization_id = ANY(?::text[])) GROUP BY organization_id
+       SELECT l.organization_id, SUM(l.credits_delta)::bigint AS credits, SUM(l.calls_delta)::bigint AS calls, COUNT(*)::bigint AS n,
+              (-SUM(l.credits_delta) FILTER (WHERE l.entry_type = 'usage' AND l.period = b.period))::bigint AS used
+         FROM usage_ledger l LEFT JOIN allowances b ON b.organization_id = l.organization_id
+        WHERE (?::text[] IS NULL OR l.organization_id = ANY(?::text[])) GROUP BY l.organization_id
      )
      SELECT COALESCE(a.organization_id, s.organization_id) AS organization_id,
-            a.credits_balance, a.calls_used,
-            COALESCE(s.credits, 0) AS ledger_credits, COALESCE(s.calls, 0) AS ledger_calls, COALESCE(s.n, 0) AS ledger_rows
+            a.credits_balance, a.calls_used, a.credits_used,
+            COALESCE(s.credits, 0) AS ledger_credits, COALESCE(s.calls, 0) AS ledger_calls, COALESCE(s.used, 0) AS ledger_used, COALESCE(s.n, 0) AS ledger_rows
        FROM (SELECT * FROM allowances WHERE ?::text[] IS NULL OR organization_id = ANY(?::text[])) a
        FULL JOIN sums s ON s.organization_id = a.organization_id
       ORDER BY 1`,
     [only, only, only, only],
   );
   const differences = rows
-    .filter((r) => r.credits_balance !== r.ledger_credits || r.calls_used !== r.ledger_calls)
-    .map((r) => ({ organizationId: r.organization_id, creditsBalance: r.credits_balance, ledgerCredits: r.ledger_credits, callsUsed: r.calls_used, ledgerCalls: r.ledger_calls }));
+    .filter((r) => r.credits_balance !== r.ledger_credits || r.calls_used !== r.ledger_calls || (r.credits_used !== null && r.credits_used !== r.ledger_used))
+    .map((r) => ({
+      organizationId: r.organization_id,
+      creditsBalance: r.credits_balance,
+      ledgerCredits: r.ledger_credits,
+      callsUsed: r.calls_used,
+      ledgerCalls: r.ledger_calls,
+      creditsUsed: r.credits_used,
+      ledgerCreditsUsed: r.ledger_used,
+    }));
   return { organizations: rows.length, ledgerRows: rows.reduce((n, r) => n + r.ledger_rows, 0), differences };
 }

@@ -60,17 +60,24 @@ export async function rollOverAllowance(trx: Knex.Transaction, row: AllowanceRow
     callsUsed = 0;
   }
   const flags = evaluateFlags({ creditsBalance: balance, callsUsed, callsCap: terms.callsCap, cheapestCreditCall });
+  // The new month's use so far: none, unless its usage was charged before the row moved on
+  // (read, not assumed, as the ledger is the record).
+  const used = await trx('usage_ledger')
+    .where({ organization_id: row.organization_id, period: toPeriod, entry_type: 'usage' })
+    .first<{ used: number | null }>(trx.raw('-SUM(credits_delta)::bigint AS used'));
+  const creditsUsed = used?.used ?? 0;
   await trx('allowances').where({ organization_id: row.organization_id }).update({
     period: toPeriod,
     credits_balance: balance,
     calls_used: callsUsed,
+    credits_used: creditsUsed,
     calls_cap: terms.callsCap,
     ...flags,
     updated_at: now,
   });
   const changes = flagChanges(row.organization_id, row, flags, `period rollover to ${toPeriod}`);
   await recordFlagChanges(trx, changes, now);
-  return { row: { ...row, period: toPeriod, credits_balance: balance, calls_used: callsUsed, calls_cap: terms.callsCap, ...flags }, flagChanges: changes };
+  return { row: { ...row, period: toPeriod, credits_balance: balance, calls_used: callsUsed, credits_used: creditsUsed, calls_cap: terms.callsCap, ...flags }, flagChanges: changes };
 }
 
 /**

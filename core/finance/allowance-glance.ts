@@ -1,5 +1,5 @@
 import type { Db } from '../db/index.js';
-import { nextPeriod, periodStart } from '../billing/billing-period.js';
+import { nextPeriod, periodOf, periodStart } from '../billing/billing-period.js';
 import { AppError } from '../errors/index.js';
 
 export interface AllowanceGlance {
@@ -42,17 +42,19 @@ export function percentUsed(a: { creditsUsed: number; creditsBalance: number; ca
 
 export async function allowanceGlance(db: Db, organizationId: string, now = new Date()): Promise<AllowanceGlance> {
   const row = await db('allowances').where({ organization_id: organizationId }).first<{
-    period: string; credits_balance: number; calls_used: number; calls_cap: number | null; credits_exhausted: boolean; limit_reached: boolean; last_event_at: Date | null;
-  } | undefined>('period', 'credits_balance', 'calls_used', 'calls_cap', 'credits_exhausted', 'limit_reached', 'last_event_at');
+    period: string; credits_balance: number; calls_used: number; credits_used: number; calls_cap: number | null; credits_exhausted: boolean; limit_reached: boolean; last_event_at: Date | null;
+  } | undefined>('period', 'credits_balance', 'calls_used', 'credits_used', 'calls_cap', 'credits_exhausted', 'limit_reached', 'last_event_at');
   if (!row) throw new AppError('not_found', `No allowance for organization ${organizationId}.`);
   const windowStart = new Date(now.getTime() - BURN_WINDOW_DAYS * DAY_MS);
-  const [used, burn] = await Promise.all([
-    db('usage_ledger').where({ organization_id: organizationId, period: row.period, entry_type: 'usage' })
-      .first<{ credits: number | null }>(db.raw('-SUM(credits_delta)::bigint AS credits')),
-    db('usage_ledger').where({ organization_id: organizationId, entry_type: 'usage' }).andWhere('occurred_at', '>=', windowStart)
-      .first<{ credits: number | null; calls: number | null; first: Date | null }>(db.raw('-SUM(credits_delta)::bigint AS credits'), db.raw('SUM(calls_delta)::bigint AS calls'), db.raw('MIN(occurred_at) AS first')),
-  ]);
-  const creditsUsed = used?.credits ?? 0;
+  // Credits used this period are kept on the allowance by the worker (migration 014); only the
+  // burn rate still reads the ledger, a week of it. A usage row's period is the month it
+  // occurred in, so the period bound is exact and lets the ledger's index skip older months.
+  const creditsUsed = row.credits_used;
+  const burn = await db('usage_ledger')
+    .where({ organization_id: organizationId, entry_type: 'usage' })
+    .andWhere('period', '>=', periodOf(windowStart))
+    .andWhere('occurred_at', '>=', windowStart)
+    .first<{ credits: number | null; calls: number | null; first: Date | null }>(db.raw('-SUM(credits_delta)::bigint AS credits'), db.raw('SUM(calls_delta)::bigint AS calls'), db.raw('MIN(occurred_at) AS first'));
   // A new customer's first hour should not look like a whole week: divide by the time since
   // the first call in the window, but by at least one day.
   const days = burn?.first ? Math.max(1, (now.getTime() - new Date(burn.first).getTime()) / DAY_MS) : BURN_WINDOW_DAYS;

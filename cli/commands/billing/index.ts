@@ -88,8 +88,11 @@ export const registerBillingCommands: RegisterCommands = (program, context) => {
       out(`checked ${result.organizations} organizations, ${result.ledgerRows} ledger rows`);
       if (result.differences.length === 0) return out('no differences');
       for (const line of table(
-        ['ORGANIZATION', 'CREDITS BALANCE', 'LEDGER CREDITS', 'CALLS USED', 'LEDGER CALLS'],
-        result.differences.map((d) => [d.organizationId, String(d.creditsBalance ?? '(no allowance)'), String(d.ledgerCredits), String(d.callsUsed ?? '(no allowance)'), String(d.ledgerCalls)]),
+        ['ORGANIZATION', 'CREDITS BALANCE', 'LEDGER CREDITS', 'CALLS USED', 'LEDGER CALLS', 'CREDITS USED', 'LEDGER USED'],
+        result.differences.map((d) => [
+          d.organizationId, String(d.creditsBalance ?? '(no allowance)'), String(d.ledgerCredits), String(d.callsUsed ?? '(no allowance)'), String(d.ledgerCalls),
+          String(d.creditsUsed ?? '(no allowance)'), String(d.ledgerCreditsUsed),
+        ]),
       )) out(line);
       out(`${result.differences.length} organization(s) differ`);
       process.exitCode = 1;
