@@ -13,6 +13,7 @@ import * as usageBusWakeups from './20261124_011_usage_bus_wakeups.js';
 import * as auditLogByOrganization from './20261125_012_audit_log_by_organization.js';
 import * as ledgerPages from './20261125_013_ledger_pages.js';
 import * as allowanceCreditsUsed from './20261125_014_allowance_credits_used.js';
+import * as usageDaily from './20261125_015_usage_daily.js';
 
 export interface Migration {
   name: string;
@@ -35,4 +36,5 @@ export const migrations: Migration[] = [
   { name: '20261125_012_audit_log_by_organization', ...auditLogByOrganization },
   { name: '20261125_013_ledger_pages', ...ledgerPages },
   { name: '20261125_014_allowance_credits_used', ...allowanceCreditsUsed },
+  { name: '20261125_015_usage_daily', ...usageDaily },
 ];

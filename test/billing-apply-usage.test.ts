@@ -144,6 +144,37 @@ describe('applying usage batches', () => {
     expect((await reconcileLedger(db, { organizationIds: [organizationId] })).differences).toEqual([]);
   });
 
+  it('when usage is applied then its daily buckets add up to its ledger rows, and redelivered events add nothing', async () => {
+    const { organizationId } = await createBillingOrg(db, { credits: 1_000 });
+    const day1 = '2026-11-03T23:59:59.999Z';
+    const day2 = '2026-11-04T00:00:00.000Z';
+    const first = [
+      usageEvent(organizationId, { occurredAt: day1, quantity: 5 }),
+      usageEvent(organizationId, { occurredAt: day1, quantity: 5 }),
+      usageEvent(organizationId, { occurredAt: day1, quantity: 5, keyId: 'key_other' }),
+      usageEvent(organizationId, { occurredAt: day2, quantity: 1, unit: 'calls', product: 'company-report' }),
+    ];
+    await apply(first, new Date('2026-11-04T01:00:00Z'));
+    // A redelivery of two of them with one new event: the batch takes the path that drops the
+    // already-charged events and inserts the rest.
+    await apply([first[0], first[3], usageEvent(organizationId, { occurredAt: day2, quantity: 8, product: 'company-profile', source: 'mcp' })], new Date('2026-11-04T01:00:00Z'));
+    const buckets = await db('usage_daily')
+      .where({ organization_id: organizationId })
+      .orderBy(['day', 'source', 'product', 'key_id'])
+      .select(db.raw(`to_char(day, 'YYYY-MM-DD') AS day`), 'period', 'source', 'product', 'key_id', 'unit', 'quantity', 'calls', 'credits_delta', 'calls_delta');
+    expect(buckets).toEqual([
+      { day: '2026-11-03', period: '2026-11', source: 'api', product: 'company-financials', key_id: 'key_other', unit: 'credits', quantity: 5, calls: 1, credits_delta: -5, calls_delta: 0 },
+      { day: '2026-11-03', period: '2026-11', source: 'api', product: 'company-financials', key_id: 'key_test', unit: 'credits', quantity: 10, calls: 2, credits_delta: -10, calls_delta: 0 },
+      { day: '2026-11-04', period: '2026-11', source: 'api', product: 'company-report', key_id: 'key_test', unit: 'calls', quantity: 1, calls: 1, credits_delta: 0, calls_delta: 1 },
+      { day: '2026-11-04', period: '2026-11', source: 'mcp', product: 'company-profile', key_id: 'key_test', unit: 'credits', quantity: 8, calls: 1, credits_delta: -8, calls_delta: 0 },
+    ]);
+    expect((await reconcileLedger(db, { organizationIds: [organizationId] })).differences).toEqual([]);
+
+    // A bucket that no longer adds up is reported.
+    await db('usage_daily').where({ organization_id: organizationId, key_id: 'key_other' }).increment('quantity', 1);
+    expect((await reconcileLedger(db, { organizationIds: [organizationId] })).differences).toMatchObject([{ organizationId, dailyBucketsOff: 1 }]);
+  });
+
   it('when several workers apply overlapping organizations in parallel then none deadlocks and every charge lands once', async () => {
     const orgs = await Promise.all(Array.from({ length: 6 }, () => createBillingOrg(db, { credits: 1_000_000 })));
     const events = Array.from({ length: 1_200 }, (_, i) => usageEvent(orgs[i % orgs.length]!.organizationId, { quantity: 1 + (i % 7) }));
@@ -163,7 +194,7 @@ describe('applying usage batches', () => {
     const { organizationId } = await createBillingOrg(db, { credits: 50 });
     await db('allowances').where({ organization_id: organizationId }).update({ credits_balance: 49 });
     const result = await reconcileLedger(db, { organizationIds: [organizationId] });
-    expect(result.differences).toEqual([{ organizationId, creditsBalance: 49, ledgerCredits: 50, callsUsed: 0, ledgerCalls: 0, creditsUsed: 0, ledgerCreditsUsed: 0 }]);
+    expect(result.differences).toEqual([{ organizationId, creditsBalance: 49, ledgerCredits: 50, callsUsed: 0, ledgerCalls: 0, creditsUsed: 0, ledgerCreditsUsed: 0, dailyBucketsOff: 0 }]);
   });
 
   it('when an allowance’s credits used disagree with its month’s usage rows then reconcile reports that too', async () => {
@@ -171,6 +202,6 @@ describe('applying usage batches', () => {
     await apply([usageEvent(organizationId, { quantity: 5 })]);
     await db('allowances').where({ organization_id: organizationId }).update({ credits_used: 4 });
     const result = await reconcileLedger(db, { organizationIds: [organizationId] });
-    expect(result.differences).toEqual([{ organizationId, creditsBalance: 45, ledgerCredits: 45, callsUsed: 0, ledgerCalls: 0, creditsUsed: 4, ledgerCreditsUsed: 5 }]);
+    expect(result.differences).toEqual([{ organizationId, creditsBalance: 45, ledgerCredits: 45, callsUsed: 0, ledgerCalls: 0, creditsUsed: 4, ledgerCreditsUsed: 5, dailyBucketsOff: 0 }]);
   });
 });

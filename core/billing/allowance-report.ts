@@ -41,38 +41,50 @@ export async function buildAllowanceReport(db: Knex, organizationId: string, per
 
   const from = periodStart(period);
   const to = periodStart(nextPeriod(period));
-  const usage = db('usage_ledger').where({ organization_id: organizationId, period, entry_type: 'usage' });
-  const lineColumns = [db.raw('SUM(quantity)::bigint AS quantity'), 'unit', db.raw('COUNT(*)::bigint AS calls')];
+  // Usage comes from its daily buckets (migration 015), at most a row per day, product and key,
+  // not from the ledger's row per call; grants, top-ups, adjustments and rollovers are few and
+  // read from the ledger (its partial index of rows that are not usage, migration 013).
+  const daily = db('usage_daily').where({ organization_id: organizationId, period });
+  const notUsage = () => db('usage_ledger').where({ organization_id: organizationId }).whereNot({ entry_type: 'usage' });
+  const lineColumns = [db.raw('SUM(quantity)::bigint AS quantity'), 'unit', db.raw('SUM(calls)::bigint AS calls')];
 
-  const [opening, sums, entries, byProduct, byKey, byDay, flags, asOf] = await Promise.all([
-    db('usage_ledger').where({ organization_id: organizationId }).andWhere('period', '<', period).first<{ s: number | null }>(db.raw('SUM(credits_delta)::bigint AS s')),
-    db('usage_ledger')
-      .where({ organization_id: organizationId, period })
+  const [openingUsage, openingOther, usageSums, otherSums, entries, byProduct, byKey, byDay, flags, asOf] = await Promise.all([
+    db('usage_daily').where({ organization_id: organizationId }).andWhere('period', '<', period).first<{ s: number | null }>(db.raw('SUM(credits_delta)::bigint AS s')),
+    notUsage().andWhere('period', '<', period).first<{ s: number | null }>(db.raw('SUM(credits_delta)::bigint AS s')),
+    daily.clone().first<{ credits: number | null; calls: number | null }>(db.raw('SUM(credits_delta)::bigint AS credits'), db.raw('SUM(calls_delta)::bigint AS calls')),
+    notUsage()
+      .andWhere({ period })
       .select<{ entry_type: string; credits: number; calls: number }[]>('entry_type', db.raw('SUM(credits_delta)::bigint AS credits'), db.raw('SUM(calls_delta)::bigint AS calls'))
       .groupBy('entry_type'),
-    db('usage_ledger')
-      .where({ organization_id: organizationId, period })
-      .whereNot({ entry_type: 'usage' })
+    notUsage()
+      .andWhere({ period })
       .orderBy([{ column: 'occurred_at' }, { column: 'id' }])
       .select<{ occurred_at: Date; entry_type: string; credits_delta: number; actor: string | null; reason: string | null }[]>('occurred_at', 'entry_type', 'credits_delta', 'actor', 'reason'),
-    usage.clone().select<(UsageLine & { source: string; product: string })[]>('source', 'product', ...lineColumns).groupBy('source', 'product', 'unit').orderBy(['source', 'product', 'unit']),
+    daily.clone().select<(UsageLine & { source: string; product: string })[]>('source', 'product', ...lineColumns).groupBy('source', 'product', 'unit').orderBy(['source', 'product', 'unit']),
     // Named as the key list names them: finance knows "Billing robot (sk_live_AbCd…)", not key_7Hq….
-    db('usage_ledger as u')
+    db('usage_daily as u')
       .leftJoin('api_keys as k', 'k.id', 'u.key_id')
-      .where({ 'u.organization_id': organizationId, 'u.period': period, 'u.entry_type': 'usage' })
-      .select<AllowanceReport['byKey']>(db.raw('u.key_id AS "keyId"'), db.raw('k.name AS "keyName"'), db.raw('k.prefix AS "keyPrefix"'), ...lineColumns)
+      .where({ 'u.organization_id': organizationId, 'u.period': period })
+      .select<AllowanceReport['byKey']>(db.raw('u.key_id AS "keyId"'), db.raw('k.name AS "keyName"'), db.raw('k.prefix AS "keyPrefix"'), db.raw('SUM(u.quantity)::bigint AS quantity'), 'u.unit', db.raw('SUM(u.calls)::bigint AS calls'))
       .groupBy('u.key_id', 'k.name', 'k.prefix', 'u.unit')
       .orderBy(['u.key_id', 'u.unit']),
-    usage.clone().select<(UsageLine & { day: string })[]>(db.raw(`to_char(occurred_at AT TIME ZONE 'UTC', 'YYYY-MM-DD') AS day`), ...lineColumns).groupByRaw('1, unit').orderByRaw('1, unit'),
+    daily.clone().select<(UsageLine & { day: string })[]>(db.raw(`to_char(day, 'YYYY-MM-DD') AS day`), ...lineColumns).groupByRaw('1, unit').orderByRaw('1, unit'),
     db('allowance_flag_events')
       .where({ organization_id: organizationId })
       .andWhere('at', '>=', from)
       .andWhere('at', '<', to)
       .orderBy([{ column: 'at' }, { column: 'id' }])
       .select<{ at: Date; flag: string; value: boolean; reason: string | null }[]>('at', 'flag', 'value', 'reason'),
-    db('usage_ledger').where({ organization_id: organizationId, entry_type: 'usage' }).first<{ t: Date | null }>(db.raw('MAX(occurred_at) AS t')),
+    // The newest usage row: a usage row's period is the month it occurred in, so the ledger's
+    // index, read backwards, finds it at the top instead of scanning every call.
+    db('usage_ledger')
+      .where({ organization_id: organizationId, entry_type: 'usage' })
+      .orderBy([{ column: 'period', order: 'desc' }, { column: 'occurred_at', order: 'desc' }])
+      .first<{ occurred_at: Date } | undefined>('occurred_at'),
   ]);
 
+  const sums = [...otherSums, { entry_type: 'usage', credits: usageSums?.credits ?? 0, calls: usageSums?.calls ?? 0 }];
+  const opening = { s: (openingUsage?.s ?? 0) + (openingOther?.s ?? 0) };
   const byType = (type: string) => sums.find((s) => s.entry_type === type);
   const openingBalance = opening?.s ?? 0;
   const periodDelta = sums.reduce((n, s) => n + s.credits, 0);
@@ -81,7 +93,7 @@ export async function buildAllowanceReport(db: Knex, organizationId: string, per
     organizationName: org.name,
     period,
     generatedAt: now.toISOString(),
-    asOf: asOf?.t ? new Date(asOf.t).toISOString() : null,
+    asOf: asOf ? new Date(asOf.occurred_at).toISOString() : null,
     openingBalance,
     closingBalance: openingBalance + periodDelta,
     credits: {

@@ -5,6 +5,7 @@ import type { UsageEvent } from '../usage/usage-event.js';
 import { cheapestCreditCalls, evaluateFlags, flagChanges, recordFlagChanges, type FlagChange, type Flags } from './allowance-flags.js';
 import { lockAllowances, type AllowanceRow } from './allowance-rows.js';
 import { periodOf } from './billing-period.js';
+import { addDailyUsage } from './daily-usage.js';
 import { rollOverAllowance } from './roll-over-period.js';
 
 export interface ApplyUsageOptions {
@@ -119,6 +120,7 @@ export async function applyUsageBatch(trx: Knex.Transaction, messages: UsageBusM
     if (inserted !== ledger.length) throw new Error(`usage ledger insert raced: expected ${ledger.length} rows, inserted ${inserted}`);
   }
   duplicates += known.length - fresh.length;
+  await addDailyUsage(trx, ledger);
 
   const quiet: string[] = [];
   const flagged: string[] = [];

@@ -115,7 +115,7 @@ describe('billing CLI: credits, caps, ledger export and reconcile', () => {
     await db('allowances').where({ organization_id: org }).increment('credits_balance', 7);
     const result = await cli('reconcile', '--org', org);
     expect(result.code).toBe(1);
-    expect(result.stdout).toMatch(new RegExp(`^${org}\\s+(\\d+)\\s+(\\d+)\\s+0\\s+0\\s+0\\s+0\\s*$`, 'm'));
+    expect(result.stdout).toMatch(new RegExp(`^${org}\\s+(\\d+)\\s+(\\d+)\\s+0\\s+0\\s+0\\s+0\\s+0\\s*$`, 'm'));
     const [, balance, ledger] = new RegExp(`^${org}\\s+(\\d+)\\s+(\\d+)`, 'm').exec(result.stdout)!;
     expect(Number(balance) - Number(ledger)).toBe(7);
     expect(result.stdout).toContain('1 organization(s) differ');

@@ -88,10 +88,10 @@ export const registerBillingCommands: RegisterCommands = (program, context) => {
       out(`checked ${result.organizations} organizations, ${result.ledgerRows} ledger rows`);
       if (result.differences.length === 0) return out('no differences');
       for (const line of table(
-        ['ORGANIZATION', 'CREDITS BALANCE', 'LEDGER CREDITS', 'CALLS USED', 'LEDGER CALLS', 'CREDITS USED', 'LEDGER USED'],
+        ['ORGANIZATION', 'CREDITS BALANCE', 'LEDGER CREDITS', 'CALLS USED', 'LEDGER CALLS', 'CREDITS USED', 'LEDGER USED', 'DAILY BUCKETS OFF'],
         result.differences.map((d) => [
           d.organizationId, String(d.creditsBalance ?? '(no allowance)'), String(d.ledgerCredits), String(d.callsUsed ?? '(no allowance)'), String(d.ledgerCalls),
-          String(d.creditsUsed ?? '(no allowance)'), String(d.ledgerCreditsUsed),
+          String(d.creditsUsed ?? '(no allowance)'), String(d.ledgerCreditsUsed), String(d.dailyBucketsOff),
         ]),
       )) out(line);
       out(`${result.differences.length} organization(s) differ`);
