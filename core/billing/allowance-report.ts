@@ -84,9 +84,8 @@ export async function buildAllowanceReport(db: Knex, organizationId: string, per
   ]);
 
   const sums = [...otherSums, { entry_type: 'usage', credits: usageSums?.credits ?? 0, calls: usageSums?.calls ?? 0 }];
-  const opening = { s: (openingUsage?.s ?? 0) + (openingOther?.s ?? 0) };
   const byType = (type: string) => sums.find((s) => s.entry_type === type);
-  const openingBalance = opening?.s ?? 0;
+  const openingBalance = (openingUsage?.s ?? 0) + (openingOther?.s ?? 0);
   const periodDelta = sums.reduce((n, s) => n + s.credits, 0);
   return {
     organizationId,
