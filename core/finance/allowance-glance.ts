@@ -1,6 +1,7 @@
 import type { Db } from '../db/index.js';
-import { nextPeriod, periodOf, periodStart } from '../billing/billing-period.js';
+import { nextPeriod, periodStart } from '../billing/billing-period.js';
 import { AppError } from '../errors/index.js';
+import { usageSince } from './usage-since.js';
 
 export interface AllowanceGlance {
   organizationId: string;
@@ -46,20 +47,15 @@ export async function allowanceGlance(db: Db, organizationId: string, now = new 
   } | undefined>('period', 'credits_balance', 'calls_used', 'credits_used', 'calls_cap', 'credits_exhausted', 'limit_reached', 'last_event_at');
   if (!row) throw new AppError('not_found', `No allowance for organization ${organizationId}.`);
   const windowStart = new Date(now.getTime() - BURN_WINDOW_DAYS * DAY_MS);
-  // Credits used this period are kept on the allowance by the worker (migration 014); only the
-  // burn rate still reads the ledger, a week of it. A usage row's period is the month it
-  // occurred in, so the period bound is exact and lets the ledger's index skip older months.
+  // Credits used this period are kept on the allowance by the worker (migration 014); the burn
+  // rate reads the daily buckets, and the ledger for the window's first, partial day only.
   const creditsUsed = row.credits_used;
-  const burn = await db('usage_ledger')
-    .where({ organization_id: organizationId, entry_type: 'usage' })
-    .andWhere('period', '>=', periodOf(windowStart))
-    .andWhere('occurred_at', '>=', windowStart)
-    .first<{ credits: number | null; calls: number | null; first: Date | null }>(db.raw('-SUM(credits_delta)::bigint AS credits'), db.raw('SUM(calls_delta)::bigint AS calls'), db.raw('MIN(occurred_at) AS first'));
+  const burn = await usageSince(db, organizationId, windowStart);
   // A new customer's first hour should not look like a whole week: divide by the time since
   // the first call in the window, but by at least one day.
-  const days = burn?.first ? Math.max(1, (now.getTime() - new Date(burn.first).getTime()) / DAY_MS) : BURN_WINDOW_DAYS;
-  const creditsPerDay = (burn?.credits ?? 0) / days;
-  const callsPerDay = (burn?.calls ?? 0) / days;
+  const days = burn.first ? Math.max(1, (now.getTime() - burn.first.getTime()) / DAY_MS) : BURN_WINDOW_DAYS;
+  const creditsPerDay = burn.credits / days;
+  const callsPerDay = burn.calls / days;
   const creditsRunOutAt = creditsPerDay > 0 ? new Date(now.getTime() + (Math.max(0, row.credits_balance) / creditsPerDay) * DAY_MS) : null;
   // The cap resets with the period, so a date after the period's end means "not reached".
   const capAt = row.calls_cap !== null && callsPerDay > 0 ? new Date(now.getTime() + (Math.max(0, row.calls_cap - row.calls_used) / callsPerDay) * DAY_MS) : null;
