@@ -10,6 +10,18 @@ export interface DailyUsageInput {
 }
 
 /**
+ * The ledger's usage rows summed into the same buckets, as SQL: what usage_daily must hold
+ * (`reconcileLedger` compares the two). Binds the organization ids to check, or null for all,
+ * twice. The UTC day here and in `addDailyUsage` must stay the same.
+ */
+export const LEDGER_USAGE_BUCKETS_SQL = `
+  SELECT organization_id, period, (occurred_at AT TIME ZONE 'UTC')::date AS day, source, product, key_id, unit,
+         SUM(quantity)::bigint AS quantity, COUNT(*)::bigint AS calls, SUM(credits_delta)::bigint AS credits_delta, SUM(calls_delta)::bigint AS calls_delta
+    FROM usage_ledger
+   WHERE entry_type = 'usage' AND (?::text[] IS NULL OR organization_id = ANY(?::text[]))
+   GROUP BY 1, 2, 3, 4, 5, 6, 7`;
+
+/**
  * Adds a batch's new usage ledger rows to their days, in the same transaction, under the
  * organizations' allowance locks (so no two workers add to one organization's buckets at once,
  * and the buckets always equal the ledger: `reconcileLedger` checks it). One statement per batch:
@@ -19,7 +31,7 @@ export async function addDailyUsage(trx: Knex.Transaction, rows: DailyUsageInput
   if (rows.length === 0) return;
   const buckets = new Map<string, { organizationId: string; period: string; day: string; source: string; product: string; keyId: string; unit: string; quantity: number; calls: number; creditsDelta: number; callsDelta: number }>();
   for (const { event, period, creditsDelta, callsDelta } of rows) {
-    // The UTC day, as the backfill's (occurred_at AT TIME ZONE 'UTC')::date gives it.
+    // The UTC day, as LEDGER_USAGE_BUCKETS_SQL (and migration 015's backfill) gives it.
     const day = new Date(event.occurredAt).toISOString().slice(0, 10);
     const key = [event.organizationId, period, day, event.source, event.product, event.keyId, event.unit].join('\u0000');
     const bucket = buckets.get(key);

@@ -1,4 +1,5 @@
 import type { Knex } from 'knex';
+import { LEDGER_USAGE_BUCKETS_SQL } from './daily-usage.js';
 
 export interface ReconcileDifference {
   organizationId: string;
@@ -23,8 +24,9 @@ export interface ReconcileResult {
  * Every organization's allowance must equal its ledger: credits_balance = Σ credits_delta and
  * calls_used = Σ calls_delta (rollover rows carry the reset of calls_used, so all-time sums
  * work), credits_used = the credits of its usage rows in the allowance's period, and each
- * daily usage bucket (usage_daily, what the allowance report reads) = the sums of its rows. Run against a live system it may see a worker mid-commit only as before or after,
- * never between: each batch moves ledger and allowance in one transaction.
+ * daily usage bucket (usage_daily, what the allowance report reads) = the sums of its rows.
+ * Run against a live system it may see a worker mid-commit only as before or after, never
+ * between: each batch moves ledger, buckets and allowance in one transaction.
  */
 export async function reconcileLedger(db: Knex, options: { organizationIds?: string[] } = {}): Promise<ReconcileResult> {
   const only = options.organizationIds ?? null;
@@ -35,13 +37,7 @@ export async function reconcileLedger(db: Knex, options: { organizationIds?: str
          FROM usage_ledger l LEFT JOIN allowances b ON b.organization_id = l.organization_id
         WHERE (?::text[] IS NULL OR l.organization_id = ANY(?::text[])) GROUP BY l.organization_id
      ),
-     buckets AS (
-       SELECT organization_id, period, (occurred_at AT TIME ZONE 'UTC')::date AS day, source, product, key_id, unit,
-              SUM(quantity)::bigint AS quantity, COUNT(*)::bigint AS calls, SUM(credits_delta)::bigint AS credits_delta, SUM(calls_delta)::bigint AS calls_delta
-         FROM usage_ledger
-        WHERE entry_type = 'usage' AND (?::text[] IS NULL OR organization_id = ANY(?::text[]))
-        GROUP BY 1, 2, 3, 4, 5, 6, 7
-     ),
+     buckets AS (${LEDGER_USAGE_BUCKETS_SQL}),
      daily_off AS (
        SELECT COALESCE(g.organization_id, d.organization_id) AS organization_id, COUNT(*)::bigint AS n
          FROM buckets g
