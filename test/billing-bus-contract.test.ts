@@ -23,6 +23,8 @@ interface Bus {
   consumer(groupSuffix?: string): UsageBusConsumer;
   /** Puts a message on the bus that is not a usage event. */
   injectPoison(marker: string): Promise<void>;
+  /** Puts these messages on the bus as one batch (Postgres: one row; Kafka: one partition, in order). */
+  injectBatch(values: string[]): Promise<void>;
   /** Where dead letters can be seen beyond usage_dead_letters (Kafka: the DLQ topic). */
   deadLetterVisible?(marker: string): Promise<{ reason: string } | undefined>;
   close(): Promise<void>;
@@ -55,6 +57,9 @@ const buses: Record<string, () => Promise<Bus>> = {
         { events: JSON.stringify({ garbage: marker }), event_count: 1 },
       ]);
     },
+    injectBatch: async (values) => {
+      await db('usage_bus_batches').insert({ events: `[${values.join(',')}]`, event_count: values.length });
+    },
     close: async () => {},
   }),
   kafka: async () => {
@@ -76,6 +81,9 @@ const buses: Record<string, () => Promise<Bus>> = {
         createKafkaUsageConsumer({ kafka, db, topic, deadLetterTopic, groupId: `billing-test-${suffix}${groupSuffix}`, partitions: 3, logger, maxBatch: 100 }),
       injectPoison: async (marker) => {
         await raw.send({ topic, messages: [{ key: 'nobody', value: `this is not an event ${marker}` }] });
+      },
+      injectBatch: async (values) => {
+        await raw.send({ topic, messages: values.map((value) => ({ key: 'one-partition', value })) });
       },
       deadLetterVisible: async (marker) => {
         const reader = kafka.consumer({ groupId: `dlq-reader-${randomUUID()}` });
@@ -159,21 +167,43 @@ describe.each(Object.keys(buses))('the %s usage bus', (name) => {
     if (bus.deadLetterVisible) expect((await bus.deadLetterVisible(marker))?.reason).toMatch(/not JSON/);
   });
 
-  if (name === 'postgres') {
-    it('when one event of a published batch keeps failing in the ledger then only it is dead-lettered and the rest of its batch is charged', async () => {
-      const { organizationId } = await createBillingOrg(db, { credits: 1_000 });
-      // A NUL character passes the event schema but no Postgres text column takes it (SQLSTATE 22021).
-      const bad = usageEvent(organizationId, { product: 'company-financials\u0000' });
-      const good = [usageEvent(organizationId), usageEvent(organizationId)];
-      await db('usage_bus_batches').insert({ events: JSON.stringify([good[0], bad, good[1]]), event_count: 3 });
-      await ledgerHas(organizationId, 2);
-      expect(await db('usage_ledger').where({ organization_id: organizationId, entry_type: 'usage' }).orderBy('event_id').pluck('event_id')).toEqual(good.map((e) => e.eventId).sort());
-      const row = await waitFor('dead-letter row', () => db('usage_dead_letters').where('payload', 'like', `%${bad.eventId}%`).first());
-      expect(row.reason).toMatch(/^apply failed: SQLSTATE 22021: invalid byte sequence .* \(usage_bus_batches#\d+\/1\)$/);
-      expect(JSON.parse(row.payload)).toEqual(bad);
-      expect((await allowanceOf(db, organizationId))?.credits_balance).toBe(1_000 - 10);
-    });
-  }
+  it('when one event of a batch keeps failing in the ledger then only it is dead-lettered and the rest of its batch is charged', async () => {
+    const { organizationId } = await createBillingOrg(db, { credits: 1_000 });
+    // A well-formed ISO time that Postgres cannot store (there is no year 0): SQLSTATE 22008.
+    const bad = usageEvent(organizationId, { occurredAt: '0000-01-01T00:00:00Z' });
+    const good = [usageEvent(organizationId), usageEvent(organizationId)];
+    await bus.injectBatch([good[0], bad, good[1]].map((e) => JSON.stringify(e)));
+    await ledgerHas(organizationId, 2);
+    expect(await db('usage_ledger').where({ organization_id: organizationId, entry_type: 'usage' }).orderBy('event_id').pluck('event_id')).toEqual(good.map((e) => e.eventId).sort());
+    const row = await waitFor('dead-letter row', () => db('usage_dead_letters').where('payload', 'like', `%${bad.eventId}%`).first());
+    expect(row.bus).toBe(name);
+    expect(row.reason).toMatch(/^apply failed: SQLSTATE 22008: date\/time field value out of range.* \((usage_bus_batches#\d+\/1|usage-events-test-\w+\/\d+@\d+)\)$/);
+    expect(JSON.parse(row.payload)).toEqual(bad);
+    if (bus.deadLetterVisible) expect((await bus.deadLetterVisible(bad.eventId))?.reason).toMatch(/^apply failed: SQLSTATE 22008/);
+    expect((await allowanceOf(db, organizationId))?.credits_balance).toBe(1_000 - 10);
+  });
+
+  it('when a message carries a NUL character then it is dead-lettered with the NUL written out and later events still apply', async () => {
+    const { organizationId } = await createBillingOrg(db, { credits: 1_000 });
+    // Postgres text cannot hold NUL: the event is refused by its schema (the field named), and a
+    // message that is not even JSON keeps its NUL as the six characters \u0000 in the dead letter.
+    const withNul = usageEvent(organizationId, { product: 'company-financials\u0000' });
+    const marker = randomUUID();
+    const values = [JSON.stringify(withNul)];
+    if (name === 'kafka') values.push(`not an event\u0000${marker}`);
+    await bus.injectBatch(values);
+    await publishAll([usageEvent(organizationId)]);
+    await ledgerHas(organizationId, 1);
+    const refused = await waitFor('dead-letter row', () => db('usage_dead_letters').where('payload', 'like', `%${withNul.eventId}%`).first());
+    expect(refused.reason).toMatch(/^invalid usage event: product: must not contain the NUL character \(U\+0000\)/);
+    expect(JSON.parse(refused.payload)).toEqual(withNul);
+    if (name === 'kafka') {
+      const raw = await waitFor('dead-letter row', () => db('usage_dead_letters').where('payload', 'like', `%${marker}%`).first());
+      expect(raw.payload).toBe(`not an event\\u0000${marker}`);
+      expect(raw.reason).toMatch(/^not JSON/);
+    }
+    expect((await allowanceOf(db, organizationId))?.credits_balance).toBe(1_000 - 5);
+  });
 
   it('when an organization runs out of credits then the worker sets credits_exhausted', async () => {
     const { organizationId } = await createBillingOrg(db, { credits: 20 });

@@ -1,7 +1,7 @@
 import { Partitioners, type Consumer, type Kafka, type KafkaMessage, type Producer } from 'kafkajs';
 import type { Knex } from 'knex';
 import type { Logger } from '../../core/logging/index.js';
-import type { ApplyUsageBatch, UsageBusConsumer } from '../../core/usage/index.js';
+import { applyOneByOne, isDataError, type ApplyUsageBatch, type DeadLetter, type UsageBusConsumer } from '../../core/usage/index.js';
 import { ensureTopics } from './create-kafka.js';
 
 export interface KafkaUsageConsumerOptions {
@@ -25,7 +25,9 @@ export interface KafkaUsageConsumerOptions {
  * Postgres transaction, and only after it commits do we (1) forward its dead letters to the
  * dead-letter topic and (2) commit the offset past it. A crash before (2) redelivers the chunk,
  * which the ledger turns into a no-op; a poison message is dead-lettered and passed over, so
- * it never blocks its partition.
+ * it never blocks its partition. A chunk that fails on one message's own data (a time Postgres
+ * cannot store, say) is applied again one message at a time, as the Postgres bus does, and only
+ * that message is dead-lettered: kafkajs would otherwise fetch the same chunk for ever.
  */
 export function createKafkaUsageConsumer(options: KafkaUsageConsumerOptions): UsageBusConsumer {
   const { kafka, db, logger, topic } = options;
@@ -34,14 +36,20 @@ export function createKafkaUsageConsumer(options: KafkaUsageConsumerOptions): Us
   let deadLetters: Producer | undefined;
 
   const applyChunk = async (apply: ApplyUsageBatch, partition: number, messages: KafkaMessage[]) => {
-    const outcome = await db.transaction((trx) =>
-      apply(trx, messages.map((m) => ({ value: m.value, ref: `${topic}/${partition}@${m.offset}` }))),
-    );
-    if (outcome.deadLetters.length > 0) {
+    const busMessages = messages.map((m) => ({ value: m.value, ref: `${topic}/${partition}@${m.offset}` }));
+    let dead: DeadLetter[];
+    try {
+      dead = (await db.transaction((trx) => apply(trx, busMessages))).deadLetters;
+    } catch (err) {
+      if (!isDataError(err)) throw err;
+      logger.warn('usage chunk failed on its own data; applying it one message at a time', { err, partition, messages: messages.length });
+      dead = await db.transaction((trx) => applyOneByOne(trx, apply, busMessages, 'kafka', logger));
+    }
+    if (dead.length > 0) {
       await deadLetters!.send({
         topic: options.deadLetterTopic,
         acks: -1,
-        messages: outcome.deadLetters.map((d) => ({
+        messages: dead.map((d) => ({
           key: d.ref,
           value: d.value,
           headers: { 'dead-letter-reason': d.reason, 'dead-letter-source': d.ref },

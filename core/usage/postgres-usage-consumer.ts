@@ -1,8 +1,7 @@
 import type { Knex } from 'knex';
-import { databaseErrorParts } from '../db/database-error.js';
 import { createNotificationListener, type NotificationListener } from '../db/notification-listener.js';
 import type { Logger } from '../logging/index.js';
-import { messageText } from './parse-usage-message.js';
+import { applyOneByOne, isDataError } from './apply-one-by-one.js';
 import type { ApplyUsageBatch, UsageBusConsumer, UsageBusMessage } from './usage-bus.js';
 
 export interface PostgresUsageConsumerOptions {
@@ -18,14 +17,6 @@ export interface PostgresUsageConsumerOptions {
   /** The backstop when a notification is missed (listener reconnecting). */
   pollMs?: number;
 }
-
-// SQLSTATE classes of a message's own fault (bad data, constraint): retrying will not help.
-const isDataError = (err: unknown) => /^(22|23)/.test(String((err as { code?: unknown } | null)?.code ?? ''));
-
-const databaseReason = (err: unknown) => {
-  const { sqlstate, message } = databaseErrorParts(err);
-  return `SQLSTATE ${sqlstate}: ${message}`;
-};
 
 interface BatchRow {
   seq: number;
@@ -105,19 +96,11 @@ export function createPostgresUsageConsumer(options: PostgresUsageConsumerOption
     });
 
   // A batch whose application fails on its own data (not a failing database) would come back
-  // for ever: after repeated failures the oldest batch is applied one event at a time, each in
-  // a savepoint, and only the events that still fail are dead-lettered.
+  // for ever: after repeated failures the oldest batch is applied one event at a time.
   const applyOldestEventByEvent = (apply: ApplyUsageBatch) =>
     db.transaction(async (trx) => {
       const { rows } = await trx.raw<{ rows: BatchRow[] }>(CLAIM_ROWS, [1, 1]);
-      for (const message of rows.flatMap(batchMessages)) {
-        try {
-          await trx.transaction((savepoint) => apply(savepoint, [message]));
-        } catch (err) {
-          if (!isDataError(err)) throw err;
-          await trx('usage_dead_letters').insert({ bus: 'postgres', payload: messageText(message.value), reason: `apply failed: ${databaseReason(err)} (${message.ref})` });
-        }
-      }
+      await applyOneByOne(trx, apply, rows.flatMap(batchMessages), 'postgres', logger);
     });
 
   const loop = async (apply: ApplyUsageBatch) => {

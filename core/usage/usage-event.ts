@@ -1,21 +1,25 @@
 import { z } from 'zod';
+import { withoutNul } from '../db/storable-text.js';
 import { requestIdSchema } from '../errors/index.js';
 
 // One usage event per successful (2xx) call: produced by the API and the tool server,
 // parsed by the billing worker. `v` versions the shape; a consumer rejects versions it does
-// not know to the dead-letter path rather than guessing.
+// not know to the dead-letter path rather than guessing. Text the ledger could not store (a NUL)
+// is refused here, with the field named, rather than by Postgres in the middle of a batch.
 export const usageEventSchema = z.strictObject({
   v: z.literal(1),
   /** The call's requestId: the idempotency key of the ledger. */
   eventId: requestIdSchema,
-  organizationId: z.string().min(1),
-  keyId: z.string().min(1),
+  organizationId: withoutNul(z.string().min(1).max(100)),
+  keyId: withoutNul(z.string().min(1).max(100)),
   source: z.enum(['api', 'mcp']),
   /** Endpoint slug (api) or tool name (mcp). */
-  product: z.string().min(1),
+  product: withoutNul(z.string().min(1).max(100)),
   quantity: z.number().int().nonnegative(),
   unit: z.enum(['credits', 'calls']),
-  occurredAt: z.iso.datetime(),
+  /** ISO 8601. Our producers write UTC (`Z`), kept as written; a time with an offset is the same
+   * instant, rewritten in UTC because the billing month and the daily buckets are UTC. */
+  occurredAt: z.iso.datetime({ offset: true }).transform((at) => (at.endsWith('Z') ? at : new Date(at).toISOString())),
 });
 
 export type UsageEvent = z.infer<typeof usageEventSchema>;

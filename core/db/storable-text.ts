@@ -1,0 +1,18 @@
+import { z } from 'zod';
+
+// Postgres cannot hold U+0000 in text, varchar or jsonb: the server refuses the whole statement
+// (SQLSTATE 22021 for a parameter, 22P05 for a JSON escape). Input that may carry one (a path
+// segment, a tool argument, a form field, a message read off the bus) is checked before it gets
+// there, so its sender hears which field is wrong instead of "the store failed".
+const NUL = '\u0000';
+
+export const NUL_MESSAGE = 'must not contain the NUL character (U+0000)';
+
+export const holdsNul = (text: string): boolean => text.includes(NUL);
+
+/** A string schema that also refuses NUL, with a message that names it. */
+export const withoutNul = <T extends z.ZodString>(schema: T): T => schema.refine((text) => !holdsNul(text), NUL_MESSAGE);
+
+/** Text kept for people to read (a dead letter's payload and reason): each NUL is stored as the
+ * six characters \u0000, which JSON reads back as the same NUL. */
+export const escapeNul = (text: string): string => (holdsNul(text) ? text.replaceAll(NUL, '\\u0000') : text);
