@@ -110,6 +110,12 @@ describe('when the request itself is wrong', () => {
     expectError(result, 'not_found');
     expectRateLimitHeaders(result.res);
   });
+
+  it('then a tax ID holding a NUL (%00) is not_found (404), not a store failure', async () => {
+    for (const path of [`/companies/${company.fiscalCode}%00/profile`, '/companies/%00/financials']) {
+      expectError(await call(api.url, path, { key: org.key }), 'not_found');
+    }
+  });
 });
 
 describe('when the organization may not make the call', () => {

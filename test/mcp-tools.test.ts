@@ -177,6 +177,11 @@ describe('service_get_company_profile', () => {
     expect(requestIdSchema.safeParse(error.requestId).success).toBe(true);
     expect(await usageEvents(error.requestId)).toHaveLength(0);
   });
+
+  it('when the tax ID holds a NUL then it matches no company (not_found), rather than failing the store', async () => {
+    const result = await call('service_get_company_profile', { taxId: `${group.root.fiscalCode}\u0000` });
+    expect((result.structuredContent as any).error.code).toBe('not_found');
+  });
 });
 
 describe('service_get_company_structure', () => {
@@ -229,6 +234,18 @@ describe('service_get_company_metrics', () => {
     expect(error.code).toBe('invalid_params');
     expect(error.details.map((d: any) => d.path).sort()).toEqual(['fiscalCode', 'years.0']);
     expect((result.content[0] as { text: string }).text).toContain('fiscalCode');
+  });
+
+  it('when a search text holds a NUL then an invalid_params error result names the field, rather than a store failure', async () => {
+    for (const [tool, args, path] of [
+      ['service_search_companies', { query: 'Ro\u0000ssi' }, 'query'],
+      ['service_search_companies', { municipality: 'Mi\u0000lano' }, 'municipality'],
+      ['service_search_people', { name: 'Ro\u0000ssi' }, 'name'],
+    ] as const) {
+      const error = ((await call(tool, args)).structuredContent as any).error;
+      expect(error.code).toBe('invalid_params');
+      expect(error.details).toEqual([{ path, message: 'must not contain the NUL character (U+0000)' }]);
+    }
   });
 });
 

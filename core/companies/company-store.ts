@@ -1,4 +1,4 @@
-import type { Db } from '../db/index.js';
+import { holdsNul, type Db } from '../db/index.js';
 import type { Logger } from '../logging/index.js';
 import type { CompanyFinancialsData, CompanyProfileData, CompanyReportData, CreditReportData } from './schemas/index.js';
 import { companySql, PEERS_SQL, type CompanyRow, type PeersRow } from './company-query.js';
@@ -52,7 +52,9 @@ export function createCompanyStore(options: CompanyStoreOptions): CompanyStore {
 
   async function findCompany(what: string, statement: StoreStatement, input: string): Promise<CompanyRow | null> {
     const { code, vatNumber } = lookupKeys(input);
-    if (code.length === 0) return null;
+    // The spec takes any non-empty tax ID. One holding a NUL matches no company (Postgres text
+    // cannot hold it, and would refuse the query as a store failure): the answer is "no match".
+    if (code.length === 0 || holdsNul(code)) return null;
     const rows = await runPreparedStoreQuery<CompanyRow>(options, what, statement, [code, vatNumber]);
     return rows[0] ?? null;
   }

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { Knex } from 'knex';
-import type { Db } from '../db/index.js';
+import { withoutNul, type Db } from '../db/index.js';
 import type { Logger } from '../logging/index.js';
 import { runStoreQuery } from './run-store-query.js';
 import { criteriaFingerprint, decodeCursor, encodeCursor } from './search-cursor.js';
@@ -11,14 +11,14 @@ import { legalFormValues, naceSectionValues, sizeValues } from './schemas/index.
 // contract of the MCP tool that exposes it.
 
 export const searchCompaniesInputSchema = z.strictObject({
-  query: z.string().trim().min(2).max(200).optional()
+  query: withoutNul(z.string().trim().min(2).max(200)).optional()
     .describe('Part of the legal name (word order and small typos tolerated), or an exact fiscal code (11 digits or 16 characters) or VAT number (11 digits, with or without the IT prefix). Omit to list companies by the filters alone.'),
   naceSection: z.enum(naceSectionValues).optional().describe('NACE Rev. 2 section letter, e.g. C (manufacturing), J (information and communication).'),
   naceCode: z.string().regex(/^\d{2}(?:\.\d{1,2})?$/, 'a NACE code or prefix like 62 or 62.01').optional()
     .describe('NACE code or prefix: 62 matches every 62.xx code, 62.01 only that class.'),
   province: z.string().regex(/^[A-Za-z]{2}$/, 'a two-letter province code like MI').transform((s) => s.toUpperCase()).optional()
     .describe('Province code (sigla), e.g. MI, RM, TO.'),
-  municipality: z.string().trim().min(1).max(100).optional().describe('Municipality (comune) name, case-insensitive exact match, e.g. Milano.'),
+  municipality: withoutNul(z.string().trim().min(1).max(100)).optional().describe('Municipality (comune) name, case-insensitive exact match, e.g. Milano.'),
   size: z.enum(sizeValues).optional().describe('Size class of the latest filed year (EU SME definition).'),
   legalForm: z.enum(legalFormValues).optional().describe('Legal form, e.g. SRL, SPA.'),
   status: z.enum(['active', 'dissolved']).optional().describe('active: no dissolution recorded; dissolved: a dissolution year is recorded. Omit for both.'),

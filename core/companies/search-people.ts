@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import type { Knex } from 'knex';
+import { withoutNul } from '../db/index.js';
 import { runStoreQuery } from './run-store-query.js';
 import { criteriaFingerprint, decodeCursor, encodeCursor } from './search-cursor.js';
 import { roleCategoryValues } from './schemas/index.js';
@@ -14,7 +15,7 @@ export const MAX_ROLES_PER_PERSON = 50;
 const personKinds = ['officer', 'shareholder', 'beneficial_owner'] as const;
 
 export const searchPeopleInputSchema = z.strictObject({
-  name: z.string().trim().min(2).max(200).describe('The person\'s name or part of it, in any word order ("Rossi Mario" finds "MARIO ROSSI"); small typos tolerated.'),
+  name: withoutNul(z.string().trim().min(2).max(200)).describe('The person\'s name or part of it, in any word order ("Rossi Mario" finds "MARIO ROSSI"); small typos tolerated.'),
   kind: z.enum(personKinds).optional().describe('Only this kind of role: officer (directors, auditors, ...), shareholder, or beneficial_owner.'),
   roleCategory: z.enum(roleCategoryValues).optional().describe('Only officers with this role category (implies kind officer).'),
   limit: z.number().int().min(1).max(25).default(10).describe('People per page, 1-25.'),
