@@ -6,6 +6,7 @@ import type { Logger } from '../core/logging/index.js';
 import { errorPage } from './middleware/error-page.js';
 import { language } from './middleware/language.js';
 import { readForm } from './middleware/read-form.js';
+import { refuseNul } from './middleware/refuse-nul.js';
 import { securityHeaders } from './middleware/security-headers.js';
 import { loadSession, requireCsrf } from './middleware/session.js';
 import { registerAlertsRoutes } from './routes/alerts-routes.js';
@@ -60,6 +61,7 @@ export function createDashboardApp(deps: DashboardDeps): Koa<DashboardState> {
   app.use(language());
   app.use(errorPage(deps.logger));
   app.use(readForm());
+  app.use(refuseNul());
   app.use(loadSession({ db: deps.db, secureCookies: deps.secureCookies }));
   app.use(requireCsrf());
   app.use(async (ctx, next) => {

@@ -110,6 +110,25 @@ describe('when a form is posted', () => {
     const res = await httpSession(dashboard.url).post('/sign-in', { email: 'a@example.test', password: 'x' });
     expect(res.status).toBe(403);
   });
+
+  it('then a NUL character in a field, the address or the query is a 400 page that says so, and nothing is written', async () => {
+    const org = await createOrganization(db, { name: 'NUL test', planId: 'standard' });
+    const admin = await createMember(db, org.id, 'admin');
+    const stranger = httpSession(dashboard.url);
+    const refusedSignIn = await stranger.post('/sign-in', { _csrf: await stranger.csrf('/sign-in'), email: 'a\u0000@example.test', password: 'x', next: '/' });
+    expect(refusedSignIn.status).toBe(400);
+    expect(await refusedSignIn.text()).toContain('holds a NUL character (U+0000)');
+    const client = httpSession(dashboard.url);
+    await client.signIn(admin.email, admin.password);
+    const named = await client.post(`/orgs/${org.id}/keys`, { _csrf: await client.csrf(`/orgs/${org.id}/keys`), name: 'bad\u0000name' });
+    expect(named.status).toBe(400);
+    expect(await db('api_keys').where({ organization_id: org.id }).first()).toBeUndefined();
+    for (const path of [`/orgs/${org.id}%00`, `/orgs/${org.id}/ledger?type=%00`, `/invitations/x%00y`]) {
+      const res = await client.get(path);
+      expect(res.status, path).toBe(400);
+      expect(await res.text()).toContain('holds a NUL character (U+0000)');
+    }
+  });
 });
 
 describe('when someone signs out everywhere', () => {

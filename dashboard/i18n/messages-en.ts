@@ -289,6 +289,7 @@ export const en = {
   'audit.credits.grant': 'Granted {credits} credits: {reason}',
   'audit.credits.top_up': 'Topped up {credits} credits: {reason}',
   'audit.credits.adjustment': 'Adjusted credits by {credits}: {reason}',
+  'error.nul': 'The address or the form holds a NUL character (U+0000), which no field accepts. Remove it and try again.',
   'error.invalid': 'Please check the form: {message}',
   'error.back': 'Back to the dashboard',
 } as const;

@@ -291,6 +291,7 @@ export const it: Record<MessageKey, string> = {
   'audit.credits.grant': 'Concessi {credits} crediti: {reason}',
   'audit.credits.top_up': 'Ricaricati {credits} crediti: {reason}',
   'audit.credits.adjustment': 'Crediti rettificati di {credits}: {reason}',
+  'error.nul': 'L\'indirizzo o il modulo contiene un carattere NUL (U+0000), che nessun campo accetta. Toglilo e riprova.',
   'error.invalid': 'Controlla il modulo: {message}',
   'error.back': 'Torna alla dashboard',
 };
