@@ -16,3 +16,24 @@ export const withoutNul = <T extends z.ZodString>(schema: T): T => schema.refine
 /** Text kept for people to read (a dead letter's payload and reason): each NUL is stored as the
  * six characters \u0000, which JSON reads back as the same NUL. */
 export const escapeNul = (text: string): string => (holdsNul(text) ? text.replaceAll(NUL, '\\u0000') : text);
+
+/** Where NUL sits in a parsed JSON value: each string (or object key) holding one, as a path,
+ * at most `limit` of them in document order. */
+export function nulPaths(value: unknown, limit = 5): PropertyKey[][] {
+  const found: PropertyKey[][] = [];
+  const walk = (v: unknown, path: PropertyKey[]) => {
+    if (found.length >= limit) return;
+    if (typeof v === 'string') {
+      if (holdsNul(v)) found.push(path);
+    } else if (Array.isArray(v)) {
+      v.forEach((item, i) => walk(item, [...path, i]));
+    } else if (v !== null && typeof v === 'object') {
+      for (const [key, item] of Object.entries(v)) {
+        if (holdsNul(key) && found.length < limit) found.push([...path, escapeNul(key)]);
+        walk(item, [...path, key]);
+      }
+    }
+  };
+  walk(value, []);
+  return found;
+}

@@ -30,6 +30,13 @@ describe('parseDossierLine', () => {
     expect(reason).toMatch(/\(root\): .*extra/);
   });
 
+  it('when a text holds a NUL (the JSON escape \\u0000) then each such field is named, and an escaped backslash is not one', () => {
+    const officers = [{ name: 'Mario Rossi', role: 'AMMINISTRATORE', roleCategory: 'director' }, { name: 'Anna\u0000Bianchi', role: null, roleCategory: 'director' }];
+    const entry = parseDossierLine(JSON.stringify({ ...minimal, legalName: 'Esempio\u0000 S.p.A.', officers }), 8);
+    expect(entry).toEqual({ ok: false, rejection: { line: 8, fiscalCode: '00905811006', reason: 'legalName: must not contain the NUL character (U+0000); officers[1].name: must not contain the NUL character (U+0000)' } });
+    expect(parseDossierLine(JSON.stringify({ ...minimal, legalName: 'C:\\u0000 S.p.A.' }), 9)).toMatchObject({ ok: true, dossier: { legalName: 'C:\\u0000 S.p.A.' } });
+  });
+
   it('when a path is formatted then indexes use brackets and keys dots', () => {
     expect(formatIssuePath(['years', 2, 'metrics', 0, 'value'])).toBe('years[2].metrics[0].value');
     expect(formatIssuePath([])).toBe('(root)');

@@ -1,4 +1,5 @@
 import type { z } from 'zod';
+import { escapeNul, NUL_MESSAGE, nulPaths } from '../../db/storable-text.js';
 import { companyDossierSchema, type CompanyDossier } from '../schemas/index.js';
 
 // One line of the import file → a validated dossier, or a rejection an operator can act on:
@@ -41,7 +42,7 @@ const fiscalCodeOf = (value: unknown): string | null => {
 export function parseDossierValue(value: unknown, line: number): ParsedEntry {
   const result = companyDossierSchema.safeParse(value);
   if (result.success) return { ok: true, line, dossier: result.data };
-  return { ok: false, rejection: { line, fiscalCode: fiscalCodeOf(value), reason: formatIssues(result.error.issues) } };
+  return { ok: false, rejection: { line, fiscalCode: escapeNul(fiscalCodeOf(value) ?? '') || null, reason: formatIssues(result.error.issues) } };
 }
 
 /** null for a blank line (skipped, not an error). */
@@ -53,6 +54,12 @@ export function parseDossierLine(text: string, line: number): ParsedEntry | null
     value = JSON.parse(trimmed);
   } catch (err) {
     return { ok: false, rejection: { line, fiscalCode: null, reason: `invalid JSON: ${(err as Error).message}` } };
+  }
+  // JSON can carry a NUL only as the escape \u0000; the store cannot hold one (a field-by-field
+  // reason here, rather than the database refusing the whole company).
+  if (trimmed.includes('\\u0000')) {
+    const paths = nulPaths(value);
+    if (paths.length > 0) return { ok: false, rejection: { line, fiscalCode: escapeNul(fiscalCodeOf(value) ?? '') || null, reason: paths.map((p) => `${formatIssuePath(p)}: ${NUL_MESSAGE}`).join('; ') } };
   }
   return parseDossierValue(value, line);
 }
