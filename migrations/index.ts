@@ -14,6 +14,7 @@ import * as auditLogByOrganization from './20261125_012_audit_log_by_organizatio
 import * as ledgerPages from './20261125_013_ledger_pages.js';
 import * as allowanceCreditsUsed from './20261125_014_allowance_credits_used.js';
 import * as usageDaily from './20261125_015_usage_daily.js';
+import * as deadLetterReplays from './20261125_016_dead_letter_replays.js';
 
 export interface Migration {
   name: string;
@@ -37,4 +38,5 @@ export const migrations: Migration[] = [
   { name: '20261125_013_ledger_pages', ...ledgerPages },
   { name: '20261125_014_allowance_credits_used', ...allowanceCreditsUsed },
   { name: '20261125_015_usage_daily', ...usageDaily },
+  { name: '20261125_016_dead_letter_replays', ...deadLetterReplays },
 ];

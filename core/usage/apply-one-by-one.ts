@@ -8,7 +8,8 @@ import type { ApplyUsageBatch, DeadLetter, UsageBusConsumer, UsageBusMessage } f
 /** SQLSTATE classes of a message's own fault (bad data, a constraint): retrying will not help. */
 export const isDataError = (err: unknown): boolean => /^(22|23)/.test(String((err as { code?: unknown } | null)?.code ?? ''));
 
-const databaseReason = (err: unknown) => {
+/** A database error as a dead letter's reason: `SQLSTATE 22008: date/time field value out of range: …`. */
+export const databaseReason = (err: unknown): string => {
   const { sqlstate, message } = databaseErrorParts(err);
   return `SQLSTATE ${sqlstate}: ${message}`;
 };

@@ -5,4 +5,4 @@ export { createBatchPublisher, type BatchPublisher } from './batch-publisher.js'
 export type { ApplyUsageBatch, DeadLetter, UsageBatchOutcome, UsageBusConsumer, UsageBusMessage } from './usage-bus.js';
 export { batchMessages, createPostgresUsageConsumer, type PostgresUsageConsumerOptions } from './postgres-usage-consumer.js';
 export { messageText, parseUsageMessage } from './parse-usage-message.js';
-export { applyOneByOne, deadLetterRow, isDataError } from './apply-one-by-one.js';
+export { applyOneByOne, databaseReason, deadLetterRow, isDataError } from './apply-one-by-one.js';

@@ -2,7 +2,8 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { periodOf } from '../../../core/billing/billing-period.js';
 import { ledgerColumns } from '../../../core/billing/index.js';
-import { createDb, type Db } from '../../../core/db/index.js';
+import { createDb, migrateLatest, type Db } from '../../../core/db/index.js';
+import { createScratchDatabase } from '../../../test/support/database.js';
 import { runCli } from '../../../test/support/run-cli.js';
 
 // The finance and operator commands as people type them: `billing grant|top-up|adjust|set-cap`,
@@ -119,5 +120,87 @@ describe('billing CLI: credits, caps, ledger export and reconcile', () => {
     const [, balance, ledger] = new RegExp(`^${org}\\s+(\\d+)\\s+(\\d+)`, 'm').exec(result.stdout)!;
     expect(Number(balance) - Number(ledger)).toBe(7);
     expect(result.stdout).toContain('1 organization(s) differ');
+  });
+
+  describe('dead letters', () => {
+    // An event as the API writes it, for this organization.
+    const event = (organizationId: string, overrides: Record<string, unknown> = {}) => ({
+      v: 1, eventId: `req_${randomUUID()}`, organizationId, keyId: 'key_replay', source: 'api', product: 'company-financials', quantity: 5, unit: 'credits', occurredAt: new Date().toISOString(), ...overrides,
+    });
+    // A dead letter as the worker writes it.
+    const deadLetter = async (d: Db, payload: unknown, reason: string) =>
+      Number((await d('usage_dead_letters').insert({ bus: 'kafka', payload: typeof payload === 'string' ? payload : JSON.stringify(payload), reason }).returning('id'))[0]!.id);
+    const balance = async (d: Db, organizationId: string) => (await d('allowances').where({ organization_id: organizationId }).first<{ credits_balance: number }>('credits_balance'))!.credits_balance;
+
+    it('when dead letters are replayed by id, then what is billable now is charged once, the rest stays open with its reason, and the list shows both', async () => {
+      const org = await newOrganization();
+      const opening = await balance(db, org);
+      // Refused by an older worker (offset times were not read then): billable now. Its event
+      // also sits in a second dead letter (delivered twice), which must not charge it again.
+      const offset = event(org, { occurredAt: new Date(Date.now() - 3_600_000).toISOString().replace('Z', '+00:00') });
+      const charged = await deadLetter(db, offset, 'invalid usage event: occurredAt: Invalid ISO datetime (usage-events/0@1)');
+      const again = await deadLetter(db, offset, 'invalid usage event: occurredAt: Invalid ISO datetime (usage-events/1@9)');
+      const garbage = await deadLetter(db, `not an event ${randomUUID()}`, 'not JSON (usage-events/0@2)');
+      const stranger = event(`org_missing_${randomUUID().slice(0, 8)}`);
+      const unknown = await deadLetter(db, stranger, 'unknown organization (event x)');
+
+      const listed = await cli('billing', 'dead-letters', '--limit', '1000');
+      expect(listed.code, listed.stderr).toBe(0);
+      for (const id of [charged, again, garbage, unknown]) expect(listed.stdout).toMatch(new RegExp(`^${id}\\s+\\S+\\s+kafka\\s+open\\s`, 'm'));
+
+      const replay = await cli('billing', 'replay-dead-letters', '--id', String(charged), String(again), String(garbage), String(unknown));
+      expect(replay.code, replay.stderr).toBe(1);
+      expect(replay.stdout.trim().split('\n')).toEqual([
+        `#${charged} charged ${offset.eventId}`,
+        `#${again} already charged ${offset.eventId}`,
+        `#${garbage} still failing: not JSON`,
+        `#${unknown} still failing ${stranger.eventId}: unknown organization ${stranger.organizationId}`,
+        '1 charged, 1 already charged, 2 still failing, 0 not open',
+      ]);
+      expect(await balance(db, org)).toBe(opening - 5);
+      expect(await db('usage_ledger').where({ event_id: offset.eventId }).select('organization_id', 'credits_delta')).toEqual([{ organization_id: org, credits_delta: -5 }]);
+      const rows = await db('usage_dead_letters').whereIn('id', [charged, again, garbage, unknown]).orderBy('id').select('resolution', 'resolved_by', 'reason');
+      expect(rows.map((r) => r.resolution)).toEqual(['replayed: charged', 'replayed: already in the ledger', null, null]);
+      expect(rows[0].resolved_by).toMatch(/^cli:/);
+      expect(rows[2].reason).toBe('not JSON (usage-events/0@2)');
+      // A failed replay sets nothing aside again: still four rows for these payloads.
+      expect(Number((await db('usage_dead_letters').where('payload', 'like', `%${stranger.eventId}%`).count<{ n: string }[]>({ n: '*' }))[0]!.n)).toBe(1);
+
+      const twice = await cli('billing', 'replay-dead-letters', '--id', String(charged));
+      expect(twice.code).toBe(1);
+      expect(twice.stdout).toContain(`#${charged} not open: no open dead letter has this id`);
+      expect(await balance(db, org)).toBe(opening - 5);
+      const open = await cli('billing', 'dead-letters', '--limit', '1000');
+      expect(open.stdout).not.toMatch(new RegExp(`^${charged}\\s`, 'm'));
+      const all = await cli('billing', 'dead-letters', '--all', '--limit', '1000');
+      expect(all.stdout).toMatch(new RegExp(`^${charged}\\s+\\S+\\s+kafka\\s+replayed: charged \\(cli:`, 'm'));
+    });
+
+    it('when every open dead letter is replayed with --all, then each is tried once, oldest first; without --id or --all the command refuses', async () => {
+      // A database of its own: --all takes every open dead letter, other tests' included.
+      const scratch = await createScratchDatabase('replay_all');
+      const own = createDb({ connectionString: scratch.url, poolMax: 2 });
+      try {
+        await migrateLatest(own);
+        const created = await runCli(scratch.url, 'org', 'create', '--name', 'Replay all SRL');
+        expect(created.code, created.stderr).toBe(0);
+        const org = created.stdout.trim();
+        const opening = await balance(own, org);
+        const ids = [];
+        for (let i = 0; i < 3; i++) ids.push(await deadLetter(own, event(org), 'unknown organization (event x)'));
+        const refused = await runCli(scratch.url, 'billing', 'replay-dead-letters');
+        expect(refused.code).not.toBe(0);
+        expect(refused.stderr).toContain('Give either --id <id...> or --all.');
+        const all = await runCli(scratch.url, 'billing', 'replay-dead-letters', '--all');
+        expect(all.code, all.stderr).toBe(0);
+        expect(all.stdout.trim().split('\n').map((l) => l.split(' ').slice(0, 2).join(' '))).toEqual([...ids.map((id) => `#${id} charged`), '3 charged,']);
+        expect(await balance(own, org)).toBe(opening - 15);
+        expect((await runCli(scratch.url, 'billing', 'dead-letters')).stderr).toContain('no open dead letters');
+        expect((await runCli(scratch.url, 'reconcile')).code).toBe(0);
+      } finally {
+        await own.destroy();
+        await scratch.drop();
+      }
+    });
   });
 });

@@ -1,8 +1,9 @@
 import { InvalidArgumentError, Option } from 'commander';
 import {
   buildAllowanceReport, changeCredits, exportLedger, findOrganizationId, isPeriod, ledgerColumns, reconcileLedger,
-  rollOverDueAllowances, setCallsCap, type AllowanceSnapshot, type CreditChangeKind,
+  replayDeadLetters, rollOverDueAllowances, setCallsCap, type AllowanceSnapshot, type CreditChangeKind, type ReplayOutcome,
 } from '../../../core/billing/index.js';
+import { AppError } from '../../../core/errors/index.js';
 import { withAudit } from '../../../core/dashboard-auth/index.js';
 import type { RegisterCommands } from '../index.js';
 import type { CliContext } from '../../context.js';
@@ -147,11 +148,40 @@ export const registerBillingCommands: RegisterCommands = (program, context) => {
 
   billing
     .command('dead-letters')
-    .description('The newest usage messages that could not be billed, with their reasons.')
+    .description('Usage messages that could not be billed, newest first, with their reasons: the open ones, or with --all also those replayed.')
     .option('--limit <n>', 'how many', positiveInt, 20)
-    .action(async (opts: { limit: number }) => {
-      const rows = await (await db())('usage_dead_letters').orderBy('id', 'desc').limit(opts.limit).select<{ created_at: Date; bus: string; reason: string; payload: string }[]>('created_at', 'bus', 'reason', 'payload');
-      const lines = rows.map((r) => [r.created_at.toISOString(), r.bus, r.reason, r.payload.slice(0, 80)]);
-      printTable(context().out, ['AT', 'BUS', 'REASON', 'PAYLOAD'], lines, 'no dead letters: no usage message has been set aside as unbillable');
+    .option('--all', 'also the dead letters already replayed')
+    .action(async (opts: { limit: number; all?: boolean }) => {
+      const query = (await db())('usage_dead_letters').orderBy('id', 'desc').limit(opts.limit);
+      if (!opts.all) query.whereNull('resolved_at');
+      const rows = await query.select<{ id: number; created_at: Date; bus: string; reason: string; payload: string; resolution: string | null; resolved_by: string | null }[]>('id', 'created_at', 'bus', 'reason', 'payload', 'resolution', 'resolved_by');
+      const lines = rows.map((r) => [String(r.id), r.created_at.toISOString(), r.bus, r.resolution ? `${r.resolution} (${r.resolved_by})` : 'open', r.reason, r.payload.slice(0, 80)]);
+      const none = opts.all ? 'no dead letters: no usage message has been set aside as unbillable' : 'no open dead letters: every usage message set aside has been replayed (--all lists them)';
+      printTable(context().out, ['ID', 'AT', 'BUS', 'STATUS', 'REASON', 'PAYLOAD'], lines, none);
+    });
+
+  billing
+    .command('replay-dead-letters')
+    .description('Bill dead letters again once their cause is fixed: each is applied as the worker applies usage (an event already in the ledger is not charged twice); one still unbillable stays open and the command exits 1.')
+    .option('--id <id...>', 'these dead letters (ids from `billing dead-letters`)')
+    .option('--all', 'every open dead letter, oldest first')
+    .action(async (opts: { id?: string[]; all?: boolean }) => {
+      const ctx = context();
+      if ((opts.id === undefined) === (opts.all !== true)) throw new AppError('invalid_params', 'Give either --id <id...> or --all.');
+      const ids = opts.id?.map((v) => {
+        if (!/^\d+$/.test(v)) throw new AppError('invalid_params', `--id ${v}: a dead letter's id is a whole number (see \`billing dead-letters\`).`);
+        return Number(v);
+      });
+      const counts: Record<ReplayOutcome, number> = { charged: 0, already_charged: 0, still_failing: 0, not_open: 0 };
+      await replayDeadLetters(await db(), {
+        ids,
+        actor: ctx.actor,
+        onResult: (r) => {
+          counts[r.outcome] += 1;
+          ctx.out(`#${r.id} ${r.outcome.replace('_', ' ')}${r.eventId ? ` ${r.eventId}` : ''}${r.reason ? `: ${r.reason}` : ''}`);
+        },
+      });
+      ctx.out(`${counts.charged} charged, ${counts.already_charged} already charged, ${counts.still_failing} still failing, ${counts.not_open} not open`);
+      if (counts.still_failing > 0 || counts.not_open > 0) process.exitCode = 1;
     });
 };
