@@ -1,4 +1,5 @@
 import type { Knex } from 'knex';
+import type { AuditEntry } from '../dashboard-auth/audit-log.js';
 import { databaseReason, isDataError } from '../usage/apply-one-by-one.js';
 import { parseUsageMessage } from '../usage/parse-usage-message.js';
 import { applyUsageBatch } from './apply-usage-batch.js';
@@ -22,6 +23,8 @@ export interface ReplayDeadLettersOptions {
   now?: Date;
   /** Called with each result as it is decided (progress for a long replay). */
   onResult?: (result: ReplayResult) => void;
+  /** Records a charge in the organization's activity log, in the charge's transaction. */
+  audit?: (trx: Knex, entry: AuditEntry) => Promise<void>;
 }
 
 /** A replay that the batch would have dead-lettered again: rolls its savepoint back. */
@@ -77,6 +80,10 @@ async function replayOne(db: Knex, id: number, options: ReplayDeadLettersOptions
       throw err;
     }
     const outcome: ReplayOutcome = applied === 1 ? 'charged' : 'already_charged';
+    if (outcome === 'charged') {
+      const { organizationId, product, quantity, unit } = parsed.event;
+      await options.audit?.(trx, { organizationId, actor: options.actor, action: 'usage.dead_letter_replayed', details: { eventId, product, quantity, unit, deadLetterId: id } });
+    }
     await trx('usage_dead_letters').where({ id }).update({ resolved_at: now, resolved_by: options.actor, resolution: outcome === 'charged' ? 'replayed: charged' : 'replayed: already in the ledger' });
     return { id, outcome, eventId, reason: null };
   });

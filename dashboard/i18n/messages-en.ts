@@ -289,6 +289,8 @@ export const en = {
   'audit.credits.grant': 'Granted {credits} credits: {reason}',
   'audit.credits.top_up': 'Topped up {credits} credits: {reason}',
   'audit.credits.adjustment': 'Adjusted credits by {credits}: {reason}',
+  'audit.usage.dead_letter_replayed': 'Billed a call set aside earlier (dead letter {deadLetterId}): {quantity} {unit} for {product}, event {eventId}',
+  'audit.usage.totals_rebuilt': 'Rebuilt the usage totals from the ledger: {bucketsOff} daily buckets were off, credits used {creditsUsedBefore} → {creditsUsedAfter}',
   'error.nul': 'The address or the form holds a NUL character (U+0000), which no field accepts. Remove it and try again.',
   'error.invalid': 'Please check the form: {message}',
   'error.back': 'Back to the dashboard',

@@ -291,6 +291,8 @@ export const it: Record<MessageKey, string> = {
   'audit.credits.grant': 'Concessi {credits} crediti: {reason}',
   'audit.credits.top_up': 'Ricaricati {credits} crediti: {reason}',
   'audit.credits.adjustment': 'Crediti rettificati di {credits}: {reason}',
+  'audit.usage.dead_letter_replayed': 'Addebitata una chiamata messa da parte in precedenza (dead letter {deadLetterId}): {quantity} {unit} per {product}, evento {eventId}',
+  'audit.usage.totals_rebuilt': 'Ricalcolati dal registro i totali di utilizzo: {bucketsOff} totali giornalieri erano errati, crediti usati {creditsUsedBefore} → {creditsUsedAfter}',
   'error.nul': 'L\'indirizzo o il modulo contiene un carattere NUL (U+0000), che nessun campo accetta. Toglilo e riprova.',
   'error.invalid': 'Controlla il modulo: {message}',
   'error.back': 'Torna alla dashboard',

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { periodOf } from '../../../core/billing/billing-period.js';
-import { ledgerColumns } from '../../../core/billing/index.js';
+import { applyUsageBatch, ledgerColumns } from '../../../core/billing/index.js';
 import { createDb, migrateLatest, type Db } from '../../../core/db/index.js';
 import { createScratchDatabase } from '../../../test/support/database.js';
 import { runCli } from '../../../test/support/run-cli.js';
@@ -166,6 +166,9 @@ describe('billing CLI: credits, caps, ledger export and reconcile', () => {
       // A failed replay sets nothing aside again: still four rows for these payloads.
       expect(Number((await db('usage_dead_letters').where('payload', 'like', `%${stranger.eventId}%`).count<{ n: string }[]>({ n: '*' }))[0]!.n)).toBe(1);
 
+      const audited = await db('audit_log').where({ organization_id: org, action: 'usage.dead_letter_replayed' }).select('actor', 'details');
+      expect(audited).toEqual([{ actor: expect.stringMatching(/^cli:/), details: { eventId: offset.eventId, product: 'company-financials', quantity: 5, unit: 'credits', deadLetterId: charged } }]);
+
       const twice = await cli('billing', 'replay-dead-letters', '--id', String(charged));
       expect(twice.code).toBe(1);
       expect(twice.stdout).toContain(`#${charged} not open: no open dead letter has this id`);
@@ -202,5 +205,35 @@ describe('billing CLI: credits, caps, ledger export and reconcile', () => {
         await scratch.drop();
       }
     });
+  });
+
+  it('when the daily buckets and credits used drift from the ledger, then rebuild-usage-totals recomputes them, reconcile agrees again, and a second run changes nothing', async () => {
+    const org = await newOrganization();
+    const event = (product: string, quantity: number) => ({ v: 1, eventId: `req_${randomUUID()}`, organizationId: org, keyId: 'key_rebuild', source: 'api', product, quantity, unit: 'credits', occurredAt: new Date().toISOString() });
+    const events = [event('company-financials', 5), event('company-profile', 8), event('company-financials', 5)];
+    await db.transaction((trx) => applyUsageBatch(trx, events.map((value, i) => ({ value, ref: `test#${i}` })), { bus: 'postgres' }));
+    // As a worker from before migration 015 would leave them: one bucket short, one missing.
+    await db('usage_daily').where({ organization_id: org, product: 'company-financials' }).increment('quantity', 1);
+    await db('usage_daily').where({ organization_id: org, product: 'company-profile' }).delete();
+    await db('allowances').where({ organization_id: org }).update({ credits_used: 999 });
+    const off = await cli('reconcile', '--org', org);
+    expect(off.code).toBe(1);
+    expect(off.stdout).toMatch(new RegExp(`^${org}\\s.*\\s999\\s+18\\s+2\\s*$`, 'm'));
+
+    const rebuilt = await cli('billing', 'rebuild-usage-totals', '--org', org);
+    expect(rebuilt.code, rebuilt.stderr).toBe(0);
+    expect(rebuilt.stdout.trim()).toBe(`${org}: rebuilt from the ledger: 2 daily bucket(s) were off, credits used 999 → 18`);
+    const reconciled = await cli('reconcile', '--org', org);
+    expect(reconciled.code, reconciled.stdout).toBe(0);
+    expect(await db('usage_daily').where({ organization_id: org }).orderBy('product').select('product', 'quantity', 'calls')).toEqual([
+      { product: 'company-financials', quantity: 10, calls: 2 },
+      { product: 'company-profile', quantity: 8, calls: 1 },
+    ]);
+    expect(await db('audit_log').where({ organization_id: org, action: 'usage.totals_rebuilt' }).pluck('details')).toEqual([{ bucketsOff: 2, creditsUsedBefore: 999, creditsUsedAfter: 18 }]);
+
+    expect((await cli('billing', 'rebuild-usage-totals', '--org', org)).stdout.trim()).toBe(`${org}: already equal to the ledger`);
+    const unknown = await cli('billing', 'rebuild-usage-totals', '--org', 'org_nobody_here');
+    expect(unknown.code).not.toBe(0);
+    expect(unknown.stdout).toBe('');
   });
 });

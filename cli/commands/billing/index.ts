@@ -1,10 +1,10 @@
 import { InvalidArgumentError, Option } from 'commander';
 import {
   buildAllowanceReport, changeCredits, exportLedger, findOrganizationId, isPeriod, ledgerColumns, reconcileLedger,
-  replayDeadLetters, rollOverDueAllowances, setCallsCap, type AllowanceSnapshot, type CreditChangeKind, type ReplayOutcome,
+  rebuildUsageTotals, replayDeadLetters, rollOverDueAllowances, setCallsCap, type AllowanceSnapshot, type CreditChangeKind, type ReplayOutcome,
 } from '../../../core/billing/index.js';
 import { AppError } from '../../../core/errors/index.js';
-import { withAudit } from '../../../core/dashboard-auth/index.js';
+import { recordAudit, withAudit } from '../../../core/dashboard-auth/index.js';
 import type { RegisterCommands } from '../index.js';
 import type { CliContext } from '../../context.js';
 import { createLineWriter } from '../../line-writer.js';
@@ -147,6 +147,21 @@ export const registerBillingCommands: RegisterCommands = (program, context) => {
     });
 
   billing
+    .command('rebuild-usage-totals')
+    .description("Recompute from the ledger the daily usage buckets and credits used this month that the worker keeps beside it, when `reconcile` shows them off. Balances and calls used are never touched.")
+    .requiredOption('--org <org...>', 'organization ids or exact names')
+    .action(async (opts: { org: string[] }) => {
+      const ctx = context();
+      for (const organizationId of await Promise.all(opts.org.map(org))) {
+        const r = await withAudit(await db(), (trx) => rebuildUsageTotals(trx, organizationId), (rebuilt) => ({
+          organizationId, actor: ctx.actor, action: 'usage.totals_rebuilt', details: { bucketsOff: rebuilt.bucketsOff, creditsUsedBefore: rebuilt.creditsUsedBefore, creditsUsedAfter: rebuilt.creditsUsedAfter },
+        }));
+        const changed = r.bucketsOff > 0 || r.creditsUsedBefore !== r.creditsUsedAfter;
+        ctx.out(`${organizationId}: ${changed ? `rebuilt from the ledger: ${r.bucketsOff} daily bucket(s) were off, credits used ${r.creditsUsedBefore} → ${r.creditsUsedAfter}` : 'already equal to the ledger'}`);
+      }
+    });
+
+  billing
     .command('dead-letters')
     .description('Usage messages that could not be billed, newest first, with their reasons: the open ones, or with --all also those replayed.')
     .option('--limit <n>', 'how many', positiveInt, 20)
@@ -176,6 +191,7 @@ export const registerBillingCommands: RegisterCommands = (program, context) => {
       await replayDeadLetters(await db(), {
         ids,
         actor: ctx.actor,
+        audit: recordAudit,
         onResult: (r) => {
           counts[r.outcome] += 1;
           ctx.out(`#${r.id} ${r.outcome.replace('_', ' ')}${r.eventId ? ` ${r.eventId}` : ''}${r.reason ? `: ${r.reason}` : ''}`);
