@@ -120,6 +120,7 @@ describe('billing CLI: credits, caps, ledger export and reconcile', () => {
     const [, balance, ledger] = new RegExp(`^${org}\\s+(\\d+)\\s+(\\d+)`, 'm').exec(result.stdout)!;
     expect(Number(balance) - Number(ledger)).toBe(7);
     expect(result.stdout).toContain('1 organization(s) differ');
+    expect(result.stdout).not.toContain('rebuild-usage-totals');
   });
 
   describe('dead letters', () => {
@@ -219,6 +220,7 @@ describe('billing CLI: credits, caps, ledger export and reconcile', () => {
     const off = await cli('reconcile', '--org', org);
     expect(off.code).toBe(1);
     expect(off.stdout).toMatch(new RegExp(`^${org}\\s.*\\s999\\s+18\\s+2\\s*$`, 'm'));
+    expect(off.stdout).toContain(`\`billing rebuild-usage-totals --org ${org}\` recomputes them from the ledger`);
 
     const rebuilt = await cli('billing', 'rebuild-usage-totals', '--org', org);
     expect(rebuilt.code, rebuilt.stderr).toBe(0);

@@ -96,6 +96,8 @@ export const registerBillingCommands: RegisterCommands = (program, context) => {
         ]),
       )) out(line);
       out(`${result.differences.length} organization(s) differ`);
+      const derived = result.differences.filter((d) => d.dailyBucketsOff > 0 || (d.creditsUsed !== null && d.creditsUsed !== d.ledgerCreditsUsed)).map((d) => d.organizationId);
+      if (derived.length > 0) out(`daily buckets or credits used off: \`billing rebuild-usage-totals --org ${derived.join(' ')}\` recomputes them from the ledger`);
       process.exitCode = 1;
     });
 
