@@ -9,6 +9,6 @@ export { allowanceReportCsv, csvLine } from './allowance-report-csv.js';
 export { isPeriod, nextPeriod, periodStart, secondsUntilNextPeriod } from './billing-period.js';
 export { exportLedger, ledgerColumns, type LedgerEntry } from './ledger-export.js';
 export { reconcileLedger, type ReconcileDifference, type ReconcileResult } from './reconcile-ledger.js';
-export { replayDeadLetters, type ReplayDeadLettersOptions, type ReplayOutcome, type ReplayResult } from './replay-dead-letters.js';
+export { countOpenDeadLetters, replayDeadLetters, type ReplayDeadLettersOptions, type ReplayOutcome, type ReplayResult } from './replay-dead-letters.js';
 export { rebuildUsageTotals, type RebuiltUsageTotals } from './rebuild-usage-totals.js';
 export { rollOverDueAllowances } from './roll-over-period.js';

@@ -32,6 +32,12 @@ class StillDead extends Error {}
 
 const OPEN_PAGE = 500;
 
+/** Dead letters not replayed yet: usage that was served and is not billed (the operators' overview shows it). */
+export async function countOpenDeadLetters(db: Knex): Promise<number> {
+  const row = await db('usage_dead_letters').whereNull('resolved_at').count<{ n: string }[]>({ n: '*' }).first();
+  return Number(row?.n ?? 0);
+}
+
 /**
  * Replays dead letters once their cause is fixed (an organization created late, a worker that
  * now reads what it refused): each one is applied by the billing worker's own applyUsageBatch,

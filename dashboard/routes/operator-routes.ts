@@ -1,6 +1,6 @@
 import type { Router } from '@koa/router';
 import {
-  changeCredits, clearProductOverride, createOrganization, ensureDefaultPlans, getOrganization, getPlan, listPlans, productCatalogue,
+  changeCredits, clearProductOverride, countOpenDeadLetters, createOrganization, ensureDefaultPlans, getOrganization, getPlan, listPlans, productCatalogue,
   setCallsCap, setOrganizationLimits, setOrganizationPlan, setProductOverride, type CreditChangeKind,
 } from '../../core/billing/index.js';
 import { createInvitation, recentAudit, withAudit } from '../../core/dashboard-auth/index.js';
@@ -36,7 +36,7 @@ function optionalInt(value: string | undefined, path: string): number | null {
 async function renderOverview(ctx: DashboardContext, db: Db, top?: HtmlValue): Promise<void> {
   const { t, f } = ctx.state;
   await ensureDefaultPlans(db);
-  const [orgs, plans] = await Promise.all([organizationsOverview(db), listPlans(db)]);
+  const [orgs, plans, deadLetters] = await Promise.all([organizationsOverview(db), listPlans(db), countOpenDeadLetters(db)]);
   const flagged = orgs.filter((o) => o.creditsExhausted || o.limitReached).length;
   const newest = orgs.reduce<Date | null>((m, o) => (o.lastEventAt && (!m || o.lastEventAt > m) ? o.lastEventAt : m), null);
   const rows = orgs.map((o) => [
@@ -54,6 +54,7 @@ async function renderOverview(ctx: DashboardContext, db: Db, top?: HtmlValue): P
       ${stat(t('nav.organizations'), f.number(orgs.length))}
       ${stat(t('operator.flags'), f.number(flagged), flagged > 0 ? t('operator.totals', { orgs: orgs.length, flagged }) : '')}
       ${stat(t('operator.balance'), f.number(orgs.reduce((n, o) => n + (o.creditsBalance ?? 0), 0)), t('common.credits'))}
+      ${stat(t('operator.deadLetters'), f.number(deadLetters), deadLetters > 0 ? t('operator.deadLettersHint') : t('operator.deadLettersNone'))}
     </div>
     ${asOfStamp(ctx.state, newest)}
     ${section(t('operator.create'), html`<form method="post" action="/operator/organizations" class="form-row">
