@@ -31,6 +31,7 @@ export interface AllowanceGlance {
 
 export const BURN_WINDOW_DAYS = 7;
 const DAY_MS = 86_400_000;
+const RUN_OUT_HORIZON_DAYS = 36_525;
 
 export function percentUsed(a: { creditsUsed: number; creditsBalance: number; callsUsed: number; callsCap: number | null }): number | null {
   const shares: number[] = [];
@@ -56,7 +57,10 @@ export async function allowanceGlance(db: Db, organizationId: string, now = new 
   const days = burn.first ? Math.max(1, (now.getTime() - burn.first.getTime()) / DAY_MS) : BURN_WINDOW_DAYS;
   const creditsPerDay = burn.credits / days;
   const callsPerDay = burn.calls / days;
-  const creditsRunOutAt = creditsPerDay > 0 ? new Date(now.getTime() + (Math.max(0, row.credits_balance) / creditsPerDay) * DAY_MS) : null;
+  // Past a century the answer is "not at the current rate": a big balance and light use would
+  // otherwise give a date past what a Date can hold (an Invalid Date the page cannot format).
+  const daysLeft = creditsPerDay > 0 ? Math.max(0, row.credits_balance) / creditsPerDay : Infinity;
+  const creditsRunOutAt = daysLeft <= RUN_OUT_HORIZON_DAYS ? new Date(now.getTime() + daysLeft * DAY_MS) : null;
   // The cap resets with the period, so a date after the period's end means "not reached".
   const capAt = row.calls_cap !== null && callsPerDay > 0 ? new Date(now.getTime() + (Math.max(0, row.calls_cap - row.calls_used) / callsPerDay) * DAY_MS) : null;
   const callsCapReachedAt = capAt && capAt < periodStart(nextPeriod(row.period)) ? capAt : null;
