@@ -3,7 +3,7 @@ import type { Db } from '../../db/index.js';
 import { AppError, parseInput } from '../../errors/index.js';
 import { newId } from '../../ids/index.js';
 import type { RateLimits } from '../../ratelimit/index.js';
-import { changeCredits } from '../adjust-allowance.js';
+import { changeCredits, setCallsCap } from '../adjust-allowance.js';
 import { periodOf } from '../billing-period.js';
 import { findProduct } from '../products.js';
 import { effectiveProducts, type EffectiveProduct, type ProductOverride } from './effective-products.js';
@@ -53,6 +53,8 @@ interface OrganizationRow {
   rate_per_second: number | null;
   burst: number | null;
   rate_per_minute: number | null;
+  /** The organization's own calls cap, over its plan's (null: the plan's). */
+  calls_cap_per_period: number | null;
   created_at: Date;
 }
 
@@ -146,8 +148,10 @@ export function applyLimitOverrides(plan: RateLimits, overrides: LimitOverrides)
 /**
  * Moves the organization to another plan (null: unprovision). An organization getting its
  * first plan is granted that plan's credits and cap for the current period, as at creation;
- * a change between plans takes the new call cap now and leaves the balance to the billing
- * worker's next rollover.
+ * a change between plans takes the new plan's call cap now, unless the organization has a cap
+ * of its own (an override outlives plan changes, as the rollover reads it), and leaves the
+ * balance to the billing worker's next rollover. A cap that changes is a ledger row, as every
+ * cap change is; saving the plan the organization already has changes nothing.
  */
 export async function setOrganizationPlan(db: Db, organizationId: string, planId: string | null, actor = 'system'): Promise<OrganizationSummary> {
   return db.transaction(async (trx) => {
@@ -164,7 +168,11 @@ export async function setOrganizationPlan(db: Db, organizationId: string, planId
       .update({ plan_id: plan?.id ?? null, updated_at: trx.fn.now() })
       .returning('*')) as OrganizationRow[];
     if (!allowance) await openAllowance(trx, organizationId, plan, actor);
-    else if (plan && current.plan_id !== null) await trx('allowances').where({ organization_id: organizationId }).update({ calls_cap: plan.calls_cap_per_period, updated_at: trx.fn.now() });
+    else if (plan && current.plan_id !== null && current.plan_id !== plan.id) {
+      const cap = current.calls_cap_per_period ?? plan.calls_cap_per_period;
+      const { calls_cap: now } = await trx('allowances').where({ organization_id: organizationId }).first<{ calls_cap: number | null }>('calls_cap');
+      if (cap !== now) await setCallsCap(trx, { organizationId, callsCap: cap, thisPeriodOnly: true, actor, reason: `plan changed from ${current.plan_id} to ${plan.id}` });
+    }
     return toSummary(row!);
   });
 }
@@ -264,7 +272,8 @@ async function grantPlan(db: Db, organizationId: string, plan: PlanRow, actor: s
       .first('id');
     if (!granted) await changeCredits(db, { organizationId, kind: 'grant', credits: plan.credits_per_period, actor, reason: `plan ${plan.id}: included credits for ${period}`, eventId });
   }
-  const cap = plan.calls_cap_per_period;
+  const own = await db('organizations').where({ id: organizationId }).first<{ calls_cap_per_period: number | null } | undefined>('calls_cap_per_period');
+  const cap = own?.calls_cap_per_period ?? plan.calls_cap_per_period;
   await db('allowances')
     .where({ organization_id: organizationId })
     .update({ calls_cap: cap, limit_reached: cap === null ? false : db.raw('calls_used >= ?', [cap]), updated_at: db.fn.now() });

@@ -3,8 +3,10 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { createDb, type Db } from '../../db/index.js';
 import { periodOf } from '../billing-period.js';
 import { reconcileLedger } from '../reconcile-ledger.js';
-import { ensureDefaultPlans } from './default-plans.js';
+import { setCallsCap } from '../adjust-allowance.js';
+import { ensureDefaultPlans, standardPlan } from './default-plans.js';
 import { createOrganization, setOrganizationPlan } from './manage-organizations.js';
+import { ensurePlan } from './plan-store.js';
 
 // A plan's included credits arrive once a month, however often an organization is provisioned.
 const databaseUrl = inject('databaseUrl');
@@ -74,5 +76,34 @@ describe('included credits on provisioning', () => {
       ['grant', included, periodOf(now)],
     ]);
     expect((await reconcileLedger(db, { organizationIds: [org.id] })).differences).toEqual([]);
+  });
+});
+
+describe('the calls cap when the plan is saved or changed', () => {
+  const capOf = async (organizationId: string) => (await db('allowances').where({ organization_id: organizationId }).first<{ calls_cap: number | null }>('calls_cap'))!.calls_cap;
+  const capRows = (organizationId: string) => db('usage_ledger').where({ organization_id: organizationId, entry_type: 'adjustment' }).orderBy('id').pluck<string[]>('reason');
+  const bigger = { ...standardPlan, id: 'test-cap-250k', name: 'Test cap 250k', callsCapPerPeriod: 250_000 };
+
+  it('when the plan the organization already has is saved again, then its own cap stays and nothing is written', async () => {
+    const org = await createOrganization(db, { name: name(), planId: 'standard' });
+    await setCallsCap(db, { organizationId: org.id, callsCap: 0, actor: 'test', reason: 'deal: no calls' });
+    await setOrganizationPlan(db, org.id, 'standard', 'test');
+    expect(await capOf(org.id)).toBe(0);
+    expect(await capRows(org.id)).toEqual(['calls cap 100000 -> 0: deal: no calls']);
+  });
+
+  it('when it moves to another plan, then the new plan\'s cap applies with a ledger row saying why, unless the organization has a cap of its own', async () => {
+    await ensurePlan(db, bigger);
+    const plain = await createOrganization(db, { name: name(), planId: 'standard' });
+    await setOrganizationPlan(db, plain.id, bigger.id, 'test');
+    expect(await capOf(plain.id)).toBe(250_000);
+    expect(await capRows(plain.id)).toEqual([`calls cap 100000 -> 250000 (this period only): plan changed from standard to ${bigger.id}`]);
+
+    const own = await createOrganization(db, { name: name(), planId: 'standard' });
+    await setCallsCap(db, { organizationId: own.id, callsCap: 7, actor: 'test', reason: 'deal: seven calls' });
+    await setOrganizationPlan(db, own.id, bigger.id, 'test');
+    expect(await capOf(own.id)).toBe(7);
+    expect(await capRows(own.id)).toEqual(['calls cap 100000 -> 7: deal: seven calls']);
+    expect((await reconcileLedger(db, { organizationIds: [plain.id, own.id] })).differences).toEqual([]);
   });
 });
