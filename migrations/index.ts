@@ -15,6 +15,7 @@ import * as ledgerPages from './20261125_013_ledger_pages.js';
 import * as allowanceCreditsUsed from './20261125_014_allowance_credits_used.js';
 import * as usageDaily from './20261125_015_usage_daily.js';
 import * as deadLetterReplays from './20261125_016_dead_letter_replays.js';
+import * as alertThresholdUnique from './20261125_017_alert_threshold_unique.js';
 
 export interface Migration {
   name: string;
@@ -39,4 +40,5 @@ export const migrations: Migration[] = [
   { name: '20261125_014_allowance_credits_used', ...allowanceCreditsUsed },
   { name: '20261125_015_usage_daily', ...usageDaily },
   { name: '20261125_016_dead_letter_replays', ...deadLetterReplays },
+  { name: '20261125_017_alert_threshold_unique', ...alertThresholdUnique },
 ];

@@ -49,15 +49,27 @@ export async function rotateWebhookSecret(db: Db, organizationId: string): Promi
   return alertSettings(db, organizationId);
 }
 
+// A form sends text: only digits make a whole number (coercion would read '' and ' ' as 0 and
+// '0x10' as 16, and save a threshold nobody typed).
+const wholeNumber = z.union([z.number(), z.string().trim().regex(/^\d+$/).transform(Number)]).pipe(z.number().int());
+
 export const thresholdInputSchema = z.discriminatedUnion('kind', [
-  z.object({ kind: z.literal('percent_used'), value: z.coerce.number().int().min(1).max(100) }),
-  z.object({ kind: z.literal('balance_below'), value: z.coerce.number().int().min(0) }),
+  z.object({ kind: z.literal('percent_used'), value: wholeNumber.pipe(z.number().min(1).max(100)) }),
+  z.object({ kind: z.literal('balance_below'), value: wholeNumber.pipe(z.number().min(0).max(Number.MAX_SAFE_INTEGER)) }),
 ]);
+
+/** Why a threshold was refused: the form shows a sentence for each. */
+export const THRESHOLD_ALREADY_SET = 'already set';
 
 export async function addThreshold(db: Db, organizationId: string, input: z.input<typeof thresholdInputSchema>): Promise<AlertThreshold> {
   const parsed = thresholdInputSchema.safeParse(input);
   if (!parsed.success) throw new AppError('invalid_params', 'A threshold is a percentage from 1 to 100, or a balance of 0 or more credits.', { details: [{ path: 'value', message: 'out of range' }] });
-  const [row] = await db('alert_thresholds').insert({ id: newId('thr'), organization_id: organizationId, kind: parsed.data.kind, value: parsed.data.value }).returning('*');
+  const [row] = await db('alert_thresholds')
+    .insert({ id: newId('thr'), organization_id: organizationId, kind: parsed.data.kind, value: parsed.data.value })
+    .onConflict(['organization_id', 'kind', 'value'])
+    .ignore()
+    .returning('*');
+  if (!row) throw new AppError('invalid_params', 'This threshold is already set.', { details: [{ path: 'value', message: THRESHOLD_ALREADY_SET }] });
   return toThreshold(row);
 }
 

@@ -1,9 +1,10 @@
 import type { Router } from '@koa/router';
-import { addThreshold, alertSettings, listDeliveries, listThresholds, removeThreshold, rotateWebhookSecret, setWebhookUrl, thresholdKinds, type ThresholdKind } from '../../core/alerts/index.js';
+import { addThreshold, alertSettings, listDeliveries, listThresholds, removeThreshold, rotateWebhookSecret, setWebhookUrl, THRESHOLD_ALREADY_SET, thresholdKinds, type ThresholdKind } from '../../core/alerts/index.js';
 import { can, withAudit } from '../../core/dashboard-auth/index.js';
 import type { Db } from '../../core/db/index.js';
 import { AppError } from '../../core/errors/index.js';
 import { orgAccess } from '../org-access.js';
+import type { MessageKey } from '../i18n/translate.js';
 import type { DashboardState } from '../state.js';
 import { badge, csrfField, field, notice, postButton, section, select, table } from '../views/components.js';
 import { html } from '../views/html.js';
@@ -12,6 +13,16 @@ import { page } from '../views/layout.js';
 export interface AlertsRouteDeps {
   db: Db;
 }
+
+// A refused form redirects back with one of these codes, shown as the sentence of the page's
+// language. Only a code travels in the address: text taken from it would let any link put
+// words of its own on the page.
+const FORM_ERRORS = {
+  webhook_url: 'alerts.error.webhookUrl',
+  threshold: 'alerts.error.threshold',
+  duplicate: 'alerts.error.duplicate',
+} as const satisfies Record<string, MessageKey>;
+type FormError = keyof typeof FORM_ERRORS;
 
 export function registerAlertsRoutes(router: Router<DashboardState>, deps: AlertsRouteDeps): void {
   const { db } = deps;
@@ -23,7 +34,8 @@ export function registerAlertsRoutes(router: Router<DashboardState>, deps: Alert
     const manage = can(view.org.role, 'manage_alerts');
     const [settings, thresholds, deliveries] = await Promise.all([alertSettings(db, view.org.id), listThresholds(db, view.org.id), listDeliveries(db, view.org.id)]);
     const currentPeriod = (await db('allowances').where({ organization_id: view.org.id }).first<{ period: string } | undefined>('period'))?.period;
-    const error = typeof ctx.query.error === 'string' ? ctx.query.error.slice(0, 200) : null;
+    const code = typeof ctx.query.error === 'string' ? ctx.query.error : '';
+    const error = Object.hasOwn(FORM_ERRORS, code) ? t(FORM_ERRORS[code as FormError]) : null;
     const body = html`
       ${ctx.query.done === 'saved' ? notice(t('alerts.saved'), 'good') : ''}
       ${error ? notice(t('error.invalid', { message: error }), 'bad') : ''}
@@ -76,7 +88,7 @@ export function registerAlertsRoutes(router: Router<DashboardState>, deps: Alert
     ctx.body = page(ctx.state, { title: t('alerts.title'), body, org: view.org, active: 'alerts', memberships: view.memberships, banners: view.banners, path: ctx.path });
   });
 
-  const afterChange = (orgId: string, error?: string) => (error ? `/orgs/${orgId}/alerts?error=${encodeURIComponent(error)}` : `/orgs/${orgId}/alerts?done=saved`);
+  const afterChange = (orgId: string, error?: FormError) => (error ? `/orgs/${orgId}/alerts?error=${error}` : `/orgs/${orgId}/alerts?done=saved`);
 
   router.post('/orgs/:orgId/alerts/webhook', async (ctx) => {
     const view = await orgAccess(ctx, db, ctx.params.orgId!, 'manage_alerts');
@@ -87,7 +99,7 @@ export function registerAlertsRoutes(router: Router<DashboardState>, deps: Alert
         () => ({ organizationId: view.org.id, actor: ctx.state.session!.user.id, action: 'alerts.webhook_set' }),
       );
     } catch (err) {
-      if (err instanceof AppError && err.code === 'invalid_params') return ctx.redirect(afterChange(view.org.id, err.message));
+      if (err instanceof AppError && err.code === 'invalid_params') return ctx.redirect(afterChange(view.org.id, 'webhook_url'));
       throw err;
     }
     ctx.redirect(afterChange(view.org.id));
@@ -109,11 +121,14 @@ export function registerAlertsRoutes(router: Router<DashboardState>, deps: Alert
     try {
       await withAudit(
         db,
-        (trx) => addThreshold(trx, view.org.id, { kind, value: ctx.state.form.value as unknown as number }),
-        () => ({ organizationId: view.org.id, actor: ctx.state.session!.user.id, action: 'alerts.threshold_added', details: { kind, value: ctx.state.form.value } }),
+        (trx) => addThreshold(trx, view.org.id, { kind, value: ctx.state.form.value ?? '' }),
+        // The value saved, not the text typed.
+        (threshold) => ({ organizationId: view.org.id, actor: ctx.state.session!.user.id, action: 'alerts.threshold_added', details: { kind, value: threshold.value } }),
       );
     } catch (err) {
-      if (err instanceof AppError && err.code === 'invalid_params') return ctx.redirect(afterChange(view.org.id, err.message));
+      if (err instanceof AppError && err.code === 'invalid_params') {
+        return ctx.redirect(afterChange(view.org.id, err.details?.[0]?.message === THRESHOLD_ALREADY_SET ? 'duplicate' : 'threshold'));
+      }
       throw err;
     }
     ctx.redirect(afterChange(view.org.id));
