@@ -49,3 +49,86 @@ describe('when an admin creates a key with an expiry date', () => {
     expect(await env.db('api_keys').where({ organization_id: orgId, name: 'already expired' }).first()).toBeUndefined();
   });
 });
+
+describe('when an admin rotates the same key several times at once (a double click)', () => {
+  it('then exactly one rotation succeeds, the others are refused and create nothing', async () => {
+    const { orgId, client } = await adminOfNewOrg(env, 'Parallel rotation test');
+    const old = await createApiKey(env.db, { organizationId: orgId, name: 'double click' });
+    const token = await client.csrf(`/orgs/${orgId}/keys`);
+    const responses = await Promise.all(
+      Array.from({ length: 5 }, () => client.post(`/orgs/${orgId}/keys/${old.record.id}/rotate`, { _csrf: token, graceSeconds: '3600' })),
+    );
+    const statuses = responses.map((r) => r.status).sort();
+    expect(statuses).toEqual([201, 422, 422, 422, 422]);
+    for (const res of responses.filter((r) => r.status === 422)) expect(await res.text()).toContain('This key has already been rotated');
+    const successors = await env.db('api_keys').where({ rotated_from: old.record.id });
+    expect(successors).toHaveLength(1);
+    expect(await env.db('api_keys').where({ organization_id: orgId })).toHaveLength(2);
+    expect(await env.db('audit_log').where({ organization_id: orgId, action: 'key.rotated' })).toHaveLength(1);
+  });
+
+  it('then a key rotated earlier (still in its grace period) or revoked cannot be rotated again', async () => {
+    const { orgId, client } = await adminOfNewOrg(env, 'Rotate twice test');
+    const old = await createApiKey(env.db, { organizationId: orgId, name: 'rotated once' });
+    const token = await client.csrf(`/orgs/${orgId}/keys`);
+    expect((await client.post(`/orgs/${orgId}/keys/${old.record.id}/rotate`, { _csrf: token, graceSeconds: '86400' })).status).toBe(201);
+    const again = await client.post(`/orgs/${orgId}/keys/${old.record.id}/rotate`, { _csrf: token, graceSeconds: '86400' });
+    expect(again.status).toBe(422);
+    expect(await again.text()).toContain('This key has already been rotated');
+    expect(await env.db('api_keys').where({ rotated_from: old.record.id })).toHaveLength(1);
+
+    const revoked = await createApiKey(env.db, { organizationId: orgId, name: 'revoked' });
+    expect((await client.post(`/orgs/${orgId}/keys/${revoked.record.id}/revoke`, { _csrf: token })).status).toBe(302);
+    const ofRevoked = await client.post(`/orgs/${orgId}/keys/${revoked.record.id}/rotate`, { _csrf: token, graceSeconds: '3600' });
+    expect(ofRevoked.status).toBe(422);
+    expect(await env.db('api_keys').where({ rotated_from: revoked.record.id })).toHaveLength(0);
+  });
+});
+
+describe('when an admin rotates a key that has an expiry date', () => {
+  const expiry = new Date('2099-12-31T23:59:59.999Z');
+  const newKeyOf = async (res: Response) => {
+    const key = /<code id="new-key"[^>]*>(sk_live_[0-9A-Za-z]{32})<\/code>/.exec(await res.text())![1]!;
+    return env.db('api_keys').where({ hash: hashApiKey(key) }).first();
+  };
+
+  it('then the new key keeps the expiry the old key had before the grace period shortened it', async () => {
+    const { orgId, client } = await adminOfNewOrg(env, 'Rotation expiry test');
+    const old = await createApiKey(env.db, { organizationId: orgId, name: 'until 2099', expiresAt: expiry });
+    const res = await client.post(`/orgs/${orgId}/keys/${old.record.id}/rotate`, { _csrf: await client.csrf(`/orgs/${orgId}/keys`), graceSeconds: '3600' });
+    expect(res.status).toBe(201);
+    expect((await newKeyOf(res)).expires_at?.toISOString()).toBe(expiry.toISOString());
+    expect((await env.db('api_keys').where({ id: old.record.id }).first()).expires_at.getTime()).toBeLessThanOrEqual(Date.now() + 3_600_000);
+  });
+
+  it('then with no grace period (the old key revoked) the new key keeps it too, and a key that never expired gives one that never expires', async () => {
+    const { orgId, client } = await adminOfNewOrg(env, 'Rotation expiry now test');
+    const token = await client.csrf(`/orgs/${orgId}/keys`);
+    const dated = await createApiKey(env.db, { organizationId: orgId, name: 'dated', expiresAt: expiry });
+    const now = await client.post(`/orgs/${orgId}/keys/${dated.record.id}/rotate`, { _csrf: token, graceSeconds: '0' });
+    expect((await newKeyOf(now)).expires_at?.toISOString()).toBe(expiry.toISOString());
+    const forever = await createApiKey(env.db, { organizationId: orgId, name: 'forever' });
+    const res = await client.post(`/orgs/${orgId}/keys/${forever.record.id}/rotate`, { _csrf: token, graceSeconds: '3600' });
+    expect((await newKeyOf(res)).expires_at).toBeNull();
+  });
+});
+
+describe('when an admin creates a key with an expiry that is not a date', () => {
+  // 2030-02-31 is the sneaky one: `new Date` rolls it over to 3 March instead of refusing it.
+  it.each(['31/12/2030', '2030-02-31', '2026-02-31', '2030-12-31T00:00', 'tomorrow'])('then %s is a form error naming the expiry field, and no key is made', async (expiresOn) => {
+    const { orgId, client } = await adminOfNewOrg(env, 'Bad expiry test');
+    const res = await client.post(`/orgs/${orgId}/keys`, { _csrf: await client.csrf(`/orgs/${orgId}/keys`), name: 'bad expiry', expiresOn });
+    expect(res.status).toBe(422);
+    const body = await res.text();
+    expect(/<div class="notice notice-bad" role="alert">([^<]*)<\/div>/.exec(body)?.[1]).toMatch(/^Please check the form: expiresOn: /);
+    expect(body).not.toContain('id="new-key"');
+    expect(await env.db('api_keys').where({ organization_id: orgId })).toHaveLength(0);
+  });
+
+  it('then a blank expiry still means a key that never expires', async () => {
+    const { orgId, client } = await adminOfNewOrg(env, 'Blank expiry test');
+    const res = await client.post(`/orgs/${orgId}/keys`, { _csrf: await client.csrf(`/orgs/${orgId}/keys`), name: 'no expiry', expiresOn: '' });
+    expect(res.status).toBe(201);
+    expect((await env.db('api_keys').where({ organization_id: orgId, name: 'no expiry' }).first()).expires_at).toBeNull();
+  });
+});

@@ -1,8 +1,9 @@
 import type { Router } from '@koa/router';
+import { z } from 'zod';
 import { apiKeyState, createApiKey, getApiKey, listApiKeys, revokeApiKey, type ApiKeyRecord } from '../../core/auth/index.js';
 import { withAudit } from '../../core/dashboard-auth/index.js';
 import type { Db } from '../../core/db/index.js';
-import { AppError } from '../../core/errors/index.js';
+import { AppError, parseInput } from '../../core/errors/index.js';
 import { rotateApiKey, rotationGraceSeconds } from '../../core/key-rotation/index.js';
 import type { MessageKey } from '../i18n/translate.js';
 import { orgAccess, type OrgView } from '../org-access.js';
@@ -16,6 +17,20 @@ export interface KeysRouteDeps {
   /** Shown in the "try it" line under a new key. */
   apiBaseUrl?: string;
 }
+
+// The "new key" form. A date means "valid through that day": the key expires at the end of it,
+// UTC; blank means it never expires. Anything else is refused, never read as "never": a typo
+// must not quietly make a key that outlives what the admin asked for. z.iso.date() also refuses
+// 2030-02-31, which `new Date` would roll over to 3 March.
+const createKeyFormSchema = z.object({
+  name: z.string().default(''),
+  expiresOn: z
+    .string()
+    .trim()
+    .pipe(z.union([z.literal(''), z.iso.date('must be a date as YYYY-MM-DD (e.g. 2030-12-31), or blank for a key that never expires')]))
+    .default('')
+    .transform((day) => (day === '' ? null : new Date(`${day}T23:59:59.999Z`))),
+});
 
 function keyStatus(state: DashboardState, key: ApiKeyRecord, now: Date): Html {
   const s = apiKeyState(key, now);
@@ -103,10 +118,8 @@ export function registerKeysRoutes(router: Router<DashboardState>, deps: KeysRou
 
   router.post('/orgs/:orgId/keys', async (ctx) => {
     const view = await orgAccess(ctx, db, ctx.params.orgId!, 'manage_keys');
-    const { name = '', expiresOn = '' } = ctx.state.form;
-    // A date means "valid through that day": it expires at the end of it, UTC.
-    const expiresAt = /^\d{4}-\d{2}-\d{2}$/.test(expiresOn) ? new Date(`${expiresOn}T23:59:59.999Z`) : null;
     try {
+      const { name, expiresOn: expiresAt } = parseInput(createKeyFormSchema, ctx.state.form);
       const created = await withAudit(
         db,
         (trx) => createApiKey(trx, { organizationId: view.org.id, name, expiresAt, createdBy: ctx.state.session!.user.id }),
