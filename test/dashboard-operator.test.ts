@@ -55,4 +55,31 @@ describe('operator organization forms', () => {
     expect(await refused.text()).toMatch(/perSecond: Too small: expected number to be &gt;0/);
     expect((await organizationRow(org.id))!.rate_per_second).toBeNull();
   });
+
+  it('when a rate is larger than its column holds, then the form says so (422) instead of a 500', async () => {
+    const org = await createOrganization(env.db, { name: 'Operator huge limit test', planId: 'standard' });
+    const client = await signedInOperator(env);
+    const page = `/operator/organizations/${org.id}`;
+    const refused = await client.post(`${page}/limits`, { _csrf: await client.csrf(page), perSecond: '3000000000', burst: '', perMinute: '' });
+    expect(refused.status).toBe(422);
+    expect(await refused.text()).toContain('perSecond: at most 2147483647');
+    expect((await organizationRow(org.id))!.rate_per_second).toBeNull();
+  });
+
+  it('when credits are typed with a decimal part then nothing is granted; thousands grouped by three are read as thousands', async () => {
+    const org = await createOrganization(env.db, { name: 'Operator credits form test', planId: 'standard' });
+    const client = await signedInOperator(env);
+    const page = `/operator/organizations/${org.id}`;
+    const balance = async () => (await env.db('allowances').where({ organization_id: org.id }).first<{ credits_balance: number }>('credits_balance'))!.credits_balance;
+    const opening = await balance();
+    for (const credits of ['1.5', '1,5', '12.34', '1.0000', '1,00,000']) {
+      const res = await client.post(`${page}/credits`, { _csrf: await client.csrf(page), kind: 'grant', credits, reason: 'test' });
+      expect(res.status, credits).toBe(422);
+    }
+    expect(await balance()).toBe(opening);
+    for (const credits of ['1.000', '2,000', '3 000', '1.000.000']) {
+      expect((await client.post(`${page}/credits`, { _csrf: await client.csrf(page), kind: 'grant', credits, reason: 'test' })).status, credits).toBe(200);
+    }
+    expect(await balance()).toBe(opening + 1_000 + 2_000 + 3_000 + 1_000_000);
+  });
 });

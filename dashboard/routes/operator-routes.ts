@@ -26,11 +26,16 @@ function requireOperator(ctx: DashboardContext): string {
 }
 
 /** '' → null ("as the plan says"), otherwise a whole number. */
+// Thousands may be grouped ("1.000.000", "1,000", "1 000", "1'000"), but only in groups of three:
+// stripping every separator read "1.5" or "1,5" (one and a half, to an Italian) as 15.
+const GROUPED_WHOLE_NUMBER = /^-?(?:\d+|\d{1,3}(?:([ .,_'])\d{3})(?:\1\d{3})*)$/;
+
 function optionalInt(value: string | undefined, path: string): number | null {
-  const v = (value ?? '').trim().replace(/[ .,_']/g, '');
+  const v = (value ?? '').trim();
   if (v === '') return null;
-  if (!/^-?\d+$/.test(v) || !Number.isSafeInteger(Number(v))) throw new AppError('invalid_params', `${path}: a whole number`, { details: [{ path, message: 'a whole number' }] });
-  return Number(v);
+  const n = GROUPED_WHOLE_NUMBER.test(v) ? Number(v.replace(/[ .,_']/g, '')) : NaN;
+  if (!Number.isSafeInteger(n)) throw new AppError('invalid_params', `${path}: a whole number`, { details: [{ path, message: 'a whole number' }] });
+  return n;
 }
 
 async function renderOverview(ctx: DashboardContext, db: Db, top?: HtmlValue): Promise<void> {

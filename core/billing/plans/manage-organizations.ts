@@ -7,7 +7,7 @@ import { changeCredits, setCallsCap } from '../adjust-allowance.js';
 import { periodOf } from '../billing-period.js';
 import { findProduct } from '../products.js';
 import { effectiveProducts, type EffectiveProduct, type ProductOverride } from './effective-products.js';
-import { planLimits, type PlanRow } from './plan-store.js';
+import { planLimits, rateLimitValue, type PlanRow } from './plan-store.js';
 
 // Provisioning used by the operator CLI now and the dashboard later. Every UPDATE here fires
 // an `organization_changed` notification (migration 002), so running processes see the change
@@ -178,9 +178,9 @@ export async function setOrganizationPlan(db: Db, organizationId: string, planId
 }
 
 const limitOverridesSchema = z.object({
-  perSecond: z.number().int().positive().nullable().optional(),
-  burst: z.number().int().positive().nullable().optional(),
-  perMinute: z.number().int().positive().nullable().optional(),
+  perSecond: rateLimitValue.nullable().optional(),
+  burst: rateLimitValue.nullable().optional(),
+  perMinute: rateLimitValue.nullable().optional(),
 });
 export type LimitOverridesInput = z.infer<typeof limitOverridesSchema>;
 

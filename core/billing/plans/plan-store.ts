@@ -3,6 +3,9 @@ import type { Db } from '../../db/index.js';
 import { AppError, parseInput } from '../../errors/index.js';
 import type { RateLimits } from '../../ratelimit/index.js';
 
+/** A rate limit (per second, burst, per minute): Postgres keeps it in a 32-bit integer. */
+export const rateLimitValue = z.number().int().positive().max(2_147_483_647, 'at most 2147483647');
+
 const measureFields = {
   quantity: z.number().int().nonnegative(),
   unit: z.enum(['credits', 'calls']),
@@ -11,7 +14,7 @@ const measureFields = {
 export const planDefinitionSchema = z.object({
   id: z.string().regex(/^[a-z0-9][a-z0-9_-]*$/, 'lower-case letters, digits, - and _'),
   name: z.string().min(1),
-  limits: z.object({ perSecond: z.number().int().positive(), burst: z.number().int().positive(), perMinute: z.number().int().positive() }),
+  limits: z.object({ perSecond: rateLimitValue, burst: rateLimitValue, perMinute: rateLimitValue }),
   creditsPerPeriod: z.number().int().nonnegative(),
   callsCapPerPeriod: z.number().int().nonnegative().nullable(),
   products: z.array(z.object({ product: z.string().min(1), kind: z.enum(['endpoint', 'tool']), ...measureFields })),
