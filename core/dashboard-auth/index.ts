@@ -3,11 +3,11 @@ export { newSecretToken, hashToken } from './secret-token.js';
 export { createSession, readSession, endSession, endAllSessions, SESSION_TTL_MS, type Session, type SessionUser, type CreatedSession } from './session-store.js';
 export { signIn, defaultSignInLimits, type SignInLimits, type SignInResult } from './sign-in.js';
 export {
-  can, roleIn, membershipsOf, membersOf, addMembership, removeMembership, memberRoles,
+  can, roleIn, membershipsOf, membersOf, addMembership, removeMember, memberRoles,
   type Capability, type MemberRole, type OrganizationRole, type MembershipSummary, type Member,
 } from './memberships.js';
 export {
-  createInvitation, findInvitation, acceptInvitation, pendingInvitations, invitationInputSchema, INVITATION_TTL_MS,
+  createInvitation, findInvitation, acceptInvitation, pendingInvitations, cancelInvitation, invitationInputSchema, invitationIdSchema, INVITATION_TTL_MS,
   type CreatedInvitation, type PendingInvitation, type PendingInvitationSummary, type AcceptInvitationResult, type InvitationInput,
 } from './invitations.js';
 export { ensureOperator, upsertOperator, type OperatorSignIn } from './ensure-operator.js';

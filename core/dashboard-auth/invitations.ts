@@ -4,6 +4,7 @@ import { AppError, parseInput } from '../errors/index.js';
 import { newId } from '../ids/index.js';
 import { recordAudit } from './audit-log.js';
 import { addMembership, memberRoles, type MemberRole } from './memberships.js';
+import { closeInvitations, lockUnacceptedInvitations } from './open-invitations.js';
 import { hashPassword, MIN_PASSWORD_LENGTH } from './password-hash.js';
 import { hashToken, newSecretToken } from './secret-token.js';
 
@@ -65,17 +66,39 @@ export async function findInvitation(db: Db, token: string, now = new Date()): P
   return { organizationId: row.organization_id, organizationName: row.name, email: row.email, role: row.role, expiresAt: row.expires_at, existingUser: Boolean(user?.password_hash) };
 }
 
+/**
+ * An invitation is named by its token's hash in the admins' cancel forms. The hash is not the
+ * link's secret (that is never stored), so showing it to an admin opens nothing.
+ */
+export const invitationIdSchema = z.string().regex(/^[0-9a-f]{64}$/);
+
 export interface PendingInvitationSummary {
+  id: string;
   email: string;
   role: MemberRole;
   createdAt: Date;
   expiresAt: Date;
 }
 
+/** The invitations whose link still works: not accepted, not expired, not closed. */
 export async function pendingInvitations(db: Db, organizationId: string, now = new Date()): Promise<PendingInvitationSummary[]> {
   const rows = await db('invitations').where({ organization_id: organizationId }).whereNull('accepted_at').andWhere('expires_at', '>', now).orderBy('created_at', 'desc')
-    .select<{ email: string; role: MemberRole; created_at: Date; expires_at: Date }[]>('email', 'role', 'created_at', 'expires_at');
-  return rows.map((r) => ({ email: r.email, role: r.role, createdAt: r.created_at, expiresAt: r.expires_at }));
+    .select<{ token_hash: string; email: string; role: MemberRole; created_at: Date; expires_at: Date }[]>('token_hash', 'email', 'role', 'created_at', 'expires_at');
+  return rows.map((r) => ({ id: r.token_hash, email: r.email, role: r.role, createdAt: r.created_at, expiresAt: r.expires_at }));
+}
+
+/** Cancels an invitation whose link still works; anything else (used, expired, another organization's) is not_found. */
+export async function cancelInvitation(db: Db, input: { organizationId: string; invitationId: string }, now = new Date()): Promise<{ email: string; role: MemberRole }> {
+  const id = invitationIdSchema.safeParse(input.invitationId);
+  if (!id.success) throw new AppError('not_found', 'No such invitation.');
+  const [row] = await db('invitations')
+    .where({ token_hash: id.data, organization_id: input.organizationId })
+    .whereNull('accepted_at')
+    .andWhere('expires_at', '>', now)
+    .delete()
+    .returning<{ email: string; role: MemberRole }[]>(['email', 'role']);
+  if (!row) throw new AppError('not_found', 'No such invitation.');
+  return { email: row.email, role: row.role };
 }
 
 export type AcceptInvitationResult =
@@ -85,7 +108,9 @@ export type AcceptInvitationResult =
 /**
  * Accepting creates the person (or finds them by e-mail) and the membership, once: the
  * invitation row is locked and marked accepted in the same transaction (with the audit row,
- * `member.joined`), so a link works exactly one time. A new person sets their password here;
+ * `member.joined`), so a link works exactly one time. The address's other invitations to the
+ * organization are closed with it: once removed, the person cannot come back with one of them.
+ * A new person sets their password here;
  * someone who already has one must be signed in as the invited address (`signedInUserId`), so
  * a forwarded link cannot take over an account.
  */
@@ -94,14 +119,17 @@ export async function acceptInvitation(
   input: { token: string; password?: string; name?: string; signedInUserId?: string | null; now?: Date },
 ): Promise<AcceptInvitationResult> {
   const now = input.now ?? new Date();
+  const tokenHash = hashToken(input.token);
   return db.transaction(async (trx): Promise<AcceptInvitationResult> => {
-    const invitation = await trx('invitations')
-      .where({ token_hash: hashToken(input.token) })
-      .whereNull('accepted_at')
-      .andWhere('expires_at', '>', now)
-      .forUpdate()
-      .first<{ token_hash: string; organization_id: string; email: string; role: MemberRole } | undefined>('token_hash', 'organization_id', 'email', 'role');
+    // Read which address and organization without a lock, then lock all of that address's
+    // invitations in the order removeMember locks them (open-invitations.ts).
+    const target = await trx('invitations').where({ token_hash: tokenHash }).whereNull('accepted_at')
+      .first<{ organization_id: string; email: string } | undefined>('organization_id', 'email');
+    if (!target) return { ok: false, reason: 'invalid_or_expired' };
+    const unaccepted = await lockUnacceptedInvitations(trx, target.organization_id, target.email);
+    const invitation = unaccepted.find((i) => i.tokenHash === tokenHash && i.expiresAt > now);
     if (!invitation) return { ok: false, reason: 'invalid_or_expired' };
+    const organizationId = target.organization_id;
     const existing = await trx('users').whereRaw('lower(email) = ?', [invitation.email.toLowerCase()]).forUpdate().first<{ id: string; password_hash: string | null } | undefined>('id', 'password_hash');
     let userId: string;
     if (existing?.password_hash) {
@@ -119,9 +147,10 @@ export async function acceptInvitation(
         await trx('users').insert({ id: userId, email: invitation.email, name, password_hash: passwordHash });
       }
     }
-    await trx('invitations').where({ token_hash: invitation.token_hash }).update({ accepted_at: now });
-    await addMembership(trx, { userId, organizationId: invitation.organization_id, role: invitation.role });
-    await recordAudit(trx, { organizationId: invitation.organization_id, actor: userId, action: 'member.joined', details: { email: invitation.email, role: invitation.role } });
-    return { ok: true, userId, organizationId: invitation.organization_id };
+    await trx('invitations').where({ token_hash: tokenHash }).update({ accepted_at: now });
+    await closeInvitations(trx, unaccepted.filter((i) => i.tokenHash !== tokenHash).map((i) => i.tokenHash));
+    await addMembership(trx, { userId, organizationId, role: invitation.role });
+    await recordAudit(trx, { organizationId, actor: userId, action: 'member.joined', details: { email: invitation.email, role: invitation.role } });
+    return { ok: true, userId, organizationId };
   });
 }

@@ -1,4 +1,6 @@
 import type { Db } from '../db/index.js';
+import { AppError } from '../errors/index.js';
+import { closeInvitations, lockUnacceptedInvitations } from './open-invitations.js';
 import type { SessionUser } from './session-store.js';
 
 export type MemberRole = 'admin' | 'finance';
@@ -74,6 +76,32 @@ export async function addMembership(db: Db, input: { userId: string; organizatio
     .merge(['role']);
 }
 
-export async function removeMembership(db: Db, organizationId: string, userId: string): Promise<boolean> {
-  return (await db('memberships').where({ organization_id: organizationId, user_id: userId }).delete()) > 0;
+/**
+ * Removes a person from an organization, with the invitations of their address that were not
+ * accepted: an older link must not let them back in. An organization keeps at least one admin,
+ * whoever asks (the admin themselves, another admin, an operator): that removal is refused with
+ * invalid_params, the only one this throws, and nothing changes. Run it in a transaction
+ * (withAudit): the admins' rows are locked, so two admins removing each other at once cannot
+ * both succeed.
+ */
+export async function removeMember(trx: Db, input: { organizationId: string; userId: string }): Promise<{ email: string; role: MemberRole }> {
+  const { organizationId, userId } = input;
+  const user = await trx('users').where({ id: userId }).first<{ email: string } | undefined>('email');
+  if (!user) throw new AppError('not_found', 'No such member.');
+  // Invitations before memberships: the order acceptInvitation takes its locks in.
+  const invitations = await lockUnacceptedInvitations(trx, organizationId, user.email);
+  const locked = await trx('memberships')
+    .where({ organization_id: organizationId })
+    .andWhere((q) => q.where({ role: 'admin' }).orWhere({ user_id: userId }))
+    .orderBy('user_id')
+    .forUpdate()
+    .select<{ user_id: string; role: MemberRole }[]>('user_id', 'role');
+  const member = locked.find((m) => m.user_id === userId);
+  if (!member) throw new AppError('not_found', 'No such member.');
+  if (member.role === 'admin' && locked.filter((m) => m.role === 'admin').length === 1) {
+    throw new AppError('invalid_params', 'userId: the last admin of the organization cannot be removed', { details: [{ path: 'userId', message: 'the last admin of the organization' }] });
+  }
+  await closeInvitations(trx, invitations.map((i) => i.tokenHash));
+  await trx('memberships').where({ organization_id: organizationId, user_id: userId }).delete();
+  return { email: user.email, role: member.role };
 }

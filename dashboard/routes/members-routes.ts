@@ -1,5 +1,5 @@
 import type { Router } from '@koa/router';
-import { createInvitation, membersOf, pendingInvitations, removeMembership, withAudit, type CreatedInvitation } from '../../core/dashboard-auth/index.js';
+import { cancelInvitation, createInvitation, membersOf, pendingInvitations, removeMember, withAudit, type CreatedInvitation } from '../../core/dashboard-auth/index.js';
 import type { Db } from '../../core/db/index.js';
 import { AppError } from '../../core/errors/index.js';
 import { orgAccess, type OrgView } from '../org-access.js';
@@ -10,20 +10,28 @@ import { page } from '../views/layout.js';
 
 export interface MembersRouteDeps {
   db: Db;
+  /** The dashboard's configured public address (PUBLIC_DASHBOARD_URL), for invitation links. */
+  publicUrl?: string;
 }
 
-/** The absolute invitation link, from the address the inviter is using. */
-export function invitationLink(ctx: DashboardContext, token: string): string {
-  return `${ctx.origin}/invitations/${token}`;
+/**
+ * The absolute invitation link. Not from `ctx.origin`: in Koa 3 that is the request's Origin
+ * header, absent from curl and some proxies (the link read `null/invitations/…`) and chosen by
+ * the client. The configured public address when there is one; else the address this request
+ * reached (Host, or X-Forwarded-* when the dashboard trusts its proxy).
+ */
+export function invitationLink(ctx: DashboardContext, token: string, publicUrl?: string): string {
+  const base = publicUrl ? publicUrl.replace(/\/+$/, '') : `${ctx.protocol}://${ctx.host}`;
+  return `${base}/invitations/${token}`;
 }
 
-export function invitationPanel(ctx: DashboardContext, invitation: CreatedInvitation): Html {
+export function invitationPanel(ctx: DashboardContext, invitation: CreatedInvitation, options: { publicUrl?: string } = {}): Html {
   const { t, f } = ctx.state;
   return html`<section class="card card-highlight" aria-labelledby="invite-link-title">
     <h2 id="invite-link-title">${t('members.invite')}</h2>
     <p>${t('members.inviteLink', { email: invitation.email, date: f.date(invitation.expiresAt) })}</p>
     <div class="secret-row">
-      <code id="invite-link" class="secret" tabindex="0">${invitationLink(ctx, invitation.token)}</code>
+      <code id="invite-link" class="secret" tabindex="0">${invitationLink(ctx, invitation.token, options.publicUrl)}</code>
       <button type="button" class="btn btn-primary" data-copy="invite-link" data-copied="${t('common.copied')}">${t('common.copy')}</button>
     </div>
   </section>`;
@@ -62,19 +70,27 @@ async function renderMembers(ctx: DashboardContext, db: Db, view: OrgView, top?:
     }), { id: 'members-list' })}
     ${invitations.length > 0 ? section(t('members.invitations'), table({
       caption: t('members.invitations'),
-      headers: [t('members.email'), t('members.role'), t('common.created'), t('keys.expires')],
-      rows: invitations.map((i) => [i.email, t(`role.${i.role}`), f.dateTime(i.createdAt), f.dateTime(i.expiresAt)]),
+      headers: [t('members.email'), t('members.role'), t('common.created'), t('keys.expires'), t('common.actions')],
+      rows: invitations.map((i) => [
+        i.email,
+        t(`role.${i.role}`),
+        f.dateTime(i.createdAt),
+        f.dateTime(i.expiresAt),
+        postButton(ctx.state, `/orgs/${view.org.id}/invitations/${i.id}/cancel`, t('members.cancelInvitation'), { tone: 'danger', confirm: `${t('members.cancelInvitation')}: ${i.email}?` }),
+      ]),
       empty: '',
-    })) : ''}`;
+    }), { id: 'open-invitations' }) : ''}`;
   ctx.body = page(ctx.state, { title: t('members.title'), body, org: view.org, active: 'members', memberships: view.memberships, banners: view.banners, path: ctx.path });
 }
 
 export function registerMembersRoutes(router: Router<DashboardState>, deps: MembersRouteDeps): void {
   const { db } = deps;
+  const done = { removed: 'members.removed', cancelled: 'members.invitationCancelled' } as const;
 
   router.get('/orgs/:orgId/members', async (ctx) => {
     const view = await orgAccess(ctx, db, ctx.params.orgId!, 'manage_members');
-    await renderMembers(ctx, db, view, ctx.query.done === 'removed' ? notice(ctx.state.t('members.removed'), 'good') : undefined);
+    const key = ctx.query.done === 'removed' || ctx.query.done === 'cancelled' ? done[ctx.query.done] : undefined;
+    await renderMembers(ctx, db, view, key ? notice(ctx.state.t(key), 'good') : undefined);
   });
 
   router.post('/orgs/:orgId/members/invite', async (ctx) => {
@@ -87,7 +103,7 @@ export function registerMembersRoutes(router: Router<DashboardState>, deps: Memb
         (i) => ({ organizationId: view.org.id, actor: user.id, action: 'member.invited', details: { email: i.email, role: i.role } }),
       );
       ctx.status = 201;
-      await renderMembers(ctx, db, view, invitationPanel(ctx, invitation));
+      await renderMembers(ctx, db, view, invitationPanel(ctx, invitation, { publicUrl: deps.publicUrl }));
     } catch (err) {
       if (!(err instanceof AppError && err.code === 'invalid_params')) throw err;
       ctx.status = 422;
@@ -97,13 +113,30 @@ export function registerMembersRoutes(router: Router<DashboardState>, deps: Memb
 
   router.post('/orgs/:orgId/members/:userId/remove', async (ctx) => {
     const view = await orgAccess(ctx, db, ctx.params.orgId!, 'manage_members');
+    try {
+      await withAudit(
+        db,
+        (trx) => removeMember(trx, { organizationId: view.org.id, userId: ctx.params.userId! }),
+        () => ({ organizationId: view.org.id, actor: ctx.state.session!.user.id, action: 'member.removed', details: { userId: ctx.params.userId } }),
+      );
+    } catch (err) {
+      // removeMember's only invalid_params: the organization's last admin, whoever asks (the
+      // button is hidden only for oneself). Said in the page's language, on the members page.
+      if (!(err instanceof AppError && err.code === 'invalid_params')) throw err;
+      ctx.status = 422;
+      await renderMembers(ctx, db, view, notice(ctx.state.t('members.lastAdmin'), 'bad'));
+      return;
+    }
+    ctx.redirect(`/orgs/${view.org.id}/members?done=removed`);
+  });
+
+  router.post('/orgs/:orgId/invitations/:invitationId/cancel', async (ctx) => {
+    const view = await orgAccess(ctx, db, ctx.params.orgId!, 'manage_members');
     await withAudit(
       db,
-      async (trx) => {
-        if (!(await removeMembership(trx, view.org.id, ctx.params.userId!))) throw new AppError('not_found', 'No such member.');
-      },
-      () => ({ organizationId: view.org.id, actor: ctx.state.session!.user.id, action: 'member.removed', details: { userId: ctx.params.userId } }),
+      (trx) => cancelInvitation(trx, { organizationId: view.org.id, invitationId: ctx.params.invitationId! }),
+      (i) => ({ organizationId: view.org.id, actor: ctx.state.session!.user.id, action: 'member.invitation_cancelled', details: { email: i.email, role: i.role } }),
     );
-    ctx.redirect(`/orgs/${view.org.id}/members?done=removed`);
+    ctx.redirect(`/orgs/${view.org.id}/members?done=cancelled`);
   });
 }

@@ -1,0 +1,211 @@
+import http from 'node:http';
+import { describe, expect, it } from 'vitest';
+import { createOrganization } from '../core/billing/index.js';
+import { hashToken } from '../core/dashboard-auth/index.js';
+import type { DashboardContext } from '../dashboard/state.js';
+import { invitationLink } from '../dashboard/routes/members-routes.js';
+import { adminOfNewOrg, createMember, dashboardForFile, httpSession, refuseAuditRowsOf, signedInOperator, uniqueEmail } from './dashboard-fixtures.js';
+
+// Members and invitations over real HTTP: an invitation stops working once its address joins,
+// is removed or the invitation is cancelled; links name the dashboard, not the request's
+// Origin; an organization always keeps an admin.
+
+const env = dashboardForFile();
+
+type Client = ReturnType<typeof httpSession>;
+
+const membersPage = (orgId: string) => `/orgs/${orgId}/members`;
+
+/** Invites `email` and returns the link's path, as the admin would copy it. */
+async function invite(client: Client, orgId: string, email: string, role: 'admin' | 'finance' = 'finance'): Promise<string> {
+  const page = membersPage(orgId);
+  const res = await client.post(`${page}/invite`, { _csrf: await client.csrf(page), email, role });
+  expect(res.status).toBe(201);
+  return /\/invitations\/[A-Za-z0-9_-]{43}/.exec(await res.text())![0];
+}
+
+const invitationIdOf = (link: string) => hashToken(link.slice('/invitations/'.length));
+
+/** The open-invitations table of the members page (empty when it has none). */
+async function openInvitationsTable(client: Client, orgId: string): Promise<string> {
+  const html = await (await client.get(membersPage(orgId))).text();
+  const start = html.indexOf('id="open-invitations"');
+  return start < 0 ? '' : html.slice(start, html.indexOf('</section>', start));
+}
+
+const membershipOf = (orgId: string, userId: string) => env.db('memberships').where({ organization_id: orgId, user_id: userId }).first<{ role: string } | undefined>('role');
+const auditOf = (orgId: string) =>
+  env.db('audit_log').where({ organization_id: orgId }).orderBy('id').select<{ actor: string; action: string; details: Record<string, unknown> | null }[]>('actor', 'action', 'details');
+
+describe('when the invited address has joined', () => {
+  it('then its other invitations to the organization are closed and no longer listed', async () => {
+    const { orgId, client } = await adminOfNewOrg(env, 'Members join closes test');
+    const email = uniqueEmail('joining');
+    const first = await invite(client, orgId, email);
+    const second = await invite(client, orgId, email);
+    const other = uniqueEmail('other');
+    await invite(client, orgId, other);
+
+    const newcomer = httpSession(env.dashboard.url);
+    expect((await newcomer.post(first, { _csrf: await newcomer.csrf(first), password: 'a long enough password' })).status).toBe(302);
+
+    expect((await newcomer.get(second)).status).toBe(404);
+    const table = await openInvitationsTable(client, orgId);
+    expect(table).not.toContain(email);
+    // Another address's invitation is untouched.
+    expect(table).toContain(other);
+  });
+
+  it('then a removed member cannot rejoin with an invitation made before the removal', async () => {
+    const { orgId, client } = await adminOfNewOrg(env, 'Members removal closes test');
+    const email = uniqueEmail('removed');
+    const password = 'a long enough password';
+    const first = await invite(client, orgId, email);
+    const newcomer = httpSession(env.dashboard.url);
+    expect((await newcomer.post(first, { _csrf: await newcomer.csrf(first), password })).status).toBe(302);
+    const user = await env.db('users').where({ email }).first<{ id: string }>('id');
+    // Invited again while a member (to change role, say), then removed.
+    const again = await invite(client, orgId, email, 'admin');
+    const page = membersPage(orgId);
+    expect((await client.post(`${page}/${user!.id}/remove`, { _csrf: await client.csrf(page) })).status).toBe(302);
+    expect(await openInvitationsTable(client, orgId)).not.toContain(email);
+
+    const person = httpSession(env.dashboard.url);
+    expect((await person.signIn(email, password)).status).toBe(302);
+    const rejoin = await person.post(again, { _csrf: await person.csrf('/orgs') });
+    expect(rejoin.status).toBe(404);
+    expect(await membershipOf(orgId, user!.id)).toBeUndefined();
+  });
+});
+
+describe('when an admin cancels an open invitation', () => {
+  it('then its link stops working, it leaves the list, and the cancellation is audited in English and Italian', async () => {
+    const { orgId, adminId, client } = await adminOfNewOrg(env, 'Members cancel test');
+    const email = uniqueEmail('cancelled');
+    const link = await invite(client, orgId, email, 'admin');
+    const id = invitationIdOf(link);
+    const table = await openInvitationsTable(client, orgId);
+    expect(table).toContain(`action="/orgs/${orgId}/invitations/${id}/cancel"`);
+
+    const cancelled = await client.post(`/orgs/${orgId}/invitations/${id}/cancel`, { _csrf: await client.csrf(membersPage(orgId)) });
+    expect(cancelled.status).toBe(302);
+    expect(cancelled.headers.get('location')).toBe(`/orgs/${orgId}/members?done=cancelled`);
+    expect(await (await client.get(`/orgs/${orgId}/members?done=cancelled`)).text()).toContain('Invitation cancelled');
+    expect(await openInvitationsTable(client, orgId)).not.toContain(email);
+
+    const newcomer = httpSession(env.dashboard.url);
+    expect((await newcomer.get(link)).status).toBe(404);
+    expect((await newcomer.post(link, { _csrf: await newcomer.csrf('/sign-in'), password: 'a long enough password' })).status).toBe(404);
+    expect(await env.db('users').where({ email }).first()).toBeUndefined();
+
+    expect((await auditOf(orgId)).at(-1)).toEqual({ actor: adminId, action: 'member.invitation_cancelled', details: { email, role: 'admin' } });
+    expect(await (await client.get(`/orgs/${orgId}/activity`)).text()).toContain(`Cancelled the invitation of ${email} as admin`);
+    client.jar.set('dash_lang', 'it');
+    expect(await (await client.get(`/orgs/${orgId}/activity`)).text()).toContain(`Annullato l&#39;invito di ${email} come amministratore`);
+  });
+
+  it('then without the CSRF token, or from another organization, nothing is cancelled', async () => {
+    const { orgId, client } = await adminOfNewOrg(env, 'Members cancel refused test');
+    const link = await invite(client, orgId, uniqueEmail('kept'));
+    const id = invitationIdOf(link);
+    expect((await client.post(`/orgs/${orgId}/invitations/${id}/cancel`, {})).status).toBe(403);
+
+    const stranger = await adminOfNewOrg(env, 'Members cancel stranger test');
+    const strangerPage = membersPage(stranger.orgId);
+    const token = await stranger.client.csrf(strangerPage);
+    // Their own organization in the URL with our invitation's id, and ours: both 404.
+    expect((await stranger.client.post(`/orgs/${stranger.orgId}/invitations/${id}/cancel`, { _csrf: token })).status).toBe(404);
+    expect((await stranger.client.post(`/orgs/${orgId}/invitations/${id}/cancel`, { _csrf: token })).status).toBe(404);
+    expect((await client.post(`/orgs/${orgId}/invitations/not-an-id/cancel`, { _csrf: await client.csrf(membersPage(orgId)) })).status).toBe(404);
+
+    expect((await httpSession(env.dashboard.url).get(link)).status).toBe(200);
+  });
+
+  it('then when the audit row cannot be written, the invitation still works', async () => {
+    const { orgId, client } = await adminOfNewOrg(env, 'Members cancel audit refused test');
+    const link = await invite(client, orgId, uniqueEmail('kept'));
+    const token = await client.csrf(membersPage(orgId));
+    const restore = await refuseAuditRowsOf(env.db, orgId);
+    try {
+      expect((await client.post(`/orgs/${orgId}/invitations/${invitationIdOf(link)}/cancel`, { _csrf: token })).status).toBe(500);
+    } finally {
+      await restore();
+    }
+    expect((await httpSession(env.dashboard.url).get(link)).status).toBe(200);
+  });
+});
+
+/** A form POST with exactly the headers given: no Origin unless we say so (curl, some proxies). */
+function rawPost(url: string, headers: Record<string, string>, form: Record<string, string>): Promise<{ status: number; body: string }> {
+  const body = new URLSearchParams(form).toString();
+  return new Promise((resolve, reject) => {
+    const req = http.request(url, { method: 'POST', headers: { ...headers, 'content-type': 'application/x-www-form-urlencoded', 'content-length': String(Buffer.byteLength(body)) } }, (res) => {
+      let text = '';
+      res.setEncoding('utf8');
+      res.on('data', (chunk: string) => (text += chunk));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, body: text }));
+    });
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
+describe('when an invitation link is made', () => {
+  it('then it names the dashboard the inviter is using, whatever the Origin header says or lacks', async () => {
+    const { orgId, client } = await adminOfNewOrg(env, 'Members link test');
+    const page = membersPage(orgId);
+    const cookie = [...client.jar].map(([k, v]) => `${k}=${v}`).join('; ');
+    for (const origin of [undefined, 'https://attacker.example']) {
+      const res = await rawPost(`${env.dashboard.url}${page}/invite`, { cookie, ...(origin ? { origin } : {}) }, { _csrf: await client.csrf(page), email: uniqueEmail('linked'), role: 'finance' });
+      expect(res.status).toBe(201);
+      const link = /<code id="invite-link"[^>]*>([^<]+)<\/code>/.exec(res.body)![1]!;
+      expect(link).toMatch(new RegExp(`^${env.dashboard.url.replaceAll('.', '\\.')}/invitations/[A-Za-z0-9_-]{43}$`));
+    }
+  });
+
+  it("then with the dashboard's public address configured, it starts with that address", () => {
+    const ctx = { protocol: 'http', host: 'internal:3002', origin: 'null' } as unknown as DashboardContext;
+    expect(invitationLink(ctx, 'tok', 'https://dashboard.example.test')).toBe('https://dashboard.example.test/invitations/tok');
+    expect(invitationLink(ctx, 'tok', 'https://example.test/dashboard/')).toBe('https://example.test/dashboard/invitations/tok');
+    expect(invitationLink(ctx, 'tok')).toBe('http://internal:3002/invitations/tok');
+  });
+});
+
+describe('when someone tries to remove the last admin', () => {
+  it('then the only admin cannot remove themselves: 422 in the page language, nothing changes', async () => {
+    const { orgId, adminId, client } = await adminOfNewOrg(env, 'Members last admin test');
+    const page = membersPage(orgId);
+    const refused = await client.post(`${page}/${adminId}/remove`, { _csrf: await client.csrf(page) });
+    expect(refused.status).toBe(422);
+    expect(await refused.text()).toContain('An organization needs at least one admin');
+
+    client.jar.set('dash_lang', 'it');
+    const italian = await client.post(`${page}/${adminId}/remove`, { _csrf: await client.csrf(page) });
+    expect(italian.status).toBe(422);
+    expect(await italian.text()).toContain('almeno un amministratore');
+
+    expect(await membershipOf(orgId, adminId)).toEqual({ role: 'admin' });
+    expect(await auditOf(orgId)).toEqual([]);
+  });
+
+  it('then of two admins one may go, and the other is then the last', async () => {
+    const { orgId, adminId, client } = await adminOfNewOrg(env, 'Members two admins test');
+    const other = await createMember(env.db, orgId, 'admin');
+    const finance = await createMember(env.db, orgId, 'finance');
+    const page = membersPage(orgId);
+    expect((await client.post(`${page}/${other.userId}/remove`, { _csrf: await client.csrf(page) })).status).toBe(302);
+    expect((await client.post(`${page}/${adminId}/remove`, { _csrf: await client.csrf(page) })).status).toBe(422);
+    // Finance members are not admins: removing them is always allowed.
+    expect((await client.post(`${page}/${finance.userId}/remove`, { _csrf: await client.csrf(page) })).status).toBe(302);
+    expect(await membershipOf(orgId, adminId)).toEqual({ role: 'admin' });
+  });
+
+  it('then an operator cannot remove it either', async () => {
+    const org = await createOrganization(env.db, { name: 'Members operator last admin test', planId: 'standard' });
+    const admin = await createMember(env.db, org.id, 'admin');
+    const operator = await signedInOperator(env);
+    const page = membersPage(org.id);
+    expect((await operator.post(`${page}/${admin.userId}/remove`, { _csrf: await operator.csrf(page) })).status).toBe(422);
+    expect(await membershipOf(org.id, admin.userId)).toEqual({ role: 'admin' });
+  });
+});
