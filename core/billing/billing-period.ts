@@ -1,8 +1,14 @@
 // Billing periods are calendar months in UTC, written 'YYYY-MM' (they sort as text).
 const PERIOD = /^(\d{4})-(0[1-9]|1[0-2])$/;
 
+// From 1970-01 to 9998-12: the month after each is still a 'YYYY-MM' (9999-12 is followed by
+// year 10000, which the pattern, and the pages' date arithmetic, cannot write), and Date.UTC
+// reads two-digit years as 19xx, which '0001'..'0099' would be.
+export const FIRST_PERIOD = '1970-01';
+export const LAST_PERIOD = '9998-12';
+
 export function isPeriod(value: string): boolean {
-  return PERIOD.test(value);
+  return PERIOD.test(value) && value >= FIRST_PERIOD && value <= LAST_PERIOD;
 }
 
 export function periodOf(at: Date | string): string {

@@ -6,7 +6,7 @@ export { changeCredits, setCallsCap, type AllowanceSnapshot, type CreditChangeKi
 export { evaluateFlags, cheapestCreditCalls, type AllowanceFlag, type Flags } from './allowance-flags.js';
 export { buildAllowanceReport, keyLabel, type AllowanceReport } from './allowance-report.js';
 export { allowanceReportCsv, csvLine } from './allowance-report-csv.js';
-export { isPeriod, nextPeriod, periodStart, secondsUntilNextPeriod } from './billing-period.js';
+export { FIRST_PERIOD, isPeriod, LAST_PERIOD, nextPeriod, periodStart, secondsUntilNextPeriod } from './billing-period.js';
 export { exportLedger, ledgerColumns, type LedgerEntry } from './ledger-export.js';
 export { reconcileLedger, type ReconcileDifference, type ReconcileResult } from './reconcile-ledger.js';
 export { countOpenDeadLetters, replayDeadLetters, type ReplayDeadLettersOptions, type ReplayOutcome, type ReplayResult } from './replay-dead-letters.js';

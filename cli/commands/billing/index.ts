@@ -1,6 +1,6 @@
 import { InvalidArgumentError, Option } from 'commander';
 import {
-  buildAllowanceReport, changeCredits, exportLedger, findOrganizationId, isPeriod, ledgerColumns, reconcileLedger,
+  buildAllowanceReport, changeCredits, exportLedger, findOrganizationId, FIRST_PERIOD, isPeriod, LAST_PERIOD, ledgerColumns, reconcileLedger,
   rebuildUsageTotals, replayDeadLetters, rollOverDueAllowances, setCallsCap, type AllowanceSnapshot, type CreditChangeKind, type ReplayOutcome,
 } from '../../../core/billing/index.js';
 import { AppError } from '../../../core/errors/index.js';
@@ -12,7 +12,7 @@ import { positiveInt, printTable, table, wholeNumber } from '../orgs/cli-format.
 import { csvLine, renderReport, type ReportFormat } from './render-report.js';
 
 const period = (value: string): string => {
-  if (!isPeriod(value)) throw new InvalidArgumentError('must be a month, YYYY-MM (UTC).');
+  if (!isPeriod(value)) throw new InvalidArgumentError(`must be a month, YYYY-MM (UTC), from ${FIRST_PERIOD} to ${LAST_PERIOD}.`);
   return value;
 };
 
