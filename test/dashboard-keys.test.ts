@@ -132,3 +132,21 @@ describe('when an admin creates a key with an expiry that is not a date', () => 
     expect((await env.db('api_keys').where({ organization_id: orgId, name: 'no expiry' }).first()).expires_at).toBeNull();
   });
 });
+
+describe('when a key is revoked', () => {
+  it('then the page says which key by its prefix, read from the key itself: a link naming another prefix, or another organization\'s key, shows nothing', async () => {
+    const { orgId, client } = await adminOfNewOrg(env, 'Revocation notice test');
+    const key = await createApiKey(env.db, { organizationId: orgId, name: 'to revoke' });
+    const revoked = await client.post(`/orgs/${orgId}/keys/${key.record.id}/revoke`, { _csrf: await client.csrf(`/orgs/${orgId}/keys`) });
+    const location = revoked.headers.get('location')!;
+    expect(location).toBe(`/orgs/${orgId}/keys?done=revoked&key=${key.record.id}`);
+    expect(await (await client.get(location)).text()).toContain(`${key.record.prefix}…`);
+
+    const spoofed = await (await client.get(`/orgs/${orgId}/keys?done=revoked&prefix=${encodeURIComponent('Your account is suspended')}`)).text();
+    expect(spoofed).not.toContain('suspended');
+    const other = await adminOfNewOrg(env, 'Revocation notice other org');
+    const theirs = await createApiKey(env.db, { organizationId: other.orgId, name: 'theirs' });
+    await env.db('api_keys').where({ id: theirs.record.id }).update({ revoked_at: new Date() });
+    expect(await (await client.get(`/orgs/${orgId}/keys?done=revoked&key=${theirs.record.id}`)).text()).not.toContain(theirs.record.prefix);
+  });
+});

@@ -111,8 +111,12 @@ export function registerKeysRoutes(router: Router<DashboardState>, deps: KeysRou
 
   router.get('/orgs/:orgId/keys', async (ctx) => {
     const view = await orgAccess(ctx, db, ctx.params.orgId!, 'manage_keys');
-    const done = ctx.query.done;
-    const top = done === 'revoked' && typeof ctx.query.prefix === 'string' ? notice(ctx.state.t('keys.revoked', { prefix: `${ctx.query.prefix}…` }), 'good') : undefined;
+    // After a revocation the address names the key, and the notice shows that key's prefix if it
+    // is this organization's and revoked: text taken from the address would let a link put
+    // words of its own on the page.
+    const revokedId = ctx.query.done === 'revoked' && typeof ctx.query.key === 'string' ? ctx.query.key : null;
+    const revoked = revokedId ? await getApiKey(db, revokedId) : null;
+    const top = revoked && revoked.organizationId === view.org.id && revoked.revokedAt ? notice(ctx.state.t('keys.revoked', { prefix: `${revoked.prefix}…` }), 'good') : undefined;
     await renderKeysPage(ctx, deps, view, { top });
   });
 
@@ -142,7 +146,7 @@ export function registerKeysRoutes(router: Router<DashboardState>, deps: KeysRou
       (trx) => revokeApiKey(trx, key.id, ctx.state.session!.user.id),
       () => ({ organizationId: view.org.id, actor: ctx.state.session!.user.id, action: 'key.revoked', details: { keyId: key.id } }),
     );
-    ctx.redirect(`/orgs/${view.org.id}/keys?done=revoked&prefix=${encodeURIComponent(key.prefix)}`);
+    ctx.redirect(`/orgs/${view.org.id}/keys?done=revoked&key=${encodeURIComponent(key.id)}`);
   });
 
   router.post('/orgs/:orgId/keys/:keyId/rotate', async (ctx) => {
