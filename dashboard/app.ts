@@ -31,6 +31,9 @@ export interface DashboardDeps {
   trustProxy?: boolean;
   /** The API's address, shown next to a new key. */
   apiBaseUrl?: string;
+  /** The dashboard's own public address (PUBLIC_DASHBOARD_URL), which invitation links start
+   * with; without it, the address the request came to. */
+  publicUrl?: string;
   signInLimits?: SignInLimits;
 }
 
@@ -52,10 +55,10 @@ export function createDashboardApp(deps: DashboardDeps): Koa<DashboardState> {
   registerOrgsRoutes(router, { db: deps.db });
   registerKeysRoutes(router, { db: deps.db, apiBaseUrl: deps.apiBaseUrl });
   registerFinanceRoutes(router, { db: deps.db });
-  registerMembersRoutes(router, { db: deps.db });
+  registerMembersRoutes(router, { db: deps.db, publicUrl: deps.publicUrl });
   registerActivityRoutes(router, { db: deps.db });
   registerAlertsRoutes(router, { db: deps.db });
-  registerOperatorRoutes(router, { db: deps.db });
+  registerOperatorRoutes(router, { db: deps.db, publicUrl: deps.publicUrl });
 
   app.use(securityHeaders());
   app.use(language());

@@ -35,6 +35,8 @@ export async function composeDashboard(options: ComposeDashboardOptions): Promis
     secureCookies: publicUrl.startsWith('https:'),
     trustProxy: config.PUBLIC_DASHBOARD_URL !== undefined,
     apiBaseUrl: config.PUBLIC_BASE_URL ?? `http://${config.HOST}:${config.API_PORT}`,
+    // Unset, the request's own host makes a better link than HOST:PORT (which may be 0.0.0.0).
+    publicUrl: config.PUBLIC_DASHBOARD_URL,
   });
   const alerts = startAlertRunner({ db: database.db, logger: logger.child({ component: 'alerts' }), intervalMs: options.alertIntervalMs ?? 5_000, delivery: options.delivery });
   return { app, alerts, close: () => alerts.stop() };

@@ -2,9 +2,7 @@ import http from 'node:http';
 import { describe, expect, it } from 'vitest';
 import { createOrganization } from '../core/billing/index.js';
 import { hashToken } from '../core/dashboard-auth/index.js';
-import type { DashboardContext } from '../dashboard/state.js';
-import { invitationLink } from '../dashboard/routes/members-routes.js';
-import { adminOfNewOrg, createMember, dashboardForFile, httpSession, refuseAuditRowsOf, signedInOperator, uniqueEmail } from './dashboard-fixtures.js';
+import { adminOfNewOrg, createMember, dashboardForFile, httpSession, refuseAuditRowsOf, signedInOperator, startTestDashboard, uniqueEmail } from './dashboard-fixtures.js';
 
 // Members and invitations over real HTTP: an invitation stops working once its address joins,
 // is removed or the invitation is cancelled; links name the dashboard, not the request's
@@ -163,11 +161,21 @@ describe('when an invitation link is made', () => {
     }
   });
 
-  it("then with the dashboard's public address configured, it starts with that address", () => {
-    const ctx = { protocol: 'http', host: 'internal:3002', origin: 'null' } as unknown as DashboardContext;
-    expect(invitationLink(ctx, 'tok', 'https://dashboard.example.test')).toBe('https://dashboard.example.test/invitations/tok');
-    expect(invitationLink(ctx, 'tok', 'https://example.test/dashboard/')).toBe('https://example.test/dashboard/invitations/tok');
-    expect(invitationLink(ctx, 'tok')).toBe('http://internal:3002/invitations/tok');
+  it("then with the dashboard's public address configured (PUBLIC_DASHBOARD_URL), the admin's and the operator's links start with it", async () => {
+    const behindProxy = await startTestDashboard(env.db, { publicUrl: 'https://dashboard.example.test/' });
+    try {
+      const proxied = { db: env.db, dashboard: behindProxy };
+      const { orgId, client } = await adminOfNewOrg(proxied, 'Members public link test');
+      const page = membersPage(orgId);
+      const byAdmin = await client.post(`${page}/invite`, { _csrf: await client.csrf(page), email: uniqueEmail('public'), role: 'finance' });
+      expect(/<code id="invite-link"[^>]*>([^<]+)<\/code>/.exec(await byAdmin.text())![1]).toMatch(/^https:\/\/dashboard\.example\.test\/invitations\/[A-Za-z0-9_-]{43}$/);
+      const operator = await signedInOperator(proxied);
+      const orgPage = `/operator/organizations/${orgId}`;
+      const byOperator = await operator.post(`${orgPage}/invite`, { _csrf: await operator.csrf(orgPage), email: uniqueEmail('public-admin'), role: 'admin' });
+      expect(/<code id="invite-link"[^>]*>([^<]+)<\/code>/.exec(await byOperator.text())![1]).toMatch(/^https:\/\/dashboard\.example\.test\/invitations\//);
+    } finally {
+      await behindProxy.close();
+    }
   });
 });
 

@@ -16,6 +16,8 @@ import { invitationPanel, inviteForm } from './members-routes.js';
 
 export interface OperatorRouteDeps {
   db: Db;
+  /** Where invitation links point (see DashboardDeps.publicUrl). */
+  publicUrl?: string;
 }
 
 function requireOperator(ctx: DashboardContext): string {
@@ -289,7 +291,7 @@ export function registerOperatorRoutes(router: Router<DashboardState>, deps: Ope
         (i) => ({ organizationId: orgId, actor, action: 'member.invited', details: { email: i.email, role: i.role } }),
       );
       ctx.status = 201;
-      return invitationPanel(ctx, invitation);
+      return invitationPanel(ctx, invitation, { publicUrl: deps.publicUrl });
     });
   });
 }
