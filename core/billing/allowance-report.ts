@@ -1,5 +1,6 @@
 import type { Knex } from 'knex';
 import { AppError } from '../errors/index.js';
+import { userEmails } from '../dashboard-auth/user-emails.js';
 import { isPeriod, nextPeriod, periodStart } from './billing-period.js';
 
 export interface UsageLine {
@@ -20,7 +21,8 @@ export interface AllowanceReport {
   /** Credits added or removed by people and the calendar during the period. */
   credits: { granted: number; toppedUp: number; adjusted: number; rollover: number; used: number };
   callsUsed: number;
-  /** Grants, top-ups, adjustments and rollovers, oldest first. */
+  /** Grants, top-ups, adjustments and rollovers, oldest first; `actor` as people know them (a
+   * user's e-mail, else the actor recorded, e.g. `cli:maria`). */
   entries: { at: string; type: string; credits: number; actor: string | null; reason: string | null }[];
   byProduct: (UsageLine & { source: string; product: string })[];
   /** Per key, with the key's name and display prefix (null if the key row no longer exists). */
@@ -82,6 +84,7 @@ export async function buildAllowanceReport(db: Knex, organizationId: string, per
       .orderBy([{ column: 'period', order: 'desc' }, { column: 'occurred_at', order: 'desc' }])
       .first<{ occurred_at: Date } | undefined>('occurred_at'),
   ]);
+  const emails = await userEmails(db, entries.map((e) => e.actor));
 
   const sums = [...otherSums, { entry_type: 'usage', credits: usageSums?.credits ?? 0, calls: usageSums?.calls ?? 0 }];
   const byType = (type: string) => sums.find((s) => s.entry_type === type);
@@ -103,7 +106,7 @@ export async function buildAllowanceReport(db: Knex, organizationId: string, per
       used: -(byType('usage')?.credits ?? 0),
     },
     callsUsed: byType('usage')?.calls ?? 0,
-    entries: entries.map((e) => ({ at: e.occurred_at.toISOString(), type: e.entry_type, credits: e.credits_delta, actor: e.actor, reason: e.reason })),
+    entries: entries.map((e) => ({ at: e.occurred_at.toISOString(), type: e.entry_type, credits: e.credits_delta, actor: e.actor === null ? null : (emails.get(e.actor) ?? e.actor), reason: e.reason })),
     byProduct,
     byKey,
     byDay,

@@ -12,3 +12,4 @@ export {
 } from './invitations.js';
 export { ensureOperator, upsertOperator, type OperatorSignIn } from './ensure-operator.js';
 export { auditPage, recordAudit, recentAudit, withAudit, type AuditEntry, type AuditPage, type AuditRow } from './audit-log.js';
+export { userEmails } from './user-emails.js';

@@ -1,11 +1,13 @@
 import { ledgerEntryFromRow, type LedgerEntry } from '../billing/ledger-export.js';
+import { userEmails } from '../dashboard-auth/user-emails.js';
 import { pageWindow, type Db } from '../db/index.js';
 
 export const ledgerEntryTypes = ['usage', 'grant', 'top_up', 'adjustment', 'period_rollover'] as const;
 export type LedgerEntryType = (typeof ledgerEntryTypes)[number];
 
-/** A ledger row as the dashboard's ledger page lists it: the export's fields. */
-export type LedgerPageRow = LedgerEntry & { entryType: LedgerEntryType };
+/** A ledger row as the dashboard's ledger page lists it: the export's fields, and who acted as
+ * people know them (the e-mail of a user id; other actors as recorded). */
+export type LedgerPageRow = LedgerEntry & { entryType: LedgerEntryType; actorLabel: string | null };
 
 export interface LedgerPage {
   rows: LedgerPageRow[];
@@ -45,7 +47,12 @@ export async function ledgerPage(
     .offset(offset)
     .limit(pageSize)
     .select<Record<string, any>[]>('*');
-  return { total: Math.min(found, countCap), more: found > countCap, page, pages, rows: rows.map((r) => ledgerEntryFromRow(r) as LedgerPageRow) };
+  const emails = await userEmails(db, rows.map((r) => r.actor as string | null));
+  const entries = rows.map((r) => {
+    const entry = ledgerEntryFromRow(r);
+    return { ...entry, entryType: entry.entryType as LedgerEntryType, actorLabel: entry.actor === null ? null : (emails.get(entry.actor) ?? entry.actor) };
+  });
+  return { total: Math.min(found, countCap), more: found > countCap, page, pages, rows: entries };
 }
 
 /** Months that have ledger rows, newest first (the period selector). */
