@@ -51,6 +51,11 @@ export async function changeCredits(
   return administer(db, input, async (trx, row, now) => {
     const eventId = input.eventId ?? newId(ID_PREFIX[input.kind]);
     const balance = row.credits_balance + input.credits;
+    // Balances are read into JavaScript numbers: past 2^53 they would be shown, summed and
+    // compared wrongly, so no change may take a balance there.
+    if (!Number.isSafeInteger(balance)) {
+      throw new AppError('invalid_params', `the balance would be ${balance > 0 ? 'more' : 'less'} than ${balance > 0 ? '' : '-'}9007199254740991 credits`, { details: [{ path: 'credits', message: 'too large for the balance' }] });
+    }
     await trx('usage_ledger').insert({
       event_id: eventId,
       organization_id: row.organization_id,

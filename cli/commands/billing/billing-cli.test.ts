@@ -98,6 +98,8 @@ describe('billing CLI: credits, caps, ledger export and reconcile', () => {
       [['billing', 'adjust', '--org', org, '--credits', '0', '--reason', 'x'], /must be a non-zero whole number/],
       [['billing', 'set-cap', '--org', org, '--calls', '-1', '--reason', 'x'], /'--calls <n\|none>' argument '-1' is invalid/],
       [['billing', 'grant', '--org', 'No Such Company SRL', '--credits', '5', '--reason', 'x'], /error \(not_found\): No organization with id or name "No Such Company SRL"/],
+      [['billing', 'top-up', '--org', org, '--credits', '9007199254740991', '--reason', 'x'], /error \(invalid_params\): the balance would be more than 9007199254740991 credits/],
+      [['ledger', 'export', '--org', org, '--period', '9999-12'], /argument '9999-12' is invalid\. must be a month, YYYY-MM \(UTC\), from 1970-01 to 9998-12/],
       [['ledger', 'export', '--org', org, '--period', '2026-13'], /'--period <YYYY-MM>' argument '2026-13' is invalid\. must be a month/],
       [['ledger', 'export', '--org', org, '--period', periodOf(new Date()), '--format', 'xml'], /argument 'xml' is invalid\. Allowed choices are csv, json/],
     ];
