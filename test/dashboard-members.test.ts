@@ -217,3 +217,17 @@ describe('when someone tries to remove the last admin', () => {
     expect(await membershipOf(org.id, admin.userId)).toEqual({ role: 'admin' });
   });
 });
+
+describe('when an invitation is accepted with a name', () => {
+  it('then a name over 200 characters is refused in the page language and the invitation still works with a shorter one', async () => {
+    const { orgId, client } = await adminOfNewOrg(env, 'Members name length test');
+    const email = uniqueEmail('named');
+    const link = await invite(client, orgId, email);
+    const newcomer = httpSession(env.dashboard.url);
+    const refused = await newcomer.post(link, { _csrf: await newcomer.csrf(link), password: 'a long enough password', name: 'N'.repeat(201) });
+    expect(refused.status).toBe(422);
+    expect(await refused.text()).toContain('Your name can have at most 200 characters.');
+    expect(await env.db('users').whereRaw('lower(email) = ?', [email.toLowerCase()]).first()).toBeUndefined();
+    expect((await newcomer.post(link, { _csrf: await newcomer.csrf(link), password: 'a long enough password', name: 'Maria Rossi' })).status).toBe(302);
+  });
+});

@@ -8,6 +8,9 @@ import { closeInvitations, lockUnacceptedInvitations } from './open-invitations.
 import { hashPassword, MIN_PASSWORD_LENGTH } from './password-hash.js';
 import { hashToken, newSecretToken } from './secret-token.js';
 
+/** A person's name as they give it when they accept: shown in member lists, so bounded. */
+export const MAX_NAME_LENGTH = 200;
+
 export const INVITATION_TTL_MS = 7 * 24 * 60 * 60 * 1000;
 
 export const invitationInputSchema = z.object({
@@ -103,7 +106,7 @@ export async function cancelInvitation(db: Db, input: { organizationId: string; 
 
 export type AcceptInvitationResult =
   | { ok: true; userId: string; organizationId: string }
-  | { ok: false; reason: 'invalid_or_expired' | 'password_too_short' | 'sign_in_required' };
+  | { ok: false; reason: 'invalid_or_expired' | 'password_too_short' | 'name_too_long' | 'sign_in_required' };
 
 /**
  * Accepting creates the person (or finds them by e-mail) and the membership, once: the
@@ -137,8 +140,9 @@ export async function acceptInvitation(
       userId = existing.id;
     } else {
       if (!input.password || input.password.length < MIN_PASSWORD_LENGTH) return { ok: false, reason: 'password_too_short' };
-      const passwordHash = await hashPassword(input.password);
       const name = input.name?.trim() || null;
+      if (name !== null && name.length > MAX_NAME_LENGTH) return { ok: false, reason: 'name_too_long' };
+      const passwordHash = await hashPassword(input.password);
       if (existing) {
         await trx('users').where({ id: existing.id }).update({ password_hash: passwordHash, name });
         userId = existing.id;

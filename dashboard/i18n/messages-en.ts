@@ -36,6 +36,7 @@ export const en = {
   'invite.accept': 'Accept invitation',
   'invite.acceptAs': 'Accept as {email}',
   'invite.invalid': 'This invitation link is not valid any more: it was used, or it expired.',
+  'invite.nameTooLong': 'Your name can have at most {n} characters.',
   'invite.tooShort': 'The password must have at least {n} characters.',
   'invite.signInRequired': 'Sign in as the invited address first.',
   'role.operator': 'operator',

@@ -38,6 +38,7 @@ export const it: Record<MessageKey, string> = {
   'invite.accept': 'Accetta invito',
   'invite.acceptAs': 'Accetta come {email}',
   'invite.invalid': 'Questo link di invito non è più valido: è già stato usato o è scaduto.',
+  'invite.nameTooLong': 'Il nome può avere al massimo {n} caratteri.',
   'invite.tooShort': 'La password deve avere almeno {n} caratteri.',
   'invite.signInRequired': "Accedi prima con l'indirizzo invitato.",
   'role.operator': 'operatore',

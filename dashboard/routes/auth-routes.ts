@@ -1,6 +1,6 @@
 import type { Router } from '@koa/router';
 import {
-  acceptInvitation, endAllSessions, endSession, findInvitation, membershipsOf, MIN_PASSWORD_LENGTH, signIn, type SignInLimits,
+  acceptInvitation, endAllSessions, endSession, findInvitation, MAX_NAME_LENGTH, membershipsOf, MIN_PASSWORD_LENGTH, signIn, type SignInLimits,
 } from '../../core/dashboard-auth/index.js';
 import type { Db } from '../../core/db/index.js';
 import { isLanguage } from '../i18n/translate.js';
@@ -115,7 +115,9 @@ export function registerAuthRoutes(router: Router<DashboardState>, deps: AuthRou
     const result = await acceptInvitation(db, { token, password: ctx.state.form.password, name: ctx.state.form.name, signedInUserId: ctx.state.session?.user.id ?? null });
     if (!result.ok) {
       ctx.status = 422;
-      const message = result.reason === 'password_too_short' ? t('invite.tooShort', { n: MIN_PASSWORD_LENGTH }) : result.reason === 'sign_in_required' ? t('invite.signInRequired') : t('invite.invalid');
+      const message = result.reason === 'password_too_short' ? t('invite.tooShort', { n: MIN_PASSWORD_LENGTH })
+        : result.reason === 'name_too_long' ? t('invite.nameTooLong', { n: MAX_NAME_LENGTH })
+        : result.reason === 'sign_in_required' ? t('invite.signInRequired') : t('invite.invalid');
       ctx.body = invitationPage(ctx.state, token, html`${notice(message, 'bad')}${invitationForm(ctx.state, token, invitation)}`, t('invite.title', { org: invitation.organizationName }));
       return;
     }
