@@ -76,6 +76,23 @@ describe('when the invited address has joined', () => {
   });
 });
 
+describe('when a member accepts an invitation with another role', () => {
+  it('then a finance member invited as admin becomes one, and an admin invited as finance stays an admin (the organization keeps its admin)', async () => {
+    const { orgId, adminId, client } = await adminOfNewOrg(env, 'Members role change test');
+    const finance = await createMember(env.db, orgId, 'finance');
+    const raise = await invite(client, orgId, finance.email, 'admin');
+    const person = httpSession(env.dashboard.url);
+    await person.signIn(finance.email, finance.password);
+    expect((await person.post(raise, { _csrf: await person.csrf('/orgs') })).status).toBe(302);
+    expect((await membershipOf(orgId, finance.userId))!.role).toBe('admin');
+
+    const admin = await env.db('users').where({ id: adminId }).first<{ email: string }>('email');
+    const lower = await invite(client, orgId, admin!.email, 'finance');
+    expect((await client.post(lower, { _csrf: await client.csrf('/orgs') })).status).toBe(302);
+    expect((await membershipOf(orgId, adminId))!.role).toBe('admin');
+  });
+});
+
 describe('when an admin cancels an open invitation', () => {
   it('then its link stops working, it leaves the list, and the cancellation is audited in English and Italian', async () => {
     const { orgId, adminId, client } = await adminOfNewOrg(env, 'Members cancel test');

@@ -69,11 +69,16 @@ export async function membersOf(db: Db, organizationId: string): Promise<Member[
   return rows.map((r) => ({ userId: r.user_id, email: r.email, name: r.name, role: r.role, since: r.created_at, active: r.has_password }));
 }
 
+/**
+ * Makes the person a member with this role, or raises their role to it. It never lowers one: an
+ * admin who accepts a finance invitation stays an admin (a demotion could leave the organization
+ * with no admin, which removeMember refuses to do).
+ */
 export async function addMembership(db: Db, input: { userId: string; organizationId: string; role: MemberRole }): Promise<void> {
   await db('memberships')
     .insert({ user_id: input.userId, organization_id: input.organizationId, role: input.role })
     .onConflict(['user_id', 'organization_id'])
-    .merge(['role']);
+    .merge({ role: db.raw("CASE WHEN memberships.role = 'admin' THEN memberships.role ELSE EXCLUDED.role END") });
 }
 
 /**
