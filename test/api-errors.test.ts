@@ -138,6 +138,16 @@ describe('when the organization may not make the call', () => {
     expect((await call(api.url, `/companies/${company.fiscalCode}/report`, { key: own.key })).res.status).toBe(200);
   });
 
+  it('then with credits_exhausted a product priced at 0 credits is still served: it costs nothing', async () => {
+    const own = await createTestOrganization(api.db);
+    await api.db('plan_entitlements').where({ plan_id: own.planId, product: 'company-financials' }).update({ quantity: 0 });
+    await api.db('allowances').where({ organization_id: own.organizationId }).update({ credits_exhausted: true });
+    await expect.poll(async () => (await call(api.url, `/companies/${company.fiscalCode}/profile`, { key: own.key })).res.status, { timeout: 5_000 }).toBe(402);
+    const free = await call(api.url, `/companies/${company.fiscalCode}/financials`, { key: own.key });
+    expect(free.res.status).toBe(200);
+    expect((free.body as any).meta.usage).toEqual({ quantity: 0, unit: 'credits' });
+  });
+
   it('then the limit_reached flag refuses calls-priced calls (429, Retry-After) but not credits-priced ones', async () => {
     const own = await createTestOrganization(api.db);
     await api.db('allowances').where({ organization_id: own.organizationId }).update({ limit_reached: true });

@@ -130,6 +130,27 @@ describe('when a key fetches /openapi.json', () => {
     expect(res.status).toBe(401);
     expect(body.error.code).toBe('missing_api_key');
   });
+
+  it('then it carries the RateLimit headers and counts against the organization\'s limit like any authenticated request (429 past it)', async () => {
+    const limited = await createTestOrganization(api.db, { ratePerSecond: 1, burst: 2, ratePerMinute: 100 });
+    const first = await fetchJson('/openapi.json', bearer(limited));
+    expect(first.res.status).toBe(200);
+    expect(first.res.headers.get('ratelimit-limit')).toBe('2');
+    expect(first.res.headers.get('ratelimit-remaining')).toBe('1');
+    expect(Number(first.res.headers.get('ratelimit-reset'))).toBeGreaterThanOrEqual(0);
+    await fetchJson('/openapi.json', bearer(limited));
+    const third = await fetchJson('/openapi.json', bearer(limited));
+    expect(third.res.status).toBe(429);
+    expect(third.body.error.code).toBe('rate_limited');
+    expect(Number(third.res.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
+  });
+
+  it('then ?lang=IT is Italian too (the parameter is case-insensitive)', async () => {
+    const it = await fetchJson('/openapi.json?lang=it', bearer(full));
+    const upper = await fetchJson('/openapi.json?lang=IT', bearer(full));
+    expect(upper.res.headers.get('content-language')).toBe('it');
+    expect(upper.body.info.description).toBe(it.body.info.description);
+  });
 });
 
 describe('when anyone fetches the catalogue document of /docs', () => {

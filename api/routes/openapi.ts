@@ -1,5 +1,6 @@
 import type { Router } from '@koa/router';
 import type { AccessControl } from '../../core/access/index.js';
+import { rateLimitHeaders } from '../../core/ratelimit/index.js';
 import { authenticateRequest } from '../authenticate-request.js';
 import { requestLanguage } from '../language.js';
 import type { OpenApiDocuments } from '../openapi/openapi-documents.js';
@@ -10,6 +11,7 @@ import type { ApiState } from '../state.js';
 export function registerOpenApi(router: Router<ApiState>, deps: { access: AccessControl; documents: OpenApiDocuments }): void {
   router.get('/openapi.json', async (ctx) => {
     const principal = await authenticateRequest(ctx, deps.access);
+    ctx.set(rateLimitHeaders(await deps.access.admit(principal)));
     const entitlements = await deps.access.entitlements(principal, 'endpoint');
     const language = requestLanguage(ctx);
     ctx.set('Content-Language', language);

@@ -43,6 +43,13 @@ export interface AccessControl {
    * after authentication carry the RateLimit-* headers in AppError.headers.
    */
   authorize(principal: Principal, product: string, kind: ProductKind): Promise<Grant>;
+  /**
+   * Counts an authenticated request that is not a product call (the per-key OpenAPI document,
+   * MCP initialize and tools/list) against the organization's rate limit, so every
+   * authenticated response carries true RateLimit-* headers and none can be hammered for free.
+   * Throws AppError rate_limited (with the headers) or entitlement_unavailable.
+   */
+  admit(principal: Principal): Promise<RateLimitStatus>;
   /** The organization's products of one kind with their measures (per-key OpenAPI, tools/list). */
   entitlements(principal: Principal, kind: ProductKind): Promise<Map<string, Measure>>;
   close(): Promise<void>;

@@ -74,11 +74,20 @@ export function createAccessControl(options: AccessControlOptions): AccessContro
         throw refuse('not_entitled', rateLimit, kind === 'tool' ? { message: "This tool is not included in the organization's plan." } : {});
       }
       // Each flag refuses only the calls priced in its own unit (decisions.md).
-      if (entry.measure.unit === 'credits' && state.creditsExhausted) throw refuse('credits_exhausted', rateLimit);
+      // A product priced at 0 credits costs nothing: an exhausted balance still covers it.
+      if (entry.measure.unit === 'credits' && entry.measure.quantity > 0 && state.creditsExhausted) throw refuse('credits_exhausted', rateLimit);
       if (entry.measure.unit === 'calls' && state.limitReached) {
         throw refuse('limit_reached', rateLimit, { retryAfterSeconds: secondsUntilNextPeriod(now()) });
       }
       return { principal, product, measure: { ...entry.measure }, rateLimit };
+    },
+
+    async admit(principal): Promise<RateLimitStatus> {
+      const state = await readState(principal.organizationId);
+      const decision: RateLimitDecision = await options.rateLimiter.consume(principal.organizationId, state.limits);
+      const rateLimit: RateLimitStatus = { limit: decision.limit, remaining: decision.remaining, resetSeconds: decision.resetSeconds };
+      if (!decision.allowed) throw refuse('rate_limited', rateLimit, { retryAfterSeconds: decision.retryAfterSeconds ?? 1 });
+      return rateLimit;
     },
 
     async entitlements(principal: Principal, kind): Promise<Map<string, Measure>> {
