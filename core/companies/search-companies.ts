@@ -99,7 +99,7 @@ export async function searchCompanies(deps: CompanyQueryDeps, input: SearchCompa
   const match = classifyQuery(input.query);
   const { limit, cursor, ...criteria } = input;
   const fingerprint = criteriaFingerprint(criteria);
-  const position = cursor === undefined ? undefined : decodeCursor(cursor, fingerprint);
+  const position = cursor === undefined ? undefined : decodeCursor(cursor, fingerprint, { companyId: true });
 
   const where: string[] = [];
   const bindings: Knex.RawBinding[] = [];

@@ -7,15 +7,32 @@ describe('search cursors', () => {
   const position = { score: '0.8125', name: 'ROSSI SRL', id: '42' };
 
   it('when a cursor is decoded with its own criteria then the position comes back exactly', () => {
-    expect(decodeCursor(encodeCursor(position, fingerprint), fingerprint)).toEqual(position);
+    expect(decodeCursor(encodeCursor(position, fingerprint), fingerprint, { companyId: true })).toEqual(position);
+    const person = { score: '0.5', name: 'MARIO ROSSI', id: '' };
+    expect(decodeCursor(encodeCursor(person, fingerprint), fingerprint, { companyId: false })).toEqual(person);
   });
 
   it('when a cursor is replayed with other criteria or tampered with then invalid_params names the cursor', () => {
     const cursor = encodeCursor(position, fingerprint);
     for (const [c, f] of [[cursor, criteriaFingerprint({ query: 'bianchi' })], ['not-a-cursor', fingerprint], [Buffer.from('{"v":1,"s":"1; DROP"}').toString('base64url'), fingerprint]] as const) {
-      const err = (() => { try { decodeCursor(c, f); } catch (e) { return e; } })();
+      const err = (() => { try { decodeCursor(c, f, { companyId: true }); } catch (e) { return e; } })();
       expect(err).toBeInstanceOf(AppError);
       expect(err).toMatchObject({ code: 'invalid_params', details: [{ path: 'cursor' }] });
     }
+  });
+
+  it('when a field of a well-encoded cursor is not what the query binds (an id past a bigint, no id, a NUL in the name, a huge score) then invalid_params names the cursor, before any query', () => {
+    const tampered = [
+      { ...position, id: '99999999999999999999' },
+      { ...position, id: '' },
+      { ...position, id: 'abc' },
+      { ...position, name: 'ROSSI\u0000' },
+      { ...position, score: '1'.repeat(40) },
+    ];
+    for (const p of tampered) {
+      expect(() => decodeCursor(encodeCursor(p, fingerprint), fingerprint, { companyId: true }), JSON.stringify(p)).toThrow(expect.objectContaining({ code: 'invalid_params', details: [expect.objectContaining({ path: 'cursor' })] }));
+    }
+    // A people cursor carries no id: one with an id is not ours.
+    expect(() => decodeCursor(encodeCursor(position, fingerprint), fingerprint, { companyId: false })).toThrow(expect.objectContaining({ code: 'invalid_params' }));
   });
 });

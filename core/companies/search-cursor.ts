@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { holdsNul } from '../db/storable-text.js';
 import { AppError } from '../errors/index.js';
 
 // Opaque keyset cursors for the ranked searches. A cursor carries the sort key of the last row
@@ -22,8 +23,13 @@ export function encodeCursor(position: CursorPosition, fingerprint: string): str
   return Buffer.from(JSON.stringify({ v: 1, f: fingerprint, s: position.score, n: position.name, i: position.id })).toString('base64url');
 }
 
-/** Throws invalid_params (path `cursor`) for a cursor that is malformed or from another search. */
-export function decodeCursor(cursor: string, fingerprint: string): CursorPosition {
+/**
+ * Throws invalid_params (path `cursor`) for a cursor that is malformed or from another search.
+ * A cursor is the caller's input: every field is checked to be what the query binds it as (a
+ * numeric score, a name Postgres can hold, a company id that fits a bigint, or none where the
+ * search has no id), or Postgres would refuse the query and the caller would see a store failure.
+ */
+export function decodeCursor(cursor: string, fingerprint: string, options: { companyId: boolean }): CursorPosition {
   let parsed: unknown;
   try {
     parsed = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
@@ -31,7 +37,12 @@ export function decodeCursor(cursor: string, fingerprint: string): CursorPositio
     throw invalidCursor('The cursor is not one this service returned: pass nextCursor exactly as received.');
   }
   const c = parsed as { v?: unknown; f?: unknown; s?: unknown; n?: unknown; i?: unknown } | null;
-  if (c === null || typeof c !== 'object' || c.v !== 1 || typeof c.s !== 'string' || !/^-?\d+(?:\.\d+)?$/.test(c.s) || typeof c.n !== 'string' || typeof c.i !== 'string') {
+  if (
+    c === null || typeof c !== 'object' || c.v !== 1
+    || typeof c.s !== 'string' || !/^-?\d{1,20}(?:\.\d{1,20})?$/.test(c.s)
+    || typeof c.n !== 'string' || holdsNul(c.n)
+    || typeof c.i !== 'string' || !(options.companyId ? /^\d{1,18}$/ : /^$/).test(c.i)
+  ) {
     throw invalidCursor('The cursor is not one this service returned: pass nextCursor exactly as received.');
   }
   if (c.f !== fingerprint) {

@@ -65,7 +65,7 @@ const personKey = (column: string) => `upper(regexp_replace(btrim(${column}), '\
 export async function searchPeople(deps: CompanyQueryDeps, input: SearchPeopleInput): Promise<SearchPeopleResult> {
   const { limit, cursor, ...criteria } = input;
   const fingerprint = criteriaFingerprint(criteria);
-  const position = cursor === undefined ? undefined : decodeCursor(cursor, fingerprint);
+  const position = cursor === undefined ? undefined : decodeCursor(cursor, fingerprint, { companyId: false });
   const text = input.name.replace(/\s+/g, ' ');
   const pattern = `%${likeEscape(text)}%`;
   const kind = input.roleCategory ? 'officer' : input.kind;
