@@ -3,7 +3,7 @@ import Koa from 'koa';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import type { TransportSendOptions } from '@modelcontextprotocol/sdk/shared/transport.js';
 import {
-  ErrorCode as RpcCode, InitializeRequestSchema, isInitializeRequest, JSONRPCMessageSchema, SUPPORTED_PROTOCOL_VERSIONS, type JSONRPCMessage,
+  ErrorCode as RpcCode, InitializeRequestSchema, isInitializeRequest, JSONRPCMessageSchema, SUPPORTED_PROTOCOL_VERSIONS, type JSONRPCMessage, type RequestId,
 } from '@modelcontextprotocol/sdk/types.js';
 import { AppError, issueDetails, type ErrorCode, type ErrorDetail } from '../core/errors/index.js';
 import { newRequestId } from '../core/ids/index.js';
@@ -69,6 +69,25 @@ export function prefersEventStream(accept: string): boolean {
 const isJsonContentType = (value: string | undefined) => value !== undefined && /^application\/json\s*(?:;|$)/i.test(value.trim());
 
 class BodyTooLarge extends Error {}
+
+/** The request ids a batch uses more than once, with one detail per request that repeats an earlier one. */
+function repeatedIds(messages: JSONRPCMessage[]): { ids: RequestId[]; details: ErrorDetail[] } {
+  const firstIndex = new Map<RequestId, number>();
+  const ids = new Set<RequestId>();
+  const details: ErrorDetail[] = [];
+  messages.forEach((message, index) => {
+    // Only requests: notifications have no id, and nothing is answered to a client's responses.
+    if (!('method' in message) || !('id' in message)) return;
+    const first = firstIndex.get(message.id);
+    if (first === undefined) {
+      firstIndex.set(message.id, index);
+      return;
+    }
+    ids.add(message.id);
+    details.push({ path: `${index}.id`, message: `repeats the id ${JSON.stringify(message.id)} of request ${first}` });
+  });
+  return { ids: [...ids], details };
+}
 
 async function checkDatabase(db: McpAppOptions['db'], deadlineMs: number): Promise<boolean> {
   let timer: NodeJS.Timeout | undefined;
@@ -165,6 +184,14 @@ export function createMcpApp(options: McpAppOptions): Koa {
         return rpcError(400, RpcCode.InvalidRequest, 'invalid_params', `Invalid request: expected a JSON-RPC 2.0 message (or a batch of at most ${MAX_BATCH}).`, echoId);
       }
       const messages = parsed.map((p) => p.data as JSONRPCMessage);
+      // Answers are matched to requests by id: a batch that repeats one would run (and bill)
+      // every request but answer only one of them, so it is refused whole before anything runs.
+      // The id of the answer is null, as JSON-RPC asks when no single request can be named.
+      const repeated = repeatedIds(messages);
+      if (repeated.ids.length > 0) {
+        const ids = repeated.ids.map((id) => JSON.stringify(id)).join(', ');
+        return rpcError(400, RpcCode.InvalidRequest, 'invalid_params', `Invalid request: each request of a batch needs an id of its own; repeated: ${ids}.`, null, repeated.details);
+      }
       // The method check first: isInitializeRequest parses the whole message with zod.
       const initializing = messages.some((m) => 'method' in m && m.method === 'initialize' && isInitializeRequest(m));
       if (initializing && messages.length > 1) {

@@ -18,6 +18,7 @@ export class JsonResponseTransport implements Transport {
   onerror?: (error: Error) => void;
   onmessage?: (message: JSONRPCMessage, extra?: MessageExtraInfo) => void;
 
+  // Keyed by id: http.ts refuses a batch that repeats an id before it gets here.
   private readonly responses = new Map<RequestId, JSONRPCMessage>();
   private pending = new Set<RequestId>();
   private done: (() => void) | undefined;

@@ -1,8 +1,10 @@
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { createApiKey } from '../core/auth/index.js';
+import { upsertCompanies } from '../core/companies/write-companies.js';
 import { requestIdSchema } from '../core/errors/index.js';
-import { createToolOrganization, initializeRequest, json, rpc, startTestMcp, type TestMcp, type ToolOrganization } from './mcp-fixtures.js';
+import { createToolOrganization, initializeRequest, json, rpc, sampleGroup, startTestMcp, type TestMcp, type ToolOrganization } from './mcp-fixtures.js';
 import { viaPort } from './api-fixtures.js';
+import { eventsOnBus } from './support/usage-bus.js';
 
 // The tool server's HTTP edge: the spec's connectivity check, authentication on every
 // request, and protocol-level errors.
@@ -186,6 +188,35 @@ describe('protocol-level errors', () => {
     expect(list.id).toBe(1);
     expect(list.result.tools.length).toBeGreaterThan(0);
     expect(call).toMatchObject({ id: 2, error: { code: -32602, data: { code: 'invalid_params' } } });
+  });
+
+  it('when a batch repeats a request id then the whole batch is refused as an invalid request naming the id, and nothing runs or is billed', async () => {
+    const group = sampleGroup();
+    await upsertCompanies(mcp.db, [group.root]);
+    const own = await createToolOrganization(mcp.db);
+    const call = (id: number | string, name: string, args: Record<string, unknown>) => ({ jsonrpc: '2.0', id, method: 'tools/call', params: { name, arguments: args } });
+    const batch = [
+      call(9, 'service_get_company_profile', { taxId: group.root.fiscalCode }),
+      call(9, 'service_get_company_structure', { fiscalCode: group.root.fiscalCode }),
+      call('9', 'service_search_companies', { query: group.token }),
+    ];
+    // Refused alike whether the answer would have been JSON or an event stream.
+    for (const accept of ['application/json, text/event-stream', 'text/event-stream, application/json']) {
+      const res = await rpc(mcp.mcpUrl, batch, { ...auth(own.key), Accept: accept });
+      expect(res.status).toBe(400);
+      expect(await json(res)).toEqual({
+        jsonrpc: '2.0',
+        id: null,
+        error: {
+          code: -32600,
+          message: 'Invalid request: each request of a batch needs an id of its own; repeated: 9.',
+          data: { code: 'invalid_params', requestId: res.headers.get('x-request-id'), details: [{ path: '1.id', message: 'repeats the id 9 of request 0' }] },
+        },
+      });
+    }
+    // Nothing ran: no usage event on the bus, none in the ledger (were a billing worker quick).
+    expect(await eventsOnBus(mcp.db, { organizationId: own.organizationId })).toEqual([]);
+    expect(await mcp.db('usage_ledger').where({ organization_id: own.organizationId, entry_type: 'usage' })).toEqual([]);
   });
 
   it('when a path other than /mcp is requested then 404 unknown_endpoint in the error envelope', async () => {
