@@ -34,9 +34,20 @@ export function wholeNumber(value: string): number {
   return n;
 }
 
+const MONTHS = ['January', 'February', 'March', 'April', 'May', 'June', 'July', 'August', 'September', 'October', 'November', 'December'];
+
 export function isoDate(value: string): Date {
+  const shape = /^(\d{4})-(\d{2})-(\d{2})/.exec(value);
+  if (!shape) throw new InvalidArgumentError('must be an ISO 8601 date or date-time, e.g. 2027-01-31T00:00:00Z.');
+  // `new Date` rolls a day past the month's end over into the next month (2027-02-30 becomes
+  // 2 March) instead of refusing it: a typo would quietly move a key's expiry, so the calendar
+  // date as written is checked first.
+  const [year, month, day] = shape.slice(1).map(Number) as [number, number, number];
+  if (month < 1 || month > 12) throw new InvalidArgumentError(`${shape[0]} is not a date: months run from 01 to 12.`);
+  const daysInMonth = new Date(Date.UTC(year, month, 0)).getUTCDate();
+  if (day < 1 || day > daysInMonth) throw new InvalidArgumentError(`${shape[0]} is not a date: ${MONTHS[month - 1]} ${year} has days 01 to ${daysInMonth}.`);
   const d = new Date(value);
-  if (!/^\d{4}-\d{2}-\d{2}/.test(value) || Number.isNaN(d.getTime())) throw new InvalidArgumentError('must be an ISO 8601 date or date-time, e.g. 2027-01-31T00:00:00Z.');
+  if (Number.isNaN(d.getTime())) throw new InvalidArgumentError('must be an ISO 8601 date or date-time, e.g. 2027-01-31T00:00:00Z.');
   return d;
 }
 

@@ -86,6 +86,26 @@ describe('operator CLI: organizations and keys', () => {
     expect(await count(db('api_keys').where({ organization_id: orgId }).count({ n: '*' }))).toBe(0);
   });
 
+  it('when --expires names a day that is not in the calendar then it is refused as such and no key is created', async () => {
+    const orgId = (await cli('org', 'create', '--name', 'CLI impossible expiry SRL')).stdout.trim();
+    const [feb30, apr31, feb29] = await Promise.all([
+      cli('key', 'create', '--org', orgId, '--name', 'x', '--expires', '2099-02-30'),
+      cli('key', 'create', '--org', orgId, '--name', 'x', '--expires', '2098-04-31T12:00:00Z'),
+      cli('key', 'create', '--org', orgId, '--name', 'x', '--expires', '2097-02-29'),
+    ]);
+    for (const run of [feb30, apr31, feb29]) expect(run).toMatchObject({ code: 1, stdout: '' });
+    expect(feb30.stderr).toContain("error: option '--expires <iso>' argument '2099-02-30' is invalid. 2099-02-30 is not a date: February 2099 has days 01 to 28.");
+    expect(apr31.stderr).toContain('2098-04-31 is not a date: April 2098 has days 01 to 30.');
+    expect(feb29.stderr).toContain('2097-02-29 is not a date: February 2097 has days 01 to 28.');
+    expect(Number((await db('api_keys').where({ organization_id: orgId }).count<{ n: string }[]>({ n: '*' }))[0]!.n)).toBe(0);
+
+    // A leap day is a day: the key expires on it, not on 1 March.
+    const leap = await cli('key', 'create', '--org', orgId, '--name', 'leap', '--expires', '2096-02-29');
+    expect(leap.code, leap.stderr).toBe(0);
+    const stored = await db('api_keys').where({ organization_id: orgId }).first<{ expires_at: Date }>('expires_at');
+    expect(stored!.expires_at.toISOString()).toBe('2096-02-29T00:00:00.000Z');
+  });
+
   it('when --help is asked of a subcommand then it prints usage and exits 0', async () => {
     const run = await cli('key', 'create', '--help');
     expect(run.code).toBe(0);
