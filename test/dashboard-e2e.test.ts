@@ -103,7 +103,11 @@ describe.skipIf(!haveBrowser)('the dashboard in a browser', () => {
     expect(link).toMatch(new RegExp(`^${dashboard.url}/invitations/[A-Za-z0-9_-]{43}$`));
     await page.screenshot({ path: `${screenshots}operator-organization.png`, fullPage: true });
 
+    // The overview lists organizations 50 a page (other test files make many): found by name.
     await page.goto(`${dashboard.url}/operator`);
+    await page.fill('#org-search', orgName);
+    await page.click('#all-orgs button[type=submit]');
+    await page.waitForURL(/\/operator\?q=/);
     expect(await page.locator('#all-orgs').textContent()).toContain(orgName);
     await page.screenshot({ path: `${screenshots}operator-overview.png`, fullPage: true });
     await context.close();

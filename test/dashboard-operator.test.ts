@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { createOrganization } from '../core/billing/index.js';
 import { dashboardForFile, signedInOperator } from './dashboard-fixtures.js';
@@ -24,6 +25,30 @@ describe('operator overview', () => {
     expect(shown).toBeGreaterThanOrEqual(Math.max(1, Math.min(before, after)));
     expect(shown).toBeLessThanOrEqual(Math.max(before, after));
     expect(body).toContain('see cli billing dead-letters, then replay-dead-letters once the cause is fixed');
+  });
+});
+
+describe('operator overview: finding organizations', () => {
+  it('when many organizations match then they come 50 a page by name, the search finds by name or id as typed, and the totals count every organization', async () => {
+    const token = `Paged${randomUUID().slice(0, 8)}`;
+    const orgs = [];
+    for (let i = 0; i < 55; i++) orgs.push(await createOrganization(env.db, { name: `${token} ${String(i).padStart(2, '0')} SRL`, planId: 'standard' }));
+    const client = await signedInOperator(env);
+    const names = (body: string) => [...body.matchAll(new RegExp(`<strong>(${token} \\d\\d SRL)</strong>`, 'g'))].map((m) => m[1]);
+    const first = await (await client.get(`/operator?q=${token.toLowerCase()}`)).text();
+    expect(names(first)).toEqual(orgs.slice(0, 50).map((o) => o.name));
+    expect(first).toContain(`href="/operator?q=${token.toLowerCase()}&amp;page=2"`);
+    const second = await (await client.get(`/operator?q=${token.toLowerCase()}&page=2`)).text();
+    expect(names(second)).toEqual(orgs.slice(50).map((o) => o.name));
+    const all = Number((await env.db('organizations').count<{ n: string }[]>({ n: '*' }))[0]!.n);
+    const shown = Number(/Organizations<\/div><div class="stat-value">([\d,]+)</.exec(second)?.[1]?.replaceAll(',', ''));
+    expect(shown).toBeGreaterThanOrEqual(Math.min(all, 55));
+
+    const byId = await (await client.get(`/operator?q=${orgs[7]!.id}`)).text();
+    expect(names(byId)).toEqual([orgs[7]!.name]);
+    const wildcard = await (await client.get(`/operator?q=${encodeURIComponent(`${token}%`)}`)).text();
+    expect(names(wildcard)).toEqual([]);
+    expect(wildcard).toContain(`No organization has “${token}%” in its name or id.`);
   });
 });
 

@@ -1,4 +1,4 @@
-import type { Db } from '../db/index.js';
+import { pageWindow, type Db } from '../db/index.js';
 
 export interface OrganizationOverviewRow {
   id: string;
@@ -17,32 +17,85 @@ export interface OrganizationOverviewRow {
   lastEventAt: Date | null;
 }
 
-/** Every organization with its balance and flags: the operators' front page. */
-export async function organizationsOverview(db: Db): Promise<OrganizationOverviewRow[]> {
-  const rows = await db('organizations as o')
+export interface OrganizationsOverview {
+  /** One page of organizations, by name. */
+  rows: OrganizationOverviewRow[];
+  page: number;
+  pages: number;
+  /** Organizations matching the search. */
+  total: number;
+  /** Over every organization, not just the page or the search. */
+  totals: { organizations: number; flagged: number; creditsBalance: number; newestEventAt: Date | null };
+}
+
+export interface OrganizationsOverviewOptions {
+  /** Part of the name or id, case-insensitive. */
+  search?: string | null;
+  page?: number;
+  pageSize?: number;
+}
+
+/**
+ * The operators' front page: organizations with their balance and flags, a page at a time (a
+ * customer base grows; each row also counts members and keys), optionally those whose name or
+ * id contains `search`; and the totals over every organization, from one aggregate.
+ */
+export async function organizationsOverview(db: Db, options: OrganizationsOverviewOptions = {}): Promise<OrganizationsOverview> {
+  const pageSize = options.pageSize ?? 50;
+  const search = options.search?.trim() ?? '';
+  const matching = () => {
+    const q = db('organizations as o');
+    // The pattern's own wildcards are escaped: the search is for the text as typed.
+    if (search !== '') q.where((w) => void w.whereILike('o.name', `%${likeEscape(search)}%`).orWhereILike('o.id', `%${likeEscape(search)}%`));
+    return q;
+  };
+  const [counted, totals] = await Promise.all([
+    matching().count<{ n: string | number }>({ n: '*' }).first(),
+    db('organizations as o')
+      .leftJoin('allowances as a', 'a.organization_id', 'o.id')
+      .first<{ organizations: string | number; flagged: string | number; balance: string | number | null; newest: Date | null }>(
+        db.raw('COUNT(*) AS organizations'),
+        db.raw('COUNT(*) FILTER (WHERE a.credits_exhausted OR a.limit_reached) AS flagged'),
+        db.raw('SUM(a.credits_balance)::bigint AS balance'),
+        db.raw('MAX(a.last_event_at) AS newest'),
+      ),
+  ]);
+  const total = Number(counted?.n ?? 0);
+  const { page, pages, offset } = pageWindow(total, options.page, pageSize);
+  const rows = await matching()
     .leftJoin('plans as p', 'p.id', 'o.plan_id')
     .leftJoin('allowances as a', 'a.organization_id', 'o.id')
     .orderBy([{ column: 'o.name' }, { column: 'o.id' }])
+    .offset(offset)
+    .limit(pageSize)
     .select<Record<string, any>[]>(
       'o.id', 'o.name', 'o.plan_id', 'p.name as plan_name', 'o.status', 'a.period', 'a.credits_balance', 'a.calls_used', 'a.calls_cap',
       'a.credits_exhausted', 'a.limit_reached', 'a.last_event_at',
       db.raw('(SELECT COUNT(*) FROM memberships m WHERE m.organization_id = o.id)::int AS members'),
       db.raw(`(SELECT COUNT(*) FROM api_keys k WHERE k.organization_id = o.id AND k.revoked_at IS NULL AND (k.expires_at IS NULL OR k.expires_at > now()))::int AS active_keys`),
     );
-  return rows.map((r) => ({
-    id: r.id,
-    name: r.name,
-    planId: r.plan_id,
-    planName: r.plan_name,
-    status: r.status,
-    period: r.period,
-    creditsBalance: r.credits_balance,
-    callsUsed: r.calls_used,
-    callsCap: r.calls_cap,
-    creditsExhausted: Boolean(r.credits_exhausted),
-    limitReached: Boolean(r.limit_reached),
-    members: r.members,
-    activeKeys: r.active_keys,
-    lastEventAt: r.last_event_at,
-  }));
+  return {
+    page,
+    pages,
+    total,
+    totals: { organizations: Number(totals?.organizations ?? 0), flagged: Number(totals?.flagged ?? 0), creditsBalance: Number(totals?.balance ?? 0), newestEventAt: totals?.newest ?? null },
+    rows: rows.map((r) => ({
+      id: r.id,
+      name: r.name,
+      planId: r.plan_id,
+      planName: r.plan_name,
+      status: r.status,
+      period: r.period,
+      creditsBalance: r.credits_balance,
+      callsUsed: r.calls_used,
+      callsCap: r.calls_cap,
+      creditsExhausted: Boolean(r.credits_exhausted),
+      limitReached: Boolean(r.limit_reached),
+      members: r.members,
+      activeKeys: r.active_keys,
+      lastEventAt: r.last_event_at,
+    })),
+  };
 }
+
+const likeEscape = (text: string) => text.replace(/[\\%_]/g, (c) => `\\${c}`);

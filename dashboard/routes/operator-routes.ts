@@ -9,7 +9,7 @@ import { AppError } from '../../core/errors/index.js';
 import { organizationPeriodSettings, organizationsOverview, setCreditsPerPeriod } from '../../core/finance/index.js';
 import type { DashboardContext, DashboardState } from '../state.js';
 import { auditActor, describeAuditAction } from '../views/audit-entries.js';
-import { asOfStamp, badge, csrfField, field, notice, section, select, stat, table } from '../views/components.js';
+import { asOfStamp, badge, csrfField, field, notice, pagination, section, select, stat, table } from '../views/components.js';
 import { html, type HtmlValue } from '../views/html.js';
 import { page } from '../views/layout.js';
 import { invitationPanel, inviteForm } from './members-routes.js';
@@ -43,10 +43,13 @@ function optionalInt(value: string | undefined, path: string): number | null {
 async function renderOverview(ctx: DashboardContext, db: Db, top?: HtmlValue): Promise<void> {
   const { t, f } = ctx.state;
   await ensureDefaultPlans(db);
-  const [orgs, plans, deadLetters] = await Promise.all([organizationsOverview(db), listPlans(db), countOpenDeadLetters(db)]);
-  const flagged = orgs.filter((o) => o.creditsExhausted || o.limitReached).length;
-  const newest = orgs.reduce<Date | null>((m, o) => (o.lastEventAt && (!m || o.lastEventAt > m) ? o.lastEventAt : m), null);
-  const rows = orgs.map((o) => [
+  const search = typeof ctx.query.q === 'string' ? ctx.query.q.slice(0, 200) : '';
+  const requested = Number.parseInt(String(ctx.query.page ?? '1'), 10);
+  const [overview, plans, deadLetters] = await Promise.all([organizationsOverview(db, { search, page: requested }), listPlans(db), countOpenDeadLetters(db)]);
+  const { totals } = overview;
+  const flagged = totals.flagged;
+  const link = (p: number) => `/operator?${new URLSearchParams({ ...(search ? { q: search } : {}), page: String(p) })}`;
+  const rows = overview.rows.map((o) => [
     html`<a href="/operator/organizations/${o.id}"><strong>${o.name}</strong></a><div class="muted small"><code>${o.id}</code></div>`,
     o.planName ?? html`<span class="muted">${t('operator.noPlan')}</span>`,
     o.creditsBalance === null ? '—' : f.number(o.creditsBalance),
@@ -58,25 +61,31 @@ async function renderOverview(ctx: DashboardContext, db: Db, top?: HtmlValue): P
   const body = html`
     ${top ?? ''}
     <div class="stats">
-      ${stat(t('nav.organizations'), f.number(orgs.length))}
-      ${stat(t('operator.flags'), f.number(flagged), flagged > 0 ? t('operator.totals', { orgs: orgs.length, flagged }) : '')}
-      ${stat(t('operator.balance'), f.number(orgs.reduce((n, o) => n + (o.creditsBalance ?? 0), 0)), t('common.credits'))}
+      ${stat(t('nav.organizations'), f.number(totals.organizations))}
+      ${stat(t('operator.flags'), f.number(flagged), flagged > 0 ? t('operator.totals', { orgs: totals.organizations, flagged }) : '')}
+      ${stat(t('operator.balance'), f.number(totals.creditsBalance), t('common.credits'))}
       ${stat(t('operator.deadLetters'), f.number(deadLetters), deadLetters > 0 ? t('operator.deadLettersHint') : t('operator.deadLettersNone'))}
     </div>
-    ${asOfStamp(ctx.state, newest)}
+    ${asOfStamp(ctx.state, totals.newestEventAt)}
     ${section(t('operator.create'), html`<form method="post" action="/operator/organizations" class="form-row">
       ${csrfField(ctx.state)}
       ${field({ label: t('common.name'), name: 'name', required: true, id: 'org-name' })}
       ${select({ label: t('operator.plan'), name: 'planId', choices: [...plans.map((p) => ({ value: p.id, label: `${p.name} (${p.id})` })), { value: '', label: t('operator.noPlan') }], value: plans[0]?.id ?? '', id: 'org-plan' })}
       <div class="field field-button"><button class="btn btn-primary" type="submit">${t('operator.createButton')}</button></div>
     </form>`, { id: 'create-org' })}
-    ${section(t('operator.title'), table({
-      caption: t('operator.title'),
-      headers: [t('common.name'), t('operator.plan'), t('operator.balance'), t('operator.calls'), t('operator.flags'), t('operator.members'), t('operator.keys')],
-      rows,
-      numeric: [2, 3, 5, 6],
-      empty: t('common.noRows'),
-    }), { id: 'all-orgs' })}`;
+    ${section(t('operator.title'), html`<form method="get" action="/operator" class="toolbar" role="search">
+        <label for="org-search">${t('operator.search')}</label>
+        <input id="org-search" type="search" name="q" value="${search}" placeholder="${t('operator.searchPlaceholder')}">
+        <button type="submit" class="btn btn-secondary">${t('common.show')}</button>
+      </form>
+      ${table({
+        caption: t('operator.title'),
+        headers: [t('common.name'), t('operator.plan'), t('operator.balance'), t('operator.calls'), t('operator.flags'), t('operator.members'), t('operator.keys')],
+        rows,
+        numeric: [2, 3, 5, 6],
+        empty: search ? t('operator.noMatch', { search }) : t('common.noRows'),
+      })}
+      ${overview.pages > 1 ? pagination(ctx.state, overview, link) : ''}`, { id: 'all-orgs' })}`;
   ctx.body = page(ctx.state, { title: t('operator.title'), body, active: 'operator', path: ctx.path });
 }
 
