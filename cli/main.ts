@@ -11,6 +11,20 @@ const program = new Command()
   .showHelpAfterError()
   .exitOverride();
 
+// A reader that stops early (`cli org show X | head -1`) closes the pipe, and the next write
+// fails with EPIPE: Node reports it as an unhandled 'error' event (a stack trace), or, for an
+// export waiting on the stream (line-writer), as a failed command. Nobody is left to read the
+// rest, so the CLI stops at once and quietly, as `yes | head` does: status 0, unless the
+// command has already set a failure (an import with rejected lines). At once, so an export does
+// not wait for a 'drain' that will never come; a transaction still open then is rolled back by
+// Postgres when the connection drops. Any other write error still throws.
+for (const stream of [process.stdout, process.stderr]) {
+  stream.on('error', (err: NodeJS.ErrnoException) => {
+    if (err.code === 'EPIPE') process.exit();
+    throw err;
+  });
+}
+
 let context: CliContext | undefined;
 const getContext = () => (context ??= createCliContext(process.env));
 for (const register of registrations) register(program, getContext);
