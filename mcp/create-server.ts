@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
 import {
-  ListToolsRequestSchema, type CallToolRequest, type CallToolResult, type ListToolsResult, type Tool,
+  CallToolRequestSchema, ListToolsRequestSchema, type CallToolRequest, type CallToolResult, type JSONRPCMessage, type ListToolsResult, type Tool,
 } from '@modelcontextprotocol/sdk/types.js';
 import type { AccessControl, Measure, Principal } from '../core/access/index.js';
 import type { CompanyStore } from '../core/companies/index.js';
@@ -184,6 +184,20 @@ export function createToolHandlers(deps: McpDeps, parts: ServerParts, call: McpC
       }
     },
   };
+}
+
+/**
+ * Whether callTool admits a call of this tool through access.authorize, which counts it against
+ * the organization's rate limit and sets the RateLimit-* headers: an unknown or person-only
+ * tool is refused before. http.ts counts every request without such a call itself.
+ */
+export const authorizesTool = (parts: ServerParts, name: string): boolean => !personOnlyToolNames.has(name) && parts.byName.has(name);
+
+/** The same for a message on its way to the SDK's Server, which refuses a tools/call its schema refuses before callTool runs. */
+export function authorizesMessage(parts: ServerParts, message: JSONRPCMessage): boolean {
+  if (!('method' in message) || message.method !== 'tools/call' || !('id' in message)) return false;
+  const parsed = CallToolRequestSchema.safeParse(message);
+  return parsed.success && authorizesTool(parts, parsed.data.params.name);
 }
 
 export function createServer(deps: McpDeps, parts: ServerParts, call: McpCall): Server {

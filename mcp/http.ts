@@ -7,8 +7,11 @@ import {
 } from '@modelcontextprotocol/sdk/types.js';
 import { AppError, issueDetails, type ErrorCode, type ErrorDetail } from '../core/errors/index.js';
 import { newRequestId } from '../core/ids/index.js';
+import { rateLimitHeaders } from '../core/ratelimit/index.js';
 import { jsonWithCachedParts } from './cached-json.js';
-import { createServer, createToolHandlers, prepareServerParts, type McpCall, type McpDeps } from './create-server.js';
+import {
+  authorizesMessage, authorizesTool, createServer, createToolHandlers, prepareServerParts, type McpCall, type McpDeps,
+} from './create-server.js';
 import { answerToolCall, plainToolCall } from './direct-tool-call.js';
 import { httpErrorResponse, jsonRpcErrorBody, withErrorData } from './errors.js';
 import { JsonResponseTransport } from './json-transport.js';
@@ -158,30 +161,50 @@ export function createMcpApp(options: McpAppOptions): Koa {
         return envelope(err);
       }
 
+      // Every authenticated request counts once against the organization's rate limits (shared
+      // with the API) and its answer carries the RateLimit-* headers. A tools/call counts where
+      // the tool admits it (access.authorize, which also checks plan and allowance, and sets the
+      // headers); any other request (initialize, tools/list, a notification, the GET a client
+      // probes with, a request refused here) is counted by admit, before it is answered. Over
+      // the limit, admit's refusal is the answer: 429 with Retry-After, in the error envelope.
+      const admit = async (): Promise<boolean> => {
+        try {
+          ctx.set(rateLimitHeaders(await options.access.admit(principal)));
+          return true;
+        } catch (err) {
+          envelope(err);
+          return false;
+        }
+      };
+      const refuse = async (...args: Parameters<typeof rpcError>): Promise<void> => {
+        if (await admit()) rpcError(...args);
+      };
+
       if (ctx.method !== 'POST') {
+        if (!(await admit())) return;
         ctx.set('Allow', 'POST, OPTIONS');
         return rpcError(405, -32000, 'unknown_endpoint', 'Method not allowed: this server is stateless and opens no event stream; send JSON-RPC messages with POST.');
       }
       const accept = ctx.get('Accept');
       if (!accept.includes('application/json') || !accept.includes('text/event-stream')) {
-        return rpcError(406, -32000, 'invalid_params', 'Not acceptable: the Accept header must list both application/json and text/event-stream.');
+        return refuse(406, -32000, 'invalid_params', 'Not acceptable: the Accept header must list both application/json and text/event-stream.');
       }
       if (!isJsonContentType(ctx.get('Content-Type'))) {
-        return rpcError(415, -32000, 'invalid_params', 'Unsupported media type: send Content-Type: application/json.');
+        return refuse(415, -32000, 'invalid_params', 'Unsupported media type: send Content-Type: application/json.');
       }
       let raw: unknown;
       try {
         raw = JSON.parse(await readBody(ctx.req, maxBodyBytes));
       } catch (err) {
-        if (err instanceof BodyTooLarge) return rpcError(413, -32000, 'invalid_params', `Request body larger than ${maxBodyBytes} bytes.`);
-        return rpcError(400, RpcCode.ParseError, 'invalid_params', 'Parse error: the body is not valid JSON.');
+        if (err instanceof BodyTooLarge) return refuse(413, -32000, 'invalid_params', `Request body larger than ${maxBodyBytes} bytes.`);
+        return refuse(400, RpcCode.ParseError, 'invalid_params', 'Parse error: the body is not valid JSON.');
       }
       const list = Array.isArray(raw) ? raw : [raw];
       const parsed = list.map((m) => JSONRPCMessageSchema.safeParse(m));
       const firstId = (list[0] as { id?: unknown } | undefined)?.id;
       const echoId = typeof firstId === 'string' || typeof firstId === 'number' ? firstId : null;
       if (list.length === 0 || list.length > MAX_BATCH || parsed.some((p) => !p.success)) {
-        return rpcError(400, RpcCode.InvalidRequest, 'invalid_params', `Invalid request: expected a JSON-RPC 2.0 message (or a batch of at most ${MAX_BATCH}).`, echoId);
+        return refuse(400, RpcCode.InvalidRequest, 'invalid_params', `Invalid request: expected a JSON-RPC 2.0 message (or a batch of at most ${MAX_BATCH}).`, echoId);
       }
       const messages = parsed.map((p) => p.data as JSONRPCMessage);
       // Answers are matched to requests by id: a batch that repeats one would run (and bill)
@@ -190,23 +213,23 @@ export function createMcpApp(options: McpAppOptions): Koa {
       const repeated = repeatedIds(messages);
       if (repeated.ids.length > 0) {
         const ids = repeated.ids.map((id) => JSON.stringify(id)).join(', ');
-        return rpcError(400, RpcCode.InvalidRequest, 'invalid_params', `Invalid request: each request of a batch needs an id of its own; repeated: ${ids}.`, null, repeated.details);
+        return refuse(400, RpcCode.InvalidRequest, 'invalid_params', `Invalid request: each request of a batch needs an id of its own; repeated: ${ids}.`, null, repeated.details);
       }
       // The method check first: isInitializeRequest parses the whole message with zod.
       const initializing = messages.some((m) => 'method' in m && m.method === 'initialize' && isInitializeRequest(m));
       if (initializing && messages.length > 1) {
-        return rpcError(400, RpcCode.InvalidRequest, 'invalid_params', 'Invalid request: initialize must be sent alone.', echoId);
+        return refuse(400, RpcCode.InvalidRequest, 'invalid_params', 'Invalid request: initialize must be sent alone.', echoId);
       }
       // An initialize the SDK's schema refuses would reach its handler and come back as an
       // internal error: it is the caller's mistake, so it is refused here, field by field.
       const [only] = messages;
       if (!initializing && messages.length === 1 && only && 'method' in only && only.method === 'initialize' && 'id' in only) {
         const details = issueDetails(InitializeRequestSchema.safeParse(only).error?.issues ?? [], 'params');
-        return rpcError(200, RpcCode.InvalidParams, 'invalid_params', 'Invalid params for initialize.', only.id, details);
+        return refuse(200, RpcCode.InvalidParams, 'invalid_params', 'Invalid params for initialize.', only.id, details);
       }
       const protocolVersion = ctx.get('Mcp-Protocol-Version');
       if (!initializing && protocolVersion !== '' && !SUPPORTED_PROTOCOL_VERSIONS.includes(protocolVersion)) {
-        return rpcError(400, -32000, 'invalid_params', `Unsupported MCP-Protocol-Version ${protocolVersion}; supported: ${SUPPORTED_PROTOCOL_VERSIONS.join(', ')}.`, echoId);
+        return refuse(400, -32000, 'invalid_params', `Unsupported MCP-Protocol-Version ${protocolVersion}; supported: ${SUPPORTED_PROTOCOL_VERSIONS.join(', ')}.`, echoId);
       }
 
       let handedOut = false;
@@ -220,6 +243,8 @@ export function createMcpApp(options: McpAppOptions): Koa {
       const jsonAnswer = !prefersEventStream(accept);
       // A batch, even of one, is answered as an array by the Server path below.
       const toolCall = jsonAnswer && !Array.isArray(raw) ? plainToolCall(messages) : undefined;
+      const authorized = toolCall ? authorizesTool(parts, toolCall.request.params.name) : messages.some((m) => authorizesMessage(parts, m));
+      if (!authorized && !(await admit())) return;
       if (toolCall) {
         const response = await answerToolCall(createToolHandlers(options, parts, call), toolCall, requestId);
         ctx.type = 'application/json';

@@ -108,11 +108,25 @@ export async function startTestMcp(options: TestMcpOptions = {}): Promise<TestMc
   };
 }
 
-/** The official SDK client over Streamable HTTP, with the key as bearer header. */
+/**
+ * The official SDK client over Streamable HTTP, with the key as bearer header. Connecting is
+ * three requests, each counted against the organization's rate limits: initialize, the
+ * initialized notification, and a GET (answered 405) with which the client probes for an event
+ * stream. The client sends the GET without waiting for it; this waits, so that a test counting
+ * the organization's requests knows all three are counted.
+ */
 export async function connectClient(mcpUrl: string, key: string): Promise<Client> {
   const client = new Client({ name: 'mcp-test-client', version: '1.0.0' });
-  const transport = new StreamableHTTPClientTransport(new URL(mcpUrl), { requestInit: { headers: { Authorization: `Bearer ${key}` } } });
+  let probed!: () => void;
+  const probe = new Promise<void>((resolve) => { probed = resolve; });
+  const fetchProbed: typeof fetch = (input, init) => {
+    const answer = fetch(input, init);
+    if (init?.method === 'GET') void answer.finally(probed).catch(() => undefined);
+    return answer;
+  };
+  const transport = new StreamableHTTPClientTransport(new URL(mcpUrl), { requestInit: { headers: { Authorization: `Bearer ${key}` } }, fetch: fetchProbed });
   await client.connect(transport);
+  await probe;
   return client;
 }
 

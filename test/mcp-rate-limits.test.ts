@@ -4,7 +4,7 @@ import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { upsertCompanies } from '../core/companies/write-companies.js';
 import { createInMemoryRateLimiter } from '../core/ratelimit/index.js';
 import { startTestApi, type TestApi } from './api-fixtures.js';
-import { connectClient, createToolOrganization, sampleGroup, startTestMcp, type TestMcp } from './mcp-fixtures.js';
+import { connectClient, createToolOrganization, initializeRequest, json, rpc, sampleGroup, startTestMcp, type TestMcp } from './mcp-fixtures.js';
 
 // The API and the tool server count one organization's calls against one set of limits. Here
 // they are two apps with their own access control sharing one rate-limit store, as two
@@ -26,12 +26,26 @@ afterAll(async () => {
   await rateLimiter.close();
 });
 
+// The per-minute window is the clock minute: a test that counts against it starts well inside one.
+async function clearOfMinuteBoundary(): Promise<void> {
+  const left = 60_000 - (Date.now() % 60_000);
+  if (left < 5_000) await new Promise((resolve) => setTimeout(resolve, left + 50));
+}
+
+const rateLimitOf = (res: Response) => ({
+  limit: res.headers.get('ratelimit-limit'),
+  remaining: res.headers.get('ratelimit-remaining'),
+  reset: Number(res.headers.get('ratelimit-reset')),
+});
+
 describe('rate limits shared by API and tool server', () => {
   it('when an organization bursts across API and MCP then their calls together hit its one per-minute limit, on both sides', async () => {
     const group = sampleGroup();
     await upsertCompanies(mcp.db, [group.root]);
-    // A per-minute cap of 10 and a generous bucket: exactly 10 calls pass within the minute.
-    const org = await createToolOrganization(mcp.db, { endpoints: ['company-profile'], ratePerSecond: 100, burst: 100, ratePerMinute: 10 });
+    // A per-minute cap of 13 and a generous bucket: connecting counts 3 (initialize, the
+    // initialized notification, the client's GET), so exactly 10 calls pass within the minute.
+    const org = await createToolOrganization(mcp.db, { endpoints: ['company-profile'], ratePerSecond: 100, burst: 100, ratePerMinute: 13 });
+    await clearOfMinuteBoundary();
     client = await connectClient(mcp.mcpUrl, org.key);
     const apiCall = () => fetch(`${api.url}/companies/${group.root.fiscalCode}/profile`, { headers: { Authorization: `Bearer ${org.key}` } });
     const toolCall = async () => (await client.callTool({ name: 'service_get_company_profile', arguments: { taxId: group.root.fiscalCode } })) as CallToolResult;
@@ -51,5 +65,74 @@ describe('rate limits shared by API and tool server', () => {
     expect(refused.isError).toBe(true);
     expect((refused.content[0] as { text: string }).text).toMatch(/Retry after \d+ seconds?\./);
     expect((refused._meta as any).retryAfterSeconds).toBeGreaterThanOrEqual(1);
+  });
+
+  it('when initialize, tools/list, a notification, the GET probe and a refused request are sent then each counts once and carries the RateLimit headers, and over the limit the answer is 429 with Retry-After', async () => {
+    const org = await createToolOrganization(mcp.db, { endpoints: ['company-profile'], ratePerSecond: 100, burst: 100, ratePerMinute: 6 });
+    const auth = { Authorization: `Bearer ${org.key}` };
+    const versioned = { ...auth, 'Mcp-Protocol-Version': '2025-06-18' };
+    await clearOfMinuteBoundary();
+    const answers: [string, Response][] = [
+      ['initialize', await rpc(mcp.mcpUrl, initializeRequest(), auth)],
+      ['initialize as SSE', await rpc(mcp.mcpUrl, initializeRequest(), { ...auth, Accept: 'text/event-stream, application/json' })],
+      ['notification', await rpc(mcp.mcpUrl, { jsonrpc: '2.0', method: 'notifications/initialized' }, versioned)],
+      ['GET', await fetch(mcp.mcpUrl, { headers: { ...auth, Accept: 'text/event-stream' } })],
+      ['bad Accept', await rpc(mcp.mcpUrl, initializeRequest(), { ...auth, Accept: 'application/json' })],
+      ['tools/list', await rpc(mcp.mcpUrl, { jsonrpc: '2.0', id: 2, method: 'tools/list' }, versioned)],
+    ];
+    const seen = await Promise.all(answers.map(async ([what, res]) => {
+      await res.text();
+      const { limit, remaining, reset } = rateLimitOf(res);
+      return { what, status: res.status, limit, remaining, resetOk: reset >= 1 && reset <= 60 };
+    }));
+    expect(seen).toEqual([
+      { what: 'initialize', status: 200, limit: '6', remaining: '5', resetOk: true },
+      { what: 'initialize as SSE', status: 200, limit: '6', remaining: '4', resetOk: true },
+      { what: 'notification', status: 202, limit: '6', remaining: '3', resetOk: true },
+      { what: 'GET', status: 405, limit: '6', remaining: '2', resetOk: true },
+      { what: 'bad Accept', status: 406, limit: '6', remaining: '1', resetOk: true },
+      { what: 'tools/list', status: 200, limit: '6', remaining: '0', resetOk: true },
+    ]);
+
+    // The seventh request is refused as the server refuses at the HTTP level: the error envelope.
+    for (const refused of [
+      await rpc(mcp.mcpUrl, { jsonrpc: '2.0', id: 3, method: 'tools/list' }, versioned),
+      await rpc(mcp.mcpUrl, initializeRequest(), auth),
+    ]) {
+      expect(refused.status).toBe(429);
+      expect(Number(refused.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
+      expect(rateLimitOf(refused)).toMatchObject({ limit: '6', remaining: '0' });
+      const body = await json(refused);
+      expect(body).toEqual({ error: { code: 'rate_limited', message: expect.any(String), requestId: refused.headers.get('x-request-id') } });
+    }
+    // The same limit as the API's.
+    expect((await fetch(`${api.url}/companies/00000000001/profile`, { headers: auth })).status).toBe(429);
+  });
+
+  it('when a request carries tools/call then it counts once per call, where the tool admits it, and not again for the request', async () => {
+    const group = sampleGroup();
+    await upsertCompanies(mcp.db, [group.root]);
+    const org = await createToolOrganization(mcp.db, { ratePerSecond: 100, burst: 100, ratePerMinute: 100 });
+    const headers = { Authorization: `Bearer ${org.key}`, 'Mcp-Protocol-Version': '2025-06-18' };
+    const call = (id: number, name: string) => ({ jsonrpc: '2.0', id, method: 'tools/call', params: { name, arguments: { taxId: group.root.fiscalCode } } });
+    await clearOfMinuteBoundary();
+    const remaining: string[] = [];
+    for (const body of [
+      { jsonrpc: '2.0', id: 1, method: 'tools/list' },
+      call(2, 'service_get_company_profile'),
+      [{ jsonrpc: '2.0', id: 3, method: 'tools/list' }, call(4, 'service_get_company_profile')],
+      [call(5, 'service_get_company_profile'), call(6, 'service_get_company_profile')],
+      // Tools refused before their admission (unknown, person-only) count as the request.
+      call(7, 'service_no_such_tool'),
+      call(8, 'service_get_usage'),
+    ]) {
+      const res = await rpc(mcp.mcpUrl, body, headers);
+      expect(res.status).toBe(200);
+      await res.text();
+      remaining.push(res.headers.get('ratelimit-remaining') ?? 'none');
+    }
+    // The batch of two calls counts two (the next request sees 94); which of its calls set the
+    // header last is not fixed, so its own value is not asserted.
+    expect(remaining).toEqual(['99', '98', '97', expect.stringMatching(/^9[56]$/), '94', '93']);
   });
 });
