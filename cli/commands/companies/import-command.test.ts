@@ -45,6 +45,24 @@ describe('cli import', () => {
     expect(rows[0]!.n).toBe(300);
   });
 
+  it('when --workers is above twice the CPUs then it is refused with the bound and nothing is imported', async () => {
+    const max = 2 * os.availableParallelism();
+    const [dossier] = [...generateDossiers({ count: 1, seed: 81_200_202 })];
+    const file = path.join(dir, 'too-many-workers.jsonl');
+    await writeFile(file, JSON.stringify(dossier) + '\n');
+
+    const [over, far] = await Promise.all([cli('import', file, '--workers', String(max + 1), '--quiet'), cli('import', file, '--workers', '1000', '--quiet')]);
+    for (const [run, n] of [[over, max + 1], [far, 1000]] as const) {
+      expect(run).toMatchObject({ code: 1, stdout: '' });
+      expect(run.stderr).toContain(`error: option '--workers <n>' argument '${n}' is invalid. at most ${max} parser threads (twice this machine's ${max / 2} CPUs)`);
+    }
+    const { rows } = await db.raw<{ rows: { n: number }[] }>('SELECT count(*)::int AS n FROM companies WHERE fiscal_code = ?', [dossier!.fiscalCode]);
+    expect(rows[0]!.n).toBe(0);
+
+    const help = await cli('import', '--help');
+    expect(help.stdout.replace(/\s+/g, ' ')).toContain(`--workers <n> parser threads, 0 to ${max} (twice the CPUs)`);
+  });
+
   it('when the file is missing or is a folder then one clear line says so and the exit code is 1', async () => {
     const [missing, folder] = await Promise.all([cli('import', path.join(dir, 'no-such-file.jsonl')), cli('import', dir)]);
     expect(missing.code).toBe(1);
