@@ -44,6 +44,30 @@ export function toolErrorResult(err: unknown, requestId: string, logger: Logger)
   };
 }
 
+// Tool results that tell the caller to wait before calling again (decisions.md: Retry-After).
+const waitCodes: ReadonlySet<string> = new Set<ErrorCode>(['rate_limited', 'limit_reached']);
+
+/**
+ * The Retry-After of a JSON answer that carries rate_limited or limit_reached tool results: the
+ * longest of their waits (a batch can hold several), in whole seconds, at least 1. Undefined
+ * when it carries none. The result stays as it is (HTTP 200, isError): the header only lets
+ * HTTP-level clients and proxies see the wait too.
+ */
+export function retryAfterOfResults(responses: readonly JSONRPCMessage[]): number | undefined {
+  let longest: number | undefined;
+  for (const response of responses) {
+    if (!('result' in response)) continue;
+    const result = response.result as Partial<CallToolResult>;
+    if (result.isError !== true) continue;
+    const code = (result.structuredContent as { error?: { code?: unknown } } | undefined)?.error?.code;
+    const wait = result._meta?.retryAfterSeconds;
+    if (typeof code !== 'string' || !waitCodes.has(code) || typeof wait !== 'number' || !Number.isFinite(wait)) continue;
+    const seconds = Math.max(1, Math.ceil(wait));
+    longest = longest === undefined ? seconds : Math.max(longest, seconds);
+  }
+  return longest;
+}
+
 const rpcCodeOf = (code: ErrorCode): number =>
   code === 'invalid_params' || code === 'unknown_endpoint' ? RpcCode.InvalidParams : code === 'internal_error' ? RpcCode.InternalError : -32000;
 

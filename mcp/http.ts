@@ -13,7 +13,7 @@ import {
   authorizesMessage, authorizesTool, createServer, createToolHandlers, prepareServerParts, type McpCall, type McpDeps,
 } from './create-server.js';
 import { answerToolCall, plainToolCall } from './direct-tool-call.js';
-import { httpErrorResponse, jsonRpcErrorBody, withErrorData } from './errors.js';
+import { httpErrorResponse, jsonRpcErrorBody, retryAfterOfResults, withErrorData } from './errors.js';
 import { JsonResponseTransport } from './json-transport.js';
 
 // The tool server's HTTP edge: Streamable HTTP at /mcp, stateless. Every request is
@@ -131,6 +131,12 @@ export function createMcpApp(options: McpAppOptions): Koa {
       ctx.status = status;
       ctx.body = jsonRpcErrorBody(rpcCode, code, message, requestId, id, details);
     };
+    // A JSON answer with rate_limited or limit_reached tool results says how long to wait in
+    // the header too (an event stream's headers are sent before any result exists).
+    const setRetryAfter = (responses: JSONRPCMessage[]) => {
+      const seconds = retryAfterOfResults(responses);
+      if (seconds !== undefined) ctx.set('Retry-After', String(seconds));
+    };
     const envelope = (err: unknown) => {
       const response = httpErrorResponse(err, requestId, logger);
       ctx.status = response.status;
@@ -247,6 +253,7 @@ export function createMcpApp(options: McpAppOptions): Koa {
       if (!authorized && !(await admit())) return;
       if (toolCall) {
         const response = await answerToolCall(createToolHandlers(options, parts, call), toolCall, requestId);
+        setRetryAfter([response]);
         ctx.type = 'application/json';
         ctx.body = jsonWithCachedParts(response, options.cachedText, 4);
         return;
@@ -264,6 +271,7 @@ export function createMcpApp(options: McpAppOptions): Koa {
           ctx.status = 202;
           return;
         }
+        setRetryAfter(responses);
         // As JSON.stringify would write it, with the cache's text of cached data spliced in
         // (depth 4: response, result, structuredContent, then e.g. the profile).
         ctx.type = 'application/json';

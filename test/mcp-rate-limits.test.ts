@@ -135,4 +135,49 @@ describe('rate limits shared by API and tool server', () => {
     // header last is not fixed, so its own value is not asserted.
     expect(remaining).toEqual(['99', '98', '97', expect.stringMatching(/^9[56]$/), '94', '93']);
   });
+
+  it('when tool calls are refused as limit_reached or rate_limited then the JSON answer, still 200, carries Retry-After with the wait, for a batch the longest', async () => {
+    // Every tool priced in calls with the calls cap reached, and two requests a minute.
+    const org = await createToolOrganization(mcp.db, { ratePerSecond: 100, burst: 100, ratePerMinute: 2 });
+    await mcp.db('plan_entitlements').where({ plan_id: org.planId }).update({ unit: 'calls', quantity: 1 });
+    await mcp.db('allowances').where({ organization_id: org.organizationId }).update({ limit_reached: true });
+    const headers = { Authorization: `Bearer ${org.key}`, 'Mcp-Protocol-Version': '2025-06-18' };
+    const call = (id: number) => ({ jsonrpc: '2.0', id, method: 'tools/call', params: { name: 'service_search_companies', arguments: { query: 'rossi' } } });
+    const refusal = (response: any) => ({ code: response.result.structuredContent.error.code as string, wait: response.result._meta.retryAfterSeconds as number });
+    await clearOfMinuteBoundary();
+
+    // A lone call (answered without the SDK's Server): limit_reached, waiting for the next period.
+    const capped = await rpc(mcp.mcpUrl, call(1), headers);
+    expect(capped.status).toBe(200);
+    const cappedBody = await json(capped);
+    expect(cappedBody.result.isError).toBe(true);
+    expect(refusal(cappedBody).code).toBe('limit_reached');
+    expect(capped.headers.get('retry-after')).toBe(String(refusal(cappedBody).wait));
+
+    // A batch (through the Server): one call takes the minute's last request and is capped, the
+    // other is rate limited; the header has the longer wait.
+    const batch = await rpc(mcp.mcpUrl, [call(2), call(3)], headers);
+    expect(batch.status).toBe(200);
+    const refusals = ((await json(batch)) as any[]).map(refusal);
+    expect(refusals.map((r) => r.code).sort()).toEqual(['limit_reached', 'rate_limited']);
+    expect(Math.min(...refusals.map((r) => r.wait))).toBeGreaterThanOrEqual(1);
+    expect(batch.headers.get('retry-after')).toBe(String(Math.max(...refusals.map((r) => r.wait))));
+
+    // A lone rate_limited call.
+    const limited = await rpc(mcp.mcpUrl, call(4), headers);
+    const limitedBody = await json(limited);
+    expect(refusal(limitedBody).code).toBe('rate_limited');
+    expect(limited.headers.get('retry-after')).toBe(String(refusal(limitedBody).wait));
+    expect(rateLimitOf(limited)).toMatchObject({ limit: '2', remaining: '0' });
+
+    // Error results of other kinds tell no wait: no header.
+    const other = await createToolOrganization(mcp.db);
+    const otherHeaders = { ...headers, Authorization: `Bearer ${other.key}` };
+    const profile = (id: number, taxId: string) => ({ jsonrpc: '2.0', id, method: 'tools/call', params: { name: 'service_get_company_profile', arguments: { taxId } } });
+    for (const body of [profile(5, '00000000001'), [profile(6, '00000000001'), profile(7, '')]]) {
+      const res = await rpc(mcp.mcpUrl, body, otherHeaders);
+      expect(JSON.stringify(await json(res))).toContain('"isError":true');
+      expect(res.headers.get('retry-after')).toBeNull();
+    }
+  });
 });
