@@ -106,6 +106,15 @@ describe('operator CLI: organizations and keys', () => {
     expect(stored!.expires_at.toISOString()).toBe('2096-02-29T00:00:00.000Z');
   });
 
+  it('when a limit is above what the store holds then set-limits gives a one-line invalid_params error, not SQL, and nothing changes', async () => {
+    const orgId = (await cli('org', 'create', '--name', 'CLI huge limits SRL')).stdout.trim();
+    const run = await cli('org', 'set-limits', orgId, '--burst', '3000000000');
+    expect(run).toMatchObject({ code: 1, stdout: '' });
+    expect(run.stderr.trim()).toBe('error (invalid_params): burst: at most 2147483647');
+    const shown = await cli('org', 'show', orgId);
+    expect(shown.stdout).not.toContain('(override)');
+  });
+
   it('when --help is asked of a subcommand then it prints usage and exits 0', async () => {
     const run = await cli('key', 'create', '--help');
     expect(run.code).toBe(0);
