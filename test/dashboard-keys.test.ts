@@ -122,6 +122,9 @@ describe('when an admin creates a key with an expiry that is not a date', () => 
     const body = await res.text();
     expect(/<div class="notice notice-bad" role="alert">([^<]*)<\/div>/.exec(body)?.[1]).toMatch(/^Please check the form: expiresOn: /);
     expect(body).not.toContain('id="new-key"');
+    // What was typed comes back in the form, to be corrected rather than typed again.
+    expect(body).toMatch(/<input[^>]*name="name"[^>]*value="bad expiry"/);
+    expect(body).toContain(`value="${expiresOn}"`);
     expect(await env.db('api_keys').where({ organization_id: orgId })).toHaveLength(0);
   });
 

@@ -51,7 +51,7 @@ function newKeyPanel(state: DashboardState, key: string, apiBaseUrl: string | un
   </section>`;
 }
 
-async function renderKeysPage(ctx: DashboardContext, deps: KeysRouteDeps, view: OrgView, extra: { top?: HtmlValue } = {}): Promise<void> {
+async function renderKeysPage(ctx: DashboardContext, deps: KeysRouteDeps, view: OrgView, extra: { top?: HtmlValue; typed?: { name?: string; expiresOn?: string } } = {}): Promise<void> {
   const { t, f } = ctx.state;
   const now = new Date();
   const keys = (await listApiKeys(deps.db, view.org.id)).reverse();
@@ -87,8 +87,8 @@ async function renderKeysPage(ctx: DashboardContext, deps: KeysRouteDeps, view: 
     <p class="lead">${t('keys.intro')}</p>
     ${section(t('keys.createTitle'), html`<form method="post" action="/orgs/${view.org.id}/keys" class="form-row">
         ${csrfField(ctx.state)}
-        ${field({ label: t('common.name'), name: 'name', required: true, help: t('keys.nameHelp'), id: 'key-name' })}
-        ${field({ label: t('keys.expiry'), name: 'expiresOn', type: 'date', help: t('keys.expiryHelp'), id: 'key-expiry' })}
+        ${field({ label: t('common.name'), name: 'name', required: true, help: t('keys.nameHelp'), id: 'key-name', value: extra.typed?.name ?? '' })}
+        ${field({ label: t('keys.expiry'), name: 'expiresOn', type: 'date', help: t('keys.expiryHelp'), id: 'key-expiry', value: extra.typed?.expiresOn ?? '' })}
         <div class="field field-button"><button type="submit" class="btn btn-primary">${t('keys.create')}</button></div>
       </form>`)}
     ${section(t('keys.title'), table({
@@ -134,7 +134,8 @@ export function registerKeysRoutes(router: Router<DashboardState>, deps: KeysRou
     } catch (err) {
       if (!(err instanceof AppError)) throw err;
       ctx.status = 422;
-      await renderKeysPage(ctx, deps, view, { top: notice(ctx.state.t('error.invalid', { message: err.message }), 'bad') });
+      // The form comes back as it was typed, with what to change.
+      await renderKeysPage(ctx, deps, view, { top: notice(ctx.state.t('error.invalid', { message: err.message }), 'bad'), typed: { name: ctx.state.form.name, expiresOn: ctx.state.form.expiresOn } });
     }
   });
 
