@@ -89,7 +89,8 @@ export async function setCallsCap(db: Knex, input: AdministrationInput & { calls
   return administer(db, input, async (trx, row, now) => {
     const eventId = newId('adj');
     if (!input.thisPeriodOnly) {
-      await trx('organizations').where({ id: row.organization_id }).update({ calls_cap_per_period: input.callsCap, updated_at: now });
+      // The organization's own cap from now on, `none` included (migration 018).
+      await trx('organizations').where({ id: row.organization_id }).update({ calls_cap_per_period: input.callsCap, calls_cap_own: true, updated_at: now });
     }
     await trx('usage_ledger').insert({
       event_id: eventId,

@@ -14,7 +14,7 @@ async function periodTerms(trx: Knex.Transaction, organizationId: string): Promi
     .where('o.id', organizationId)
     .first<{ credits: number | null; cap: number | null } | undefined>(
       trx.raw('COALESCE(o.credits_per_period, p.credits_per_period, 0) AS credits'),
-      trx.raw('COALESCE(o.calls_cap_per_period, p.calls_cap_per_period) AS cap'),
+      trx.raw('CASE WHEN o.calls_cap_own THEN o.calls_cap_per_period ELSE p.calls_cap_per_period END AS cap'),
     );
   return { creditsPerPeriod: row?.credits ?? 0, callsCap: row?.cap ?? null };
 }

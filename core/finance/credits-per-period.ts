@@ -13,8 +13,9 @@ export async function setCreditsPerPeriod(db: Db, organizationId: string, credit
   if (n === 0) throw new AppError('not_found', `No organization with id ${organizationId}.`);
 }
 
-export async function organizationPeriodSettings(db: Db, organizationId: string): Promise<{ creditsPerPeriod: number | null; callsCapPerPeriod: number | null }> {
-  const row = await db('organizations').where({ id: organizationId }).first<{ credits_per_period: number | null; calls_cap_per_period: number | null } | undefined>('credits_per_period', 'calls_cap_per_period');
+/** `callsCapOwn`: the organization has a calls cap of its own, `callsCapPerPeriod` (null: no cap); else its plan's applies. */
+export async function organizationPeriodSettings(db: Db, organizationId: string): Promise<{ creditsPerPeriod: number | null; callsCapPerPeriod: number | null; callsCapOwn: boolean }> {
+  const row = await db('organizations').where({ id: organizationId }).first<{ credits_per_period: number | null; calls_cap_per_period: number | null; calls_cap_own: boolean } | undefined>('credits_per_period', 'calls_cap_per_period', 'calls_cap_own');
   if (!row) throw new AppError('not_found', `No organization with id ${organizationId}.`);
-  return { creditsPerPeriod: row.credits_per_period, callsCapPerPeriod: row.calls_cap_per_period };
+  return { creditsPerPeriod: row.credits_per_period, callsCapPerPeriod: row.calls_cap_per_period, callsCapOwn: row.calls_cap_own };
 }

@@ -53,8 +53,9 @@ interface OrganizationRow {
   rate_per_second: number | null;
   burst: number | null;
   rate_per_minute: number | null;
-  /** The organization's own calls cap, over its plan's (null: the plan's). */
+  /** With calls_cap_own, the organization's own calls cap over its plan's (null: no cap). */
   calls_cap_per_period: number | null;
+  calls_cap_own: boolean;
   created_at: Date;
 }
 
@@ -169,7 +170,7 @@ export async function setOrganizationPlan(db: Db, organizationId: string, planId
       .returning('*')) as OrganizationRow[];
     if (!allowance) await openAllowance(trx, organizationId, plan, actor);
     else if (plan && current.plan_id !== null && current.plan_id !== plan.id) {
-      const cap = current.calls_cap_per_period ?? plan.calls_cap_per_period;
+      const cap = current.calls_cap_own ? current.calls_cap_per_period : plan.calls_cap_per_period;
       const { calls_cap: now } = await trx('allowances').where({ organization_id: organizationId }).first<{ calls_cap: number | null }>('calls_cap');
       if (cap !== now) await setCallsCap(trx, { organizationId, callsCap: cap, thisPeriodOnly: true, actor, reason: `plan changed from ${current.plan_id} to ${plan.id}` });
     }
@@ -272,9 +273,9 @@ async function grantPlan(db: Db, organizationId: string, plan: PlanRow, actor: s
       .first('id');
     if (!granted) await changeCredits(db, { organizationId, kind: 'grant', credits: plan.credits_per_period, actor, reason: `plan ${plan.id}: included credits for ${period}`, eventId });
   }
-  const own = await db('organizations').where({ id: organizationId }).first<{ calls_cap_per_period: number | null } | undefined>('calls_cap_per_period');
-  const cap = own?.calls_cap_per_period ?? plan.calls_cap_per_period;
-  await db('allowances')
-    .where({ organization_id: organizationId })
-    .update({ calls_cap: cap, limit_reached: cap === null ? false : db.raw('calls_used >= ?', [cap]), updated_at: db.fn.now() });
+  const own = await db('organizations').where({ id: organizationId }).first<{ calls_cap_per_period: number | null; calls_cap_own: boolean } | undefined>('calls_cap_per_period', 'calls_cap_own');
+  const cap = own?.calls_cap_own ? own.calls_cap_per_period : plan.calls_cap_per_period;
+  // A cap that moves is a ledger row with who and why, as every cap change is.
+  const { calls_cap: current } = await db('allowances').where({ organization_id: organizationId }).first<{ calls_cap: number | null }>('calls_cap');
+  if (cap !== current) await setCallsCap(db, { organizationId, callsCap: cap, thisPeriodOnly: true, actor, reason: `plan ${plan.id}` });
 }

@@ -4,6 +4,7 @@ import { createDb, type Db } from '../../db/index.js';
 import { periodOf } from '../billing-period.js';
 import { reconcileLedger } from '../reconcile-ledger.js';
 import { setCallsCap } from '../adjust-allowance.js';
+import { rollOverDueAllowances } from '../roll-over-period.js';
 import { ensureDefaultPlans, standardPlan } from './default-plans.js';
 import { createOrganization, setOrganizationPlan } from './manage-organizations.js';
 import { ensurePlan } from './plan-store.js';
@@ -74,6 +75,7 @@ describe('included credits on provisioning', () => {
     expect((await grants(org.id)).map((g) => [g.entry_type, g.credits_delta, g.period])).toEqual([
       ['period_rollover', 0, periodOf(now)],
       ['grant', included, periodOf(now)],
+      ['adjustment', 0, periodOf(now)], // the plan's calls cap, where there was none
     ]);
     expect((await reconcileLedger(db, { organizationIds: [org.id] })).differences).toEqual([]);
   });
@@ -105,5 +107,32 @@ describe('the calls cap when the plan is saved or changed', () => {
     expect(await capOf(own.id)).toBe(7);
     expect(await capRows(own.id)).toEqual(['calls cap 100000 -> 7: deal: seven calls']);
     expect((await reconcileLedger(db, { organizationIds: [plain.id, own.id] })).differences).toEqual([]);
+  });
+
+  it('when the organization\'s own cap is "no cap" then it stays none through unprovisioning, a new plan and the next rollover', async () => {
+    const org = await createOrganization(db, { name: name(), planId: 'standard' });
+    await setCallsCap(db, { organizationId: org.id, callsCap: null, actor: 'test', reason: 'deal: unlimited calls' });
+    await setOrganizationPlan(db, org.id, null, 'test');
+    await setOrganizationPlan(db, org.id, 'standard', 'test');
+    expect(await capOf(org.id)).toBeNull();
+    await setOrganizationPlan(db, org.id, bigger.id, 'test');
+    expect(await capOf(org.id)).toBeNull();
+
+    const now = new Date();
+    const lastMonth = periodOf(new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth() - 1, 15)));
+    await db('allowances').where({ organization_id: org.id }).update({ period: lastMonth });
+    await rollOverDueAllowances(db);
+    expect(await capOf(org.id)).toBeNull();
+    expect(await capRows(org.id)).toEqual(['calls cap 100000 -> none: deal: unlimited calls']);
+  });
+
+  it('when an organization without a cap of its own is provisioned again then the plan\'s cap comes back with a ledger row', async () => {
+    const org = await createOrganization(db, { name: name(), planId: 'standard' });
+    await setCallsCap(db, { organizationId: org.id, callsCap: 5, thisPeriodOnly: true, actor: 'test', reason: 'this month only' });
+    await setOrganizationPlan(db, org.id, null, 'test');
+    await setOrganizationPlan(db, org.id, 'standard', 'test');
+    expect(await capOf(org.id)).toBe(100_000);
+    expect(await capRows(org.id)).toEqual(['calls cap 100000 -> 5 (this period only): this month only', 'calls cap 5 -> 100000 (this period only): plan standard']);
+    expect((await reconcileLedger(db, { organizationIds: [org.id] })).differences).toEqual([]);
   });
 });
