@@ -3,6 +3,7 @@ import { changeCredits, setCallsCap } from '../core/billing/adjust-allowance.js'
 import { applyUsageBatch } from '../core/billing/apply-usage-batch.js';
 import { reconcileLedger } from '../core/billing/reconcile-ledger.js';
 import { rollOverDueAllowances } from '../core/billing/roll-over-period.js';
+import { clearProductOverride, setProductOverride } from '../core/billing/plans/manage-organizations.js';
 import type { UsageBusMessage } from '../core/usage/index.js';
 import { testDb } from './support/database.js';
 import { allowanceOf, createBillingOrg, ledgerCount, usageEvent } from './billing-fixtures.js';
@@ -203,5 +204,26 @@ describe('applying usage batches', () => {
     await db('allowances').where({ organization_id: organizationId }).update({ credits_used: 4 });
     const result = await reconcileLedger(db, { organizationIds: [organizationId] });
     expect(result.differences).toEqual([{ organizationId, creditsBalance: 45, ledgerCredits: 45, callsUsed: 0, ledgerCalls: 0, creditsUsed: 4, ledgerCreditsUsed: 5, dailyBucketsOff: 0 }]);
+  });
+});
+
+describe('flags when a product override changes the cheapest price', () => {
+  it('then credits_exhausted follows at once, both ways, with a flag event saying why', async () => {
+    // Priced 5 (financials) and 10 (credit report): a balance of 3 pays for neither.
+    const { organizationId } = await createBillingOrg(db, { credits: 3, measures: { 'company-financials': [5, 'credits'], 'company-credit-report': [10, 'credits'] } });
+    await setProductOverride(db, organizationId, 'company-financials', { enabled: true, quantity: 2, unit: 'credits' });
+    expect((await allowanceOf(db, organizationId))?.credits_exhausted).toBe(false);
+    await clearProductOverride(db, organizationId, 'company-financials');
+    expect((await allowanceOf(db, organizationId))?.credits_exhausted).toBe(true);
+    await setProductOverride(db, organizationId, 'company-profile', { enabled: true, quantity: 1, unit: 'credits' });
+    expect((await allowanceOf(db, organizationId))?.credits_exhausted).toBe(false);
+    await setProductOverride(db, organizationId, 'company-profile', { enabled: false });
+    expect((await allowanceOf(db, organizationId))?.credits_exhausted).toBe(true);
+    const events = await db('allowance_flag_events').where({ organization_id: organizationId, flag: 'credits_exhausted' }).orderBy('id').select('value', 'reason');
+    expect(events.slice(-3)).toEqual([
+      { value: true, reason: 'product company-financials back to the plan' },
+      { value: false, reason: 'product company-profile changed' },
+      { value: true, reason: 'product company-profile changed' },
+    ]);
   });
 });

@@ -146,3 +146,23 @@ async function administer(db: Knex, input: AdministrationInput, change: Change):
     };
   });
 }
+
+/**
+ * Re-evaluates an organization's flags under its allowance lock, after something other than its
+ * balance or cap changed what they depend on: the price of its cheapest credits-priced product
+ * (a product override added, re-priced, disabled or cleared). A flag that changes is recorded
+ * with the reason, as every flag change is; nothing else moves.
+ */
+export async function reevaluateFlags(db: Knex, input: { organizationId: string; reason: string; now?: Date }): Promise<void> {
+  const now = input.now ?? new Date();
+  await db.transaction(async (trx) => {
+    const row = (await lockAllowances(trx, [input.organizationId], periodOf(now))).get(input.organizationId);
+    if (!row) return;
+    const cheapest = (await cheapestCreditCalls(trx, [input.organizationId])).get(input.organizationId) ?? null;
+    const flags = evaluateFlags({ creditsBalance: row.credits_balance, callsUsed: row.calls_used, callsCap: row.calls_cap, cheapestCreditCall: cheapest });
+    const diff = flagChanges(row.organization_id, row, flags, input.reason);
+    if (diff.length === 0) return;
+    await trx('allowances').where({ organization_id: row.organization_id }).update({ ...flags, updated_at: now });
+    await recordFlagChanges(trx, diff, now);
+  });
+}

@@ -3,7 +3,7 @@ import type { Db } from '../../db/index.js';
 import { AppError, parseInput } from '../../errors/index.js';
 import { newId } from '../../ids/index.js';
 import type { RateLimits } from '../../ratelimit/index.js';
-import { changeCredits, setCallsCap } from '../adjust-allowance.js';
+import { changeCredits, reevaluateFlags, setCallsCap } from '../adjust-allowance.js';
 import { periodOf } from '../billing-period.js';
 import { findProduct } from '../products.js';
 import { effectiveProducts, type EffectiveProduct, type ProductOverride } from './effective-products.js';
@@ -208,7 +208,12 @@ const productOverrideSchema = z
   });
 export type ProductOverrideInput = z.input<typeof productOverrideSchema>;
 
-/** Adds, re-prices or (enabled: false) removes one catalogued product for this organization. */
+/**
+ * Adds, re-prices or (enabled: false) removes one catalogued product for this organization. The
+ * cheapest credits-priced product may change with it, and credits_exhausted depends on that
+ * price: the flags are re-evaluated in the same transaction (a balance that can pay for some
+ * call again must not stay refused until the next usage or grant).
+ */
 export async function setProductOverride(db: Db, organizationId: string, product: string, override: ProductOverrideInput): Promise<ProductOverride> {
   const parsed = parseInput(productOverrideSchema, override);
   const catalogued = findProduct(product);
@@ -222,15 +227,21 @@ export async function setProductOverride(db: Db, organizationId: string, product
     quantity: parsed.enabled ? parsed.quantity : null,
     unit: parsed.enabled ? parsed.unit : null,
   };
-  await db('organization_overrides').insert(row).onConflict(['organization_id', 'product']).merge();
+  await db.transaction(async (trx) => {
+    await trx('organization_overrides').insert(row).onConflict(['organization_id', 'product']).merge();
+    await reevaluateFlags(trx, { organizationId, reason: `product ${product} changed` });
+  });
   return { product, kind: catalogued.kind, enabled: row.enabled, quantity: row.quantity, unit: row.unit };
 }
 
-/** Back to what the plan says. */
+/** Back to what the plan says (the flags re-evaluated, as in setProductOverride). */
 export async function clearProductOverride(db: Db, organizationId: string, product: string): Promise<boolean> {
   await requireOrganization(db, organizationId);
-  const deleted = await db('organization_overrides').where({ organization_id: organizationId, product }).delete();
-  return deleted > 0;
+  return db.transaction(async (trx) => {
+    const deleted = await trx('organization_overrides').where({ organization_id: organizationId, product }).delete();
+    if (deleted > 0) await reevaluateFlags(trx, { organizationId, reason: `product ${product} back to the plan` });
+    return deleted > 0;
+  });
 }
 
 async function requireOrganization(db: Db, organizationId: string): Promise<void> {
