@@ -28,6 +28,7 @@ function fakeStore() {
     companyProfile: read,
     companyFinancials: read,
     reloadMetricDefinitions: async () => {},
+    forgetMetricDefinitions: () => {},
   } as unknown as CompanyStore;
   return {
     store,

@@ -142,11 +142,18 @@ export function createCompanyCache(options: CompanyCacheOptions): CompanyCache {
     loading = new Map();
   };
 
+  // An import changed company data, or a metric's name, unit or categories, which the store holds
+  // apart from the cached answers: both are dropped, the definitions first, so no answer built
+  // after the clear uses the old names (a slug the store already knew was never read again).
+  const changed = () => {
+    store.forgetMetricDefinitions();
+    clear();
+  };
   if (notifications) {
-    notifications.subscribe(COMPANIES_CHANGED_CHANNEL, clear);
+    notifications.subscribe(COMPANIES_CHANGED_CHANNEL, changed);
     // Disconnected: changes may go unheard, so drop what we hold; reconnected: the same, for
     // anything loaded in between.
-    notifications.onConnectionChange(clear);
+    notifications.onConnectionChange(changed);
   }
   const mayKeep = () => !notifications || notifications.connected;
 
@@ -273,6 +280,7 @@ export function createCompanyCache(options: CompanyCacheOptions): CompanyCache {
       await store.reloadMetricDefinitions();
       clear(); // reports carry metric names
     },
+    forgetMetricDefinitions: changed,
     clear,
     serialised: (value) => (value !== null && typeof value === 'object' ? texts.get(value) : undefined),
     get stats() {

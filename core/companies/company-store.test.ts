@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { inject } from 'vitest';
-import { createDb } from '../db/index.js';
+import { createDb, createNotificationListener } from '../db/index.js';
 import { AppError, errorCatalogue } from '../errors/index.js';
 import { createLogger } from '../logging/index.js';
 import { testDb } from '../../test/support/database.js';
@@ -9,6 +9,7 @@ import { dossier, fiscalCodes, fullDossier, years } from '../../test/support/com
 import {
   companyFinancialsDataSchema, companyProfileLargeSchema, companyProfileSmallSchema, companyReportDataSchema, creditReportDataSchema,
 } from './schemas/index.js';
+import { createCompanyCache } from './company-cache.js';
 import { createCompanyStore } from './company-store.js';
 import { upsertCompanies } from './write-companies.js';
 
@@ -168,6 +169,27 @@ describe('company store: metric definitions', () => {
     expect(report!.financials[0]!.metrics).toEqual([
       { slug, name: 'Late metric', categories: ['efficiency'], unit: 'days', value: 1, previousValue: null, yoyChange: null, marketValue: null, score: null },
     ]);
+  });
+});
+
+describe('company store behind the cache: a metric renamed by an import', () => {
+  it('when an import renames a metric the store already holds then, once companies_changed is heard, reports carry the new name, unit and categories', async () => {
+    const code = nextCode();
+    const slug = `test_renamed_${code}`;
+    const metric = (name: string, unit: string | null, categories: 'ratio'[]) => ({ year: 2024, metrics: [{ slug, value: 1, name, categories, unit }] });
+    await upsertCompanies(db, [dossier(code, { years: [metric('Old name', null, [])] })]);
+    const own = createCompanyStore({ db, queryTimeoutMs: 2_000, logger });
+    const listener = createNotificationListener({ connectionString: inject('databaseUrl'), logger });
+    const cache = createCompanyCache({ store: own, notifications: listener });
+    try {
+      await listener.whenConnected();
+      const named = async () => (await cache.companyReport(code))!.financials[0]!.metrics[0]!;
+      expect(await named()).toMatchObject({ name: 'Old name', unit: null, categories: [] });
+      await upsertCompanies(db, [dossier(code, { years: [metric('New name', 'ratio', ['ratio'])] })]);
+      await expect.poll(named, { timeout: 5_000 }).toMatchObject({ name: 'New name', unit: 'ratio', categories: ['ratio'] });
+    } finally {
+      await listener.close();
+    }
   });
 });
 

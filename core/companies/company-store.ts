@@ -20,6 +20,8 @@ export interface CompanyStore {
   companyFinancials(taxId: string): Promise<CompanyFinancialsData | null>;
   /** Re-reads metric names, categories and units (e.g. after an import changed them). */
   reloadMetricDefinitions(): Promise<void>;
+  /** Drops the metric definitions held, without reading them now: the next report reads them. */
+  forgetMetricDefinitions(): void;
 }
 
 export interface CompanyStoreOptions {
@@ -88,6 +90,7 @@ export function createCompanyStore(options: CompanyStoreOptions): CompanyStore {
       return row === null ? null : assembleCompanyFinancials(row);
     },
 
+    forgetMetricDefinitions: () => definitions.forget(),
     async reloadMetricDefinitions() {
       await definitions.reload();
     },

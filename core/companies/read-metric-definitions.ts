@@ -15,6 +15,8 @@ export interface MetricDefinitionCache {
    */
   refreshForMissing(): Promise<MetricDefinitions>;
   reload(): Promise<MetricDefinitions>;
+  /** Drops what is held: the next use loads again (an import changed names, units or categories). */
+  forget(): void;
 }
 
 export interface MetricDefinitionRow {
@@ -41,5 +43,8 @@ export function createMetricDefinitionCache(load: () => Promise<MetricDefinition
     get: () => current ?? reload(),
     refreshForMissing: () => (current && Date.now() - loadedAt < minReloadIntervalMs ? current : reload()),
     reload,
+    forget: () => {
+      current = undefined;
+    },
   };
 }
