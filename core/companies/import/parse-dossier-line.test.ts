@@ -37,6 +37,25 @@ describe('parseDossierLine', () => {
     expect(parseDossierLine(JSON.stringify({ ...minimal, legalName: 'C:\\u0000 S.p.A.' }), 9)).toMatchObject({ ok: true, dossier: { legalName: 'C:\\u0000 S.p.A.' } });
   });
 
+  it('when a year repeats a metric, a date does not exist or a headcount or aid is negative then each is named', () => {
+    const entry = parseDossierLine(JSON.stringify({
+      ...minimal,
+      incorporationDate: '2023-02-30',
+      headcount: { employees: -5, asOf: '2025-99-99' },
+      stateAids: { count: -1, countLast36Months: 0, amount: -100.5, amountLast36Months: 0 },
+      years: [{ year: 2023, metrics: [{ slug: 'revenue', value: 1000 }, { slug: 'revenue', value: 60_000_000 }] }],
+    }), 5);
+    const reason = !entry!.ok ? entry!.rejection.reason : '';
+    expect(reason).toContain('incorporationDate: expected a date that exists, YYYY-MM-DD');
+    expect(reason).toContain('headcount.employees: ');
+    expect(reason).toContain('headcount.asOf: expected a date that exists');
+    expect(reason).toContain('stateAids.count: ');
+    expect(reason).toContain('stateAids.amount: ');
+    expect(reason).toContain('… and 1 more'); // the repeated metric, checked alone below
+    const repeated = parseDossierLine(JSON.stringify({ ...minimal, years: [{ year: 2023, metrics: [{ slug: 'revenue', value: 1000 }, { slug: 'revenue', value: 60_000_000 }] }] }), 6);
+    expect(!repeated!.ok && repeated!.rejection.reason).toBe('years[0].metrics: each metric at most once a year; repeated: revenue');
+  });
+
   it('when a path is formatted then indexes use brackets and keys dots', () => {
     expect(formatIssuePath(['years', 2, 'metrics', 0, 'value'])).toBe('years[2].metrics[0].value');
     expect(formatIssuePath([])).toBe('(root)');

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import {
-  addressSchema, headcountSchema, isoDate, legalFormValues, metricCategoryValues, naceSectionValues,
+  addressSchema, headcountSchema, legalFormValues, metricCategoryValues, naceSectionValues,
   registrySchema, riskIndicatorsSchema, roleCategoryValues, sizeValues, stateAidsSchema,
 } from './common.js';
 
@@ -90,15 +90,34 @@ const dossierMetricsSchema = z.unknown().transform((value, ctx) => {
   // e.g. the sample generator's output, stay type-checked.
 }) as unknown as typeof dossierMetricListSchema;
 
+// What an import accepts is stricter than what a response promises: a date must exist (the
+// response schemas check only the YYYY-MM-DD shape, and "2025-99-99" in a JSON-stored object
+// would otherwise be served as is), counts and amounts of aid and headcounts are not negative.
+const calendarDate = z.iso.date('expected a date that exists, YYYY-MM-DD');
+const dossierHeadcountSchema = headcountSchema.extend({ employees: z.number().int().min(0), asOf: calendarDate });
+const dossierStateAidsSchema = stateAidsSchema.extend({
+  count: z.number().int().min(0).nullable(),
+  countLast36Months: z.number().int().min(0).nullable(),
+  amount: z.number().min(0).nullable(),
+  amountLast36Months: z.number().min(0).nullable(),
+});
+
 export const dossierYearSchema = z.strictObject({
   year: z.number().int().min(1900).max(2100),
   isForecasted: z.boolean().default(false),
   size: z.enum(sizeValues).nullable().default(null),
-  statementDate: isoDate.nullable().default(null),
+  statementDate: calendarDate.nullable().default(null),
   employees: z.number().int().min(0).nullable().default(null),
   /** Derived from the previous year's employees when omitted. */
   employeesYoY: z.number().finite().nullable().optional(),
   metrics: dossierMetricsSchema.default([]),
+}).superRefine((year, ctx) => {
+  // One value per metric and year: two would be read differently by different figures (the
+  // latest revenue took the first, the next year's change the last).
+  const seen = new Set<string>();
+  const repeated = new Set<string>();
+  for (const m of year.metrics) (seen.has(m.slug) ? repeated : seen).add(m.slug);
+  if (repeated.size > 0) ctx.addIssue({ code: 'custom', path: ['metrics'], message: `each metric at most once a year; repeated: ${[...repeated].join(', ')}` });
 });
 
 export const companyDossierSchema = z.strictObject({
@@ -112,7 +131,7 @@ export const companyDossierSchema = z.strictObject({
   legalName: z.string().min(1).nullable(),
   legalForm: z.enum(legalFormValues).nullable().default(null),
   foundingYear: z.number().int().min(1800).max(2100).nullable().default(null),
-  incorporationDate: isoDate.nullable().default(null),
+  incorporationDate: calendarDate.nullable().default(null),
   isQuoted: z.boolean().nullable().default(null),
   naceCode: z.string().regex(/^\d{2}(?:\.\d{1,2})?$/, 'like 62.01').nullable().default(null),
   naceSection: z.enum(naceSectionValues).nullable().default(null),
@@ -122,17 +141,17 @@ export const companyDossierSchema = z.strictObject({
   /** Province code (sigla, e.g. MI) and municipality name, for search filters. */
   province: z.string().regex(/^[A-Z]{2}$/).nullable().default(null),
   municipality: z.string().nullable().default(null),
-  activityStartDate: isoDate.nullable().default(null),
+  activityStartDate: calendarDate.nullable().default(null),
   dissolutionYear: z.number().int().nullable().default(null),
   foreignOwned: z.boolean().nullable().default(null),
   controllingEntity: z.string().nullable().default(null),
   isConsolidated: z.boolean().default(false),
   registry: registrySchema.nullable().default(null),
-  headcount: headcountSchema.nullable().default(null),
+  headcount: dossierHeadcountSchema.nullable().default(null),
   risk: riskIndicatorsSchema.default({
     protestsOfBill: null, insolvencyProceedings: null, insolvencyApplications: null, assetEncumbrances: null, officersWithRiskIndicators: null,
   }),
-  stateAids: stateAidsSchema.nullable().default(null),
+  stateAids: dossierStateAidsSchema.nullable().default(null),
   shareholders: z.array(dossierHolderSchema).default([]),
   beneficialOwners: z.array(dossierHolderSchema).default([]),
   subsidiaries: z.array(dossierHolderSchema).default([]),
