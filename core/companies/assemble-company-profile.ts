@@ -7,9 +7,17 @@ import * as part from './assemble-company-parts.js';
 export const companyProfileShape: CompanyQueryShape = { holders: [], officers: false, branches: false, years: 5, metrics: false };
 export const MAX_PEERS = 10;
 
-/** The branch rule (EU SME definition) on the latest filed year's figures. */
-export const isLargeProfile = (row: CompanyRow): boolean =>
-  isLargeCompany({ employees: row.latest_employees, revenue: row.latest_revenue, totalAssets: row.latest_total_assets });
+/**
+ * The branch rule (EU SME definition) on the latest filed year: the size the response shows as
+ * `latest.size`, so the two always agree. That size was classified from the year's own figures;
+ * the rounded latest_* columns (search and peers) could fall on the other side of a threshold
+ * by a fraction of a euro. Without a size, the rule on those columns.
+ */
+export const isLargeProfile = (row: CompanyRow): boolean => {
+  const size = part.latest(row)?.size;
+  if (size) return size === 'large';
+  return isLargeCompany({ employees: row.latest_employees, revenue: row.latest_revenue, totalAssets: row.latest_total_assets });
+};
 
 /** Same NACE division = the first two digits of the NACE code; null when there is none. */
 export const naceDivision = (row: CompanyRow): string | null => (row.nace_code && row.nace_code.length >= 2 ? row.nace_code.slice(0, 2) : null);

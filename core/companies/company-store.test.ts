@@ -142,6 +142,14 @@ describe('company store: profile branches', () => {
     expect(profile.peers.map((p) => p.identity.fiscalCode)).toEqual([notLarge]);
   });
 
+  it('when the figures are just over the thresholds by a fraction of a euro then the profile branch agrees with latest.size', async () => {
+    const code = nextCode();
+    await upsertCompanies(db, [dossier(code, { naceCode: '00.20', years: years([{ year: 2024, revenue: 50 * M + 0.6, totalAssets: 43 * M + 0.4, employees: 10 }]) })]);
+    const profile = companyProfileLargeSchema.parse(await store.companyProfile(code));
+    expect(profile.latest?.size).toBe('large');
+    expect(profile).toHaveProperty('peers');
+  });
+
   it('when revenue is over 50M but assets are not over 43M then the profile shows the risk summary', async () => {
     const profile = await store.companyProfile(notLarge);
     const parsed = companyProfileSmallSchema.parse(profile);
