@@ -173,7 +173,7 @@ export const registerBillingCommands: RegisterCommands = (program, context) => {
       if (!opts.all) query.whereNull('resolved_at');
       const rows = await query.select<{ id: number; created_at: Date; bus: string; reason: string; payload: string; resolution: string | null; resolved_by: string | null }[]>('id', 'created_at', 'bus', 'reason', 'payload', 'resolution', 'resolved_by');
       const lines = rows.map((r) => [String(r.id), r.created_at.toISOString(), r.bus, r.resolution ? `${r.resolution} (${r.resolved_by})` : 'open', r.reason, r.payload.slice(0, 80)]);
-      const none = opts.all ? 'no dead letters: no usage message has been set aside as unbillable' : 'no open dead letters: every usage message set aside has been replayed (--all lists them)';
+      const none = opts.all ? 'no dead letters: no usage message has been set aside as unbillable' : 'no open dead letters: no usage message is waiting to be billed (--all also lists those replayed)';
       printTable(context().out, ['ID', 'AT', 'BUS', 'STATUS', 'REASON', 'PAYLOAD'], lines, none);
     });
 
