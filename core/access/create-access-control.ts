@@ -60,14 +60,20 @@ export function createAccessControl(options: AccessControlOptions): AccessContro
     }
   };
 
+  // Steps 1 and 2 of authorize, and all of admit: the request counted, or refused past the limit.
+  const count = async (principal: Principal): Promise<{ state: OrganizationAccess; rateLimit: RateLimitStatus }> => {
+    const state = await readState(principal.organizationId);
+    const decision: RateLimitDecision = await options.rateLimiter.consume(principal.organizationId, state.limits);
+    const rateLimit: RateLimitStatus = { limit: decision.limit, remaining: decision.remaining, resetSeconds: decision.resetSeconds };
+    if (!decision.allowed) throw refuse('rate_limited', rateLimit, { retryAfterSeconds: decision.retryAfterSeconds ?? 1 });
+    return { state, rateLimit };
+  };
+
   return {
     authenticate: (authorization) => keys.verify(authorization),
 
     async authorize(principal, product, kind): Promise<Grant> {
-      const state = await readState(principal.organizationId);
-      const decision: RateLimitDecision = await options.rateLimiter.consume(principal.organizationId, state.limits);
-      const rateLimit: RateLimitStatus = { limit: decision.limit, remaining: decision.remaining, resetSeconds: decision.resetSeconds };
-      if (!decision.allowed) throw refuse('rate_limited', rateLimit, { retryAfterSeconds: decision.retryAfterSeconds ?? 1 });
+      const { state, rateLimit } = await count(principal);
       if (!state.configured) throw refuse('client_not_configured', rateLimit);
       const entry = state.products.get(product);
       if (!entry || entry.kind !== kind) {
@@ -83,11 +89,7 @@ export function createAccessControl(options: AccessControlOptions): AccessContro
     },
 
     async admit(principal): Promise<RateLimitStatus> {
-      const state = await readState(principal.organizationId);
-      const decision: RateLimitDecision = await options.rateLimiter.consume(principal.organizationId, state.limits);
-      const rateLimit: RateLimitStatus = { limit: decision.limit, remaining: decision.remaining, resetSeconds: decision.resetSeconds };
-      if (!decision.allowed) throw refuse('rate_limited', rateLimit, { retryAfterSeconds: decision.retryAfterSeconds ?? 1 });
-      return rateLimit;
+      return (await count(principal)).rateLimit;
     },
 
     async entitlements(principal: Principal, kind): Promise<Map<string, Measure>> {

@@ -1,7 +1,7 @@
 import type { Knex } from 'knex';
 import { AppError } from '../errors/index.js';
 import { newId } from '../ids/index.js';
-import { cheapestCreditCalls, evaluateFlags, flagChanges, recordFlagChanges } from './allowance-flags.js';
+import { cheapestCreditCalls, evaluateFlags, flagChanges, recordFlagChanges, type Flags } from './allowance-flags.js';
 import { lockAllowances, type AllowanceRow } from './allowance-rows.js';
 import { periodOf } from './billing-period.js';
 import { rollOverAllowance } from './roll-over-period.js';
@@ -128,12 +128,7 @@ async function administer(db: Knex, input: AdministrationInput, change: Change):
     if (row.period < current) row = (await rollOverAllowance(trx, row, current, now, cheapest)).row;
     const { eventId, changes } = await change(trx, row, now);
     const next = { ...row, ...changes };
-    const flags = evaluateFlags({ creditsBalance: next.credits_balance, callsUsed: next.calls_used, callsCap: next.calls_cap, cheapestCreditCall: cheapest });
-    const flagDiff = flagChanges(row.organization_id, row, flags, `${input.reason} (${input.actor})`);
-    await trx('allowances')
-      .where({ organization_id: row.organization_id })
-      .update({ ...changes, ...(flagDiff.length > 0 ? flags : {}), updated_at: now });
-    await recordFlagChanges(trx, flagDiff, now);
+    const flags = await writeAllowance(trx, row, changes, cheapest, `${input.reason} (${input.actor})`, now);
     return {
       organizationId: row.organization_id,
       period: next.period,
@@ -148,6 +143,23 @@ async function administer(db: Knex, input: AdministrationInput, change: Change):
 }
 
 /**
+ * Writes `changes` to a locked allowance row with its flags evaluated afresh on the result. The
+ * flag columns are written, and each change recorded with `reason`, only when a flag moves:
+ * writing them NOTIFYs every API process. Nothing is written when nothing changes.
+ */
+async function writeAllowance(trx: Knex.Transaction, row: AllowanceRow, changes: Partial<AllowanceRow>, cheapest: number | null, reason: string, now: Date): Promise<Flags> {
+  const next = { ...row, ...changes };
+  const flags = evaluateFlags({ creditsBalance: next.credits_balance, callsUsed: next.calls_used, callsCap: next.calls_cap, cheapestCreditCall: cheapest });
+  const diff = flagChanges(row.organization_id, row, flags, reason);
+  if (Object.keys(changes).length === 0 && diff.length === 0) return flags;
+  await trx('allowances')
+    .where({ organization_id: row.organization_id })
+    .update({ ...changes, ...(diff.length > 0 ? flags : {}), updated_at: now });
+  await recordFlagChanges(trx, diff, now);
+  return flags;
+}
+
+/**
  * Re-evaluates an organization's flags under its allowance lock, after something other than its
  * balance or cap changed what they depend on: the price of its cheapest credits-priced product
  * (a product override added, re-priced, disabled or cleared). A flag that changes is recorded
@@ -159,10 +171,6 @@ export async function reevaluateFlags(db: Knex, input: { organizationId: string;
     const row = (await lockAllowances(trx, [input.organizationId], periodOf(now))).get(input.organizationId);
     if (!row) return;
     const cheapest = (await cheapestCreditCalls(trx, [input.organizationId])).get(input.organizationId) ?? null;
-    const flags = evaluateFlags({ creditsBalance: row.credits_balance, callsUsed: row.calls_used, callsCap: row.calls_cap, cheapestCreditCall: cheapest });
-    const diff = flagChanges(row.organization_id, row, flags, input.reason);
-    if (diff.length === 0) return;
-    await trx('allowances').where({ organization_id: row.organization_id }).update({ ...flags, updated_at: now });
-    await recordFlagChanges(trx, diff, now);
+    await writeAllowance(trx, row, {}, cheapest, input.reason, now);
   });
 }

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { Knex } from 'knex';
-import { withoutNul, type Db } from '../db/index.js';
+import { likeEscape, withoutNul, type Db } from '../db/index.js';
 import type { Logger } from '../logging/index.js';
 import { runStoreQuery } from './run-store-query.js';
 import { criteriaFingerprint, decodeCursor, encodeCursor } from './search-cursor.js';
@@ -92,8 +92,6 @@ export function classifyQuery(query: string | undefined): Match {
   if (/^[A-Z0-9]{16}$/.test(compact) && /\d/.test(compact) && /[A-Z]/.test(compact)) return { kind: 'identifier', code: compact };
   return { kind: 'name', text: query.replace(/\s+/g, ' ') };
 }
-
-const likeEscape = (s: string) => s.replace(/[\\%_]/g, (c) => `\\${c}`);
 
 export async function searchCompanies(deps: CompanyQueryDeps, input: SearchCompaniesInput): Promise<SearchCompaniesResult> {
   const match = classifyQuery(input.query);

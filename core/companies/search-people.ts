@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { Knex } from 'knex';
-import { withoutNul } from '../db/index.js';
+import { likeEscape, withoutNul } from '../db/index.js';
 import { runStoreQuery } from './run-store-query.js';
 import { criteriaFingerprint, decodeCursor, encodeCursor } from './search-cursor.js';
 import { roleCategoryValues } from './schemas/index.js';
@@ -59,7 +59,6 @@ interface Row {
   roles: PersonRole[] | null;
 }
 
-const likeEscape = (s: string) => s.replace(/[\\%_]/g, (c) => `\\${c}`);
 const personKey = (column: string) => `upper(regexp_replace(btrim(${column}), '\\s+', ' ', 'g'))`;
 
 export async function searchPeople(deps: CompanyQueryDeps, input: SearchPeopleInput): Promise<SearchPeopleResult> {

@@ -6,3 +6,4 @@ export { openDatabase, type OpenDatabase } from './open-database.js';
 export { createNotificationListener, type NotificationListener, type NotificationListenerOptions, type NotificationHandler, type ConnectionHandler } from './notification-listener.js';
 export { pageWindow } from './page-window.js';
 export { escapeNul, holdsNul, NUL_MESSAGE, nulPaths, withoutNul } from './storable-text.js';
+export { likeEscape } from './like-pattern.js';

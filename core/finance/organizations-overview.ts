@@ -1,4 +1,4 @@
-import { pageWindow, type Db } from '../db/index.js';
+import { likeEscape, pageWindow, type Db } from '../db/index.js';
 
 export interface OrganizationOverviewRow {
   id: string;
@@ -97,5 +97,3 @@ export async function organizationsOverview(db: Db, options: OrganizationsOvervi
     })),
   };
 }
-
-const likeEscape = (text: string) => text.replace(/[\\%_]/g, (c) => `\\${c}`);

@@ -171,8 +171,7 @@ export async function setOrganizationPlan(db: Db, organizationId: string, planId
     if (!allowance) await openAllowance(trx, organizationId, plan, actor);
     else if (plan && current.plan_id !== null && current.plan_id !== plan.id) {
       const cap = current.calls_cap_own ? current.calls_cap_per_period : plan.calls_cap_per_period;
-      const { calls_cap: now } = await trx('allowances').where({ organization_id: organizationId }).first<{ calls_cap: number | null }>('calls_cap');
-      if (cap !== now) await setCallsCap(trx, { organizationId, callsCap: cap, thisPeriodOnly: true, actor, reason: `plan changed from ${current.plan_id} to ${plan.id}` });
+      await capThisPeriod(trx, organizationId, cap, actor, `plan changed from ${current.plan_id} to ${plan.id}`);
     }
     return toSummary(row!);
   });
@@ -244,6 +243,13 @@ export async function clearProductOverride(db: Db, organizationId: string, produ
   });
 }
 
+/** This month's calls cap becomes `cap` if it is not already; a cap that moves is a ledger row
+ * with who and why, as every cap change is (the organization's own cap is left as it is). */
+async function capThisPeriod(db: Db, organizationId: string, cap: number | null, actor: string, reason: string): Promise<void> {
+  const { calls_cap: current } = await db('allowances').where({ organization_id: organizationId }).first<{ calls_cap: number | null }>('calls_cap');
+  if (cap !== current) await setCallsCap(db, { organizationId, callsCap: cap, thisPeriodOnly: true, actor, reason });
+}
+
 async function requireOrganization(db: Db, organizationId: string): Promise<void> {
   const row = await db('organizations').where({ id: organizationId }).first('id');
   if (!row) throw new AppError('not_found', `No organization with id ${organizationId}.`);
@@ -286,7 +292,5 @@ async function grantPlan(db: Db, organizationId: string, plan: PlanRow, actor: s
   }
   const own = await db('organizations').where({ id: organizationId }).first<{ calls_cap_per_period: number | null; calls_cap_own: boolean } | undefined>('calls_cap_per_period', 'calls_cap_own');
   const cap = own?.calls_cap_own ? own.calls_cap_per_period : plan.calls_cap_per_period;
-  // A cap that moves is a ledger row with who and why, as every cap change is.
-  const { calls_cap: current } = await db('allowances').where({ organization_id: organizationId }).first<{ calls_cap: number | null }>('calls_cap');
-  if (cap !== current) await setCallsCap(db, { organizationId, callsCap: cap, thisPeriodOnly: true, actor, reason: `plan ${plan.id}` });
+  await capThisPeriod(db, organizationId, cap, actor, `plan ${plan.id}`);
 }
