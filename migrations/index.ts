@@ -17,6 +17,7 @@ import * as usageDaily from './20261125_015_usage_daily.js';
 import * as deadLetterReplays from './20261125_016_dead_letter_replays.js';
 import * as alertThresholdUnique from './20261125_017_alert_threshold_unique.js';
 import * as ownCallsCap from './20261125_018_own_calls_cap.js';
+import * as closedLists from './20261125_019_closed_lists.js';
 
 export interface Migration {
   name: string;
@@ -43,4 +44,5 @@ export const migrations: Migration[] = [
   { name: '20261125_016_dead_letter_replays', ...deadLetterReplays },
   { name: '20261125_017_alert_threshold_unique', ...alertThresholdUnique },
   { name: '20261125_018_own_calls_cap', ...ownCallsCap },
+  { name: '20261125_019_closed_lists', ...closedLists },
 ];

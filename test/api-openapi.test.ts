@@ -109,6 +109,34 @@ describe('when a key fetches /openapi.json', () => {
     }
   });
 
+  it('then the closed lists of decisions.md are enums in the response schemas', async () => {
+    const { body } = await fetchJson('/openapi.json', bearer(full));
+    // Every property of that name, wherever it appears: a nullable enum is an anyOf with null.
+    const found = new Map<string, unknown[]>();
+    const walk = (value: any): void => {
+      if (Array.isArray(value)) return value.forEach(walk);
+      if (!value || typeof value !== 'object') return;
+      for (const [name, schema] of Object.entries(value.properties ?? {}) as [string, any][]) {
+        const item = name === 'categories' ? schema.items : schema;
+        const values = item?.enum ?? item?.anyOf?.find((s: any) => s.enum)?.enum;
+        found.set(name, [...(found.get(name) ?? []), values]);
+      }
+      Object.values(value).forEach(walk);
+    };
+    walk(body.components.schemas);
+    const expected: Record<string, string[]> = {
+      size: ['micro', 'small', 'medium', 'large'],
+      legalForm: ['SRL', 'SRLS', 'SPA', 'SAPA', 'SNC', 'SAS', 'SS', 'SC', 'DI', 'CONSORZIO', 'FONDAZIONE', 'ASSOCIAZIONE', 'ALTRO'],
+      naceSection: 'ABCDEFGHIJKLMNOPQRSTU'.split(''),
+      roleCategory: ['legal_representative', 'director', 'board_member', 'statutory_auditor', 'auditor', 'manager', 'proxy', 'liquidator', 'other'],
+      categories: ['balance_sheet', 'income_statement', 'assets', 'liabilities', 'equity', 'revenue', 'costs', 'profitability', 'liquidity', 'solvency', 'efficiency', 'ratio'],
+    };
+    for (const [name, values] of Object.entries(expected)) {
+      expect(found.get(name)?.length, name).toBeGreaterThan(0);
+      for (const listed of found.get(name)!) expect(listed, name).toEqual(values);
+    }
+  });
+
   it('then the examples come from a real company and satisfy the response schemas', async () => {
     const { body } = await fetchJson('/openapi.json', bearer(full));
     const ajv = new Ajv2020.default({ strict: false });

@@ -74,6 +74,24 @@ describe('migrations', () => {
     for (const table of ['company_officers', 'company_years']) expect(await db(table).where({ company_id: id })).toEqual([]);
   });
 
+  it('when a value outside decisions.md\'s closed lists is written past the import then the column refuses it', async () => {
+    const [{ id }] = await db('companies').insert({ fiscal_code: '00000000017', legal_form: 'SPA', nace_section: 'C', size: 'large' }).returning('id');
+    await db('company_officers').insert({ company_id: id, position: 0, name: 'Anna Rossi', role_category: 'director' });
+    await db('company_years').insert({ company_id: id, year: 2024, size: 'small' });
+    for (const [write, constraint] of [
+      [() => db('companies').where({ id }).update({ legal_form: 'S.p.A.' }), 'companies_legal_form_chk'],
+      [() => db('companies').where({ id }).update({ nace_section: 'Z' }), 'companies_nace_section_chk'],
+      [() => db('companies').where({ id }).update({ size: 'huge' }), 'companies_size_chk'],
+      [() => db('company_years').where({ company_id: id }).update({ size: 'Small' }), 'company_years_size_chk'],
+      [() => db('company_officers').where({ company_id: id }).update({ role_category: 'ceo' }), 'company_officers_role_category_chk'],
+      [() => db('metric_definitions').insert({ slug: 'closed_list_probe', name: 'Probe', categories: ['ratio', 'kpi'] }), 'metric_definitions_categories_chk'],
+    ] as const) {
+      await expect(write()).rejects.toMatchObject({ code: '23514', constraint });
+    }
+    expect(await db('companies').where({ id }).first()).toMatchObject({ legal_form: 'SPA', nace_section: 'C', size: 'large' });
+    await db('companies').where({ id }).delete();
+  });
+
   it('when years were stored with keyed line items then the conversion makes them positional, and back', async () => {
     const [{ id }] = await db('companies').insert({ fiscal_code: '00000000008', legal_name: 'Stored metrics S.r.l.' }).returning('id');
     const keyed = [{ slug: 'revenue', value: 1200 }, { slug: 'ebitda', value: -3.5, yoyChange: 0.25, score: 7 }];

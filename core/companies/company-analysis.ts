@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { runStoreQuery } from './run-store-query.js';
-import { fiscalCodePattern, stateAidsSchema, type CompanyReportData } from './schemas/index.js';
+import { fiscalCodePattern, sizeValues, stateAidsSchema, type CompanyReportData } from './schemas/index.js';
 import type { CompanyQueryDeps } from './search-companies.js';
 
 // A company analysis computed from its filed figures and nothing else: each figure names its
@@ -62,7 +62,7 @@ export const companyAnalysisSchema = z.strictObject({
     fiscalCode: z.string().nullable(),
     legalName: z.string().nullable(),
     naceCode: z.string().nullable(),
-    size: z.string().nullable(),
+    size: z.enum(sizeValues).nullable(),
     latestFiledYear: z.number().int().nullable(),
     dissolutionYear: z.number().int().nullable(),
     isConsolidated: z.boolean(),

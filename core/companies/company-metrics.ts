@@ -30,7 +30,7 @@ export const metricValueSchema = z.strictObject({
 export const metricSeriesSchema = z.strictObject({
   slug: z.string(),
   name: z.string(),
-  categories: z.array(z.string()),
+  categories: z.array(z.enum(metricCategoryValues)),
   unit: z.string().nullable(),
   values: z.array(metricValueSchema).describe('Newest year first; years where the metric is not reported are absent.'),
 });

@@ -1,4 +1,4 @@
-import type { Address, Headcount, Registry, StateAids } from './schemas/index.js';
+import type { Address, CompanySize, Headcount, LegalForm, NaceSection, Registry, RoleCategory, StateAids } from './schemas/index.js';
 import type { StoredMetricRow } from './derive-year-figures.js';
 
 // The SQL that reads one company for an endpoint: the company row plus, as json aggregates in
@@ -11,12 +11,12 @@ export interface CompanyIdentityRow {
   fiscal_code: string;
   vat_number: string | null;
   legal_name: string | null;
-  legal_form: string | null;
+  legal_form: LegalForm | null;
   founding_year: number | null;
   incorporation_date: string | null;
   is_quoted: boolean | null;
   nace_code: string | null;
-  nace_section: string | null;
+  nace_section: NaceSection | null;
   address: Address | null;
   latest: SnapshotJson | null;
 }
@@ -47,12 +47,12 @@ export interface CompanyRow extends CompanyIdentityRow {
 }
 
 export interface HolderJson { relation: 'shareholder' | 'beneficial_owner' | 'subsidiary'; name: string | null; share: number | null }
-export interface OfficerJson { name: string | null; role: string | null; roleCategory: string }
+export interface OfficerJson { name: string | null; role: string | null; roleCategory: RoleCategory }
 export interface BranchJson { legalName: string; address: Address | null }
 export interface SnapshotJson {
   year: number;
   isForecasted: boolean;
-  size: string | null;
+  size: CompanySize | null;
   statementDate: string | null;
   employees: number | null;
   employeesYoY: number | null;

@@ -2,7 +2,9 @@
 // to fill `size` when a dossier omits it, and the profile uses isLargeCompany to pick its
 // branch, so both always agree. Unknown figures count as zero: a company is only "large" on
 // evidence.
-export type CompanySize = 'micro' | 'small' | 'medium' | 'large';
+import type { CompanySize } from './schemas/index.js';
+
+export type { CompanySize };
 
 export interface SizeFigures {
   employees: number | null;

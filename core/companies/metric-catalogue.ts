@@ -1,3 +1,5 @@
+import type { MetricCategory } from './schemas/index.js';
+
 // Every line item and derived metric the service knows: the Italian civil code balance sheet
 // (art. 2424: Stato patrimoniale) and income statement (art. 2425: Conto economico), in
 // statutory order, followed by the ratios derived from them. Dossiers may carry other slugs;
@@ -7,7 +9,7 @@ export interface MetricDefinition {
   slug: string;
   name: string;
   nameIt: string;
-  categories: string[];
+  categories: MetricCategory[];
   unit: string | null;
 }
 
@@ -17,7 +19,7 @@ const equity = (slug: string, name: string, nameIt: string): MetricDefinition =>
 const revenue = (slug: string, name: string, nameIt: string): MetricDefinition => ({ slug, name, nameIt, categories: ['income_statement', 'revenue'], unit: 'EUR' });
 const cost = (slug: string, name: string, nameIt: string): MetricDefinition => ({ slug, name, nameIt, categories: ['income_statement', 'costs'], unit: 'EUR' });
 const result = (slug: string, name: string, nameIt: string): MetricDefinition => ({ slug, name, nameIt, categories: ['income_statement', 'profitability'], unit: 'EUR' });
-const ratio = (slug: string, name: string, nameIt: string, category: string, unit: string | null = 'ratio'): MetricDefinition => ({ slug, name, nameIt, categories: ['ratio', category], unit });
+const ratio = (slug: string, name: string, nameIt: string, category: MetricCategory, unit: string | null = 'ratio'): MetricDefinition => ({ slug, name, nameIt, categories: ['ratio', category], unit });
 
 export const metricCatalogue: MetricDefinition[] = [
   // Art. 2424, Attivo

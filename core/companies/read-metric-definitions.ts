@@ -1,6 +1,8 @@
+import type { MetricCategory } from './schemas/index.js';
+
 export interface MetricDefinitionView {
   name: string;
-  categories: string[];
+  categories: MetricCategory[];
   unit: string | null;
 }
 
@@ -22,7 +24,7 @@ export interface MetricDefinitionCache {
 export interface MetricDefinitionRow {
   slug: string;
   name: string;
-  categories: string[];
+  categories: MetricCategory[];
   unit: string | null;
 }
 

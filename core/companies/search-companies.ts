@@ -4,7 +4,7 @@ import { likeEscape, withoutNul, type Db } from '../db/index.js';
 import type { Logger } from '../logging/index.js';
 import { runStoreQuery } from './run-store-query.js';
 import { criteriaFingerprint, decodeCursor, encodeCursor } from './search-cursor.js';
-import { legalFormValues, naceSectionValues, sizeValues } from './schemas/index.js';
+import { legalFormValues, naceSectionValues, sizeValues, type CompanySize, type LegalForm, type NaceSection } from './schemas/index.js';
 
 // Company search: by name fragment (trigram similarity on the GIN index of legal_name), or by
 // exact fiscal code / VAT number, with filters and keyset pagination. The schemas are the
@@ -31,12 +31,12 @@ export const companySearchItemSchema = z.strictObject({
   fiscalCode: z.string(),
   vatNumber: z.string().nullable(),
   legalName: z.string().nullable(),
-  legalForm: z.string().nullable(),
+  legalForm: z.enum(legalFormValues).nullable(),
   naceCode: z.string().nullable(),
-  naceSection: z.string().nullable(),
+  naceSection: z.enum(naceSectionValues).nullable(),
   province: z.string().nullable(),
   municipality: z.string().nullable(),
-  size: z.string().nullable(),
+  size: z.enum(sizeValues).nullable(),
   status: z.enum(['active', 'dissolved']),
   dissolutionYear: z.number().int().nullable(),
   latestFiledYear: z.number().int().nullable(),
@@ -65,12 +65,12 @@ interface Row {
   fiscal_code: string;
   vat_number: string | null;
   legal_name: string | null;
-  legal_form: string | null;
+  legal_form: LegalForm | null;
   nace_code: string | null;
-  nace_section: string | null;
+  nace_section: NaceSection | null;
   province: string | null;
   municipality: string | null;
-  size: string | null;
+  size: CompanySize | null;
   dissolution_year: number | null;
   latest_filed_year: number | null;
   latest_revenue: number | null;

@@ -25,7 +25,7 @@ export const searchPeopleInputSchema = z.strictObject({
 export const personRoleSchema = z.strictObject({
   kind: z.enum(personKinds),
   role: z.string().nullable().describe('The role as registered (officers).'),
-  roleCategory: z.string().nullable().describe('Normalised role category (officers).'),
+  roleCategory: z.enum(roleCategoryValues).nullable().describe('Normalised role category (officers).'),
   share: z.number().nullable().describe('Ownership fraction 0-1 (shareholders and beneficial owners).'),
   company: z.strictObject({
     id: z.string(),

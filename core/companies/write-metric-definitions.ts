@@ -1,12 +1,12 @@
 import type { Knex } from 'knex';
 import { metricCatalogue } from './metric-catalogue.js';
-import type { CompanyDossier, DossierMetric } from './schemas/index.js';
+import type { CompanyDossier, DossierMetric, MetricCategory } from './schemas/index.js';
 
 interface DefinitionRow {
   slug: string;
   name: string;
   name_it: string | null;
-  categories: string[];
+  categories: MetricCategory[];
   unit: string | null;
   display_order: number;
 }

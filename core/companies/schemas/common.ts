@@ -11,6 +11,13 @@ export const legalFormValues = ['SRL', 'SRLS', 'SPA', 'SAPA', 'SNC', 'SAS', 'SS'
 export const naceSectionValues = ['A', 'B', 'C', 'D', 'E', 'F', 'G', 'H', 'I', 'J', 'K', 'L', 'M', 'N', 'O', 'P', 'Q', 'R', 'S', 'T', 'U'] as const;
 export const roleCategoryValues = ['legal_representative', 'director', 'board_member', 'statutory_auditor', 'auditor', 'manager', 'proxy', 'liquidator', 'other'] as const;
 export const metricCategoryValues = ['balance_sheet', 'income_statement', 'assets', 'liabilities', 'equity', 'revenue', 'costs', 'profitability', 'liquidity', 'solvency', 'efficiency', 'ratio'] as const;
+// decisions.md's closed lists. The import refuses anything else and the columns hold to them
+// (migration 019), so rows read back are typed with them.
+export type CompanySize = (typeof sizeValues)[number];
+export type LegalForm = (typeof legalFormValues)[number];
+export type NaceSection = (typeof naceSectionValues)[number];
+export type RoleCategory = (typeof roleCategoryValues)[number];
+export type MetricCategory = (typeof metricCategoryValues)[number];
 
 export const addressSchema = z.strictObject({
   line1: z.string().nullable(),
@@ -22,14 +29,14 @@ export const addressSchema = z.strictObject({
 
 export const companyIdentitySchema = z.strictObject({
   legalName: z.string().nullable(),
-  legalForm: z.string().nullable(),
+  legalForm: z.enum(legalFormValues).nullable(),
   foundingYear: z.number().int().nullable(),
   incorporationDate: isoDate.nullable(),
   isQuoted: z.boolean().nullable(),
   vatNumber: z.string().nullable(),
   fiscalCode: z.string().nullable(),
   naceCode: z.string().nullable(),
-  naceSection: z.string().nullable(),
+  naceSection: z.enum(naceSectionValues).nullable(),
   address: addressSchema.nullable(),
 });
 
@@ -67,7 +74,7 @@ export const holderSchema = z.strictObject({
 export const officerSchema = z.strictObject({
   name: z.string().nullable(),
   role: z.string().nullable(),
-  roleCategory: z.string(),
+  roleCategory: z.enum(roleCategoryValues),
 });
 
 export const companyBranchSchema = z.strictObject({
@@ -78,7 +85,7 @@ export const companyBranchSchema = z.strictObject({
 export const annualSnapshotSchema = z.strictObject({
   year: z.number().int(),
   isForecasted: z.boolean(),
-  size: z.string().nullable(),
+  size: z.enum(sizeValues).nullable(),
   statementDate: isoDate.nullable(),
   employees: z.number().int().nullable(),
   employeesYoY: z.number().nullable(),
@@ -87,7 +94,7 @@ export const annualSnapshotSchema = z.strictObject({
 export const financialMetricSchema = z.strictObject({
   slug: z.string(),
   name: z.string(),
-  categories: z.array(z.string()),
+  categories: z.array(z.enum(metricCategoryValues)),
   unit: z.string().nullable(),
   value: z.number(),
   previousValue: z.number().nullable(),
