@@ -18,6 +18,18 @@ describe('finance pages', () => {
     expect(csv).toContain(`summary,period,,${thisMonth},,,`);
   });
 
+  it('when the month in the address has not begun, then the report and its CSV show the current month, not a month that looks final with today\'s balance', async () => {
+    const { orgId, client } = await adminOfNewOrg(env, 'Finance future period test');
+    const thisMonth = new Date().toISOString().slice(0, 7);
+    const nextYear = `${Number(thisMonth.slice(0, 4)) + 1}-01`;
+    const report = await client.get(`/orgs/${orgId}/report?period=${nextYear}`);
+    expect(report.status).toBe(200);
+    expect(await report.text()).toContain(`value="${thisMonth}" selected`);
+    const csv = await (await client.get(`/orgs/${orgId}/report.csv?period=${nextYear}`)).text();
+    expect(csv).toContain(`summary,period,,${thisMonth},,,`);
+    expect(csv).not.toContain(nextYear);
+  });
+
   it('when credits were granted by a person then the ledger, the report and its CSV name them by e-mail, and other actors as recorded', async () => {
     const { orgId, client } = await adminOfNewOrg(env, 'Finance actor test');
     const operator = await createOperator(env.db);

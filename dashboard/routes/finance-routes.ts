@@ -24,9 +24,10 @@ async function periodChoices(db: Db, organizationId: string): Promise<string[]> 
   return [...periods].sort().reverse();
 }
 
+/** The month asked for; the current one when none, a malformed one or one not begun yet. */
 function chosenPeriod(ctx: DashboardContext): string {
   const p = ctx.query.period;
-  return typeof p === 'string' && isPeriod(p) ? p : currentPeriod();
+  return typeof p === 'string' && isPeriod(p) && p <= currentPeriod() ? p : currentPeriod();
 }
 
 function periodSelector(state: DashboardState, action: string, periods: string[], current: string, hidden: Record<string, string> = {}): Html {

@@ -101,6 +101,7 @@ describe('billing CLI: credits, caps, ledger export and reconcile', () => {
       [['billing', 'top-up', '--org', org, '--credits', '9007199254740991', '--reason', 'x'], /error \(invalid_params\): the balance would be more than 9007199254740991 credits/],
       [['ledger', 'export', '--org', org, '--period', '9999-12'], /argument '9999-12' is invalid\. must be a month, YYYY-MM \(UTC\), from 1970-01 to 9998-12/],
       [['ledger', 'export', '--org', org, '--period', '2026-13'], /'--period <YYYY-MM>' argument '2026-13' is invalid\. must be a month/],
+      [['report', '--org', org, '--period', '2999-01'], new RegExp(`error \\(invalid_params\\): 2999-01 has not begun: reports cover months up to the current one, ${periodOf(new Date())} \\(UTC\\)`)],
       [['ledger', 'export', '--org', org, '--period', periodOf(new Date()), '--format', 'xml'], /argument 'xml' is invalid\. Allowed choices are csv, json/],
     ];
     const results = await Promise.all(cases.map(([args]) => cli(...args)));
