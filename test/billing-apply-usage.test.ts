@@ -1,5 +1,6 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { changeCredits, setCallsCap } from '../core/billing/adjust-allowance.js';
+import { buildAllowanceReport } from '../core/billing/allowance-report.js';
 import { applyUsageBatch } from '../core/billing/apply-usage-batch.js';
 import { reconcileLedger } from '../core/billing/reconcile-ledger.js';
 import { rollOverDueAllowances } from '../core/billing/roll-over-period.js';
@@ -123,6 +124,11 @@ describe('applying usage batches', () => {
     expect(await allowanceOf(db, organizationId)).toMatchObject({ period: '2026-03', credits_balance: 997 });
     expect(await ledgerCount(db, organizationId, 'period_rollover')).toBe(2);
     expect((await reconcileLedger(db, { organizationIds: [organizationId] })).differences).toEqual([]);
+    // January's report counts the late call as January's: its calls used equal its calls-priced
+    // usage by product, although the call no longer counted against a cap.
+    const report = await buildAllowanceReport(db, organizationId, '2026-01', february);
+    expect(report.byProduct.find((p) => p.product === 'company-report')).toMatchObject({ quantity: 2, unit: 'calls', calls: 2 });
+    expect(report.callsUsed).toBe(2);
   });
 
   it('when usage is applied then credits_used counts the month’s own credits: a late event of a closed month pays but is not this month’s use, and a rollover restarts it', async () => {

@@ -60,7 +60,10 @@ export async function buildAllowanceReport(db: Knex, organizationId: string, per
   const [openingUsage, openingOther, usageSums, otherSums, entries, byProduct, byKey, byDay, flags, asOf] = await Promise.all([
     db('usage_daily').where({ organization_id: organizationId }).andWhere('period', '<', period).first<{ s: number | null }>(db.raw('SUM(credits_delta)::bigint AS s')),
     notUsage().andWhere('period', '<', period).first<{ s: number | null }>(db.raw('SUM(credits_delta)::bigint AS s')),
-    daily.clone().first<{ credits: number | null; calls: number | null }>(db.raw('SUM(credits_delta)::bigint AS credits'), db.raw('SUM(calls_delta)::bigint AS calls')),
+    // Calls used are the month's calls-priced usage, not its calls_delta: a late call of a closed
+    // month has calls_delta 0 (it no longer counts against a cap that was reset), yet it was a
+    // call of that month, and its usage by product counts it.
+    daily.clone().first<{ credits: number | null; calls: number | null }>(db.raw('SUM(credits_delta)::bigint AS credits'), db.raw("COALESCE(SUM(quantity) FILTER (WHERE unit = 'calls'), 0)::bigint AS calls")),
     notUsage()
       .andWhere({ period })
       .select<{ entry_type: string; credits: number; calls: number }[]>('entry_type', db.raw('SUM(credits_delta)::bigint AS credits'), db.raw('SUM(calls_delta)::bigint AS calls'))
