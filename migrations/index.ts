@@ -18,6 +18,7 @@ import * as deadLetterReplays from './20261125_016_dead_letter_replays.js';
 import * as alertThresholdUnique from './20261125_017_alert_threshold_unique.js';
 import * as ownCallsCap from './20261125_018_own_calls_cap.js';
 import * as closedLists from './20261125_019_closed_lists.js';
+import * as peerEmployeesIndex from './20261125_020_peer_employees_index.js';
 
 export interface Migration {
   name: string;
@@ -45,4 +46,5 @@ export const migrations: Migration[] = [
   { name: '20261125_017_alert_threshold_unique', ...alertThresholdUnique },
   { name: '20261125_018_own_calls_cap', ...ownCallsCap },
   { name: '20261125_019_closed_lists', ...closedLists },
+  { name: '20261125_020_peer_employees_index', ...peerEmployeesIndex },
 ];

@@ -119,25 +119,29 @@ export function companySql(shape: CompanyQueryShape): string {
 FROM (SELECT ${COMPANY_COLUMNS} FROM companies WHERE fiscal_code = $1 OR vat_number = $2 ORDER BY fiscal_code = $1 DESC LIMIT 1) c`;
 }
 
-// Peers: the same NACE division (first two digits of nace_code), nearest by latest revenue.
-// Two index range scans outward from the company's revenue (companies_peer_idx) give the 10
-// nearest above and below without sorting the division; companies with no revenue come last.
-// Parameters: $1 division, $2 the company's id, $3 its revenue, $4 how many peers.
-export const PEERS_SQL = `
+// Peers: the same NACE division (first two digits of nace_code), nearest in size: by latest
+// revenue, or by latest headcount for a company with no revenue on file (large by its 250+
+// employees: revenue 0 would make the division's smallest companies its peers). Two index range
+// scans outward from the company's figure (companies_peer_idx, companies_peer_employees_idx)
+// give the 10 nearest above and below without sorting the division; companies without that
+// figure come last. Parameters: $1 division, $2 the company's id, $3 its figure, $4 how many.
+export type PeerMeasure = 'latest_revenue' | 'latest_employees';
+
+export const peersSql = (measure: PeerMeasure) => `
 WITH above AS (
-  SELECT id, latest_revenue FROM companies
-  WHERE substring(nace_code from 1 for 2) = $1 AND id <> $2 AND latest_revenue >= $3
-  ORDER BY latest_revenue LIMIT $4
+  SELECT id, ${measure} AS figure FROM companies
+  WHERE substring(nace_code from 1 for 2) = $1 AND id <> $2 AND ${measure} >= $3
+  ORDER BY ${measure} LIMIT $4
 ), below AS (
-  SELECT id, latest_revenue FROM companies
-  WHERE substring(nace_code from 1 for 2) = $1 AND id <> $2 AND latest_revenue < $3
-  ORDER BY latest_revenue DESC LIMIT $4
+  SELECT id, ${measure} AS figure FROM companies
+  WHERE substring(nace_code from 1 for 2) = $1 AND id <> $2 AND ${measure} < $3
+  ORDER BY ${measure} DESC LIMIT $4
 ), unknown AS (
-  SELECT id, latest_revenue FROM companies
-  WHERE substring(nace_code from 1 for 2) = $1 AND id <> $2 AND latest_revenue IS NULL
+  SELECT id, ${measure} AS figure FROM companies
+  WHERE substring(nace_code from 1 for 2) = $1 AND id <> $2 AND ${measure} IS NULL
   ORDER BY id LIMIT $4
 ), nearest AS (
-  SELECT id, abs(latest_revenue - $3) AS distance FROM (SELECT * FROM above UNION ALL SELECT * FROM below UNION ALL SELECT * FROM unknown) cand
+  SELECT id, abs(figure - $3) AS distance FROM (SELECT * FROM above UNION ALL SELECT * FROM below UNION ALL SELECT * FROM unknown) cand
   ORDER BY distance NULLS LAST, id LIMIT $4
 )
 SELECT

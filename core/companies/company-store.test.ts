@@ -142,6 +142,23 @@ describe('company store: profile branches', () => {
     expect(profile.peers.map((p) => p.identity.fiscalCode)).toEqual([notLarge]);
   });
 
+  it('when a large company has no revenue on file then its peers are the nearest by headcount, not the division\'s smallest by revenue', async () => {
+    // Division 67 does not exist in NACE Rev. 2: these are alone in it.
+    const [company, near, nextNear, small, unknown] = [nextCode(), nextCode(), nextCode(), nextCode(), nextCode()];
+    const employees = (n: number, revenue?: number) => years([{ year: 2024, employees: n, ...(revenue === undefined ? {} : { revenue }) }]);
+    await upsertCompanies(db, [
+      dossier(company, { naceCode: '67.00', years: employees(400) }),
+      dossier(near, { naceCode: '67.00', years: employees(390) }),
+      dossier(nextNear, { naceCode: '67.00', years: employees(420, 500 * M) }),
+      dossier(small, { naceCode: '67.00', years: employees(10, 1 * M) }),
+      dossier(unknown, { naceCode: '67.00' }),
+    ]);
+    const profile = companyProfileLargeSchema.parse(await store.companyProfile(company));
+    expect(profile.latest).toMatchObject({ size: 'large', employees: 400 });
+    expect(profile.peerCount).toBe(4);
+    expect(profile.peers.map((p) => p.identity.fiscalCode)).toEqual([near, nextNear, small, unknown]);
+  });
+
   it('when the figures are just over the thresholds by a fraction of a euro then the profile branch agrees with latest.size', async () => {
     const code = nextCode();
     await upsertCompanies(db, [dossier(code, { naceCode: '00.20', years: years([{ year: 2024, revenue: 50 * M + 0.6, totalAssets: 43 * M + 0.4, employees: 10 }]) })]);

@@ -1,7 +1,7 @@
 import { holdsNul, type Db } from '../db/index.js';
 import type { Logger } from '../logging/index.js';
 import type { CompanyFinancialsData, CompanyProfileData, CompanyReportData, CreditReportData } from './schemas/index.js';
-import { companySql, PEERS_SQL, type CompanyRow, type PeersRow } from './company-query.js';
+import { companySql, peersSql, type CompanyRow, type PeersRow } from './company-query.js';
 import { assembleCompanyReport, companyReportShape, namesUnknownSlug } from './assemble-company-report.js';
 import { assembleCreditReport, creditReportShape } from './assemble-credit-report.js';
 import { assembleLargeProfile, assembleSmallProfile, companyProfileShape, isLargeProfile, MAX_PEERS, naceDivision } from './assemble-company-profile.js';
@@ -46,7 +46,8 @@ export function createCompanyStore(options: CompanyStoreOptions): CompanyStore {
     credit: storeStatement('credit', companySql(creditReportShape)),
     profile: storeStatement('profile', companySql(companyProfileShape)),
     financials: storeStatement('financials', companySql(companyFinancialsShape)),
-    peers: storeStatement('peers', PEERS_SQL),
+    peers: storeStatement('peers', peersSql('latest_revenue')),
+    peersByEmployees: storeStatement('peers_by_employees', peersSql('latest_employees')),
     metricDefinitions: storeStatement('metric_definitions', 'SELECT slug, name, categories, unit FROM metric_definitions'),
   };
 
@@ -81,7 +82,9 @@ export function createCompanyStore(options: CompanyStoreOptions): CompanyStore {
       if (!isLargeProfile(row)) return assembleSmallProfile(row);
       const division = naceDivision(row);
       if (division === null) return assembleLargeProfile(row, { peer_count: 0, peers: [] });
-      const [peers] = await runPreparedStoreQuery<PeersRow>(options, 'company peers', statements.peers, [division, row.id, row.latest_revenue ?? 0, MAX_PEERS]);
+      const [peers] = row.latest_revenue === null && row.latest_employees !== null
+        ? await runPreparedStoreQuery<PeersRow>(options, 'company peers', statements.peersByEmployees, [division, row.id, row.latest_employees, MAX_PEERS])
+        : await runPreparedStoreQuery<PeersRow>(options, 'company peers', statements.peers, [division, row.id, row.latest_revenue ?? 0, MAX_PEERS]);
       return assembleLargeProfile(row, peers ?? { peer_count: 0, peers: [] });
     },
 

@@ -136,12 +136,12 @@ export const endpointCatalogue: readonly EndpointDefinition[] = [
     texts: {
       en: {
         summary: 'Company profile',
-        description: 'Identity and latest figures, then one branch chosen by size (EU SME definition): large companies get `peerCount` and up to 10 `peers` of the same NACE division nearest in size; smaller companies get `risk` (risk indicators, state aids and up to 5 years of history). One price covers either branch.',
+        description: 'Identity and latest figures, then one branch chosen by size (EU SME definition): large companies get `peerCount` and up to 10 `peers` of the same NACE division nearest in size (by latest revenue, or by headcount when the company has no revenue on file); smaller companies get `risk` (risk indicators, state aids and up to 5 years of history). One price covers either branch.',
         parameter: taxIdTexts.en,
       },
       it: {
         summary: 'Profilo aziendale',
-        description: 'Anagrafica e ultimi dati, poi una sola sezione scelta in base alla dimensione (definizione UE di PMI): le grandi imprese ricevono `peerCount` e fino a 10 `peers` della stessa divisione NACE più vicini per dimensione; le altre ricevono `risk` (indicatori di rischio, aiuti di Stato e fino a 5 anni di storico). Un unico prezzo copre entrambe le sezioni.',
+        description: 'Anagrafica e ultimi dati, poi una sola sezione scelta in base alla dimensione (definizione UE di PMI): le grandi imprese ricevono `peerCount` e fino a 10 `peers` della stessa divisione NACE più vicini per dimensione (per ultimo fatturato, o per numero di dipendenti se l\'impresa non ha fatturato registrato); le altre ricevono `risk` (indicatori di rischio, aiuti di Stato e fino a 5 anni di storico). Un unico prezzo copre entrambe le sezioni.',
         parameter: taxIdTexts.it,
       },
     },
