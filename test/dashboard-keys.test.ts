@@ -120,7 +120,7 @@ describe('when an admin creates a key with an expiry that is not a date', () => 
     const res = await client.post(`/orgs/${orgId}/keys`, { _csrf: await client.csrf(`/orgs/${orgId}/keys`), name: 'bad expiry', expiresOn });
     expect(res.status).toBe(422);
     const body = await res.text();
-    expect(/<div class="notice notice-bad" role="alert">([^<]*)<\/div>/.exec(body)?.[1]).toMatch(/^Please check the form: expiresOn: /);
+    expect(/<div class="notice notice-bad" role="alert">([^<]*)<\/div>/.exec(body)?.[1]).toMatch(/^Please check the form: Expiry \(optional\): /);
     expect(body).not.toContain('id="new-key"');
     // What was typed comes back in the form, to be corrected rather than typed again.
     expect(body).toMatch(/<input[^>]*name="name"[^>]*value="bad expiry"/);

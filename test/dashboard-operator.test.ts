@@ -71,13 +71,29 @@ describe('operator organization forms', () => {
     expect((await env.db('allowances').where({ organization_id: org.id }).first<{ calls_cap: number }>('calls_cap'))!.calls_cap).toBe(50);
   });
 
-  it('when the limits form has a zero rate, then the message names the field and nothing changes', async () => {
+  it('when the limits form has a zero rate, then the message names the field by its label and nothing changes', async () => {
     const org = await createOrganization(env.db, { name: 'Operator limits form test', planId: 'standard' });
     const client = await signedInOperator(env);
     const page = `/operator/organizations/${org.id}`;
     const refused = await client.post(`${page}/limits`, { _csrf: await client.csrf(page), perSecond: '0', burst: '', perMinute: '' });
     expect(refused.status).toBe(422);
-    expect(await refused.text()).toMatch(/perSecond: Too small: expected number to be &gt;0/);
+    expect(await refused.text()).toContain('Please check the form: Per second: Too small: expected number to be &gt;0');
+    expect((await organizationRow(org.id))!.rate_per_second).toBeNull();
+  });
+
+  it('when the page is in Italian, then a refused form says what is wrong in Italian, under the field\'s Italian label', async () => {
+    const org = await createOrganization(env.db, { name: 'Operator Italian form test', planId: 'standard' });
+    const client = await signedInOperator(env);
+    await client.get('/language?lang=it&next=/');
+    const page = `/operator/organizations/${org.id}`;
+    const zero = await (await client.post(`${page}/limits`, { _csrf: await client.csrf(page), perSecond: '0', burst: '', perMinute: '' })).text();
+    expect(zero).toContain('Controlla il modulo: Al secondo: Troppo piccolo');
+    expect(zero).not.toContain('Too small');
+    const decimal = await (await client.post(`${page}/credits`, { _csrf: await client.csrf(page), kind: 'grant', credits: '1,5', reason: 'prova' })).text();
+    expect(decimal).toContain('Controlla il modulo: Crediti: un numero intero, ad es. 1000 o 1.000');
+    // A message the schema wrote itself is shown as written.
+    const huge = await (await client.post(`${page}/limits`, { _csrf: await client.csrf(page), perSecond: '3000000000', burst: '', perMinute: '' })).text();
+    expect(huge).toContain('Al secondo: at most 2147483647');
     expect((await organizationRow(org.id))!.rate_per_second).toBeNull();
   });
 
@@ -87,7 +103,7 @@ describe('operator organization forms', () => {
     const page = `/operator/organizations/${org.id}`;
     const refused = await client.post(`${page}/limits`, { _csrf: await client.csrf(page), perSecond: '3000000000', burst: '', perMinute: '' });
     expect(refused.status).toBe(422);
-    expect(await refused.text()).toContain('perSecond: at most 2147483647');
+    expect(await refused.text()).toContain('Per second: at most 2147483647');
     expect((await organizationRow(org.id))!.rate_per_second).toBeNull();
   });
 

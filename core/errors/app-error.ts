@@ -1,3 +1,4 @@
+import type { z } from 'zod';
 import { errorCatalogue, type ErrorCode } from './catalogue.js';
 
 export interface ErrorDetail {
@@ -12,6 +13,9 @@ export interface AppErrorOptions {
   retryAfterSeconds?: number;
   /** Extra response headers for the HTTP edge (e.g. RateLimit-*); ignored by MCP. */
   headers?: Record<string, string>;
+  /** The zod issues behind `details`, for an edge that words them in its reader's language
+   * (the dashboard). Never sent: the envelope carries `details`. */
+  issues?: readonly z.core.$ZodIssue[];
   cause?: unknown;
 }
 
@@ -25,6 +29,7 @@ export class AppError extends Error {
   readonly details: ErrorDetail[] | undefined;
   readonly retryAfterSeconds: number | undefined;
   readonly headers: Record<string, string> | undefined;
+  readonly issues: readonly z.core.$ZodIssue[] | undefined;
   readonly expose = true;
 
   constructor(code: ErrorCode, message?: string, options: AppErrorOptions = {}) {
@@ -35,6 +40,7 @@ export class AppError extends Error {
     this.details = options.details;
     this.retryAfterSeconds = options.retryAfterSeconds;
     this.headers = options.headers;
+    this.issues = options.issues;
   }
 }
 

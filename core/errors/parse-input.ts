@@ -16,5 +16,5 @@ export function parseInput<S extends z.ZodType>(schema: S, input: unknown): z.ou
   const result = schema.safeParse(input);
   if (result.success) return result.data;
   const details = issueDetails(result.error.issues);
-  throw new AppError('invalid_params', details.map((d) => `${d.path}: ${d.message}`).join('; '), { details });
+  throw new AppError('invalid_params', details.map((d) => `${d.path}: ${d.message}`).join('; '), { details, issues: result.error.issues });
 }

@@ -307,6 +307,7 @@ export const en = {
   'audit.usage.totals_rebuilt': 'Rebuilt the usage totals from the ledger: {bucketsOff} daily buckets were off, credits used {creditsUsedBefore} → {creditsUsedAfter}',
   'error.nul': 'The address or the form holds a NUL character (U+0000), which no field accepts. Remove it and try again.',
   'error.invalid': 'Please check the form: {message}',
+  'error.wholeNumber': 'a whole number, e.g. 1000 or 1,000',
   'error.back': 'Back to the dashboard',
 } as const;
 

@@ -309,5 +309,6 @@ export const it: Record<MessageKey, string> = {
   'audit.usage.totals_rebuilt': 'Ricalcolati dal registro i totali di utilizzo: {bucketsOff} totali giornalieri erano errati, crediti usati {creditsUsedBefore} → {creditsUsedAfter}',
   'error.nul': 'L\'indirizzo o il modulo contiene un carattere NUL (U+0000), che nessun campo accetta. Toglilo e riprova.',
   'error.invalid': 'Controlla il modulo: {message}',
+  'error.wholeNumber': 'un numero intero, ad es. 1000 o 1.000',
   'error.back': 'Torna alla dashboard',
 };

@@ -3,6 +3,7 @@ import { isAppError } from '../../core/errors/index.js';
 import type { Logger } from '../../core/logging/index.js';
 import type { DashboardState } from '../state.js';
 import { notice } from '../views/components.js';
+import { invalidInputMessage } from '../views/invalid-input.js';
 import { html } from '../views/html.js';
 import { bareLayout, page } from '../views/layout.js';
 
@@ -22,7 +23,7 @@ export function errorPage(logger: Logger): Middleware<DashboardState> {
       let text: string;
       if (status === 404) text = t('error.notFound');
       else if (status === 403) text = message === 'csrf' ? t('error.csrf') : t('error.forbidden');
-      else if (isAppError(err) && err.code === 'invalid_params') text = t('error.invalid', { message: err.message });
+      else if (isAppError(err) && err.code === 'invalid_params') text = t('error.invalid', { message: invalidInputMessage(ctx.state, err) });
       else if (status < 500 && (err as { expose?: boolean }).expose && message) text = message;
       else {
         logger.error('dashboard request failed', { err, method: ctx.method, path: ctx.path });

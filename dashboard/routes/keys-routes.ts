@@ -9,6 +9,7 @@ import type { MessageKey } from '../i18n/translate.js';
 import { orgAccess, type OrgView } from '../org-access.js';
 import type { DashboardContext, DashboardState } from '../state.js';
 import { badge, csrfField, field, notice, postButton, section, select, table } from '../views/components.js';
+import { invalidInputMessage } from '../views/invalid-input.js';
 import { html, type Html, type HtmlValue } from '../views/html.js';
 import { page } from '../views/layout.js';
 
@@ -135,7 +136,7 @@ export function registerKeysRoutes(router: Router<DashboardState>, deps: KeysRou
       if (!(err instanceof AppError)) throw err;
       ctx.status = 422;
       // The form comes back as it was typed, with what to change.
-      await renderKeysPage(ctx, deps, view, { top: notice(ctx.state.t('error.invalid', { message: err.message }), 'bad'), typed: { name: ctx.state.form.name, expiresOn: ctx.state.form.expiresOn } });
+      await renderKeysPage(ctx, deps, view, { top: notice(ctx.state.t('error.invalid', { message: invalidInputMessage(ctx.state, err) }), 'bad'), typed: { name: ctx.state.form.name, expiresOn: ctx.state.form.expiresOn } });
     }
   });
 

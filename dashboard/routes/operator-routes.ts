@@ -10,6 +10,7 @@ import { organizationPeriodSettings, organizationsOverview, setCreditsPerPeriod 
 import type { DashboardContext, DashboardState } from '../state.js';
 import { auditActor, describeAuditAction } from '../views/audit-entries.js';
 import { asOfStamp, badge, csrfField, field, notice, pagination, section, select, stat, table } from '../views/components.js';
+import { invalidInputMessage, WHOLE_NUMBER } from '../views/invalid-input.js';
 import { html, type HtmlValue } from '../views/html.js';
 import { page } from '../views/layout.js';
 import { invitationPanel, inviteForm } from './members-routes.js';
@@ -36,7 +37,9 @@ function optionalInt(value: string | undefined, path: string): number | null {
   const v = (value ?? '').trim();
   if (v === '') return null;
   const n = GROUPED_WHOLE_NUMBER.test(v) ? Number(v.replace(/[ .,_']/g, '')) : NaN;
-  if (!Number.isSafeInteger(n)) throw new AppError('invalid_params', `${path}: a whole number`, { details: [{ path, message: 'a whole number' }] });
+  if (!Number.isSafeInteger(n)) {
+    throw new AppError('invalid_params', `${path}: ${WHOLE_NUMBER}`, { details: [{ path, message: WHOLE_NUMBER }], issues: [{ code: 'custom', path: [path], message: WHOLE_NUMBER, input: v }] });
+  }
   return n;
 }
 
@@ -179,7 +182,7 @@ export function registerOperatorRoutes(router: Router<DashboardState>, deps: Ope
     } catch (err) {
       if (!(err instanceof AppError && err.code === 'invalid_params')) throw err;
       ctx.status = 422;
-      const top = notice(ctx.state.t('error.invalid', { message: err.message }), 'bad');
+      const top = notice(ctx.state.t('error.invalid', { message: invalidInputMessage(ctx.state, err) }), 'bad');
       if (organizationId) await renderOrganization(ctx, db, organizationId, top);
       else await renderOverview(ctx, db, top);
     }
