@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { startTcpProxy, hostAndPort } from '../../test/support/tcp-proxy.js';
 import { createApiKey } from '../auth/index.js';
-import { createOrganization, ensureDefaultPlans, ensurePlan, setOrganizationLimits, setOrganizationPlan, setProductOverride } from '../billing/index.js';
+import { changeCredits, createOrganization, ensureDefaultPlans, ensurePlan, setCallsCap, setOrganizationLimits, setOrganizationPlan, setProductOverride } from '../billing/index.js';
 import { createDb, type Db } from '../db/index.js';
 import { AppError } from '../errors/index.js';
 import { newId } from '../ids/index.js';
@@ -126,6 +126,38 @@ describe('access control', () => {
     const nextMonth = Date.UTC(now.getUTCFullYear(), now.getUTCMonth() + 1, 1);
     expect(Math.abs(err.retryAfterSeconds! - (nextMonth - now.getTime()) / 1000)).toBeLessThan(5);
     expect((await access.authorize(principal, 'company-financials', 'endpoint')).measure.unit).toBe('credits');
+  });
+
+  it('when the balance covers a cheap call but not a dearer one then the dearer one is refused with 402, and a top-up serves it within 1 s', async () => {
+    const { organizationId, principal } = await organizationWithKey();
+    const balance = async () => Number((await db('allowances').where({ organization_id: organizationId }).first('credits_balance')).credits_balance);
+    await changeCredits(db, { organizationId, kind: 'adjustment', credits: 2 - (await balance()), actor: 'test', reason: 'leave 2 credits' });
+    // 2 credits still pay a 1-credit search, so the flag stays down.
+    expect(await db('allowances').where({ organization_id: organizationId }).first('credits_exhausted')).toEqual({ credits_exhausted: false });
+    await seenWithin(1_000, async () => (await refusal(access.authorize(principal, 'company-financials', 'endpoint')).catch(() => undefined))?.code === 'credits_exhausted');
+    const err = await refusal(access.authorize(principal, 'company-financials', 'endpoint'));
+    expect(err.status).toBe(402);
+    expect(err.message).toBe("The organization's credit balance cannot cover this call's 5 credits. Top up credits to continue.");
+    expect((await access.authorize(principal, 'service_search_companies', 'tool')).measure).toEqual({ quantity: 1, unit: 'credits' });
+    expect((await access.authorize(principal, 'company-report', 'endpoint')).measure.unit).toBe('calls');
+    // The entitlement TTL here is a minute: only the top-up's notification can make this pass.
+    await changeCredits(db, { organizationId, kind: 'top_up', credits: 3, actor: 'test', reason: 'now 5' });
+    const served = await seenWithin(1_000, async () => (await access.authorize(principal, 'company-financials', 'endpoint').then(() => true, () => false)));
+    expect(served).toBeLessThan(1_000);
+  });
+
+  it('when a call counts as more calls than are left under the cap then it is refused with limit_reached, and one that fits is served', async () => {
+    const { organizationId, principal } = await organizationWithKey();
+    await db('allowances').where({ organization_id: organizationId }).update({ calls_used: 9 });
+    await setCallsCap(db, { organizationId, callsCap: 10, actor: 'test', reason: 'one call left' });
+    await setProductOverride(db, organizationId, 'company-report', { quantity: 2, unit: 'calls' });
+    await seenWithin(1_000, async () => (await refusal(access.authorize(principal, 'company-report', 'endpoint')).catch(() => undefined))?.code === 'limit_reached');
+    const err = await refusal(access.authorize(principal, 'company-report', 'endpoint'));
+    expect(err.status).toBe(429);
+    expect(err.message).toContain('This call counts as 2 calls, more than the 1 left');
+    expect(err.retryAfterSeconds).toBeGreaterThanOrEqual(1);
+    await setProductOverride(db, organizationId, 'company-report', { quantity: 1, unit: 'calls' });
+    await seenWithin(1_000, async () => (await access.authorize(principal, 'company-report', 'endpoint').then(() => true, () => false)));
   });
 
   it("when last month's limit_reached is still set then this month's calls are not refused", async () => {

@@ -79,11 +79,25 @@ export function createAccessControl(options: AccessControlOptions): AccessContro
       if (!entry || entry.kind !== kind) {
         throw refuse('not_entitled', rateLimit, kind === 'tool' ? { message: "This tool is not included in the organization's plan." } : {});
       }
-      // Each flag refuses only the calls priced in its own unit (decisions.md).
-      // A product priced at 0 credits costs nothing: an exhausted balance still covers it.
-      if (entry.measure.unit === 'credits' && entry.measure.quantity > 0 && state.creditsExhausted) throw refuse('credits_exhausted', rateLimit);
-      if (entry.measure.unit === 'calls' && state.limitReached) {
-        throw refuse('limit_reached', rateLimit, { retryAfterSeconds: secondsUntilNextPeriod(now()) });
+      // Each flag refuses only the calls priced in its own unit (decisions.md). The flags say
+      // that no call can be paid; a call dearer than what is left is refused too, from the
+      // balance and count read with them. A product priced at 0 credits costs nothing: an
+      // exhausted balance still covers it.
+      const { quantity, unit } = entry.measure;
+      if (unit === 'credits' && quantity > 0) {
+        if (state.creditsExhausted) throw refuse('credits_exhausted', rateLimit);
+        if (state.creditsBalance !== null && state.creditsBalance < quantity) {
+          throw refuse('credits_exhausted', rateLimit, { message: `The organization's credit balance cannot cover this call's ${quantity} credits. Top up credits to continue.` });
+        }
+      }
+      if (unit === 'calls') {
+        if (state.limitReached) throw refuse('limit_reached', rateLimit, { retryAfterSeconds: secondsUntilNextPeriod(now()) });
+        if (state.callsCap !== null && state.callsUsed + quantity > state.callsCap) {
+          throw refuse('limit_reached', rateLimit, {
+            message: `This call counts as ${quantity} calls, more than the ${state.callsCap - state.callsUsed} left under the organization's call cap for this billing period.`,
+            retryAfterSeconds: secondsUntilNextPeriod(now()),
+          });
+        }
       }
       return { principal, product, measure: { ...entry.measure }, rateLimit };
     },

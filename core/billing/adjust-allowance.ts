@@ -143,9 +143,12 @@ async function administer(db: Knex, input: AdministrationInput, change: Change):
 }
 
 /**
- * Writes `changes` to a locked allowance row with its flags evaluated afresh on the result. The
- * flag columns are written, and each change recorded with `reason`, only when a flag moves:
- * writing them NOTIFYs every API process. Nothing is written when nothing changes.
+ * Writes `changes` to a locked allowance row with its flags evaluated afresh on the result. Each
+ * flag that moves is recorded with `reason`. The flag columns are written when a flag moves or
+ * the balance or cap changes: writing them NOTIFYs every API process, whose per-call check reads
+ * the balance and cap too (a top-up must serve a dearer call at once, not after the cache's
+ * TTL). These changes are people's, so rare; usage batches touch the columns only when a flag
+ * moves (apply-usage-batch.ts). Nothing is written when nothing changes.
  */
 async function writeAllowance(trx: Knex.Transaction, row: AllowanceRow, changes: Partial<AllowanceRow>, cheapest: number | null, reason: string, now: Date): Promise<Flags> {
   const next = { ...row, ...changes };
@@ -154,7 +157,7 @@ async function writeAllowance(trx: Knex.Transaction, row: AllowanceRow, changes:
   if (Object.keys(changes).length === 0 && diff.length === 0) return flags;
   await trx('allowances')
     .where({ organization_id: row.organization_id })
-    .update({ ...changes, ...(diff.length > 0 ? flags : {}), updated_at: now });
+    .update({ ...changes, ...(diff.length > 0 || Object.keys(changes).length > 0 ? flags : {}), updated_at: now });
   await recordFlagChanges(trx, diff, now);
   return flags;
 }

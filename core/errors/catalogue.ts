@@ -4,7 +4,7 @@ export const errorCatalogue = {
   missing_api_key: { status: 401, retryable: false, message: 'No API key: send Authorization: Bearer <API_KEY>.' },
   invalid_api_key: { status: 401, retryable: false, message: 'The API key is not valid: it is unknown, revoked, expired, or not an organization key.' },
   credits_exhausted: { status: 402, retryable: false, message: "The organization's credit balance cannot cover this call. Top up credits to continue." },
-  limit_reached: { status: 429, retryable: true, message: "The organization reached its plan's call cap for this billing period." },
+  limit_reached: { status: 429, retryable: true, message: "The organization reached its call cap for this billing period." },
   client_not_configured: { status: 403, retryable: false, message: 'The organization has no plan yet: the service has not been provisioned for it.' },
   not_entitled: { status: 403, retryable: false, message: "This endpoint is not included in the organization's plan." },
   unknown_endpoint: { status: 404, retryable: false, message: 'No endpoint matches this method and path.' },

@@ -17,6 +17,16 @@ export interface OrganizationAccess {
   products: Map<string, EffectiveProduct>;
   creditsExhausted: boolean;
   limitReached: boolean;
+  /**
+   * The balance as last read (null: no allowance row), and this month's calls used and cap (0
+   * used when the row is still last month's). Stale by up to the cache's TTL: a top-up, grant,
+   * adjustment or cap change evicts it at once (the allowance writer touches the flag columns,
+   * whose trigger notifies), usage only lowers it, so a call it lets through is within the
+   * overspend window of docs/billing.md.
+   */
+  creditsBalance: number | null;
+  callsUsed: number;
+  callsCap: number | null;
 }
 
 export interface EntitlementResolver {
@@ -49,6 +59,9 @@ interface AccessRow {
   period: string | null;
   credits_exhausted: boolean | null;
   limit_reached: boolean | null;
+  credits_balance: string | number | null;
+  calls_used: string | number | null;
+  calls_cap: string | number | null;
   plan_products: PlanProduct[];
   overrides: ProductOverride[];
 }
@@ -56,7 +69,7 @@ interface AccessRow {
 const ACCESS_QUERY = `
   SELECT o.id, o.plan_id, o.status, o.rate_per_second, o.burst, o.rate_per_minute,
          p.rate_per_second AS plan_rate_per_second, p.burst AS plan_burst, p.rate_per_minute AS plan_rate_per_minute,
-         a.period, a.credits_exhausted, a.limit_reached,
+         a.period, a.credits_exhausted, a.limit_reached, a.credits_balance, a.calls_used, a.calls_cap,
          COALESCE((SELECT json_agg(json_build_object('product', e.product, 'kind', e.product_kind, 'quantity', e.quantity, 'unit', e.unit))
                      FROM plan_entitlements e WHERE e.plan_id = o.plan_id), '[]') AS plan_products,
          COALESCE((SELECT json_agg(json_build_object('product', v.product, 'kind', v.product_kind, 'enabled', v.enabled, 'quantity', v.quantity, 'unit', v.unit))
@@ -116,6 +129,9 @@ function toAccess(organizationId: string, row: AccessRow | undefined, nowMs: num
       products: new Map(),
       creditsExhausted: false,
       limitReached: false,
+      creditsBalance: null,
+      callsUsed: 0,
+      callsCap: null,
     };
   }
   // The call cap belongs to a period: a limit_reached left on last month's row (the billing
@@ -132,5 +148,8 @@ function toAccess(organizationId: string, row: AccessRow | undefined, nowMs: num
     products: effectiveProducts(row.plan_products, row.overrides),
     creditsExhausted: row.credits_exhausted === true,
     limitReached: currentPeriod && row.limit_reached === true,
+    creditsBalance: row.credits_balance === null ? null : Number(row.credits_balance),
+    callsUsed: currentPeriod ? Number(row.calls_used ?? 0) : 0,
+    callsCap: row.calls_cap === null ? null : Number(row.calls_cap),
   };
 }
