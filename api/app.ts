@@ -14,6 +14,7 @@ import { registerDocs } from './routes/docs.js';
 import { registerHealthz } from './routes/healthz.js';
 import { registerOpenApi } from './routes/openapi.js';
 import type { ApiState } from './state.js';
+import { wrongMethod } from './wrong-method.js';
 
 export interface ApiDeps {
   access: AccessControl;
@@ -41,7 +42,8 @@ export function createApp(deps: ApiDeps): Koa<ApiState> {
     logger: deps.logger,
   });
 
-  const router = new Router<ApiState>();
+  // Paths as documented, to the letter: /COMPANIES/… or a trailing slash is an unknown path.
+  const router = new Router<ApiState>({ sensitive: true, strict: true });
   registerHealthz(router, deps);
   registerCompanyEndpoints(router, deps);
   registerOpenApi(router, { access: deps.access, documents });
@@ -51,9 +53,11 @@ export function createApp(deps: ApiDeps): Koa<ApiState> {
   app.use(accessLog(deps.logger));
   app.use(errorEnvelope(deps.logger));
   app.use(router.routes());
-  // No allowedMethods(): a wrong method is answered like an unknown path (decisions.md).
-  app.use(() => {
-    throw new AppError('unknown_endpoint');
+  // Not the router's allowedMethods(), whose answers are not our envelope: a path that exists
+  // asked with another method is 405 `unknown_endpoint` with `Allow` (decisions.md), any other
+  // path 404 `unknown_endpoint`.
+  app.use((ctx) => {
+    throw router.match(ctx.path, 'GET').route ? wrongMethod() : new AppError('unknown_endpoint');
   });
   // Everything is handled by errorEnvelope; this only sees failures while writing a response.
   app.silent = true;

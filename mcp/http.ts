@@ -5,6 +5,7 @@ import type { TransportSendOptions } from '@modelcontextprotocol/sdk/shared/tran
 import {
   ErrorCode as RpcCode, InitializeRequestSchema, isInitializeRequest, JSONRPCMessageSchema, SUPPORTED_PROTOCOL_VERSIONS, type JSONRPCMessage, type RequestId,
 } from '@modelcontextprotocol/sdk/types.js';
+import { authorizationHeader } from '../core/auth/index.js';
 import { AppError, issueDetails, type ErrorCode, type ErrorDetail } from '../core/errors/index.js';
 import { newRequestId } from '../core/ids/index.js';
 import { rateLimitHeaders } from '../core/ratelimit/index.js';
@@ -161,7 +162,7 @@ export function createMcpApp(options: McpAppOptions): Koa {
       // The key is checked on every request, whatever it carries.
       let principal;
       try {
-        principal = await options.access.authenticate(ctx.get('Authorization') || undefined);
+        principal = await options.access.authenticate(authorizationHeader(ctx.req.rawHeaders));
         if (principal.keyKind !== 'organization') throw new AppError('invalid_api_key');
       } catch (err) {
         return envelope(err);

@@ -8,6 +8,7 @@ import { createLogger } from '../core/logging/index.js';
 import { createPostgresUsageSink } from '../core/usage/index.js';
 import { createScratchDatabase, type ScratchDatabase } from './support/database.js';
 import { freePort } from './services/free-port.js';
+import { rawRequest } from './support/raw-request.js';
 import {
   createTestOrganization, insertCompanies, makeDossier, startTcpProxy, startTestApi, viaPort,
   type TestApi, type TestOrganization,
@@ -73,6 +74,16 @@ describe('when the caller is not authenticated', () => {
     expectError(await call(api.url, `/companies/${company.fiscalCode}/report`, { headers: { Authorization: `Basic ${org.key}` } }), 'missing_api_key');
   });
 
+  it('then two Authorization headers are missing_api_key (401) whichever comes first, not decided by their order', async () => {
+    const other = await createTestOrganization(api.db);
+    for (const keys of [[org.key, 'sk_live_0000000000000000000000000000000A'], ['sk_live_0000000000000000000000000000000A', org.key], [org.key, other.key]]) {
+      const res = await rawRequest(`${api.url}/companies/${company.fiscalCode}/report`, { headers: keys.flatMap((k) => ['Authorization', `Bearer ${k}`]) });
+      expect(res.status, res.body).toBe(401);
+      const { error } = errorEnvelopeSchema.parse(JSON.parse(res.body));
+      expect(error).toMatchObject({ code: 'missing_api_key', message: 'The request has 2 Authorization headers: send one, Authorization: Bearer <API_KEY>.' });
+    }
+  });
+
   it('then a valid key in the URL never authenticates', async () => {
     for (const param of ['api_key', 'key']) {
       const error = expectError(await call(api.url, `/companies/${company.fiscalCode}/report?${param}=${org.key}`), 'missing_api_key');
@@ -95,14 +106,40 @@ describe('when the request itself is wrong', () => {
     }
   });
 
-  it('then an unknown path, another method or HEAD is unknown_endpoint (404)', async () => {
+  it('then a blank taxId is invalid_params (422), and spaces around a real one are dropped', async () => {
+    // Its own organization: the padded calls succeed, and this file checks that the main one paid nothing.
+    const payer = await createTestOrganization(api.db);
+    for (const endpoint of ['profile', 'financials']) {
+      const blank = await call(api.url, `/companies/%20%20/${endpoint}`, { key: org.key });
+      expect(expectError(blank, 'invalid_params').details).toEqual([{ path: 'path.taxId', message: 'must not be empty or blank' }]);
+      const padded = await call(api.url, `/companies/%20${company.fiscalCode}%20/${endpoint}`, { key: payer.key });
+      expect(padded.res.status, padded.text).toBe(200);
+    }
+  });
+
+  it('then an unknown path, in any case or with a trailing slash, is unknown_endpoint (404) and not charged', async () => {
+    const before = await usageEventCount(api.db, org.organizationId);
     expectError(await call(api.url, '/companies', { key: org.key }), 'unknown_endpoint');
     expectError(await call(api.url, `/companies/${company.fiscalCode}/reports`, { key: org.key }), 'unknown_endpoint');
-    for (const method of ['POST', 'PUT', 'DELETE', 'PATCH']) {
-      expectError(await call(api.url, `/companies/${company.fiscalCode}/report`, { key: org.key, method }), 'unknown_endpoint');
+    expectError(await call(api.url, `/COMPANIES/${company.fiscalCode}/REPORT`, { key: org.key }), 'unknown_endpoint');
+    expectError(await call(api.url, `/companies/${company.fiscalCode}/report/`, { key: org.key }), 'unknown_endpoint');
+    expect(await usageEventCount(api.db, org.organizationId)).toBe(before);
+  });
+
+  it('then another method or HEAD on one of the four paths is 405 unknown_endpoint with Allow: GET (decisions.md)', async () => {
+    for (const method of ['POST', 'PUT', 'DELETE', 'PATCH', 'OPTIONS']) {
+      for (const endpoint of ['report', 'credit-report', 'profile', 'financials']) {
+        const result = await call(api.url, `/companies/${company.fiscalCode}/${endpoint}`, { key: org.key, method });
+        expect(result.res.status, `${method} ${endpoint}`).toBe(405);
+        expect(result.res.headers.get('allow')).toBe('GET');
+        const error = errorEnvelopeSchema.parse(result.body).error;
+        expect(error).toMatchObject({ code: 'unknown_endpoint', message: 'This path only answers GET.' });
+        expect(result.res.headers.get('x-request-id')).toBe(error.requestId);
+      }
     }
     const head = await fetch(`${api.url}/companies/${company.fiscalCode}/report`, { method: 'HEAD', headers: { Authorization: `Bearer ${org.key}` } });
-    expect(head.status).toBe(404);
+    expect(head.status).toBe(405);
+    expect(head.headers.get('allow')).toBe('GET');
   });
 
   it('then an unknown company is not_found (404), with rate-limit headers', async () => {

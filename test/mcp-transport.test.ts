@@ -5,6 +5,7 @@ import { requestIdSchema } from '../core/errors/index.js';
 import { createToolOrganization, initializeRequest, json, rpc, sampleGroup, startTestMcp, type TestMcp, type ToolOrganization } from './mcp-fixtures.js';
 import { viaPort } from './api-fixtures.js';
 import { eventsOnBus } from './support/usage-bus.js';
+import { rawRequest } from './support/raw-request.js';
 
 // The tool server's HTTP edge: the spec's connectivity check, authentication on every
 // request, and protocol-level errors.
@@ -62,6 +63,19 @@ describe('authentication on every request', () => {
 
   it('when no Authorization header is sent then 401 missing_api_key with WWW-Authenticate: Bearer', async () => {
     await expect401(await rpc(mcp.mcpUrl, initializeRequest()), 'missing_api_key');
+  });
+
+  it('when two Authorization headers are sent then 401 missing_api_key, whichever comes first', async () => {
+    for (const keys of [[org.key, 'sk_live_00000000000000000000000000000000'], ['sk_live_00000000000000000000000000000000', org.key]]) {
+      const res = await rawRequest(mcp.mcpUrl, {
+        method: 'POST',
+        headers: ['Content-Type', 'application/json', 'Accept', 'application/json, text/event-stream', ...keys.flatMap((k) => ['Authorization', `Bearer ${k}`])],
+        body: JSON.stringify(initializeRequest()),
+      });
+      expect(res.status, res.body).toBe(401);
+      expect(res.headers['www-authenticate']).toMatch(/^Bearer/);
+      expect(JSON.parse(res.body).error).toMatchObject({ code: 'missing_api_key', message: expect.stringContaining('2 Authorization headers') });
+    }
   });
 
   it('when the key is unknown then 401 invalid_api_key', async () => {

@@ -7,6 +7,7 @@ import { authenticateRequest } from '../authenticate-request.js';
 import { successEnvelopeJson } from '../json-envelope.js';
 import { rateLimitHeaders } from '../../core/ratelimit/index.js';
 import type { ApiState } from '../state.js';
+import { wrongMethod } from '../wrong-method.js';
 
 export interface CompanyEndpointDeps {
   access: AccessControl;
@@ -30,7 +31,7 @@ export function registerCompanyEndpoints(router: Router<ApiState>, deps: Company
 function serve(endpoint: EndpointDefinition, deps: CompanyEndpointDeps) {
   return async (ctx: RouterContext<ApiState>) => {
     // The router answers HEAD on GET routes; these endpoints are GET only (decisions.md).
-    if (ctx.method !== 'GET') throw new AppError('unknown_endpoint');
+    if (ctx.method !== 'GET') throw wrongMethod();
     const principal = await authenticateRequest(ctx, deps.access);
 
     const raw = ctx.params[endpoint.param.name] ?? '';

@@ -6,6 +6,24 @@ import { AppError } from '../errors/index.js';
 const BEARER = /^bearer +(\S+) *$/i;
 const BEARER_SCHEME = /^bearer(?: |$)/i;
 
+/**
+ * The request's one Authorization header. Node keeps only the first of repeated Authorization
+ * headers, so which key counted would depend on their order: two are refused, like two keys in
+ * one header. `rawHeaders` is Node's list of names and values (IncomingMessage.rawHeaders).
+ */
+export function authorizationHeader(rawHeaders: readonly string[]): string | undefined {
+  let value: string | undefined;
+  let count = 0;
+  for (let i = 0; i < rawHeaders.length; i += 2) {
+    if (rawHeaders[i]!.toLowerCase() === 'authorization') {
+      count += 1;
+      value = rawHeaders[i + 1];
+    }
+  }
+  if (count > 1) throw new AppError('missing_api_key', `The request has ${count} Authorization headers: send one, Authorization: Bearer <API_KEY>.`);
+  return value === '' ? undefined : value;
+}
+
 export function bearerToken(authorization: string | undefined): string {
   if (authorization === undefined || authorization.trim() === '') throw new AppError('missing_api_key');
   const match = BEARER.exec(authorization);

@@ -33,7 +33,9 @@ export type Meta = z.infer<typeof metaSchema>;
 // Path parameters as the spec states them. Lookups are case-insensitive: the route upper-cases
 // the value after validation, so the schema (and the OpenAPI pattern) accepts both cases.
 export const fiscalCodeParamSchema = z.string().regex(fiscalCodePattern, 'must be an 11-digit code or a 16-character codice fiscale');
-export const taxIdParamSchema = z.string().min(1, 'must not be empty');
+// A tax ID is any non-blank text; spaces around it (a pasted value) are dropped, so one that is
+// only spaces is refused like an empty one (`\S`: the OpenAPI pattern says the same).
+export const taxIdParamSchema = z.string().trim().regex(/\S/, 'must not be empty or blank');
 
 /** The read side of the company store the endpoints need; core/companies' store implements it. */
 export interface CompanyLookups {

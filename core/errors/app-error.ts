@@ -13,6 +13,12 @@ export interface AppErrorOptions {
   retryAfterSeconds?: number;
   /** Extra response headers for the HTTP edge (e.g. RateLimit-*); ignored by MCP. */
   headers?: Record<string, string>;
+  /**
+   * The methods a path does allow, for `unknown_endpoint` on a path that exists: the answer is
+   * then 405 with an `Allow` header (decisions.md: "405 for non-GET methods on the four paths
+   * (use `unknown_endpoint`)"); an unknown path keeps the catalogue's 404.
+   */
+  allow?: readonly string[];
   /** The zod issues behind `details`, for an edge that words them in its reader's language
    * (the dashboard). Never sent: the envelope carries `details`. */
   issues?: readonly z.core.$ZodIssue[];
@@ -36,10 +42,10 @@ export class AppError extends Error {
     super(message ?? errorCatalogue[code].message, options.cause === undefined ? undefined : { cause: options.cause });
     this.name = 'AppError';
     this.code = code;
-    this.status = errorCatalogue[code].status;
+    this.status = code === 'unknown_endpoint' && options.allow ? 405 : errorCatalogue[code].status;
     this.details = options.details;
     this.retryAfterSeconds = options.retryAfterSeconds;
-    this.headers = options.headers;
+    this.headers = code === 'unknown_endpoint' && options.allow ? { ...options.headers, Allow: options.allow.join(', ') } : options.headers;
     this.issues = options.issues;
   }
 }

@@ -48,6 +48,16 @@ describe('requests the HTTP parser refuses', () => {
     }
   });
 
+  it('when the method is one HTTP does not know, then the answer is unknown_endpoint (404): no route answers it', async () => {
+    for (const method of ['FOO', 'BREW']) {
+      const { statusLine, headers, body } = parse(await send(`${method} /companies/43102060159/financials HTTP/1.1\r\nHost: a\r\n\r\n`));
+      expect(statusLine).toBe('HTTP/1.1 404 Not Found');
+      const envelope = errorEnvelopeSchema.parse(body);
+      expect(envelope.error).toMatchObject({ code: 'unknown_endpoint', message: 'The request method is not one this service answers.' });
+      expect(headers['x-request-id']).toBe(envelope.error.requestId);
+    }
+  });
+
   it('when a request is well-formed, then the application answers it as usual', async () => {
     expect(await send('GET / HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n')).toMatch(/^HTTP\/1\.1 200 OK\r\n[\s\S]*\r\n\r\nok$/);
   });

@@ -6,11 +6,22 @@ import { newRequestId } from '../ids/index.js';
 // Requests Node's HTTP parser refuses never reach Koa, so neither the API's nor the tool
 // server's error mapper sees them: Node itself answers 400 or 431 with an empty body. For a
 // JSON service that is the one answer outside the `{ error }` envelope. This answers them as
-// the catalogue's invalid_params (422), with a request id, and closes the connection, as Node
-// does (after a parse error the rest of the stream cannot be trusted).
+// the catalogue's invalid_params (422), or unknown_endpoint (404) for a well-formed request
+// with a method Node does not know (`FOO /companies/…`: no route answers it), with a request id, and closes the
+// connection, as Node does (after a parse error the rest of the stream cannot be trusted).
 
 /** Node's default limit on the request line and headers together (`--max-http-header-size`). */
 const maxHeaderKb = Math.round(http.maxHeaderSize / 1024);
+
+// A request line that is HTTP but for its method (`FOO /path HTTP/1.1`); `HELLO` alone is not.
+const WELL_FORMED_REQUEST_LINE = /^[A-Za-z]+ \S+ HTTP\/\d\.\d\r?\n/;
+
+function refusalOf(err: NodeJS.ErrnoException & { rawPacket?: Buffer }): AppError {
+  if (err.code === 'HPE_INVALID_METHOD' && WELL_FORMED_REQUEST_LINE.test(err.rawPacket?.toString('latin1') ?? '')) {
+    return new AppError('unknown_endpoint', 'The request method is not one this service answers.');
+  }
+  return new AppError('invalid_params', messageFor(err.code));
+}
 
 function messageFor(code: string | undefined): string {
   if (code === 'HPE_HEADER_OVERFLOW') return `The request line and headers are too large: at most ${maxHeaderKb} KB.`;
@@ -20,11 +31,11 @@ function messageFor(code: string | undefined): string {
 }
 
 /** The bytes written for one refused request. */
-function malformedRequestResponse(code: string | undefined): string {
+function malformedRequestResponse(error: AppError): string {
   const requestId = newRequestId();
-  const body = JSON.stringify({ error: toErrorObject(new AppError('invalid_params', messageFor(code)), requestId).error });
+  const body = JSON.stringify({ error: toErrorObject(error, requestId).error });
   return [
-    'HTTP/1.1 422 Unprocessable Entity',
+    `HTTP/1.1 ${error.status} ${http.STATUS_CODES[error.status]}`,
     'Content-Type: application/json; charset=utf-8',
     `Content-Length: ${Buffer.byteLength(body)}`,
     `X-Request-Id: ${requestId}`,
@@ -40,7 +51,7 @@ export function answerMalformedRequests(server: http.Server): void {
     // own 408 (the request was not malformed, just slow).
     if (socket.writable && !socket.bytesWritten) {
       if (err.code === 'ERR_HTTP_REQUEST_TIMEOUT') socket.write('HTTP/1.1 408 Request Timeout\r\nConnection: close\r\n\r\n');
-      else if (err.code?.startsWith('HPE_')) socket.write(malformedRequestResponse(err.code));
+      else if (err.code?.startsWith('HPE_')) socket.write(malformedRequestResponse(refusalOf(err)));
     }
     socket.destroy();
   });
