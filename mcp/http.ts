@@ -5,7 +5,7 @@ import type { TransportSendOptions } from '@modelcontextprotocol/sdk/shared/tran
 import {
   ErrorCode as RpcCode, InitializeRequestSchema, isInitializeRequest, JSONRPCMessageSchema, SUPPORTED_PROTOCOL_VERSIONS, type JSONRPCMessage, type RequestId,
 } from '@modelcontextprotocol/sdk/types.js';
-import { authorizationHeader } from '../core/auth/index.js';
+import { requestAuthorization } from '../core/auth/index.js';
 import { AppError, issueDetails, type ErrorCode, type ErrorDetail } from '../core/errors/index.js';
 import { newRequestId } from '../core/ids/index.js';
 import { rateLimitHeaders } from '../core/ratelimit/index.js';
@@ -162,7 +162,7 @@ export function createMcpApp(options: McpAppOptions): Koa {
       // The key is checked on every request, whatever it carries.
       let principal;
       try {
-        principal = await options.access.authenticate(authorizationHeader(ctx.req.rawHeaders));
+        principal = await options.access.authenticate(requestAuthorization(ctx.req));
         if (principal.keyKind !== 'organization') throw new AppError('invalid_api_key');
       } catch (err) {
         return envelope(err);
@@ -208,7 +208,9 @@ export function createMcpApp(options: McpAppOptions): Koa {
       }
       const list = Array.isArray(raw) ? raw : [raw];
       const parsed = list.map((m) => JSONRPCMessageSchema.safeParse(m));
-      const firstId = (list[0] as { id?: unknown } | undefined)?.id;
+      // A refusal of one message answers its id; a refusal of a whole batch answers null, as
+      // JSON-RPC asks when no single request can be named.
+      const firstId = Array.isArray(raw) ? undefined : (raw as { id?: unknown } | null)?.id;
       const echoId = typeof firstId === 'string' || typeof firstId === 'number' ? firstId : null;
       if (list.length === 0 || list.length > MAX_BATCH || parsed.some((p) => !p.success)) {
         return refuse(400, RpcCode.InvalidRequest, 'invalid_params', `Invalid request: expected a JSON-RPC 2.0 message (or a batch of at most ${MAX_BATCH}).`, echoId);

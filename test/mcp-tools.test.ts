@@ -181,6 +181,8 @@ describe('service_get_company_profile', () => {
   it('when the tax ID holds a NUL then it matches no company (not_found), rather than failing the store', async () => {
     const result = await call('service_get_company_profile', { taxId: `${group.root.fiscalCode}\u0000` });
     expect((result.structuredContent as any).error.code).toBe('not_found');
+    // The message quotes the tax ID as JSON: no raw NUL (or other control character) in the text.
+    expect((result.structuredContent as any).error.message).toBe(`No company has the tax ID "${group.root.fiscalCode}\\u0000".`);
   });
 });
 

@@ -78,6 +78,12 @@ describe('authentication on every request', () => {
     }
   });
 
+  it('when the key is in the URL instead of the header then 401 missing_api_key saying so, as the API does', async () => {
+    const res = await rpc(`${mcp.mcpUrl}?api_key=${org.key}`, initializeRequest());
+    await expect401(res.clone(), 'missing_api_key');
+    expect((await json(res)).error.message).toBe('API keys are not accepted in the URL: send Authorization: Bearer <API_KEY>.');
+  });
+
   it('when the key is unknown then 401 invalid_api_key', async () => {
     await expect401(await rpc(mcp.mcpUrl, initializeRequest(), auth('sk_live_00000000000000000000000000000000')), 'invalid_api_key');
   });
@@ -231,6 +237,15 @@ describe('protocol-level errors', () => {
     // Nothing ran: no usage event on the bus, none in the ledger (were a billing worker quick).
     expect(await eventsOnBus(mcp.db, { organizationId: own.organizationId })).toEqual([]);
     expect(await mcp.db('usage_ledger').where({ organization_id: own.organizationId, entry_type: 'usage' })).toEqual([]);
+  });
+
+  it('when a batch is refused whole then its answer\'s id is null, not its first request\'s', async () => {
+    const ping = (id: number) => ({ jsonrpc: '2.0', id, method: 'ping' });
+    const tooMany = await rpc(mcp.mcpUrl, Array.from({ length: 21 }, (_, i) => ping(i)), auth(org.key));
+    expect(tooMany.status).toBe(400);
+    expect(await json(tooMany)).toMatchObject({ jsonrpc: '2.0', id: null, error: { code: -32600 } });
+    const single = await rpc(mcp.mcpUrl, { jsonrpc: '2.0', id: 7, method: 42 }, auth(org.key));
+    expect(await json(single)).toMatchObject({ id: 7, error: { code: -32600 } });
   });
 
   it('when a path other than /mcp is requested then 404 unknown_endpoint in the error envelope', async () => {

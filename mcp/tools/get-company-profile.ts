@@ -30,7 +30,8 @@ export const getCompanyProfileTool = defineTool({
   async run(args, ctx) {
     // Both come from the company cache when warm; the credit report's data is where registry and risk live.
     const [profile, credit] = await Promise.all([ctx.store.companyProfile(args.taxId), ctx.store.creditReport(args.taxId)]);
-    if (profile === null || credit === null) throw new AppError('not_found', `No company has the tax ID ${args.taxId}.`);
+    // Quoted as JSON: the tax ID is any text, control characters included.
+    if (profile === null || credit === null) throw new AppError('not_found', `No company has the tax ID ${JSON.stringify(args.taxId)}.`);
     return { profile, ...companyBrief(credit) };
   },
 });
