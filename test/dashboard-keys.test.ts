@@ -37,6 +37,30 @@ describe('when an admin rotates a key', () => {
   });
 });
 
+describe('when a form is sent with a value the page does not offer', () => {
+  it('then a rotation grace period it does not offer is refused (422) and nothing changes, rather than read as a day', async () => {
+    const { orgId, client } = await adminOfNewOrg(env, 'Rotation grace test');
+    const old = await createApiKey(env.db, { organizationId: orgId, name: 'grace' });
+    for (const graceSeconds of ['-5', '60', '']) {
+      const res = await client.post(`/orgs/${orgId}/keys/${old.record.id}/rotate`, { _csrf: await client.csrf(`/orgs/${orgId}/keys`), graceSeconds });
+      expect(res.status, graceSeconds).toBe(422);
+      expect(await res.text()).toContain('Please check the form: Old key keeps working for: Invalid option');
+    }
+    expect(await env.db('api_keys').where({ organization_id: orgId })).toHaveLength(1);
+    expect((await env.db('api_keys').where({ id: old.record.id }).first()).expires_at).toBeNull();
+  });
+
+  it('then revoking a key already revoked changes nothing and adds no second activity row', async () => {
+    const { orgId, client } = await adminOfNewOrg(env, 'Revoke twice test');
+    const key = await createApiKey(env.db, { organizationId: orgId, name: 'twice' });
+    for (let i = 0; i < 2; i++) {
+      const res = await client.post(`/orgs/${orgId}/keys/${key.record.id}/revoke`, { _csrf: await client.csrf(`/orgs/${orgId}/keys`) });
+      expect(res.status).toBe(302);
+    }
+    expect(await env.db('audit_log').where({ organization_id: orgId, action: 'key.revoked' })).toHaveLength(1);
+  });
+});
+
 describe('when an admin creates a key with an expiry date', () => {
   it('then it expires at the end of that day (UTC), and a past date is refused', async () => {
     const { orgId, client } = await adminOfNewOrg(env, 'Expiry test');

@@ -107,6 +107,23 @@ describe('operator organization forms', () => {
     expect((await organizationRow(org.id))!.rate_per_second).toBeNull();
   });
 
+  it('when the credits form names a kind it does not offer, or the products form a unit, then it is refused (422) and nothing is booked', async () => {
+    const org = await createOrganization(env.db, { name: 'Operator kind form test', planId: 'standard' });
+    const client = await signedInOperator(env);
+    const page = `/operator/organizations/${org.id}`;
+    const rows = async () => Number((await env.db('usage_ledger').where({ organization_id: org.id }).count<{ n: string }[]>({ n: '*' }))[0]!.n);
+    const before = await rows();
+    for (const kind of ['refund', '']) {
+      const res = await client.post(`${page}/credits`, { _csrf: await client.csrf(page), kind, credits: '10', reason: 'x' });
+      expect(res.status, kind).toBe(422);
+      expect(await res.text()).toContain('Please check the form: Kind: Invalid option');
+    }
+    expect(await rows()).toBe(before);
+    const unit = await client.post(`${page}/products`, { _csrf: await client.csrf(page), product: 'company-report', enabled: '1', quantity: '2', unit: 'euros' });
+    expect(unit.status).toBe(422);
+    expect(await env.db('organization_overrides').where({ organization_id: org.id })).toEqual([]);
+  });
+
   it('when credits are typed with a decimal part then nothing is granted; thousands grouped by three are read as thousands', async () => {
     const org = await createOrganization(env.db, { name: 'Operator credits form test', planId: 'standard' });
     const client = await signedInOperator(env);

@@ -67,14 +67,15 @@ export async function getApiKey(db: Db, keyId: string): Promise<ApiKeyRecord | u
  * Idempotent: revoking a revoked key keeps the first revocation. The UPDATE fires the
  * api_key_changed notification, which evicts the key from every process's cache.
  */
-export async function revokeApiKey(db: Db, keyId: string, by: string | null): Promise<ApiKeyRecord> {
+/** Revokes a key; `revoked` is false when it already was (nothing changed: nothing to audit). */
+export async function revokeApiKey(db: Db, keyId: string, by: string | null): Promise<{ key: ApiKeyRecord; revoked: boolean }> {
   const [row] = (await db('api_keys')
     .where({ id: keyId })
     .whereNull('revoked_at')
     .update({ revoked_at: db.fn.now(), revoked_by: by })
     .returning([...apiKeyColumns])) as ApiKeyRow[];
-  if (row) return toApiKeyRecord(row);
+  if (row) return { key: toApiKeyRecord(row), revoked: true };
   const existing = await getApiKey(db, keyId);
   if (!existing) throw new AppError('not_found', `No API key with id ${keyId}.`);
-  return existing;
+  return { key: existing, revoked: false };
 }

@@ -39,7 +39,7 @@ export async function rotateApiKey(db: Db, input: { keyId: string; organizationI
     await trx('api_keys').where({ id: created.record.id }).update({ rotated_from: old.id });
     let previous: ApiKeyRecord;
     if (input.graceSeconds === 0) {
-      previous = await revokeApiKey(trx, old.id, input.by);
+      previous = (await revokeApiKey(trx, old.id, input.by)).key;
     } else {
       const graceEnd = new Date(now.getTime() + input.graceSeconds * 1000);
       const expiresAt = old.expiresAt && old.expiresAt < graceEnd ? old.expiresAt : graceEnd;

@@ -23,6 +23,8 @@ export interface KeysRouteDeps {
 // UTC; blank means it never expires. Anything else is refused, never read as "never": a typo
 // must not quietly make a key that outlives what the admin asked for. z.iso.date() also refuses
 // 2030-02-31, which `new Date` would roll over to 3 March.
+const rotateFormSchema = z.object({ graceSeconds: z.enum(rotationGraceSeconds.map(String) as [string, ...string[]]) });
+
 const createKeyFormSchema = z.object({
   name: z.string().default(''),
   expiresOn: z
@@ -146,7 +148,8 @@ export function registerKeysRoutes(router: Router<DashboardState>, deps: KeysRou
     await withAudit(
       db,
       (trx) => revokeApiKey(trx, key.id, ctx.state.session!.user.id),
-      () => ({ organizationId: view.org.id, actor: ctx.state.session!.user.id, action: 'key.revoked', details: { keyId: key.id } }),
+      // A second click (or a stale page) changes nothing: no second row.
+      (r) => (r.revoked ? { organizationId: view.org.id, actor: ctx.state.session!.user.id, action: 'key.revoked', details: { keyId: key.id } } : null),
     );
     ctx.redirect(`/orgs/${view.org.id}/keys?done=revoked&key=${encodeURIComponent(key.id)}`);
   });
@@ -154,8 +157,8 @@ export function registerKeysRoutes(router: Router<DashboardState>, deps: KeysRou
   router.post('/orgs/:orgId/keys/:keyId/rotate', async (ctx) => {
     const view = await orgAccess(ctx, db, ctx.params.orgId!, 'manage_keys');
     const key = await requireKey(view.org.id, ctx.params.keyId!);
-    const grace = Number(ctx.state.form.graceSeconds);
-    const graceSeconds = (rotationGraceSeconds as readonly number[]).includes(grace) ? grace : 86_400;
+    // Only the choices the form offers: a value it does not offer is refused, not read as a day.
+    const graceSeconds = Number(parseInput(rotateFormSchema, ctx.state.form).graceSeconds);
     const rotated = await withAudit(
       db,
       (trx) => rotateApiKey(trx, { keyId: key.id, organizationId: view.org.id, graceSeconds, by: ctx.state.session!.user.id }),

@@ -5,7 +5,8 @@ import {
 } from '../../core/billing/index.js';
 import { createInvitation, recentAudit, withAudit } from '../../core/dashboard-auth/index.js';
 import type { Db } from '../../core/db/index.js';
-import { AppError } from '../../core/errors/index.js';
+import { z } from 'zod';
+import { AppError, parseInput } from '../../core/errors/index.js';
 import { organizationPeriodSettings, organizationsOverview, setCreditsPerPeriod } from '../../core/finance/index.js';
 import type { DashboardContext, DashboardState } from '../state.js';
 import { auditActor, describeAuditAction } from '../views/audit-entries.js';
@@ -27,6 +28,10 @@ function requireOperator(ctx: DashboardContext): string {
   if (!user.isOperator) throw new AppError('not_found', 'No such page.');
   return user.id;
 }
+
+const creditKinds = ['grant', 'top_up', 'adjustment'] as const satisfies readonly CreditChangeKind[];
+const creditsFormSchema = z.object({ kind: z.enum(creditKinds) });
+const productUnitSchema = z.object({ unit: z.enum(['', 'credits', 'calls']).transform((u) => (u === '' ? null : u)) });
 
 /** '' → null ("as the plan says"), otherwise a whole number. */
 // Thousands may be grouped ("1.000.000", "1,000", "1 000", "1'000"), but only in groups of three:
@@ -226,7 +231,8 @@ export function registerOperatorRoutes(router: Router<DashboardState>, deps: Ope
     const actor = requireOperator(ctx);
     const orgId = ctx.params.orgId!;
     await guarded(ctx, orgId, async () => {
-      const kind = (['grant', 'top_up', 'adjustment'].includes(ctx.state.form.kind ?? '') ? ctx.state.form.kind : 'grant') as CreditChangeKind;
+      // A kind the form does not offer is refused, not booked as a grant.
+      const { kind } = parseInput(creditsFormSchema, ctx.state.form);
       const credits = optionalInt(ctx.state.form.credits, 'credits') ?? 0;
       const snapshot = await withAudit(
         db,
@@ -282,7 +288,8 @@ export function registerOperatorRoutes(router: Router<DashboardState>, deps: Ope
           await setProductOverride(trx, orgId, product, {
             enabled: enabled === '1',
             quantity: optionalInt(quantity, 'quantity'),
-            unit: unit === 'calls' || unit === 'credits' ? unit : null,
+            // Empty: as the plan says; a unit the form does not offer is refused.
+            unit: parseInput(productUnitSchema, { unit: unit ?? '' }).unit,
           });
           return true;
         },

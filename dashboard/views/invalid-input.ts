@@ -16,8 +16,10 @@ const wordings: Record<Language, z.core.$ZodErrorMap> = { en: z.locales.en().loc
 const fieldLabels: Record<string, MessageKey> = {
   name: 'common.name',
   expiresOn: 'keys.expiry',
+  graceSeconds: 'keys.grace',
   email: 'members.email',
   role: 'members.role',
+  kind: 'operator.org.kind',
   credits: 'operator.org.credits',
   reason: 'operator.org.reason',
   creditsPerPeriod: 'operator.org.creditsPerPeriod',

@@ -57,7 +57,8 @@ export function registerKeyCommands(program: Command, context: () => CliContext)
     .argument('<key-id>', 'key id (key_…), as shown by key list')
     .action(async (keyId: string) => {
       const actor = context().actor;
-      const record = await withAudit(await db(), (trx) => revokeApiKey(trx, keyId, actor), (r) => ({ organizationId: r.organizationId, actor, action: 'key.revoked', details: { keyId: r.id } }));
-      context().out(`${record.id} revoked at ${date(record.revokedAt)}`);
+      // Revoking a revoked key changes nothing: no audit row, and the answer says so.
+      const { key: record, revoked } = await withAudit(await db(), (trx) => revokeApiKey(trx, keyId, actor), (r) => (r.revoked ? { organizationId: r.key.organizationId, actor, action: 'key.revoked', details: { keyId: r.key.id } } : null));
+      context().out(`${record.id} ${revoked ? 'revoked' : 'was already revoked'} at ${date(record.revokedAt)}`);
     });
 }

@@ -48,6 +48,11 @@ describe('operator CLI: organizations and keys', () => {
 
     const revoked = await cli('key', 'revoke', principal.keyId);
     expect(revoked.code).toBe(0);
+    expect(revoked.stdout).toMatch(new RegExp(`^${principal.keyId} revoked at `));
+    // Again: nothing changes, it says so, and no second audit row.
+    const again = await cli('key', 'revoke', principal.keyId);
+    expect(again.code).toBe(0);
+    expect(again.stdout).toMatch(new RegExp(`^${principal.keyId} was already revoked at `));
     // Each change is on the organization's audit log (the dashboard's activity page), by the CLI's actor.
     const audit = await db('audit_log').where({ organization_id: orgId }).orderBy('id').select<{ actor: string; action: string; details: Record<string, unknown> }[]>('actor', 'action', 'details');
     expect(audit.map((a) => [a.action, a.details])).toEqual([
