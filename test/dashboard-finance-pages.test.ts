@@ -7,27 +7,31 @@ import { adminOfNewOrg, createOperator, dashboardForFile, httpSession } from './
 const env = dashboardForFile();
 
 describe('finance pages', () => {
-  it('when the month in the address is past what the pages can show (9999-12), then usage, report and CSV show the current month instead of failing', async () => {
-    const { orgId, client } = await adminOfNewOrg(env, 'Finance far period test');
-    for (const path of ['usage', 'report', 'report.csv', 'ledger']) {
-      const res = await client.get(`/orgs/${orgId}/${path}?period=9999-12`);
-      expect(res.status, path).toBe(200);
-    }
-    const csv = await (await client.get(`/orgs/${orgId}/report.csv?period=9999-12`)).text();
-    const thisMonth = new Date().toISOString().slice(0, 7);
-    expect(csv).toContain(`summary,period,,${thisMonth},,,`);
-  });
-
-  it('when the month in the address has not begun, then the report and its CSV show the current month, not a month that looks final with today\'s balance', async () => {
-    const { orgId, client } = await adminOfNewOrg(env, 'Finance future period test');
+  it('when the month in the address is malformed, out of range or not begun, then usage, report, CSV and ledger refuse it (422) as cli report does, instead of showing another month', async () => {
+    const { orgId, client } = await adminOfNewOrg(env, 'Finance bad period test');
     const thisMonth = new Date().toISOString().slice(0, 7);
     const nextYear = `${Number(thisMonth.slice(0, 4)) + 1}-01`;
-    const report = await client.get(`/orgs/${orgId}/report?period=${nextYear}`);
-    expect(report.status).toBe(200);
-    expect(await report.text()).toContain(`value="${thisMonth}" selected`);
-    const csv = await (await client.get(`/orgs/${orgId}/report.csv?period=${nextYear}`)).text();
-    expect(csv).toContain(`summary,period,,${thisMonth},,,`);
-    expect(csv).not.toContain(nextYear);
+    for (const period of ['2026-13', '2026-1', 'abc', '1969-12', '9999-12', nextYear]) {
+      for (const path of ['usage', 'report', 'report.csv', 'ledger']) {
+        const res = await client.get(`/orgs/${orgId}/${path}?period=${period}`);
+        expect(res.status, `${path} ${period}`).toBe(422);
+        const body = await res.text();
+        expect(body, `${path} ${period}`).toContain('Please check the form: Period: a month, YYYY-MM, not after the current one');
+        expect(body).not.toContain('summary,period');
+      }
+    }
+    // No period, or this month, is this month's report.
+    for (const query of ['', `?period=${thisMonth}`]) {
+      const csv = await (await client.get(`/orgs/${orgId}/report.csv${query}`)).text();
+      expect(csv).toContain(`summary,period,,${thisMonth},,,`);
+    }
+  });
+
+  it('when the page is in Italian, then a refused month is explained in Italian', async () => {
+    const { orgId, client } = await adminOfNewOrg(env, 'Finance bad period Italian test');
+    await client.get('/language?lang=it&next=/');
+    const body = await (await client.get(`/orgs/${orgId}/report?period=2026-13`)).text();
+    expect(body).toContain('Controlla il modulo: Periodo: un mese, AAAA-MM, non successivo a quello in corso');
   });
 
   it('when credits were granted by a person then the ledger, the report and its CSV name them by e-mail, and other actors as recorded', async () => {

@@ -308,6 +308,7 @@ export const en = {
   'error.nul': 'The address or the form holds a NUL character (U+0000), which no field accepts. Remove it and try again.',
   'error.invalid': 'Please check the form: {message}',
   'error.wholeNumber': 'a whole number, e.g. 1000 or 1,000',
+  'error.period': 'a month, YYYY-MM, not after the current one',
   'error.back': 'Back to the dashboard',
 } as const;
 

@@ -310,5 +310,6 @@ export const it: Record<MessageKey, string> = {
   'error.nul': 'L\'indirizzo o il modulo contiene un carattere NUL (U+0000), che nessun campo accetta. Toglilo e riprova.',
   'error.invalid': 'Controlla il modulo: {message}',
   'error.wholeNumber': 'un numero intero, ad es. 1000 o 1.000',
+  'error.period': 'un mese, AAAA-MM, non successivo a quello in corso',
   'error.back': 'Torna alla dashboard',
 };

@@ -1,5 +1,6 @@
 import type { Router } from '@koa/router';
 import { allowanceReportCsv, buildAllowanceReport, isPeriod, keyLabel, nextPeriod, periodStart, type AllowanceReport } from '../../core/billing/index.js';
+import { AppError } from '../../core/errors/index.js';
 import type { Db } from '../../core/db/index.js';
 import { allowanceGlance, BURN_WINDOW_DAYS, ledgerEntryTypes, ledgerPage, ledgerPeriods, type LedgerEntryType } from '../../core/finance/index.js';
 import { orgAccess } from '../org-access.js';
@@ -8,6 +9,7 @@ import { barList, columnChart, type ChartPoint } from '../views/charts.js';
 import { asOfStamp, badge, pagination, section, stat, table } from '../views/components.js';
 import { html, type Html } from '../views/html.js';
 import { page } from '../views/layout.js';
+import { PERIOD_MESSAGE } from '../views/invalid-input.js';
 
 export interface FinanceRouteDeps {
   db: Db;
@@ -24,11 +26,23 @@ async function periodChoices(db: Db, organizationId: string): Promise<string[]> 
   return [...periods].sort().reverse();
 }
 
-/** The month asked for; the current one when none, a malformed one or one not begun yet. */
-function chosenPeriod(ctx: DashboardContext): string {
+/**
+ * The month the address asks for (`?period=YYYY-MM`), or null when it names none. A month that
+ * is malformed, out of range or not begun yet is refused (422), as `cli report` refuses it: a
+ * bookmark or script with a typo must not get another month's report under the name it asked.
+ */
+function askedPeriod(ctx: DashboardContext): string | null {
   const p = ctx.query.period;
-  return typeof p === 'string' && isPeriod(p) && p <= currentPeriod() ? p : currentPeriod();
+  if (p === undefined || p === '') return null;
+  if (typeof p === 'string' && isPeriod(p) && p <= currentPeriod()) return p;
+  throw new AppError('invalid_params', `period: ${PERIOD_MESSAGE}`, {
+    details: [{ path: 'period', message: PERIOD_MESSAGE }],
+    issues: [{ code: 'custom', path: ['period'], message: PERIOD_MESSAGE, input: p }],
+  });
 }
+
+/** The month asked for, else the current one. */
+const chosenPeriod = (ctx: DashboardContext): string => askedPeriod(ctx) ?? currentPeriod();
 
 function periodSelector(state: DashboardState, action: string, periods: string[], current: string, hidden: Record<string, string> = {}): Html {
   const { t, f } = state;
@@ -197,7 +211,7 @@ export function registerFinanceRoutes(router: Router<DashboardState>, deps: Fina
   router.get('/orgs/:orgId/ledger', async (ctx) => {
     const view = await orgAccess(ctx, db, ctx.params.orgId!, 'view_finance');
     const { t, f } = ctx.state;
-    const period = typeof ctx.query.period === 'string' && isPeriod(ctx.query.period) ? ctx.query.period : null;
+    const period = askedPeriod(ctx);
     const type = (ledgerEntryTypes as readonly string[]).includes(String(ctx.query.type)) ? (ctx.query.type as LedgerEntryType) : null;
     const pageNumber = Number.parseInt(String(ctx.query.page ?? '1'), 10);
     const [result, periods] = await Promise.all([ledgerPage(db, view.org.id, { period, type, page: pageNumber }), periodChoices(db, view.org.id)]);

@@ -19,6 +19,7 @@ const fieldLabels: Record<string, MessageKey> = {
   graceSeconds: 'keys.grace',
   email: 'members.email',
   role: 'members.role',
+  period: 'common.period',
   kind: 'operator.org.kind',
   credits: 'operator.org.credits',
   reason: 'operator.org.reason',
@@ -34,7 +35,9 @@ const fieldLabels: Record<string, MessageKey> = {
 
 /** The operator forms' refusal of a number that is not whole (operator-routes.ts, optionalInt). */
 export const WHOLE_NUMBER = 'a whole number';
-const dashboardWordings: Record<string, MessageKey> = { [WHOLE_NUMBER]: 'error.wholeNumber' };
+/** The finance pages' refusal of a `?period=` that is not a month they can show (finance-routes.ts). */
+export const PERIOD_MESSAGE = 'a month, YYYY-MM, not after the current one';
+const dashboardWordings: Record<string, MessageKey> = { [WHOLE_NUMBER]: 'error.wholeNumber', [PERIOD_MESSAGE]: 'error.period' };
 
 const text = (worded: ReturnType<z.core.$ZodErrorMap>): string | undefined => (typeof worded === 'string' ? worded : worded?.message);
 
