@@ -204,7 +204,8 @@ export async function startTestApi(options: TestApiOptions = {}): Promise<TestAp
     checkDatabase: async () => {
       await db.raw('SELECT 1');
     },
-    findExampleCompany: async () => exampleCompanyCode,
+    // 'large' asks for the profile's second example (api/openapi/openapi-documents.ts).
+    findExampleCompany: async (kind?: 'large') => (kind === 'large' ? largeExampleCompanyCode : exampleCompanyCode),
   });
   const server = await listen(app);
   return {
@@ -225,4 +226,35 @@ export const exampleCompanyCode = '09999999999';
 
 export async function ensureExampleCompany(db: Db): Promise<void> {
   await insertCompanies(db, [makeDossier({ fiscalCode: exampleCompanyCode, legalName: 'Esempio Dati S.R.L.' })]);
+}
+
+/** The large company of the OpenAPI profile's second example (its `peerCount` + `peers` branch). */
+export const largeExampleCompanyCode = '09999999998';
+
+/**
+ * It and two peers, in a NACE division (35) no other test uses, so their peer counts and
+ * rankings are not disturbed.
+ */
+export async function ensureLargeExampleCompany(db: Db): Promise<void> {
+  const year = new Date().getUTCFullYear() - 1;
+  const large = (fiscalCode: string, legalName: string, employees: number, revenue: number) => makeDossier({
+    fiscalCode,
+    legalName,
+    legalForm: 'SPA',
+    naceCode: '35.11',
+    naceSection: 'D',
+    headcount: { employees, asOf: `${year}-12-31` },
+    years: [{
+      year,
+      size: 'large',
+      statementDate: `${year}-12-31`,
+      employees,
+      metrics: [{ slug: 'revenue', value: revenue }, { slug: 'total_assets', value: revenue * 0.8 }],
+    }],
+  });
+  await insertCompanies(db, [
+    large(largeExampleCompanyCode, 'Esempio Energia S.P.A.', 900, 120_000_000),
+    large('09999999997', 'Esempio Reti S.P.A.', 600, 90_000_000),
+    large('09999999996', 'Esempio Servizi S.P.A.', 300, 60_000_000),
+  ]);
 }

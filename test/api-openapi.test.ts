@@ -4,7 +4,9 @@ import addFormats from 'ajv-formats';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { endpointCatalogue } from '../core/companies/endpoint-catalogue.js';
 import { errorCatalogue } from '../core/errors/index.js';
-import { createTestOrganization, ensureExampleCompany, exampleCompanyCode, startTestApi, type TestApi, type TestOrganization } from './api-fixtures.js';
+import {
+  createTestOrganization, ensureExampleCompany, ensureLargeExampleCompany, exampleCompanyCode, largeExampleCompanyCode, startTestApi, type TestApi, type TestOrganization,
+} from './api-fixtures.js';
 
 // The per-key OpenAPI 3.1 document and the catalogue document behind /docs: valid for a
 // third-party validator in both languages, limited to the organization's plan, priced as the
@@ -44,6 +46,7 @@ function shape(document: Json): Json {
 beforeAll(async () => {
   api = await startTestApi();
   await ensureExampleCompany(api.db);
+  await ensureLargeExampleCompany(api.db);
   full = await createTestOrganization(api.db);
   financialsOnly = await createTestOrganization(api.db, { endpoints: ['company-financials'] });
 });
@@ -137,20 +140,99 @@ describe('when a key fetches /openapi.json', () => {
     }
   });
 
-  it('then the examples come from a real company and satisfy the response schemas', async () => {
+  it('then the examples come from real companies and satisfy the response schemas, the profile\'s one per branch', async () => {
     const { body } = await fetchJson('/openapi.json', bearer(full));
     const ajv = new Ajv2020.default({ strict: false });
     addFormats.default(ajv);
     ajv.addSchema({ $id: 'https://api.test/openapi.json', components: body.components });
     for (const endpoint of endpointCatalogue) {
       const op = body.paths[endpoint.path].get;
-      expect(op.parameters[0].example).toBe(exampleCompanyCode);
       const content = op.responses['200'].content['application/json'];
-      expect(content.example.meta.endpoint).toBe(endpoint.slug);
       const validate = ajv.compile({ $ref: `https://api.test/openapi.json${content.schema.$ref}` });
-      expect(validate(content.example), JSON.stringify(validate.errors)).toBe(true);
+      // The profile answers in two shapes: a named example of each, with its own company.
+      const examples: [string, Json][] = endpoint.slug === 'company-profile'
+        ? Object.entries(content.examples).map(([name, example]: [string, any]) => [op.parameters[0].examples[name].value, example.value])
+        : [[op.parameters[0].example, content.example]];
+      for (const [code, example] of examples) {
+        expect(example.meta.endpoint).toBe(endpoint.slug);
+        expect(validate(example), `${endpoint.slug} ${code} ${JSON.stringify(validate.errors)}`).toBe(true);
+      }
+      expect(examples.map(([code]) => code)).toContain(exampleCompanyCode);
     }
     expect(body.paths['/companies/{fiscalCode}/report'].get.responses['200'].content['application/json'].example.data.identity.legalName).toBe('Esempio Dati S.R.L.');
+    const profile = body.paths['/companies/{taxId}/profile'].get;
+    const { smallCompany, largeCompany } = profile.responses['200'].content['application/json'].examples;
+    expect(profile.parameters[0].examples.smallCompany.value).toBe(exampleCompanyCode);
+    expect(smallCompany.value.data).toHaveProperty('risk');
+    expect(profile.parameters[0].examples.largeCompany.value).toBe(largeExampleCompanyCode);
+    expect(largeCompany.value.data.identity.legalName).toBe('Esempio Energia S.P.A.');
+    expect(largeCompany.value.data.peers.map((p: Json) => p.identity.legalName).sort()).toEqual(['Esempio Reti S.P.A.', 'Esempio Servizi S.P.A.']);
+    expect(largeCompany.value.data.peerCount).toBeGreaterThanOrEqual(2);
+  });
+
+  it('then every component schema and every property has a description, in English and in Italian, saying the same thing', async () => {
+    const documents = { en: (await fetchJson('/openapi.json', bearer(full))).body, it: (await fetchJson('/openapi.json?lang=it', bearer(full))).body };
+    // [where, description] of each component schema and of each property at any depth (inside
+    // array items and anyOf branches too), in document order: the two languages have the same
+    // structure (see above), so the lists pair up.
+    const described = (schemas: Json) => {
+      const found: [string, unknown][] = [];
+      const walk = (value: any, where: string): void => {
+        if (Array.isArray(value)) return value.forEach((v) => walk(v, where));
+        if (!value || typeof value !== 'object') return;
+        for (const [key, v] of Object.entries(value)) {
+          if (key === 'properties') {
+            for (const [name, property] of Object.entries(v as Json)) {
+              found.push([`${where}.${name}`, property.description]);
+              walk(property, `${where}.${name}`);
+            }
+          } else walk(v, where);
+        }
+      };
+      for (const [id, schema] of Object.entries(schemas)) {
+        found.push([id, schema.description]);
+        walk(schema, id);
+      }
+      return found;
+    };
+    const en = described(documents.en.components.schemas);
+    const it = described(documents.it.components.schemas);
+    expect(Object.keys(documents.en.components.schemas).length).toBeGreaterThanOrEqual(23);
+    expect(en.length).toBeGreaterThan(150);
+    expect(it.map(([where]) => where)).toEqual(en.map(([where]) => where));
+    for (const [i, [where, text]] of en.entries()) {
+      expect(typeof text === 'string' && text.length > 0, `English ${where}`).toBe(true);
+      expect(typeof it[i]![1] === 'string' && (it[i]![1] as string).length > 0, `Italian ${where}`).toBe(true);
+      // An English sentence left in the Italian document has no translation (italian-descriptions.ts).
+      expect(it[i]![1], `Italian ${where} is still English`).not.toBe(text);
+    }
+    // The meanings the spec's tables and decisions.md give, in both languages.
+    const text = (lang: 'en' | 'it', where: string) => (lang === 'en' ? en : it).find(([w]) => w === where)![1];
+    expect(text('en', 'Registry.pec')).toContain('Certified e-mail');
+    expect(text('it', 'Registry.pec')).toContain('posta elettronica certificata');
+    expect(text('en', 'Holder.share')).toContain('from 0 to 1');
+    expect(text('it', 'Holder.share')).toContain('da 0 a 1');
+    expect(text('en', 'StateAids.amount')).toContain('euro');
+    expect(text('it', 'StateAids.amount')).toContain('euro');
+    expect(text('en', 'CompanyReportData.identity.activityStartDate')).toContain('YYYY-MM-DD');
+    expect(text('it', 'CompanyReportData.identity.activityStartDate')).toContain('YYYY-MM-DD');
+    expect(text('en', 'CompanyProfileData.peerCount')).toMatch(/same NACE division.*at most 10/);
+    expect(text('it', 'CompanyProfileData.peerCount')).toMatch(/stessa divisione NACE.*al massimo 10/);
+  });
+
+  it('then an operation priced at 0 credits for the organization does not document 402 credits_exhausted, which never refuses it', async () => {
+    const freeProfile = await createTestOrganization(api.db);
+    await api.db('plan_entitlements').where({ plan_id: freeProfile.planId, product: 'company-profile' }).update({ quantity: 0 });
+    await api.db('allowances').where({ organization_id: freeProfile.organizationId }).update({ credits_balance: 0, credits_exhausted: true });
+    const { body } = await fetchJson('/openapi.json', bearer(freeProfile));
+    const profile = body.paths['/companies/{taxId}/profile'].get;
+    expect(profile['x-usage']).toEqual({ quantity: 0, unit: 'credits' });
+    expect(profile.responses).not.toHaveProperty('402');
+    expect(body.paths['/companies/{taxId}/financials'].get.responses['402'].description).toContain('`credits_exhausted`');
+    // What the documents say is what the API does with the balance exhausted.
+    expect((await fetchJson(`/companies/${exampleCompanyCode}/profile`, bearer(freeProfile))).res.status).toBe(200);
+    const financials = await fetchJson(`/companies/${exampleCompanyCode}/financials`, bearer(freeProfile));
+    expect([financials.res.status, financials.body.error?.code]).toEqual([402, 'credits_exhausted']);
   });
 
   it('then without a key it is refused with missing_api_key', async () => {

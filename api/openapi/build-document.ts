@@ -1,5 +1,6 @@
 import type { Measure } from '../../core/access/index.js';
 import type { EndpointDefinition, Language } from '../../core/companies/endpoint-catalogue.js';
+import type { CompanyProfileData } from '../../core/companies/schemas/index.js';
 import { errorCatalogue, errorCodes, type ErrorCode } from '../../core/errors/index.js';
 import { responseSchemaName, type JsonSchema } from './component-schemas.js';
 import { documentTexts } from './texts.js';
@@ -14,6 +15,8 @@ export interface CompanyExample {
   id: string;
   /** Endpoint slug → the `data` the store returned for it. */
   data: Map<string, unknown>;
+  /** A large company and its profile (the `peerCount` + `peers` branch), when the store holds one. */
+  largeProfile: { id: string; data: CompanyProfileData } | null;
 }
 
 export interface BuildDocumentOptions {
@@ -29,10 +32,29 @@ export interface BuildDocumentOptions {
 const exampleRequestId = 'req_3f0c9a52-7d1e-4b8a-9c61-2e5d4a7b8f10';
 const rateLimitHeaderNames = ['RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset'] as const;
 
-// Error codes an operation can answer with: a calls-priced endpoint cannot run out of credits
-// and a credits-priced one cannot hit the calls cap (decisions.md "Plans, usage and allowances").
+// Error codes an operation can answer with: each allowance flag refuses only the calls priced in
+// its own unit (decisions.md "Plans, usage and allowances"), and a call priced at 0 credits
+// costs nothing, so access control serves it even with the balance exhausted: no 402 for it.
+// (A call priced at 0 calls is still refused once the calls cap is reached.)
 function errorCodesFor(measure: Measure): ErrorCode[] {
-  return errorCodes.filter((code) => !(code === 'credits_exhausted' && measure.unit !== 'credits') && !(code === 'limit_reached' && measure.unit !== 'calls'));
+  const costsCredits = measure.unit === 'credits' && measure.quantity > 0;
+  return errorCodes.filter((code) => (code !== 'credits_exhausted' || costsCredits) && (code !== 'limit_reached' || measure.unit === 'calls'));
+}
+
+// The profile answers in one of two shapes (decisions.md "Company profile branch"), so its
+// examples are named, one per branch the store can show; the other operations have one.
+const branchingEndpoint = 'company-profile';
+type ProfileExampleName = 'smallCompany' | 'largeCompany';
+
+function profileExamples(example: CompanyExample): Map<ProfileExampleName, { id: string; data: CompanyProfileData }> {
+  const found = new Map<ProfileExampleName, { id: string; data: CompanyProfileData }>();
+  const own = example.data.get(branchingEndpoint) as CompanyProfileData | undefined;
+  for (const candidate of [own && { id: example.id, data: own }, example.largeProfile]) {
+    if (!candidate) continue;
+    const name = 'peers' in candidate.data ? 'largeCompany' : 'smallCompany';
+    if (!found.has(name)) found.set(name, candidate);
+  }
+  return found;
 }
 
 // The refusals that say when to try again (decisions.md for the two 429s; the two 503s name the
@@ -68,14 +90,24 @@ export function buildOpenApiDocument(options: BuildDocumentOptions): Record<stri
 function operation(endpoint: EndpointDefinition, measure: Measure, options: BuildDocumentOptions): Record<string, unknown> {
   const texts = documentTexts[options.language];
   const own = endpoint.texts[options.language];
-  const exampleData = options.example?.data.get(endpoint.slug);
   const param = endpoint.param.schema.toJSONSchema({ target: 'draft-2020-12' });
   delete (param as JsonSchema).$schema;
 
   const headerRefs = (names: readonly string[]) => Object.fromEntries(names.map((n) => [n, { $ref: `#/components/headers/${n}` }]));
+  const envelope = (data: unknown) => ({ data, meta: { requestId: exampleRequestId, endpoint: endpoint.slug, usage: measure } });
   const success: Record<string, unknown> = { schema: { $ref: `#/components/schemas/${responseSchemaName(endpoint.schemaName)}` } };
-  if (exampleData !== undefined) {
-    success.example = { data: exampleData, meta: { requestId: exampleRequestId, endpoint: endpoint.slug, usage: measure } };
+  const paramExamples: Record<string, unknown> = {};
+  if (options.example && endpoint.slug === branchingEndpoint) {
+    // Named alike for the parameter and the answer, so each answer goes with its company.
+    const named = [...profileExamples(options.example)];
+    if (named.length > 0) {
+      success.examples = Object.fromEntries(named.map(([name, { data }]) => [name, { summary: texts.profileExamples[name], value: envelope(data) }]));
+      paramExamples.examples = Object.fromEntries(named.map(([name, { id }]) => [name, { summary: texts.profileExamples[name], value: id }]));
+    }
+  } else if (options.example) {
+    const exampleData = options.example.data.get(endpoint.slug);
+    if (exampleData !== undefined) success.example = envelope(exampleData);
+    paramExamples.example = options.example.id;
   }
 
   const responses: Record<string, unknown> = {
@@ -115,7 +147,7 @@ function operation(endpoint: EndpointDefinition, measure: Measure, options: Buil
         required: true,
         description: own.parameter,
         schema: param,
-        ...(options.example ? { example: options.example.id } : {}),
+        ...paramExamples,
       },
     ],
     responses,

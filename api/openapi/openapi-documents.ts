@@ -6,8 +6,13 @@ import { buildOpenApiDocument, type CompanyExample } from './build-document.js';
 
 export interface OpenApiDocumentsOptions {
   store: CompanyLookups;
-  /** A fiscal code of a real company in the store, for the examples; null when the store is empty. */
-  findExampleCompany(): Promise<string | null>;
+  /**
+   * A fiscal code of a real company in the store, for the examples; null when the store is
+   * empty. Asked with 'large' for a large company, whose profile is the `peerCount` + `peers`
+   * branch: the second example of the profile. An answer whose profile is not that branch is
+   * not used, so a finder that ignores the argument only leaves that example out.
+   */
+  findExampleCompany(kind?: 'large'): Promise<string | null>;
   serverUrl: string;
   logger: Logger;
 }
@@ -23,9 +28,9 @@ const maxCachedDocuments = 200;
 
 // Documents differ only by language and by the organization's (endpoint, measure) set, which
 // repeats across all the organizations of a plan; they are cached under that signature. The
-// example is fetched from the store once it exists and reused by every document.
+// examples are fetched from the store once it holds a company and reused by every document.
 export function createOpenApiDocuments(options: OpenApiDocumentsOptions): OpenApiDocuments {
-  let components: Record<string, JsonSchema> | undefined;
+  const components = new Map<Language, Record<string, JsonSchema>>();
   let example: CompanyExample | undefined;
   const cache = new Map<string, Record<string, unknown>>();
 
@@ -39,7 +44,9 @@ export function createOpenApiDocuments(options: OpenApiDocumentsOptions): OpenAp
         const value = await options.store[endpoint.lookupName](id);
         if (value !== null) data.set(endpoint.slug, value);
       }
-      example = { id, data };
+      const largeId = await options.findExampleCompany('large');
+      const largeProfile = largeId === null ? null : await options.store.companyProfile(largeId);
+      example = { id, data, largeProfile: largeId !== null && largeProfile !== null && 'peers' in largeProfile ? { id: largeId, data: largeProfile } : null };
       return example;
     } catch (err) {
       // Documentation without examples beats no documentation; try again next time.
@@ -53,11 +60,12 @@ export function createOpenApiDocuments(options: OpenApiDocumentsOptions): OpenAp
     const cached = cache.get(signature);
     if (cached) return cached;
     const currentExample = await loadExample();
-    components ??= buildComponentSchemas();
+    const languageComponents = components.get(language) ?? buildComponentSchemas(language);
+    components.set(language, languageComponents);
     const document = buildOpenApiDocument({
       language,
       serverUrl: options.serverUrl,
-      components,
+      components: languageComponents,
       example: currentExample,
       forOrganization,
       endpoints: entries.flatMap(({ slug, measure }) => {

@@ -1,6 +1,8 @@
 import type { Language } from '../../core/companies/endpoint-catalogue.js';
 import type { ErrorCode } from '../../core/errors/index.js';
 import type { Measure } from '../../core/access/index.js';
+import type { Meta, Usage } from '../../core/companies/endpoint-catalogue.js';
+import type { ErrorObject } from '../../core/errors/index.js';
 
 // Everything the OpenAPI document and the /docs page say that is not per endpoint, in both
 // languages. Endpoint texts live in core/companies/endpoint-catalogue.ts.
@@ -15,6 +17,24 @@ export interface DocumentTexts {
   statusDescriptions: Record<number, string>;
   headers: { requestId: string; limit: string; remaining: string; reset: string; retryAfter: string };
   docsPage: { heading: string; intro: string; switchLabel: string };
+  /** Summaries of the profile's named examples, one per branch. */
+  profileExamples: { smallCompany: string; largeCompany: string };
+  /** The components generated from schemas defined outside core/companies/schemas (the resource
+   * schemas describe themselves, see italian-descriptions.ts): every endpoint's `…Response`,
+   * `Meta`, `Usage`, `Error` and `ErrorEnvelope`. */
+  envelopeSchemas: {
+    Response: ComponentTexts<'data' | 'meta'>;
+    Meta: ComponentTexts<keyof Meta>;
+    Usage: ComponentTexts<keyof Usage>;
+    Error: ComponentTexts<keyof ErrorObject | 'details.path' | 'details.message'>;
+    ErrorEnvelope: ComponentTexts<'error'>;
+  };
+}
+
+/** A component's description and one per property; `a.b` is property b of a's object or items. */
+export interface ComponentTexts<Property extends string> {
+  description: string;
+  properties: Record<Property, string>;
 }
 
 const unitName = {
@@ -67,6 +87,40 @@ export const documentTexts: Record<Language, DocumentTexts> = {
       retryAfter: 'Whole seconds to wait before retrying.',
     },
     docsPage: { heading: 'API reference', intro: 'All endpoints of the service. Your own key\'s description, limited to your plan, is at GET /openapi.json.', switchLabel: 'Language' },
+    profileExamples: {
+      smallCompany: 'A micro, small or medium company: `risk`',
+      largeCompany: 'A large company: `peerCount` and `peers`',
+    },
+    envelopeSchemas: {
+      Response: {
+        description: 'Body of a successful response: the data and the metadata of the call.',
+        properties: { data: 'The company data this endpoint returns.', meta: 'Request id, endpoint and usage of the call.' },
+      },
+      Meta: {
+        description: 'Metadata of a successful response.',
+        properties: {
+          requestId: 'Unique id of the request: `req_` followed by a UUID; also sent in the `X-Request-Id` header.',
+          endpoint: 'Slug of the endpoint that served the request, e.g. `company-report`.',
+          usage: 'Usage measure recorded for this call: what it is billed.',
+        },
+      },
+      Usage: {
+        description: 'A usage measure.',
+        properties: { quantity: 'Quantity recorded, in the unit given.', unit: 'Unit of the measure: `credits` or `calls`.' },
+      },
+      Error: {
+        description: 'The error: a stable code, a message and the request id.',
+        properties: {
+          code: 'Stable, machine-readable error code.',
+          message: 'Human-readable explanation.',
+          requestId: 'Id of the request (`req_` + UUID), as in the `X-Request-Id` header.',
+          details: 'Only for `invalid_params`: one item per parameter that failed validation.',
+          'details.path': 'Where the invalid value is, e.g. `path.fiscalCode`.',
+          'details.message': 'What is wrong with it.',
+        },
+      },
+      ErrorEnvelope: { description: 'Body of every error response.', properties: { error: 'The error.' } },
+    },
   },
   it: {
     title: 'API dati delle imprese italiane',
@@ -110,6 +164,40 @@ export const documentTexts: Record<Language, DocumentTexts> = {
       retryAfter: 'Secondi interi da attendere prima di riprovare.',
     },
     docsPage: { heading: 'Documentazione API', intro: 'Tutti gli endpoint del servizio. La descrizione della tua chiave, limitata al tuo piano, è in GET /openapi.json.', switchLabel: 'Lingua' },
+    profileExamples: {
+      smallCompany: 'Una micro, piccola o media impresa: `risk`',
+      largeCompany: 'Una grande impresa: `peerCount` e `peers`',
+    },
+    envelopeSchemas: {
+      Response: {
+        description: 'Corpo di una risposta riuscita: i dati e i metadati della chiamata.',
+        properties: { data: 'I dati dell\'impresa restituiti da questo endpoint.', meta: 'Identificativo della richiesta, endpoint e consumo della chiamata.' },
+      },
+      Meta: {
+        description: 'Metadati di una risposta riuscita.',
+        properties: {
+          requestId: 'Identificativo univoco della richiesta: `req_` seguito da un UUID; inviato anche nell\'header `X-Request-Id`.',
+          endpoint: 'Slug dell\'endpoint che ha servito la richiesta, ad esempio `company-report`.',
+          usage: 'Misura di consumo registrata per questa chiamata: quanto le viene addebitato.',
+        },
+      },
+      Usage: {
+        description: 'Una misura di consumo.',
+        properties: { quantity: 'Quantità registrata, nell\'unità indicata.', unit: 'Unità della misura: `credits` (crediti) o `calls` (chiamate).' },
+      },
+      Error: {
+        description: 'L\'errore: un codice stabile, un messaggio e l\'identificativo della richiesta.',
+        properties: {
+          code: 'Codice di errore stabile, leggibile da una macchina.',
+          message: 'Spiegazione leggibile da una persona.',
+          requestId: 'Identificativo della richiesta (`req_` + UUID), come nell\'header `X-Request-Id`.',
+          details: 'Solo per `invalid_params`: un elemento per ogni parametro non valido.',
+          'details.path': 'Dove si trova il valore non valido, ad esempio `path.fiscalCode`.',
+          'details.message': 'Che cosa non va nel valore.',
+        },
+      },
+      ErrorEnvelope: { description: 'Corpo di ogni risposta di errore.', properties: { error: 'L\'errore.' } },
+    },
   },
 };
 

@@ -19,89 +19,101 @@ export type NaceSection = (typeof naceSectionValues)[number];
 export type RoleCategory = (typeof roleCategoryValues)[number];
 export type MetricCategory = (typeof metricCategoryValues)[number];
 
+// Each field and each object says what it means (`.describe()`): the OpenAPI document and the
+// MCP tools' output schemas are generated from these schemas and carry the text. The Italian
+// document translates every sentence (api/openapi/italian-descriptions.ts, keyed by the English
+// sentence): change a sentence here and give it its translation there, or a test fails.
+// Conventions of decisions.md: dates YYYY-MM-DD, money in euro, shares and changes as
+// fractions (0.25 = 25%).
+
 export const addressSchema = z.strictObject({
-  line1: z.string().nullable(),
-  line2: z.string().nullable(),
-  locality: z.string().nullable(),
-  postalCode: z.string().nullable(),
-  countryCode: z.string().regex(/^[A-Z]{2}$/),
-});
+  line1: z.string().nullable().describe('First address line: street and number.'),
+  line2: z.string().nullable().describe('Second address line, when there is one.'),
+  locality: z.string().nullable().describe('Town or city (comune).'),
+  postalCode: z.string().nullable().describe('Postal code (CAP).'),
+  countryCode: z.string().regex(/^[A-Z]{2}$/).describe('Two-letter ISO 3166-1 country code, e.g. IT.'),
+}).describe('A postal address. Fields other than countryCode are null when unknown.');
 
 export const companyIdentitySchema = z.strictObject({
-  legalName: z.string().nullable(),
-  legalForm: z.enum(legalFormValues).nullable(),
-  foundingYear: z.number().int().nullable(),
-  incorporationDate: isoDate.nullable(),
-  isQuoted: z.boolean().nullable(),
-  vatNumber: z.string().nullable(),
-  fiscalCode: z.string().nullable(),
-  naceCode: z.string().nullable(),
-  naceSection: z.enum(naceSectionValues).nullable(),
-  address: addressSchema.nullable(),
-});
+  legalName: z.string().nullable().describe('Registered name of the company (ragione sociale).'),
+  legalForm: z.enum(legalFormValues).nullable()
+    .describe('Legal form, as commonly abbreviated: e.g. SRL (società a responsabilità limitata), SPA (società per azioni), SC (cooperativa), DI (ditta individuale).'),
+  foundingYear: z.number().int().nullable().describe('Year the company was founded.'),
+  incorporationDate: isoDate.nullable().describe('Date of incorporation, YYYY-MM-DD.'),
+  isQuoted: z.boolean().nullable().describe('Whether the company is listed on a stock exchange.'),
+  vatNumber: z.string().nullable().describe('Italian VAT number (partita IVA), 11 digits.'),
+  fiscalCode: z.string().nullable().describe('Italian fiscal code (codice fiscale): 11 digits, or 16 characters for a person such as a sole proprietor.'),
+  naceCode: z.string().nullable().describe('NACE Rev. 2 activity code, e.g. 62.01; its first two digits are the NACE division.'),
+  naceSection: z.enum(naceSectionValues).nullable().describe('NACE Rev. 2 section, a letter from A to U.'),
+  address: addressSchema.nullable().describe('Address of the registered office.'),
+}).describe('Descriptive, non-financial data identifying the company. Each field is null when unknown.');
 
 export const registrySchema = z.strictObject({
-  pec: z.string().nullable(),
-  cciaa: z.string().nullable(),
-  rea: z.string().nullable(),
-});
+  pec: z.string().nullable().describe('Certified e-mail address (PEC, posta elettronica certificata).'),
+  cciaa: z.string().nullable().describe('Chamber of Commerce (CCIAA) registration.'),
+  rea: z.string().nullable().describe('REA number (Repertorio Economico Amministrativo) in the Chamber of Commerce register.'),
+}).describe('Registration data from the Chamber of Commerce. Each field is null when unknown.');
 
 export const headcountSchema = z.strictObject({
-  employees: z.number().int(),
-  asOf: isoDate,
-});
+  employees: z.number().int().describe('Employee count.'),
+  asOf: isoDate.describe('Date the count refers to, YYYY-MM-DD.'),
+}).describe('Number of employees at a date.');
 
 export const riskIndicatorsSchema = z.strictObject({
-  protestsOfBill: z.boolean().nullable(),
-  insolvencyProceedings: z.boolean().nullable(),
-  insolvencyApplications: z.boolean().nullable(),
-  assetEncumbrances: z.boolean().nullable(),
-  officersWithRiskIndicators: z.boolean().nullable(),
-});
+  protestsOfBill: z.boolean().nullable().describe('Whether protested bills or cheques (protesti) are on record against the company.'),
+  insolvencyProceedings: z.boolean().nullable().describe('Whether insolvency proceedings concern the company.'),
+  insolvencyApplications: z.boolean().nullable().describe('Whether applications to open insolvency proceedings have been filed against the company.'),
+  assetEncumbrances: z.boolean().nullable().describe('Whether encumbrances, such as mortgages or seizures, are registered on the company\'s assets.'),
+  officersWithRiskIndicators: z.boolean().nullable().describe('Whether any officer of the company carries risk indicators.'),
+}).describe('Risk flags: each is true, false, or null when unknown.');
 
 export const stateAidsSchema = z.strictObject({
-  count: z.number().int().nullable(),
-  countLast36Months: z.number().int().nullable(),
-  amount: z.number().nullable(),
-  amountLast36Months: z.number().nullable(),
-});
+  count: z.number().int().nullable().describe('Number of state aids received.'),
+  countLast36Months: z.number().int().nullable().describe('Number of state aids received in the last 36 months.'),
+  amount: z.number().nullable().describe('Total amount of the state aids received, in euro.'),
+  amountLast36Months: z.number().nullable().describe('Total amount of the state aids received in the last 36 months, in euro.'),
+}).describe('State aids (aiuti di Stato) granted to the company. Each field is null when unknown.');
 
 export const holderSchema = z.strictObject({
-  name: z.string().nullable(),
-  share: z.number().min(0).max(1).nullable(),
-});
+  name: z.string().nullable().describe('Name of the person or entity; no other personal identifiers are given.'),
+  share: z.number().min(0).max(1).nullable()
+    .describe('Ownership fraction from 0 to 1 (0.25 = 25%): of the company held by a shareholder or owner, or of a subsidiary held by the company.'),
+}).describe('A shareholder, beneficial owner or subsidiary: its name and the ownership fraction. Each field is null when unknown.');
 
 export const officerSchema = z.strictObject({
-  name: z.string().nullable(),
-  role: z.string().nullable(),
-  roleCategory: z.enum(roleCategoryValues),
-});
+  name: z.string().nullable().describe('Name of the officer; null when unknown.'),
+  role: z.string().nullable().describe('Role as registered, in Italian (e.g. Amministratore unico); null when unknown.'),
+  roleCategory: z.enum(roleCategoryValues).describe('Category of the role, from a closed list.'),
+}).describe('A person or entity holding an office in the company.');
 
 export const companyBranchSchema = z.strictObject({
-  legalName: z.string(),
-  address: addressSchema.nullable(),
-});
+  legalName: z.string().describe('Name of the branch.'),
+  address: addressSchema.nullable().describe('Address of the branch; null when unknown.'),
+}).describe('A secondary office (sede secondaria) of the company.');
 
 export const annualSnapshotSchema = z.strictObject({
-  year: z.number().int(),
-  isForecasted: z.boolean(),
-  size: z.enum(sizeValues).nullable(),
-  statementDate: isoDate.nullable(),
-  employees: z.number().int().nullable(),
-  employeesYoY: z.number().nullable(),
-});
+  year: z.number().int().describe('Fiscal year.'),
+  isForecasted: z.boolean().describe('Whether the figures are a forecast rather than filed.'),
+  size: z.enum(sizeValues).nullable()
+    .describe('Company size that year under the EU SME definition (Recommendation 2003/361/EC); null when unknown.'),
+  statementDate: isoDate.nullable().describe('Closing date of the financial statement, YYYY-MM-DD; null when unknown.'),
+  employees: z.number().int().nullable().describe('Employee count that year; null when unknown.'),
+  employeesYoY: z.number().nullable()
+    .describe('Change in the employee count from the year before, as a fraction (0.1 = +10%); null when it cannot be computed.'),
+}).describe('Headline figures of one fiscal year.');
 
 export const financialMetricSchema = z.strictObject({
-  slug: z.string(),
-  name: z.string(),
-  categories: z.array(z.enum(metricCategoryValues)),
-  unit: z.string().nullable(),
-  value: z.number(),
-  previousValue: z.number().nullable(),
-  yoyChange: z.number().nullable(),
-  marketValue: z.number().nullable(),
-  score: z.number().nullable(),
-});
+  slug: z.string().describe('Stable identifier of the line item or metric, in lower snake_case (e.g. revenue, total_assets).'),
+  name: z.string().describe('Display name of the line item or metric.'),
+  categories: z.array(z.enum(metricCategoryValues)).describe('Categories the item belongs to, from a closed list.'),
+  unit: z.string().nullable()
+    .describe('Unit of the values: EUR for amounts in euro, ratio for fractions (0.12 = 12%), days for durations; null when none is given.'),
+  value: z.number().describe('Value that year, in the unit given.'),
+  previousValue: z.number().nullable().describe('Value the year before; null when not on file.'),
+  yoyChange: z.number().nullable().describe('Change from the year before, as a fraction (0.05 = +5%); null when it cannot be computed.'),
+  marketValue: z.number().nullable().describe('Market reference value of the item, as supplied with the company data; null when none.'),
+  score: z.number().nullable().describe('Score of the item, as supplied with the company data; null when none.'),
+}).describe('One reported line item or derived metric of a fiscal year.');
 
 export type Address = z.infer<typeof addressSchema>;
 export type CompanyIdentity = z.infer<typeof companyIdentitySchema>;

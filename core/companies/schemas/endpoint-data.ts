@@ -4,91 +4,114 @@ import {
   holderSchema, officerSchema, registrySchema, riskIndicatorsSchema, stateAidsSchema,
 } from './common.js';
 
-// The `data` of each of the four endpoints, exactly as the spec's tables list them.
+// The `data` of each of the four endpoints, exactly as the spec's tables list them. Fields shared
+// by several endpoints are one schema each, so they say the same thing everywhere (see the
+// note on descriptions in common.ts).
+
+const companyId = z.string().describe('The service\'s internal identifier of the company.');
+const isConsolidated = z.boolean().describe('Whether the figures come from consolidated (group) statements.');
+const latestFiledYear = z.number().int().nullable().describe('Most recent fiscal year with filed figures; null when none are on file.');
+const latest = annualSnapshotSchema.nullable().describe('Headline figures of the most recent filed fiscal year; null when none are on file.');
+const foreignOwned = z.boolean().nullable().describe('Whether the company is foreign-owned; null when unknown.');
+const controllingEntity = z.string().nullable().describe('Name of the entity controlling the company; null when there is none or it is unknown.');
+const registry = registrySchema.nullable().describe('Chamber of Commerce registration data; null when unknown.');
+const headcount = headcountSchema.nullable().describe('Latest employee count; null when unknown.');
+const risk = riskIndicatorsSchema.describe('Risk indicators.');
+const stateAids = stateAidsSchema.nullable().describe('State aids received; null when unknown.');
+const officers = z.array(officerSchema).describe('Officers of the company: representatives, directors, auditors and the like.');
+const shareholders = z.array(holderSchema).describe('Shareholders of the company, with the fraction each holds.');
 
 export const reportIdentitySchema = companyIdentitySchema.extend({
-  activityStartDate: z.string().nullable(),
-  dissolutionYear: z.number().int().nullable(),
-  foreignOwned: z.boolean().nullable(),
-  controllingEntity: z.string().nullable(),
-});
+  activityStartDate: z.string().nullable().describe('Date the company started trading, YYYY-MM-DD; null when unknown.'),
+  dissolutionYear: z.number().int().nullable().describe('Year the company was dissolved; null when it was not, or when unknown.'),
+  foreignOwned,
+  controllingEntity,
+}).describe('Identity of the company, with when it started trading, its dissolution, its foreign ownership and its controlling entity.');
 
 export const creditReportIdentitySchema = companyIdentitySchema.extend({
-  foreignOwned: z.boolean().nullable(),
-  controllingEntity: z.string().nullable(),
-});
+  foreignOwned,
+  controllingEntity,
+}).describe('Identity of the company, with its foreign ownership and its controlling entity.');
 
 export const companyReportDataSchema = z.strictObject({
-  isConsolidated: z.boolean(),
-  latestFiledYear: z.number().int().nullable(),
+  isConsolidated,
+  latestFiledYear,
   identity: reportIdentitySchema,
-  registry: registrySchema.nullable(),
-  headcount: headcountSchema.nullable(),
-  risk: riskIndicatorsSchema,
-  stateAids: stateAidsSchema.nullable(),
+  registry,
+  headcount,
+  risk,
+  stateAids,
   ownership: z.strictObject({
-    shareholders: z.array(holderSchema),
-    beneficialOwners: z.array(holderSchema),
-    subsidiaries: z.array(holderSchema),
-  }),
-  officers: z.array(officerSchema),
-  branches: z.array(companyBranchSchema),
-  latest: annualSnapshotSchema.nullable(),
-  financials: z.array(annualSnapshotSchema.extend({ metrics: z.array(financialMetricSchema) })).max(10),
-});
+    shareholders,
+    beneficialOwners: z.array(holderSchema).describe('Beneficial owners (titolari effettivi) of the company.'),
+    subsidiaries: z.array(holderSchema).describe('Companies this company holds shares in, with the fraction it holds.'),
+  }).describe('Who owns the company and what it owns.'),
+  officers,
+  branches: z.array(companyBranchSchema).describe('Secondary offices of the company.'),
+  latest,
+  financials: z.array(annualSnapshotSchema.extend({
+    metrics: z.array(financialMetricSchema).describe('Every line item and metric reported for that year.'),
+  }).describe('Headline figures of one fiscal year, with its line items.'))
+    .max(10).describe('Up to 10 fiscal years, newest first, each with every reported line item.'),
+}).describe('The company report: everything in the credit report plus multi-year statements with every line item, branches, beneficial owners and subsidiaries.');
 
 export const creditReportDataSchema = z.strictObject({
-  id: z.string(),
-  isConsolidated: z.boolean(),
-  latestFiledYear: z.number().int().nullable(),
+  id: companyId,
+  isConsolidated,
+  latestFiledYear,
   identity: creditReportIdentitySchema,
-  registry: registrySchema.nullable(),
-  headcount: headcountSchema.nullable(),
-  risk: riskIndicatorsSchema,
-  stateAids: stateAidsSchema.nullable(),
-  ownership: z.array(holderSchema),
-  officers: z.array(officerSchema),
-  latest: annualSnapshotSchema.nullable(),
-  financials: z.array(annualSnapshotSchema).max(5),
-});
+  registry,
+  headcount,
+  risk,
+  stateAids,
+  ownership: shareholders,
+  officers,
+  latest,
+  financials: z.array(annualSnapshotSchema).max(5).describe('Up to 5 recent fiscal years of headline figures, newest first, without line items.'),
+}).describe('The credit report: identity, registry data, headcount, risk indicators, state aids, shareholders, officers and recent headline figures.');
+
+const identity = companyIdentitySchema.describe('Identity of the company.');
 
 export const peerSchema = z.strictObject({
-  id: z.string(),
-  identity: companyIdentitySchema,
-  latest: annualSnapshotSchema.nullable(),
-});
+  id: companyId,
+  identity,
+  latest,
+}).describe('A comparable company: same NACE division, nearest in size.');
 
 export const profileRiskSchema = riskIndicatorsSchema.extend({
-  stateAids: z.strictObject({ count: z.number().int().nullable(), amount: z.number().nullable() }).nullable(),
-  history: z.array(annualSnapshotSchema).max(5),
-});
+  stateAids: stateAidsSchema.pick({ count: true, amount: true }).nullable()
+    .describe('Number and total amount (in euro) of the state aids received; null when unknown.'),
+  history: z.array(annualSnapshotSchema).max(5).describe('Up to 5 recent fiscal years of headline figures, newest first.'),
+}).describe('Risk flags (each true, false, or null when unknown), state aids and recent history.');
 
 const profileBase = {
-  id: z.string(),
-  identity: companyIdentitySchema,
-  latest: annualSnapshotSchema.nullable(),
+  id: companyId,
+  identity,
+  latest,
 };
 
 // Exactly one branch: large companies get peers, the others a risk summary (decisions.md:
 // EU SME definition).
 export const companyProfileLargeSchema = z.strictObject({
   ...profileBase,
-  peerCount: z.number().int().min(0),
-  peers: z.array(peerSchema).max(10),
-});
+  peerCount: z.number().int().min(0)
+    .describe('Number of other companies in the same NACE division, of any size; peers lists at most 10 of them, so this can be larger than the length of peers.'),
+  peers: z.array(peerSchema).max(10).describe('Up to 10 companies of the same NACE division nearest in size: by latest revenue, or by headcount when the company has no revenue on file.'),
+}).describe('Profile of a large company (EU SME definition: 250 or more employees, or turnover above EUR 50 million and balance-sheet total above EUR 43 million): its peers.');
 export const companyProfileSmallSchema = z.strictObject({
   ...profileBase,
   risk: profileRiskSchema,
-});
-export const companyProfileDataSchema = z.union([companyProfileLargeSchema, companyProfileSmallSchema]);
+}).describe('Profile of a micro, small or medium company: its risk summary.');
+export const companyProfileDataSchema = z.union([companyProfileLargeSchema, companyProfileSmallSchema])
+  .describe('The company profile: identity and latest figures, then exactly one branch by size: peerCount and peers for a large company, risk for the others.');
 
 export const companyFinancialsDataSchema = z.strictObject({
-  id: z.string(),
-  isConsolidated: z.boolean(),
-  latestFiledYear: z.number().int().nullable(),
-  identity: companyIdentitySchema,
-  latest: annualSnapshotSchema.nullable(),
-});
+  id: companyId,
+  isConsolidated,
+  latestFiledYear,
+  identity,
+  latest,
+}).describe('The company financials: identity, whether figures are consolidated, the latest filed year and its headline figures.');
 
 export type CompanyReportData = z.infer<typeof companyReportDataSchema>;
 export type CreditReportData = z.infer<typeof creditReportDataSchema>;
