@@ -38,6 +38,7 @@ export async function composeDashboard(options: ComposeDashboardOptions): Promis
     // Unset, the request's own host makes a better link than HOST:PORT (which may be 0.0.0.0).
     publicUrl: config.PUBLIC_DASHBOARD_URL,
   });
-  const alerts = startAlertRunner({ db: database.db, logger: logger.child({ component: 'alerts' }), intervalMs: options.alertIntervalMs ?? 5_000, delivery: options.delivery });
+  const delivery: DeliveryOptions = { allowPrivateTargets: config.WEBHOOK_ALLOW_PRIVATE_TARGETS ?? config.NODE_ENV !== 'production', ...options.delivery };
+  const alerts = startAlertRunner({ db: database.db, logger: logger.child({ component: 'alerts' }), intervalMs: options.alertIntervalMs ?? 5_000, delivery });
   return { app, alerts, close: () => alerts.stop() };
 }

@@ -57,13 +57,17 @@ async function smallOrg(name: string) {
   return org.id;
 }
 
+// The receiver listens on 127.0.0.1: these tests allow private targets, as a development or
+// test deployment does (WEBHOOK_ALLOW_PRIVATE_TARGETS unset outside production).
+const deliver = (options: Parameters<typeof deliverDueWebhooks>[1] = {}) => deliverDueWebhooks(db, { allowPrivateTargets: true, ...options });
+
 /**
  * Runs delivery passes until this organization's delivery reached `attempts` (other test
  * files' due deliveries share the table and a pass takes at most a batch of them).
  */
 async function deliverUntil(organizationId: string, attempts: number, options: Parameters<typeof deliverDueWebhooks>[1] = {}) {
   for (let i = 0; i < 20; i++) {
-    await deliverDueWebhooks(db, options);
+    await deliver(options);
     const [d] = await listDeliveries(db, organizationId);
     if (d && d.attempts >= attempts) return d;
   }
@@ -75,7 +79,7 @@ const deliveriesOf = (organizationId: string) => receiver.received.filter((r) =>
 const pass = async () => {
   await evaluateThresholds(db);
   for (let i = 0; i < 20; i++) {
-    const sent = await deliverDueWebhooks(db);
+    const sent = await deliver();
     if (sent.delivered + sent.retrying + sent.failed === 0) return;
   }
 };
@@ -140,7 +144,7 @@ describe('when the receiver fails', () => {
     expect(d!.nextAttemptAt!.getTime() - Date.now()).toBeLessThanOrEqual(base);
 
     // Not due yet: nothing is sent.
-    await deliverDueWebhooks(db, { baseBackoffMs: base });
+    await deliver({ baseBackoffMs: base });
     expect(deliveriesOf(orgId)).toHaveLength(1);
 
     // Time passes (we move the due time instead of waiting).
@@ -158,6 +162,22 @@ describe('when the receiver fails', () => {
     expect(new Set(deliveriesOf(orgId).map((r) => r.headers['x-webhook-id'])).size).toBe(1);
   });
 
+  it('then, where private targets are not allowed (production), a webhook to a private address is refused before anything is sent', async () => {
+    const orgId = await smallOrg('Alerts private target');
+    await addThreshold(db, orgId, { kind: 'balance_below', value: 5_000 });
+    await evaluateThresholds(db);
+    const port = new URL(receiver.url).port;
+    for (const [url, address] of [[receiver.url, '127.0.0.1'], [`http://localhost:${port}/hook`, '127.0.0.1'], [`http://[::ffff:10.0.0.1]:${port}/hook`, '::ffff:a00:1']] as const) {
+      await setWebhookUrl(db, orgId, url);
+      await db('webhook_deliveries').where({ organization_id: orgId }).update({ next_attempt_at: db.fn.now(), status: 'pending' });
+      const attempts = (await listDeliveries(db, orgId))[0]!.attempts;
+      const d = await deliverUntil(orgId, attempts + 1, { allowPrivateTargets: false });
+      expect(d, url).toMatchObject({ status: 'pending', lastStatusCode: null });
+      expect(d.lastError, url).toMatch(new RegExp(`^refused: .* is ${address.replace(/[.:[\]]/g, '\\$&')}, a private address`));
+    }
+    expect(deliveriesOf(orgId)).toHaveLength(0);
+  });
+
   it('then after maxAttempts the delivery is marked failed and not retried', async () => {
     const orgId = await smallOrg('Alerts give up');
     await addThreshold(db, orgId, { kind: 'balance_below', value: 5_000 });
@@ -166,7 +186,7 @@ describe('when the receiver fails', () => {
     const first = await deliverUntil(orgId, 1, { maxAttempts: 2 });
     await db('webhook_deliveries').where({ id: first.id }).update({ next_attempt_at: db.fn.now() });
     await deliverUntil(orgId, 2, { maxAttempts: 2 });
-    await deliverDueWebhooks(db, { maxAttempts: 2 });
+    await deliver({ maxAttempts: 2 });
     expect(await listDeliveries(db, orgId)).toMatchObject([{ status: 'failed', attempts: 2, lastStatusCode: 500, nextAttemptAt: null }]);
     expect(deliveriesOf(orgId)).toHaveLength(2);
   });

@@ -24,8 +24,8 @@ export interface AlertThreshold {
 
 const newWebhookSecret = () => `whsec_${randomBase62(32)}`;
 
-// Only http(s); the receiver is the customer's own server. (Blocking private addresses is
-// left to the network: the tests deliver to 127.0.0.1.)
+// Only http(s); the receiver is the customer's own server. Whether it may be a private address
+// is decided when sending, where the address is resolved (post-webhook.ts).
 export const webhookUrlSchema = z.url({ protocol: /^https?$/ }).max(2_000);
 
 /** The organization's settings, made (with a fresh secret) on first read. */

@@ -1,10 +1,11 @@
 import type { Db } from '../db/index.js';
 import type { Logger } from '../logging/index.js';
+import { postWebhook } from './post-webhook.js';
 import { DELIVERY_ID_HEADER, SIGNATURE_HEADER, TIMESTAMP_HEADER, signWebhookBody } from './webhook-signature.js';
 
 export interface DeliveryOptions {
-  /** Injected so tests can stand in for the network; defaults to the global fetch. */
-  fetch?: typeof fetch;
+  /** May webhooks go to private, loopback or link-local addresses (post-webhook.ts)? Default: no. */
+  allowPrivateTargets?: boolean;
   now?: () => Date;
   timeoutMs?: number;
   /** After this many failed attempts the delivery is marked failed. */
@@ -16,7 +17,7 @@ export interface DeliveryOptions {
   logger?: Logger;
 }
 
-export const defaultDeliveryOptions = { timeoutMs: 5_000, maxAttempts: 8, baseBackoffMs: 10_000, maxBackoffMs: 3_600_000, batchSize: 20 };
+export const defaultDeliveryOptions = { timeoutMs: 5_000, maxAttempts: 8, baseBackoffMs: 10_000, maxBackoffMs: 3_600_000, batchSize: 20, allowPrivateTargets: false };
 
 /** 10 s, 20 s, 40 s … capped: the wait before attempt `attempt + 1`. */
 export function backoffMs(attempt: number, base: number, max: number): number {
@@ -44,7 +45,6 @@ interface ClaimedDelivery {
 
 export async function deliverDueWebhooks(db: Db, options: DeliveryOptions = {}): Promise<DeliveryRunOutcome> {
   const o = { ...defaultDeliveryOptions, ...options };
-  const send = options.fetch ?? fetch;
   const now = options.now ?? (() => new Date());
   const claimedAt = now();
   const { rows: claimed } = await db.raw<{ rows: Omit<ClaimedDelivery, 'webhook_url' | 'webhook_secret'>[] }>(
@@ -74,8 +74,8 @@ export async function deliverDueWebhooks(db: Db, options: DeliveryOptions = {}):
         // The body carries sentAt, so the signature covers the timestamp (replays are refused).
         const body = JSON.stringify({ ...d.payload, sentAt: new Date(Math.floor(sentAt.getTime() / 1000) * 1000).toISOString(), attempt });
         try {
-          const res = await send(d.webhook_url, {
-            method: 'POST',
+          statusCode = await postWebhook({
+            url: d.webhook_url,
             headers: {
               'content-type': 'application/json',
               'user-agent': 'italian-company-data-webhooks/1',
@@ -84,14 +84,12 @@ export async function deliverDueWebhooks(db: Db, options: DeliveryOptions = {}):
               [DELIVERY_ID_HEADER]: d.id,
             },
             body,
-            redirect: 'manual',
-            signal: AbortSignal.timeout(o.timeoutMs),
+            timeoutMs: o.timeoutMs,
+            allowPrivateTargets: o.allowPrivateTargets,
           });
-          statusCode = res.status;
-          await res.body?.cancel().catch(() => undefined);
-          if (res.status < 200 || res.status >= 300) error = `HTTP ${res.status}`;
+          if (statusCode < 200 || statusCode >= 300) error = `HTTP ${statusCode}`;
         } catch (err) {
-          error = err instanceof Error ? (err.name === 'TimeoutError' ? `no answer within ${o.timeoutMs} ms` : err.message) : String(err);
+          error = err instanceof Error ? err.message : String(err);
         }
       }
       const finished = now();

@@ -10,11 +10,8 @@ const optionalUrl = z
   .transform((v) => (v === '' ? undefined : v))
   .pipe(z.string().url().optional())
   .optional();
-const flag = (fallback: boolean) =>
-  z
-    .enum(['true', 'false', '1', '0', 'yes', 'no'])
-    .default(fallback ? 'true' : 'false')
-    .transform((v) => v === 'true' || v === '1' || v === 'yes');
+const flagValue = z.enum(['true', 'false', '1', '0', 'yes', 'no']).transform((v) => v === 'true' || v === '1' || v === 'yes');
+const flag = (fallback: boolean) => flagValue.default(fallback);
 
 export const configSchema = z.object({
   NODE_ENV: z.enum(['development', 'production', 'test']).default('development'),
@@ -50,6 +47,13 @@ export const configSchema = z.object({
   KAFKA_DEAD_LETTER_TOPIC: z.string().min(1).default('usage-events-dlq'),
   KAFKA_PARTITIONS: positiveInt(6),
   KAFKA_CONSUMER_GROUP: z.string().min(1).default('billing-worker'),
+
+  /**
+   * Whether alert webhooks may go to private, loopback or link-local addresses. Unset: yes
+   * outside production (a developer's receiver on localhost), no in production (an admin's
+   * webhook address must not reach our internal network). See core/alerts/post-webhook.ts.
+   */
+  WEBHOOK_ALLOW_PRIVATE_TARGETS: flagValue.optional(),
 
   /** Unset: rate limits are counted in process; set to share them across instances. */
   REDIS_URL: optionalUrl,

@@ -1,0 +1,89 @@
+import dns from 'node:dns';
+import http from 'node:http';
+import https from 'node:https';
+import net from 'node:net';
+
+// Webhook addresses are typed by customers' admins, and the service sends to them from inside
+// our network: an address that reaches a private, loopback or link-local host (a cloud metadata
+// endpoint, an internal service) would let an admin make us send requests there. So unless the
+// deployment allows private targets (WEBHOOK_ALLOW_PRIVATE_TARGETS: on by default outside
+// production, where the receiver is often on the developer's own machine), every address the
+// host name resolves to must be public. The check runs in the connection's own DNS lookup, so
+// the address checked is the address connected to (a name that resolves to a public address
+// when saved and a private one when sent is refused too).
+
+const privateRanges = new net.BlockList();
+for (const [address, prefix] of [
+  ['0.0.0.0', 8], ['10.0.0.0', 8], ['100.64.0.0', 10], ['127.0.0.0', 8], ['169.254.0.0', 16], ['172.16.0.0', 12],
+  ['192.0.0.0', 24], ['192.168.0.0', 16], ['198.18.0.0', 15], ['224.0.0.0', 4], ['240.0.0.0', 4],
+] as const) privateRanges.addSubnet(address, prefix, 'ipv4');
+for (const [address, prefix] of [['::', 128], ['::1', 128], ['fc00::', 7], ['fe80::', 10], ['ff00::', 8]] as const) privateRanges.addSubnet(address, prefix, 'ipv6');
+
+/** True for an address outside the private, loopback, link-local, shared and multicast ranges. */
+export function isPublicAddress(address: string): boolean {
+  const family = net.isIP(address);
+  if (family === 0) return false;
+  // BlockList judges an IPv4 address written as IPv6 (::ffff:10.0.0.1, ::ffff:a00:1) by its IPv4 ranges.
+  return !privateRanges.check(address, family === 4 ? 'ipv4' : 'ipv6');
+}
+
+export class PrivateTargetError extends Error {
+  constructor(host: string, address: string) {
+    super(`refused: ${host} is ${address}, a private address (see WEBHOOK_ALLOW_PRIVATE_TARGETS)`);
+    this.name = 'PrivateTargetError';
+  }
+}
+
+/** dns.lookup, refusing a name that resolves to any private address. */
+const publicOnlyLookup: net.LookupFunction = (hostname, options, callback) => {
+  dns.lookup(hostname, { ...options, all: true }, (err, addresses) => {
+    if (err) return callback(err, '', 0);
+    const list = addresses as dns.LookupAddress[];
+    const refused = list.find((a) => !isPublicAddress(a.address));
+    if (refused) return callback(new PrivateTargetError(hostname, refused.address), '', 0);
+    if ((options as dns.LookupOptions).all) return (callback as unknown as (e: null, a: dns.LookupAddress[]) => void)(null, list);
+    callback(null, list[0]!.address, list[0]!.family);
+  });
+};
+
+export interface WebhookPost {
+  url: string;
+  headers: Record<string, string>;
+  body: string;
+  timeoutMs: number;
+  allowPrivateTargets: boolean;
+}
+
+/** POSTs a webhook; resolves with the status code (redirects are not followed: a 3xx is an answer). */
+export function postWebhook(post: WebhookPost): Promise<number> {
+  const url = new URL(post.url);
+  const host = url.hostname.replace(/^\[|\]$/g, '');
+  // An address written as such is not looked up: it is judged here.
+  if (!post.allowPrivateTargets && net.isIP(host) !== 0 && !isPublicAddress(host)) return Promise.reject(new PrivateTargetError(host, host));
+  const client = url.protocol === 'https:' ? https : http;
+  return new Promise((resolve, reject) => {
+    const req = client.request(url, {
+      method: 'POST',
+      headers: { ...post.headers, 'content-length': String(Buffer.byteLength(post.body)) },
+      ...(post.allowPrivateTargets ? {} : { lookup: publicOnlyLookup }),
+    }, (res) => {
+      clearTimeout(deadline);
+      res.resume(); // the answer's body is not read, only its status
+      resolve(res.statusCode ?? 0);
+    });
+    // The whole exchange, connection included, within the deadline.
+    const deadline = setTimeout(() => req.destroy(new WebhookTimeoutError(post.timeoutMs)), post.timeoutMs);
+    req.on('error', (err) => {
+      clearTimeout(deadline);
+      reject(err);
+    });
+    req.end(post.body);
+  });
+}
+
+export class WebhookTimeoutError extends Error {
+  constructor(timeoutMs: number) {
+    super(`no answer within ${timeoutMs} ms`);
+    this.name = 'WebhookTimeoutError';
+  }
+}
