@@ -28,8 +28,9 @@ export interface ApiDeps {
   publicBaseUrl: string;
   /** One cheap round trip to the database, for /healthz. */
   checkDatabase(): Promise<void>;
-  /** A fiscal code of a real company for the OpenAPI examples; null when the store is empty. */
-  findExampleCompany(): Promise<string | null>;
+  /** A fiscal code of a real company for the OpenAPI examples (a large one: for the profile's
+   * peers branch); null when the store has none. */
+  findExampleCompany(kind?: 'large'): Promise<string | null>;
 }
 
 /** The HTTP API as a Koa app, not listening: main.ts, `npm start` and tests mount it. */

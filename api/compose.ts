@@ -53,9 +53,11 @@ export async function composeApi(options: ComposeApiOptions): Promise<ComposedAp
     checkDatabase: async () => {
       await db.raw('SELECT 1');
     },
-    findExampleCompany: async () => {
+    findExampleCompany: async (kind?: 'large') => {
       // A company with filed figures makes a more useful example than an empty shell.
-      const row = (await db('companies').whereNotNull('latest_filed_year').orderBy('id').first('fiscal_code')) as { fiscal_code: string } | undefined;
+      const query = db('companies').whereNotNull('latest_filed_year');
+      if (kind === 'large') query.where({ size: 'large' }).whereNotNull('nace_code');
+      const row = (await query.orderBy('id').first('fiscal_code')) as { fiscal_code: string } | undefined;
       return row?.fiscal_code ?? null;
     },
   });
