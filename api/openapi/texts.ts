@@ -61,8 +61,8 @@ export const documentTexts: Record<Language, DocumentTexts> = {
     errorCodes: {
       missing_api_key: 'No `Authorization` header, or it is not a bearer token.',
       invalid_api_key: 'The key is unknown, revoked, expired, or not an organization key.',
-      credits_exhausted: "The organization's credit balance cannot cover a credits-priced call.",
-      limit_reached: "The organization reached its plan's call cap for the billing period; `Retry-After` says when it resets.",
+      credits_exhausted: "The organization's credit balance cannot cover this credits-priced call.",
+      limit_reached: "The organization reached its call cap for the billing period, or this call would pass it; `Retry-After` says when it resets.",
       client_not_configured: 'The organization exists but has no plan yet.',
       not_entitled: "The endpoint is not in the organization's plan.",
       unknown_endpoint: 'No endpoint matches the method and path.',
@@ -138,8 +138,8 @@ export const documentTexts: Record<Language, DocumentTexts> = {
     errorCodes: {
       missing_api_key: 'Manca l\'header `Authorization`, oppure non è un bearer token.',
       invalid_api_key: 'La chiave è sconosciuta, revocata, scaduta o non è una chiave di organizzazione.',
-      credits_exhausted: 'Il saldo crediti dell\'organizzazione non copre una chiamata tariffata a crediti.',
-      limit_reached: 'L\'organizzazione ha raggiunto il tetto di chiamate del piano per il periodo di fatturazione; `Retry-After` indica quando si azzera.',
+      credits_exhausted: 'Il saldo crediti dell\'organizzazione non copre questa chiamata tariffata a crediti.',
+      limit_reached: 'L\'organizzazione ha raggiunto il suo tetto di chiamate per il periodo di fatturazione, o questa chiamata lo supererebbe; `Retry-After` indica quando si azzera.',
       client_not_configured: 'L\'organizzazione esiste ma non ha ancora un piano.',
       not_entitled: 'L\'endpoint non è incluso nel piano dell\'organizzazione.',
       unknown_endpoint: 'Nessun endpoint corrisponde al metodo e al percorso.',
