@@ -143,15 +143,23 @@ export function createToolHandlers(deps: McpDeps, parts: ServerParts, call: McpC
       }
       const { definition } = tool;
       try {
-        // Admission first (rate limit shared with the API, plan, flags): a refused call does no work.
-        const grant = await deps.access.authorize(principal, name, 'tool');
-        call.setHeaders(rateLimitHeaders(grant.rateLimit));
+        // As on the API: the caller learns about malformed arguments first, whatever the plan
+        // or the allowance says; the attempt still counts against the rate limit and carries
+        // its headers. Then admission (rate limit shared with the API, plan, flags): a refused
+        // call does no work.
         const parsed = definition.inputSchema.safeParse(request.params.arguments ?? {});
         if (!parsed.success) {
+          const counted = await deps.access.authorize(principal, name, 'tool').then((g) => rateLimitHeaders(g.rateLimit), (err: unknown) => {
+            if (err instanceof AppError) return err.headers;
+            throw err;
+          });
           throw new AppError('invalid_params', `The arguments do not match the input schema of ${name}.`, {
             details: issueDetails(parsed.error.issues, '(arguments)'),
+            headers: counted,
           });
         }
+        const grant = await deps.access.authorize(principal, name, 'tool');
+        call.setHeaders(rateLimitHeaders(grant.rateLimit));
         const output = await definition.run(parsed.data, { requestId, store: deps.store, companies: { db: deps.db, queryTimeoutMs: deps.queryTimeoutMs, logger: toolLog } });
         // The output schema is not checked here: run() is typed by it, and test/mcp-tools.test.ts
         // checks every tool's results against it. Parsing a 1–50 KB result on every call cost

@@ -238,6 +238,20 @@ describe('service_get_company_metrics', () => {
     expect((result.content[0] as { text: string }).text).toContain('fiscalCode');
   });
 
+  it('when the arguments are invalid and the allowance is exhausted then the caller learns about the arguments first, as on the API', async () => {
+    const broke = await createToolOrganization(mcp.db);
+    await mcp.db('allowances').where({ organization_id: broke.organizationId }).update({ credits_exhausted: true });
+    const brokeClient = await connectClient(mcp.mcpUrl, broke.key);
+    try {
+      const bad = (await brokeClient.callTool({ name: 'service_get_company_metrics', arguments: { fiscalCode: '1' } })) as CallToolResult;
+      expect((bad.structuredContent as any).error).toMatchObject({ code: 'invalid_params', details: [{ path: 'fiscalCode' }] });
+      const good = (await brokeClient.callTool({ name: 'service_get_company_metrics', arguments: { fiscalCode: group.root.fiscalCode } })) as CallToolResult;
+      expect((good.structuredContent as any).error.code).toBe('credits_exhausted');
+    } finally {
+      await brokeClient.close();
+    }
+  });
+
   it('when a search text holds a NUL then an invalid_params error result names the field, rather than a store failure', async () => {
     for (const [tool, args, path] of [
       ['service_search_companies', { query: 'Ro\u0000ssi' }, 'query'],
