@@ -34,7 +34,9 @@ export function pickLanguage(cookie: string | undefined, acceptLanguage: string 
 /** Dates and numbers the way each language writes them; always UTC, as the billing periods are. */
 export function formats(lang: Language) {
   const locale = lang === 'it' ? 'it-IT' : 'en-GB';
-  const number = new Intl.NumberFormat(locale);
+  // Grouped from four digits in both languages: Italian's default leaves 1013 ungrouped next to
+  // 100.000 in the same column.
+  const number = new Intl.NumberFormat(locale, { useGrouping: 'always' } as Intl.NumberFormatOptions);
   const dateTime = new Intl.DateTimeFormat(locale, { dateStyle: 'medium', timeStyle: 'short', timeZone: 'UTC' });
   const date = new Intl.DateTimeFormat(locale, { dateStyle: 'medium', timeZone: 'UTC' });
   const month = new Intl.DateTimeFormat(locale, { month: 'long', year: 'numeric', timeZone: 'UTC' });
