@@ -19,6 +19,7 @@ import * as alertThresholdUnique from './20261125_017_alert_threshold_unique.js'
 import * as ownCallsCap from './20261125_018_own_calls_cap.js';
 import * as closedLists from './20261125_019_closed_lists.js';
 import * as peerEmployeesIndex from './20261125_020_peer_employees_index.js';
+import * as capChangeEntries from './20261125_021_cap_change_entries.js';
 
 export interface Migration {
   name: string;
@@ -47,4 +48,5 @@ export const migrations: Migration[] = [
   { name: '20261125_018_own_calls_cap', ...ownCallsCap },
   { name: '20261125_019_closed_lists', ...closedLists },
   { name: '20261125_020_peer_employees_index', ...peerEmployeesIndex },
+  { name: '20261125_021_cap_change_entries', ...capChangeEntries },
 ];

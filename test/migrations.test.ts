@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createDb, migrateLatest, migrateRollbackAll, type Db } from '../core/db/index.js';
 import * as compactStoredMetrics from '../migrations/20261122_008_compact_stored_metrics.js';
 import * as usageBusBatches from '../migrations/20261122_010_usage_bus_batches.js';
+import * as capChangeEntries from '../migrations/20261125_021_cap_change_entries.js';
 import { migrations } from '../migrations/index.js';
 import { createScratchDatabase, type ScratchDatabase } from './support/database.js';
 
@@ -105,6 +106,28 @@ describe('migrations', () => {
 
     await compactStoredMetrics.down(db);
     expect(await stored()).toEqual([keyed, []]);
+  });
+
+  it('when cap changes were written as 0-credit adjustments then they become cap_change rows, and real adjustments stay', async () => {
+    await db('organizations').insert({ id: 'org_migration_cap', name: 'cap migration' });
+    await capChangeEntries.down(db);
+    const row = (eventId: string, changes: Record<string, unknown>) => ({
+      event_id: eventId, organization_id: 'org_migration_cap', entry_type: 'adjustment', source: 'admin', period: '2026-11', occurred_at: new Date(), ...changes,
+    });
+    await db('usage_ledger').insert([
+      row('adj_cap_1', { reason: 'calls cap 100000 -> 5: trial' }),
+      row('adj_cap_2', { reason: 'calls cap 5 -> none (this period only): plan standard' }),
+      row('adj_credit', { credits_delta: -250, reason: 'refund of a double charge' }),
+      row('adj_zero', { reason: 'calls cap talk, no change' }),
+    ]);
+    await capChangeEntries.up(db);
+    expect(await db('usage_ledger').where({ organization_id: 'org_migration_cap' }).orderBy('event_id').select('event_id', 'entry_type')).toEqual([
+      { event_id: 'adj_cap_1', entry_type: 'cap_change' },
+      { event_id: 'adj_cap_2', entry_type: 'cap_change' },
+      { event_id: 'adj_credit', entry_type: 'adjustment' },
+      { event_id: 'adj_zero', entry_type: 'adjustment' },
+    ]);
+    await db('organizations').where({ id: 'org_migration_cap' }).delete();
   });
 
   it('when usage events wait on the bus then moving between one row per event and one row per batch loses none, in order', async () => {

@@ -95,7 +95,7 @@ export async function setCallsCap(db: Knex, input: AdministrationInput & { calls
     await trx('usage_ledger').insert({
       event_id: eventId,
       organization_id: row.organization_id,
-      entry_type: 'adjustment',
+      entry_type: 'cap_change',
       source: 'admin',
       quantity: 0,
       credits_delta: 0,

@@ -2,7 +2,7 @@ import { ledgerEntryFromRow, type LedgerEntry } from '../billing/ledger-export.j
 import { userEmails } from '../dashboard-auth/user-emails.js';
 import { pageWindow, type Db } from '../db/index.js';
 
-export const ledgerEntryTypes = ['usage', 'grant', 'top_up', 'adjustment', 'period_rollover'] as const;
+export const ledgerEntryTypes = ['usage', 'grant', 'top_up', 'adjustment', 'period_rollover', 'cap_change'] as const;
 export type LedgerEntryType = (typeof ledgerEntryTypes)[number];
 
 /** A ledger row as the dashboard's ledger page lists it: the export's fields, and who acted as

@@ -176,6 +176,7 @@ export const en = {
   'ledger.type.top_up': 'Top-up',
   'ledger.type.adjustment': 'Adjustment',
   'ledger.type.period_rollover': 'Period rollover',
+  'ledger.type.cap_change': 'Calls cap change',
   'members.title': 'Members',
   'members.email': 'E-mail',
   'members.role': 'Role',

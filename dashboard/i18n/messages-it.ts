@@ -178,6 +178,7 @@ export const it: Record<MessageKey, string> = {
   'ledger.type.top_up': 'Ricarica',
   'ledger.type.adjustment': 'Rettifica',
   'ledger.type.period_rollover': 'Cambio periodo',
+  'ledger.type.cap_change': 'Modifica tetto chiamate',
   'members.title': 'Membri',
   'members.email': 'E-mail',
   'members.role': 'Ruolo',

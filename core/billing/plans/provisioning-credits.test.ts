@@ -75,7 +75,7 @@ describe('included credits on provisioning', () => {
     expect((await grants(org.id)).map((g) => [g.entry_type, g.credits_delta, g.period])).toEqual([
       ['period_rollover', 0, periodOf(now)],
       ['grant', included, periodOf(now)],
-      ['adjustment', 0, periodOf(now)], // the plan's calls cap, where there was none
+      ['cap_change', 0, periodOf(now)], // the plan's calls cap, where there was none
     ]);
     expect((await reconcileLedger(db, { organizationIds: [org.id] })).differences).toEqual([]);
   });
@@ -83,7 +83,7 @@ describe('included credits on provisioning', () => {
 
 describe('the calls cap when the plan is saved or changed', () => {
   const capOf = async (organizationId: string) => (await db('allowances').where({ organization_id: organizationId }).first<{ calls_cap: number | null }>('calls_cap'))!.calls_cap;
-  const capRows = (organizationId: string) => db('usage_ledger').where({ organization_id: organizationId, entry_type: 'adjustment' }).orderBy('id').pluck<string[]>('reason');
+  const capRows = (organizationId: string) => db('usage_ledger').where({ organization_id: organizationId, entry_type: 'cap_change' }).orderBy('id').pluck<string[]>('reason');
   const bigger = { ...standardPlan, id: 'test-cap-250k', name: 'Test cap 250k', callsCapPerPeriod: 250_000 };
 
   it('when the plan the organization already has is saved again, then its own cap stays and nothing is written', async () => {
