@@ -34,6 +34,8 @@ export interface DashboardDeps {
   /** The dashboard's own public address (PUBLIC_DASHBOARD_URL), which invitation links start
    * with; without it, the address the request came to. */
   publicUrl?: string;
+  /** May an admin save a webhook address that is private at sight (WEBHOOK_ALLOW_PRIVATE_TARGETS)? Default: no. */
+  allowPrivateWebhookTargets?: boolean;
   signInLimits?: SignInLimits;
 }
 
@@ -57,7 +59,7 @@ export function createDashboardApp(deps: DashboardDeps): Koa<DashboardState> {
   registerFinanceRoutes(router, { db: deps.db });
   registerMembersRoutes(router, { db: deps.db, publicUrl: deps.publicUrl });
   registerActivityRoutes(router, { db: deps.db });
-  registerAlertsRoutes(router, { db: deps.db });
+  registerAlertsRoutes(router, { db: deps.db, allowPrivateWebhookTargets: deps.allowPrivateWebhookTargets ?? false });
   registerOperatorRoutes(router, { db: deps.db, publicUrl: deps.publicUrl });
 
   app.use(securityHeaders());

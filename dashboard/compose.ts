@@ -28,6 +28,7 @@ export interface ComposedDashboard {
 export async function composeDashboard(options: ComposeDashboardOptions): Promise<ComposedDashboard> {
   const { config, logger, database } = options;
   const publicUrl = config.PUBLIC_DASHBOARD_URL ?? `http://${config.HOST}:${config.DASHBOARD_PORT}`;
+  const allowPrivateWebhookTargets = config.WEBHOOK_ALLOW_PRIVATE_TARGETS ?? config.NODE_ENV !== 'production';
   await ensureDefaultPlans(database.db);
   const app = createDashboardApp({
     db: database.db,
@@ -37,8 +38,9 @@ export async function composeDashboard(options: ComposeDashboardOptions): Promis
     apiBaseUrl: config.PUBLIC_BASE_URL ?? `http://${config.HOST}:${config.API_PORT}`,
     // Unset, the request's own host makes a better link than HOST:PORT (which may be 0.0.0.0).
     publicUrl: config.PUBLIC_DASHBOARD_URL,
+    allowPrivateWebhookTargets,
   });
-  const delivery: DeliveryOptions = { allowPrivateTargets: config.WEBHOOK_ALLOW_PRIVATE_TARGETS ?? config.NODE_ENV !== 'production', ...options.delivery };
+  const delivery: DeliveryOptions = { allowPrivateTargets: allowPrivateWebhookTargets, ...options.delivery };
   const alerts = startAlertRunner({ db: database.db, logger: logger.child({ component: 'alerts' }), intervalMs: options.alertIntervalMs ?? 5_000, delivery });
   return { app, alerts, close: () => alerts.stop() };
 }

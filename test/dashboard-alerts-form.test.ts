@@ -41,3 +41,21 @@ describe('alert threshold form', () => {
     expect(await (await client.get(`/orgs/${orgId}/alerts?error=threshold`)).text()).toContain('Una soglia è una percentuale intera da 1 a 100');
   });
 });
+
+// A dashboard as production runs it: webhooks go to public addresses only.
+const production = dashboardForFile({ allowPrivateWebhookTargets: false });
+
+describe('webhook address form, where private targets are not allowed', () => {
+  it('when the address is private at sight then it is refused with a sentence and not saved; a public name is saved', async () => {
+    const { orgId, client } = await adminOfNewOrg(production, 'Alert private webhook test');
+    const page = `/orgs/${orgId}/alerts`;
+    const save = async (webhookUrl: string) => client.post(`${page}/webhook`, { _csrf: await client.csrf(page), webhookUrl });
+    for (const url of ['http://127.0.0.1:9000/hook', 'http://localhost/hook', 'https://10.1.2.3/hook', 'http://[::1]/hook', 'http://169.254.169.254/latest/meta-data']) {
+      expect((await save(url)).headers.get('location'), url).toBe(`${page}?error=webhook_private`);
+    }
+    expect(await (await client.get(`${page}?error=webhook_private`)).text()).toContain('this service sends webhooks to public addresses only');
+    expect((await production.db('alert_settings').where({ organization_id: orgId }).first('webhook_url'))?.webhook_url ?? null).toBeNull();
+    expect((await save('https://hooks.example.com/italian-company-data')).headers.get('location')).toBe(`${page}?done=saved`);
+    expect((await production.db('alert_settings').where({ organization_id: orgId }).first('webhook_url')).webhook_url).toBe('https://hooks.example.com/italian-company-data');
+  });
+});

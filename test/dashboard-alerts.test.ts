@@ -53,7 +53,7 @@ afterAll(async () => {
 async function smallOrg(name: string) {
   const org = await createOrganization(db, { name, planId: null });
   await changeCredits(db, { organizationId: org.id, kind: 'grant', credits: 1_000, actor: 'test', reason: 'test set-up' });
-  await setWebhookUrl(db, org.id, receiver.url);
+  await setWebhookUrl(db, org.id, receiver.url, { allowPrivateTargets: true });
   return org.id;
 }
 
@@ -168,7 +168,7 @@ describe('when the receiver fails', () => {
     await evaluateThresholds(db);
     const port = new URL(receiver.url).port;
     for (const [url, address] of [[receiver.url, '127.0.0.1'], [`http://localhost:${port}/hook`, '127.0.0.1'], [`http://[::ffff:10.0.0.1]:${port}/hook`, '::ffff:a00:1']] as const) {
-      await setWebhookUrl(db, orgId, url);
+      await setWebhookUrl(db, orgId, url, { allowPrivateTargets: true }); // as if it resolved publicly when saved
       await db('webhook_deliveries').where({ organization_id: orgId }).update({ next_attempt_at: db.fn.now(), status: 'pending' });
       const attempts = (await listDeliveries(db, orgId))[0]!.attempts;
       const d = await deliverUntil(orgId, attempts + 1, { allowPrivateTargets: false });

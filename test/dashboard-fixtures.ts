@@ -17,7 +17,8 @@ export const chromiumPath = '/usr/bin/chromium';
 export const chromiumArgs = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
 
 export async function startTestDashboard(db: Db, options: Partial<DashboardDeps> = {}): Promise<RunningServer> {
-  const app = createDashboardApp({ db, logger: createLogger({ level: 'silent' }), secureCookies: false, ...options });
+  // Test receivers listen on 127.0.0.1: private webhook targets allowed, as outside production.
+  const app = createDashboardApp({ db, logger: createLogger({ level: 'silent' }), secureCookies: false, allowPrivateWebhookTargets: true, ...options });
   return listen(app);
 }
 

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import type { Db } from '../db/index.js';
 import { AppError } from '../errors/index.js';
 import { newId, randomBase62 } from '../ids/index.js';
+import { isPrivateAtSight } from './post-webhook.js';
 
 export interface AlertSettings {
   organizationId: string;
@@ -35,9 +36,20 @@ export async function alertSettings(db: Db, organizationId: string): Promise<Ale
   return { organizationId, webhookUrl: row.webhook_url, webhookSecret: row.webhook_secret };
 }
 
-export async function setWebhookUrl(db: Db, organizationId: string, url: string | null): Promise<AlertSettings> {
+/** The refusal of an address that is private at sight where private targets are not allowed. */
+export const PRIVATE_WEBHOOK_TARGET = 'a private address';
+
+/**
+ * Saves the webhook address. Where private targets are not allowed (production), one that is
+ * private at sight (`http://10.0.0.5/…`, `localhost`) is refused here, so the admin learns it
+ * now rather than from the delivery log; a name is judged when sending (post-webhook.ts).
+ */
+export async function setWebhookUrl(db: Db, organizationId: string, url: string | null, options: { allowPrivateTargets?: boolean } = {}): Promise<AlertSettings> {
   const parsed = url === null || url.trim() === '' ? null : webhookUrlSchema.safeParse(url.trim());
   if (parsed && !parsed.success) throw new AppError('invalid_params', 'The webhook address must be an http(s) URL.', { details: [{ path: 'webhookUrl', message: 'an http(s) URL' }] });
+  if (parsed && !options.allowPrivateTargets && isPrivateAtSight(parsed.data)) {
+    throw new AppError('invalid_params', 'The webhook address is a private one, which this service does not send to.', { details: [{ path: 'webhookUrl', message: PRIVATE_WEBHOOK_TARGET }] });
+  }
   await alertSettings(db, organizationId);
   await db('alert_settings').where({ organization_id: organizationId }).update({ webhook_url: parsed ? parsed.data : null, updated_at: db.fn.now() });
   return alertSettings(db, organizationId);

@@ -1,5 +1,5 @@
 export {
-  alertSettings, setWebhookUrl, rotateWebhookSecret, addThreshold, removeThreshold, listThresholds, thresholdKinds, thresholdInputSchema, THRESHOLD_ALREADY_SET, webhookUrlSchema,
+  alertSettings, setWebhookUrl, PRIVATE_WEBHOOK_TARGET, rotateWebhookSecret, addThreshold, removeThreshold, listThresholds, thresholdKinds, thresholdInputSchema, THRESHOLD_ALREADY_SET, webhookUrlSchema,
   type AlertSettings, type AlertThreshold, type ThresholdKind,
 } from './alert-settings.js';
 export { evaluateThresholds, firedThresholds, THRESHOLD_EVENT, type ThresholdPayload, type EvaluationOutcome } from './evaluate-thresholds.js';

@@ -27,6 +27,16 @@ export function isPublicAddress(address: string): boolean {
   return !privateRanges.check(address, family === 4 ? 'ipv4' : 'ipv6');
 }
 
+/**
+ * Whether an address can be seen to be private without looking its name up: an IP address
+ * outside the public ranges, or `localhost`. A name is judged when sending, where it is resolved.
+ */
+export function isPrivateAtSight(url: string): boolean {
+  const host = new URL(url).hostname.replace(/^\[|\]$/g, '').toLowerCase();
+  if (host === 'localhost' || host.endsWith('.localhost')) return true;
+  return net.isIP(host) !== 0 && !isPublicAddress(host);
+}
+
 export class PrivateTargetError extends Error {
   constructor(host: string, address: string) {
     super(`refused: ${host} is ${address}, a private address (see WEBHOOK_ALLOW_PRIVATE_TARGETS)`);

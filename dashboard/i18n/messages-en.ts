@@ -217,6 +217,7 @@ export const en = {
   'alerts.noWebhook': 'No webhook URL yet: thresholds still show as banners here.',
   'alerts.saved': 'Alert settings saved.',
   'alerts.error.webhookUrl': 'The webhook address must be an http(s) URL.',
+  'alerts.error.webhookPrivate': 'The webhook address is a private one (localhost, 10.…, 192.168.…): this service sends webhooks to public addresses only.',
   'alerts.error.threshold': 'A threshold is a whole percentage from 1 to 100, or a balance of 0 or more credits.',
   'alerts.error.duplicate': 'This threshold is already set.',
   'alerts.verifyHelp': 'How to verify signatures: see docs/dashboard.md.',

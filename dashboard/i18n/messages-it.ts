@@ -219,6 +219,7 @@ export const it: Record<MessageKey, string> = {
   'alerts.noWebhook': 'Nessun URL di webhook: le soglie compaiono comunque come avvisi qui.',
   'alerts.saved': 'Impostazioni degli avvisi salvate.',
   'alerts.error.webhookUrl': "L'indirizzo del webhook deve essere un URL http(s).",
+  'alerts.error.webhookPrivate': "L'indirizzo del webhook è privato (localhost, 10.…, 192.168.…): questo servizio invia webhook solo a indirizzi pubblici.",
   'alerts.error.threshold': 'Una soglia è una percentuale intera da 1 a 100, oppure un saldo di 0 crediti o più.',
   'alerts.error.duplicate': 'Questa soglia è già impostata.',
   'alerts.verifyHelp': 'Come verificare le firme: vedi docs/dashboard.md.',

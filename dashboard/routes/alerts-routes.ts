@@ -1,5 +1,5 @@
 import type { Router } from '@koa/router';
-import { addThreshold, alertSettings, listDeliveries, listThresholds, removeThreshold, rotateWebhookSecret, setWebhookUrl, THRESHOLD_ALREADY_SET, thresholdKinds, type ThresholdKind } from '../../core/alerts/index.js';
+import { addThreshold, alertSettings, listDeliveries, listThresholds, PRIVATE_WEBHOOK_TARGET, removeThreshold, rotateWebhookSecret, setWebhookUrl, THRESHOLD_ALREADY_SET, thresholdKinds, type ThresholdKind } from '../../core/alerts/index.js';
 import { can, withAudit } from '../../core/dashboard-auth/index.js';
 import type { Db } from '../../core/db/index.js';
 import { AppError } from '../../core/errors/index.js';
@@ -12,6 +12,7 @@ import { page } from '../views/layout.js';
 
 export interface AlertsRouteDeps {
   db: Db;
+  allowPrivateWebhookTargets: boolean;
 }
 
 // A refused form redirects back with one of these codes, shown as the sentence of the page's
@@ -19,6 +20,7 @@ export interface AlertsRouteDeps {
 // words of its own on the page.
 const FORM_ERRORS = {
   webhook_url: 'alerts.error.webhookUrl',
+  webhook_private: 'alerts.error.webhookPrivate',
   threshold: 'alerts.error.threshold',
   duplicate: 'alerts.error.duplicate',
 } as const satisfies Record<string, MessageKey>;
@@ -95,11 +97,13 @@ export function registerAlertsRoutes(router: Router<DashboardState>, deps: Alert
     try {
       await withAudit(
         db,
-        (trx) => setWebhookUrl(trx, view.org.id, ctx.state.form.webhookUrl ?? null),
+        (trx) => setWebhookUrl(trx, view.org.id, ctx.state.form.webhookUrl ?? null, { allowPrivateTargets: deps.allowPrivateWebhookTargets }),
         () => ({ organizationId: view.org.id, actor: ctx.state.session!.user.id, action: 'alerts.webhook_set' }),
       );
     } catch (err) {
-      if (err instanceof AppError && err.code === 'invalid_params') return ctx.redirect(afterChange(view.org.id, 'webhook_url'));
+      if (err instanceof AppError && err.code === 'invalid_params') {
+        return ctx.redirect(afterChange(view.org.id, err.details?.[0]?.message === PRIVATE_WEBHOOK_TARGET ? 'webhook_private' : 'webhook_url'));
+      }
       throw err;
     }
     ctx.redirect(afterChange(view.org.id));
