@@ -1,3 +1,4 @@
+import { readFile } from 'node:fs/promises';
 import net from 'node:net';
 import path from 'node:path';
 import type { Config } from '../config/index.js';
@@ -18,15 +19,23 @@ export interface OpenDatabase {
  * DATABASE_URL when set; otherwise the embedded PostgreSQL under DATA_DIR. When another
  * process of ours (say `npm start`) already runs the embedded server, we connect to it instead
  * of starting a second one on the same folder: that is how the CLI works next to a running
- * service.
+ * service. Its port is read from the folder's postmaster.pid, so a service started with another
+ * EMBEDDED_PG_PORT is found too.
  */
 export async function openDatabase(config: Config, logger: Logger, applicationName: string): Promise<OpenDatabase> {
   let connectionString = config.DATABASE_URL;
   let stopEmbedded: (() => Promise<void>) | undefined;
   if (!connectionString) {
-    const embeddedUrl = `postgres://postgres:postgres@127.0.0.1:${config.EMBEDDED_PG_PORT}/companies`;
-    if (await isListening('127.0.0.1', config.EMBEDDED_PG_PORT)) {
-      connectionString = embeddedUrl;
+    const dataDir = path.join(config.DATA_DIR, 'postgres');
+    const running = await runningServerPort(dataDir);
+    const port = running ?? config.EMBEDDED_PG_PORT;
+    if (running !== undefined && running !== config.EMBEDDED_PG_PORT) {
+      logger.info('using the embedded PostgreSQL another process runs on this data folder', { port: running, dataDir });
+    }
+    if (await isListening('127.0.0.1', port)) {
+      connectionString = `postgres://postgres:postgres@127.0.0.1:${port}/companies`;
+    } else if (running !== undefined) {
+      throw new Error(`The embedded PostgreSQL in ${dataDir} belongs to a running process but does not answer on port ${running}: wait for it to finish starting, or stop it.`);
     } else {
       const handle = await startEmbeddedPostgres({ dataDir: path.join(config.DATA_DIR, 'postgres'), port: config.EMBEDDED_PG_PORT, logger });
       connectionString = handle.connectionString;
@@ -47,6 +56,30 @@ export async function openDatabase(config: Config, logger: Logger, applicationNa
       if (stopEmbedded) await stopEmbedded();
     },
   };
+}
+
+/**
+ * The port of the server running on `dataDir`, from its postmaster.pid (line 1: the PID, line 4:
+ * the port), when that process is alive; undefined when none runs (no file, or a stale one left
+ * by a crash, which the server's own start recovers from).
+ */
+async function runningServerPort(dataDir: string): Promise<number | undefined> {
+  let lines: string[];
+  try {
+    lines = (await readFile(path.join(dataDir, 'postmaster.pid'), 'utf8')).split('\n');
+  } catch {
+    return undefined;
+  }
+  const pid = Number(lines[0]);
+  const port = Number(lines[3]);
+  if (!Number.isInteger(pid) || pid <= 0 || !Number.isInteger(port) || port <= 0) return undefined;
+  try {
+    process.kill(pid, 0);
+  } catch (err) {
+    // EPERM: alive, but another user's (the server runs as `postgres` when we are root).
+    if ((err as NodeJS.ErrnoException).code !== 'EPERM') return undefined;
+  }
+  return port;
 }
 
 function isListening(host: string, port: number): Promise<boolean> {
