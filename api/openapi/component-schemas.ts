@@ -36,7 +36,8 @@ export function buildComponentSchemas(language: Language): Record<string, JsonSc
 
   const { schemas } = z.toJSONSchema(registry, { target: 'draft-2020-12', io: 'output', uri: (id) => `#/components/schemas/${id}` });
   // Each schema comes out as a standalone JSON Schema document; inside an OpenAPI document the
-  // dialect is declared once (jsonSchemaDialect) and the component's name is its identity.
+  // dialect is the document's (OpenAPI 3.1's default, JSON Schema 2020-12) and the component's
+  // name is its identity.
   const components = Object.fromEntries(Object.entries(schemas).map(([id, { $schema: _s, $id: _i, ...schema }]) => [
     id,
     language === 'it' ? translateDescriptions(schema as JsonSchema, italianDescriptions) : schema as JsonSchema,
