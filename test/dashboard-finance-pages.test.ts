@@ -20,6 +20,10 @@ describe('finance pages', () => {
         expect(body).not.toContain('summary,period');
       }
     }
+    // A past month without a ledger row is shown, and the selector says so.
+    for (const path of ['report', 'usage']) {
+      expect(await (await client.get(`/orgs/${orgId}/${path}?period=2025-11`)).text(), path).toContain('<option value="2025-11" selected>');
+    }
     // No period, or this month, is this month's report.
     for (const query of ['', `?period=${thisMonth}`]) {
       const csv = await (await client.get(`/orgs/${orgId}/report.csv${query}`)).text();

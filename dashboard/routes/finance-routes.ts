@@ -20,9 +20,10 @@ type View = 'day' | 'product' | 'key';
 
 const currentPeriod = (now = new Date()) => now.toISOString().slice(0, 7);
 
-/** The months the selector offers: those with ledger rows, plus the current one. */
-async function periodChoices(db: Db, organizationId: string): Promise<string[]> {
-  const periods = new Set([currentPeriod(), ...(await ledgerPeriods(db, organizationId))]);
+/** The months the selector offers: those with ledger rows, the current one, and the one shown
+ * (a month without rows asked for in the address: the selector must not claim another). */
+async function periodChoices(db: Db, organizationId: string, shown: string | null = null): Promise<string[]> {
+  const periods = new Set([currentPeriod(), ...(shown ? [shown] : []), ...(await ledgerPeriods(db, organizationId))]);
   return [...periods].sort().reverse();
 }
 
@@ -136,7 +137,7 @@ export function registerFinanceRoutes(router: Router<DashboardState>, deps: Fina
     const period = chosenPeriod(ctx);
     const chartView: View = ctx.query.view === 'product' || ctx.query.view === 'key' ? ctx.query.view : 'day';
     const measure: Measure = ctx.query.measure === 'calls' ? 'calls' : 'credits';
-    const [report, periods] = await Promise.all([buildAllowanceReport(db, view.org.id, period), periodChoices(db, view.org.id)]);
+    const [report, periods] = await Promise.all([buildAllowanceReport(db, view.org.id, period), periodChoices(db, view.org.id, period)]);
     const link = (v: View, m: Measure) => `/orgs/${view.org.id}/usage?period=${period}&view=${v}&measure=${m}`;
     const tab = (v: View, label: string) => html`<a href="${link(v, measure)}" class="tab"${v === chartView ? html` aria-current="page"` : ''}>${label}</a>`;
     const measureTab = (m: Measure, label: string) => html`<a href="${link(chartView, m)}" class="tab"${m === measure ? html` aria-current="page"` : ''}>${label}</a>`;
@@ -155,7 +156,7 @@ export function registerFinanceRoutes(router: Router<DashboardState>, deps: Fina
     const view = await orgAccess(ctx, db, ctx.params.orgId!, 'view_finance');
     const { t, f } = ctx.state;
     const period = chosenPeriod(ctx);
-    const [r, periods] = await Promise.all([buildAllowanceReport(db, view.org.id, period), periodChoices(db, view.org.id)]);
+    const [r, periods] = await Promise.all([buildAllowanceReport(db, view.org.id, period), periodChoices(db, view.org.id, period)]);
     const usageRow = (x: { quantity: number; unit: string; calls: number }) => [f.number(x.quantity), x.unit, f.number(x.calls)];
     const body = html`
       <div class="toolbar-row">
@@ -214,7 +215,7 @@ export function registerFinanceRoutes(router: Router<DashboardState>, deps: Fina
     const period = askedPeriod(ctx);
     const type = (ledgerEntryTypes as readonly string[]).includes(String(ctx.query.type)) ? (ctx.query.type as LedgerEntryType) : null;
     const pageNumber = Number.parseInt(String(ctx.query.page ?? '1'), 10);
-    const [result, periods] = await Promise.all([ledgerPage(db, view.org.id, { period, type, page: pageNumber }), periodChoices(db, view.org.id)]);
+    const [result, periods] = await Promise.all([ledgerPage(db, view.org.id, { period, type, page: pageNumber }), periodChoices(db, view.org.id, period)]);
     const link = (p: number) => `/orgs/${view.org.id}/ledger?${new URLSearchParams({ ...(period ? { period } : {}), ...(type ? { type } : {}), page: String(p) })}`;
     const signed = (n: number) => (n > 0 ? `+${f.number(n)}` : f.number(n));
     const rows = result.rows.map((r) => [
