@@ -67,6 +67,10 @@ describe('when an admin creates a key with an expiry date', () => {
     const token = await client.csrf(`/orgs/${orgId}/keys`);
     const ok = await client.post(`/orgs/${orgId}/keys`, { _csrf: token, name: 'temporary', expiresOn: '2099-03-31' });
     expect(ok.status).toBe(201);
+    // A date decades ahead is not "Expiring": that warns of keys that stop working soon.
+    const list = await (await client.get(`/orgs/${orgId}/keys`)).text();
+    expect(list).not.toContain('Expiring');
+    expect(list).toContain('Active');
     expect((await env.db('api_keys').where({ organization_id: orgId, name: 'temporary' }).first()).expires_at.toISOString()).toBe('2099-03-31T23:59:59.999Z');
     const past = await client.post(`/orgs/${orgId}/keys`, { _csrf: token, name: 'already expired', expiresOn: '2001-01-01' });
     expect(past.status).toBe(422);

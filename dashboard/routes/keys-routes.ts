@@ -35,9 +35,13 @@ const createKeyFormSchema = z.object({
     .transform((day) => (day === '' ? null : new Date(`${day}T23:59:59.999Z`))),
 });
 
+// "Expiring" warns of a key that stops working soon (a rotated one in its grace period, or a
+// dated key near its date), not of every key that has a date years ahead.
+const EXPIRING_WITHIN_MS = 30 * 86_400_000;
+
 function keyStatus(state: DashboardState, key: ApiKeyRecord, now: Date): Html {
   const s = apiKeyState(key, now);
-  if (s === 'active' && key.expiresAt) return badge(state.t('keys.state.expiring'), 'warn');
+  if (s === 'active' && key.expiresAt && key.expiresAt.getTime() - now.getTime() <= EXPIRING_WITHIN_MS) return badge(state.t('keys.state.expiring'), 'warn');
   return badge(state.t(`keys.state.${s}`), s === 'active' ? 'good' : 'neutral');
 }
 
