@@ -27,6 +27,13 @@ describe('when an admin rotates a key', () => {
     expect(list).not.toContain(newKey);
     expect(list).toContain(`${newKey.slice(0, 12)}…`);
     expect(list).toContain('Expiring');
+    // The replaced key offers no second rotation; its successor does.
+    expect(list).not.toContain(`action="/orgs/${orgId}/keys/${old.record.id}/rotate"`);
+    expect(list).toContain(`action="/orgs/${orgId}/keys/${stored.id}/rotate"`);
+    // The address the rotation answered at, opened again, is the keys page.
+    const revisit = await client.get(`/orgs/${orgId}/keys/${old.record.id}/rotate`);
+    expect(revisit.status).toBe(302);
+    expect(revisit.headers.get('location')).toBe(`/orgs/${orgId}/keys`);
   });
 
   it('then a grace period of zero revokes the old key at once', async () => {

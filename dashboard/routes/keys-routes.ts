@@ -64,6 +64,8 @@ async function renderKeysPage(ctx: DashboardContext, deps: KeysRouteDeps, view: 
   const keys = (await listApiKeys(deps.db, view.org.id)).reverse();
   const prefixById = new Map(keys.map((k) => [k.id, k.prefix]));
   const rotatedFrom = new Map((await deps.db('api_keys').where({ organization_id: view.org.id }).whereNotNull('rotated_from').select<{ id: string; rotated_from: string }[]>('id', 'rotated_from')).map((r) => [r.id, r.rotated_from]));
+  // A key already replaced cannot be rotated again (its successor can): no Rotate on it.
+  const replaced = new Set(rotatedFrom.values());
   const graceChoices = rotationGraceSeconds.map((s) => ({ value: String(s), label: t(`keys.grace.${s}` as MessageKey) }));
   const rows = keys.map((k) => {
     const active = apiKeyState(k, now) === 'active';
@@ -77,13 +79,13 @@ async function renderKeysPage(ctx: DashboardContext, deps: KeysRouteDeps, view: 
       k.expiresAt ? f.dateTime(k.expiresAt) : html`<span class="muted">${t('common.never')}</span>`,
       active
         ? html`<div class="actions">
-            <details class="menu"><summary class="btn btn-secondary">${t('keys.rotate')}</summary>
+            ${replaced.has(k.id) ? '' : html`<details class="menu"><summary class="btn btn-secondary">${t('keys.rotate')}</summary>
               <form method="post" action="/orgs/${view.org.id}/keys/${k.id}/rotate" class="menu-body stack">
                 ${csrfField(ctx.state)}
                 ${select({ label: t('keys.grace'), name: 'graceSeconds', choices: graceChoices, value: '86400', id: `grace-${k.id}` })}
                 <button type="submit" class="btn btn-primary">${t('keys.rotate')}</button>
               </form>
-            </details>
+            </details>`}
             ${postButton(ctx.state, `/orgs/${view.org.id}/keys/${k.id}/revoke`, t('keys.revoke'), { tone: 'danger', confirm: t('keys.revokeConfirm', { name: k.name }) })}
           </div>`
         : '',
@@ -156,6 +158,13 @@ export function registerKeysRoutes(router: Router<DashboardState>, deps: KeysRou
       (r) => (r.revoked ? { organizationId: view.org.id, actor: ctx.state.session!.user.id, action: 'key.revoked', details: { keyId: key.id } } : null),
     );
     ctx.redirect(`/orgs/${view.org.id}/keys?done=revoked&key=${encodeURIComponent(key.id)}`);
+  });
+
+  // The page after a rotation answers the POST (it shows the new key once, which no redirect may
+  // carry); reloading or revisiting its address lands on the keys page, not on a 404.
+  router.get('/orgs/:orgId/keys/:keyId/rotate', async (ctx) => {
+    const view = await orgAccess(ctx, db, ctx.params.orgId!, 'manage_keys');
+    ctx.redirect(`/orgs/${view.org.id}/keys`);
   });
 
   router.post('/orgs/:orgId/keys/:keyId/rotate', async (ctx) => {
