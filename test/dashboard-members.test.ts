@@ -245,6 +245,12 @@ describe('when an invitation is accepted with a name', () => {
     expect(refused.status).toBe(422);
     expect(await refused.text()).toContain('Your name can have at most 200 characters.');
     expect(await env.db('users').whereRaw('lower(email) = ?', [email.toLowerCase()]).first()).toBeUndefined();
+    // A password too short: the name comes back as typed, the password does not.
+    const short = await newcomer.post(link, { _csrf: await newcomer.csrf(link), password: 'short', name: 'Maria Rossi' });
+    expect(short.status).toBe(422);
+    const body = await short.text();
+    expect(body).toMatch(/name="name"[^>]*value="Maria Rossi"|value="Maria Rossi"[^>]*name="name"/);
+    expect(body).not.toContain('value="short"');
     expect((await newcomer.post(link, { _csrf: await newcomer.csrf(link), password: 'a long enough password', name: 'Maria Rossi' })).status).toBe(302);
   });
 });

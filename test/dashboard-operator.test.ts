@@ -131,8 +131,13 @@ describe('operator organization forms', () => {
     const balance = async () => (await env.db('allowances').where({ organization_id: org.id }).first<{ credits_balance: number }>('credits_balance'))!.credits_balance;
     const opening = await balance();
     for (const credits of ['1.5', '1,5', '12.34', '1.0000', '1,00,000']) {
-      const res = await client.post(`${page}/credits`, { _csrf: await client.csrf(page), kind: 'grant', credits, reason: 'test' });
+      const res = await client.post(`${page}/credits`, { _csrf: await client.csrf(page), kind: 'top_up', credits, reason: `typed for ${credits}` });
       expect(res.status, credits).toBe(422);
+      // The refused form comes back as it was typed.
+      const body = await res.text();
+      expect(body, credits).toMatch(new RegExp(`id="grant-credits"[^>]*value="${credits.replace('.', '\\.')}"|value="${credits.replace('.', '\\.')}"[^>]*id="grant-credits"`));
+      expect(body).toContain(`value="typed for ${credits}"`);
+      expect(body).toMatch(/<option value="top_up" selected>/);
     }
     expect(await balance()).toBe(opening);
     for (const credits of ['1.000', '2,000', '3 000', '1.000.000']) {

@@ -118,7 +118,8 @@ export function registerAuthRoutes(router: Router<DashboardState>, deps: AuthRou
       const message = result.reason === 'password_too_short' ? t('invite.tooShort', { n: MIN_PASSWORD_LENGTH })
         : result.reason === 'name_too_long' ? t('invite.nameTooLong', { n: MAX_NAME_LENGTH })
         : result.reason === 'sign_in_required' ? t('invite.signInRequired') : t('invite.invalid');
-      ctx.body = invitationPage(ctx.state, token, html`${notice(message, 'bad')}${invitationForm(ctx.state, token, invitation)}`, t('invite.title', { org: invitation.organizationName }));
+      // The name comes back as typed (the password never does).
+      ctx.body = invitationPage(ctx.state, token, html`${notice(message, 'bad')}${invitationForm(ctx.state, token, invitation, ctx.state.form.name)}`, t('invite.title', { org: invitation.organizationName }));
       return;
     }
     if (ctx.state.session) return ctx.redirect(`/orgs/${result.organizationId}`);
@@ -132,7 +133,7 @@ export function registerAuthRoutes(router: Router<DashboardState>, deps: AuthRou
   });
 }
 
-function invitationForm(state: DashboardState, token: string, invitation: { organizationName: string; email: string; role: 'admin' | 'finance'; existingUser: boolean }): HtmlValue {
+function invitationForm(state: DashboardState, token: string, invitation: { organizationName: string; email: string; role: 'admin' | 'finance'; existingUser: boolean }, typedName?: string): HtmlValue {
   const { t } = state;
   const role = t(`role.${invitation.role}`);
   if (invitation.existingUser) {
@@ -148,7 +149,7 @@ function invitationForm(state: DashboardState, token: string, invitation: { orga
     <form method="post" action="/invitations/${token}" class="stack">
       ${csrfField(state)}
       ${field({ label: t('auth.email'), name: 'email_display', type: 'email', value: invitation.email, autocomplete: 'username', id: 'invite-email', readonly: true })}
-      ${field({ label: t('invite.name'), name: 'name', autocomplete: 'name', id: 'invite-name' })}
+      ${field({ label: t('invite.name'), name: 'name', autocomplete: 'name', value: typedName ?? null, id: 'invite-name' })}
       ${field({ label: t('invite.password'), name: 'password', type: 'password', required: true, autocomplete: 'new-password', help: t('invite.passwordHelp', { n: MIN_PASSWORD_LENGTH }), id: 'invite-password' })}
       <button class="btn btn-primary btn-block" type="submit">${t('invite.accept')}</button>
     </form>`;

@@ -48,7 +48,10 @@ function optionalInt(value: string | undefined, path: string): number | null {
   return n;
 }
 
-async function renderOverview(ctx: DashboardContext, db: Db, top?: HtmlValue): Promise<void> {
+/** What a refused form had typed, shown again in its fields (only that form's fields are in it). */
+type Typed = Partial<Record<string, string>>;
+
+async function renderOverview(ctx: DashboardContext, db: Db, top?: HtmlValue, typed: Typed = {}): Promise<void> {
   const { t, f } = ctx.state;
   await ensureDefaultPlans(db);
   const search = typeof ctx.query.q === 'string' ? ctx.query.q.slice(0, 200) : '';
@@ -77,8 +80,8 @@ async function renderOverview(ctx: DashboardContext, db: Db, top?: HtmlValue): P
     ${asOfStamp(ctx.state, totals.newestEventAt)}
     ${section(t('operator.create'), html`<form method="post" action="/operator/organizations" class="form-row">
       ${csrfField(ctx.state)}
-      ${field({ label: t('common.name'), name: 'name', required: true, id: 'org-name' })}
-      ${select({ label: t('operator.plan'), name: 'planId', choices: [...plans.map((p) => ({ value: p.id, label: `${p.name} (${p.id})` })), { value: '', label: t('operator.noPlan') }], value: plans[0]?.id ?? '', id: 'org-plan' })}
+      ${field({ label: t('common.name'), name: 'name', required: true, value: typed.name ?? null, id: 'org-name' })}
+      ${select({ label: t('operator.plan'), name: 'planId', choices: [...plans.map((p) => ({ value: p.id, label: `${p.name} (${p.id})` })), { value: '', label: t('operator.noPlan') }], value: typed.planId ?? plans[0]?.id ?? '', id: 'org-plan' })}
       <div class="field field-button"><button class="btn btn-primary" type="submit">${t('operator.createButton')}</button></div>
     </form>`, { id: 'create-org' })}
     ${section(t('operator.title'), html`<form method="get" action="/operator" class="toolbar" role="search">
@@ -97,7 +100,7 @@ async function renderOverview(ctx: DashboardContext, db: Db, top?: HtmlValue): P
   ctx.body = page(ctx.state, { title: t('operator.title'), body, active: 'operator', path: ctx.path });
 }
 
-async function renderOrganization(ctx: DashboardContext, db: Db, organizationId: string, top?: HtmlValue): Promise<void> {
+async function renderOrganization(ctx: DashboardContext, db: Db, organizationId: string, top?: HtmlValue, typed: Typed = {}): Promise<void> {
   const { t, f } = ctx.state;
   const [org, plans, periodSettings, audit] = await Promise.all([getOrganization(db, organizationId), listPlans(db), organizationPeriodSettings(db, organizationId), recentAudit(db, organizationId)]);
   const plan = org.planId ? await getPlan(db, org.planId) : null;
@@ -142,24 +145,24 @@ async function renderOrganization(ctx: DashboardContext, db: Db, organizationId:
       </form>`, { id: 'org-plan' })}
       ${section(t('operator.org.grant'), html`<form method="post" action="/operator/organizations/${org.id}/credits" class="stack">
         ${csrfField(ctx.state)}
-        ${select({ label: t('operator.org.grantKind'), name: 'kind', choices: (['grant', 'top_up', 'adjustment'] as const).map((k) => ({ value: k, label: t(`operator.org.kind.${k}`) })), value: 'grant', id: 'grant-kind' })}
-        ${field({ label: t('operator.org.credits'), name: 'credits', type: 'number', required: true, id: 'grant-credits' })}
-        ${field({ label: t('operator.org.reason'), name: 'reason', required: true, help: t('operator.org.reasonHelp'), id: 'grant-reason' })}
+        ${select({ label: t('operator.org.grantKind'), name: 'kind', choices: creditKinds.map((k) => ({ value: k, label: t(`operator.org.kind.${k}`) })), value: typed.kind ?? 'grant', id: 'grant-kind' })}
+        ${field({ label: t('operator.org.credits'), name: 'credits', type: 'number', required: true, value: typed.credits ?? null, id: 'grant-credits' })}
+        ${field({ label: t('operator.org.reason'), name: 'reason', required: true, value: typed.reason ?? null, help: t('operator.org.reasonHelp'), id: 'grant-reason' })}
         <div><button class="btn btn-primary" type="submit">${t('operator.org.grant')}</button></div>
       </form>`, { id: 'org-grant' })}
       ${section(t('operator.org.period'), html`<form method="post" action="/operator/organizations/${org.id}/period" class="stack">
         ${csrfField(ctx.state)}
-        ${field({ label: t('operator.org.creditsPerPeriod'), name: 'creditsPerPeriod', type: 'number', min: 0, value: periodSettings.creditsPerPeriod, help: `${t('operator.org.creditsPerPeriodHelp')}${plan ? ` (${f.number(plan.creditsPerPeriod)})` : ''}`, id: 'credits-per-period' })}
-        ${field({ label: t('operator.org.callsCap'), name: 'callsCap', type: 'number', min: 0, value: a?.callsCap ?? null, help: t('operator.org.callsCapHelp'), id: 'calls-cap' })}
+        ${field({ label: t('operator.org.creditsPerPeriod'), name: 'creditsPerPeriod', type: 'number', min: 0, value: typed.creditsPerPeriod ?? periodSettings.creditsPerPeriod, help: `${t('operator.org.creditsPerPeriodHelp')}${plan ? ` (${f.number(plan.creditsPerPeriod)})` : ''}`, id: 'credits-per-period' })}
+        ${field({ label: t('operator.org.callsCap'), name: 'callsCap', type: 'number', min: 0, value: typed.callsCap ?? a?.callsCap ?? null, help: t('operator.org.callsCapHelp'), id: 'calls-cap' })}
         <div><button class="btn btn-primary" type="submit">${t('common.save')}</button></div>
       </form>`, { id: 'org-period' })}
       ${section(t('operator.org.limits'), html`<form method="post" action="/operator/organizations/${org.id}/limits" class="stack">
         ${csrfField(ctx.state)}
         <p class="muted small">${limits ? t('operator.org.limitsHelp', { perSecond: limits.perSecond, burst: limits.burst, perMinute: limits.perMinute }) : ''}</p>
         <div class="form-row">
-          ${field({ label: t('operator.org.perSecond'), name: 'perSecond', type: 'number', min: 1, value: org.limitOverrides.perSecond, id: 'limit-second' })}
-          ${field({ label: t('operator.org.burst'), name: 'burst', type: 'number', min: 1, value: org.limitOverrides.burst, id: 'limit-burst' })}
-          ${field({ label: t('operator.org.perMinute'), name: 'perMinute', type: 'number', min: 1, value: org.limitOverrides.perMinute, id: 'limit-minute' })}
+          ${field({ label: t('operator.org.perSecond'), name: 'perSecond', type: 'number', min: 1, value: typed.perSecond ?? org.limitOverrides.perSecond, id: 'limit-second' })}
+          ${field({ label: t('operator.org.burst'), name: 'burst', type: 'number', min: 1, value: typed.burst ?? org.limitOverrides.burst, id: 'limit-burst' })}
+          ${field({ label: t('operator.org.perMinute'), name: 'perMinute', type: 'number', min: 1, value: typed.perMinute ?? org.limitOverrides.perMinute, id: 'limit-minute' })}
         </div>
         <div><button class="btn btn-primary" type="submit">${t('common.save')}</button></div>
       </form>`, { id: 'org-limits' })}
@@ -188,8 +191,9 @@ export function registerOperatorRoutes(router: Router<DashboardState>, deps: Ope
       if (!(err instanceof AppError && err.code === 'invalid_params')) throw err;
       ctx.status = 422;
       const top = notice(ctx.state.t('error.invalid', { message: invalidInputMessage(ctx.state, err) }), 'bad');
-      if (organizationId) await renderOrganization(ctx, db, organizationId, top);
-      else await renderOverview(ctx, db, top);
+      // The refused form comes back as it was typed.
+      if (organizationId) await renderOrganization(ctx, db, organizationId, top, ctx.state.form);
+      else await renderOverview(ctx, db, top, ctx.state.form);
     }
   };
 
