@@ -94,6 +94,11 @@ describe('operator organization forms', () => {
     // A message the schema wrote itself is shown as written.
     const huge = await (await client.post(`${page}/limits`, { _csrf: await client.csrf(page), perSecond: '3000000000', burst: '', perMinute: '' })).text();
     expect(huge).toContain('Al secondo: at most 2147483647');
+    // Units are words of the page's language, in the singular for one.
+    expect(huge).toContain('1 chiamata');
+    expect(huge).toContain('10 crediti');
+    expect(huge).toContain('>chiamate</option>');
+    expect(huge).not.toMatch(/>(credits|calls)<\/option>|\d (credits|calls)\b/);
     expect((await organizationRow(org.id))!.rate_per_second).toBeNull();
   });
 

@@ -66,6 +66,8 @@ export const en = {
   'common.copied': 'Copied',
   'common.credits': 'credits',
   'common.calls': 'calls',
+  'common.credit': 'credit',
+  'common.call': 'call',
   'common.noCap': 'no cap',
   'common.remove': 'Remove',
   'common.details': 'Details',

@@ -68,6 +68,8 @@ export const it: Record<MessageKey, string> = {
   'common.copied': 'Copiata',
   'common.credits': 'crediti',
   'common.calls': 'chiamate',
+  'common.credit': 'credito',
+  'common.call': 'chiamata',
   'common.noCap': 'nessun tetto',
   'common.remove': 'Rimuovi',
   'common.details': 'Dettagli',

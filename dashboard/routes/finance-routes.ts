@@ -157,7 +157,8 @@ export function registerFinanceRoutes(router: Router<DashboardState>, deps: Fina
     const { t, f } = ctx.state;
     const period = chosenPeriod(ctx);
     const [r, periods] = await Promise.all([buildAllowanceReport(db, view.org.id, period), periodChoices(db, view.org.id, period)]);
-    const usageRow = (x: { quantity: number; unit: string; calls: number }) => [f.number(x.quantity), x.unit, f.number(x.calls)];
+    // The unit in the page's language (common.credits / common.calls), as the other columns are.
+    const usageRow = (x: { quantity: number; unit: string; calls: number }) => [f.number(x.quantity), x.unit === 'calls' ? t('common.calls') : x.unit === 'credits' ? t('common.credits') : x.unit, f.number(x.calls)];
     const body = html`
       <div class="toolbar-row">
         ${periodSelector(ctx.state, `/orgs/${view.org.id}/report`, periods, period)}

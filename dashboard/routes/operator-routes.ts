@@ -116,14 +116,14 @@ async function renderOrganization(ctx: DashboardContext, db: Db, organizationId:
     return [
       html`<code>${p.slug}</code>${override ? html` ${badge(t('operator.org.override'), 'info')}` : ''}`,
       p.kind,
-      inPlan ? t('operator.org.planDefault', { measure: `${inPlan.quantity} ${inPlan.unit}` }) : html`<span class="muted">${t('operator.org.notInPlan')}</span>`,
+      inPlan ? t('operator.org.planDefault', { measure: `${f.number(inPlan.quantity)} ${t(inPlan.quantity === 1 ? (inPlan.unit === 'calls' ? 'common.call' : 'common.credit') : `common.${inPlan.unit}`)}` }) : html`<span class="muted">${t('operator.org.notInPlan')}</span>`,
       html`<form method="post" action="/operator/organizations/${org.id}/products" class="product-form">
         ${csrfField(ctx.state)}<input type="hidden" name="product" value="${p.slug}">
         <label class="check"><input type="checkbox" name="enabled" value="1"${effective ? html` checked` : ''}> <span>${t('operator.org.enabled')}</span></label>
         <label class="visually-hidden" for="${id}-q">${t('report.quantity')} ${p.slug}</label>
         <input id="${id}-q" class="input-sm" type="number" min="0" name="quantity" value="${String(effective?.measure.quantity ?? p.defaultMeasure.quantity)}">
         <label class="visually-hidden" for="${id}-u">${t('report.unit')} ${p.slug}</label>
-        <select id="${id}-u" name="unit">${(['credits', 'calls'] as const).map((u) => html`<option value="${u}"${(effective?.measure.unit ?? p.defaultMeasure.unit) === u ? html` selected` : ''}>${u}</option>`)}</select>
+        <select id="${id}-u" name="unit">${(['credits', 'calls'] as const).map((u) => html`<option value="${u}"${(effective?.measure.unit ?? p.defaultMeasure.unit) === u ? html` selected` : ''}>${t(`common.${u}`)}</option>`)}</select>
         <button class="btn btn-secondary btn-sm" type="submit">${t('common.save')}</button>
         ${override ? html`<button class="btn btn-ghost btn-sm" type="submit" name="reset" value="1">${t('operator.org.reset')}</button>` : ''}
       </form>`,
