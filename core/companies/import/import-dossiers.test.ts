@@ -122,6 +122,17 @@ describe('importDossiers', () => {
     for (const d of [good[3], good[4]]) expect(await store.companyReport(d!.fiscalCode)).toBeNull();
   });
 
+  it('when a line is not UTF-8 (a Latin-1 "Forlì") then it is rejected naming the cause, not stored with U+FFFD; UTF-8 lines around it are kept', async () => {
+    const [latin, utf] = [...generateDossiers({ count: 2, seed: 77_077 })];
+    const latinLine = Buffer.from(JSON.stringify({ ...latin, municipality: 'Forlì' }), 'latin1');
+    const utfLine = Buffer.from(JSON.stringify({ ...utf, municipality: 'Forlì' }), 'utf8');
+    const summary = await importDossiers({ db, blocks: readLineBlocks(inReads(Buffer.concat([latinLine, Buffer.from('\n'), utfLine, Buffer.from('\n')]), 1_000)), batchSize: 5 });
+    expect(summary.rejections).toEqual([{ line: 1, fiscalCode: null, reason: expect.stringMatching(/^not UTF-8 text: /) }]);
+    expect(summary).toMatchObject({ accepted: 1, rejected: 1 });
+    expect(await store.companyReport(latin!.fiscalCode)).toBeNull();
+    expect((await db('companies').where({ fiscal_code: utf!.fiscalCode }).first('municipality')).municipality).toBe('Forlì');
+  });
+
   it('when the same file is imported again then nothing changes, and an edited line updates only its company', async () => {
     const lines = toLines([...generateDossiers({ count: 80, seed: IDEMPOTENT_SEED })]);
     expect(await importDossiers({ db, lines, batchSize: 25 })).toMatchObject({ created: 80, updated: 0, unchanged: 0, rejected: 0 });

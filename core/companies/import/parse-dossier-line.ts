@@ -46,9 +46,15 @@ export function parseDossierValue(value: unknown, line: number): ParsedEntry {
 }
 
 /** null for a blank line (skipped, not an error). */
+// Bytes that are not UTF-8 decode to U+FFFD (line-blocks.ts). Kept, a Latin-1 "Forlì" would be
+// stored as "Forl\uFFFD" for good; a company's data never holds that character on purpose.
+const NOT_UTF8 = '\uFFFD';
+const NOT_UTF8_MESSAGE = 'not UTF-8 text: the line holds bytes that are not UTF-8 (e.g. Latin-1 "ì"), which would be stored as "\uFFFD"; save the file as UTF-8';
+
 export function parseDossierLine(text: string, line: number): ParsedEntry | null {
   const trimmed = text.trim();
   if (trimmed === '') return null;
+  if (trimmed.includes(NOT_UTF8)) return { ok: false, rejection: { line, fiscalCode: null, reason: NOT_UTF8_MESSAGE } };
   let value: unknown;
   try {
     value = JSON.parse(trimmed);
