@@ -85,7 +85,7 @@ describe('when the caller is not authenticated', () => {
   });
 
   it('then a valid key in the URL never authenticates', async () => {
-    for (const param of ['api_key', 'key']) {
+    for (const param of ['api_key', 'key', 'token', 'foo']) {
       const error = expectError(await call(api.url, `/companies/${company.fiscalCode}/report?${param}=${org.key}`), 'missing_api_key');
       expect(error.message).toContain('URL');
     }

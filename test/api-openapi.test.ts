@@ -109,6 +109,9 @@ describe('when a key fetches /openapi.json', () => {
       // The refusals that carry Retry-After say so: both 429s and the 503s.
       for (const status of ['429', '503']) expect(Object.keys(op.responses[status].headers), `${endpoint.slug} ${status}`).toContain('Retry-After');
       expect(Object.keys(op.responses['422'].headers)).not.toContain('Retry-After');
+      // A 401 counted nothing: it carries no RateLimit-* (every other status may).
+      expect(Object.keys(op.responses['401'].headers)).toEqual(['X-Request-Id']);
+      expect(Object.keys(op.responses['422'].headers)).toContain('RateLimit-Limit');
     }
   });
 
@@ -191,6 +194,10 @@ describe('when a key fetches /openapi.json', () => {
               found.push([`${where}.${name}`, property.description]);
               walk(property, `${where}.${name}`);
             }
+          } else if (key === 'items' && v && typeof v === 'object' && !('$ref' in v)) {
+            // An array's items written out in place (not a component, which has its own).
+            found.push([`${where}[]`, (v as Json).description]);
+            walk(v, `${where}[]`);
           } else walk(v, where);
         }
       };

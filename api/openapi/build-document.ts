@@ -126,9 +126,11 @@ function operation(endpoint: EndpointDefinition, measure: Measure, options: Buil
   }
   for (const [status, codes] of [...byStatus].sort(([a], [b]) => a - b)) {
     const retryAfter = codes.some((c) => retryAfterCodes.has(c));
+    // A 401 answers a request no key authenticated: nothing was counted, no RateLimit-* is sent.
+    const counted = status !== 401;
     responses[status] = {
       description: [texts.statusDescriptions[status] ?? '', ...codes.map((c) => `\`${c}\`: ${texts.errorCodes[c]}`)].join('\n\n'),
-      headers: headerRefs(['X-Request-Id', ...rateLimitHeaderNames, ...(retryAfter ? ['Retry-After'] : [])]),
+      headers: headerRefs(['X-Request-Id', ...(counted ? rateLimitHeaderNames : []), ...(retryAfter ? ['Retry-After'] : [])]),
       content: {
         'application/json': {
           schema: { $ref: '#/components/schemas/ErrorEnvelope' },

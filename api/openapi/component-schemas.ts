@@ -54,6 +54,11 @@ function describeEnvelope(schema: JsonSchema, texts: ComponentTexts<string>): vo
   for (const [path, text] of Object.entries(texts.properties)) {
     let node: JsonSchema | undefined = schema;
     for (const name of path.split('.')) {
+      // `item`: the items of the array above (`details.item`: one entry of details).
+      if (name === 'item') {
+        node = node?.items as JsonSchema | undefined;
+        continue;
+      }
       const holder = (node?.properties ?? (node?.items as JsonSchema | undefined)?.properties) as Record<string, JsonSchema> | undefined;
       node = holder?.[name];
     }

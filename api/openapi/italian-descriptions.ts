@@ -102,6 +102,7 @@ export const italianDescriptions: Readonly<Record<string, string>> = {
     'Identificativo stabile della voce o dell\'indicatore, in snake_case minuscolo (ad esempio revenue, total_assets).',
   'Display name of the line item or metric.': 'Nome della voce o dell\'indicatore, da mostrare.',
   'Categories the item belongs to, from a closed list.': 'Categorie a cui appartiene la voce, da un elenco chiuso.',
+  'A category of line items.': 'Una categoria di voci.',
   'Unit of the values: EUR for amounts in euro, ratio for fractions (0.12 = 12%), days for durations; null when none is given.':
     'Unità dei valori: EUR per importi in euro, ratio per frazioni (0.12 = 12%), days per durate in giorni; null se non indicata.',
   'Value that year, in the unit given.': 'Valore in quell\'anno, nell\'unità indicata.',

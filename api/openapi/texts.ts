@@ -26,7 +26,7 @@ export interface DocumentTexts {
     Response: ComponentTexts<'data' | 'meta'>;
     Meta: ComponentTexts<keyof Meta>;
     Usage: ComponentTexts<keyof Usage>;
-    Error: ComponentTexts<keyof ErrorObject | 'details.path' | 'details.message'>;
+    Error: ComponentTexts<keyof ErrorObject | 'details.item' | 'details.path' | 'details.message'>;
     ErrorEnvelope: ComponentTexts<'error'>;
   };
 }
@@ -115,6 +115,7 @@ export const documentTexts: Record<Language, DocumentTexts> = {
           message: 'Human-readable explanation.',
           requestId: 'Id of the request (`req_` + UUID), as in the `X-Request-Id` header.',
           details: 'Only for `invalid_params`: one item per parameter that failed validation.',
+          'details.item': 'One parameter that failed validation.',
           'details.path': 'Where the invalid value is, e.g. `path.fiscalCode`.',
           'details.message': 'What is wrong with it.',
         },
@@ -192,6 +193,7 @@ export const documentTexts: Record<Language, DocumentTexts> = {
           message: 'Spiegazione leggibile da una persona.',
           requestId: 'Identificativo della richiesta (`req_` + UUID), come nell\'header `X-Request-Id`.',
           details: 'Solo per `invalid_params`: un elemento per ogni parametro non valido.',
+          'details.item': 'Un parametro non valido.',
           'details.path': 'Dove si trova il valore non valido, ad esempio `path.fiscalCode`.',
           'details.message': 'Che cosa non va nel valore.',
         },

@@ -87,7 +87,7 @@ export async function setCallsCap(db: Knex, input: AdministrationInput & { calls
   }
   requireReason(input.reason);
   return administer(db, input, async (trx, row, now) => {
-    const eventId = newId('adj');
+    const eventId = newId('cap');
     if (!input.thisPeriodOnly) {
       // The organization's own cap from now on, `none` included (migration 018).
       await trx('organizations').where({ id: row.organization_id }).update({ calls_cap_per_period: input.callsCap, calls_cap_own: true, updated_at: now });

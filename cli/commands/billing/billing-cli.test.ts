@@ -79,6 +79,7 @@ describe('billing CLI: credits, caps, ledger export and reconcile', () => {
     expect(lifted.stdout).toContain('calls used of no cap;');
     expect((await db('allowances').where({ organization_id: org }).first<{ calls_cap: number | null }>('calls_cap'))!.calls_cap).toBeNull();
     const reasons = await db('usage_ledger').where({ organization_id: org, entry_type: 'cap_change' }).orderBy('id').pluck('reason');
+    expect(await db('usage_ledger').where({ organization_id: org, entry_type: 'cap_change' }).pluck('event_id')).toEqual([expect.stringMatching(/^cap_/), expect.stringMatching(/^cap_/)]);
     expect(reasons).toHaveLength(2);
     expect(reasons[0]).toMatch(/^calls cap \d+ -> 500: trial$/);
     expect(reasons[1]).toBe('calls cap 500 -> none: enterprise contract');

@@ -105,7 +105,7 @@ export const annualSnapshotSchema = z.strictObject({
 export const financialMetricSchema = z.strictObject({
   slug: z.string().describe('Stable identifier of the line item or metric, in lower snake_case (e.g. revenue, total_assets).'),
   name: z.string().describe('Display name of the line item or metric.'),
-  categories: z.array(z.enum(metricCategoryValues)).describe('Categories the item belongs to, from a closed list.'),
+  categories: z.array(z.enum(metricCategoryValues).describe('A category of line items.')).describe('Categories the item belongs to, from a closed list.'),
   unit: z.string().nullable()
     .describe('Unit of the values: EUR for amounts in euro, ratio for fractions (0.12 = 12%), days for durations; null when none is given.'),
   value: z.number().describe('Value that year, in the unit given.'),
