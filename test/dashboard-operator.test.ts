@@ -61,7 +61,7 @@ describe('operator organization forms', () => {
 
     const refused = await client.post(`${page}/period`, { _csrf: await client.csrf(page), creditsPerPeriod: '500', callsCap: '-5' });
     expect(refused.status).toBe(422);
-    expect(await refused.text()).toContain('calls cap must be a non-negative integer');
+    expect(await refused.text()).toContain('Please check the form: Calls cap per period: a whole number, 0 or more');
     expect((await organizationRow(org.id))!.credits_per_period).toBeNull();
     expect(await auditRows(org.id)).toBe(audits);
 
@@ -91,9 +91,16 @@ describe('operator organization forms', () => {
     expect(zero).not.toContain('Too small');
     const decimal = await (await client.post(`${page}/credits`, { _csrf: await client.csrf(page), kind: 'grant', credits: '1,5', reason: 'prova' })).text();
     expect(decimal).toContain('Controlla il modulo: Crediti: un numero intero, ad es. 1000 o 1.000');
-    // A message the schema wrote itself is shown as written.
+    // Refusals core words by hand are said in Italian too, under the field's label.
+    const noReason = await (await client.post(`${page}/credits`, { _csrf: await client.csrf(page), kind: 'grant', credits: '10', reason: '' })).text();
+    expect(noReason).toContain('Controlla il modulo: Motivo: obbligatorio');
+    const negative = await (await client.post(`${page}/credits`, { _csrf: await client.csrf(page), kind: 'top_up', credits: '-5', reason: 'prova' })).text();
+    expect(negative).toContain('Controlla il modulo: Crediti: deve essere positivo');
+    const noName = await (await client.post('/operator/organizations', { _csrf: await client.csrf('/operator'), name: ' ', planId: 'standard' })).text();
+    expect(noName).toContain('Controlla il modulo: Nome: non può essere vuoto');
+    // A message the schema wrote itself, in Italian too.
     const huge = await (await client.post(`${page}/limits`, { _csrf: await client.csrf(page), perSecond: '3000000000', burst: '', perMinute: '' })).text();
-    expect(huge).toContain('Al secondo: at most 2147483647');
+    expect(huge).toContain('Al secondo: al massimo 2147483647');
     // Units are words of the page's language, in the singular for one.
     expect(huge).toContain('1 chiamata');
     expect(huge).toContain('10 crediti');

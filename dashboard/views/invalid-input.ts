@@ -4,11 +4,12 @@ import type { Language, MessageKey } from '../i18n/translate.js';
 import type { DashboardState } from '../state.js';
 
 // An invalid_params refusal worded for the page's reader. Core words its refusals in English for
-// every edge (CLI, API, logs); where one comes from a zod schema, the error keeps the issues,
-// and here each is said again in the page's language (zod's own locales) under the label the
-// form shows for its field, instead of "perSecond: Too small: expected number to be >0".
-// A message a schema wrote itself (e.g. "at most 2147483647") and the refusals core words by
-// hand are shown as written, except the dashboard's own below.
+// every edge (CLI, API, logs); here each is said again in the page's language, under the label
+// the form shows for its field, instead of "perSecond: Too small: expected number to be >0":
+// - an issue of a zod schema (the error keeps them) in zod's own words for that language;
+// - a message a schema wrote itself ("at most 200 characters") or a detail core words by hand
+//   ("required", "a non-zero integer") from the table below; the dashboard's tests name each.
+// A refusal whose details the table does not know is shown as core wrote it, in English.
 
 const wordings: Record<Language, z.core.$ZodErrorMap> = { en: z.locales.en().localeError, it: z.locales.it().localeError };
 
@@ -31,31 +32,62 @@ const fieldLabels: Record<string, MessageKey> = {
   product: 'operator.org.product',
   quantity: 'operator.org.measure',
   unit: 'operator.org.measure',
+  'body.expiresAt': 'keys.expiry',
+  webhookUrl: 'alerts.webhookUrl',
 };
 
 /** The operator forms' refusal of a number that is not whole (operator-routes.ts, optionalInt). */
 export const WHOLE_NUMBER = 'a whole number';
 /** The finance pages' refusal of a `?period=` that is not a month they can show (finance-routes.ts). */
 export const PERIOD_MESSAGE = 'a month, YYYY-MM, not after the current one';
-const dashboardWordings: Record<string, MessageKey> = { [WHOLE_NUMBER]: 'error.wholeNumber', [PERIOD_MESSAGE]: 'error.period' };
+
+/** Messages written in English by schemas and core, and how each page says them. */
+const ownWordings: [RegExp, MessageKey][] = [
+  [new RegExp(`^${WHOLE_NUMBER}$`), 'error.wholeNumber'],
+  [new RegExp(`^${PERIOD_MESSAGE.replace(/[,]/g, '\\$&')}$`), 'error.period'],
+  [/^must not be empty$/, 'error.msg.notEmpty'],
+  [/^at most (?<n>\d+) characters$/, 'error.msg.atMostCharacters'],
+  [/^at most (?<n>\d+)$/, 'error.msg.atMost'],
+  [/^must be a date as YYYY-MM-DD/, 'error.msg.expiryDate'],
+  [/^must be in the future$/, 'error.msg.future'],
+  [/^a non-negative integer$/, 'error.msg.nonNegativeInteger'],
+  [/^a non-zero integer$/, 'error.msg.nonZeroInteger'],
+  [/^must be positive$/, 'error.msg.creditsAdd'],
+  [/^too large for the balance$/, 'error.msg.balanceBound'],
+  [/^required$/, 'error.msg.required'],
+  [/^not in the product catalogue$/, 'error.msg.unknownProduct'],
+];
+
+type Reader = Pick<DashboardState, 'lang' | 't'>;
+
+/** A message of the table in the reader's language, or undefined. */
+function ownWording(message: string, reader: Reader): string | undefined {
+  for (const [pattern, key] of ownWordings) {
+    const match = pattern.exec(message);
+    if (match) return reader.t(key, match.groups);
+  }
+  return undefined;
+}
 
 const text = (worded: ReturnType<z.core.$ZodErrorMap>): string | undefined => (typeof worded === 'string' ? worded : worded?.message);
 
-function reword(issue: z.core.$ZodIssue, state: Pick<DashboardState, 'lang' | 't'>): string {
-  const own = dashboardWordings[issue.message];
-  if (issue.code === 'custom' && own) return state.t(own);
-  // zod's English default for this issue: if the message is anything else, a schema wrote it.
+function reword(issue: z.core.$ZodIssue, reader: Reader): string {
+  // zod's English default for this issue: if the message is anything else, a schema (or the
+  // dashboard) wrote it.
   const byDefault = text(wordings.en(issue as never));
-  return issue.message === byDefault ? (text(wordings[state.lang](issue as never)) ?? issue.message) : issue.message;
+  if (issue.message === byDefault) return text(wordings[reader.lang](issue as never)) ?? issue.message;
+  return ownWording(issue.message, reader) ?? issue.message;
 }
 
-export function invalidInputMessage(state: Pick<DashboardState, 'lang' | 't'>, err: AppError): string {
-  if (!err.issues || err.issues.length === 0) return err.message;
-  return err.issues
-    .map((issue) => {
-      const path = issue.path.map(String).join('.');
-      const label = path in fieldLabels ? state.t(fieldLabels[path]!) : path;
-      return label === '' ? reword(issue, state) : `${label}: ${reword(issue, state)}`;
-    })
-    .join('; ');
+const labelled = (reader: Reader, path: string, message: string) => {
+  const label = fieldLabels[path];
+  return label ? `${reader.t(label)}: ${message}` : path === '' ? message : `${path}: ${message}`;
+};
+
+export function invalidInputMessage(reader: Reader, err: AppError): string {
+  if (err.issues && err.issues.length > 0) return err.issues.map((issue) => labelled(reader, issue.path.map(String).join('.'), reword(issue, reader))).join('; ');
+  // A refusal core worded by hand: its details, when the table knows every one of them.
+  const details = (err.details ?? []).map((d) => ({ path: d.path, worded: ownWording(d.message, reader) }));
+  if (details.length > 0 && details.every((d) => d.worded !== undefined)) return details.map((d) => labelled(reader, d.path, d.worded!)).join('; ');
+  return err.message;
 }
