@@ -60,4 +60,20 @@ describe('parseDossierLine', () => {
     expect(formatIssuePath(['years', 2, 'metrics', 0, 'value'])).toBe('years[2].metrics[0].value');
     expect(formatIssuePath([])).toBe('(root)');
   });
+
+  it('when a list, a name, a figure or the line passes what the store holds then the line is refused naming the field, not by the database', () => {
+    const base = { fiscalCode: '01234567890', legalName: 'Limits S.r.l.' };
+    const reason = (value: unknown) => {
+      const parsed = parseDossierLine(JSON.stringify(value), 1);
+      return parsed && !parsed.ok ? parsed.rejection.reason : 'accepted';
+    };
+    expect(reason({ ...base, officers: Array.from({ length: 10_001 }, () => ({ name: 'A', roleCategory: 'director' })) })).toMatch(/^officers: /);
+    expect(reason({ ...base, officers: Array.from({ length: 10_000 }, () => ({ name: 'A', roleCategory: 'director' })) })).toBe('accepted');
+    expect(reason({ ...base, legalName: 'N'.repeat(501) })).toMatch(/^legalName: /);
+    expect(reason({ ...base, years: [{ year: 2024, metrics: [{ slug: 'revenue', value: 1e300 }] }] })).toMatch(/^years\[0\]\.metrics\[0\]\.value: /);
+    expect(reason({ ...base, years: [{ year: 2024, metrics: [{ slug: 'revenue', value: 1e15 }] }] })).toBe('accepted');
+    expect(parseDossierLine(`{"fiscalCode":"01234567890","legalName":"${'x'.repeat(4 * 1024 * 1024)}"}`, 7)).toEqual({
+      ok: false, rejection: { line: 7, fiscalCode: null, reason: expect.stringMatching(/^line too long: \d+ characters, at most 4194304 for one company$/) },
+    });
+  });
 });

@@ -51,7 +51,13 @@ export function parseDossierValue(value: unknown, line: number): ParsedEntry {
 const NOT_UTF8 = '\uFFFD';
 const NOT_UTF8_MESSAGE = 'not UTF-8 text: the line holds bytes that are not UTF-8 (e.g. Latin-1 "ì"), which would be stored as "\uFFFD"; save the file as UTF-8';
 
+/** A company's line, at most: ~300 times a sample company's, and no copy of a runaway file into the store. */
+export const MAX_LINE_CHARACTERS = 4 * 1024 * 1024;
+
 export function parseDossierLine(text: string, line: number): ParsedEntry | null {
+  if (text.length > MAX_LINE_CHARACTERS) {
+    return { ok: false, rejection: { line, fiscalCode: null, reason: `line too long: ${text.length} characters, at most ${MAX_LINE_CHARACTERS} for one company` } };
+  }
   const trimmed = text.trim();
   if (trimmed === '') return null;
   if (trimmed.includes(NOT_UTF8)) return { ok: false, rejection: { line, fiscalCode: null, reason: NOT_UTF8_MESSAGE } };

@@ -11,26 +11,39 @@ import {
 
 const upper = (s: string) => s.trim().toUpperCase();
 
+// Bounds the store holds to (a list's positions are smallint; money is bigint, and a double past
+// 2^53 is no longer exact) and that no real company comes near: past them a line is refused with
+// the field named, not by the database with a type's name.
+/** Entries of each list of a company (shareholders, officers, branches …). */
+export const MAX_LIST_ENTRIES = 10_000;
+/** Magnitude of a line item's figures: 10^15 euro is a thousand times the largest balance sheet. */
+export const MAX_METRIC_MAGNITUDE = 1e15;
+/** Characters of a name (a company's, a person's, a branch's). */
+export const MAX_NAME_LENGTH = 500;
+const name = () => z.string().min(1).max(MAX_NAME_LENGTH);
+const list = <T extends z.ZodType>(item: T) => z.array(item).max(MAX_LIST_ENTRIES);
+const figure = () => z.number().finite().min(-MAX_METRIC_MAGNITUDE).max(MAX_METRIC_MAGNITUDE);
+
 export const dossierFiscalCodeSchema = z
   .string()
   .transform(upper)
   .pipe(z.string().regex(/^(?:\d{11}|[A-Z0-9]{16})$/, 'must be 11 digits (partita IVA / codice fiscale numerico) or a 16-character codice fiscale'));
 
 export const dossierHolderSchema = z.strictObject({
-  name: z.string().min(1).nullable(),
+  name: name().nullable(),
   share: z.number().min(0).max(1).nullable().default(null),
   /** The holder's (or subsidiary's) own fiscal code, when it is a company: links ownership chains. */
   fiscalCode: dossierFiscalCodeSchema.nullable().default(null),
 });
 
 export const dossierOfficerSchema = z.strictObject({
-  name: z.string().min(1).nullable(),
-  role: z.string().nullable().default(null),
+  name: name().nullable(),
+  role: z.string().max(MAX_NAME_LENGTH).nullable().default(null),
   roleCategory: z.enum(roleCategoryValues),
 });
 
 export const dossierBranchSchema = z.strictObject({
-  legalName: z.string().min(1),
+  legalName: name(),
   address: addressSchema.nullable().default(null),
 });
 
@@ -39,14 +52,14 @@ const metricSlugPattern = /^[a-z0-9_]+$/;
 export const dossierMetricSchema = z.strictObject({
   slug: z.string().regex(metricSlugPattern, 'lower snake_case'),
   /** Display name; defaults to the metric catalogue's name for known slugs. */
-  name: z.string().min(1).optional(),
+  name: name().optional(),
   categories: z.array(z.enum(metricCategoryValues)).optional(),
-  unit: z.string().nullable().optional(),
-  value: z.number().finite(),
+  unit: z.string().max(50).nullable().optional(),
+  value: figure(),
   /** Derived from the previous year's value by the importer when omitted. */
-  previousValue: z.number().finite().nullable().optional(),
+  previousValue: figure().nullable().optional(),
   yoyChange: z.number().finite().nullable().optional(),
-  marketValue: z.number().finite().nullable().default(null),
+  marketValue: figure().nullable().default(null),
   score: z.number().finite().nullable().default(null),
 });
 
@@ -70,7 +83,7 @@ function plainMetricList(value: unknown): DossierMetricOutput[] | null {
     let keys = 0;
     for (const _ in item) keys++;
     const { slug, value: amount } = item as { slug?: unknown; value?: unknown };
-    if (keys !== 2 || typeof slug !== 'string' || typeof amount !== 'number' || !Number.isFinite(amount) || !metricSlugPattern.test(slug)) return null;
+    if (keys !== 2 || typeof slug !== 'string' || typeof amount !== 'number' || !(Math.abs(amount) <= MAX_METRIC_MAGNITUDE) || !metricSlugPattern.test(slug)) return null;
     out[i] = { slug, value: amount, marketValue: null, score: null };
   }
   return out;
@@ -128,7 +141,7 @@ export const companyDossierSchema = z.strictObject({
     .pipe(z.string().regex(/^\d{11}$/, 'must be 11 digits'))
     .nullable()
     .default(null),
-  legalName: z.string().min(1).nullable(),
+  legalName: name().nullable(),
   legalForm: z.enum(legalFormValues).nullable().default(null),
   foundingYear: z.number().int().min(1800).max(2100).nullable().default(null),
   incorporationDate: calendarDate.nullable().default(null),
@@ -152,11 +165,11 @@ export const companyDossierSchema = z.strictObject({
     protestsOfBill: null, insolvencyProceedings: null, insolvencyApplications: null, assetEncumbrances: null, officersWithRiskIndicators: null,
   }),
   stateAids: dossierStateAidsSchema.nullable().default(null),
-  shareholders: z.array(dossierHolderSchema).default([]),
-  beneficialOwners: z.array(dossierHolderSchema).default([]),
-  subsidiaries: z.array(dossierHolderSchema).default([]),
-  officers: z.array(dossierOfficerSchema).default([]),
-  branches: z.array(dossierBranchSchema).default([]),
+  shareholders: list(dossierHolderSchema).default([]),
+  beneficialOwners: list(dossierHolderSchema).default([]),
+  subsidiaries: list(dossierHolderSchema).default([]),
+  officers: list(dossierOfficerSchema).default([]),
+  branches: list(dossierBranchSchema).default([]),
   /** Any order; years must be unique. */
   years: z.array(dossierYearSchema).default([]).refine((ys) => new Set(ys.map((y) => y.year)).size === ys.length, 'years must be unique'),
   /** Provenance label, e.g. "synthetic-sample" for generated data. */
