@@ -76,4 +76,11 @@ describe('parseDossierLine', () => {
       ok: false, rejection: { line: 7, fiscalCode: null, reason: expect.stringMatching(/^line too long: \d+ characters, at most 4194304 for one company$/) },
     });
   });
+
+  it('when an address gives only some of its lines then the others are null, and only countryCode is required', () => {
+    const parsed = parseDossierLine(JSON.stringify({ fiscalCode: '01234567890', legalName: 'Address S.r.l.', address: { line1: 'Via Roma 1', countryCode: 'IT' } }), 1);
+    expect(parsed).toMatchObject({ ok: true, dossier: { address: { line1: 'Via Roma 1', line2: null, locality: null, postalCode: null, countryCode: 'IT' } } });
+    const missing = parseDossierLine(JSON.stringify({ fiscalCode: '01234567890', legalName: 'Address S.r.l.', address: { line1: 'Via Roma 1' } }), 2);
+    expect(missing && !missing.ok && missing.rejection.reason).toMatch(/^address\.countryCode: /);
+  });
 });

@@ -24,6 +24,15 @@ const name = () => z.string().min(1).max(MAX_NAME_LENGTH);
 const list = <T extends z.ZodType>(item: T) => z.array(item).max(MAX_LIST_ENTRIES);
 const figure = () => z.number().finite().min(-MAX_METRIC_MAGNITUDE).max(MAX_METRIC_MAGNITUDE);
 
+// An address as the import takes it: countryCode required, each other line null when left out
+// (the response's address has every key, as null when unknown).
+const dossierAddressSchema = addressSchema.extend({
+  line1: addressSchema.shape.line1.default(null),
+  line2: addressSchema.shape.line2.default(null),
+  locality: addressSchema.shape.locality.default(null),
+  postalCode: addressSchema.shape.postalCode.default(null),
+});
+
 export const dossierFiscalCodeSchema = z
   .string()
   .transform(upper)
@@ -44,7 +53,7 @@ export const dossierOfficerSchema = z.strictObject({
 
 export const dossierBranchSchema = z.strictObject({
   legalName: name(),
-  address: addressSchema.nullable().default(null),
+  address: dossierAddressSchema.nullable().default(null),
 });
 
 const metricSlugPattern = /^[a-z0-9_]+$/;
@@ -150,7 +159,7 @@ export const companyDossierSchema = z.strictObject({
   naceSection: z.enum(naceSectionValues).nullable().default(null),
   /** The full ATECO 2007 code (e.g. 62.01.00), finer than NACE. */
   atecoCode: z.string().nullable().default(null),
-  address: addressSchema.nullable().default(null),
+  address: dossierAddressSchema.nullable().default(null),
   /** Province code (sigla, e.g. MI) and municipality name, for search filters. */
   province: z.string().regex(/^[A-Z]{2}$/).nullable().default(null),
   municipality: z.string().nullable().default(null),
