@@ -137,7 +137,7 @@ export const en = {
   'usage.unknownKey': '(deleted key)',
   'usage.total': 'Total',
   'report.title': 'Allowance report',
-  'report.intro': 'The same report as `cli report`. The CSV is the same file as `cli report --format csv`.',
+  'report.intro': 'The month\'s balances, credit movements and usage by endpoint, key and day. Download CSV for a spreadsheet: the same figures, one line each.',
   'report.downloadCsv': 'Download CSV',
   'report.opening': 'Opening balance',
   'report.granted': 'Granted',

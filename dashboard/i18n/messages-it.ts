@@ -139,7 +139,7 @@ export const it: Record<MessageKey, string> = {
   'usage.unknownKey': '(chiave eliminata)',
   'usage.total': 'Totale',
   'report.title': 'Report della dotazione',
-  'report.intro': 'Lo stesso report di `cli report`. Il CSV è lo stesso file di `cli report --format csv`.',
+  'report.intro': 'Saldi del mese, movimenti di crediti e consumi per endpoint, chiave e giorno. Scarica il CSV per un foglio di calcolo: le stesse cifre, una per riga.',
   'report.downloadCsv': 'Scarica CSV',
   'report.opening': 'Saldo iniziale',
   'report.granted': 'Assegnati',

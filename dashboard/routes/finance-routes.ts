@@ -159,6 +159,7 @@ export function registerFinanceRoutes(router: Router<DashboardState>, deps: Fina
     const [r, periods] = await Promise.all([buildAllowanceReport(db, view.org.id, period), periodChoices(db, view.org.id, period)]);
     // The unit in the page's language (common.credits / common.calls), as the other columns are.
     const usageRow = (x: { quantity: number; unit: string; calls: number }) => [f.number(x.quantity), x.unit === 'calls' ? t('common.calls') : x.unit === 'credits' ? t('common.credits') : x.unit, f.number(x.calls)];
+    // Each table spans the page: the entries' five columns, the reason last, did not fit half of it.
     const body = html`
       <div class="toolbar-row">
         ${periodSelector(ctx.state, `/orgs/${view.org.id}/report`, periods, period)}
@@ -166,8 +167,7 @@ export function registerFinanceRoutes(router: Router<DashboardState>, deps: Fina
       </div>
       <p class="muted">${t('report.intro')}</p>
       ${asOfStamp(ctx.state, r.asOf)}
-      <div class="grid-2">
-        ${section(t('overview.balance'), table({
+      ${section(t('overview.balance'), table({
           caption: t('overview.balance'),
           headers: [t('common.credits'), ''],
           rows: [
@@ -183,14 +183,13 @@ export function registerFinanceRoutes(router: Router<DashboardState>, deps: Fina
           numeric: [1],
           empty: '',
         }), { id: 'report-balance' })}
-        ${section(t('report.entries'), table({
+      ${section(t('report.entries'), table({
           caption: t('report.entries'),
           headers: [t('report.at'), t('report.type'), t('common.credits'), t('report.by'), t('report.reason')],
           rows: r.entries.map((e) => [f.dateTime(new Date(e.at)), t(`ledger.type.${e.type as LedgerEntryType}`), f.number(e.credits), e.actor ?? '—', e.reason ?? '']),
           numeric: [2],
           empty: t('common.noRows'),
         }), { id: 'report-entries' })}
-      </div>
       ${section(t('report.byProduct'), table({ caption: t('report.byProduct'), headers: [t('report.source'), t('usage.product'), t('report.quantity'), t('report.unit'), t('common.calls')], rows: r.byProduct.map((p) => [p.source, p.product, ...usageRow(p)]), numeric: [2, 4], empty: t('common.noRows') }), { id: 'report-products' })}
       ${section(t('report.byKey'), table({ caption: t('report.byKey'), headers: [t('usage.key'), t('report.quantity'), t('report.unit'), t('common.calls')], rows: r.byKey.map((k) => [html`${keyLabel(k) ?? t('usage.unknownKey')} <code>${k.keyId}</code>`, ...usageRow(k)]), numeric: [1, 3], empty: t('common.noRows') }), { id: 'report-keys' })}
       ${section(t('report.byDay'), table({ caption: t('report.byDay'), headers: [t('usage.day'), t('report.quantity'), t('report.unit'), t('common.calls')], rows: r.byDay.map((d) => [d.day, ...usageRow(d)]), numeric: [1, 3], empty: t('common.noRows') }), { id: 'report-days' })}
