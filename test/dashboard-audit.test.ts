@@ -147,12 +147,15 @@ describe('when an admin opens the activity page', () => {
     expect(html.indexOf('Topped up 5,000 credits: invoice 118')).toBeLessThan(html.indexOf('Changed the webhook URL'));
     expect(html).not.toContain('Created API key');
     const second = await (await client.get(`/orgs/${orgId}/activity?page=2`)).text();
-    expect(second).toContain(`Created API key “ERP” (${key!.id})`);
+    // The key as the keys page shows it, by name and prefix, not by its id.
+    const { prefix } = await env.db('api_keys').where({ id: key!.id }).first('prefix');
+    expect(second).toContain(`Created API key ERP (${prefix}…)`);
+    expect(second).not.toContain(key!.id);
     expect(second).toContain('Page 2 of 2 · 52 rows');
 
     client.jar.set('dash_lang', 'it');
     const italian = await (await client.get(`/orgs/${orgId}/activity?page=2`)).text();
-    expect(italian).toContain(`Creata la chiave API «ERP» (${key!.id})`);
+    expect(italian).toContain(`Creata la chiave API ERP (${prefix}…)`);
     expect(italian).toContain('Attività');
   });
 

@@ -159,7 +159,7 @@ describe.skipIf(!haveBrowser)('the dashboard in a browser', () => {
     // Who did what: the activity page, reached from the side bar, newest first.
     await admin.getByRole('link', { name: 'Activity' }).click();
     const activity = (await admin.locator('#activity-table').textContent())!;
-    expect(activity).toMatch(/Revoked API key key_\w+[\s\S]*Created API key “ERP production” \(key_\w+\)/);
+    expect(activity).toMatch(/Revoked API key ERP production \(sk_live_\w+…\)[\s\S]*Created API key ERP production \(sk_live_\w+…\)/);
     await admin.screenshot({ path: `${screenshots}activity.png`, fullPage: true });
   });
 

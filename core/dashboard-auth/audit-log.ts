@@ -40,6 +40,8 @@ export interface AuditRow {
   actorEmail: string | null;
   action: string;
   details: Record<string, unknown> | null;
+  /** The API keys the details name (keyId, from, to), as the keys page shows them: "name (sk_live_AbCd…)". */
+  keyLabels: Record<string, string>;
 }
 
 export interface AuditPage {
@@ -51,15 +53,31 @@ export interface AuditPage {
 
 const auditRowsOf = (db: Db, organizationId: string) => db('audit_log as a').leftJoin('users as u', 'u.id', 'a.actor').where('a.organization_id', organizationId);
 
-async function selectAuditRows(query: ReturnType<typeof auditRowsOf>): Promise<AuditRow[]> {
+async function selectAuditRows(db: Db, query: ReturnType<typeof auditRowsOf>): Promise<AuditRow[]> {
   const rows = await query
     .orderBy('a.id', 'desc')
     .select<{ id: number | string; at: Date; actor: string; email: string | null; action: string; details: Record<string, unknown> | null }[]>('a.id', 'a.at', 'a.actor', 'u.email', 'a.action', 'a.details');
-  return rows.map((r) => ({ id: Number(r.id), at: r.at, actor: r.actor, actorEmail: r.email, action: r.action, details: r.details }));
+  const labels = await keyLabels(db, rows.flatMap((r) => keyIdsOf(r.details)));
+  return rows.map((r) => ({
+    id: Number(r.id), at: r.at, actor: r.actor, actorEmail: r.email, action: r.action, details: r.details,
+    keyLabels: Object.fromEntries(keyIdsOf(r.details).filter((id) => labels.has(id)).map((id) => [id, labels.get(id)!])),
+  }));
+}
+
+// Key actions name keys by id (key.created, key.revoked: keyId; key.rotated: from, to), which
+// the keys page never shows: people know a key by its name and display prefix.
+const KEY_DETAILS = ['keyId', 'from', 'to'];
+const keyIdsOf = (details: Record<string, unknown> | null): string[] =>
+  KEY_DETAILS.map((name) => details?.[name]).filter((v): v is string => typeof v === 'string' && v.startsWith('key_'));
+
+async function keyLabels(db: Db, ids: string[]): Promise<Map<string, string>> {
+  if (ids.length === 0) return new Map();
+  const rows = await db('api_keys').whereIn('id', [...new Set(ids)]).select<{ id: string; name: string; prefix: string }[]>('id', 'name', 'prefix');
+  return new Map(rows.map((r) => [r.id, `${r.name} (${r.prefix}…)`]));
 }
 
 export function recentAudit(db: Db, organizationId: string, limit = 20): Promise<AuditRow[]> {
-  return selectAuditRows(auditRowsOf(db, organizationId).limit(limit));
+  return selectAuditRows(db, auditRowsOf(db, organizationId).limit(limit));
 }
 
 /** An organization's audit log, newest first, one page at a time (the admins' activity page). */
@@ -68,6 +86,6 @@ export async function auditPage(db: Db, organizationId: string, options: { page?
   const countRow = await db('audit_log').where({ organization_id: organizationId }).count<{ n: string | number }>({ n: '*' }).first();
   const total = Number(countRow?.n ?? 0);
   const { page, pages, offset } = pageWindow(total, options.page, pageSize);
-  const rows = await selectAuditRows(auditRowsOf(db, organizationId).offset(offset).limit(pageSize));
+  const rows = await selectAuditRows(db, auditRowsOf(db, organizationId).offset(offset).limit(pageSize));
   return { rows, page, pages, total };
 }

@@ -286,7 +286,7 @@ export const en = {
   'activity.who': 'Who',
   'activity.what': 'What',
   'activity.system': 'system',
-  'audit.key.created': 'Created API key “{name}” ({keyId})',
+  'audit.key.created': 'Created API key {keyId}',
   'audit.key.revoked': 'Revoked API key {keyId}',
   'audit.key.rotated': 'Rotated API key {from} into {to} (old key valid {graceSeconds} s more)',
   'audit.member.invited': 'Invited {email} as {role}',

@@ -288,7 +288,7 @@ export const it: Record<MessageKey, string> = {
   'activity.who': 'Chi',
   'activity.what': 'Cosa',
   'activity.system': 'sistema',
-  'audit.key.created': 'Creata la chiave API «{name}» ({keyId})',
+  'audit.key.created': 'Creata la chiave API {keyId}',
   'audit.key.revoked': 'Revocata la chiave API {keyId}',
   'audit.key.rotated': 'Ruotata la chiave API {from} in {to} (la vecchia vale ancora {graceSeconds} s)',
   'audit.member.invited': 'Invitato {email} come {role}',

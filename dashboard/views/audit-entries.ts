@@ -13,12 +13,14 @@ function sentenceKey(action: string): MessageKey | undefined {
   return key in en ? (key as MessageKey) : undefined;
 }
 
-export function describeAuditAction(state: DashboardState, row: Pick<AuditRow, 'action' | 'details'>): HtmlValue {
+export function describeAuditAction(state: DashboardState, row: Pick<AuditRow, 'action' | 'details'> & Partial<Pick<AuditRow, 'keyLabels'>>): HtmlValue {
   const key = sentenceKey(row.action);
   if (!key) return html`<code>${row.action}</code>`;
   const params: Record<string, string> = {};
   for (const [name, value] of Object.entries(row.details ?? {})) {
     if (value === null || value === undefined || value === '') params[name] = '—';
+    // A key as the keys page shows it (name and prefix), not by the id it never shows.
+    else if (typeof value === 'string' && row.keyLabels?.[value]) params[name] = row.keyLabels[value];
     else if (typeof value === 'number') params[name] = state.f.number(value);
     else if (name === 'role' && (value === 'admin' || value === 'finance')) params[name] = state.t(`role.${value}`);
     else params[name] = typeof value === 'string' ? value : JSON.stringify(value);
