@@ -1,7 +1,8 @@
+import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { startTcpProxy, hostAndPort } from '../../test/support/tcp-proxy.js';
 import { createApiKey } from '../auth/index.js';
-import { changeCredits, createOrganization, ensureDefaultPlans, ensurePlan, setCallsCap, setOrganizationLimits, setOrganizationPlan, setProductOverride } from '../billing/index.js';
+import { applyUsageBatch, changeCredits, createOrganization, ensureDefaultPlans, ensurePlan, setCallsCap, setOrganizationLimits, setOrganizationPlan, setProductOverride } from '../billing/index.js';
 import { createDb, type Db } from '../db/index.js';
 import { AppError } from '../errors/index.js';
 import { newId } from '../ids/index.js';
@@ -144,6 +145,21 @@ describe('access control', () => {
     await changeCredits(db, { organizationId, kind: 'top_up', credits: 3, actor: 'test', reason: 'now 5' });
     const served = await seenWithin(1_000, async () => (await access.authorize(principal, 'company-financials', 'endpoint').then(() => true, () => false)));
     expect(served).toBeLessThan(1_000);
+  });
+
+  it('when usage takes the balance below a product\'s price (no flag moving) then that product is refused within 1 s, though the cached state lives a minute', async () => {
+    const { organizationId, principal } = await organizationWithKey();
+    const balance = async () => Number((await db('allowances').where({ organization_id: organizationId }).first('credits_balance')).credits_balance);
+    await changeCredits(db, { organizationId, kind: 'adjustment', credits: 20 - (await balance()), actor: 'test', reason: 'leave 20 credits' });
+    await seenWithin(1_000, async () => (await access.authorize(principal, 'company-profile', 'endpoint').then(() => true, () => false)));
+    // Usage of 13 credits through the worker's own path: 20 → 7, below the profile's 8 and the
+    // credit report's 10, still above the cheapest (1): no flag moves.
+    const event = { v: 1, organizationId, keyId: principal.keyId, source: 'api', product: 'company-financials', quantity: 13, unit: 'credits', occurredAt: new Date().toISOString() };
+    await db.transaction((trx) => applyUsageBatch(trx, [{ value: Buffer.from(JSON.stringify({ ...event, eventId: `req_${randomUUID()}` })), ref: 'test#0' }], { bus: 'postgres' }));
+    expect(await db('allowances').where({ organization_id: organizationId }).first('credits_balance', 'credits_exhausted')).toMatchObject({ credits_exhausted: false });
+    const refused = await seenWithin(1_000, async () => (await refusal(access.authorize(principal, 'company-profile', 'endpoint')).catch(() => undefined))?.code === 'credits_exhausted');
+    expect(refused).toBeLessThan(1_000);
+    expect((await access.authorize(principal, 'company-financials', 'endpoint')).measure.quantity).toBe(5);
   });
 
   it('when a call counts as more calls than are left under the cap then it is refused with limit_reached, and one that fits is served', async () => {

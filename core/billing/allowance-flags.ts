@@ -56,9 +56,15 @@ export async function recordFlagChanges(trx: Knex.Transaction, changes: FlagChan
  * its measure, null fields keeping the plan's). One query for a whole batch of organizations.
  */
 export async function cheapestCreditCalls(q: Knex | Knex.Transaction, organizationIds: string[]): Promise<Map<string, number | null>> {
-  const result = new Map<string, number | null>(organizationIds.map((id) => [id, null]));
+  const prices = await creditPrices(q, organizationIds);
+  return new Map(organizationIds.map((id) => [id, prices.get(id)?.[0] ?? null]));
+}
+
+/** Each organization's distinct positive credits prices, cheapest first ([]: none is priced in credits). */
+export async function creditPrices(q: Knex | Knex.Transaction, organizationIds: string[]): Promise<Map<string, number[]>> {
+  const result = new Map<string, number[]>(organizationIds.map((id) => [id, []]));
   if (organizationIds.length === 0) return result;
-  const { rows } = await q.raw<{ rows: { organization_id: string; cheapest: number | null }[] }>(
+  const { rows } = await q.raw<{ rows: { organization_id: string; prices: (number | string)[] | null }[] }>(
     `WITH orgs AS (SELECT id, plan_id FROM organizations WHERE id = ANY(?::text[])),
      effective AS (
        SELECT o.id AS organization_id, COALESCE(ov.quantity, pe.quantity) AS quantity, COALESCE(ov.unit, pe.unit) AS unit
@@ -73,10 +79,17 @@ export async function cheapestCreditCalls(q: Knex | Knex.Transaction, organizati
         WHERE ov.enabled
           AND NOT EXISTS (SELECT 1 FROM plan_entitlements pe WHERE pe.plan_id = o.plan_id AND pe.product = ov.product)
      )
-     SELECT organization_id, MIN(quantity) FILTER (WHERE unit = 'credits' AND quantity > 0) AS cheapest
+     SELECT organization_id, array_agg(DISTINCT quantity ORDER BY quantity) FILTER (WHERE unit = 'credits' AND quantity > 0) AS prices
        FROM effective GROUP BY organization_id`,
     [organizationIds],
   );
-  for (const row of rows) result.set(row.organization_id, row.cheapest);
+  for (const row of rows) result.set(row.organization_id, (row.prices ?? []).map(Number));
   return result;
 }
+
+/**
+ * Whether a balance moving from `before` to `after` fell below one of the prices: a call at
+ * that price can no longer be paid, and the API processes, which check each call's price
+ * against the balance they last read, must read it again now (not at their cache's TTL).
+ */
+export const crossesPrice = (prices: readonly number[], before: number, after: number): boolean => prices.some((p) => before >= p && after < p);

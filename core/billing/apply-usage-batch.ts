@@ -3,7 +3,7 @@ import { deadLetterRow } from '../usage/apply-one-by-one.js';
 import { messageText, parseUsageMessage } from '../usage/parse-usage-message.js';
 import type { DeadLetter, UsageBatchOutcome, UsageBusMessage } from '../usage/usage-bus.js';
 import type { UsageEvent } from '../usage/usage-event.js';
-import { cheapestCreditCalls, evaluateFlags, flagChanges, recordFlagChanges, type FlagChange, type Flags } from './allowance-flags.js';
+import { creditPrices, crossesPrice, evaluateFlags, flagChanges, recordFlagChanges, type FlagChange, type Flags } from './allowance-flags.js';
 import { lockAllowances, type AllowanceRow } from './allowance-rows.js';
 import { periodOf } from './billing-period.js';
 import { addDailyUsage } from './daily-usage.js';
@@ -77,7 +77,8 @@ export async function applyUsageBatch(trx: Knex.Transaction, messages: UsageBusM
   }
 
   const orgsWithUsage = [...new Set(known.map((e) => e.organizationId))].sort();
-  const cheapest = await cheapestCreditCalls(trx, orgsWithUsage);
+  const prices = await creditPrices(trx, orgsWithUsage);
+  const cheapest = new Map(orgsWithUsage.map((id) => [id, prices.get(id)?.[0] ?? null]));
   const changes: FlagChange[] = [];
 
   // Roll over to the newest month among now and the batch's events (an API clock slightly
@@ -135,11 +136,14 @@ export async function applyUsageBatch(trx: Knex.Transaction, messages: UsageBusM
     });
     const changed = flagChanges(organizationId, t.before, t.after, 'usage');
     changes.push(...changed);
-    (changed.length > 0 ? flagged : quiet).push(organizationId);
+    // A balance that fell below a product's price notifies too, though no flag moved, so the
+    // API refuses that product now rather than after its cached balance expires.
+    const belowAPrice = crossesPrice(prices.get(organizationId) ?? [], row.credits_balance, row.credits_balance + t.creditsDelta);
+    (changed.length > 0 || belowAPrice ? flagged : quiet).push(organizationId);
   }
   // Two statements on purpose: the allowances trigger NOTIFYs every API process when a flag
   // column is written (even with the same value), and each notice drops a cache entry. Only
-  // the organizations whose flags really changed may touch those columns.
+  // the organizations whose flags changed, or whose balance fell below a price, touch them.
   await updateAllowances(trx, quiet, totals, false);
   await updateAllowances(trx, flagged, totals, true);
   await recordFlagChanges(trx, changes, now);
