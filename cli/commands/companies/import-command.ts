@@ -67,12 +67,13 @@ export function registerImportCommand(program: Command, context: () => CliContex
       }
 
       const seconds = summary.durationMs / 1000;
-      const rate = Math.round(summary.lines / Math.max(seconds, 0.001));
+      // Grouped as the progress lines group it (progress-reporter.ts).
+      const rate = Math.round(summary.lines / Math.max(seconds, 0.001)).toLocaleString('en-US');
       if (summary.parserThreadsUnavailable !== undefined) {
         process.stderr.write(`note: parser threads unavailable (${summary.parserThreadsUnavailable}); parsed on the main thread\n`);
       }
       const threads = summary.parserThreads > 0 ? `, ${summary.parserThreads} parser thread${summary.parserThreads === 1 ? '' : 's'}` : '';
-      ctx.out(`imported ${summary.lines} lines in ${seconds.toFixed(1)} s (${rate}/s${threads}): ${summary.created} created, `
+      ctx.out(`imported ${summary.lines} line${summary.lines === 1 ? '' : 's'} in ${seconds.toFixed(1)} s (${rate}/s${threads}): ${summary.created} created, `
         + `${summary.updated} updated, ${summary.unchanged} unchanged, ${summary.rejected} rejected`);
       for (const r of summary.rejections.slice(0, MAX_PRINTED_REJECTIONS)) ctx.out(`line ${r.line}: ${r.reason}`);
       if (summary.rejections.length > MAX_PRINTED_REJECTIONS) {
