@@ -8,7 +8,7 @@ import type { DashboardState } from '../state.js';
 // the form shows for its field, instead of "perSecond: Too small: expected number to be >0":
 // - an issue of a zod schema (the error keeps them) in zod's own words for that language;
 // - a message a schema wrote itself ("at most 200 characters") or a detail core words by hand
-//   ("required", "a non-zero integer") from the table below; the dashboard's tests name each.
+//   ("required", "a non-zero integer") from the table below.
 // A refusal whose details the table does not know is shown as core wrote it, in English.
 
 const wordings: Record<Language, z.core.$ZodErrorMap> = { en: z.locales.en().localeError, it: z.locales.it().localeError };
@@ -44,7 +44,7 @@ export const PERIOD_MESSAGE = 'a month, YYYY-MM, not after the current one';
 /** Messages written in English by schemas and core, and how each page says them. */
 const ownWordings: [RegExp, MessageKey][] = [
   [new RegExp(`^${WHOLE_NUMBER}$`), 'error.wholeNumber'],
-  [new RegExp(`^${PERIOD_MESSAGE.replace(/[,]/g, '\\$&')}$`), 'error.period'],
+  [new RegExp(`^${PERIOD_MESSAGE}$`), 'error.period'],
   [/^must not be empty$/, 'error.msg.notEmpty'],
   [/^at most (?<n>\d+) characters$/, 'error.msg.atMostCharacters'],
   [/^at most (?<n>\d+)$/, 'error.msg.atMost'],
