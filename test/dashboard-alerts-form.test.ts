@@ -50,7 +50,7 @@ describe('webhook address form, where private targets are not allowed', () => {
     const { orgId, client } = await adminOfNewOrg(production, 'Alert private webhook test');
     const page = `/orgs/${orgId}/alerts`;
     const save = async (webhookUrl: string) => client.post(`${page}/webhook`, { _csrf: await client.csrf(page), webhookUrl });
-    for (const url of ['http://127.0.0.1:9000/hook', 'http://localhost/hook', 'https://10.1.2.3/hook', 'http://[::1]/hook', 'http://169.254.169.254/latest/meta-data']) {
+    for (const url of ['http://127.0.0.1:9000/hook', 'http://localhost/hook', 'http://localhost./hook', 'https://10.1.2.3/hook', 'http://[::1]/hook', 'http://169.254.169.254/latest/meta-data']) {
       expect((await save(url)).headers.get('location'), url).toBe(`${page}?error=webhook_private`);
     }
     expect(await (await client.get(`${page}?error=webhook_private`)).text()).toContain('this service sends webhooks to public addresses only');

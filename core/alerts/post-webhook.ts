@@ -32,7 +32,8 @@ export function isPublicAddress(address: string): boolean {
  * outside the public ranges, or `localhost`. A name is judged when sending, where it is resolved.
  */
 export function isPrivateAtSight(url: string): boolean {
-  const host = new URL(url).hostname.replace(/^\[|\]$/g, '').toLowerCase();
+  // A trailing dot is the same name, fully qualified (localhost. is localhost).
+  const host = new URL(url).hostname.replace(/^\[|\]$/g, '').replace(/\.$/, '').toLowerCase();
   if (host === 'localhost' || host.endsWith('.localhost')) return true;
   return net.isIP(host) !== 0 && !isPublicAddress(host);
 }
