@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { changeCredits } from '../core/billing/index.js';
-import { adminOfNewOrg, createOperator, dashboardForFile, httpSession } from './dashboard-fixtures.js';
+import { createApiKey } from '../core/auth/index.js';
+import { adminOfNewOrg, applyUsage, createOperator, dashboardForFile, httpSession, usageEventFor } from './dashboard-fixtures.js';
 
 // The finance pages over plain HTTP, with addresses people (or their bookmarks) get wrong.
 
@@ -57,4 +58,14 @@ describe('finance pages', () => {
     expect(csv).toMatch(new RegExp(`^entry,grant,[^,]+,500,credits,,${operator.email.replaceAll('.', '\\.')}: contract bonus$`, 'm'));
     expect(csv).toMatch(/^entry,top_up,[^,]+,100,credits,,cli:maria: invoice 7$/m);
   });
+
+  it('when usage was made with a key then the ledger names the key as the keys page does, not by its id', async () => {
+    const { orgId, client } = await adminOfNewOrg(env, 'Finance ledger key test');
+    const key = await createApiKey(env.db, { organizationId: orgId, name: 'Billing robot' });
+    await applyUsage(env.db, [usageEventFor(orgId, { keyId: key.record.id })]);
+    const ledger = await (await client.get(`/orgs/${orgId}/ledger`)).text();
+    expect(ledger).toContain(`api · Billing robot (${key.record.prefix}…)`);
+    expect(ledger).not.toContain(key.record.id);
+  });
 });
+

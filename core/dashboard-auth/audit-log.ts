@@ -1,4 +1,5 @@
 import { pageWindow, type Db } from '../db/index.js';
+import { apiKeyLabels } from '../auth/api-key-labels.js';
 
 export interface AuditEntry {
   organizationId: string | null;
@@ -57,7 +58,7 @@ async function selectAuditRows(db: Db, query: ReturnType<typeof auditRowsOf>): P
   const rows = await query
     .orderBy('a.id', 'desc')
     .select<{ id: number | string; at: Date; actor: string; email: string | null; action: string; details: Record<string, unknown> | null }[]>('a.id', 'a.at', 'a.actor', 'u.email', 'a.action', 'a.details');
-  const labels = await keyLabels(db, rows.flatMap((r) => keyIdsOf(r.details)));
+  const labels = await apiKeyLabels(db, rows.flatMap((r) => keyIdsOf(r.details)));
   return rows.map((r) => ({
     id: Number(r.id), at: r.at, actor: r.actor, actorEmail: r.email, action: r.action, details: r.details,
     keyLabels: Object.fromEntries(keyIdsOf(r.details).filter((id) => labels.has(id)).map((id) => [id, labels.get(id)!])),
@@ -70,11 +71,6 @@ const KEY_DETAILS = ['keyId', 'from', 'to'];
 const keyIdsOf = (details: Record<string, unknown> | null): string[] =>
   KEY_DETAILS.map((name) => details?.[name]).filter((v): v is string => typeof v === 'string' && v.startsWith('key_'));
 
-async function keyLabels(db: Db, ids: string[]): Promise<Map<string, string>> {
-  if (ids.length === 0) return new Map();
-  const rows = await db('api_keys').whereIn('id', [...new Set(ids)]).select<{ id: string; name: string; prefix: string }[]>('id', 'name', 'prefix');
-  return new Map(rows.map((r) => [r.id, `${r.name} (${r.prefix}…)`]));
-}
 
 export function recentAudit(db: Db, organizationId: string, limit = 20): Promise<AuditRow[]> {
   return selectAuditRows(db, auditRowsOf(db, organizationId).limit(limit));

@@ -1,13 +1,15 @@
 import { ledgerEntryFromRow, type LedgerEntry } from '../billing/ledger-export.js';
+import { apiKeyLabels } from '../auth/api-key-labels.js';
 import { userEmails } from '../dashboard-auth/user-emails.js';
 import { pageWindow, type Db } from '../db/index.js';
 
 export const ledgerEntryTypes = ['usage', 'grant', 'top_up', 'adjustment', 'period_rollover', 'cap_change'] as const;
 export type LedgerEntryType = (typeof ledgerEntryTypes)[number];
 
-/** A ledger row as the dashboard's ledger page lists it: the export's fields, and who acted as
- * people know them (the e-mail of a user id; other actors as recorded). */
-export type LedgerPageRow = LedgerEntry & { entryType: LedgerEntryType; actorLabel: string | null };
+/** A ledger row as the dashboard's ledger page lists it: the export's fields, who acted as
+ * people know them (the e-mail of a user id; other actors as recorded) and the key as the keys
+ * page shows it (null: no key, or its row is gone). */
+export type LedgerPageRow = LedgerEntry & { entryType: LedgerEntryType; actorLabel: string | null; keyLabel: string | null };
 
 export interface LedgerPage {
   rows: LedgerPageRow[];
@@ -47,10 +49,15 @@ export async function ledgerPage(
     .offset(offset)
     .limit(pageSize)
     .select<Record<string, any>[]>('*');
-  const emails = await userEmails(db, rows.map((r) => r.actor as string | null));
+  const [emails, keys] = await Promise.all([userEmails(db, rows.map((r) => r.actor as string | null)), apiKeyLabels(db, rows.map((r) => r.key_id as string | null))]);
   const entries = rows.map((r) => {
     const entry = ledgerEntryFromRow(r);
-    return { ...entry, entryType: entry.entryType as LedgerEntryType, actorLabel: entry.actor === null ? null : (emails.get(entry.actor) ?? entry.actor) };
+    return {
+      ...entry,
+      entryType: entry.entryType as LedgerEntryType,
+      actorLabel: entry.actor === null ? null : (emails.get(entry.actor) ?? entry.actor),
+      keyLabel: entry.keyId === null ? null : (keys.get(entry.keyId) ?? null),
+    };
   });
   return { total: Math.min(found, countCap), more: found > countCap, page, pages, rows: entries };
 }

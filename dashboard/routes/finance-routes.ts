@@ -222,7 +222,7 @@ export function registerFinanceRoutes(router: Router<DashboardState>, deps: Fina
       f.dateTime(new Date(r.occurredAt)),
       badge(t(`ledger.type.${r.entryType}`), r.entryType === 'usage' ? 'neutral' : r.entryType === 'adjustment' ? 'warn' : 'info'),
       r.entryType === 'usage'
-        ? html`<code>${r.product ?? ''}</code> <span class="muted small">${r.source}${r.keyId ? html` · ${r.keyId}` : ''}</span>`
+        ? html`<code>${r.product ?? ''}</code> <span class="muted small">${r.source}${r.keyId ? html` · ${r.keyLabel ?? r.keyId}` : ''}</span>`
         : html`${r.reason ?? ''}${r.actorLabel ? html` <span class="muted small">· ${r.actorLabel}</span>` : ''}`,
       r.creditsDelta === 0 ? html`<span class="muted">0</span>` : signed(r.creditsDelta),
       r.callsDelta === 0 ? html`<span class="muted">0</span>` : signed(r.callsDelta),
