@@ -4,7 +4,7 @@ import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv
 import {
   CallToolRequestSchema, ListToolsRequestSchema, type CallToolRequest, type CallToolResult, type JSONRPCMessage, type ListToolsResult, type Tool,
 } from '@modelcontextprotocol/sdk/types.js';
-import type { AccessControl, Measure, Principal } from '../core/access/index.js';
+import { countMalformedAttempt, type AccessControl, type Measure, type Principal } from '../core/access/index.js';
 import type { CompanyStore } from '../core/companies/index.js';
 import type { Db } from '../core/db/index.js';
 import { AppError, errorObjectSchema, issueDetails } from '../core/errors/index.js';
@@ -149,10 +149,7 @@ export function createToolHandlers(deps: McpDeps, parts: ServerParts, call: McpC
         // call does no work.
         const parsed = definition.inputSchema.safeParse(request.params.arguments ?? {});
         if (!parsed.success) {
-          const counted = await deps.access.authorize(principal, name, 'tool').then((g) => rateLimitHeaders(g.rateLimit), (err: unknown) => {
-            if (err instanceof AppError) return err.headers;
-            throw err;
-          });
+          const counted = await countMalformedAttempt(deps.access, principal, name, 'tool');
           throw new AppError('invalid_params', `The arguments do not match the input schema of ${name}.`, {
             details: issueDetails(parsed.error.issues, '(arguments)'),
             headers: counted,

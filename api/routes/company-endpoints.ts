@@ -1,7 +1,7 @@
 import type { Router, RouterContext } from '@koa/router';
-import type { AccessControl, Principal } from '../../core/access/index.js';
+import { countMalformedAttempt, type AccessControl } from '../../core/access/index.js';
 import { endpointCatalogue, type CompanyLookupName, type CompanyLookups, type EndpointDefinition, type Meta } from '../../core/companies/endpoint-catalogue.js';
-import { AppError, isAppError } from '../../core/errors/index.js';
+import { AppError } from '../../core/errors/index.js';
 import type { UsageSink } from '../../core/usage/index.js';
 import { authenticateRequest } from '../authenticate-request.js';
 import { successEnvelopeJson } from '../json-envelope.js';
@@ -37,7 +37,7 @@ function serve(endpoint: EndpointDefinition, deps: CompanyEndpointDeps) {
     const raw = ctx.params[endpoint.param.name] ?? '';
     const parsed = endpoint.param.schema.safeParse(raw);
     if (!parsed.success) {
-      const headers = await rateLimitHeadersOf(deps.access, principal, endpoint.slug);
+      const headers = await countMalformedAttempt(deps.access, principal, endpoint.slug, 'endpoint');
       throw new AppError('invalid_params', undefined, {
         details: parsed.error.issues.map((issue) => ({ path: `path.${endpoint.param.name}`, message: issue.message })),
         headers,
@@ -75,15 +75,3 @@ function serve(endpoint: EndpointDefinition, deps: CompanyEndpointDeps) {
 }
 
 const jsonOrNull = (data: unknown) => (data === null ? null : JSON.stringify(data));
-
-// A malformed request still counts against the organization's rate limit and still carries
-// the RateLimit-* headers (every authenticated response does); but the caller learns about the
-// malformed parameter first, whatever the plan says, so authorization errors are swallowed here.
-async function rateLimitHeadersOf(access: AccessControl, principal: Principal, slug: string): Promise<Record<string, string> | undefined> {
-  try {
-    return rateLimitHeaders((await access.authorize(principal, slug, 'endpoint')).rateLimit);
-  } catch (err) {
-    if (isAppError(err)) return err.headers;
-    throw err;
-  }
-}
