@@ -38,7 +38,6 @@ function askedPeriod(ctx: DashboardContext): string | null {
   if (typeof p === 'string' && isPeriod(p) && p <= currentPeriod()) return p;
   throw new AppError('invalid_params', `period: ${PERIOD_MESSAGE}`, {
     details: [{ path: 'period', message: PERIOD_MESSAGE }],
-    issues: [{ code: 'custom', path: ['period'], message: PERIOD_MESSAGE, input: p }],
   });
 }
 

@@ -42,9 +42,7 @@ function optionalInt(value: string | undefined, path: string): number | null {
   const v = (value ?? '').trim();
   if (v === '') return null;
   const n = GROUPED_WHOLE_NUMBER.test(v) ? Number(v.replace(/[ .,_']/g, '')) : NaN;
-  if (!Number.isSafeInteger(n)) {
-    throw new AppError('invalid_params', `${path}: ${WHOLE_NUMBER}`, { details: [{ path, message: WHOLE_NUMBER }], issues: [{ code: 'custom', path: [path], message: WHOLE_NUMBER, input: v }] });
-  }
+  if (!Number.isSafeInteger(n)) throw new AppError('invalid_params', `${path}: ${WHOLE_NUMBER}`, { details: [{ path, message: WHOLE_NUMBER }] });
   return n;
 }
 
