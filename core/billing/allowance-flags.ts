@@ -56,9 +56,12 @@ export async function recordFlagChanges(trx: Knex.Transaction, changes: FlagChan
  * its measure, null fields keeping the plan's). One query for a whole batch of organizations.
  */
 export async function cheapestCreditCalls(q: Knex | Knex.Transaction, organizationIds: string[]): Promise<Map<string, number | null>> {
-  const prices = await creditPrices(q, organizationIds);
-  return new Map(organizationIds.map((id) => [id, prices.get(id)?.[0] ?? null]));
+  return cheapestOfEach(await creditPrices(q, organizationIds));
 }
+
+/** The cheapest of each organization's prices (creditPrices), null where none is in credits. */
+export const cheapestOfEach = (prices: ReadonlyMap<string, readonly number[]>): Map<string, number | null> =>
+  new Map([...prices].map(([id, list]) => [id, list[0] ?? null]));
 
 /** Each organization's distinct positive credits prices, cheapest first ([]: none is priced in credits). */
 export async function creditPrices(q: Knex | Knex.Transaction, organizationIds: string[]): Promise<Map<string, number[]>> {

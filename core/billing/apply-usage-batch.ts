@@ -3,7 +3,7 @@ import { deadLetterRow } from '../usage/apply-one-by-one.js';
 import { messageText, parseUsageMessage } from '../usage/parse-usage-message.js';
 import type { DeadLetter, UsageBatchOutcome, UsageBusMessage } from '../usage/usage-bus.js';
 import type { UsageEvent } from '../usage/usage-event.js';
-import { creditPrices, crossesPrice, evaluateFlags, flagChanges, recordFlagChanges, type FlagChange, type Flags } from './allowance-flags.js';
+import { cheapestOfEach, creditPrices, crossesPrice, evaluateFlags, flagChanges, recordFlagChanges, type FlagChange, type Flags } from './allowance-flags.js';
 import { lockAllowances, type AllowanceRow } from './allowance-rows.js';
 import { periodOf } from './billing-period.js';
 import { addDailyUsage } from './daily-usage.js';
@@ -78,7 +78,7 @@ export async function applyUsageBatch(trx: Knex.Transaction, messages: UsageBusM
 
   const orgsWithUsage = [...new Set(known.map((e) => e.organizationId))].sort();
   const prices = await creditPrices(trx, orgsWithUsage);
-  const cheapest = new Map(orgsWithUsage.map((id) => [id, prices.get(id)?.[0] ?? null]));
+  const cheapest = cheapestOfEach(prices);
   const changes: FlagChange[] = [];
 
   // Roll over to the newest month among now and the batch's events (an API clock slightly
