@@ -1,5 +1,5 @@
 export { generateApiKey, hashApiKey, displayPrefix, isApiKeyShaped, type KeyKind, type KeyMode } from './api-key-format.js';
-export { authorizationHeader, bearerToken } from './parse-authorization.js';
+export { bearerToken } from './parse-authorization.js';
 export { requestAuthorization } from './request-authorization.js';
 export { apiKeyState, type ApiKeyRecord } from './api-key-record.js';
 export { createApiKey, listApiKeys, getApiKey, revokeApiKey, createApiKeyInputSchema, type CreateApiKeyInput, type CreatedApiKey } from './manage-api-keys.js';
