@@ -85,6 +85,14 @@ describe('when a key fetches /openapi.json', () => {
     await expectValidOpenApi(one);
   });
 
+  it('when the organization has no plan then 403 client_not_configured, counted against its rate limit', async () => {
+    const unprovisioned = await createTestOrganization(api.db, { withPlan: false });
+    const { res, body } = await fetchJson('/openapi.json', bearer(unprovisioned));
+    expect(res.status).toBe(403);
+    expect(body.error).toMatchObject({ code: 'client_not_configured', requestId: res.headers.get('X-Request-Id') });
+    expect(res.headers.get('RateLimit-Remaining')).toMatch(/^\d+$/);
+  });
+
   it('then each operation states the organization\'s usage measure, every error status and the bearer scheme', async () => {
     const { body } = await fetchJson('/openapi.json', bearer(full));
     expect(body.components.securitySchemes.bearerAuth).toMatchObject({ type: 'http', scheme: 'bearer' });

@@ -7,11 +7,12 @@ import type { OpenApiDocuments } from '../openapi/openapi-documents.js';
 import type { ApiState } from '../state.js';
 
 // The per-key machine-readable description: only what the key's organization may call, priced
-// as that organization is billed.
+// as that organization is billed. An organization with no plan gets client_not_configured, as
+// its every call would: an empty document would leave its developer guessing why.
 export function registerOpenApi(router: Router<ApiState>, deps: { access: AccessControl; documents: OpenApiDocuments }): void {
   router.get('/openapi.json', async (ctx) => {
     const principal = await authenticateRequest(ctx, deps.access);
-    ctx.set(rateLimitHeaders(await deps.access.admit(principal)));
+    ctx.set(rateLimitHeaders(await deps.access.admit(principal, { requireConfigured: true })));
     const entitlements = await deps.access.entitlements(principal, 'endpoint');
     const language = requestLanguage(ctx);
     ctx.set('Content-Language', language);

@@ -47,9 +47,10 @@ export interface AccessControl {
    * Counts an authenticated request that is not a product call (the per-key OpenAPI document,
    * MCP initialize and tools/list) against the organization's rate limit, so every
    * authenticated response carries true RateLimit-* headers and none can be hammered for free.
-   * Throws AppError rate_limited (with the headers) or entitlement_unavailable.
+   * Throws AppError rate_limited (with the headers) or entitlement_unavailable; with
+   * `requireConfigured`, also client_not_configured for an organization with no plan.
    */
-  admit(principal: Principal): Promise<RateLimitStatus>;
+  admit(principal: Principal, options?: { requireConfigured?: boolean }): Promise<RateLimitStatus>;
   /** The organization's products of one kind with their measures (per-key OpenAPI, tools/list). */
   entitlements(principal: Principal, kind: ProductKind): Promise<Map<string, Measure>>;
   close(): Promise<void>;

@@ -102,13 +102,16 @@ export function createAccessControl(options: AccessControlOptions): AccessContro
       return { principal, product, measure: { ...entry.measure }, rateLimit };
     },
 
-    async admit(principal): Promise<RateLimitStatus> {
-      return (await count(principal)).rateLimit;
+    async admit(principal, admitOptions = {}): Promise<RateLimitStatus> {
+      const { state, rateLimit } = await count(principal);
+      if (admitOptions.requireConfigured && !state.configured) throw refuse('client_not_configured', rateLimit);
+      return rateLimit;
     },
 
     async entitlements(principal: Principal, kind): Promise<Map<string, Measure>> {
       // An unprovisioned organization is entitled to nothing: an empty list, not an error, so
-      // an MCP client can still connect and list (no) tools.
+      // an MCP client can still connect and list (no) tools. The OpenAPI document refuses it
+      // instead, through admit's requireConfigured: a document with no paths explains nothing.
       const state = await entitlements.get(principal.organizationId);
       const result = new Map<string, Measure>();
       for (const [slug, entry] of state.products) if (entry.kind === kind) result.set(slug, { ...entry.measure });
