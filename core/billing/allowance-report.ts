@@ -14,7 +14,8 @@ export interface AllowanceReport {
   organizationName: string;
   period: string;
   generatedAt: string;
-  /** The newest usage event applied for this organization: later calls are not in here yet. */
+  /** The newest usage event counted in this month (null: none yet). For the current month, calls
+   * after it are not in here yet; for a closed month, only a late event can still change it. */
   asOf: string | null;
   openingBalance: number;
   closingBalance: number;
@@ -33,8 +34,9 @@ export interface AllowanceReport {
 
 /**
  * One organization's month for finance. Usage belongs to the month it occurred in (UTC), so a
- * late event lands in its own month; `asOf` says how fresh the figures are. Balances are the
- * ledger's running sums, so the report and `reconcile` can never tell different stories.
+ * late event lands in its own month; `asOf`, the newest event counted in the month, says how
+ * fresh its figures are. Balances are the ledger's running sums, so the report and `reconcile`
+ * can never tell different stories.
  */
 export async function buildAllowanceReport(db: Knex, organizationId: string, period: string, now: Date = new Date()): Promise<AllowanceReport> {
   if (!isPeriod(period)) throw new AppError('invalid_params', 'period must be YYYY-MM', { details: [{ path: 'period', message: 'YYYY-MM' }] });
@@ -87,11 +89,13 @@ export async function buildAllowanceReport(db: Knex, organizationId: string, per
       .andWhere('at', '<', to)
       .orderBy([{ column: 'at' }, { column: 'id' }])
       .select<{ at: Date; flag: string; value: boolean; reason: string | null }[]>('at', 'flag', 'value', 'reason'),
-    // The newest usage row: a usage row's period is the month it occurred in, so the ledger's
-    // index, read backwards, finds it at the top instead of scanning every call.
+    // The newest usage row of this month, not of the organization: a closed month's report
+    // would otherwise be stamped with a later month's call, which it does not count. A usage
+    // row's period is the month it occurred in, so the ledger's (organization, period,
+    // occurred_at) index, read backwards, finds it at the top instead of scanning every call.
     db('usage_ledger')
-      .where({ organization_id: organizationId, entry_type: 'usage' })
-      .orderBy([{ column: 'period', order: 'desc' }, { column: 'occurred_at', order: 'desc' }])
+      .where({ organization_id: organizationId, period, entry_type: 'usage' })
+      .orderBy([{ column: 'occurred_at', order: 'desc' }, { column: 'id', order: 'desc' }])
       .first<{ occurred_at: Date } | undefined>('occurred_at'),
   ]);
   const emails = await userEmails(db, entries.map((e) => e.actor));

@@ -1,0 +1,49 @@
+import { randomUUID } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { createDb, type Db } from '../db/index.js';
+import type { UsageEvent } from '../usage/index.js';
+import { allowanceReportCsv } from './allowance-report-csv.js';
+import { buildAllowanceReport } from './allowance-report.js';
+import { applyUsageBatch } from './apply-usage-batch.js';
+import { periodOf, periodStart } from './billing-period.js';
+import { createOrganization } from './plans/manage-organizations.js';
+
+// Usage goes in as the billing worker applies it (applyUsageBatch), on real Postgres.
+let db: Db;
+beforeAll(() => {
+  db = createDb({ connectionString: inject('databaseUrl'), poolMax: 2 });
+});
+afterAll(async () => {
+  await db?.destroy();
+});
+
+const event = (organizationId: string, occurredAt: Date): UsageEvent => ({
+  v: 1, eventId: `req_${randomUUID()}`, organizationId, keyId: 'key_test', source: 'api', product: 'company-financials', quantity: 5, unit: 'credits', occurredAt: occurredAt.toISOString(),
+});
+const apply = (events: UsageEvent[], now: Date) =>
+  db.transaction((trx) => applyUsageBatch(trx, events.map((e, i) => ({ value: Buffer.from(JSON.stringify(e)), ref: `test#${i}` })), { bus: 'postgres', now }));
+
+describe('allowance report as of', () => {
+  it('when an organization has usage in a closed month and in the current one then the closed month is as of its own newest event, not the current month\'s', async () => {
+    const org = await createOrganization(db, { name: `Allowance report ${randomUUID()} SRL`, planId: null });
+    // The allowance is opened for the real current month, so the months are real ones too.
+    const now = new Date();
+    const current = periodOf(now);
+    const currentStart = periodStart(current);
+    const past = periodOf(new Date(currentStart.getTime() - 1));
+    const pastNewest = new Date(currentStart.getTime() - 3_600_000);
+    const currentNewest = new Date(Math.max(currentStart.getTime(), now.getTime() - 1_000));
+
+    // The current month's call first, then one the closed month had (a late event) and an older one.
+    await apply([event(org.id, currentNewest)], now);
+    await apply([event(org.id, pastNewest), event(org.id, new Date(currentStart.getTime() - 2 * 86_400_000))], now);
+
+    const closed = await buildAllowanceReport(db, org.id, past, now);
+    expect(closed.credits.used).toBe(10);
+    expect(closed.asOf).toBe(pastNewest.toISOString());
+    expect(allowanceReportCsv(closed)).toContain(`summary,as_of,,${pastNewest.toISOString()},,,`);
+    expect((await buildAllowanceReport(db, org.id, current, now)).asOf).toBe(currentNewest.toISOString());
+    // A month with no usage of its own has no "as of", though later months have usage.
+    expect((await buildAllowanceReport(db, org.id, periodOf(new Date(periodStart(past).getTime() - 1)), now)).asOf).toBeNull();
+  });
+});
