@@ -1,7 +1,7 @@
-import type { MessageKey } from './messages-en.js';
+import type { Catalogue } from './translate.js';
 
 // Testi italiani della dashboard: stesse chiavi di messages-en.ts.
-export const it: Record<MessageKey, string> = {
+export const it: Catalogue = {
   'app.name': 'Company Data',
   'app.tagline': 'Dati sulle imprese italiane per le macchine',
   'nav.overview': 'Panoramica',
@@ -58,7 +58,7 @@ export const it: Record<MessageKey, string> = {
   'common.show': 'Mostra',
   'common.previous': 'Precedente',
   'common.next': 'Successiva',
-  'common.pageOf': 'Pagina {page} di {pages} · {total} righe',
+  'common.pageOf': { one: 'Pagina {page} di {pages} · {total} riga', other: 'Pagina {page} di {pages} · {total} righe' },
   'common.pageOfMore': 'Pagina {page} · oltre {total} righe: scegli un mese o un tipo per restringere',
   'common.noRows': 'Ancora niente qui.',
   'common.asOf': 'Aggiornato al {time}',
@@ -68,8 +68,8 @@ export const it: Record<MessageKey, string> = {
   'common.copied': 'Copiata',
   'common.credits': 'crediti',
   'common.calls': 'chiamate',
-  'common.credit': 'credito',
-  'common.call': 'chiamata',
+  'unit.credits': { one: 'credito', other: 'crediti' },
+  'unit.calls': { one: 'chiamata', other: 'chiamate' },
   'common.noCap': 'nessun tetto',
   'common.remove': 'Rimuovi',
   'common.details': 'Dettagli',
@@ -87,7 +87,7 @@ export const it: Record<MessageKey, string> = {
   'overview.runOut': 'Esaurimento crediti',
   'overview.runOutAt': 'intorno al {date}',
   'overview.runOutNever': 'non al ritmo attuale',
-  'overview.burn': '{credits} crediti e {calls} chiamate al giorno (ultimi {days} giorni)',
+  'overview.burn': '{credits} e {calls} al giorno (ultimi {days} giorni)',
   'overview.capReached': 'Tetto chiamate raggiunto intorno al {date}',
   'overview.thisPeriod': 'Periodo corrente: {period}',
   'overview.usageThisPeriod': 'Consumi del periodo',
@@ -242,7 +242,7 @@ export const it: Record<MessageKey, string> = {
   'operator.search': 'Cerca',
   'operator.searchPlaceholder': 'nome o id',
   'operator.noMatch': 'Nessuna organizzazione ha «{search}» nel nome o nell\'id.',
-  'operator.totals': '{orgs} organizzazioni · {flagged} con segnalazioni',
+  'operator.totals': { one: '{orgs} organizzazione · {flagged} con segnalazioni', other: '{orgs} organizzazioni · {flagged} con segnalazioni' },
   'operator.org.plan': 'Piano',
   'operator.org.planHelp': 'Il primo piano assegna i suoi crediti e il tetto per questo periodo.',
   'operator.org.limits': 'Limiti di frequenza',
@@ -306,11 +306,14 @@ export const it: Record<MessageKey, string> = {
   'audit.organization.product_set': 'Modificato il prodotto {product}',
   'audit.organization.product_reset': 'Riportato il prodotto {product} al piano',
   'audit.allowance.cap_set': 'Impostato il tetto di chiamate a {callsCap}: {reason}',
-  'audit.credits.grant': 'Concessi {credits} crediti: {reason}',
-  'audit.credits.top_up': 'Ricaricati {credits} crediti: {reason}',
+  'audit.credits.grant': { one: 'Concesso {credits} credito: {reason}', other: 'Concessi {credits} crediti: {reason}' },
+  'audit.credits.top_up': { one: 'Ricaricato {credits} credito: {reason}', other: 'Ricaricati {credits} crediti: {reason}' },
   'audit.credits.adjustment': 'Crediti rettificati di {credits}: {reason}',
   'audit.usage.dead_letter_replayed': 'Addebitata una chiamata messa da parte in precedenza (dead letter {deadLetterId}): {quantity} {unit} per {product}, evento {eventId}',
-  'audit.usage.totals_rebuilt': 'Ricalcolati dal registro i totali di utilizzo: {bucketsOff} totali giornalieri erano errati, crediti usati {creditsUsedBefore} → {creditsUsedAfter}',
+  'audit.usage.totals_rebuilt': {
+    one: 'Ricalcolati dal registro i totali di utilizzo: {bucketsOff} totale giornaliero era errato, crediti usati {creditsUsedBefore} → {creditsUsedAfter}',
+    other: 'Ricalcolati dal registro i totali di utilizzo: {bucketsOff} totali giornalieri erano errati, crediti usati {creditsUsedBefore} → {creditsUsedAfter}',
+  },
   'error.nul': 'L\'indirizzo o il modulo contiene un carattere NUL (U+0000), che nessun campo accetta. Toglilo e riprova.',
   'error.invalid': 'Controlla il modulo: {message}',
   'error.wholeNumber': 'un numero intero, ad es. 1000 o 1.000',

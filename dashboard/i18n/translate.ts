@@ -5,14 +5,30 @@ export const languages = ['en', 'it'] as const;
 export type Language = (typeof languages)[number];
 export type { MessageKey };
 
+/**
+ * Of a message with a singular and a plural form, `params.count` (a number) picks one. `count`
+ * itself is not shown: the numbers a message shows come formatted, in params of their own.
+ */
 export type Translate = (key: MessageKey, params?: Record<string, string | number>) => string;
 
-const catalogues: Record<Language, Record<MessageKey, string>> = { en, it };
+/** A message said differently of one thing and of several ("1 credit", "2 credits"). */
+export interface PluralMessage {
+  one: string;
+  other: string;
+}
+
+/** A language's messages: a message with plural forms in English has them in every language. */
+export type Catalogue = { [K in MessageKey]: (typeof en)[K] extends string ? string : PluralMessage };
+
+const catalogues: Record<Language, Catalogue> = { en, it };
 
 export function translator(lang: Language): Translate {
   const messages = catalogues[lang];
+  const plurals = new Intl.PluralRules(lang);
   return (key, params) => {
-    const text = messages[key] ?? en[key];
+    const message: string | PluralMessage = messages[key] ?? en[key];
+    // Italian's rules also name 'many' (a million, ...): that is the plural form too.
+    const text = typeof message === 'string' ? message : plurals.select(Number(params?.count ?? 0)) === 'one' ? message.one : message.other;
     return params ? text.replace(/\{(\w+)\}/g, (m, name: string) => (name in params ? String(params[name]) : m)) : text;
   };
 }

@@ -10,6 +10,7 @@ import { asOfStamp, badge, pagination, section, stat, table } from '../views/com
 import { html, type Html } from '../views/html.js';
 import { page } from '../views/layout.js';
 import { PERIOD_MESSAGE } from '../views/invalid-input.js';
+import { measure, unitWord } from '../views/units.js';
 
 export interface FinanceRouteDeps {
   db: Db;
@@ -118,12 +119,12 @@ export function registerFinanceRoutes(router: Router<DashboardState>, deps: Fina
       ${glance ? html`
         <p class="muted">${t('overview.thisPeriod', { period: f.period(glance.period) })}</p>
         <div class="stats">
-          ${stat(t('overview.balance'), f.number(glance.creditsBalance), t('common.credits'))}
+          ${stat(t('overview.balance'), f.number(glance.creditsBalance), unitWord(ctx.state, 'credits', glance.creditsBalance))}
           ${stat(t('overview.callsUsed'), glance.callsCap === null ? f.number(glance.callsUsed) : t('overview.callsOfCap', { used: f.number(glance.callsUsed), cap: f.number(glance.callsCap) }),
             glance.callsCap === null ? t('common.noCap') : html`<meter min="0" max="${glance.callsCap}" value="${Math.min(glance.callsUsed, glance.callsCap)}" low="${Math.floor(glance.callsCap * 0.8)}" high="${Math.floor(glance.callsCap * 0.95)}" optimum="0">${glance.callsUsed}/${glance.callsCap}</meter>`)}
           ${stat(t('overview.flags'), flags.some((x) => x !== '') ? flags : badge(t('overview.flagOk'), 'good'), glance.percentUsed === null ? '' : t('overview.percentUsed', { percent: glance.percentUsed }))}
           ${stat(t('overview.runOut'), glance.creditsRunOutAt ? t('overview.runOutAt', { date: f.date(glance.creditsRunOutAt) }) : t('overview.runOutNever'),
-            html`${t('overview.burn', { credits: f.number(glance.creditsPerDay), calls: f.number(glance.callsPerDay), days: BURN_WINDOW_DAYS })}${glance.callsCapReachedAt ? html`<br>${t('overview.capReached', { date: f.date(glance.callsCapReachedAt) })}` : ''}`)}
+            html`${t('overview.burn', { credits: measure(ctx.state, glance.creditsPerDay, 'credits'), calls: measure(ctx.state, glance.callsPerDay, 'calls'), days: BURN_WINDOW_DAYS })}${glance.callsCapReachedAt ? html`<br>${t('overview.capReached', { date: f.date(glance.callsCapReachedAt) })}` : ''}`)}
         </div>
         ${asOfStamp(ctx.state, glance.asOf)}
         ${report ? section(t('overview.usageThisPeriod'), usageChart(ctx.state, report, 'day', 'credits'), { actions: html`<a class="btn btn-secondary" href="/orgs/${view.org.id}/usage">${t('nav.usage')} →</a>` }) : ''}` : ''}`;
@@ -156,8 +157,8 @@ export function registerFinanceRoutes(router: Router<DashboardState>, deps: Fina
     const { t, f } = ctx.state;
     const period = chosenPeriod(ctx);
     const [r, periods] = await Promise.all([buildAllowanceReport(db, view.org.id, period), periodChoices(db, view.org.id, period)]);
-    // The unit in the page's language (common.credits / common.calls), as the other columns are.
-    const usageRow = (x: { quantity: number; unit: string; calls: number }) => [f.number(x.quantity), x.unit === 'calls' ? t('common.calls') : x.unit === 'credits' ? t('common.credits') : x.unit, f.number(x.calls)];
+    // The unit in the page's language, as the other columns are, and singular after 1.
+    const usageRow = (x: { quantity: number; unit: string; calls: number }) => [f.number(x.quantity), unitWord(ctx.state, x.unit, x.quantity), f.number(x.calls)];
     // Each table spans the page: the entries' five columns, the reason last, did not fit half of it.
     const body = html`
       <div class="toolbar-row">

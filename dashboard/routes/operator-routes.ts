@@ -14,6 +14,7 @@ import { asOfStamp, badge, csrfField, field, notice, pagination, section, select
 import { invalidInputMessage, WHOLE_NUMBER } from '../views/invalid-input.js';
 import { html, type HtmlValue } from '../views/html.js';
 import { page } from '../views/layout.js';
+import { measure, unitWord } from '../views/units.js';
 import { invitationPanel, inviteForm } from './members-routes.js';
 
 export interface OperatorRouteDeps {
@@ -71,8 +72,8 @@ async function renderOverview(ctx: DashboardContext, db: Db, top?: HtmlValue, ty
     ${top ?? ''}
     <div class="stats">
       ${stat(t('nav.organizations'), f.number(totals.organizations))}
-      ${stat(t('operator.flags'), f.number(flagged), flagged > 0 ? t('operator.totals', { orgs: totals.organizations, flagged }) : '')}
-      ${stat(t('operator.balance'), f.number(totals.creditsBalance), t('common.credits'))}
+      ${stat(t('operator.flags'), f.number(flagged), flagged > 0 ? t('operator.totals', { orgs: f.number(totals.organizations), flagged: f.number(flagged), count: totals.organizations }) : '')}
+      ${stat(t('operator.balance'), f.number(totals.creditsBalance), unitWord(ctx.state, 'credits', totals.creditsBalance))}
       ${stat(t('operator.deadLetters'), f.number(deadLetters), deadLetters > 0 ? t('operator.deadLettersHint') : t('operator.deadLettersNone'))}
     </div>
     ${asOfStamp(ctx.state, totals.newestEventAt)}
@@ -114,7 +115,7 @@ async function renderOrganization(ctx: DashboardContext, db: Db, organizationId:
     return [
       html`<code>${p.slug}</code>${override ? html` ${badge(t('operator.org.override'), 'info')}` : ''}`,
       p.kind,
-      inPlan ? t('operator.org.planDefault', { measure: `${f.number(inPlan.quantity)} ${t(inPlan.quantity === 1 ? (inPlan.unit === 'calls' ? 'common.call' : 'common.credit') : `common.${inPlan.unit}`)}` }) : html`<span class="muted">${t('operator.org.notInPlan')}</span>`,
+      inPlan ? t('operator.org.planDefault', { measure: measure(ctx.state, inPlan.quantity, inPlan.unit) }) : html`<span class="muted">${t('operator.org.notInPlan')}</span>`,
       html`<form method="post" action="/operator/organizations/${org.id}/products" class="product-form">
         ${csrfField(ctx.state)}<input type="hidden" name="product" value="${p.slug}">
         <label class="check"><input type="checkbox" name="enabled" value="1"${effective ? html` checked` : ''}> <span>${t('operator.org.enabled')}</span></label>
@@ -131,7 +132,7 @@ async function renderOrganization(ctx: DashboardContext, db: Db, organizationId:
     ${top ?? ''}
     <p><a href="/orgs/${org.id}">${t('operator.org.openDashboard')} →</a> <span class="muted small"><code>${org.id}</code></span></p>
     ${a ? html`<div class="stats">
-      ${stat(t('overview.balance'), f.number(a.creditsBalance), t('common.credits'))}
+      ${stat(t('overview.balance'), f.number(a.creditsBalance), unitWord(ctx.state, 'credits', a.creditsBalance))}
       ${stat(t('overview.callsUsed'), a.callsCap === null ? f.number(a.callsUsed) : t('overview.callsOfCap', { used: f.number(a.callsUsed), cap: f.number(a.callsCap) }), f.period(a.period))}
       ${stat(t('overview.flags'), html`${a.creditsExhausted ? badge(t('overview.flag.credits_exhausted'), 'bad') : ''}${a.limitReached ? badge(t('overview.flag.limit_reached'), 'bad') : ''}${!a.creditsExhausted && !a.limitReached ? badge(t('overview.flagOk'), 'good') : ''}`)}
     </div>` : ''}

@@ -1,8 +1,10 @@
+import { thresholdKinds, type ThresholdKind } from '../../core/alerts/index.js';
 import type { AuditRow } from '../../core/dashboard-auth/index.js';
 import { en } from '../i18n/messages-en.js';
 import type { MessageKey } from '../i18n/translate.js';
 import type { DashboardState } from '../state.js';
 import { html, type HtmlValue } from './html.js';
+import { unitWord } from './units.js';
 
 // Audit rows as people read them, in the dashboard's language: what was done, with the values
 // it was done with. Each action the dashboard's handlers and the operator CLI record (withAudit)
@@ -13,16 +15,28 @@ function sentenceKey(action: string): MessageKey | undefined {
   return key in en ? (key as MessageKey) : undefined;
 }
 
+// The detail whose number picks the singular or plural sentence ('Granted 1 credit').
+const countedBy: Partial<Record<string, string>> = {
+  'credits.grant': 'credits',
+  'credits.top_up': 'credits',
+  'usage.totals_rebuilt': 'bucketsOff',
+};
+
 export function describeAuditAction(state: DashboardState, row: Pick<AuditRow, 'action' | 'details'> & Partial<Pick<AuditRow, 'keyLabels'>>): HtmlValue {
   const key = sentenceKey(row.action);
   if (!key) return html`<code>${row.action}</code>`;
-  const params: Record<string, string> = {};
-  for (const [name, value] of Object.entries(row.details ?? {})) {
+  const details = row.details ?? {};
+  const counted = countedBy[row.action] ? details[countedBy[row.action]!] : undefined;
+  const params: Record<string, string | number> = typeof counted === 'number' ? { count: counted } : {};
+  for (const [name, value] of Object.entries(details)) {
     if (value === null || value === undefined || value === '') params[name] = '—';
     // A key as the keys page shows it (name and prefix), not by the id it never shows.
     else if (typeof value === 'string' && row.keyLabels?.[value]) params[name] = row.keyLabels[value];
     else if (typeof value === 'number') params[name] = state.f.number(value);
     else if (name === 'role' && (value === 'admin' || value === 'finance')) params[name] = state.t(`role.${value}`);
+    // Codes, said as the pages say them: 'crediti' after its quantity, a threshold by its label.
+    else if (name === 'unit' && typeof value === 'string') params[name] = unitWord(state, value, typeof details.quantity === 'number' ? details.quantity : 0);
+    else if (name === 'kind' && (thresholdKinds as readonly unknown[]).includes(value)) params[name] = state.t(`alerts.kind.${value as ThresholdKind}`);
     else params[name] = typeof value === 'string' ? value : JSON.stringify(value);
   }
   // A value the row lacks reads as "—", not as a {placeholder}.

@@ -97,7 +97,7 @@ export function pagination(state: DashboardState, result: { page: number; pages:
   // `more`: the total is a lower bound (a count that stopped, see ledgerPage), so no page count.
   const where = result.more
     ? t('common.pageOfMore', { page: f.number(result.page), total: f.number(result.total) })
-    : t('common.pageOf', { page: result.page, pages: result.pages, total: f.number(result.total) });
+    : t('common.pageOf', { page: result.page, pages: result.pages, total: f.number(result.total), count: result.total });
   return html`<nav class="pagination" aria-label="${where}">
     ${result.page > 1 ? html`<a class="btn btn-secondary" rel="prev" href="${link(result.page - 1)}">← ${t('common.previous')}</a>` : html`<span></span>`}
     <span class="muted">${where}</span>
