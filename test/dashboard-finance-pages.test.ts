@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { changeCredits } from '../core/billing/index.js';
+import { changeCredits, periodStart, setCallsCap } from '../core/billing/index.js';
 import { createApiKey } from '../core/auth/index.js';
+import { formats } from '../dashboard/i18n/translate.js';
 import { adminOfNewOrg, applyUsage, createOperator, dashboardForFile, httpSession, usageEventFor } from './dashboard-fixtures.js';
 
 // The finance pages over plain HTTP, with addresses people (or their bookmarks) get wrong.
@@ -66,6 +67,39 @@ describe('finance pages', () => {
     const ledger = await (await client.get(`/orgs/${orgId}/ledger`)).text();
     expect(ledger).toContain(`api · Billing robot (${key.record.prefix}…)`);
     expect(ledger).not.toContain(key.record.id);
+  });
+
+  it('when the page is in Italian, then the reasons the system wrote on the ledger and the flags are in Italian, and a person\'s reason as typed', async () => {
+    const { orgId, client } = await adminOfNewOrg(env, 'Finance Italian reasons test');
+    const operator = await createOperator(env.db);
+    const op = httpSession(env.dashboard.url);
+    await op.signIn(operator.email, operator.password);
+    const page = `/operator/organizations/${orgId}`;
+    // The opening grant (by the system), a cap set in the operator pages, a cap the plan sets
+    // for this month only (the calls flag goes up), and a month's rollover (it comes down).
+    expect((await op.post(`${page}/period`, { _csrf: await op.csrf(page), creditsPerPeriod: '', callsCap: '50' })).status).toBe(200);
+    await setCallsCap(env.db, { organizationId: orgId, callsCap: 0, thisPeriodOnly: true, actor: 'system', reason: 'plan standard' });
+    const period = new Date().toISOString().slice(0, 7);
+    await env.db('allowances').where({ organization_id: orgId }).update({ period: new Date(periodStart(period).getTime() - 1).toISOString().slice(0, 7) });
+    await changeCredits(env.db, { organizationId: orgId, kind: 'top_up', credits: 100, actor: 'cli:maria', reason: 'invoice 7' });
+
+    client.jar.set('dash_lang', 'it');
+    const month = formats('it').period(period);
+    const ledger = await (await client.get(`/orgs/${orgId}/ledger`)).text();
+    expect(ledger).toContain(`piano standard: crediti inclusi di ${month} <span class="muted small">· sistema</span>`);
+    expect(ledger).toContain(`tetto chiamate da 100.000 a 50: impostato dalla dashboard dell&#39;operatore <span class="muted small">· ${operator.email}</span>`);
+    expect(ledger).toContain('tetto chiamate da 50 a 0 (solo questo periodo): piano standard');
+    expect(ledger).toContain('cambio di mese: assegnati 100.000 crediti, il conteggio delle chiamate riparte');
+    expect(ledger).toContain('invoice 7 <span class="muted small">· cli:maria</span>');
+    const report = await (await client.get(`/orgs/${orgId}/report`)).text();
+    expect(report).toContain(`piano standard: crediti inclusi di ${month}`);
+    expect(report).toMatch(/<td>Tetto chiamate raggiunto<\/td><td>attivato<\/td><td>piano standard \(sistema\)<\/td>/);
+    expect(report).toMatch(new RegExp(`<td>Tetto chiamate raggiunto</td><td>rimosso</td><td>cambio di periodo a ${month}</td>`));
+    // Said in Italian on the page; written as ever in the ledger, which the CLI and CSV read.
+    expect(await env.db('usage_ledger').where({ organization_id: orgId, entry_type: 'grant' }).pluck('reason')).toEqual([`plan standard: included credits for ${period}`]);
+    for (const body of [ledger, report]) {
+      expect(body).not.toMatch(/included credits|calls cap|month rollover|period rollover|operator dashboard|limit_reached|[>(]system[<)]/);
+    }
   });
 });
 

@@ -10,6 +10,7 @@ import { asOfStamp, badge, pagination, section, stat, table } from '../views/com
 import { html, type Html } from '../views/html.js';
 import { page } from '../views/layout.js';
 import { PERIOD_MESSAGE } from '../views/invalid-input.js';
+import { ledgerActor, ledgerReason } from '../views/ledger-reasons.js';
 import { measure, unitWord } from '../views/units.js';
 
 export interface FinanceRouteDeps {
@@ -54,6 +55,10 @@ function periodSelector(state: DashboardState, action: string, periods: string[]
     <button type="submit" class="btn btn-secondary">${t('common.show')}</button>
   </form>`;
 }
+
+/** A flag by the name the overview gives it; one the catalogues do not know, by its code. */
+const flagName = (state: DashboardState, flag: string): string =>
+  flag === 'credits_exhausted' || flag === 'limit_reached' ? state.t(`overview.flag.${flag}`) : flag;
 
 /** Every day of the period up to today (UTC), zeros included, so gaps show as gaps. */
 function dailyPoints(report: AllowanceReport, measure: Measure, now = new Date()): ChartPoint[] {
@@ -186,14 +191,14 @@ export function registerFinanceRoutes(router: Router<DashboardState>, deps: Fina
       ${section(t('report.entries'), table({
           caption: t('report.entries'),
           headers: [t('report.at'), t('report.type'), t('common.credits'), t('report.by'), t('report.reason')],
-          rows: r.entries.map((e) => [f.dateTime(new Date(e.at)), t(`ledger.type.${e.type as LedgerEntryType}`), f.number(e.credits), e.actor ?? '—', e.reason ?? '']),
+          rows: r.entries.map((e) => [f.dateTime(new Date(e.at)), t(`ledger.type.${e.type as LedgerEntryType}`), f.number(e.credits), e.actor === null ? '—' : ledgerActor(ctx.state, e.actor), ledgerReason(ctx.state, e.reason ?? '')]),
           numeric: [2],
           empty: t('common.noRows'),
         }), { id: 'report-entries' })}
       ${section(t('report.byProduct'), table({ caption: t('report.byProduct'), headers: [t('report.source'), t('usage.product'), t('report.quantity'), t('report.unit'), t('common.calls')], rows: r.byProduct.map((p) => [p.source, p.product, ...usageRow(p)]), numeric: [2, 4], empty: t('common.noRows') }), { id: 'report-products' })}
       ${section(t('report.byKey'), table({ caption: t('report.byKey'), headers: [t('usage.key'), t('report.quantity'), t('report.unit'), t('common.calls')], rows: r.byKey.map((k) => [html`${keyLabel(k) ?? t('usage.unknownKey')} <code>${k.keyId}</code>`, ...usageRow(k)]), numeric: [1, 3], empty: t('common.noRows') }), { id: 'report-keys' })}
       ${section(t('report.byDay'), table({ caption: t('report.byDay'), headers: [t('usage.day'), t('report.quantity'), t('report.unit'), t('common.calls')], rows: r.byDay.map((d) => [d.day, ...usageRow(d)]), numeric: [1, 3], empty: t('common.noRows') }), { id: 'report-days' })}
-      ${section(t('report.flags'), table({ caption: t('report.flags'), headers: [t('report.at'), t('report.flag'), t('report.change'), t('report.reason')], rows: r.flagHistory.map((x) => [f.dateTime(new Date(x.at)), x.flag, t(x.value ? 'report.set' : 'report.cleared'), x.reason ?? '']), empty: t('common.noRows') }), { id: 'report-flags' })}
+      ${section(t('report.flags'), table({ caption: t('report.flags'), headers: [t('report.at'), t('report.flag'), t('report.change'), t('report.reason')], rows: r.flagHistory.map((x) => [f.dateTime(new Date(x.at)), flagName(ctx.state, x.flag), t(x.value ? 'report.set' : 'report.cleared'), ledgerReason(ctx.state, x.reason ?? '')]), empty: t('common.noRows') }), { id: 'report-flags' })}
       <p class="muted small">${t('report.generated', { time: f.dateTime(new Date(r.generatedAt)) })}</p>`;
     ctx.body = page(ctx.state, { title: `${t('report.title')} · ${f.period(period)}`, body, org: view.org, active: 'report', memberships: view.memberships, banners: view.banners, path: ctx.path });
   });
@@ -223,7 +228,7 @@ export function registerFinanceRoutes(router: Router<DashboardState>, deps: Fina
       badge(t(`ledger.type.${r.entryType}`), r.entryType === 'usage' ? 'neutral' : r.entryType === 'adjustment' ? 'warn' : 'info'),
       r.entryType === 'usage'
         ? html`<code>${r.product ?? ''}</code> <span class="muted small">${r.source}${r.keyId ? html` · ${r.keyLabel ?? r.keyId}` : ''}</span>`
-        : html`${r.reason ?? ''}${r.actorLabel ? html` <span class="muted small">· ${r.actorLabel}</span>` : ''}`,
+        : html`${ledgerReason(ctx.state, r.reason ?? '')}${r.actorLabel ? html` <span class="muted small">· ${ledgerActor(ctx.state, r.actorLabel)}</span>` : ''}`,
       r.creditsDelta === 0 ? html`<span class="muted">0</span>` : signed(r.creditsDelta),
       r.callsDelta === 0 ? html`<span class="muted">0</span>` : signed(r.callsDelta),
       r.creditsBalanceAfter === null ? '—' : f.number(r.creditsBalanceAfter),

@@ -14,6 +14,7 @@ import { asOfStamp, badge, csrfField, field, notice, pagination, section, select
 import { invalidInputMessage, WHOLE_NUMBER } from '../views/invalid-input.js';
 import { html, type HtmlValue } from '../views/html.js';
 import { page } from '../views/layout.js';
+import { OPERATOR_DASHBOARD_REASON } from '../views/ledger-reasons.js';
 import { measure, unitWord } from '../views/units.js';
 import { invitationPanel, inviteForm } from './members-routes.js';
 
@@ -259,7 +260,7 @@ export function registerOperatorRoutes(router: Router<DashboardState>, deps: Ope
         async (trx) => {
           await setCreditsPerPeriod(trx, orgId, creditsPerPeriod);
           const current = (await getOrganization(trx, orgId)).allowance?.callsCap ?? null;
-          if (current !== callsCap) await setCallsCap(trx, { organizationId: orgId, callsCap, actor, reason: 'set in the operator dashboard' });
+          if (current !== callsCap) await setCallsCap(trx, { organizationId: orgId, callsCap, actor, reason: OPERATOR_DASHBOARD_REASON });
         },
         () => ({ organizationId: orgId, actor, action: 'organization.period_set', details: { creditsPerPeriod, callsCap } }),
       );
