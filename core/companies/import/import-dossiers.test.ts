@@ -14,6 +14,7 @@ const REJECTS_SEED = 81_200_002;
 const IDEMPOTENT_SEED = 81_200_003;
 const THREADS_SEED = 81_200_005;
 const WRITERS_SEED = 81_200_006;
+const PROGRESS_SEED = 81_200_301;
 
 let db: Db;
 let store: CompanyStore;
@@ -144,6 +145,47 @@ describe('importDossiers', () => {
     again[10] = JSON.stringify(edited);
     expect(await importDossiers({ db, lines: again, batchSize: 25 })).toMatchObject({ created: 0, updated: 1, unchanged: 79 });
     expect((await store.companyReport(edited.fiscalCode))!.identity.legalName).toBe(edited.legalName);
+  });
+});
+
+describe('importDossiers progress', () => {
+  it.each([
+    [0, 'blocks'], [2, 'blocks'], [0, 'lines'],
+  ] as const)('when batches are written (parser threads: %i, input as %s) then bytesDone counts only lines that are written, blank or rejected, and is the input size once the last batch is', async (workers, kind) => {
+    const dossiers = [...generateDossiers({ count: 60, seed: PROGRESS_SEED + workers * 1_000 + (kind === 'lines' ? 500 : 0) })];
+    const lines: (string | null)[] = [...dossiers.map((d) => d.fiscalCode)];
+    lines.splice(20, 0, null, null); // a blank line and a bad one, below
+    const texts = lines.map((code, i) => (code === null ? (i === 20 ? '' : '{"fiscalCode": ') : JSON.stringify(dossiers.find((d) => d.fiscalCode === code))));
+    const input = Buffer.from(texts.map((t) => t + '\n').join(''));
+    // Where each line ends in the input, to measure what the progress may call done.
+    const ends = texts.reduce<number[]>((acc, t) => [...acc, (acc.at(-1) ?? 0) + Buffer.byteLength(t) + 1], []);
+
+    const written = new Set<string>();
+    const upsert: UpsertFn = async (database, companies) => {
+      const result = await upsertPreparedCompanies(database, companies);
+      for (const c of companies) written.add(c.fiscalCode);
+      return result;
+    };
+    // The bytes of the longest run of lines from the start that are written, blank or bad.
+    const writtenPrefix = () => {
+      const first = lines.findIndex((code) => code !== null && !written.has(code));
+      return first === -1 ? input.length : first === 0 ? 0 : ends[first - 1]!;
+    };
+    const seen: { bytesDone: number; limit: number }[] = [];
+    const summary = await importDossiers({
+      db,
+      ...(kind === 'lines' ? { lines: slowly(texts) } : { blocks: readLineBlocks(inReads(input, 20_000)) }),
+      batchSize: 10,
+      workers,
+      upsert,
+      onProgress: (p) => seen.push({ bytesDone: p.bytesDone, limit: writtenPrefix() }),
+    });
+    expect(summary).toMatchObject({ created: 60, rejected: 1 });
+
+    for (const s of seen) expect(s.bytesDone).toBeLessThanOrEqual(s.limit);
+    expect(seen.at(-1)!.bytesDone).toBe(input.length);
+    // It moves with the batches, not only at the end (lines as text go in chunks of 100: one here).
+    if (kind === 'blocks') expect(seen.some((s) => s.bytesDone > 0 && s.bytesDone < input.length)).toBe(true);
   });
 });
 

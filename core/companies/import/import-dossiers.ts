@@ -1,5 +1,6 @@
 import { databaseErrorParts, type Db } from '../../db/index.js';
 import { linkUnlinkedHolders, upsertPreparedCompanies, type PreparedCompany, type UpsertResult } from '../write-companies.js';
+import { trackInputDone } from './input-done.js';
 import { blockLines, type LineBlock } from './line-blocks.js';
 import type { ImportRejection, ParsedEntry } from './parse-dossier-line.js';
 import { startParsePool, type ParseInput, type ParsePool } from './parse-pool.js';
@@ -16,7 +17,7 @@ import { prepareEntry, prepareLine, type PreparedEntry } from './prepare-line.js
 //   side would stay unlinked), so once batches have overlapped, the import ends by linking
 //   every holder that names a stored company (linkUnlinkedHolders).
 
-export interface ImportProgress {
+export interface ImportCounts {
   /** Non-blank lines (or entries) seen so far. */
   lines: number;
   /** Entries that passed validation and were handed to the writer. */
@@ -27,7 +28,18 @@ export interface ImportProgress {
   unchanged: number;
 }
 
-export interface ImportSummary extends ImportProgress {
+/** What importDossiers reports as it goes: the counts so far, and how much of the input is done. */
+export interface ImportProgress extends ImportCounts {
+  /**
+   * Bytes from the input's start whose lines are all written to the database or rejected
+   * (blank ones included; lines given as text count as UTF-8 with a line break each): the
+   * input's size once the last batch is written, not before. Lines read and counted above run
+   * ahead of it by those being parsed and the batches being filled or written.
+   */
+  bytesDone: number;
+}
+
+export interface ImportSummary extends ImportCounts {
   rejections: ImportRejection[];
   durationMs: number;
   /** Parser threads that did the parsing (0: the main thread did). */
@@ -41,7 +53,8 @@ export type UpsertFn = (db: Db, companies: PreparedCompany[]) => Promise<UpsertR
 export interface WriteDossiersOptions {
   db: Db;
   batchSize?: number;
-  onProgress?: (progress: ImportProgress) => void;
+  /** Called after each batch is written, and at the end. */
+  onProgress?: (progress: ImportCounts) => void;
   /** Called for each rejection as it happens (invalid entry or refused by the database). */
   onReject?: (rejection: ImportRejection) => void;
   /** Batches written at once, each on its own connection (default DEFAULT_WRITERS; 1: one after the other). */
@@ -58,7 +71,9 @@ export type ImportInput = { lines: AsyncIterable<string> | Iterable<string>; blo
 
 export type ImportDossiersOptions = ImportInput & ImportOptions;
 
-interface ImportOptions extends Omit<WriteDossiersOptions, 'onReject'> {
+interface ImportOptions extends Omit<WriteDossiersOptions, 'onReject' | 'onProgress'> {
+  /** Called after each batch is written, and at the end. */
+  onProgress?: (progress: ImportProgress) => void;
   /** Called for each rejection with the raw line (e.g. to write a rejects file). */
   onReject?: (rejection: ImportRejection, text: string) => void;
   /**
@@ -89,7 +104,7 @@ const LINES_AHEAD_PER_THREAD = 4 * CHUNK_LINES;
 
 /** JSON Lines in, companies in the store out; see docs/import-format.md. */
 export async function importDossiers(options: ImportDossiersOptions): Promise<ImportSummary> {
-  const { lines, blocks, onReject, workers = 0, ...rest } = options;
+  const { lines, blocks, onReject, onProgress, workers = 0, ...rest } = options;
   // Raw text of the lines not yet written (those parsed ahead and two batches), for onReject.
   const pending = new Map<number, string>();
   const keep = onReject ? (line: number, text: string) => pending.set(line, text) : undefined;
@@ -102,23 +117,41 @@ export async function importDossiers(options: ImportDossiersOptions): Promise<Im
     else unavailable = started.reason;
   }
 
+  const done = trackInputDone();
   // The input in chunks of consecutive lines: each block as it is, or CHUNK_LINES lines.
-  async function* chunks(): AsyncGenerator<{ input: ParseInput; lineCount: number }> {
+  async function* read(): AsyncGenerator<{ input: ParseInput; lineCount: number; bytes: number }> {
     if (blocks !== undefined) {
-      for await (const block of blocks) yield { input: { firstLine: block.firstLine, bytes: block.bytes }, lineCount: block.lineCount };
+      for await (const block of blocks) yield { input: { firstLine: block.firstLine, bytes: block.bytes }, lineCount: block.lineCount, bytes: block.bytes.byteLength };
       return;
     }
     let chunk: string[] = [];
+    let bytes = 0;
     let line = 0;
     for await (const text of lines) {
       line++;
       chunk.push(text);
+      bytes += Buffer.byteLength(text) + 1;
       if (chunk.length >= CHUNK_LINES) {
-        yield { input: { firstLine: line - chunk.length + 1, lines: chunk }, lineCount: chunk.length };
+        yield { input: { firstLine: line - chunk.length + 1, lines: chunk }, lineCount: chunk.length, bytes };
         chunk = [];
+        bytes = 0;
       }
     }
-    if (chunk.length > 0) yield { input: { firstLine: line - chunk.length + 1, lines: chunk }, lineCount: chunk.length };
+    if (chunk.length > 0) yield { input: { firstLine: line - chunk.length + 1, lines: chunk }, lineCount: chunk.length, bytes };
+  }
+  async function* chunks(): AsyncGenerator<{ input: ParseInput; lineCount: number }> {
+    for await (const chunk of read()) {
+      done.read(chunk.input.firstLine, chunk.lineCount, chunk.bytes);
+      yield chunk;
+    }
+  }
+  // What the writer is handed, in line order: how far through the input it is (see input-done.ts).
+  async function* handed(entries: AsyncIterable<PreparedEntry>): AsyncGenerator<PreparedEntry> {
+    for await (const entry of entries) {
+      done.handed(entry.ok ? entry.line : entry.rejection.line, entry.ok);
+      yield entry;
+    }
+    done.ended();
   }
   const textOf = (chunk: ParseInput) => ('lines' in chunk ? chunk.lines : blockLines(chunk.bytes));
   const keepAll = (firstLine: number, texts: readonly string[]) => {
@@ -159,13 +192,17 @@ export async function importDossiers(options: ImportDossiersOptions): Promise<Im
   }
 
   try {
-    const summary = await writePreparedEntries(pool ? viaPool(pool) : inThread(), {
+    const summary = await writePreparedEntries(handed(pool ? viaPool(pool) : inThread()), {
       ...rest,
+      onProgress: onProgress && ((counts) => onProgress({ ...counts, bytesDone: done.bytes() })),
       onReject: onReject && ((r) => {
         onReject(r, pending.get(r.line) ?? '');
         pending.delete(r.line);
       }),
-    }, (written) => written.forEach((l) => pending.delete(l)));
+    }, (written) => {
+      written.forEach((l) => pending.delete(l));
+      done.written(written);
+    });
     return { ...summary, parserThreads: pool?.size ?? 0, ...(unavailable === undefined ? {} : { parserThreadsUnavailable: unavailable }) };
   } finally {
     await pool?.close();
@@ -212,7 +249,7 @@ async function writePreparedEntries(
   const started = performance.now();
   const batchSize = Math.max(1, options.batchSize ?? DEFAULT_BATCH_SIZE);
   const upsert = options.upsert ?? upsertPreparedCompanies;
-  const progress: ImportProgress = { lines: 0, accepted: 0, rejected: 0, created: 0, updated: 0, unchanged: 0 };
+  const progress: ImportCounts = { lines: 0, accepted: 0, rejected: 0, created: 0, updated: 0, unchanged: 0 };
   const rejections: ImportRejection[] = [];
   const reject = (r: ImportRejection) => {
     rejections.push(r);
