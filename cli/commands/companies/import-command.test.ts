@@ -45,6 +45,45 @@ describe('cli import', () => {
     expect(rows[0]!.n).toBe(300);
   });
 
+  it('when the first batch is held back by the database then the progress line shows only what is written, not what was read', async () => {
+    // 300 companies of ~13 kB: four blocks of 1 MB. Batches of 50 with two writers: while the
+    // first waits, the second is written and a third is read and filled, so reads are at half
+    // the file or more when the first batch lands, and at most two batches are written.
+    const dossiers = [...generateDossiers({ count: 300, seed: 81_200_203 })];
+    const lines = dossiers.map((d) => JSON.stringify(d) + '\n');
+    const file = path.join(dir, 'held-back.jsonl');
+    await writeFile(file, lines.join(''));
+    const size = Buffer.byteLength(lines.join(''));
+    const twoBatches = Buffer.byteLength(lines.slice(0, 100).join(''));
+
+    // The first line's company, inserted by a transaction still open: the import's first batch
+    // waits on it. Rolled back, the import then creates it like the others.
+    const hold = await db.transaction();
+    await hold.raw('INSERT INTO companies (fiscal_code) VALUES (?)', [dossiers[0]!.fiscalCode]);
+    const { rows: [holder] } = await hold.raw<{ rows: { pid: number }[] }>('SELECT pg_backend_pid() AS pid');
+    const started = Date.now();
+    const running = cli('import', file, '--workers', '0', '--batch-size', '50');
+    try {
+      // Away from a terminal a progress line is drawn at most every 5 s of the process's life,
+      // so the first batch is let go after that: the line it draws is the one checked.
+      for (;;) {
+        const { rows } = await db.raw<{ rows: { n: number }[] }>('SELECT count(*)::int AS n FROM pg_stat_activity WHERE ? = ANY(pg_blocking_pids(pid))', [holder!.pid]);
+        if (rows[0]!.n > 0 && Date.now() - started > 6_000) break;
+        if (Date.now() - started > 30_000) throw new Error('the import never waited for the held company');
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+    } finally {
+      await hold.rollback();
+    }
+    const run = await running;
+
+    expect(run.code).toBe(0);
+    expect(run.stdout).toMatch(/imported 300 lines in .*: 300 created, 0 updated, 0 unchanged, 0 rejected/);
+    const shown = [...run.stderr.matchAll(/^import: (\d+)%, /gm)].map((m) => Number(m[1]));
+    expect(shown.length, run.stderr).toBeGreaterThan(0);
+    for (const pct of shown) expect(pct).toBeLessThanOrEqual(Math.floor((100 * twoBatches) / size));
+  });
+
   it('when --workers is above twice the CPUs then it is refused with the bound and nothing is imported', async () => {
     const max = 2 * os.availableParallelism();
     const [dossier] = [...generateDossiers({ count: 1, seed: 81_200_202 })];

@@ -49,7 +49,7 @@ export function registerImportCommand(program: Command, context: () => CliContex
       const { db } = await ctx.database();
       const source = await openLineSource(file, process.stdin);
       const rejectsFile = opts.rejects ? createWriteStream(opts.rejects) : undefined;
-      const progress = createProgressReporter(process.stderr, { quiet: opts.quiet });
+      const progress = createProgressReporter(process.stderr, { quiet: opts.quiet, totalBytes: source.bytes });
 
       let summary;
       try {
@@ -58,7 +58,7 @@ export function registerImportCommand(program: Command, context: () => CliContex
           blocks: source.blocks,
           batchSize: opts.batchSize,
           workers: opts.workers ?? defaultParserThreads(source.bytes),
-          onProgress: (p) => progress.update(p, source.fraction()),
+          onProgress: (p) => progress.update(p),
           onReject: rejectsFile ? (_r, text) => rejectsFile.write(text + '\n') : undefined,
         });
       } finally {

@@ -1,10 +1,12 @@
 import type { ImportProgress } from '../../../core/companies/import/index.js';
 
 // Import progress on stderr (stdout keeps the summary and rejections). On a terminal: one bar
-// redrawn in place; otherwise (CI, pipes, log files) a plain line every few seconds.
+// redrawn in place; otherwise (CI, pipes, log files) a plain line every few seconds. The share
+// shown is of the file's bytes written to the database (progress.bytesDone), not read: reads run
+// ahead by the batches parsed and in flight, so 100% would come before the last batch was written.
 
 export interface ProgressReporter {
-  update(progress: ImportProgress, fraction: number | null): void;
+  update(progress: ImportProgress): void;
   done(): void;
 }
 
@@ -16,14 +18,25 @@ function duration(seconds: number): string {
   return s >= 3600 ? `${Math.floor(s / 3600)}h${String(Math.floor((s % 3600) / 60)).padStart(2, '0')}m` : `${Math.floor(s / 60)}:${String(s % 60).padStart(2, '0')}`;
 }
 
-export function createProgressReporter(stream: NodeJS.WriteStream, options: { quiet?: boolean; intervalMs?: number } = {}): ProgressReporter {
+export interface ProgressReporterOptions {
+  quiet?: boolean;
+  intervalMs?: number;
+  /** The file's size, of which the share and ETA are; null (stdin): neither is shown. */
+  totalBytes?: number | null;
+}
+
+export function createProgressReporter(stream: NodeJS.WriteStream, options: ProgressReporterOptions = {}): ProgressReporter {
   const started = performance.now();
   const tty = Boolean(stream.isTTY);
   const interval = options.intervalMs ?? (tty ? 150 : 5_000);
   let lastDraw = 0;
   let drawn = false;
 
-  function line(p: ImportProgress, fraction: number | null): string {
+  const total = options.totalBytes ?? null;
+  const fractionOf = (p: ImportProgress) => (total === null ? null : total > 0 ? Math.min(1, p.bytesDone / total) : 1);
+
+  function line(p: ImportProgress): string {
+    const fraction = fractionOf(p);
     const elapsed = (performance.now() - started) / 1000;
     const rate = p.lines / Math.max(elapsed, 0.001);
     const eta = fraction && fraction > 0 ? (elapsed * (1 - fraction)) / fraction : NaN;
@@ -38,13 +51,13 @@ export function createProgressReporter(stream: NodeJS.WriteStream, options: { qu
   }
 
   return {
-    update(progress, fraction) {
+    update(progress) {
       if (options.quiet) return;
       const now = performance.now();
       if (now - lastDraw < interval) return;
       lastDraw = now;
-      if (tty) stream.write(`\r\x1b[2K${line(progress, fraction)}`);
-      else stream.write(line(progress, fraction) + '\n');
+      if (tty) stream.write(`\r\x1b[2K${line(progress)}`);
+      else stream.write(line(progress) + '\n');
       drawn = true;
     },
     done() {
