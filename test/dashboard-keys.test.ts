@@ -120,6 +120,29 @@ describe('when an admin rotates the same key several times at once (a double cli
   });
 });
 
+describe('when a rotation is refused on an Italian page', () => {
+  it('then the keys page says why in Italian: the key was already rotated, or it is no longer active', async () => {
+    const { orgId, client } = await adminOfNewOrg(env, 'Rotation Italian test');
+    client.jar.set('dash_lang', 'it');
+    const old = await createApiKey(env.db, { organizationId: orgId, name: 'rotated once' });
+    const token = await client.csrf(`/orgs/${orgId}/keys`);
+    expect((await client.post(`/orgs/${orgId}/keys/${old.record.id}/rotate`, { _csrf: token, graceSeconds: '86400' })).status).toBe(201);
+    const again = await client.post(`/orgs/${orgId}/keys/${old.record.id}/rotate`, { _csrf: token, graceSeconds: '86400' });
+    expect(again.status).toBe(422);
+    const body = await again.text();
+    expect(body).toContain('Questa chiave è già stata ruotata: ruota invece la chiave che la sostituisce.');
+    expect(body).not.toContain('already been rotated');
+
+    const revoked = await createApiKey(env.db, { organizationId: orgId, name: 'revoked' });
+    await client.post(`/orgs/${orgId}/keys/${revoked.record.id}/revoke`, { _csrf: token });
+    const ofRevoked = await client.post(`/orgs/${orgId}/keys/${revoked.record.id}/rotate`, { _csrf: token, graceSeconds: '3600' });
+    expect(ofRevoked.status).toBe(422);
+    const revokedBody = await ofRevoked.text();
+    expect(revokedBody).toContain('Si può ruotare solo una chiave attiva');
+    expect(revokedBody).not.toContain('Only an active key');
+  });
+});
+
 describe('when an admin rotates a key that has an expiry date', () => {
   const expiry = new Date('2099-12-31T23:59:59.999Z');
   const newKeyOf = async (res: Response) => {

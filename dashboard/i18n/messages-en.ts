@@ -126,6 +126,8 @@ export const en = {
   'keys.tryIt': 'Try it',
   'keys.none': 'No keys yet. Create the first one above.',
   'keys.rotatedFrom': 'replaces {prefix}',
+  'keys.error.alreadyRotated': 'This key has already been rotated: rotate its replacement instead.',
+  'keys.error.notActive': 'Only an active key can be rotated: this one is revoked or expired.',
   'usage.title': 'Usage',
   'usage.byDay': 'By day',
   'usage.byProduct': 'By endpoint / tool',

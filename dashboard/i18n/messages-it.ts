@@ -127,6 +127,8 @@ export const it: Catalogue = {
   'keys.tryIt': 'Provala',
   'keys.none': 'Ancora nessuna chiave. Crea la prima qui sopra.',
   'keys.rotatedFrom': 'sostituisce {prefix}',
+  'keys.error.alreadyRotated': 'Questa chiave è già stata ruotata: ruota invece la chiave che la sostituisce.',
+  'keys.error.notActive': 'Si può ruotare solo una chiave attiva: questa è revocata o scaduta.',
   'usage.title': 'Consumi',
   'usage.byDay': 'Per giorno',
   'usage.byProduct': 'Per endpoint / tool',

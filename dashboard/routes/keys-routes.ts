@@ -118,6 +118,14 @@ export function registerKeysRoutes(router: Router<DashboardState>, deps: KeysRou
     return key;
   };
 
+  // Why rotateApiKey refused a key, told by the key's state now (both states are final: a key
+  // keeps its successor, and a revoked or expired key stays so), not by its English message.
+  const whyNotRotated = async (keyId: string): Promise<MessageKey | undefined> => {
+    if (await db('api_keys').where({ rotated_from: keyId }).first('id')) return 'keys.error.alreadyRotated';
+    const key = await getApiKey(db, keyId);
+    return key && apiKeyState(key, new Date()) !== 'active' ? 'keys.error.notActive' : undefined;
+  };
+
   router.get('/orgs/:orgId/keys', async (ctx) => {
     const view = await orgAccess(ctx, db, ctx.params.orgId!, 'manage_keys');
     // After a revocation the address names the key, and the notice shows that key's prefix if it
@@ -172,11 +180,19 @@ export function registerKeysRoutes(router: Router<DashboardState>, deps: KeysRou
     const key = await requireKey(view.org.id, ctx.params.keyId!);
     // Only the choices the form offers: a value it does not offer is refused, not read as a day.
     const graceSeconds = Number(parseInput(rotateFormSchema, ctx.state.form).graceSeconds);
-    const rotated = await withAudit(
-      db,
-      (trx) => rotateApiKey(trx, { keyId: key.id, organizationId: view.org.id, graceSeconds, by: ctx.state.session!.user.id }),
-      (r) => ({ organizationId: view.org.id, actor: ctx.state.session!.user.id, action: 'key.rotated', details: { from: key.id, to: r.created.record.id, graceSeconds } }),
-    );
+    let rotated;
+    try {
+      rotated = await withAudit(
+        db,
+        (trx) => rotateApiKey(trx, { keyId: key.id, organizationId: view.org.id, graceSeconds, by: ctx.state.session!.user.id }),
+        (r) => ({ organizationId: view.org.id, actor: ctx.state.session!.user.id, action: 'key.rotated', details: { from: key.id, to: r.created.record.id, graceSeconds } }),
+      );
+    } catch (err) {
+      const why = err instanceof AppError && err.code === 'invalid_params' ? await whyNotRotated(key.id) : undefined;
+      if (!why) throw err;
+      ctx.status = 422;
+      return renderKeysPage(ctx, deps, view, { top: notice(ctx.state.t(why), 'bad') });
+    }
     const { t, f } = ctx.state;
     const when = graceSeconds === 0 ? t('keys.rotatedNow') : t('keys.rotatedAt', { time: f.dateTime(rotated.previous.expiresAt!) });
     ctx.status = 201;
