@@ -23,6 +23,7 @@ export function errorPage(logger: Logger): Middleware<DashboardState> {
       let text: string;
       if (status === 404) text = t('error.notFound');
       else if (status === 403) text = message === 'csrf' ? t('error.csrf') : t('error.forbidden');
+      else if (status === 413) text = t('error.tooLarge');
       else if (isAppError(err) && err.code === 'invalid_params') text = t('error.invalid', { message: invalidInputMessage(ctx.state, err) });
       else if (status < 500 && (err as { expose?: boolean }).expose && message) text = message;
       else {

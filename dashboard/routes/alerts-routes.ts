@@ -7,6 +7,7 @@ import { orgAccess } from '../org-access.js';
 import type { MessageKey } from '../i18n/translate.js';
 import type { DashboardState } from '../state.js';
 import { badge, csrfField, field, notice, postButton, section, select, table } from '../views/components.js';
+import { deliveryError } from '../views/delivery-errors.js';
 import { html } from '../views/html.js';
 import { page } from '../views/layout.js';
 
@@ -81,7 +82,7 @@ export function registerAlertsRoutes(router: Router<DashboardState>, deps: Alert
           html`<code>${d.eventType}</code><div class="muted small">${d.id}</div>`,
           badge(t(`alerts.delivery.status.${d.status}`), d.status === 'delivered' ? 'good' : d.status === 'failed' ? 'bad' : 'warn'),
           String(d.attempts),
-          d.lastStatusCode !== null ? `HTTP ${d.lastStatusCode}` : (d.lastError ?? '—'),
+          d.lastStatusCode !== null ? `HTTP ${d.lastStatusCode}` : d.lastError === null ? '—' : deliveryError(ctx.state, d.lastError),
           d.nextAttemptAt && d.status === 'pending' ? f.dateTime(d.nextAttemptAt) : '—',
         ]),
         numeric: [3],
