@@ -7,24 +7,35 @@ const env = dashboardForFile();
 
 const thresholds = (orgId: string) => env.db('alert_thresholds').where({ organization_id: orgId }).orderBy('value').select('kind', 'value');
 
+/** The threshold form's value field, with its error under it when refused. */
+const valueField = (body: string) => /<input id="threshold-value"[^>]*>\s*(?:<p class="field-error" id="threshold-value-error">([^<]*)<\/p>)?/.exec(body);
+
 describe('alert threshold form', () => {
-  it('when the same threshold is added twice then the second is refused with a sentence, and one is kept', async () => {
+  it('when the same threshold is added twice then the second is refused with a sentence under the value, as typed, and one is kept', async () => {
     const { orgId, client } = await adminOfNewOrg(env, 'Alert duplicate test');
     const page = `/orgs/${orgId}/alerts`;
     const add = async (value: string) => client.post(`${page}/thresholds`, { _csrf: await client.csrf(page), kind: 'balance_below', value });
     expect((await add('200000')).headers.get('location')).toBe(`${page}?done=saved`);
     const again = await add('200000');
-    expect(again.headers.get('location')).toBe(`${page}?error=duplicate`);
-    expect(await (await client.get(`${page}?error=duplicate`)).text()).toContain('This threshold is already set.');
+    expect(again.status).toBe(422);
+    const body = await again.text();
+    expect(body).toContain('Please check the form: Value: This threshold is already set.');
+    expect(valueField(body)![0]).toContain('value="200000"');
+    expect(valueField(body)![0]).toContain('aria-invalid="true"');
+    expect(valueField(body)![1]).toBe('This threshold is already set.');
+    expect(body).toMatch(/<option value="balance_below" selected>/);
     expect(await thresholds(orgId)).toEqual([{ kind: 'balance_below', value: 200_000 }]);
   });
 
-  it('when the value is blank, spaces, hexadecimal or a fraction then it is refused and nothing is saved; the audit row holds the value saved', async () => {
+  it('when the value is blank, spaces, hexadecimal or a fraction then it is refused, kept as typed, and nothing is saved; the audit row holds the value saved', async () => {
     const { orgId, client } = await adminOfNewOrg(env, 'Alert value test');
     const page = `/orgs/${orgId}/alerts`;
     for (const value of ['', ' ', '0x10', '1.5', '1e3', '-1']) {
       const res = await client.post(`${page}/thresholds`, { _csrf: await client.csrf(page), kind: 'balance_below', value });
-      expect(res.headers.get('location'), JSON.stringify(value)).toBe(`${page}?error=threshold`);
+      expect(res.status, JSON.stringify(value)).toBe(422);
+      const field = valueField(await res.text())!;
+      expect(field[0], JSON.stringify(value)).toContain(`value="${value}"`);
+      expect(field[1]).toBe('A threshold is a whole percentage from 1 to 100, or a balance of 0 or more credits.');
     }
     expect(await thresholds(orgId)).toEqual([]);
     await client.post(`${page}/thresholds`, { _csrf: await client.csrf(page), kind: 'percent_used', value: ' 80 ' });
@@ -32,13 +43,17 @@ describe('alert threshold form', () => {
     expect(await env.db('audit_log').where({ organization_id: orgId, action: 'alerts.threshold_added' }).pluck('details')).toEqual([{ kind: 'percent_used', value: 80 }]);
   });
 
-  it('when a link carries words of its own in ?error= then the page shows none of them; a known code shows its sentence in Italian', async () => {
+  it('when a link carries words of its own in ?error= then the page shows none of them; a refusal on an Italian page is in Italian, under the field', async () => {
     const { orgId, client } = await adminOfNewOrg(env, 'Alert spoof test');
     const spoofed = await (await client.get(`/orgs/${orgId}/alerts?error=${encodeURIComponent('Your account is suspended: call +39 000 000')}`)).text();
     expect(spoofed).not.toContain('suspended');
     expect(spoofed).not.toContain('notice-bad');
     await client.get('/language?lang=it&next=/');
-    expect(await (await client.get(`/orgs/${orgId}/alerts?error=threshold`)).text()).toContain('Una soglia è una percentuale intera da 1 a 100');
+    const page = `/orgs/${orgId}/alerts`;
+    const refused = await (await client.post(`${page}/thresholds`, { _csrf: await client.csrf(page), kind: 'percent_used', value: '150' })).text();
+    expect(valueField(refused)![1]).toContain('Una soglia è una percentuale intera da 1 a 100');
+    expect(valueField(refused)![0]).toContain('value="150"');
+    expect(refused).toContain('Controlla il modulo: Valore: Una soglia è una percentuale intera da 1 a 100');
   });
 });
 
@@ -51,9 +66,13 @@ describe('webhook address form, where private targets are not allowed', () => {
     const page = `/orgs/${orgId}/alerts`;
     const save = async (webhookUrl: string) => client.post(`${page}/webhook`, { _csrf: await client.csrf(page), webhookUrl });
     for (const url of ['http://127.0.0.1:9000/hook', 'http://localhost/hook', 'http://localhost./hook', 'https://10.1.2.3/hook', 'http://[::1]/hook', 'http://169.254.169.254/latest/meta-data']) {
-      expect((await save(url)).headers.get('location'), url).toBe(`${page}?error=webhook_private`);
+      const refused = await save(url);
+      expect(refused.status, url).toBe(422);
+      // The address comes back as typed, the sentence under it.
+      const body = await refused.text();
+      expect(body, url).toMatch(new RegExp(`<input id="webhook-url"[^>]*value="${url.replace(/[.[\]]/g, '\\$&')}"[^>]*aria-invalid="true"`));
+      expect(body, url).toMatch(/<p class="field-error" id="webhook-url-error">[^<]*this service sends webhooks to public addresses only/);
     }
-    expect(await (await client.get(`${page}?error=webhook_private`)).text()).toContain('this service sends webhooks to public addresses only');
     expect((await production.db('alert_settings').where({ organization_id: orgId }).first('webhook_url'))?.webhook_url ?? null).toBeNull();
     expect((await save('https://hooks.example.com/italian-company-data')).headers.get('location')).toBe(`${page}?done=saved`);
     expect((await production.db('alert_settings').where({ organization_id: orgId }).first('webhook_url')).webhook_url).toBe('https://hooks.example.com/italian-company-data');

@@ -101,11 +101,13 @@ form.inline { display: inline; margin: 0; }
 .field { display: flex; flex-direction: column; gap: .3rem; margin-bottom: .9rem; min-width: 0; }
 .field label { font-weight: 600; font-size: .88rem; }
 .help { margin: 0; color: var(--muted); font-size: .8rem; }
+.field-error { margin: 0; color: var(--bad); font-size: .82rem; font-weight: 600; }
 input[type=text], input[type=email], input[type=password], input[type=number], input[type=date], input[type=url], select {
   font: inherit; padding: .45rem .65rem; border: 1px solid #cfd7df; border-radius: 6px; background: #fff; color: var(--ink); min-width: 0;
 }
 input:focus-visible, select:focus-visible { outline: 3px solid rgba(99,91,255,.35); border-color: var(--accent); outline-offset: 0; }
 input[readonly] { background: var(--bg); color: var(--muted); }
+input[aria-invalid=true], select[aria-invalid=true] { border-color: var(--bad); }
 .input-sm { width: 6rem; }
 .stack { display: flex; flex-direction: column; }
 .form-row { display: flex; flex-wrap: wrap; gap: 0 1rem; align-items: flex-start; }

@@ -1,14 +1,14 @@
 import type { Router } from '@koa/router';
-import { addThreshold, alertSettings, listDeliveries, listThresholds, PRIVATE_WEBHOOK_TARGET, removeThreshold, rotateWebhookSecret, setWebhookUrl, THRESHOLD_ALREADY_SET, thresholdKinds, type ThresholdKind } from '../../core/alerts/index.js';
+import { addThreshold, alertSettings, listDeliveries, listThresholds, removeThreshold, rotateWebhookSecret, setWebhookUrl, thresholdKinds, type ThresholdKind } from '../../core/alerts/index.js';
 import { can, withAudit } from '../../core/dashboard-auth/index.js';
 import type { Db } from '../../core/db/index.js';
 import { AppError } from '../../core/errors/index.js';
-import { orgAccess } from '../org-access.js';
-import type { MessageKey } from '../i18n/translate.js';
-import type { DashboardState } from '../state.js';
+import { orgAccess, type OrgView } from '../org-access.js';
+import type { DashboardContext, DashboardState } from '../state.js';
 import { badge, csrfField, field, notice, postButton, section, select, table } from '../views/components.js';
 import { deliveryError } from '../views/delivery-errors.js';
-import { html } from '../views/html.js';
+import { html, type HtmlValue } from '../views/html.js';
+import { fieldRefusals, invalidInputMessage } from '../views/invalid-input.js';
 import { page } from '../views/layout.js';
 
 export interface AlertsRouteDeps {
@@ -16,38 +16,29 @@ export interface AlertsRouteDeps {
   allowPrivateWebhookTargets: boolean;
 }
 
-// A refused form redirects back with one of these codes, shown as the sentence of the page's
-// language. Only a code travels in the address: text taken from it would let any link put
-// words of its own on the page.
-const FORM_ERRORS = {
-  webhook_url: 'alerts.error.webhookUrl',
-  webhook_private: 'alerts.error.webhookPrivate',
-  threshold: 'alerts.error.threshold',
-  duplicate: 'alerts.error.duplicate',
-} as const satisfies Record<string, MessageKey>;
-type FormError = keyof typeof FORM_ERRORS;
+/** A refused form, shown again: what was typed, and why each field was refused. */
+interface Refused {
+  typed: Partial<Record<string, string>>;
+  error: AppError;
+}
 
-export function registerAlertsRoutes(router: Router<DashboardState>, deps: AlertsRouteDeps): void {
-  const { db } = deps;
-
-  // Finance sees thresholds and the delivery log; only admins (and operators) change them.
-  router.get('/orgs/:orgId/alerts', async (ctx) => {
-    const view = await orgAccess(ctx, db, ctx.params.orgId!, 'view_finance');
-    const { t, f } = ctx.state;
-    const manage = can(view.org.role, 'manage_alerts');
-    const [settings, thresholds, deliveries] = await Promise.all([alertSettings(db, view.org.id), listThresholds(db, view.org.id), listDeliveries(db, view.org.id)]);
-    const currentPeriod = (await db('allowances').where({ organization_id: view.org.id }).first<{ period: string } | undefined>('period'))?.period;
-    const code = typeof ctx.query.error === 'string' ? ctx.query.error : '';
-    const error = Object.hasOwn(FORM_ERRORS, code) ? t(FORM_ERRORS[code as FormError]) : null;
-    const body = html`
-      ${ctx.query.done === 'saved' ? notice(t('alerts.saved'), 'good') : ''}
-      ${error ? notice(t('error.invalid', { message: error }), 'bad') : ''}
+/** The alerts page: finance sees thresholds and the delivery log; only admins (and operators) get the forms. */
+async function renderAlerts(ctx: DashboardContext, db: Db, view: OrgView, options: { top?: HtmlValue; refused?: Refused } = {}): Promise<void> {
+  const { t, f } = ctx.state;
+  const manage = can(view.org.role, 'manage_alerts');
+  const [settings, thresholds, deliveries] = await Promise.all([alertSettings(db, view.org.id), listThresholds(db, view.org.id), listDeliveries(db, view.org.id)]);
+  const currentPeriod = (await db('allowances').where({ organization_id: view.org.id }).first<{ period: string } | undefined>('period'))?.period;
+  const typed = options.refused?.typed ?? {};
+  const refusals = options.refused ? fieldRefusals(ctx.state, options.refused.error) : {};
+  const body = html`
+      ${options.top ?? ''}
+      ${options.refused ? notice(t('error.invalid', { message: invalidInputMessage(ctx.state, options.refused.error) }), 'bad') : ''}
       <p class="lead">${t('alerts.intro')}</p>
       ${section(t('alerts.webhook'), html`
         ${settings.webhookUrl ? '' : html`<p class="muted">${t('alerts.noWebhook')}</p>`}
         ${manage ? html`<form method="post" action="/orgs/${view.org.id}/alerts/webhook" class="form-row">
           ${csrfField(ctx.state)}
-          ${field({ label: t('alerts.webhookUrl'), name: 'webhookUrl', type: 'url', value: settings.webhookUrl ?? '', help: t('alerts.webhookHelp'), placeholder: 'https://example.com/hooks/allowance', id: 'webhook-url' })}
+          ${field({ label: t('alerts.webhookUrl'), name: 'webhookUrl', type: 'url', value: typed.webhookUrl ?? settings.webhookUrl ?? '', help: t('alerts.webhookHelp'), placeholder: 'https://example.com/hooks/allowance', id: 'webhook-url', error: refusals.webhookUrl })}
           <div class="field field-button"><button class="btn btn-primary" type="submit">${t('common.save')}</button></div>
         </form>
         <details class="secret-box"><summary>${t('alerts.reveal')}</summary>
@@ -70,8 +61,8 @@ export function registerAlertsRoutes(router: Router<DashboardState>, deps: Alert
         })}
         ${manage ? html`<form method="post" action="/orgs/${view.org.id}/alerts/thresholds" class="form-row">
           ${csrfField(ctx.state)}
-          ${select({ label: t('alerts.kind'), name: 'kind', choices: thresholdKinds.map((k) => ({ value: k, label: t(`alerts.kind.${k}`) })), value: 'percent_used', id: 'threshold-kind' })}
-          ${field({ label: t('alerts.value'), name: 'value', type: 'number', required: true, min: 0, id: 'threshold-value' })}
+          ${select({ label: t('alerts.kind'), name: 'kind', choices: thresholdKinds.map((k) => ({ value: k, label: t(`alerts.kind.${k}`) })), value: typed.kind ?? 'percent_used', id: 'threshold-kind' })}
+          ${field({ label: t('alerts.value'), name: 'value', type: 'number', required: true, min: 0, value: typed.value ?? null, id: 'threshold-value', error: refusals.value })}
           <div class="field field-button"><button class="btn btn-primary" type="submit">${t('alerts.add')}</button></div>
         </form>` : ''}`, { id: 'alerts-thresholds' })}
       ${section(t('alerts.deliveries'), table({
@@ -88,10 +79,26 @@ export function registerAlertsRoutes(router: Router<DashboardState>, deps: Alert
         numeric: [3],
         empty: t('common.noRows'),
       }), { id: 'alerts-deliveries' })}`;
-    ctx.body = page(ctx.state, { title: t('alerts.title'), body, org: view.org, active: 'alerts', memberships: view.memberships, banners: view.banners, path: ctx.path });
+  ctx.body = page(ctx.state, { title: t('alerts.title'), body, org: view.org, active: 'alerts', memberships: view.memberships, banners: view.banners, path: `/orgs/${view.org.id}/alerts` });
+}
+
+export function registerAlertsRoutes(router: Router<DashboardState>, deps: AlertsRouteDeps): void {
+  const { db } = deps;
+
+  router.get('/orgs/:orgId/alerts', async (ctx) => {
+    const view = await orgAccess(ctx, db, ctx.params.orgId!, 'view_finance');
+    await renderAlerts(ctx, db, view, { top: ctx.query.done === 'saved' ? notice(ctx.state.t('alerts.saved'), 'good') : undefined });
   });
 
-  const afterChange = (orgId: string, error?: FormError) => (error ? `/orgs/${orgId}/alerts?error=${error}` : `/orgs/${orgId}/alerts?done=saved`);
+  // A saved change redirects (a reload does not send it again); a refused one answers with the
+  // form as typed and why, as the other forms do.
+  const afterChange = (orgId: string) => `/orgs/${orgId}/alerts?done=saved`;
+  const refuse = async (ctx: DashboardContext, view: OrgView, err: unknown, fields: string[]) => {
+    if (!(err instanceof AppError && err.code === 'invalid_params')) throw err;
+    ctx.status = 422;
+    const typed = Object.fromEntries(fields.map((name) => [name, ctx.state.form[name]]));
+    await renderAlerts(ctx, db, view, { refused: { typed, error: err } });
+  };
 
   router.post('/orgs/:orgId/alerts/webhook', async (ctx) => {
     const view = await orgAccess(ctx, db, ctx.params.orgId!, 'manage_alerts');
@@ -102,10 +109,7 @@ export function registerAlertsRoutes(router: Router<DashboardState>, deps: Alert
         () => ({ organizationId: view.org.id, actor: ctx.state.session!.user.id, action: 'alerts.webhook_set' }),
       );
     } catch (err) {
-      if (err instanceof AppError && err.code === 'invalid_params') {
-        return ctx.redirect(afterChange(view.org.id, err.details?.[0]?.message === PRIVATE_WEBHOOK_TARGET ? 'webhook_private' : 'webhook_url'));
-      }
-      throw err;
+      return refuse(ctx, view, err, ['webhookUrl']);
     }
     ctx.redirect(afterChange(view.org.id));
   });
@@ -131,10 +135,7 @@ export function registerAlertsRoutes(router: Router<DashboardState>, deps: Alert
         (threshold) => ({ organizationId: view.org.id, actor: ctx.state.session!.user.id, action: 'alerts.threshold_added', details: { kind, value: threshold.value } }),
       );
     } catch (err) {
-      if (err instanceof AppError && err.code === 'invalid_params') {
-        return ctx.redirect(afterChange(view.org.id, err.details?.[0]?.message === THRESHOLD_ALREADY_SET ? 'duplicate' : 'threshold'));
-      }
-      throw err;
+      return refuse(ctx, view, err, ['kind', 'value']);
     }
     ctx.redirect(afterChange(view.org.id));
   });

@@ -33,7 +33,18 @@ export function table(options: { caption: string; headers: string[]; rows: HtmlV
 
 let fieldCounter = 0;
 
-/** A labelled input with optional help text tied to it by aria-describedby. */
+/** Why a refused form's field was refused, under it; its input points here (fieldAttributes). */
+export function fieldError(id: string, error: string | undefined): Html | '' {
+  return error ? html`<p class="field-error" id="${id}-error">${error}</p>` : '';
+}
+
+/** aria-invalid and aria-describedby of an input with help text and, when refused, its error. */
+export function fieldAttributes(id: string, options: { help?: boolean; error?: string }): Html {
+  const describedBy = [options.help ? `${id}-help` : '', options.error ? `${id}-error` : ''].filter(Boolean).join(' ');
+  return html`${options.error ? raw(' aria-invalid="true"') : ''}${describedBy ? html` aria-describedby="${describedBy}"` : ''}`;
+}
+
+/** A labelled input with optional help text and, when its form was refused, why. */
 export function field(options: {
   label: string;
   name: string;
@@ -47,12 +58,15 @@ export function field(options: {
   placeholder?: string;
   id?: string;
   readonly?: boolean;
+  /** The refusal of what was typed here, in the page's language. */
+  error?: string;
 }): Html {
   const id = options.id ?? `f-${options.name}-${(fieldCounter = (fieldCounter + 1) % 1_000_000)}`;
   const helpId = `${id}-help`;
   return html`<div class="field">
     <label for="${id}">${options.label}</label>
-    <input id="${id}" name="${options.name}" type="${options.type ?? 'text'}"${options.value !== undefined && options.value !== null ? html` value="${String(options.value)}"` : ''}${options.required ? raw(' required') : ''}${options.readonly ? raw(' readonly') : ''}${options.autocomplete ? html` autocomplete="${options.autocomplete}"` : ''}${options.min !== undefined ? html` min="${options.min}"` : ''}${options.max !== undefined ? html` max="${options.max}"` : ''}${options.placeholder ? html` placeholder="${options.placeholder}"` : ''}${options.help ? html` aria-describedby="${helpId}"` : ''}>
+    <input id="${id}" name="${options.name}" type="${options.type ?? 'text'}"${options.value !== undefined && options.value !== null ? html` value="${String(options.value)}"` : ''}${options.required ? raw(' required') : ''}${options.readonly ? raw(' readonly') : ''}${options.autocomplete ? html` autocomplete="${options.autocomplete}"` : ''}${options.min !== undefined ? html` min="${options.min}"` : ''}${options.max !== undefined ? html` max="${options.max}"` : ''}${options.placeholder ? html` placeholder="${options.placeholder}"` : ''}${fieldAttributes(id, { help: !!options.help, error: options.error })}>
+    ${fieldError(id, options.error)}
     ${options.help ? html`<p class="help" id="${helpId}">${options.help}</p>` : ''}
   </div>`;
 }

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { PRIVATE_WEBHOOK_TARGET, THRESHOLD_ALREADY_SET } from '../../core/alerts/index.js';
 import type { AppError } from '../../core/errors/index.js';
 import type { Language, MessageKey } from '../i18n/translate.js';
 import type { DashboardState } from '../state.js';
@@ -34,6 +35,7 @@ const fieldLabels: Record<string, MessageKey> = {
   unit: 'operator.org.measure',
   'body.expiresAt': 'keys.expiry',
   webhookUrl: 'alerts.webhookUrl',
+  value: 'alerts.value',
 };
 
 /** The operator forms' refusal of a number that is not whole (operator-routes.ts, optionalInt). */
@@ -56,6 +58,11 @@ const ownWordings: [RegExp, MessageKey][] = [
   [/^too large for the balance$/, 'error.msg.balanceBound'],
   [/^required$/, 'error.msg.required'],
   [/^not in the product catalogue$/, 'error.msg.unknownProduct'],
+  // The alerts forms (core/alerts/alert-settings.ts).
+  [/^an http\(s\) URL$/, 'alerts.error.webhookUrl'],
+  [new RegExp(`^${PRIVATE_WEBHOOK_TARGET}$`), 'alerts.error.webhookPrivate'],
+  [/^out of range$/, 'alerts.error.threshold'],
+  [new RegExp(`^${THRESHOLD_ALREADY_SET}$`), 'alerts.error.duplicate'],
 ];
 
 type Reader = Pick<DashboardState, 'lang' | 't'>;
@@ -83,6 +90,19 @@ const labelled = (reader: Reader, path: string, message: string) => {
   const label = fieldLabels[path];
   return label ? `${reader.t(label)}: ${message}` : path === '' ? message : `${path}: ${message}`;
 };
+
+/**
+ * What to show under each refused field, by the field's name (as core's schemas name it), in
+ * the reader's language; a refusal the table does not know, as core wrote it.
+ */
+export function fieldRefusals(reader: Reader, err: AppError): Partial<Record<string, string>> {
+  const said = err.issues && err.issues.length > 0
+    ? err.issues.map((issue) => ({ path: issue.path.map(String).join('.'), message: reword(issue, reader) }))
+    : (err.details ?? []).map((d) => ({ path: d.path, message: ownWording(d.message, reader) ?? d.message }));
+  const refusals: Partial<Record<string, string>> = {};
+  for (const { path, message } of said) refusals[path] = refusals[path] ? `${refusals[path]}; ${message}` : message;
+  return refusals;
+}
 
 export function invalidInputMessage(reader: Reader, err: AppError): string {
   if (err.issues && err.issues.length > 0) return err.issues.map((issue) => labelled(reader, issue.path.map(String).join('.'), reword(issue, reader))).join('; ');

@@ -1,0 +1,81 @@
+import { existsSync } from 'node:fs';
+import { chromium, type Browser, type Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createOrganization, ensureDefaultPlans } from '../core/billing/index.js';
+import type { Db } from '../core/db/index.js';
+import type { RunningServer } from './api-fixtures.js';
+import { chromiumArgs, chromiumPath, createMember, startTestDashboard } from './dashboard-fixtures.js';
+import { testDb } from './support/database.js';
+
+// Refused forms in Debian's headless Chromium, as people meet them: what they typed is still in
+// the fields, and why each field was refused is written under it. Values the browser itself lets
+// through (its own checks stop some), refused by the server.
+
+const haveBrowser = existsSync(chromiumPath);
+
+let db: Db;
+let dashboard: RunningServer;
+let browser: Browser;
+
+async function signIn(page: Page, email: string, password: string) {
+  await page.goto(`${dashboard.url}/sign-in`);
+  await page.getByLabel(/E-mail/).fill(email);
+  await page.getByLabel('Password').fill(password);
+  await page.getByRole('button', { name: 'Sign in' }).click();
+  await page.waitForLoadState('domcontentloaded');
+}
+
+/** The text under a field, tied to it by aria-describedby. */
+async function errorUnder(page: Page, inputSelector: string): Promise<string> {
+  const input = page.locator(inputSelector);
+  expect(await input.getAttribute('aria-invalid')).toBe('true');
+  const ids = (await input.getAttribute('aria-describedby'))!.split(' ');
+  const errorId = ids.find((id) => id.endsWith('-error'))!;
+  return (await page.locator(`#${errorId}`).textContent())!.trim();
+}
+
+describe.skipIf(!haveBrowser)('refused forms in a browser', () => {
+  beforeAll(async () => {
+    db = testDb();
+    await ensureDefaultPlans(db);
+    // As production runs it: webhooks go to public addresses only.
+    dashboard = await startTestDashboard(db, { allowPrivateWebhookTargets: false });
+    browser = await chromium.launch({ executablePath: chromiumPath, args: chromiumArgs });
+  });
+
+  afterAll(async () => {
+    await browser?.close();
+    await dashboard?.close();
+    await db?.destroy();
+  });
+
+  it('when an admin saves a private webhook address or an impossible threshold, then the alerts page keeps what was typed and says why under each field', async () => {
+    const { id: orgId } = await createOrganization(db, { name: 'Browser alerts form test', planId: 'standard' });
+    const admin = await createMember(db, orgId, 'admin');
+    const context = await browser.newContext();
+    const page = await context.newPage();
+    try {
+      await signIn(page, admin.email, admin.password);
+      await page.goto(`${dashboard.url}/orgs/${orgId}/alerts`);
+
+      await page.getByLabel('Webhook URL').fill('http://10.0.0.5/hooks/allowance');
+      await page.locator('#alerts-webhook').getByRole('button', { name: 'Save' }).click();
+      await page.waitForLoadState('domcontentloaded');
+      expect(await page.getByLabel('Webhook URL').inputValue()).toBe('http://10.0.0.5/hooks/allowance');
+      expect(await errorUnder(page, '#webhook-url')).toContain('this service sends webhooks to public addresses only');
+
+      await page.getByLabel('When').selectOption('percent_used');
+      await page.getByLabel('Value').fill('150');
+      await page.getByRole('button', { name: 'Add threshold' }).click();
+      await page.waitForLoadState('domcontentloaded');
+      expect(await page.getByLabel('When').inputValue()).toBe('percent_used');
+      expect(await page.getByLabel('Value').inputValue()).toBe('150');
+      expect(await errorUnder(page, '#threshold-value')).toBe('A threshold is a whole percentage from 1 to 100, or a balance of 0 or more credits.');
+
+      expect(await db('alert_thresholds').where({ organization_id: orgId })).toEqual([]);
+      expect((await db('alert_settings').where({ organization_id: orgId }).first('webhook_url'))?.webhook_url ?? null).toBeNull();
+    } finally {
+      await context.close();
+    }
+  });
+});
