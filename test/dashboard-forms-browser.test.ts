@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createOrganization, ensureDefaultPlans } from '../core/billing/index.js';
 import type { Db } from '../core/db/index.js';
 import type { RunningServer } from './api-fixtures.js';
-import { chromiumArgs, chromiumPath, createMember, startTestDashboard } from './dashboard-fixtures.js';
+import { chromiumArgs, chromiumPath, createMember, createOperator, startTestDashboard } from './dashboard-fixtures.js';
 import { testDb } from './support/database.js';
 
 // Refused forms in Debian's headless Chromium, as people meet them: what they typed is still in
@@ -78,4 +78,41 @@ describe.skipIf(!haveBrowser)('refused forms in a browser', () => {
       await context.close();
     }
   });
+
+  it('when an operator\'s invitation or a product\'s quantity is refused, then the organization page keeps what was typed and says why under the field', async () => {
+    const { id: orgId } = await createOrganization(db, { name: 'Browser operator form test', planId: 'standard' });
+    const operator = await createOperator(db);
+    const context = await browser.newContext();
+    const page = await context.newPage();
+    try {
+      await signIn(page, operator.email, operator.password);
+      await page.goto(`${dashboard.url}/operator/organizations/${orgId}`);
+
+      // The browser takes an address without a dot in its domain; the server does not.
+      await page.getByLabel('E-mail').fill('ada@localhost');
+      await page.getByLabel('Role').selectOption('finance');
+      await page.getByRole('button', { name: 'Create invitation' }).click();
+      await page.waitForLoadState('domcontentloaded');
+      expect(await page.getByLabel('E-mail').inputValue()).toBe('ada@localhost');
+      expect(await page.getByLabel('Role').inputValue()).toBe('finance');
+      expect(await errorUnder(page, '#invite-email')).toBe('Invalid email address');
+
+      // A number the browser takes, past what a whole number of ours holds.
+      const quantity = page.getByLabel('Quantity company-financials');
+      await quantity.fill('99999999999999999999');
+      await page.getByLabel('Unit company-financials').selectOption('calls');
+      await page.locator('form.product-form', { has: quantity }).getByRole('button', { name: 'Save' }).click();
+      await page.waitForLoadState('domcontentloaded');
+      expect(await page.getByLabel('Quantity company-financials').inputValue()).toBe('99999999999999999999');
+      expect(await page.getByLabel('Unit company-financials').inputValue()).toBe('calls');
+      expect(await errorUnder(page, '#prod-company-financials-q')).toBe('a whole number, e.g. 1000 or 1,000');
+      expect(await page.getByLabel('Quantity company-report').inputValue()).toBe('1');
+
+      expect(await db('invitations').where({ organization_id: orgId })).toEqual([]);
+      expect(await db('organization_overrides').where({ organization_id: orgId })).toEqual([]);
+    } finally {
+      await context.close();
+    }
+  });
 });
+

@@ -254,3 +254,20 @@ describe('when an invitation is accepted with a name', () => {
     expect((await newcomer.post(link, { _csrf: await newcomer.csrf(link), password: 'a long enough password', name: 'Maria Rossi' })).status).toBe(302);
   });
 });
+
+describe('when an admin\'s invitation is refused', () => {
+  it('then the e-mail comes back as typed, with the role chosen, and why under it, in the page\'s language', async () => {
+    const { orgId, client } = await adminOfNewOrg(env, 'Invite refused test');
+    client.jar.set('dash_lang', 'it');
+    const page = membersPage(orgId);
+    const refused = await client.post(`${page}/invite`, { _csrf: await client.csrf(page), email: 'ada@localhost', role: 'admin' });
+    expect(refused.status).toBe(422);
+    const body = await refused.text();
+    expect(body).toMatch(/<input id="invite-email" name="email" type="email" value="ada@localhost"[^>]* aria-invalid="true"/);
+    expect(body).toMatch(/<p class="field-error" id="invite-email-error">[^<]*(?:email|e-mail)[^<]*<\/p>/i);
+    expect(body).toContain('Controlla il modulo: E-mail: ');
+    expect(body).toMatch(/<option value="admin" selected>/);
+    expect(await env.db('invitations').where({ organization_id: orgId })).toEqual([]);
+  });
+});
+

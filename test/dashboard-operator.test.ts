@@ -157,4 +157,40 @@ describe('operator organization forms', () => {
     }
     expect(await balance()).toBe(opening + 1_000 + 2_000 + 3_000 + 1_000_000);
   });
+
+  it('when an invitation\'s e-mail is refused, then it comes back as typed, with the role chosen, and why under it; the language switch leads to the page', async () => {
+    const org = await createOrganization(env.db, { name: 'Operator invite form test', planId: 'standard' });
+    const client = await signedInOperator(env);
+    const page = `/operator/organizations/${org.id}`;
+    const refused = await client.post(`${page}/invite`, { _csrf: await client.csrf(page), email: 'ada@localhost', role: 'finance' });
+    expect(refused.status).toBe(422);
+    const body = await refused.text();
+    expect(body).toMatch(/<input id="invite-email" name="email" type="email" value="ada@localhost"[^>]* aria-invalid="true" aria-describedby="invite-email-error">/);
+    expect(body).toMatch(/<p class="field-error" id="invite-email-error">Invalid email address<\/p>/);
+    expect(body).toMatch(/<option value="finance" selected>/);
+    // The language switch leads back to the organization's page, not to the form's address.
+    expect(body).toContain(`href="/language?lang=it&amp;next=${encodeURIComponent(page)}"`);
+    expect(await env.db('invitations').where({ organization_id: org.id })).toEqual([]);
+  });
+
+  it('when a product\'s quantity is refused, then that product\'s row comes back as typed, with why under it, and the other rows as they were', async () => {
+    const org = await createOrganization(env.db, { name: 'Operator product form test', planId: 'standard' });
+    const client = await signedInOperator(env);
+    const page = `/operator/organizations/${org.id}`;
+    const refused = await client.post(`${page}/products`, { _csrf: await client.csrf(page), product: 'company-financials', quantity: '7.5', unit: 'calls' });
+    expect(refused.status).toBe(422);
+    const body = await refused.text();
+    const row = (slug: string) => new RegExp(`<input type="hidden" name="product" value="${slug}">[\\s\\S]*?</form>`).exec(body)![0];
+    const mine = row('company-financials');
+    expect(mine).toContain('value="7.5" aria-invalid="true" aria-describedby="prod-company-financials-q-error"');
+    expect(mine).toMatch(/<p class="field-error" id="prod-company-financials-q-error">a whole number, e.g. 1000 or 1,000<\/p>/);
+    // Unticked and in calls, as sent.
+    expect(mine).not.toContain('checked');
+    expect(mine).toContain('<option value="calls" selected>');
+    const other = row('company-profile');
+    expect(other).toContain('name="enabled" value="1" checked');
+    expect(other).not.toContain('field-error');
+    expect(await env.db('organization_overrides').where({ organization_id: org.id })).toEqual([]);
+  });
 });
+

@@ -115,6 +115,7 @@ input[aria-invalid=true], select[aria-invalid=true] { border-color: var(--bad); 
 .field-button { flex: 0 0 auto !important; padding-top: 1.6rem; }
 .check { display: inline-flex; align-items: center; gap: .3rem; font-size: .88rem; }
 .product-form { display: flex; flex-wrap: wrap; gap: .5rem; align-items: center; margin: 0; }
+.product-form .field-error { flex-basis: 100%; }
 
 .toolbar, .toolbar-row { display: flex; flex-wrap: wrap; gap: .6rem; align-items: center; margin-bottom: 1rem; }
 .toolbar-row { justify-content: space-between; }

@@ -6,6 +6,7 @@ import { orgAccess, type OrgView } from '../org-access.js';
 import type { DashboardContext, DashboardState } from '../state.js';
 import { badge, csrfField, field, notice, postButton, section, select, table } from '../views/components.js';
 import { html, type Html, type HtmlValue } from '../views/html.js';
+import { fieldRefusals, invalidInputMessage } from '../views/invalid-input.js';
 import { page } from '../views/layout.js';
 
 export interface MembersRouteDeps {
@@ -37,25 +38,33 @@ export function invitationPanel(ctx: DashboardContext, invitation: CreatedInvita
   </section>`;
 }
 
-export function inviteForm(state: DashboardState, action: string, options: { roles: ('admin' | 'finance')[]; title: string }): Html {
+/** The invitation form; refused, it comes back with the e-mail and role as typed, and why. */
+export function inviteForm(state: DashboardState, action: string, options: {
+  roles: ('admin' | 'finance')[];
+  title: string;
+  typed?: Partial<Record<string, string>>;
+  refusals?: Partial<Record<string, string>>;
+}): Html {
   const { t } = state;
+  const typedRole = options.roles.find((r) => r === options.typed?.role);
   return section(options.title, html`<form method="post" action="${action}" class="form-row">
     ${csrfField(state)}
-    ${field({ label: t('members.email'), name: 'email', type: 'email', required: true, autocomplete: 'off', id: 'invite-email' })}
+    ${field({ label: t('members.email'), name: 'email', type: 'email', required: true, autocomplete: 'off', id: 'invite-email', value: options.typed?.email ?? null, error: options.refusals?.email })}
     ${options.roles.length > 1
-      ? select({ label: t('members.role'), name: 'role', choices: options.roles.map((r) => ({ value: r, label: t(`role.${r}`) })), value: options.roles[0]!, id: 'invite-role', help: t('members.roleHelp') })
+      ? select({ label: t('members.role'), name: 'role', choices: options.roles.map((r) => ({ value: r, label: t(`role.${r}`) })), value: typedRole ?? options.roles[0]!, id: 'invite-role', help: t('members.roleHelp') })
       : html`<input type="hidden" name="role" value="${options.roles[0]!}">`}
     <div class="field field-button"><button type="submit" class="btn btn-primary">${t('members.inviteButton')}</button></div>
   </form>`, { id: 'invite' });
 }
 
-async function renderMembers(ctx: DashboardContext, db: Db, view: OrgView, top?: HtmlValue): Promise<void> {
+async function renderMembers(ctx: DashboardContext, db: Db, view: OrgView, top?: HtmlValue, refused?: { typed: Partial<Record<string, string>>; error: AppError }): Promise<void> {
   const { t, f } = ctx.state;
   const [members, invitations] = await Promise.all([membersOf(db, view.org.id), pendingInvitations(db, view.org.id)]);
   const me = ctx.state.session!.user.id;
   const body = html`
     ${top ?? ''}
-    ${inviteForm(ctx.state, `/orgs/${view.org.id}/members/invite`, { roles: ['admin', 'finance'], title: t('members.invite') })}
+    ${refused ? notice(t('error.invalid', { message: invalidInputMessage(ctx.state, refused.error) }), 'bad') : ''}
+    ${inviteForm(ctx.state, `/orgs/${view.org.id}/members/invite`, { roles: ['admin', 'finance'], title: t('members.invite'), typed: refused?.typed, refusals: refused && fieldRefusals(ctx.state, refused.error) })}
     ${section(t('members.title'), table({
       caption: t('members.title'),
       headers: [t('members.email'), t('common.name'), t('members.role'), t('members.since'), t('common.actions')],
@@ -80,7 +89,8 @@ async function renderMembers(ctx: DashboardContext, db: Db, view: OrgView, top?:
       ]),
       empty: '',
     }), { id: 'open-invitations' }) : ''}`;
-  ctx.body = page(ctx.state, { title: t('members.title'), body, org: view.org, active: 'members', memberships: view.memberships, banners: view.banners, path: ctx.path });
+  // After a form's POST too, the language switch comes back to the members page.
+  ctx.body = page(ctx.state, { title: t('members.title'), body, org: view.org, active: 'members', memberships: view.memberships, banners: view.banners, path: `/orgs/${view.org.id}/members` });
 }
 
 export function registerMembersRoutes(router: Router<DashboardState>, deps: MembersRouteDeps): void {
@@ -107,7 +117,8 @@ export function registerMembersRoutes(router: Router<DashboardState>, deps: Memb
     } catch (err) {
       if (!(err instanceof AppError && err.code === 'invalid_params')) throw err;
       ctx.status = 422;
-      await renderMembers(ctx, db, view, notice(ctx.state.t('error.invalid', { message: ctx.state.t('members.email') }), 'bad'));
+      // The form comes back as typed, with what to change.
+      await renderMembers(ctx, db, view, undefined, { typed: { email: ctx.state.form.email, role: ctx.state.form.role }, error: err });
     }
   });
 

@@ -10,8 +10,8 @@ import { AppError, parseInput } from '../../core/errors/index.js';
 import { organizationPeriodSettings, organizationsOverview, setCreditsPerPeriod } from '../../core/finance/index.js';
 import type { DashboardContext, DashboardState } from '../state.js';
 import { auditActor, describeAuditAction } from '../views/audit-entries.js';
-import { asOfStamp, badge, csrfField, field, notice, pagination, section, select, stat, table } from '../views/components.js';
-import { invalidInputMessage, WHOLE_NUMBER } from '../views/invalid-input.js';
+import { asOfStamp, badge, csrfField, field, fieldAttributes, fieldError, notice, pagination, section, select, stat, table } from '../views/components.js';
+import { fieldRefusals, invalidInputMessage, WHOLE_NUMBER } from '../views/invalid-input.js';
 import { html, type HtmlValue } from '../views/html.js';
 import { page } from '../views/layout.js';
 import { OPERATOR_DASHBOARD_REASON } from '../views/ledger-reasons.js';
@@ -48,10 +48,16 @@ function optionalInt(value: string | undefined, path: string): number | null {
   return n;
 }
 
-/** What a refused form had typed, shown again in its fields (only that form's fields are in it). */
-type Typed = Partial<Record<string, string>>;
+/** A refused form: what it had typed, shown again in its fields (only that form's fields are
+ * in it), and why each field was refused, shown under it. */
+interface Refused {
+  typed: Partial<Record<string, string>>;
+  refusals: Partial<Record<string, string>>;
+}
 
-async function renderOverview(ctx: DashboardContext, db: Db, top?: HtmlValue, typed: Typed = {}): Promise<void> {
+const noRefusal: Refused = { typed: {}, refusals: {} };
+
+async function renderOverview(ctx: DashboardContext, db: Db, top?: HtmlValue, { typed, refusals }: Refused = noRefusal): Promise<void> {
   const { t, f } = ctx.state;
   await ensureDefaultPlans(db);
   const search = typeof ctx.query.q === 'string' ? ctx.query.q.slice(0, 200) : '';
@@ -80,7 +86,7 @@ async function renderOverview(ctx: DashboardContext, db: Db, top?: HtmlValue, ty
     ${asOfStamp(ctx.state, totals.newestEventAt)}
     ${section(t('operator.create'), html`<form method="post" action="/operator/organizations" class="form-row">
       ${csrfField(ctx.state)}
-      ${field({ label: t('common.name'), name: 'name', required: true, value: typed.name ?? null, id: 'org-name' })}
+      ${field({ label: t('common.name'), name: 'name', required: true, value: typed.name ?? null, id: 'org-name', error: refusals.name })}
       ${select({ label: t('operator.plan'), name: 'planId', choices: [...plans.map((p) => ({ value: p.id, label: `${p.name} (${p.id})` })), { value: '', label: t('operator.noPlan') }], value: typed.planId ?? plans[0]?.id ?? '', id: 'org-plan' })}
       <div class="field field-button"><button class="btn btn-primary" type="submit">${t('operator.createButton')}</button></div>
     </form>`, { id: 'create-org' })}
@@ -97,10 +103,11 @@ async function renderOverview(ctx: DashboardContext, db: Db, top?: HtmlValue, ty
         empty: search ? t('operator.noMatch', { search }) : t('common.noRows'),
       })}
       ${overview.pages > 1 ? pagination(ctx.state, overview, link) : ''}`, { id: 'all-orgs' })}`;
-  ctx.body = page(ctx.state, { title: t('operator.title'), body, active: 'operator', path: ctx.path });
+  // After a form's POST too, the language switch comes back to the page, not to the form's address.
+  ctx.body = page(ctx.state, { title: t('operator.title'), body, active: 'operator', path: '/operator' });
 }
 
-async function renderOrganization(ctx: DashboardContext, db: Db, organizationId: string, top?: HtmlValue, typed: Typed = {}): Promise<void> {
+async function renderOrganization(ctx: DashboardContext, db: Db, organizationId: string, top?: HtmlValue, { typed, refusals }: Refused = noRefusal): Promise<void> {
   const { t, f } = ctx.state;
   const [org, plans, periodSettings, audit] = await Promise.all([getOrganization(db, organizationId), listPlans(db), organizationPeriodSettings(db, organizationId), recentAudit(db, organizationId)]);
   const plan = org.planId ? await getPlan(db, org.planId) : null;
@@ -113,19 +120,26 @@ async function renderOrganization(ctx: DashboardContext, db: Db, organizationId:
     const override = overrides.get(p.slug);
     const effective = org.products.get(p.slug);
     const id = `prod-${p.slug}`;
+    // The row whose form was refused shows what was typed in it, and why.
+    const refused = typed.product === p.slug;
+    const enabled = refused ? typed.enabled === '1' : effective !== undefined;
+    const quantity = refused ? (typed.quantity ?? '') : String(effective?.measure.quantity ?? p.defaultMeasure.quantity);
+    const unit = refused ? typed.unit : (effective?.measure.unit ?? p.defaultMeasure.unit);
+    const errors = refused ? { quantity: refusals.quantity, unit: refusals.unit } : {};
     return [
       html`<code>${p.slug}</code>${override ? html` ${badge(t('operator.org.override'), 'info')}` : ''}`,
       p.kind,
       inPlan ? t('operator.org.planDefault', { measure: measure(ctx.state, inPlan.quantity, inPlan.unit) }) : html`<span class="muted">${t('operator.org.notInPlan')}</span>`,
       html`<form method="post" action="/operator/organizations/${org.id}/products" class="product-form">
         ${csrfField(ctx.state)}<input type="hidden" name="product" value="${p.slug}">
-        <label class="check"><input type="checkbox" name="enabled" value="1"${effective ? html` checked` : ''}> <span>${t('operator.org.enabled')}</span></label>
+        <label class="check"><input type="checkbox" name="enabled" value="1"${enabled ? html` checked` : ''}> <span>${t('operator.org.enabled')}</span></label>
         <label class="visually-hidden" for="${id}-q">${t('report.quantity')} ${p.slug}</label>
-        <input id="${id}-q" class="input-sm" type="number" min="0" name="quantity" value="${String(effective?.measure.quantity ?? p.defaultMeasure.quantity)}">
+        <input id="${id}-q" class="input-sm" type="number" min="0" name="quantity" value="${quantity}"${fieldAttributes(`${id}-q`, { error: errors.quantity })}>
         <label class="visually-hidden" for="${id}-u">${t('report.unit')} ${p.slug}</label>
-        <select id="${id}-u" name="unit">${(['credits', 'calls'] as const).map((u) => html`<option value="${u}"${(effective?.measure.unit ?? p.defaultMeasure.unit) === u ? html` selected` : ''}>${t(`common.${u}`)}</option>`)}</select>
+        <select id="${id}-u" name="unit"${fieldAttributes(`${id}-u`, { error: errors.unit })}>${(['credits', 'calls'] as const).map((u) => html`<option value="${u}"${unit === u ? html` selected` : ''}>${t(`common.${u}`)}</option>`)}</select>
         <button class="btn btn-secondary btn-sm" type="submit">${t('common.save')}</button>
         ${override ? html`<button class="btn btn-ghost btn-sm" type="submit" name="reset" value="1">${t('operator.org.reset')}</button>` : ''}
+        ${fieldError(`${id}-q`, errors.quantity)}${fieldError(`${id}-u`, errors.unit)}
       </form>`,
     ];
   });
@@ -146,36 +160,36 @@ async function renderOrganization(ctx: DashboardContext, db: Db, organizationId:
       ${section(t('operator.org.grant'), html`<form method="post" action="/operator/organizations/${org.id}/credits" class="stack">
         ${csrfField(ctx.state)}
         ${select({ label: t('operator.org.grantKind'), name: 'kind', choices: creditKinds.map((k) => ({ value: k, label: t(`operator.org.kind.${k}`) })), value: typed.kind ?? 'grant', id: 'grant-kind' })}
-        ${field({ label: t('operator.org.credits'), name: 'credits', type: 'number', required: true, value: typed.credits ?? null, id: 'grant-credits' })}
-        ${field({ label: t('operator.org.reason'), name: 'reason', required: true, value: typed.reason ?? null, help: t('operator.org.reasonHelp'), id: 'grant-reason' })}
+        ${field({ label: t('operator.org.credits'), name: 'credits', type: 'number', required: true, value: typed.credits ?? null, id: 'grant-credits', error: refusals.credits })}
+        ${field({ label: t('operator.org.reason'), name: 'reason', required: true, value: typed.reason ?? null, help: t('operator.org.reasonHelp'), id: 'grant-reason', error: refusals.reason })}
         <div><button class="btn btn-primary" type="submit">${t('operator.org.grant')}</button></div>
       </form>`, { id: 'org-grant' })}
       ${section(t('operator.org.period'), html`<form method="post" action="/operator/organizations/${org.id}/period" class="stack">
         ${csrfField(ctx.state)}
-        ${field({ label: t('operator.org.creditsPerPeriod'), name: 'creditsPerPeriod', type: 'number', min: 0, value: typed.creditsPerPeriod ?? periodSettings.creditsPerPeriod, help: `${t('operator.org.creditsPerPeriodHelp')}${plan ? ` (${f.number(plan.creditsPerPeriod)})` : ''}`, id: 'credits-per-period' })}
-        ${field({ label: t('operator.org.callsCap'), name: 'callsCap', type: 'number', min: 0, value: typed.callsCap ?? a?.callsCap ?? null, help: t('operator.org.callsCapHelp'), id: 'calls-cap' })}
+        ${field({ label: t('operator.org.creditsPerPeriod'), name: 'creditsPerPeriod', type: 'number', min: 0, value: typed.creditsPerPeriod ?? periodSettings.creditsPerPeriod, help: `${t('operator.org.creditsPerPeriodHelp')}${plan ? ` (${f.number(plan.creditsPerPeriod)})` : ''}`, id: 'credits-per-period', error: refusals.creditsPerPeriod })}
+        ${field({ label: t('operator.org.callsCap'), name: 'callsCap', type: 'number', min: 0, value: typed.callsCap ?? a?.callsCap ?? null, help: t('operator.org.callsCapHelp'), id: 'calls-cap', error: refusals.callsCap })}
         <div><button class="btn btn-primary" type="submit">${t('common.save')}</button></div>
       </form>`, { id: 'org-period' })}
       ${section(t('operator.org.limits'), html`<form method="post" action="/operator/organizations/${org.id}/limits" class="stack">
         ${csrfField(ctx.state)}
         <p class="muted small">${limits ? t('operator.org.limitsHelp', { perSecond: limits.perSecond, burst: limits.burst, perMinute: limits.perMinute }) : ''}</p>
         <div class="form-row">
-          ${field({ label: t('operator.org.perSecond'), name: 'perSecond', type: 'number', min: 1, value: typed.perSecond ?? org.limitOverrides.perSecond, id: 'limit-second' })}
-          ${field({ label: t('operator.org.burst'), name: 'burst', type: 'number', min: 1, value: typed.burst ?? org.limitOverrides.burst, id: 'limit-burst' })}
-          ${field({ label: t('operator.org.perMinute'), name: 'perMinute', type: 'number', min: 1, value: typed.perMinute ?? org.limitOverrides.perMinute, id: 'limit-minute' })}
+          ${field({ label: t('operator.org.perSecond'), name: 'perSecond', type: 'number', min: 1, value: typed.perSecond ?? org.limitOverrides.perSecond, id: 'limit-second', error: refusals.perSecond })}
+          ${field({ label: t('operator.org.burst'), name: 'burst', type: 'number', min: 1, value: typed.burst ?? org.limitOverrides.burst, id: 'limit-burst', error: refusals.burst })}
+          ${field({ label: t('operator.org.perMinute'), name: 'perMinute', type: 'number', min: 1, value: typed.perMinute ?? org.limitOverrides.perMinute, id: 'limit-minute', error: refusals.perMinute })}
         </div>
         <div><button class="btn btn-primary" type="submit">${t('common.save')}</button></div>
       </form>`, { id: 'org-limits' })}
     </div>
     ${section(t('operator.org.products'), table({ caption: t('operator.org.products'), headers: [t('operator.org.product'), t('operator.org.kind'), t('operator.plan'), t('operator.org.measure')], rows: productRows, empty: '' }), { id: 'org-products' })}
-    ${inviteForm(ctx.state, `/operator/organizations/${org.id}/invite`, { roles: ['admin', 'finance'], title: t('operator.org.inviteAdmin') })}
+    ${inviteForm(ctx.state, `/operator/organizations/${org.id}/invite`, { roles: ['admin', 'finance'], title: t('operator.org.inviteAdmin'), typed, refusals })}
     ${section(t('operator.org.audit'), table({
       caption: t('operator.org.audit'),
       headers: [t('report.at'), t('report.by'), t('ledger.what')],
       rows: audit.map((x) => [f.dateTime(x.at), auditActor(ctx.state, x), describeAuditAction(ctx.state, x)]),
       empty: t('common.noRows'),
     }), { id: 'org-audit', actions: html`<a href="/orgs/${org.id}/activity">${t('nav.activity')} →</a>` })}`;
-  ctx.body = page(ctx.state, { title: org.name, body, active: 'operator', path: ctx.path });
+  ctx.body = page(ctx.state, { title: org.name, body, active: 'operator', path: `/operator/organizations/${org.id}` });
 }
 
 export function registerOperatorRoutes(router: Router<DashboardState>, deps: OperatorRouteDeps): void {
@@ -191,9 +205,10 @@ export function registerOperatorRoutes(router: Router<DashboardState>, deps: Ope
       if (!(err instanceof AppError && err.code === 'invalid_params')) throw err;
       ctx.status = 422;
       const top = notice(ctx.state.t('error.invalid', { message: invalidInputMessage(ctx.state, err) }), 'bad');
-      // The refused form comes back as it was typed.
-      if (organizationId) await renderOrganization(ctx, db, organizationId, top, ctx.state.form);
-      else await renderOverview(ctx, db, top, ctx.state.form);
+      // The refused form comes back as it was typed, with why under each refused field.
+      const refused = { typed: ctx.state.form, refusals: fieldRefusals(ctx.state, err) };
+      if (organizationId) await renderOrganization(ctx, db, organizationId, top, refused);
+      else await renderOverview(ctx, db, top, refused);
     }
   };
 
