@@ -183,6 +183,8 @@ describe('when an admin creates a key with an expiry that is not a date', () => 
     // What was typed comes back in the form, to be corrected rather than typed again.
     expect(body).toMatch(/<input[^>]*name="name"[^>]*value="bad expiry"/);
     expect(body).toContain(`value="${expiresOn}"`);
+    // And why, under the field.
+    expect(body).toMatch(/<p class="field-error" id="key-expiry-error">a date as YYYY-MM-DD \(e.g. 2030-12-31\), or blank/);
     expect(await env.db('api_keys').where({ organization_id: orgId })).toHaveLength(0);
   });
 

@@ -9,7 +9,7 @@ import type { MessageKey } from '../i18n/translate.js';
 import { orgAccess, type OrgView } from '../org-access.js';
 import type { DashboardContext, DashboardState } from '../state.js';
 import { badge, csrfField, field, notice, postButton, section, select, table } from '../views/components.js';
-import { invalidInputMessage } from '../views/invalid-input.js';
+import { fieldRefusals, invalidInputMessage } from '../views/invalid-input.js';
 import { html, type Html, type HtmlValue } from '../views/html.js';
 import { page } from '../views/layout.js';
 
@@ -58,7 +58,7 @@ function newKeyPanel(state: DashboardState, key: string, apiBaseUrl: string | un
   </section>`;
 }
 
-async function renderKeysPage(ctx: DashboardContext, deps: KeysRouteDeps, view: OrgView, extra: { top?: HtmlValue; typed?: { name?: string; expiresOn?: string } } = {}): Promise<void> {
+async function renderKeysPage(ctx: DashboardContext, deps: KeysRouteDeps, view: OrgView, extra: { top?: HtmlValue; typed?: { name?: string; expiresOn?: string }; refusals?: Partial<Record<string, string>> } = {}): Promise<void> {
   const { t, f } = ctx.state;
   const now = new Date();
   const keys = (await listApiKeys(deps.db, view.org.id)).reverse();
@@ -96,8 +96,8 @@ async function renderKeysPage(ctx: DashboardContext, deps: KeysRouteDeps, view: 
     <p class="lead">${t('keys.intro')}</p>
     ${section(t('keys.createTitle'), html`<form method="post" action="/orgs/${view.org.id}/keys" class="form-row">
         ${csrfField(ctx.state)}
-        ${field({ label: t('common.name'), name: 'name', required: true, help: t('keys.nameHelp'), id: 'key-name', value: extra.typed?.name ?? '' })}
-        ${field({ label: t('keys.expiry'), name: 'expiresOn', type: 'date', help: t('keys.expiryHelp'), id: 'key-expiry', value: extra.typed?.expiresOn ?? '' })}
+        ${field({ label: t('common.name'), name: 'name', required: true, help: t('keys.nameHelp'), id: 'key-name', value: extra.typed?.name ?? '', error: extra.refusals?.name })}
+        ${field({ label: t('keys.expiry'), name: 'expiresOn', type: 'date', help: t('keys.expiryHelp'), id: 'key-expiry', value: extra.typed?.expiresOn ?? '', error: extra.refusals?.expiresOn ?? extra.refusals?.['body.expiresAt'] })}
         <div class="field field-button"><button type="submit" class="btn btn-primary">${t('keys.create')}</button></div>
       </form>`)}
     ${section(t('keys.title'), table({
@@ -151,8 +151,12 @@ export function registerKeysRoutes(router: Router<DashboardState>, deps: KeysRou
     } catch (err) {
       if (!(err instanceof AppError)) throw err;
       ctx.status = 422;
-      // The form comes back as it was typed, with what to change.
-      await renderKeysPage(ctx, deps, view, { top: notice(ctx.state.t('error.invalid', { message: invalidInputMessage(ctx.state, err) }), 'bad'), typed: { name: ctx.state.form.name, expiresOn: ctx.state.form.expiresOn } });
+      // The form comes back as it was typed, with what to change (under each field, too).
+      await renderKeysPage(ctx, deps, view, {
+        top: notice(ctx.state.t('error.invalid', { message: invalidInputMessage(ctx.state, err) }), 'bad'),
+        typed: { name: ctx.state.form.name, expiresOn: ctx.state.form.expiresOn },
+        refusals: fieldRefusals(ctx.state, err),
+      });
     }
   });
 
