@@ -88,8 +88,8 @@ export function registerOrgCommands(program: Command, context: () => CliContext)
     .description("Override the plan's rate limits for this organization (0 returns a limit to the plan's value).")
     .argument('<org>', 'organization id or exact name')
     .option('--per-second <n>', 'sustained calls per second', wholeNumber)
-    .option('--burst <n>', 'calls allowed at once', wholeNumber)
-    .option('--per-minute <n>', 'calls per clock minute', wholeNumber)
+    .option('--burst <n>', 'calls allowed at once (at least the per-second limit)', wholeNumber)
+    .option('--per-minute <n>', 'calls per clock minute (at least the per-second limit)', wholeNumber)
     .action(async (ref: string, opts: { perSecond?: number; burst?: number; perMinute?: number }) => {
       if (opts.perSecond === undefined && opts.burst === undefined && opts.perMinute === undefined) {
         throw new AppError('invalid_params', 'Give at least one of --per-second, --burst, --per-minute.');

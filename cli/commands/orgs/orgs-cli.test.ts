@@ -120,6 +120,22 @@ describe('operator CLI: organizations and keys', () => {
     expect(shown.stdout).not.toContain('(override)');
   });
 
+  it('when set-limits would put the burst or the per-minute limit below the per-second one, here or with the plan\'s, then it is refused naming each, and nothing changes', async () => {
+    const orgId = (await cli('org', 'create', '--name', 'CLI contradictory limits SRL')).stdout.trim();
+    const both = await cli('org', 'set-limits', orgId, '--per-second', '10', '--burst', '5', '--per-minute', '3');
+    expect(both).toMatchObject({ code: 1, stdout: '' });
+    expect(both.stderr.trim()).toBe('error (invalid_params): burst: must be at least the per-second limit (10); perMinute: must be at least the per-second limit (10)');
+    // The standard plan's burst is 40: a rate of 50 a second alone contradicts it.
+    const overPlan = await cli('org', 'set-limits', orgId, '--per-second', '50');
+    expect(overPlan).toMatchObject({ code: 1, stdout: '' });
+    expect(overPlan.stderr.trim()).toBe('error (invalid_params): burst: must be at least the per-second limit (50)');
+    expect((await cli('org', 'show', orgId)).stdout).not.toContain('(override)');
+    expect(await db('audit_log').where({ organization_id: orgId, action: 'organization.limits_set' })).toEqual([]);
+    // With a burst to match, it is saved.
+    const saved = await cli('org', 'set-limits', orgId, '--per-second', '50', '--burst', '50');
+    expect(saved).toMatchObject({ code: 0, stdout: `${orgId}: per-second 50, burst 50, per-minute plan\n` });
+  });
+
   it('when --help is asked of a subcommand then it prints usage and exits 0', async () => {
     const run = await cli('key', 'create', '--help');
     expect(run.code).toBe(0);

@@ -184,19 +184,49 @@ const limitOverridesSchema = z.object({
 });
 export type LimitOverridesInput = z.infer<typeof limitOverridesSchema>;
 
+// The refusal of a burst or a per-minute limit below the per-second one (followed by that
+// limit in brackets); the dashboard says it in its pages' language (views/invalid-input.ts).
+const BELOW_PER_SECOND = 'must be at least the per-second limit';
+
+/**
+ * The limits in force once overrides apply (null: neither an override nor a plan sets one). A
+ * burst below the per-second rate never holds a second's calls; a minute's calls below it are
+ * fewer than one second's: either contradicts the rate it is set with, so both are refused,
+ * each naming its field, whether the contradiction comes from the override or the plan.
+ */
+const limitsInForceSchema = z
+  .object({ perSecond: z.number().nullable(), burst: z.number().nullable(), perMinute: z.number().nullable() })
+  .superRefine(({ perSecond, burst, perMinute }, ctx) => {
+    if (perSecond === null) return;
+    for (const [path, value] of [['burst', burst], ['perMinute', perMinute]] as const) {
+      if (value !== null && value < perSecond) ctx.addIssue({ code: 'custom', path: [path], message: `${BELOW_PER_SECOND} (${perSecond})` });
+    }
+  });
+
 /** Only the given fields change; null returns a field to the plan's value. */
 export async function setOrganizationLimits(db: Db, organizationId: string, limits: LimitOverridesInput): Promise<LimitOverrides> {
   const parsed = parseInput(limitOverridesSchema, limits);
-  const changes: Record<string, number | null> = {};
-  if (parsed.perSecond !== undefined) changes.rate_per_second = parsed.perSecond;
-  if (parsed.burst !== undefined) changes.burst = parsed.burst;
-  if (parsed.perMinute !== undefined) changes.rate_per_minute = parsed.perMinute;
-  const [row] = (await db('organizations')
-    .where({ id: organizationId })
-    .update({ ...changes, updated_at: db.fn.now() })
-    .returning('*')) as OrganizationRow[];
-  if (!row) throw new AppError('not_found', `No organization with id ${organizationId}.`);
-  return { perSecond: row.rate_per_second, burst: row.burst, perMinute: row.rate_per_minute };
+  return db.transaction(async (trx) => {
+    // Locked: two changes at once must not each pass against the other's old value.
+    const current = (await trx('organizations').where({ id: organizationId }).forUpdate().first('*')) as OrganizationRow | undefined;
+    if (!current) throw new AppError('not_found', `No organization with id ${organizationId}.`);
+    const next: LimitOverrides = {
+      perSecond: parsed.perSecond === undefined ? current.rate_per_second : parsed.perSecond,
+      burst: parsed.burst === undefined ? current.burst : parsed.burst,
+      perMinute: parsed.perMinute === undefined ? current.rate_per_minute : parsed.perMinute,
+    };
+    const plan = current.plan_id ? ((await trx('plans').where({ id: current.plan_id }).first('*')) as PlanRow | undefined) : undefined;
+    parseInput(limitsInForceSchema, {
+      perSecond: next.perSecond ?? plan?.rate_per_second ?? null,
+      burst: next.burst ?? plan?.burst ?? null,
+      perMinute: next.perMinute ?? plan?.rate_per_minute ?? null,
+    });
+    const [row] = (await trx('organizations')
+      .where({ id: organizationId })
+      .update({ rate_per_second: next.perSecond, burst: next.burst, rate_per_minute: next.perMinute, updated_at: trx.fn.now() })
+      .returning('*')) as OrganizationRow[];
+    return { perSecond: row!.rate_per_second, burst: row!.burst, perMinute: row!.rate_per_minute };
+  });
 }
 
 const productOverrideSchema = z
