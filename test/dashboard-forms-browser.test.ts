@@ -114,5 +114,30 @@ describe.skipIf(!haveBrowser)('refused forms in a browser', () => {
       await context.close();
     }
   });
+
+  it('when an operator sets rate limits that contradict each other, then every contradicted field says why under it, and what was typed stays', async () => {
+    const { id: orgId } = await createOrganization(db, { name: 'Browser limits form test', planId: 'standard' });
+    const operator = await createOperator(db);
+    const context = await browser.newContext();
+    const page = await context.newPage();
+    try {
+      await signIn(page, operator.email, operator.password);
+      await page.goto(`${dashboard.url}/operator/organizations/${orgId}`);
+      // The standard plan's burst is 40: 50 a second contradicts it, and 30 a minute too.
+      await page.getByLabel('Per second').fill('50');
+      await page.getByLabel('Per minute').fill('30');
+      await page.locator('#org-limits').getByRole('button', { name: 'Save' }).click();
+      await page.waitForLoadState('domcontentloaded');
+      expect(await page.getByLabel('Per second').inputValue()).toBe('50');
+      expect(await page.getByLabel('Burst').inputValue()).toBe('');
+      expect(await page.getByLabel('Per minute').inputValue()).toBe('30');
+      expect(await errorUnder(page, '#limit-burst')).toBe('must be at least the per-second limit (50)');
+      expect(await errorUnder(page, '#limit-minute')).toBe('must be at least the per-second limit (50)');
+      expect(await page.locator('#limit-second').getAttribute('aria-invalid')).toBeNull();
+      expect(await db('organizations').where({ id: orgId }).first('rate_per_second', 'rate_per_minute')).toEqual({ rate_per_second: null, rate_per_minute: null });
+    } finally {
+      await context.close();
+    }
+  });
 });
 

@@ -192,5 +192,42 @@ describe('operator organization forms', () => {
     expect(other).not.toContain('field-error');
     expect(await env.db('organization_overrides').where({ organization_id: org.id })).toEqual([]);
   });
+
+  it('when the limits form has several bad fields, then every one is named, in the notice and under the field, as typed', async () => {
+    const org = await createOrganization(env.db, { name: 'Operator limits fields test', planId: 'standard' });
+    const client = await signedInOperator(env);
+    const page = `/operator/organizations/${org.id}`;
+    const refused = await client.post(`${page}/limits`, { _csrf: await client.csrf(page), perSecond: '1,5', burst: '0', perMinute: '3000000000' });
+    expect(refused.status).toBe(422);
+    const body = await refused.text();
+    expect(body).toContain('Please check the form: Per second: a whole number, e.g. 1000 or 1,000; Burst: Too small: expected number to be &gt;0; Per minute: at most 2147483647');
+    expect(body).toMatch(/value="1,5"[^>]* aria-invalid="true" aria-describedby="limit-second-error">\s*<p class="field-error" id="limit-second-error">a whole number/);
+    expect(body).toMatch(/value="0"[^>]* aria-invalid="true" aria-describedby="limit-burst-error">\s*<p class="field-error" id="limit-burst-error">Too small/);
+    expect(body).toMatch(/value="3000000000"[^>]* aria-invalid="true" aria-describedby="limit-minute-error">\s*<p class="field-error" id="limit-minute-error">at most 2147483647/);
+    // The period form, too, names both of its fields.
+    const period = await (await client.post(`${page}/period`, { _csrf: await client.csrf(page), creditsPerPeriod: 'many', callsCap: '1.5' })).text();
+    expect(period).toContain('Please check the form: Credits per period: a whole number, e.g. 1000 or 1,000; Calls cap per period: a whole number, e.g. 1000 or 1,000');
+    expect(await env.db('organizations').where({ id: org.id }).first('rate_per_second', 'burst', 'rate_per_minute', 'credits_per_period')).toEqual({ rate_per_second: null, burst: null, rate_per_minute: null, credits_per_period: null });
+  });
+
+  it('when the limits contradict each other, or the plan\'s, then they are refused with a clear message under each field, in English and Italian, and nothing changes', async () => {
+    const org = await createOrganization(env.db, { name: 'Operator contradictory limits test', planId: 'standard' });
+    const client = await signedInOperator(env);
+    const page = `/operator/organizations/${org.id}`;
+    const both = await client.post(`${page}/limits`, { _csrf: await client.csrf(page), perSecond: '10', burst: '5', perMinute: '3' });
+    expect(both.status).toBe(422);
+    const body = await both.text();
+    expect(body).toContain('Please check the form: Burst: must be at least the per-second limit (10); Per minute: must be at least the per-second limit (10)');
+    expect(body).toContain('<p class="field-error" id="limit-burst-error">must be at least the per-second limit (10)</p>');
+    expect(body).toContain('<p class="field-error" id="limit-minute-error">must be at least the per-second limit (10)</p>');
+    expect(body).not.toContain('id="limit-second-error"');
+    // The standard plan's burst is 40: 50 a second alone contradicts it, under the burst field.
+    await client.get('/language?lang=it&next=/');
+    const italian = await (await client.post(`${page}/limits`, { _csrf: await client.csrf(page), perSecond: '50', burst: '', perMinute: '' })).text();
+    expect(italian).toContain('Controlla il modulo: Burst: deve essere almeno pari al limite al secondo (50)');
+    expect(italian).toContain('<p class="field-error" id="limit-burst-error">deve essere almeno pari al limite al secondo (50)</p>');
+    expect(await env.db('organizations').where({ id: org.id }).first('rate_per_second', 'burst', 'rate_per_minute')).toEqual({ rate_per_second: null, burst: null, rate_per_minute: null });
+    expect(await env.db('audit_log').where({ organization_id: org.id, action: 'organization.limits_set' })).toEqual([]);
+  });
 });
 

@@ -344,6 +344,7 @@ export const en = {
   'error.msg.creditsAdd': 'must be positive: a grant or top-up adds credits; an adjustment can remove them',
   'error.msg.balanceBound': 'too large for the balance',
   'error.msg.required': 'required',
+  'error.msg.belowPerSecond': 'must be at least the per-second limit ({n})',
   'error.msg.unknownProduct': 'not an endpoint or tool of the catalogue',
   'error.period': 'a month, YYYY-MM, not after the current one',
   'error.back': 'Back to the dashboard',

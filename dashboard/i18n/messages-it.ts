@@ -344,6 +344,7 @@ export const it: Catalogue = {
   'error.msg.creditsAdd': 'deve essere positivo: un\'assegnazione o una ricarica aggiunge crediti; una rettifica può toglierli',
   'error.msg.balanceBound': 'troppo grande per il saldo',
   'error.msg.required': 'obbligatorio',
+  'error.msg.belowPerSecond': 'deve essere almeno pari al limite al secondo ({n})',
   'error.msg.unknownProduct': 'non è un endpoint o uno strumento del catalogo',
   'error.period': 'un mese, AAAA-MM, non successivo a quello in corso',
   'error.back': 'Torna alla dashboard',

@@ -1,6 +1,6 @@
 import type { Router } from '@koa/router';
 import {
-  changeCredits, clearProductOverride, countOpenDeadLetters, createOrganization, ensureDefaultPlans, getOrganization, getPlan, listPlans, productCatalogue,
+  changeCredits, clearProductOverride, countOpenDeadLetters, createOrganization, ensureDefaultPlans, getOrganization, getPlan, listPlans, planDefinitionSchema, productCatalogue,
   setCallsCap, setOrganizationLimits, setOrganizationPlan, setProductOverride, type CreditChangeKind,
 } from '../../core/billing/index.js';
 import { createInvitation, recentAudit, withAudit } from '../../core/dashboard-auth/index.js';
@@ -31,22 +31,33 @@ function requireOperator(ctx: DashboardContext): string {
   return user.id;
 }
 
-const creditKinds = ['grant', 'top_up', 'adjustment'] as const satisfies readonly CreditChangeKind[];
-const creditsFormSchema = z.object({ kind: z.enum(creditKinds) });
-const productUnitSchema = z.object({ unit: z.enum(['', 'credits', 'calls']).transform((u) => (u === '' ? null : u)) });
-
-/** '' → null ("as the plan says"), otherwise a whole number. */
 // Thousands may be grouped ("1.000.000", "1,000", "1 000", "1'000"), but only in groups of three:
 // stripping every separator read "1.5" or "1,5" (one and a half, to an Italian) as 15.
 const GROUPED_WHOLE_NUMBER = /^-?(?:\d+|\d{1,3}(?:([ .,_'])\d{3})(?:\1\d{3})*)$/;
 
-function optionalInt(value: string | undefined, path: string): number | null {
-  const v = (value ?? '').trim();
-  if (v === '') return null;
-  const n = GROUPED_WHOLE_NUMBER.test(v) ? Number(v.replace(/[ .,_']/g, '')) : NaN;
-  if (!Number.isSafeInteger(n)) throw new AppError('invalid_params', `${path}: ${WHOLE_NUMBER}`, { details: [{ path, message: WHOLE_NUMBER }] });
-  return n;
-}
+/** A number field as typed: '' → null ("as the plan says"), otherwise a whole number. Each
+ * form parses all its fields with one schema, so a refusal names every bad field at once. */
+const wholeNumberField = z
+  .string()
+  .optional()
+  .transform((value, ctx) => {
+    const v = (value ?? '').trim();
+    if (v === '') return null;
+    const n = GROUPED_WHOLE_NUMBER.test(v) ? Number(v.replace(/[ .,_']/g, '')) : NaN;
+    if (Number.isSafeInteger(n)) return n;
+    ctx.addIssue({ code: 'custom', message: WHOLE_NUMBER });
+    return z.NEVER;
+  });
+
+const creditKinds = ['grant', 'top_up', 'adjustment'] as const satisfies readonly CreditChangeKind[];
+const creditsFormSchema = z.object({ kind: z.enum(creditKinds), credits: wholeNumberField });
+const periodFormSchema = z.object({ creditsPerPeriod: wholeNumberField, callsCap: wholeNumberField });
+// Each limit as a plan's is (positive, fits its column), on its own, so that every bad field is
+// named; how they stand together is core's to judge (setOrganizationLimits), once each is sound.
+const rateLimit = planDefinitionSchema.shape.limits.shape.perSecond.nullable();
+const limitsFormSchema = z.object({ perSecond: wholeNumberField.pipe(rateLimit), burst: wholeNumberField.pipe(rateLimit), perMinute: wholeNumberField.pipe(rateLimit) });
+// Empty unit: as the plan says; a unit the form does not offer is refused.
+const productFormSchema = z.object({ quantity: wholeNumberField, unit: z.enum(['', 'credits', 'calls']).default('').transform((u) => (u === '' ? null : u)) });
 
 /** A refused form: what it had typed, shown again in its fields (only that form's fields are
  * in it), and why each field was refused, shown under it. */
@@ -251,8 +262,9 @@ export function registerOperatorRoutes(router: Router<DashboardState>, deps: Ope
     const orgId = ctx.params.orgId!;
     await guarded(ctx, orgId, async () => {
       // A kind the form does not offer is refused, not booked as a grant.
-      const { kind } = parseInput(creditsFormSchema, ctx.state.form);
-      const credits = optionalInt(ctx.state.form.credits, 'credits') ?? 0;
+      const parsed = parseInput(creditsFormSchema, ctx.state.form);
+      const { kind } = parsed;
+      const credits = parsed.credits ?? 0;
       const snapshot = await withAudit(
         db,
         (trx) => changeCredits(trx, { organizationId: orgId, kind, credits, actor, reason: ctx.state.form.reason ?? '' }),
@@ -266,8 +278,7 @@ export function registerOperatorRoutes(router: Router<DashboardState>, deps: Ope
     const actor = requireOperator(ctx);
     const orgId = ctx.params.orgId!;
     await guarded(ctx, orgId, async () => {
-      const creditsPerPeriod = optionalInt(ctx.state.form.creditsPerPeriod, 'creditsPerPeriod');
-      const callsCap = optionalInt(ctx.state.form.callsCap, 'callsCap');
+      const { creditsPerPeriod, callsCap } = parseInput(periodFormSchema, ctx.state.form);
       // One form, one transaction: a cap refused after the credits were saved would leave half
       // the form applied behind a 422.
       await withAudit(
@@ -286,11 +297,7 @@ export function registerOperatorRoutes(router: Router<DashboardState>, deps: Ope
     const actor = requireOperator(ctx);
     const orgId = ctx.params.orgId!;
     await guarded(ctx, orgId, async () => {
-      const limits = {
-        perSecond: optionalInt(ctx.state.form.perSecond, 'perSecond'),
-        burst: optionalInt(ctx.state.form.burst, 'burst'),
-        perMinute: optionalInt(ctx.state.form.perMinute, 'perMinute'),
-      };
+      const limits = parseInput(limitsFormSchema, ctx.state.form);
       await withAudit(db, (trx) => setOrganizationLimits(trx, orgId, limits), () => ({ organizationId: orgId, actor, action: 'organization.limits_set', details: limits }));
     });
   });
@@ -304,12 +311,7 @@ export function registerOperatorRoutes(router: Router<DashboardState>, deps: Ope
         db,
         async (trx) => {
           if (reset) return clearProductOverride(trx, orgId, product); // false: there was none
-          await setProductOverride(trx, orgId, product, {
-            enabled: enabled === '1',
-            quantity: optionalInt(quantity, 'quantity'),
-            // Empty: as the plan says; a unit the form does not offer is refused.
-            unit: parseInput(productUnitSchema, { unit: unit ?? '' }).unit,
-          });
+          await setProductOverride(trx, orgId, product, { enabled: enabled === '1', ...parseInput(productFormSchema, { quantity, unit }) });
           return true;
         },
         (changed) => (changed

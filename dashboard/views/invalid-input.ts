@@ -58,6 +58,8 @@ const ownWordings: [RegExp, MessageKey][] = [
   [/^too large for the balance$/, 'error.msg.balanceBound'],
   [/^required$/, 'error.msg.required'],
   [/^not in the product catalogue$/, 'error.msg.unknownProduct'],
+  // Rate limits that contradict each other (core/billing/plans/manage-organizations.ts).
+  [/^must be at least the per-second limit \((?<n>\d+)\)$/, 'error.msg.belowPerSecond'],
   // The alerts forms (core/alerts/alert-settings.ts).
   [/^an http\(s\) URL$/, 'alerts.error.webhookUrl'],
   [new RegExp(`^${PRIVATE_WEBHOOK_TARGET}$`), 'alerts.error.webhookPrivate'],
