@@ -1,6 +1,6 @@
 import type { Router } from '@koa/router';
 import { z } from 'zod';
-import { apiKeyState, createApiKey, getApiKey, listApiKeys, revokeApiKey, type ApiKeyRecord } from '../../core/auth/index.js';
+import { apiKeyState, createApiKey, endOfDayUtc, getApiKey, listApiKeys, revokeApiKey, type ApiKeyRecord } from '../../core/auth/index.js';
 import { withAudit } from '../../core/dashboard-auth/index.js';
 import type { Db } from '../../core/db/index.js';
 import { AppError, parseInput } from '../../core/errors/index.js';
@@ -32,7 +32,7 @@ const createKeyFormSchema = z.object({
     .trim()
     .pipe(z.union([z.literal(''), z.iso.date('must be a date as YYYY-MM-DD (e.g. 2030-12-31), or blank for a key that never expires')]))
     .default('')
-    .transform((day) => (day === '' ? null : new Date(`${day}T23:59:59.999Z`))),
+    .transform((day) => (day === '' ? null : endOfDayUtc(day))),
 });
 
 // "Expiring" warns of a key that stops working soon (a rotated one in its grace period, or a

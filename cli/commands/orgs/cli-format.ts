@@ -1,4 +1,5 @@
 import { InvalidArgumentError } from 'commander';
+import { endOfDayUtc } from '../../../core/auth/index.js';
 
 /** Left-aligned columns, for lists an operator reads in a terminal. */
 export function table(header: string[], rows: string[][]): string[] {
@@ -36,7 +37,7 @@ export function wholeNumber(value: string): number {
 
 const MONTHS = ['January', 'February', 'March', 'April', 'May', 'June', 'July', 'August', 'September', 'October', 'November', 'December'];
 
-export function isoDate(value: string): Date {
+function isoDate(value: string): Date {
   const shape = /^(\d{4})-(\d{2})-(\d{2})/.exec(value);
   if (!shape) throw new InvalidArgumentError('must be an ISO 8601 date or date-time, e.g. 2027-01-31T00:00:00Z.');
   // `new Date` rolls a day past the month's end over into the next month (2027-02-30 becomes
@@ -49,6 +50,12 @@ export function isoDate(value: string): Date {
   const d = new Date(value);
   if (Number.isNaN(d.getTime())) throw new InvalidArgumentError('must be an ISO 8601 date or date-time, e.g. 2027-01-31T00:00:00Z.');
   return d;
+}
+
+/** A key's expiry: a date alone (2030-12-31) is valid through that day, UTC, as in the dashboard. */
+export function expiryDate(value: string): Date {
+  const d = isoDate(value);
+  return /^\d{4}-\d{2}-\d{2}$/.test(value) ? endOfDayUtc(value) : d;
 }
 
 export function unit(value: string): 'credits' | 'calls' {

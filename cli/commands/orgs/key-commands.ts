@@ -3,7 +3,7 @@ import { apiKeyState, createApiKey, listApiKeys, revokeApiKey } from '../../../c
 import { findOrganizationId } from '../../../core/billing/index.js';
 import { withAudit } from '../../../core/dashboard-auth/index.js';
 import type { CliContext } from '../../context.js';
-import { date, isoDate, printTable } from './cli-format.js';
+import { date, expiryDate, printTable } from './cli-format.js';
 
 export function registerKeyCommands(program: Command, context: () => CliContext): void {
   const key = program.command('key').description('API keys: create (shown once), list, revoke.');
@@ -14,7 +14,7 @@ export function registerKeyCommands(program: Command, context: () => CliContext)
     .description('Create an API key. Prints the full key once, on stdout; it cannot be shown again.')
     .requiredOption('--org <org>', 'organization id or exact name')
     .requiredOption('--name <name>', 'what the key is for, e.g. "billing system"')
-    .option('--expires <iso>', 'expiry, ISO 8601 (default: never)', isoDate)
+    .option('--expires <when>', 'expiry: a date (YYYY-MM-DD, valid through that day, UTC) or an ISO 8601 date-time (default: never)', expiryDate)
     .option('--test', 'a test-mode key (sk_test_)')
     .option('--personal', 'a personal key (refused by the API and the key connection of the tool server)')
     .action(async (opts: { org: string; name: string; expires?: Date; test?: boolean; personal?: boolean }) => {

@@ -99,16 +99,29 @@ describe('operator CLI: organizations and keys', () => {
       cli('key', 'create', '--org', orgId, '--name', 'x', '--expires', '2097-02-29'),
     ]);
     for (const run of [feb30, apr31, feb29]) expect(run).toMatchObject({ code: 1, stdout: '' });
-    expect(feb30.stderr).toContain("error: option '--expires <iso>' argument '2099-02-30' is invalid. 2099-02-30 is not a date: February 2099 has days 01 to 28.");
+    expect(feb30.stderr).toContain("error: option '--expires <when>' argument '2099-02-30' is invalid. 2099-02-30 is not a date: February 2099 has days 01 to 28.");
     expect(apr31.stderr).toContain('2098-04-31 is not a date: April 2098 has days 01 to 30.');
     expect(feb29.stderr).toContain('2097-02-29 is not a date: February 2097 has days 01 to 28.');
     expect(Number((await db('api_keys').where({ organization_id: orgId }).count<{ n: string }[]>({ n: '*' }))[0]!.n)).toBe(0);
 
-    // A leap day is a day: the key expires on it, not on 1 March.
+    // A leap day is a day: the key is valid through it, not into 1 March.
     const leap = await cli('key', 'create', '--org', orgId, '--name', 'leap', '--expires', '2096-02-29');
     expect(leap.code, leap.stderr).toBe(0);
     const stored = await db('api_keys').where({ organization_id: orgId }).first<{ expires_at: Date }>('expires_at');
-    expect(stored!.expires_at.toISOString()).toBe('2096-02-29T00:00:00.000Z');
+    expect(stored!.expires_at.toISOString()).toBe('2096-02-29T23:59:59.999Z');
+  });
+
+  it('when --expires is a date then the key is valid through that day, UTC, as the dashboard makes it; a date-time is kept as given', async () => {
+    const orgId = (await cli('org', 'create', '--name', 'CLI expiry day SRL')).stdout.trim();
+    const today = new Date().toISOString().slice(0, 10);
+    const [day, instant] = await Promise.all([
+      cli('key', 'create', '--org', orgId, '--name', 'through today', '--expires', today),
+      cli('key', 'create', '--org', orgId, '--name', 'at noon', '--expires', '2031-05-01T12:00:00Z'),
+    ]);
+    expect(day.code, day.stderr).toBe(0);
+    expect(instant.code, instant.stderr).toBe(0);
+    const expiries = Object.fromEntries((await db('api_keys').where({ organization_id: orgId }).select<{ name: string; expires_at: Date }[]>('name', 'expires_at')).map((k) => [k.name, k.expires_at.toISOString()]));
+    expect(expiries).toEqual({ 'through today': `${today}T23:59:59.999Z`, 'at noon': '2031-05-01T12:00:00.000Z' });
   });
 
   it('when a limit is above what the store holds then set-limits gives a one-line invalid_params error, not SQL, and nothing changes', async () => {
@@ -139,6 +152,6 @@ describe('operator CLI: organizations and keys', () => {
   it('when --help is asked of a subcommand then it prints usage and exits 0', async () => {
     const run = await cli('key', 'create', '--help');
     expect(run.code).toBe(0);
-    expect(run.stdout).toContain('--expires <iso>');
+    expect(run.stdout).toContain('--expires <when>');
   });
 });
