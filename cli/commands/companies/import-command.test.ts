@@ -3,7 +3,9 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { createDb, type Db } from '../../../core/db/index.js';
+import { COMPANY_YEARS, FISCAL_YEARS, MAX_COUNT } from '../../../core/companies/schemas/index.js';
 import { generateDossiers } from '../../../core/sample-data/index.js';
+import { fiscalCodes } from '../../../test/support/company-dossiers.js';
 import { runCli } from '../../../test/support/run-cli.js';
 
 // The real CLI in a child process, as an operator runs it in development (node --import tsx):
@@ -82,6 +84,43 @@ describe('cli import', () => {
     const shown = [...run.stderr.matchAll(/^import: (\d+)%, /gm)].map((m) => Number(m[1]));
     expect(shown.length, run.stderr).toBeGreaterThan(0);
     for (const pct of shown) expect(pct).toBeLessThanOrEqual(Math.floor((100 * twoBatches) / size));
+  });
+
+  it('when a field stored as an integer is out of its bounds then its line is refused naming that field, and nothing of it is written', async () => {
+    const nextCode = fiscalCodes();
+    const company = (fields: Record<string, unknown>) => ({ fiscalCode: nextCode(), legalName: 'Bounds S.r.l.', ...fields });
+    const aids = (fields: Record<string, number>) => ({ stateAids: { count: 0, countLast36Months: 0, amount: 0, amountLast36Months: 0, ...fields } });
+    const headcount = (employees: number) => ({ headcount: { employees, asOf: '2024-12-31' } });
+    // Each line wrong in one field only, so the reason is that field's and nothing else.
+    const refused: [field: string, fields: Record<string, unknown>][] = [
+      ['foundingYear', { foundingYear: COMPANY_YEARS.min - 1 }],
+      ['dissolutionYear', { dissolutionYear: 300_000_000_000 }],
+      ['dissolutionYear', { dissolutionYear: COMPANY_YEARS.min - 1 }],
+      ['years[0].year', { years: [{ year: 40_000 }] }],
+      ['years[0].employees', { years: [{ year: 2024, employees: 3_000_000_000 }] }],
+      ['years[0].employees', { years: [{ year: 2024, employees: -1 }] }],
+      ['headcount.employees', headcount(3_000_000_000)],
+      ['stateAids.count', aids({ count: 3_000_000_000 })],
+      ['stateAids.countLast36Months', aids({ countLast36Months: MAX_COUNT + 1 })],
+    ];
+    const lines = refused.map(([, fields]) => company(fields));
+    // Every bound reached, not passed: the database takes it all.
+    const atBounds = company({
+      foundingYear: COMPANY_YEARS.min, dissolutionYear: COMPANY_YEARS.max, ...headcount(MAX_COUNT), ...aids({ count: MAX_COUNT, countLast36Months: MAX_COUNT }),
+      years: [{ year: FISCAL_YEARS.min, employees: 0 }, { year: FISCAL_YEARS.max, employees: MAX_COUNT }],
+    });
+    const file = path.join(dir, 'integer-bounds.jsonl');
+    await writeFile(file, [...lines, atBounds].map((l) => JSON.stringify(l)).join('\n') + '\n');
+
+    const run = await cli('import', file, '--workers', '0', '--quiet');
+    expect(run.code).toBe(1);
+    expect(run.stdout).toMatch(new RegExp(`imported ${lines.length + 1} lines in .*: 1 created, 0 updated, 0 unchanged, ${lines.length} rejected`));
+    refused.forEach(([field], i) => expect(run.stdout).toMatch(new RegExp(`^line ${i + 1}: ${field.replace(/[[\].]/g, '\\$&')}: Too (big|small): [^;]*$`, 'm')));
+    expect(run.stdout).not.toMatch(/database refused/);
+
+    const { rows } = await db.raw<{ rows: { fiscal_code: string; latest_employees: number }[] }>(
+      'SELECT fiscal_code, latest_employees FROM companies WHERE fiscal_code = ANY(?)', [[...lines, atBounds].map((l) => l.fiscalCode)]);
+    expect(rows).toEqual([{ fiscal_code: atBounds.fiscalCode, latest_employees: MAX_COUNT }]);
   });
 
   it('when --workers is above twice the CPUs then it is refused with the bound and nothing is imported', async () => {

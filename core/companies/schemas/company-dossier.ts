@@ -20,9 +20,21 @@ export const MAX_LIST_ENTRIES = 10_000;
 export const MAX_METRIC_MAGNITUDE = 1e15;
 /** Characters of a name (a company's, a person's, a branch's). */
 export const MAX_NAME_LENGTH = 500;
+/** Years a company is founded or dissolved in (a dissolution takes the founding year's range). */
+export const COMPANY_YEARS = { min: 1800, max: 2100 } as const;
+/** Fiscal years of a company's statements, filed or forecast. */
+export const FISCAL_YEARS = { min: 1900, max: 2100 } as const;
+/**
+ * A count (employees, state aids): what Postgres's `integer` holds, where a year's employees and
+ * the latest employees are stored. The headcount and the aids, kept in jsonb, are held to it too,
+ * so that a count the store takes in one place it takes in every other.
+ */
+export const MAX_COUNT = 2_147_483_647;
 const name = () => z.string().min(1).max(MAX_NAME_LENGTH);
 const list = <T extends z.ZodType>(item: T) => z.array(item).max(MAX_LIST_ENTRIES);
 const figure = () => z.number().finite().min(-MAX_METRIC_MAGNITUDE).max(MAX_METRIC_MAGNITUDE);
+const yearIn = (years: { min: number; max: number }) => z.number().int().min(years.min).max(years.max);
+const count = () => z.number().int().min(0).max(MAX_COUNT);
 
 // An address as the import takes it: countryCode required, each other line null when left out
 // (the response's address has every key, as null when unknown).
@@ -114,22 +126,23 @@ const dossierMetricsSchema = z.unknown().transform((value, ctx) => {
 
 // What an import accepts is stricter than what a response promises: a date must exist (the
 // response schemas check only the YYYY-MM-DD shape, and "2025-99-99" in a JSON-stored object
-// would otherwise be served as is), counts and amounts of aid and headcounts are not negative.
+// would otherwise be served as is), counts and amounts of aid and headcounts are not negative,
+// and counts are bounded (MAX_COUNT) where the response's schema is not.
 const calendarDate = z.iso.date('expected a date that exists, YYYY-MM-DD');
-const dossierHeadcountSchema = headcountSchema.extend({ employees: z.number().int().min(0), asOf: calendarDate });
+const dossierHeadcountSchema = headcountSchema.extend({ employees: count(), asOf: calendarDate });
 const dossierStateAidsSchema = stateAidsSchema.extend({
-  count: z.number().int().min(0).nullable(),
-  countLast36Months: z.number().int().min(0).nullable(),
+  count: count().nullable(),
+  countLast36Months: count().nullable(),
   amount: z.number().min(0).nullable(),
   amountLast36Months: z.number().min(0).nullable(),
 });
 
 export const dossierYearSchema = z.strictObject({
-  year: z.number().int().min(1900).max(2100),
+  year: yearIn(FISCAL_YEARS),
   isForecasted: z.boolean().default(false),
   size: z.enum(sizeValues).nullable().default(null),
   statementDate: calendarDate.nullable().default(null),
-  employees: z.number().int().min(0).nullable().default(null),
+  employees: count().nullable().default(null),
   /** Derived from the previous year's employees when omitted. */
   employeesYoY: z.number().finite().nullable().optional(),
   metrics: dossierMetricsSchema.default([]),
@@ -152,7 +165,7 @@ export const companyDossierSchema = z.strictObject({
     .default(null),
   legalName: name().nullable(),
   legalForm: z.enum(legalFormValues).nullable().default(null),
-  foundingYear: z.number().int().min(1800).max(2100).nullable().default(null),
+  foundingYear: yearIn(COMPANY_YEARS).nullable().default(null),
   incorporationDate: calendarDate.nullable().default(null),
   isQuoted: z.boolean().nullable().default(null),
   naceCode: z.string().regex(/^\d{2}(?:\.\d{1,2})?$/, 'like 62.01').nullable().default(null),
@@ -164,7 +177,7 @@ export const companyDossierSchema = z.strictObject({
   province: z.string().regex(/^[A-Z]{2}$/).nullable().default(null),
   municipality: z.string().nullable().default(null),
   activityStartDate: calendarDate.nullable().default(null),
-  dissolutionYear: z.number().int().nullable().default(null),
+  dissolutionYear: yearIn(COMPANY_YEARS).nullable().default(null),
   foreignOwned: z.boolean().nullable().default(null),
   controllingEntity: z.string().nullable().default(null),
   isConsolidated: z.boolean().default(false),
