@@ -1,7 +1,7 @@
 import type { Knex } from 'knex';
 import { AppError } from '../errors/index.js';
 import { userEmails } from '../dashboard-auth/user-emails.js';
-import { isPeriod, nextPeriod, periodOf, periodStart } from './billing-period.js';
+import { assertReportablePeriod, nextPeriod, periodStart } from './billing-period.js';
 
 export interface UsageLine {
   quantity: number;
@@ -39,14 +39,7 @@ export interface AllowanceReport {
  * can never tell different stories.
  */
 export async function buildAllowanceReport(db: Knex, organizationId: string, period: string, now: Date = new Date()): Promise<AllowanceReport> {
-  if (!isPeriod(period)) throw new AppError('invalid_params', 'period must be YYYY-MM', { details: [{ path: 'period', message: 'YYYY-MM' }] });
-  // A month that has not begun has no figures yet: its opening balance would be today's, and its
-  // grants come only at its rollover. Refused rather than shown as a report that looks final.
-  const current = periodOf(now);
-  if (period > current) {
-    const message = `${period} has not begun: reports cover months up to the current one, ${current} (UTC)`;
-    throw new AppError('invalid_params', message, { details: [{ path: 'period', message }] });
-  }
+  assertReportablePeriod(period, now);
   const org = await db('organizations').where({ id: organizationId }).first<{ id: string; name: string } | undefined>('id', 'name');
   if (!org) throw new AppError('not_found', `No organization ${organizationId}.`);
 

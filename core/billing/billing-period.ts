@@ -1,3 +1,4 @@
+import { AppError } from '../errors/index.js';
 // Billing periods are calendar months in UTC, written 'YYYY-MM' (they sort as text).
 const PERIOD = /^(\d{4})-(0[1-9]|1[0-2])$/;
 
@@ -31,4 +32,18 @@ export function nextPeriod(period: string): string {
 export function secondsUntilNextPeriod(now: Date): number {
   const end = periodStart(nextPeriod(periodOf(now)));
   return Math.max(1, Math.ceil((end.getTime() - now.getTime()) / 1000));
+}
+
+/**
+ * A month a report or a ledger export may cover: well formed, and begun (UTC). A month to come
+ * has no figures: a report of it would show today's balance as its opening one, and an export of
+ * it an empty month that reads as final. Refused, with invalid_params naming `period`.
+ */
+export function assertReportablePeriod(period: string, now: Date): void {
+  if (!isPeriod(period)) throw new AppError('invalid_params', 'period must be YYYY-MM', { details: [{ path: 'period', message: 'YYYY-MM' }] });
+  const current = periodOf(now);
+  if (period > current) {
+    const message = `${period} has not begun: reports and exports cover months up to the current one, ${current} (UTC)`;
+    throw new AppError('invalid_params', message, { details: [{ path: 'period', message }] });
+  }
 }

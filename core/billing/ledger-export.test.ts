@@ -91,4 +91,10 @@ describe('ledger export', () => {
   it('when the period is malformed then the call fails at once with invalid_params', () => {
     expect(() => exportLedger(db, 'org_x', '2026-3')).toThrow(expect.objectContaining({ code: 'invalid_params' }));
   });
+
+  it('when the month has not begun then the call fails at once with invalid_params, not an empty month', () => {
+    const now = new Date(Date.UTC(2026, 10, 30, 23, 59));
+    expect(() => exportLedger(db, 'org_x', '2026-12', { now })).toThrow(expect.objectContaining({ code: 'invalid_params', message: expect.stringContaining('2026-12 has not begun') }));
+    expect(() => exportLedger(db, 'org_x', '2026-11', { now })).not.toThrow();
+  });
 });

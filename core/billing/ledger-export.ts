@@ -1,6 +1,5 @@
 import type { Knex } from 'knex';
-import { AppError } from '../errors/index.js';
-import { isPeriod } from './billing-period.js';
+import { assertReportablePeriod } from './billing-period.js';
 
 export interface LedgerEntry {
   id: number;
@@ -51,6 +50,8 @@ export function ledgerEntryFromRow(r: Record<string, any>): LedgerEntry {
 export interface ExportLedgerOptions {
   /** Rows fetched from Postgres at a time: what the export holds in memory. */
   chunkSize?: number;
+  /** What "a month that has not begun" is measured from (tests). */
+  now?: Date;
 }
 
 /**
@@ -64,7 +65,7 @@ export interface ExportLedgerOptions {
 export function exportLedger(db: Knex, organizationId: string, period: string, options: ExportLedgerOptions = {}): AsyncGenerator<LedgerEntry> {
   // Checked here, not when the first row is asked for: a caller learns of a bad period
   // before it has written anything.
-  if (!isPeriod(period)) throw new AppError('invalid_params', 'period must be YYYY-MM', { details: [{ path: 'period', message: 'YYYY-MM' }] });
+  assertReportablePeriod(period, options.now ?? new Date());
   return readLedger(db, organizationId, period, options.chunkSize ?? 5_000);
 }
 
