@@ -66,7 +66,7 @@ describe('billing CLI: credits, caps, ledger export and reconcile', () => {
 
     const reconcile = await cli('reconcile', '--org', org);
     expect(reconcile.code).toBe(0);
-    expect(reconcile.stdout).toContain('no differences');
+    expect(reconcile.stdout).toBe('checked 1 organization, 4 ledger rows\nno differences\n');
 
     // No call yet: the report's "as of" says so for the month asked, a closed one too.
     const report = await cli('report', '--org', org, '--period', period);
@@ -103,11 +103,13 @@ describe('billing CLI: credits, caps, ledger export and reconcile', () => {
       [['billing', 'grant', '--org', org, '--credits', '5'], /required option '--reason <text>' not specified/],
       [['billing', 'adjust', '--org', org, '--credits', '0', '--reason', 'x'], /must be a non-zero whole number/],
       [['billing', 'set-cap', '--org', org, '--calls', '-1', '--reason', 'x'], /'--calls <n\|none>' argument '-1' is invalid/],
+      [['billing', 'set-cap', '--org', org, '--calls', 'lots', '--reason', 'x'], /argument 'lots' is invalid\. must be a whole number of calls \(0 or more\), or "none" for no cap/],
       [['billing', 'grant', '--org', 'No Such Company SRL', '--credits', '5', '--reason', 'x'], /error \(not_found\): No organization with id or name "No Such Company SRL"/],
       [['billing', 'top-up', '--org', org, '--credits', '9007199254740991', '--reason', 'x'], /error \(invalid_params\): the balance would be more than 9007199254740991 credits/],
       [['ledger', 'export', '--org', org, '--period', '9999-12'], /argument '9999-12' is invalid\. must be a month, YYYY-MM \(UTC\), from 1970-01 to 9998-12/],
       [['ledger', 'export', '--org', org, '--period', '2026-13'], /'--period <YYYY-MM>' argument '2026-13' is invalid\. must be a month/],
-      [['report', '--org', org, '--period', '2999-01'], new RegExp(`error \\(invalid_params\\): 2999-01 has not begun: reports cover months up to the current one, ${periodOf(new Date())} \\(UTC\\)`)],
+      [['report', '--org', org, '--period', '2999-01'], new RegExp(`error \\(invalid_params\\): 2999-01 has not begun: reports and exports cover months up to the current one, ${periodOf(new Date())} \\(UTC\\)`)],
+      [['ledger', 'export', '--org', org, '--period', '2999-01'], /error \(invalid_params\): 2999-01 has not begun/],
       [['ledger', 'export', '--org', org, '--period', periodOf(new Date()), '--format', 'xml'], /argument 'xml' is invalid\. Allowed choices are csv, json/],
     ];
     const results = await Promise.all(cases.map(([args]) => cli(...args)));

@@ -8,7 +8,7 @@ import { recordAudit, withAudit } from '../../../core/dashboard-auth/index.js';
 import type { RegisterCommands } from '../index.js';
 import type { CliContext } from '../../context.js';
 import { createLineWriter } from '../../line-writer.js';
-import { positiveInt, printTable, table, wholeNumber } from '../orgs/cli-format.js';
+import { count, positiveInt, printTable, table, wholeNumber } from '../orgs/cli-format.js';
 import { csvLine, renderReport, type ReportFormat } from './render-report.js';
 
 const period = (value: string): string => {
@@ -24,7 +24,14 @@ const signedInt = (value: string): number => {
 
 // 'none', not null: commander turns a parser's null into '' (an option that takes a value and
 // got none), which the cap check then refused, so `--calls none` could never lift a cap.
-const cap = (value: string): number | 'none' => (value === 'none' ? 'none' : wholeNumber(value));
+const cap = (value: string): number | 'none' => {
+  if (value === 'none') return 'none';
+  try {
+    return wholeNumber(value);
+  } catch {
+    throw new InvalidArgumentError('must be a whole number of calls (0 or more), or "none" for no cap.');
+  }
+};
 
 /** report, ledger export, reconcile, and `billing …` for grants, top-ups, caps and rollover. */
 export const registerBillingCommands: RegisterCommands = (program, context) => {
@@ -86,7 +93,7 @@ export const registerBillingCommands: RegisterCommands = (program, context) => {
       const ids = opts.org ? await Promise.all(opts.org.map(org)) : undefined;
       const result = await reconcileLedger(await db(), { organizationIds: ids });
       const out = context().out;
-      out(`checked ${result.organizations} organizations, ${result.ledgerRows} ledger rows`);
+      out(`checked ${count(result.organizations, 'organization')}, ${count(result.ledgerRows, 'ledger row')}`);
       if (result.differences.length === 0) return out('no differences');
       for (const line of table(
         ['ORGANIZATION', 'CREDITS BALANCE', 'LEDGER CREDITS', 'CALLS USED', 'LEDGER CALLS', 'CREDITS USED', 'LEDGER USED', 'DAILY BUCKETS OFF'],

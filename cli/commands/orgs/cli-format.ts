@@ -21,6 +21,9 @@ export function printTable(out: (line: string) => void, header: string[], rows: 
   for (const line of table(header, rows)) out(line);
 }
 
+/** "1 organization", "3 organizations": a count with its noun, for the lines people read. */
+export const count = (n: number, noun: string): string => `${n} ${noun}${n === 1 ? '' : 's'}`;
+
 export const date = (value: Date | null | undefined): string => (value ? value.toISOString() : '-');
 
 export function positiveInt(value: string): number {

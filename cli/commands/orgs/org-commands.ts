@@ -6,7 +6,7 @@ import {
 } from '../../../core/billing/index.js';
 import { withAudit } from '../../../core/dashboard-auth/index.js';
 import type { CliContext } from '../../context.js';
-import { date, printTable, table, unit, wholeNumber } from './cli-format.js';
+import { count, date, printTable, table, unit, wholeNumber } from './cli-format.js';
 
 export function registerOrgCommands(program: Command, context: () => CliContext): void {
   const org = program.command('org').description('Organizations: provisioning, plans, limits and per-product overrides.');
@@ -126,8 +126,17 @@ export function registerOrgCommands(program: Command, context: () => CliContext)
         context().out(removed ? `${orgId}: ${product} back to the plan's terms` : `${orgId}: ${product} had no override`);
         return;
       }
-      const override = opts.disable ? { enabled: false } : { enabled: true, quantity: opts.quantity ?? null, unit: opts.unit ?? null };
+      // --quantity or --unit alone changes that part of the measure and keeps the other as the
+      // override already had it: `--quantity 0` after `--unit credits` means 0 credits, not the
+      // plan's unit again. No option at all is the plan's measure, as the help says.
+      const before = measure ? (await getOrganization(d, orgId)).productOverrides.find((p) => p.product === product && p.enabled) : undefined;
+      const override = opts.disable
+        ? { enabled: false }
+        : { enabled: true, quantity: opts.quantity ?? before?.quantity ?? null, unit: opts.unit ?? before?.unit ?? null };
       const o = await withAudit(d, (trx) => setProductOverride(trx, orgId, product, override), (set) => ({ ...audit, action: 'organization.product_set', details: { product, enabled: set.enabled, quantity: set.quantity, unit: set.unit } }));
-      context().out(o.enabled ? `${orgId}: ${product} enabled at ${o.quantity ?? 'plan'} ${o.unit ?? '(plan unit)'}` : `${orgId}: ${product} disabled`);
+      if (!o.enabled) return context().out(`${orgId}: ${product} disabled`);
+      const now = (await getOrganization(d, orgId)).products.get(product);
+      const from = o.quantity === null && o.unit === null ? "the plan's measure" : o.quantity === null ? "the plan's quantity" : o.unit === null ? "the plan's unit" : 'override';
+      context().out(`${orgId}: ${product} enabled at ${now ? count(now.measure.quantity, now.measure.unit.replace(/s$/, '')) : '?'} (${from})`);
     });
 }

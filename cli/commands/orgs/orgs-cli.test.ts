@@ -71,6 +71,18 @@ describe('operator CLI: organizations and keys', () => {
     expect(shown.stdout).toMatch(/company-financials\s+endpoint\s+3\s+calls\s+override/);
   });
 
+  it('when --quantity or --unit is given alone then the other part of an existing override is kept, and the answer says the measure now billed', async () => {
+    const orgId = (await cli('org', 'create', '--name', 'CLI partial override SRL')).stdout.trim();
+    const unit = await cli('org', 'override', orgId, 'company-report', '--unit', 'credits');
+    expect(unit.stdout).toBe(`${orgId}: company-report enabled at 1 credit (the plan's quantity)\n`);
+    const quantity = await cli('org', 'override', orgId, 'company-report', '--quantity', '0');
+    expect(quantity.stdout).toBe(`${orgId}: company-report enabled at 0 credits (override)\n`);
+    expect((await cli('org', 'show', orgId)).stdout).toMatch(/company-report\s+endpoint\s+0\s+credits\s+override/);
+    // No option: the plan's measure again.
+    const plain = await cli('org', 'override', orgId, 'company-report');
+    expect(plain.stdout).toBe(`${orgId}: company-report enabled at 1 call (the plan's measure)\n`);
+  });
+
   it('when the organization does not exist then a one-line error and exit code 1', async () => {
     const run = await cli('key', 'create', '--org', 'org_doesnotexist', '--name', 'x');
     expect(run.code).toBe(1);
