@@ -1,9 +1,11 @@
 import { describe, expect, it } from 'vitest';
+import { parseDossierValue } from '../companies/import/index.js';
 import { companyDossierSchema, type CompanyDossierInput } from '../companies/schemas/index.js';
 import { metricCatalogue } from '../companies/metric-catalogue.js';
 import { isValidCodiceFiscale } from './codice-fiscale.js';
 import { sizeClassOf } from './financial-statements.js';
 import { generateDossiers, SAMPLE_SOURCE } from './generate-dossiers.js';
+import { LATEST_YEAR_RANGE } from './latest-year-range.js';
 import { isValidPartitaIva } from './partita-iva.js';
 import { loadReferenceData } from './reference-data.js';
 
@@ -31,6 +33,22 @@ describe('sample dossier generator', () => {
       const result = companyDossierSchema.safeParse(d);
       expect(result.success ? 'ok' : JSON.stringify(result.error.issues.slice(0, 2))).toBe('ok');
       expect(d.source).toBe(SAMPLE_SOURCE);
+    }
+  });
+
+  it('when the latest year is either end of its range then every company of many seeds is one the import takes, and a year past either end is refused', () => {
+    for (const latestYear of [LATEST_YEAR_RANGE.min, LATEST_YEAR_RANGE.max]) {
+      for (let k = 1; k <= 6; k++) {
+        let line = 0;
+        for (const d of generateDossiers({ count: 300, seed: SEED + k, latestYear, reference, includeDerivedChanges: k % 2 === 0 })) {
+          const entry = parseDossierValue(d, ++line);
+          expect(entry.ok || entry.rejection.reason, `latest year ${latestYear}, seed ${SEED + k}, company ${line}`).toBe(true);
+        }
+      }
+    }
+    const range = `latestYear must be a year from ${LATEST_YEAR_RANGE.min} to ${LATEST_YEAR_RANGE.max}, `;
+    for (const latestYear of [1700, LATEST_YEAR_RANGE.min - 1, LATEST_YEAR_RANGE.max + 1, 2300]) {
+      expect(() => generateDossiers({ count: 1, seed: SEED, latestYear, reference }).next()).toThrow(range);
     }
   });
 

@@ -1,6 +1,7 @@
 import type { CompanyDossierInput, roleCategoryValues } from '../companies/schemas/index.js';
 import { makeCodiceFiscale } from './codice-fiscale.js';
 import { generateStatements, type SizeClass, type YearFigures } from './financial-statements.js';
+import { AGE_YEARS, latestYearRefusal, MAX_FILED_YEARS, MAX_YEARS_SINCE_DISSOLUTION } from './latest-year-range.js';
 import { femaleNames, foreignParents, maleNames, namePrefixes, sectorWords, streets, surnames } from './names.js';
 import { makePartitaIva } from './partita-iva.js';
 import { createRng, createWeightedPicker, type Rng, type WeightedPicker } from './prng.js';
@@ -365,11 +366,13 @@ function buildDossier(index: number, seed: number, latestYear: number, includeDe
 
   const dissolved = rng.chance(0.05);
   const distressed = dissolved ? rng.chance(0.5) : rng.chance(0.06);
-  const dissolutionYear = dissolved ? latestYear - rng.int(0, 5) : null;
+  // Every year below stays within the reach latest-year-range.ts derives the accepted latest
+  // years from: draw one further and files for the extreme years would be refused by the import.
+  const dissolutionYear = dissolved ? latestYear - rng.int(0, MAX_YEARS_SINCE_DISSOLUTION) : null;
   const lastFiled = dissolutionYear !== null ? dissolutionYear - 1 : rng.chance(0.85) ? latestYear : latestYear - 1;
-  const age = Math.min(70, Math.max(2, Math.round(-Math.log(1 - rng.next()) * 16)));
+  const age = Math.min(AGE_YEARS.max, Math.max(AGE_YEARS.min, Math.round(-Math.log(1 - rng.next()) * 16)));
   const foundingYear = lastFiled - age;
-  const yearCount = Math.min(age + 1, pickWeighted(rng, [[3, 20], [4, 18], [5, 16], [6, 13], [7, 10], [8, 9], [9, 7], [10, 7]]));
+  const yearCount = Math.min(age + 1, MAX_FILED_YEARS, pickWeighted(rng, [[3, 20], [4, 18], [5, 16], [6, 13], [7, 10], [8, 9], [9, 7], [10, 7]]));
   const years = Array.from({ length: yearCount }, (_, k) => lastFiled - yearCount + 1 + k);
   const forecast = dissolutionYear === null && lastFiled === latestYear && rng.chance(0.25);
   if (forecast) years.push(lastFiled + 1);
@@ -513,9 +516,11 @@ function buildDossier(index: number, seed: number, latestYear: number, includeDe
 export function* generateDossiers(options: GenerateOptions): Generator<CompanyDossierInput> {
   if (!Number.isInteger(options.count) || options.count < 0) throw new Error(`count must be a non-negative integer, got ${options.count}`);
   if (!Number.isInteger(options.seed)) throw new Error(`seed must be an integer, got ${options.seed}`);
+  const latestYear = options.latestYear ?? DEFAULT_LATEST_YEAR;
+  const refusal = latestYearRefusal(latestYear);
+  if (refusal !== null) throw new Error(`latestYear ${refusal}, got ${latestYear}`);
   const pickers = buildPickers(options.reference ?? loadReferenceData());
   const { skeletons, children } = buildSkeletons(options.count, options.seed, pickers);
-  const latestYear = options.latestYear ?? DEFAULT_LATEST_YEAR;
   const includeDerived = options.includeDerivedChanges ?? false;
   for (let i = 0; i < options.count; i++) yield buildDossier(i, options.seed, latestYear, includeDerived, skeletons, children, pickers);
 }

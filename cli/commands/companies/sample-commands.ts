@@ -1,10 +1,20 @@
 import { createWriteStream } from 'node:fs';
 import type { Writable } from 'node:stream';
-import type { Command } from 'commander';
-import { DEFAULT_LATEST_YEAR, generateDossiers, pickSampleFiscalCodes } from '../../../core/sample-data/index.js';
+import { InvalidArgumentError, type Command } from 'commander';
+import {
+  DEFAULT_LATEST_YEAR, generateDossiers, LATEST_YEAR_RANGE, latestYearRefusal, pickSampleFiscalCodes,
+} from '../../../core/sample-data/index.js';
 import type { CliContext } from '../../context.js';
 import { createLineWriter } from '../../line-writer.js';
 import { parseInteger, parseNonNegativeInt, parsePositiveInt } from './parse-options.js';
+
+// Refused here, before the file is opened, rather than by the generator's own check part way in.
+function parseLatestYear(value: string): number {
+  const year = parseInteger(value);
+  const refusal = latestYearRefusal(year);
+  if (refusal !== null) throw new InvalidArgumentError(refusal);
+  return year;
+}
 
 export function registerSampleCommands(program: Command, context: () => CliContext): void {
   const sample = program
@@ -17,7 +27,7 @@ export function registerSampleCommands(program: Command, context: () => CliConte
       + 'The same --count and --seed always give the same file.')
     .option('--count <n>', 'number of companies (default: SAMPLE_COMPANIES)', parseNonNegativeInt)
     .option('--seed <s>', 'random seed (default: SAMPLE_SEED)', parseInteger)
-    .option('--latest-year <year>', 'most recent fiscal year with filed accounts', parseInteger, DEFAULT_LATEST_YEAR)
+    .option('--latest-year <year>', `most recent fiscal year with filed accounts, ${LATEST_YEAR_RANGE.min} to ${LATEST_YEAR_RANGE.max}`, parseLatestYear, DEFAULT_LATEST_YEAR)
     .option('--with-changes', 'also write previousValue, yoyChange and employeesYoY (the importer derives them otherwise)')
     .requiredOption('--out <file>', 'output file; "-" writes to standard output')
     .action(async (opts: { count?: number; seed?: number; latestYear: number; withChanges?: boolean; out: string }) => {

@@ -1,0 +1,65 @@
+import { access, mkdtemp, readFile, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { FISCAL_YEARS } from '../../../core/companies/schemas/index.js';
+import { createDb, type Db } from '../../../core/db/index.js';
+import { LATEST_YEAR_RANGE } from '../../../core/sample-data/index.js';
+import { runCli } from '../../../test/support/run-cli.js';
+
+// The real CLI in a child process: `sample generate` writes a file, `import` reads it back.
+const databaseUrl = inject('databaseUrl');
+let db: Db;
+let dir: string;
+
+const cli = (...args: string[]) => runCli(databaseUrl, ...args);
+const exists = (file: string) => access(file).then(() => true, () => false);
+
+beforeAll(async () => {
+  db = createDb({ connectionString: databaseUrl, poolMax: 2 });
+  dir = await mkdtemp(path.join(os.tmpdir(), 'sample-commands-'));
+});
+afterAll(async () => {
+  await db?.destroy();
+  if (dir) await rm(dir, { recursive: true, force: true });
+});
+
+describe('cli sample generate', () => {
+  it('when --latest-year would give years the import refuses then it is refused naming the range, and no file is written', async () => {
+    const years = [1700, LATEST_YEAR_RANGE.min - 1, LATEST_YEAR_RANGE.max + 1, 2300];
+    const runs = await Promise.all(years.map((year) => cli('sample', 'generate', '--count', '5', '--latest-year', String(year), '--out', path.join(dir, `refused-${year}.jsonl`))));
+    for (const [i, run] of runs.entries()) {
+      expect(run).toMatchObject({ code: 1, stdout: '' });
+      expect(run.stderr).toContain(`error: option '--latest-year <year>' argument '${years[i]}' is invalid. must be a year from ${LATEST_YEAR_RANGE.min} to ${LATEST_YEAR_RANGE.max}, `
+        + `so that every year written is one \`cli import\` takes`);
+      expect(await exists(path.join(dir, `refused-${years[i]}.jsonl`))).toBe(false);
+    }
+    const help = await cli('sample', 'generate', '--help');
+    expect(help.stdout.replace(/\s+/g, ' ')).toContain(`most recent fiscal year with filed accounts, ${LATEST_YEAR_RANGE.min} to ${LATEST_YEAR_RANGE.max}`);
+  });
+
+  it('when --latest-year is either end of its range then the file written imports with no line rejected, its years reaching to the import\'s bounds', async () => {
+    const ends = [
+      { latestYear: LATEST_YEAR_RANGE.min, seed: 81_200_401, options: [] },
+      { latestYear: LATEST_YEAR_RANGE.max, seed: 81_200_402, options: ['--with-changes'] },
+    ];
+    for (const { latestYear, seed, options } of ends) {
+      const file = path.join(dir, `latest-${latestYear}.jsonl`);
+      const generated = await cli('sample', 'generate', '--count', '400', '--seed', String(seed), '--latest-year', String(latestYear), ...options, '--out', file);
+      expect(generated.code, generated.stderr).toBe(0);
+
+      const run = await cli('import', file, '--workers', '0', '--quiet');
+      expect(run.stdout).toMatch(/^imported 400 lines in .*: 400 created, 0 updated, 0 unchanged, 0 rejected\n$/);
+      expect(run.code).toBe(0);
+
+      const codes = (await readFile(file, 'utf8')).trim().split('\n').map((l) => (JSON.parse(l) as { fiscalCode: string }).fiscalCode);
+      const { rows: [stored] } = await db.raw<{ rows: { oldest: number; newest: number; founded: number }[] }>(
+        `SELECT min(y.year) AS oldest, max(y.year) AS newest, min(c.founding_year) AS founded
+           FROM companies c JOIN company_years y ON y.company_id = c.id WHERE c.fiscal_code = ANY(?)`, [codes]);
+      // What makes these the ends: a forecast year on the import's last fiscal year, or fiscal
+      // years and founding years decades before the latest year, near the import's first ones.
+      if (latestYear === LATEST_YEAR_RANGE.max) expect(stored!.newest).toBe(FISCAL_YEARS.max);
+      else expect(stored).toMatchObject({ oldest: expect.toSatisfy((y: number) => y >= FISCAL_YEARS.min && y <= FISCAL_YEARS.min + 10), founded: expect.toSatisfy((y: number) => y < FISCAL_YEARS.min) });
+    }
+  });
+});
