@@ -168,3 +168,24 @@ describe('when an admin opens the activity page', () => {
     expect(await (await client.get(`/orgs/${org.id}`)).text()).not.toContain(`/orgs/${org.id}/activity`);
   });
 });
+
+describe('when the activity log shows a cap or limit change whose value is "none" or "the plan\'s"', () => {
+  it('then it says so in words, and says when a cap holds for this period only, in English and Italian', async () => {
+    const { orgId, client } = await adminOfNewOrg(env, 'Audit cap wording test');
+    await recordAudit(env.db, { organizationId: orgId, actor: 'cli:ops', action: 'allowance.cap_set', details: { callsCap: 10, thisPeriodOnly: true, reason: 'trial month' } });
+    await recordAudit(env.db, { organizationId: orgId, actor: 'cli:ops', action: 'allowance.cap_set', details: { callsCap: null, thisPeriodOnly: false, reason: 'contract signed' } });
+    await recordAudit(env.db, { organizationId: orgId, actor: 'cli:ops', action: 'organization.limits_set', details: { perSecond: 20, burst: null, perMinute: null } });
+
+    const english = await (await client.get(`/orgs/${orgId}/activity`)).text();
+    expect(english).toContain('Set the calls cap to 10 for this period only: trial month');
+    expect(english).toContain('Removed the calls cap: contract signed');
+    expect(english).toContain('Set rate limits: per second 20, burst the plan&#39;s, per minute the plan&#39;s');
+    expect(english).not.toContain('—');
+
+    client.jar.set('dash_lang', 'it');
+    const italian = await (await client.get(`/orgs/${orgId}/activity`)).text();
+    expect(italian).toContain('Impostato il tetto di chiamate a 10 solo per questo periodo: trial month');
+    expect(italian).toContain('Rimosso il tetto di chiamate: contract signed');
+    expect(italian).toContain('Impostati i limiti: al secondo 20, burst quello del piano, al minuto quello del piano');
+  });
+});

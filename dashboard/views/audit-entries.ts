@@ -22,14 +22,31 @@ const countedBy: Partial<Record<string, string>> = {
   'usage.totals_rebuilt': 'bucketsOff',
 };
 
+// Details whose null is a choice, not a gap: no calls cap at all, or a rate limit back to the plan's.
+const meaningOfNull: Partial<Record<string, MessageKey>> = {
+  callsCap: 'audit.value.noCap',
+  creditsPerPeriod: 'audit.value.plan',
+  perSecond: 'audit.value.plan',
+  burst: 'audit.value.plan',
+  perMinute: 'audit.value.plan',
+};
+
+// A cap change has its own sentences for "no cap" and "this period only" (the CLI's
+// --this-period-only), which the value alone would leave out.
+function sentenceOf(action: string, details: Record<string, unknown>): string {
+  if (action !== 'allowance.cap_set') return action;
+  return `allowance.${details.callsCap === null ? 'cap_removed' : 'cap_set'}${details.thisPeriodOnly === true ? '_this_period' : ''}`;
+}
+
 export function describeAuditAction(state: DashboardState, row: Pick<AuditRow, 'action' | 'details'> & Partial<Pick<AuditRow, 'keyLabels'>>): HtmlValue {
-  const key = sentenceKey(row.action);
-  if (!key) return html`<code>${row.action}</code>`;
   const details = row.details ?? {};
+  const key = sentenceKey(sentenceOf(row.action, details));
+  if (!key) return html`<code>${row.action}</code>`;
   const counted = countedBy[row.action] ? details[countedBy[row.action]!] : undefined;
   const params: Record<string, string | number> = typeof counted === 'number' ? { count: counted } : {};
   for (const [name, value] of Object.entries(details)) {
-    if (value === null || value === undefined || value === '') params[name] = '—';
+    if (value === null && meaningOfNull[name]) params[name] = state.t(meaningOfNull[name]);
+    else if (value === null || value === undefined || value === '') params[name] = '—';
     // A key as the keys page shows it (name and prefix), not by the id it never shows.
     else if (typeof value === 'string' && row.keyLabels?.[value]) params[name] = row.keyLabels[value];
     else if (typeof value === 'number') params[name] = state.f.number(value);
