@@ -1,5 +1,7 @@
+import { inspect } from 'node:util';
 import knexFactory, { type Knex } from 'knex';
 import pg from 'pg';
+import type { Logger } from '../logging/index.js';
 
 export type Db = Knex;
 
@@ -20,6 +22,8 @@ export interface DbOptions {
   connectionString: string;
   poolMax?: number;
   applicationName?: string;
+  /** Where knex's own warnings go; without it knex prints them on stdout (console.log). */
+  logger?: Logger;
 }
 
 export function createDb(options: DbOptions): Db {
@@ -29,7 +33,30 @@ export function createDb(options: DbOptions): Db {
     pool: { min: 0, max: options.poolMax ?? 10 },
     // Fail fast when Postgres is down instead of queueing requests for knex's default 60 s.
     acquireConnectionTimeout: 5_000,
+    ...(options.logger ? { log: knexLog(options.logger) } : {}),
   });
+}
+
+// knex writes its warnings with console.log: on stdout, where the CLI's results go, with a
+// stack, in no format a log collector parses. Those that say again what a rejection already
+// carries are debug lines here: "Acquire connection error" comes with the rejection of the
+// query that could not get a connection, "Connection Error" (a pooled connection dropped) with
+// that of the query running on it, if any (the pool replaces an idle one unasked), and a failed
+// migration's two lines with migrateLatest's error, which names the migration. Whoever made the
+// call reports its rejection: the CLI as one line, the services in their own log entry.
+function knexLog(logger: Logger): Knex.Logger {
+  const text = (message: unknown) => (typeof message === 'string' ? message : inspect(message, { depth: 3 }));
+  return {
+    debug: (message: unknown) => logger.debug('knex', { detail: text(message) }),
+    warn: (message: unknown) => {
+      const line = text(message);
+      if (/^(Acquire connection error|Connection Error|migration file ".*" failed|migration failed with error)/.test(line)) logger.debug('knex warning', { detail: line });
+      else logger.warn('knex warning', { detail: line });
+    },
+    error: (message: unknown) => logger.error('knex error', { detail: text(message) }),
+    // knex hands this one its finished sentence ("x is deprecated, please use y"), not two names.
+    deprecate: (message: string) => logger.warn('knex deprecation', { detail: message }),
+  };
 }
 
 /** A plain pg client for LISTEN, which needs one long-lived connection outside the pool. */
