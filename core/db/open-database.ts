@@ -3,6 +3,7 @@ import net from 'node:net';
 import path from 'node:path';
 import type { Config } from '../config/index.js';
 import type { Logger } from '../logging/index.js';
+import { unreachableError } from './connection-failure.js';
 import { createDb, type Db } from './create-db.js';
 import { startEmbeddedPostgres } from './embedded-postgres.js';
 import { migrateLatest } from './migrate.js';
@@ -42,20 +43,37 @@ export async function openDatabase(config: Config, logger: Logger, applicationNa
       stopEmbedded = handle.stop;
     }
   }
-  const db = createDb({ connectionString, poolMax: config.DATABASE_POOL_MAX, applicationName });
-  if (config.MIGRATE_ON_START) {
-    const applied = await migrateLatest(db);
-    if (applied.length > 0) logger.info('migrations applied', { applied });
-  }
-  return {
-    db,
-    connectionString,
-    embedded: stopEmbedded !== undefined,
-    close: async () => {
-      await db.destroy();
-      if (stopEmbedded) await stopEmbedded();
-    },
+  const db = createDb({ connectionString, poolMax: config.DATABASE_POOL_MAX, applicationName, logger });
+  const close = async () => {
+    await db.destroy();
+    if (stopEmbedded) await stopEmbedded();
   };
+  // Whoever fails to open gets nothing to close, so a failure here closes what was opened: an
+  // open pool or a running embedded server would keep the process alive after its error.
+  try {
+    await reach(db, connectionString, config);
+    if (config.MIGRATE_ON_START) {
+      const applied = await migrateLatest(db);
+      if (applied.length > 0) logger.info('migrations applied', { applied });
+    }
+  } catch (err) {
+    await close().catch((closeErr: unknown) => logger.warn('could not close the database after failing to open it', { err: closeErr }));
+    throw err;
+  }
+  return { db, connectionString, embedded: stopEmbedded !== undefined, close };
+}
+
+/**
+ * One query before any other, so that a server that is not there, or will not let us in, is
+ * said once in a person's words (DatabaseUnreachableError) rather than as the socket's or the
+ * driver's error from whichever query, migration or command happened to come first.
+ */
+async function reach(db: Db, connectionString: string, config: Config): Promise<void> {
+  try {
+    await db.raw('SELECT 1');
+  } catch (err) {
+    throw unreachableError(err, connectionString, config, { firstConnection: true }) ?? err;
+  }
 }
 
 /**

@@ -1,0 +1,72 @@
+import path from 'node:path';
+import type { Config } from '../config/index.js';
+
+/**
+ * Postgres could not be reached or would not let us in: a person reads its message (the CLI prints
+ * it as the one line of a failed command), so it names the server as host:port, never the URL,
+ * which may hold a password.
+ */
+export class DatabaseUnreachableError extends Error {
+  override name = 'DatabaseUnreachableError';
+}
+
+// Raised by the socket before Postgres says a word: the server is not there or not reachable.
+const networkReasons: Record<string, string> = {
+  ECONNREFUSED: 'connection refused',
+  ENOTFOUND: 'host name not found',
+  EAI_AGAIN: 'host name lookup failed',
+  ETIMEDOUT: 'connection timed out',
+  EHOSTUNREACH: 'host unreachable',
+  ENETUNREACH: 'network unreachable',
+  ECONNRESET: 'the server closed the connection',
+};
+
+export interface FirstConnection {
+  /** The pool's first connection: nothing else holds one, so a timeout is the server's. */
+  firstConnection?: boolean;
+}
+
+/**
+ * Why connecting to the server of `connectionString` failed, worded for a person ("cannot reach
+ * the database at 127.0.0.1:1 (connection refused)"); undefined when `err` is not a failure to
+ * connect or sign in, for its caller to report as it is.
+ */
+export function describeConnectionFailure(err: unknown, connectionString: string, options: FirstConnection = {}): string | undefined {
+  const e = err as { code?: unknown; message?: unknown; name?: unknown } | null;
+  const code = typeof e?.code === 'string' ? e.code : undefined;
+  const message = typeof e?.message === 'string' ? e.message : '';
+  const { where, user } = serverOf(connectionString);
+  if (code && networkReasons[code]) return `cannot reach the database at ${where} (${networkReasons[code]})`;
+  // knex gave up acquiring a connection: on an empty pool, because the server never answered
+  // (later, it may only mean that the pool is full).
+  if (options.firstConnection && e?.name === 'KnexTimeoutError') return `cannot reach the database at ${where} (no answer in time)`;
+  if (message === 'Connection terminated unexpectedly') return `cannot reach the database at ${where} (the server closed the connection)`;
+  // SQLSTATE class 28: wrong password, no such role, or no pg_hba.conf line lets this client in.
+  if (code === '28P01' || code === '28000') return `cannot sign in to the database at ${where}${user ? ` as ${user}` : ''} (${message})`;
+  if (code === '3D000') return `cannot open the database at ${where} (${message})`;
+  // cannot_connect_now (starting up, shutting down) and too_many_connections.
+  if (code === '57P03' || code === '53300') return `cannot connect to the database at ${where} (${message})`;
+  return undefined;
+}
+
+/**
+ * `err` as a DatabaseUnreachableError, with where to look, when it is a failure to connect or
+ * sign in to the server of `connectionString`; undefined otherwise.
+ */
+export function unreachableError(err: unknown, connectionString: string, config: Pick<Config, 'DATABASE_URL' | 'DATA_DIR'>, options: FirstConnection = {}): DatabaseUnreachableError | undefined {
+  const why = describeConnectionFailure(err, connectionString, options);
+  if (!why) return undefined;
+  const hint = config.DATABASE_URL ? 'check DATABASE_URL' : `it is the embedded PostgreSQL in ${path.join(config.DATA_DIR, 'postgres')}`;
+  return new DatabaseUnreachableError(`${why}; ${hint}`, { cause: err });
+}
+
+function serverOf(connectionString: string): { where: string; user?: string } {
+  try {
+    const url = new URL(connectionString);
+    // `?host=/run/postgresql` (a Unix socket folder) wins over the URL's host, as it does for pg.
+    const host = url.searchParams.get('host') ?? (url.hostname || 'localhost');
+    return { where: `${host}:${url.port || '5432'}`, user: decodeURIComponent(url.username) || undefined };
+  } catch {
+    return { where: 'the address in DATABASE_URL' };
+  }
+}
