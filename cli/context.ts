@@ -1,5 +1,5 @@
 import { parseConfig, type Config } from '../core/config/index.js';
-import { openDatabase, type OpenDatabase } from '../core/db/index.js';
+import { openDatabase, unreachableError, type OpenDatabase } from '../core/db/index.js';
 import { createLogger, type Logger } from '../core/logging/index.js';
 
 /**
@@ -11,6 +11,11 @@ export interface CliContext {
   logger: Logger;
   /** Opens (once) and returns the database; closed by the CLI when the command ends. */
   database(): Promise<OpenDatabase>;
+  /**
+   * A command's failure worded as the database being unreachable (where, why, what to check),
+   * when it is one: a server that goes away during a command, say; undefined otherwise.
+   */
+  databaseFailure(err: unknown): string | undefined;
   /** Run by main after the command (closes what was opened). */
   close(): Promise<void>;
   /** Who runs the command, recorded on ledger adjustments and audit rows. */
@@ -23,12 +28,19 @@ export function createCliContext(env: Record<string, string | undefined>): CliCo
   // The CLI prints results on stdout; its own logs stay quiet unless asked for.
   const logger = createLogger({ level: env.LOG_LEVEL ? config.LOG_LEVEL : 'warn' });
   let opened: Promise<OpenDatabase> | undefined;
+  let connectionString: string | undefined;
   return {
     config,
     logger,
-    database: () => (opened ??= openDatabase(config, logger, 'cli')),
+    database: () => (opened ??= openDatabase(config, logger, 'cli').then((database) => {
+      connectionString = database.connectionString;
+      return database;
+    })),
+    databaseFailure: (err) => (connectionString ? unreachableError(err, connectionString, config)?.message : undefined),
     close: async () => {
-      if (opened) await (await opened).close();
+      // A database that failed to open closed itself, and its error is the command's to report.
+      const database = await opened?.catch(() => undefined);
+      await database?.close();
     },
     actor: `cli:${env.USER ?? 'operator'}`,
     out: (line) => process.stdout.write(line + '\n'),

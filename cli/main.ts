@@ -33,14 +33,18 @@ try {
   await program.parseAsync(process.argv);
 } catch (err) {
   process.exitCode = reportFailure(err);
-} finally {
+}
+try {
   await context?.close();
+} catch (err) {
+  // Reported as a command's failure is: one line, not Node's uncaught-error dump.
+  process.exitCode = reportFailure(err);
 }
 
 function reportFailure(err: unknown): number {
   if (err instanceof CommanderError) return err.exitCode;
   if (err instanceof ConfigError) process.stderr.write(err.message + '\n');
   else if (isAppError(err)) process.stderr.write(`error (${err.code}): ${err.message}\n`);
-  else process.stderr.write(`error: ${err instanceof Error ? err.message : String(err)}\n`);
+  else process.stderr.write(`error: ${context?.databaseFailure(err) ?? (err instanceof Error ? err.message : String(err))}\n`);
   return 1;
 }

@@ -14,11 +14,18 @@ const repoRoot = fileURLToPath(new URL('../../', import.meta.url));
  * cli/main.ts`), against `databaseUrl`. Never rejects: the exit code is part of the result.
  */
 export function runCli(databaseUrl: string, ...args: string[]): Promise<CliRun> {
+  return runCliWithEnv({ DATABASE_URL: databaseUrl, LOG_LEVEL: 'error' }, ...args);
+}
+
+/** As runCli, with `env` laid over the test's environment (undefined removes a variable). */
+export function runCliWithEnv(env: Record<string, string | undefined>, ...args: string[]): Promise<CliRun> {
+  const merged: NodeJS.ProcessEnv = { ...process.env, ...env };
+  for (const [name, value] of Object.entries(env)) if (value === undefined) delete merged[name];
   return new Promise((resolve) => {
     execFile(
       process.execPath,
       ['--import', 'tsx', 'cli/main.ts', ...args],
-      { env: { ...process.env, DATABASE_URL: databaseUrl, LOG_LEVEL: 'error' }, cwd: repoRoot },
+      { env: merged, cwd: repoRoot },
       (err, stdout, stderr) => resolve({ code: err ? Number((err as { code?: number }).code ?? 1) : 0, stdout, stderr }),
     );
   });
