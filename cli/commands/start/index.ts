@@ -1,7 +1,8 @@
 import type { RegisterCommands } from '../index.js';
+import type { Config } from '../../../core/config/index.js';
 import { openDatabase } from '../../../core/db/index.js';
-import { createLogger } from '../../../core/logging/index.js';
-import { startServices } from './start-services.js';
+import { createLogger, type Logger } from '../../../core/logging/index.js';
+import { startServices, type RunningService } from './start-services.js';
 
 export const registerStartCommand: RegisterCommands = (program, context) => {
   program
@@ -14,27 +15,42 @@ export const registerStartCommand: RegisterCommands = (program, context) => {
       // Listen for Ctrl-C before anything else: a signal that arrives while no listener is
       // registered kills the process outright (no clean stop), and whoever reads our banner may
       // signal us the instant it appears. A signal during start-up stops us once start-up ends.
-      const signalled = new Promise<NodeJS.Signals>((resolve) => {
-        process.once('SIGINT', resolve);
-        process.once('SIGTERM', resolve);
-      });
-      const database = await openDatabase(config, logger, 'start');
-      let running;
+      // The listeners go when the command ends, however it ends: left behind a failed start-up,
+      // they would swallow the next signal.
+      let stopOn!: (signal: NodeJS.Signals) => void;
+      const signalled = new Promise<NodeJS.Signals>((resolve) => (stopOn = resolve));
+      process.once('SIGINT', stopOn);
+      process.once('SIGTERM', stopOn);
       try {
-        running = await startServices(config, logger, database);
-      } catch (err) {
-        await database.close();
-        throw err;
+        await run(config, logger, started, signalled);
+      } finally {
+        process.off('SIGINT', stopOn);
+        process.off('SIGTERM', stopOn);
       }
-      printBanner(running.demo, config.DATA_DIR, Date.now() - started);
-
-      const signal = await signalled;
-      process.stdout.write(`\n${signal}: stopping…\n`);
-      await running.stop();
-      await database.close();
-      process.stdout.write('stopped cleanly\n');
     });
 };
+
+async function run(config: Config, logger: Logger, started: number, signalled: Promise<NodeJS.Signals>): Promise<void> {
+  // A failure to open (Postgres unreachable, a migration refused) closes what it opened itself.
+  const database = await openDatabase(config, logger, 'start');
+  let running: RunningService;
+  try {
+    running = await startServices(config, logger, database);
+  } catch (err) {
+    // startServices has stopped what it started; the embedded server goes too, and the error
+    // (one line, from the CLI) ends the process with status 1.
+    await database.close().catch((closeErr: unknown) => logger.error('could not close the database', { err: closeErr }));
+    throw err;
+  }
+  printBanner(running.demo, config.DATA_DIR, Date.now() - started);
+
+  const signal = await signalled;
+  process.stdout.write(`\n${signal}: stopping…\n`);
+  const clean = await running.stop();
+  await database.close();
+  if (!clean) throw new Error('stopped, but not cleanly: see the errors logged above');
+  process.stdout.write('stopped cleanly\n');
+}
 
 function printBanner(demo: Awaited<ReturnType<typeof startServices>>['demo'], dataDir: string, ms: number) {
   const code = demo.sampleFiscalCodes[0] ?? '<fiscalCode>';

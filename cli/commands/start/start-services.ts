@@ -4,17 +4,20 @@ import { createUsageConsumer } from '../../../billing-worker/consumer.js';
 import { startBillingWorker } from '../../../billing-worker/start-billing-worker.js';
 import type { Config } from '../../../core/config/index.js';
 import type { OpenDatabase } from '../../../core/db/index.js';
-import { serveHttp } from '../../../core/http-server/index.js';
+import type { HttpService } from '../../../core/http-server/index.js';
 import type { Logger } from '../../../core/logging/index.js';
 import { pickSampleFiscalCodes, ensureSampleData } from '../../../core/sample-data/index.js';
 import { composeMcp } from '../../../mcp/compose.js';
 import { composeDashboard } from '../../../dashboard/compose.js';
 import { ensureOperator } from '../../../core/dashboard-auth/index.js';
 import { ensureDemoOrganization, readDemoFile, writeDemoFile, type DemoFile } from './demo-credentials.js';
+import { serveOnPort } from './serve-on-port.js';
+import { createStartedParts, type StartedParts } from './started-parts.js';
 
 export interface RunningService {
   demo: DemoFile;
-  stop(): Promise<void>;
+  /** Stops every part, the last started first; false when one failed to stop (logged). */
+  stop(): Promise<boolean>;
 }
 
 /**
@@ -24,21 +27,42 @@ export interface RunningService {
  * processes (api/main.ts, mcp/main.ts, billing-worker/main.ts).
  */
 export async function startServices(config: Config, logger: Logger, database: OpenDatabase): Promise<RunningService> {
+  const parts = createStartedParts(logger);
+  let demo: DemoFile;
+  try {
+    demo = await startParts(config, logger, database, parts);
+  } catch (err) {
+    // What started before the failure (a port already taken, a query that failed) stops here:
+    // left running, the worker, the alert runner and the key listeners would keep the process
+    // alive, polling a database its owner is about to close, and nobody would stop them.
+    await parts.stopAll();
+    throw err;
+  }
+  return { demo, stop: () => parts.stopAll() };
+}
+
+// In the order of `parts`, which stops them in reverse: the servers first, so every served
+// call's usage event is published before the worker and the database go away; the worker last.
+async function startParts(config: Config, logger: Logger, database: OpenDatabase, parts: StartedParts): Promise<DemoFile> {
   const db = database.db;
   await ensureSampleData({ db, count: config.SAMPLE_COMPANIES, seed: config.SAMPLE_SEED, logger });
   const previous = await readDemoFile(config.DATA_DIR);
   const { organizationId, apiKey, created } = await ensureDemoOrganization(db, previous);
   if (created && previous) logger.warn('the previous demo key no longer works; a new demo organization and key were created');
 
-  const usage = configuredUsageSink({ config, database, logger });
-  const api = await composeApi({ config, logger, database, createUsageSink: () => usage });
-  const mcp = composeMcp({ config, logger, database, access: api.access, usage, companies: api.companies });
   const worker = await startBillingWorker({
     db,
     consumer: createUsageConsumer({ config, db, connectionString: database.connectionString, logger }),
     logger,
   });
+  parts.add('billing worker', () => worker.stop());
+  const usage = configuredUsageSink({ config, database, logger });
+  const api = await composeApi({ config, logger, database, createUsageSink: () => usage });
+  parts.add('API services', () => api.close());
+  const mcp = composeMcp({ config, logger, database, access: api.access, usage, companies: api.companies });
+  parts.add('tool server services', () => mcp.close());
   const dashboard = await composeDashboard({ config, logger, database });
+  parts.add('alert runner', () => dashboard.close());
   // The first operator's password exists in plain text only at creation: keep it in demo.json
   // so a restart can still show it.
   const signIn = await ensureOperator(db, { email: 'operator@example.com' });
@@ -48,9 +72,17 @@ export async function startServices(config: Config, logger: Logger, database: Op
   };
   await api.ready();
 
-  const apiServer = await serveHttp(api.app.callback(), config.API_PORT, config.HOST, { jsonErrors: true });
-  const mcpServer = await serveHttp(mcp.app.callback(), config.MCP_PORT, config.HOST, { jsonErrors: true });
-  const dashboardServer = await serveHttp(dashboard.app.callback(), config.DASHBOARD_PORT, config.HOST);
+  // Closed together: each waits up to 5 s for its calls in flight.
+  const servers: HttpService[] = [];
+  parts.add('servers', async () => {
+    await Promise.all(servers.map((server) => server.close(5_000)));
+  });
+  const apiServer = await serveOnPort('API_PORT', api.app.callback(), config.API_PORT, config.HOST, { jsonErrors: true });
+  servers.push(apiServer);
+  const mcpServer = await serveOnPort('MCP_PORT', mcp.app.callback(), config.MCP_PORT, config.HOST, { jsonErrors: true });
+  servers.push(mcpServer);
+  const dashboardServer = await serveOnPort('DASHBOARD_PORT', dashboard.app.callback(), config.DASHBOARD_PORT, config.HOST);
+  servers.push(dashboardServer);
 
   const demo: DemoFile = {
     apiKey,
@@ -62,17 +94,5 @@ export async function startServices(config: Config, logger: Logger, database: Op
     sampleFiscalCodes: await pickSampleFiscalCodes(db, 24),
   };
   await writeDemoFile(config.DATA_DIR, demo);
-
-  return {
-    demo,
-    stop: async () => {
-      // Stop taking calls first, so every served call's usage event is published before the
-      // worker and the database go away.
-      await Promise.all([apiServer.close(5_000), mcpServer.close(5_000), dashboardServer.close(5_000)]);
-      await dashboard.close();
-      await mcp.close();
-      await api.close();
-      await worker.stop();
-    },
-  };
+  return demo;
 }
