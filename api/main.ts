@@ -1,13 +1,13 @@
 import { configuredUsageSink } from '../adapters/kafka/index.js';
 import { parseConfig } from '../core/config/index.js';
 import { openDatabase } from '../core/db/index.js';
-import { limitHeapGrowth, serveHttp, stopOnSignal } from '../core/http-server/index.js';
+import { serveHttp, stopOnSignal, tuneHeap } from '../core/http-server/index.js';
 import { createLogger } from '../core/logging/index.js';
 import { composeApi } from './compose.js';
 
 // The API process's composition root: config is parsed here once and everything else is
 // handed down. `npm start` runs all services in one process through composeApi instead.
-limitHeapGrowth();
+tuneHeap();
 const config = parseConfig(process.env);
 const logger = createLogger({ level: config.LOG_LEVEL, base: { service: 'api' } });
 const database = await openDatabase(config, logger, 'api');

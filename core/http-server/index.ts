@@ -1,2 +1,2 @@
-export { limitHeapGrowth } from './limit-heap-growth.js';
+export { tuneHeap } from './tune-heap.js';
 export { serveHttp, stopOnSignal, type HttpService } from './serve-http.js';
