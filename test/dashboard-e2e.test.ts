@@ -14,7 +14,7 @@ import { allowanceReportCsv, buildAllowanceReport, ensureDefaultPlans } from '..
 import type { Db } from '../core/db/index.js';
 import { ensureExampleCompany, exampleCompanyCode, startTestApi, type RunningServer, type TestApi } from './api-fixtures.js';
 import {
-  applyBusEventsOf, applyUsage, chromiumArgs, chromiumPath, createMember, createOperator, startTestDashboard, uniqueEmail, usageEventFor,
+  applyBusEventsOf, applyUsage, chromiumArgs, chromiumPath, createMember, createOperator, signInInBrowser, startTestDashboard, uniqueEmail, usageEventFor,
 } from './dashboard-fixtures.js';
 import { testDb } from './support/database.js';
 
@@ -46,13 +46,7 @@ let adminContext: BrowserContext;
 let admin: Page;
 let revokedKeyPrefix = '';
 
-async function signIn(page: Page, email: string, password: string) {
-  await page.goto(`${dashboard.url}/sign-in`);
-  await page.getByLabel(/E-mail/).fill(email);
-  await page.getByLabel('Password').fill(password);
-  await page.getByRole('button', { name: 'Sign in' }).click();
-  await page.waitForLoadState('domcontentloaded');
-}
+const signIn = (page: Page, email: string, password: string) => signInInBrowser(page, dashboard.url, email, password);
 
 async function callApi(key: string): Promise<number> {
   const res = await fetch(`${api.url}/companies/${exampleCompanyCode}/financials`, { headers: { authorization: `Bearer ${key}` } });

@@ -2,6 +2,7 @@
 // known passwords, usage applied through the billing pipeline for one organization only
 // (so files running in parallel never take each other's bus rows).
 import { randomUUID } from 'node:crypto';
+import type { Page } from 'playwright-core';
 import { afterAll, beforeAll } from 'vitest';
 import type { Db } from '../core/db/index.js';
 import { applyUsageBatch, createOrganization, ensureDefaultPlans } from '../core/billing/index.js';
@@ -15,6 +16,15 @@ import { testDb } from './support/database.js';
 
 export const chromiumPath = '/usr/bin/chromium';
 export const chromiumArgs = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
+
+/** Signs a browser page in through the dashboard's own sign-in form, as a person would. */
+export async function signInInBrowser(page: Page, dashboardUrl: string, email: string, password: string): Promise<void> {
+  await page.goto(`${dashboardUrl}/sign-in`);
+  await page.getByLabel(/E-mail/).fill(email);
+  await page.getByLabel('Password').fill(password);
+  await page.getByRole('button', { name: 'Sign in' }).click();
+  await page.waitForLoadState('domcontentloaded');
+}
 
 export async function startTestDashboard(db: Db, options: Partial<DashboardDeps> = {}): Promise<RunningServer> {
   // Test receivers listen on 127.0.0.1: private webhook targets allowed, as outside production.

@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createOrganization, ensureDefaultPlans } from '../core/billing/index.js';
 import type { Db } from '../core/db/index.js';
 import type { RunningServer } from './api-fixtures.js';
-import { chromiumArgs, chromiumPath, createMember, createOperator, startTestDashboard } from './dashboard-fixtures.js';
+import { chromiumArgs, chromiumPath, createMember, createOperator, signInInBrowser, startTestDashboard } from './dashboard-fixtures.js';
 import { testDb } from './support/database.js';
 
 // Refused forms in Debian's headless Chromium, as people meet them: what they typed is still in
@@ -17,13 +17,7 @@ let db: Db;
 let dashboard: RunningServer;
 let browser: Browser;
 
-async function signIn(page: Page, email: string, password: string) {
-  await page.goto(`${dashboard.url}/sign-in`);
-  await page.getByLabel(/E-mail/).fill(email);
-  await page.getByLabel('Password').fill(password);
-  await page.getByRole('button', { name: 'Sign in' }).click();
-  await page.waitForLoadState('domcontentloaded');
-}
+const signIn = (page: Page, email: string, password: string) => signInInBrowser(page, dashboard.url, email, password);
 
 /** The text under a field, tied to it by aria-describedby. */
 async function errorUnder(page: Page, inputSelector: string): Promise<string> {

@@ -25,7 +25,8 @@ export async function dropDatabase(serverUrl: string, database: string): Promise
   await withClient(serverUrl, (c) => c.query(`DROP DATABASE IF EXISTS ${quote(database)} WITH (FORCE)`));
 }
 
-async function withClient<T>(url: string, use: (client: pg.Client) => Promise<T>): Promise<T> {
+/** One short-lived client for `use`, ended however `use` ends. */
+export async function withClient<T>(url: string, use: (client: pg.Client) => Promise<T>): Promise<T> {
   const client = new pg.Client({ connectionString: url });
   await client.connect();
   try {

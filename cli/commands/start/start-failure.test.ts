@@ -5,8 +5,8 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import pg from 'pg';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { withClient } from '../../../test/services/databases.js';
 import { freePort, isListening } from '../../../test/services/free-port.js';
 import { createScratchDatabase } from '../../../test/support/database.js';
 
@@ -138,13 +138,4 @@ describe('cli start when start-up fails', () => {
   }, 120_000);
 });
 
-async function withClient<T>(url: string, use: (client: pg.Client) => Promise<T>): Promise<T> {
-  const client = new pg.Client({ connectionString: url });
-  await client.connect();
-  try {
-    return await use(client);
-  } finally {
-    await client.end();
-  }
-}
 
