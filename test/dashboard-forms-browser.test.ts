@@ -17,7 +17,18 @@ let db: Db;
 let dashboard: RunningServer;
 let browser: Browser;
 
-const signIn = (page: Page, email: string, password: string) => signInInBrowser(page, dashboard.url, email, password);
+/** A fresh browser context signed in as `who`, on `path`, closed however `use` ends. */
+async function onPageAs(who: { email: string; password: string }, path: string, use: (page: Page) => Promise<void>): Promise<void> {
+  const context = await browser.newContext();
+  try {
+    const page = await context.newPage();
+    await signInInBrowser(page, dashboard.url, who.email, who.password);
+    await page.goto(`${dashboard.url}${path}`);
+    await use(page);
+  } finally {
+    await context.close();
+  }
+}
 
 /** The text under a field, tied to it by aria-describedby. */
 async function errorUnder(page: Page, inputSelector: string): Promise<string> {
@@ -46,11 +57,7 @@ describe.skipIf(!haveBrowser)('refused forms in a browser', () => {
   it('when an admin saves a private webhook address or an impossible threshold, then the alerts page keeps what was typed and says why under each field', async () => {
     const { id: orgId } = await createOrganization(db, { name: 'Browser alerts form test', planId: 'standard' });
     const admin = await createMember(db, orgId, 'admin');
-    const context = await browser.newContext();
-    const page = await context.newPage();
-    try {
-      await signIn(page, admin.email, admin.password);
-      await page.goto(`${dashboard.url}/orgs/${orgId}/alerts`);
+    await onPageAs(admin, `/orgs/${orgId}/alerts`, async (page) => {
 
       await page.getByLabel('Webhook URL').fill('http://10.0.0.5/hooks/allowance');
       await page.locator('#alerts-webhook').getByRole('button', { name: 'Save' }).click();
@@ -68,19 +75,13 @@ describe.skipIf(!haveBrowser)('refused forms in a browser', () => {
 
       expect(await db('alert_thresholds').where({ organization_id: orgId })).toEqual([]);
       expect((await db('alert_settings').where({ organization_id: orgId }).first('webhook_url'))?.webhook_url ?? null).toBeNull();
-    } finally {
-      await context.close();
-    }
+    });
   });
 
   it('when an operator\'s invitation or a product\'s quantity is refused, then the organization page keeps what was typed and says why under the field', async () => {
     const { id: orgId } = await createOrganization(db, { name: 'Browser operator form test', planId: 'standard' });
     const operator = await createOperator(db);
-    const context = await browser.newContext();
-    const page = await context.newPage();
-    try {
-      await signIn(page, operator.email, operator.password);
-      await page.goto(`${dashboard.url}/operator/organizations/${orgId}`);
+    await onPageAs(operator, `/operator/organizations/${orgId}`, async (page) => {
 
       // The browser takes an address without a dot in its domain; the server does not.
       await page.getByLabel('E-mail').fill('ada@localhost');
@@ -104,19 +105,13 @@ describe.skipIf(!haveBrowser)('refused forms in a browser', () => {
 
       expect(await db('invitations').where({ organization_id: orgId })).toEqual([]);
       expect(await db('organization_overrides').where({ organization_id: orgId })).toEqual([]);
-    } finally {
-      await context.close();
-    }
+    });
   });
 
   it('when an operator sets rate limits that contradict each other, then every contradicted field says why under it, and what was typed stays', async () => {
     const { id: orgId } = await createOrganization(db, { name: 'Browser limits form test', planId: 'standard' });
     const operator = await createOperator(db);
-    const context = await browser.newContext();
-    const page = await context.newPage();
-    try {
-      await signIn(page, operator.email, operator.password);
-      await page.goto(`${dashboard.url}/operator/organizations/${orgId}`);
+    await onPageAs(operator, `/operator/organizations/${orgId}`, async (page) => {
       // The standard plan's burst is 40: 50 a second contradicts it, and 30 a minute too.
       await page.getByLabel('Per second').fill('50');
       await page.getByLabel('Per minute').fill('30');
@@ -129,9 +124,7 @@ describe.skipIf(!haveBrowser)('refused forms in a browser', () => {
       expect(await errorUnder(page, '#limit-minute')).toBe('must be at least the per-second limit (50)');
       expect(await page.locator('#limit-second').getAttribute('aria-invalid')).toBeNull();
       expect(await db('organizations').where({ id: orgId }).first('rate_per_second', 'rate_per_minute')).toEqual({ rate_per_second: null, rate_per_minute: null });
-    } finally {
-      await context.close();
-    }
+    });
   });
 });
 
