@@ -5,6 +5,7 @@ import { cheapestCreditCalls, evaluateFlags, flagChanges, recordFlagChanges, typ
 import { lockAllowances, type AllowanceRow } from './allowance-rows.js';
 import { periodOf } from './billing-period.js';
 import { rollOverAllowance } from './roll-over-period.js';
+import { systemReason } from './system-reasons.js';
 
 export type CreditChangeKind = 'grant' | 'top_up' | 'adjustment';
 
@@ -105,7 +106,7 @@ export async function setCallsCap(db: Knex, input: AdministrationInput & { calls
       occurred_at: now,
       applied_at: now,
       actor: input.actor,
-      reason: `calls cap ${row.calls_cap ?? 'none'} -> ${input.callsCap ?? 'none'}${input.thisPeriodOnly ? ' (this period only)' : ''}: ${input.reason}`,
+      reason: systemReason.capChange(row.calls_cap, input.callsCap, input.thisPeriodOnly ?? false, input.reason),
     });
     return { eventId, changes: { calls_cap: input.callsCap } };
   });

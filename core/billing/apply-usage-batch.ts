@@ -8,6 +8,7 @@ import { lockAllowances, type AllowanceRow } from './allowance-rows.js';
 import { periodOf } from './billing-period.js';
 import { addDailyUsage } from './daily-usage.js';
 import { rollOverAllowance } from './roll-over-period.js';
+import { systemReason } from './system-reasons.js';
 
 export interface ApplyUsageOptions {
   bus: 'postgres' | 'kafka';
@@ -134,7 +135,7 @@ export async function applyUsageBatch(trx: Knex.Transaction, messages: UsageBusM
       callsCap: row.calls_cap,
       cheapestCreditCall: cheapest.get(organizationId) ?? null,
     });
-    const changed = flagChanges(organizationId, t.before, t.after, 'usage');
+    const changed = flagChanges(organizationId, t.before, t.after, systemReason.usage());
     changes.push(...changed);
     // A balance that fell below a product's price notifies too, though no flag moved, so the
     // API refuses that product now rather than after its cached balance expires.

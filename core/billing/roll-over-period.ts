@@ -2,6 +2,7 @@ import type { Knex } from 'knex';
 import { cheapestCreditCalls, evaluateFlags, flagChanges, recordFlagChanges, type FlagChange } from './allowance-flags.js';
 import { lockAllowances, type AllowanceRow } from './allowance-rows.js';
 import { nextPeriod, periodOf, periodStart } from './billing-period.js';
+import { systemReason } from './system-reasons.js';
 
 interface PeriodTerms {
   creditsPerPeriod: number;
@@ -50,7 +51,7 @@ export async function rollOverAllowance(trx: Knex.Transaction, row: AllowanceRow
         occurred_at: periodStart(period),
         applied_at: now,
         actor: 'system',
-        reason: `calendar month rollover: ${terms.creditsPerPeriod} credits granted, calls count restarts`,
+        reason: systemReason.rollover(terms.creditsPerPeriod),
       })
       .onConflict('event_id')
       .ignore()
@@ -75,7 +76,7 @@ export async function rollOverAllowance(trx: Knex.Transaction, row: AllowanceRow
     ...flags,
     updated_at: now,
   });
-  const changes = flagChanges(row.organization_id, row, flags, `period rollover to ${toPeriod}`);
+  const changes = flagChanges(row.organization_id, row, flags, systemReason.periodRollover(toPeriod));
   await recordFlagChanges(trx, changes, now);
   return { row: { ...row, period: toPeriod, credits_balance: balance, calls_used: callsUsed, credits_used: creditsUsed, calls_cap: terms.callsCap, ...flags }, flagChanges: changes };
 }

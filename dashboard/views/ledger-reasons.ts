@@ -1,10 +1,10 @@
+import { systemReasonPattern } from '../../core/billing/index.js';
 import type { DashboardState } from '../state.js';
 
 // The reasons the system writes on ledger rows and flag changes, in English, for every reader
-// (CLI, CSV, exports). The database keeps them as written; the pages say the ones recognised
-// here in their own language. Each pattern is a template core writes (billing/plans/
-// manage-organizations.ts, billing/roll-over-period.ts, billing/adjust-allowance.ts,
-// billing/apply-usage-batch.ts); a reason a person typed, or one written otherwise, shows as it is.
+// (CLI, CSV, exports). The database keeps them as written; the pages say the ones core's own
+// patterns recognise (core/billing/system-reasons.ts) in their own language; a reason a person
+// typed, or one written otherwise, shows as it is.
 
 /** The reason the operator pages give a calls cap they change (operator-routes.ts). */
 export const OPERATOR_DASHBOARD_REASON = 'set in the operator dashboard';
@@ -18,21 +18,21 @@ type Saying = [RegExp, (reader: Reader, g: Groups) => string];
 
 // Why a calls cap changed, as core and these pages write it after 'calls cap A -> B: '.
 const capReasons: Saying[] = [
-  [/^plan (?<plan>\S+)$/, (r, g) => r.t('reason.plan', { plan: g.plan! })],
-  [/^plan changed from (?<from>\S+) to (?<to>\S+)$/, (r, g) => r.t('reason.planChanged', { from: g.from!, to: g.to! })],
+  [systemReasonPattern.planCap, (r, g) => r.t('reason.plan', { plan: g.plan! })],
+  [systemReasonPattern.planChanged, (r, g) => r.t('reason.planChanged', { from: g.from!, to: g.to! })],
   [new RegExp(`^${OPERATOR_DASHBOARD_REASON}$`), (r) => r.t('reason.operatorDashboard')],
 ];
 
 const rowReasons: Saying[] = [
-  [/^plan (?<plan>\S+): included credits for (?<period>\d{4}-\d{2})$/, (r, g) => r.t('reason.includedCredits', { plan: g.plan!, period: r.f.period(g.period!) })],
-  [/^calendar month rollover: (?<credits>\d+) credits granted, calls count restarts$/, (r, g) => r.t('reason.rollover', { credits: r.f.number(Number(g.credits)), count: Number(g.credits) })],
-  [/^calls cap (?<from>\d+|none) -> (?<to>\d+|none)(?<thisPeriod> \(this period only\))?: (?<why>.*)$/s, (r, g) =>
+  [systemReasonPattern.includedCredits, (r, g) => r.t('reason.includedCredits', { plan: g.plan!, period: r.f.period(g.period!) })],
+  [systemReasonPattern.rollover, (r, g) => r.t('reason.rollover', { credits: r.f.number(Number(g.credits)), count: Number(g.credits) })],
+  [systemReasonPattern.capChange, (r, g) =>
     r.t(g.thisPeriod ? 'reason.capChangeThisPeriod' : 'reason.capChange', { from: cap(r, g.from!), to: cap(r, g.to!), why: say(r, g.why!, capReasons) ?? g.why! })],
   // Flag changes.
-  [/^usage$/, (r) => r.t('reason.usage')],
-  [/^period rollover to (?<period>\d{4}-\d{2})$/, (r, g) => r.t('reason.periodRollover', { period: r.f.period(g.period!) })],
-  [/^product (?<product>\S+) changed$/, (r, g) => r.t('reason.productChanged', { product: g.product! })],
-  [/^product (?<product>\S+) back to the plan$/, (r, g) => r.t('reason.productReset', { product: g.product! })],
+  [systemReasonPattern.usage, (r) => r.t('reason.usage')],
+  [systemReasonPattern.periodRollover, (r, g) => r.t('reason.periodRollover', { period: r.f.period(g.period!) })],
+  [systemReasonPattern.productChanged, (r, g) => r.t('reason.productChanged', { product: g.product! })],
+  [systemReasonPattern.productReset, (r, g) => r.t('reason.productReset', { product: g.product! })],
 ];
 
 function say(reader: Reader, reason: string, sayings: Saying[]): string | undefined {

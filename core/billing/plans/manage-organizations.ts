@@ -8,6 +8,7 @@ import { periodOf } from '../billing-period.js';
 import { findProduct } from '../products.js';
 import { effectiveProducts, type EffectiveProduct, type ProductOverride } from './effective-products.js';
 import { planLimits, rateLimitValue, type PlanRow } from './plan-store.js';
+import { systemReason } from '../system-reasons.js';
 
 // Provisioning used by the operator CLI now and the dashboard later. Every UPDATE here fires
 // an `organization_changed` notification (migration 002), so running processes see the change
@@ -171,7 +172,7 @@ export async function setOrganizationPlan(db: Db, organizationId: string, planId
     if (!allowance) await openAllowance(trx, organizationId, plan, actor);
     else if (plan && current.plan_id !== null && current.plan_id !== plan.id) {
       const cap = current.calls_cap_own ? current.calls_cap_per_period : plan.calls_cap_per_period;
-      await capThisPeriod(trx, organizationId, cap, actor, `plan changed from ${current.plan_id} to ${plan.id}`);
+      await capThisPeriod(trx, organizationId, cap, actor, systemReason.planChanged(current.plan_id, plan.id));
     }
     return toSummary(row!);
   });
@@ -258,7 +259,7 @@ export async function setProductOverride(db: Db, organizationId: string, product
   };
   await db.transaction(async (trx) => {
     await trx('organization_overrides').insert(row).onConflict(['organization_id', 'product']).merge();
-    await reevaluateFlags(trx, { organizationId, reason: `product ${product} changed` });
+    await reevaluateFlags(trx, { organizationId, reason: systemReason.productChanged(product) });
   });
   return { product, kind: catalogued.kind, enabled: row.enabled, quantity: row.quantity, unit: row.unit };
 }
@@ -268,7 +269,7 @@ export async function clearProductOverride(db: Db, organizationId: string, produ
   await requireOrganization(db, organizationId);
   return db.transaction(async (trx) => {
     const deleted = await trx('organization_overrides').where({ organization_id: organizationId, product }).delete();
-    if (deleted > 0) await reevaluateFlags(trx, { organizationId, reason: `product ${product} back to the plan` });
+    if (deleted > 0) await reevaluateFlags(trx, { organizationId, reason: systemReason.productReset(product) });
     return deleted > 0;
   });
 }
@@ -314,13 +315,13 @@ async function grantPlan(db: Db, organizationId: string, plan: PlanRow, actor: s
       .where((month) => {
         void month
           .whereIn('event_id', [eventId, `rollover_${organizationId}_${period}`])
-          .orWhere((legacy) => void legacy.where({ organization_id: organizationId, entry_type: 'grant', period }).andWhereLike('reason', `plan %: included credits for ${period}`));
+          .orWhere((legacy) => void legacy.where({ organization_id: organizationId, entry_type: 'grant', period }).andWhereLike('reason', systemReason.includedCredits('%', period)));
       })
       .andWhere('credits_delta', '>', 0)
       .first('id');
-    if (!granted) await changeCredits(db, { organizationId, kind: 'grant', credits: plan.credits_per_period, actor, reason: `plan ${plan.id}: included credits for ${period}`, eventId });
+    if (!granted) await changeCredits(db, { organizationId, kind: 'grant', credits: plan.credits_per_period, actor, reason: systemReason.includedCredits(plan.id, period), eventId });
   }
   const own = await db('organizations').where({ id: organizationId }).first<{ calls_cap_per_period: number | null; calls_cap_own: boolean } | undefined>('calls_cap_per_period', 'calls_cap_own');
   const cap = own?.calls_cap_own ? own.calls_cap_per_period : plan.calls_cap_per_period;
-  await capThisPeriod(db, organizationId, cap, actor, `plan ${plan.id}`);
+  await capThisPeriod(db, organizationId, cap, actor, systemReason.planCap(plan.id));
 }

@@ -1,0 +1,21 @@
+import { describe, expect, it } from 'vitest';
+import { systemReason, systemReasonPattern } from './system-reasons.js';
+
+describe('system reasons', () => {
+  it('when each is written then its own pattern reads its values back', () => {
+    const written: [keyof typeof systemReason, string, Record<string, string | undefined>][] = [
+      ['includedCredits', systemReason.includedCredits('standard', '2026-11'), { plan: 'standard', period: '2026-11' }],
+      ['rollover', systemReason.rollover(5000), { credits: '5000' }],
+      ['capChange', systemReason.capChange(null, 10, true, 'trial: month one'), { from: 'none', to: '10', thisPeriod: ' (this period only)', why: 'trial: month one' }],
+      ['capChange', systemReason.capChange(10, null, false, 'signed'), { from: '10', to: 'none', thisPeriod: undefined, why: 'signed' }],
+      ['planCap', systemReason.planCap('standard'), { plan: 'standard' }],
+      ['planChanged', systemReason.planChanged('standard', 'pro'), { from: 'standard', to: 'pro' }],
+      ['usage', systemReason.usage(), {}],
+      ['periodRollover', systemReason.periodRollover('2026-12'), { period: '2026-12' }],
+      ['productChanged', systemReason.productChanged('company-report'), { product: 'company-report' }],
+      ['productReset', systemReason.productReset('company-report'), { product: 'company-report' }],
+    ];
+    for (const [kind, text, groups] of written) expect({ ...systemReasonPattern[kind].exec(text)?.groups }, text).toEqual(groups);
+    expect(new Set(written.map(([kind]) => kind))).toEqual(new Set(Object.keys(systemReason)));
+  });
+});
