@@ -7,7 +7,7 @@ import { changeCredits, reevaluateFlags, setCallsCap } from '../adjust-allowance
 import { periodOf } from '../billing-period.js';
 import { findProduct } from '../products.js';
 import { effectiveProducts, type EffectiveProduct, type ProductOverride } from './effective-products.js';
-import { planLimits, rateLimitValue, type PlanRow } from './plan-store.js';
+import { planLimits, rateLimitValue, refuseContradictoryLimits, type PlanRow } from './plan-store.js';
 import { systemReason } from '../system-reasons.js';
 
 // Provisioning used by the operator CLI now and the dashboard later. Every UPDATE here fires
@@ -185,24 +185,10 @@ const limitOverridesSchema = z.object({
 });
 export type LimitOverridesInput = z.infer<typeof limitOverridesSchema>;
 
-// The refusal of a burst or a per-minute limit below the per-second one (followed by that
-// limit in brackets); the dashboard says it in its pages' language (views/invalid-input.ts).
-const BELOW_PER_SECOND = 'must be at least the per-second limit';
-
-/**
- * The limits in force once overrides apply (null: neither an override nor a plan sets one). A
- * burst below the per-second rate never holds a second's calls; a minute's calls below it are
- * fewer than one second's: either contradicts the rate it is set with, so both are refused,
- * each naming its field, whether the contradiction comes from the override or the plan.
- */
+/** The limits in force once overrides apply (null: neither an override nor a plan sets one). */
 const limitsInForceSchema = z
   .object({ perSecond: z.number().nullable(), burst: z.number().nullable(), perMinute: z.number().nullable() })
-  .superRefine(({ perSecond, burst, perMinute }, ctx) => {
-    if (perSecond === null) return;
-    for (const [path, value] of [['burst', burst], ['perMinute', perMinute]] as const) {
-      if (value !== null && value < perSecond) ctx.addIssue({ code: 'custom', path: [path], message: `${BELOW_PER_SECOND} (${perSecond})` });
-    }
-  });
+  .superRefine(refuseContradictoryLimits);
 
 /** Only the given fields change; null returns a field to the plan's value. */
 export async function setOrganizationLimits(db: Db, organizationId: string, limits: LimitOverridesInput): Promise<LimitOverrides> {

@@ -11,10 +11,30 @@ const measureFields = {
   unit: z.enum(['credits', 'calls']),
 };
 
+// The refusal of a burst or a per-minute limit below the per-second one (followed by that
+// limit in brackets); the dashboard says it in its pages' language (views/invalid-input.ts).
+const BELOW_PER_SECOND = 'must be at least the per-second limit';
+
+/**
+ * A burst below the per-second rate never holds a second's calls; a minute's calls below it
+ * are fewer than one second's: either contradicts the rate it is set with, so both are
+ * refused, each naming its field. Null: nothing sets that limit. Applied to a plan's own
+ * limits and to an organization's limits once its overrides apply (manage-organizations.ts).
+ */
+export function refuseContradictoryLimits(
+  { perSecond, burst, perMinute }: { perSecond: number | null; burst: number | null; perMinute: number | null },
+  ctx: z.RefinementCtx,
+): void {
+  if (perSecond === null) return;
+  for (const [path, value] of [['burst', burst], ['perMinute', perMinute]] as const) {
+    if (value !== null && value < perSecond) ctx.addIssue({ code: 'custom', path: [path], message: `${BELOW_PER_SECOND} (${perSecond})` });
+  }
+}
+
 export const planDefinitionSchema = z.object({
   id: z.string().regex(/^[a-z0-9][a-z0-9_-]*$/, 'lower-case letters, digits, - and _'),
   name: z.string().min(1),
-  limits: z.object({ perSecond: rateLimitValue, burst: rateLimitValue, perMinute: rateLimitValue }),
+  limits: z.object({ perSecond: rateLimitValue, burst: rateLimitValue, perMinute: rateLimitValue }).superRefine(refuseContradictoryLimits),
   creditsPerPeriod: z.number().int().nonnegative(),
   callsCapPerPeriod: z.number().int().nonnegative().nullable(),
   products: z.array(z.object({ product: z.string().min(1), kind: z.enum(['endpoint', 'tool']), ...measureFields })),
