@@ -72,6 +72,9 @@ describe('parseDossierLine', () => {
     expect(reason({ ...base, legalName: 'N'.repeat(501) })).toMatch(/^legalName: /);
     expect(reason({ ...base, years: [{ year: 2024, metrics: [{ slug: 'revenue', value: 1e300 }] }] })).toMatch(/^years\[0\]\.metrics\[0\]\.value: /);
     expect(reason({ ...base, years: [{ year: 2024, metrics: [{ slug: 'revenue', value: 1e15 }] }] })).toBe('accepted');
+    const aids = (amount: number) => ({ ...base, stateAids: { count: 1, countLast36Months: 1, amount, amountLast36Months: amount } });
+    expect(reason(aids(1e300))).toMatch(/^stateAids\.amount: .*; stateAids\.amountLast36Months: /);
+    expect(reason(aids(1e15))).toBe('accepted');
     expect(parseDossierLine(`{"fiscalCode":"01234567890","legalName":"${'x'.repeat(4 * 1024 * 1024)}"}`, 7)).toEqual({
       ok: false, rejection: { line: 7, fiscalCode: null, reason: expect.stringMatching(/^line too long: \d+ characters, at most 4194304 for one company$/) },
     });

@@ -127,14 +127,15 @@ const dossierMetricsSchema = z.unknown().transform((value, ctx) => {
 // What an import accepts is stricter than what a response promises: a date must exist (the
 // response schemas check only the YYYY-MM-DD shape, and "2025-99-99" in a JSON-stored object
 // would otherwise be served as is), counts and amounts of aid and headcounts are not negative,
-// and counts are bounded (MAX_COUNT) where the response's schema is not.
+// counts are bounded (MAX_COUNT) and amounts of aid as figures are (MAX_METRIC_MAGNITUDE)
+// where the response's schema is not.
 const calendarDate = z.iso.date('expected a date that exists, YYYY-MM-DD');
 const dossierHeadcountSchema = headcountSchema.extend({ employees: count(), asOf: calendarDate });
 const dossierStateAidsSchema = stateAidsSchema.extend({
   count: count().nullable(),
   countLast36Months: count().nullable(),
-  amount: z.number().min(0).nullable(),
-  amountLast36Months: z.number().min(0).nullable(),
+  amount: z.number().min(0).max(MAX_METRIC_MAGNITUDE).nullable(),
+  amountLast36Months: z.number().min(0).max(MAX_METRIC_MAGNITUDE).nullable(),
 });
 
 export const dossierYearSchema = z.strictObject({
