@@ -3,7 +3,7 @@ import { makeCodiceFiscale } from './codice-fiscale.js';
 import { generateStatements, type SizeClass, type YearFigures } from './financial-statements.js';
 import { AGE_YEARS, latestYearRefusal, MAX_FILED_YEARS, MAX_YEARS_SINCE_DISSOLUTION } from './latest-year-range.js';
 import { femaleNames, foreignParents, maleNames, namePrefixes, sectorWords, streets, surnames } from './names.js';
-import { makePartitaIva } from './partita-iva.js';
+import { makePartitaIva, MAX_PROGRESSIVE } from './partita-iva.js';
 import { createRng, createWeightedPicker, type Rng, type WeightedPicker } from './prng.js';
 import { loadReferenceData, type AtecoCode, type Comune, type ReferenceData } from './reference-data.js';
 
@@ -211,7 +211,7 @@ function buildSkeletons(count: number, seed: number, p: Pickers): { skeletons: S
     const companyHolders: { index: number; share: number }[] = [];
     let foreignParent: string | null = null;
     let fiscalCode: string;
-    const vatNumber = makePartitaIva(((i * 7_654_321 + offset) % 9_999_999) + 1, comune.provinceCode);
+    const vatNumber = makePartitaIva(((i * 7_654_321 + offset) % MAX_PROGRESSIVE) + 1, comune.provinceCode);
 
     if (legalForm === 'DI') {
       const owner = newPerson(rng, 1);
@@ -512,9 +512,18 @@ function buildDossier(index: number, seed: number, latestYear: number, includeDe
   };
 }
 
+/**
+ * The most companies one file can hold: company i's VAT number (its fiscal code) takes the
+ * progressive number i × 7,654,321 + offset modulo MAX_PROGRESSIVE, distinct for each i up to
+ * that many (7,654,321 and 9,999,999 have no common factor); past it codes would repeat, and an
+ * import would overwrite the earlier companies with the later ones.
+ */
+export const MAX_SAMPLE_COMPANIES = MAX_PROGRESSIVE;
+
 /** Yields `count` dossiers, identical for the same (count, seed, latestYear). */
 export function* generateDossiers(options: GenerateOptions): Generator<CompanyDossierInput> {
   if (!Number.isInteger(options.count) || options.count < 0) throw new Error(`count must be a non-negative integer, got ${options.count}`);
+  if (options.count > MAX_SAMPLE_COMPANIES) throw new Error(`count must be at most ${MAX_SAMPLE_COMPANIES} (each company needs a VAT number of its own), got ${options.count}`);
   if (!Number.isInteger(options.seed)) throw new Error(`seed must be an integer, got ${options.seed}`);
   const latestYear = options.latestYear ?? DEFAULT_LATEST_YEAR;
   const refusal = latestYearRefusal(latestYear);

@@ -1,6 +1,6 @@
 export { ensureSampleData, type EnsureSampleDataOptions, type EnsureSampleDataResult } from './ensure-sample-data.js';
 export { pickSampleFiscalCodes } from './pick-sample-fiscal-codes.js';
-export { generateDossiers, SAMPLE_SOURCE, DEFAULT_LATEST_YEAR, type GenerateOptions } from './generate-dossiers.js';
+export { generateDossiers, SAMPLE_SOURCE, DEFAULT_LATEST_YEAR, MAX_SAMPLE_COMPANIES, type GenerateOptions } from './generate-dossiers.js';
 export { LATEST_YEAR_RANGE, latestYearRefusal } from './latest-year-range.js';
 export { isValidPartitaIva, makePartitaIva, partitaIvaCheckDigit } from './partita-iva.js';
 export { isValidCodiceFiscale, makeCodiceFiscale, codiceFiscaleCheckChar } from './codice-fiscale.js';

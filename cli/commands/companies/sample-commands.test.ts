@@ -4,7 +4,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { FISCAL_YEARS } from '../../../core/companies/schemas/index.js';
 import { createDb, type Db } from '../../../core/db/index.js';
-import { LATEST_YEAR_RANGE } from '../../../core/sample-data/index.js';
+import { generateDossiers, LATEST_YEAR_RANGE, MAX_SAMPLE_COMPANIES } from '../../../core/sample-data/index.js';
 import { runCli } from '../../../test/support/run-cli.js';
 
 // The real CLI in a child process: `sample generate` writes a file, `import` reads it back.
@@ -25,6 +25,16 @@ afterAll(async () => {
 });
 
 describe('cli sample generate', () => {
+  it('when --count is above what distinct VAT numbers allow then it is refused naming the bound, and no file is written', async () => {
+    const file = path.join(dir, 'too-many.jsonl');
+    const run = await cli('sample', 'generate', '--count', String(MAX_SAMPLE_COMPANIES + 1), '--out', file);
+    expect(run).toMatchObject({ code: 1, stdout: '' });
+    expect(run.stderr).toContain(`error: option '--count <n>' argument '${MAX_SAMPLE_COMPANIES + 1}' is invalid. at most 9999999: each company needs a VAT number of its own`);
+    expect(await exists(file)).toBe(false);
+    // The generator holds to it too (SAMPLE_COMPANIES for npm start reaches it without the option).
+    expect(() => generateDossiers({ count: MAX_SAMPLE_COMPANIES + 1, seed: 1 }).next()).toThrow(/^count must be at most 9999999 /);
+  });
+
   it('when --latest-year would give years the import refuses then it is refused naming the range, and no file is written', async () => {
     const years = [1700, LATEST_YEAR_RANGE.min - 1, LATEST_YEAR_RANGE.max + 1, 2300];
     const runs = await Promise.all(years.map((year) => cli('sample', 'generate', '--count', '5', '--latest-year', String(year), '--out', path.join(dir, `refused-${year}.jsonl`))));

@@ -2,7 +2,7 @@ import { createWriteStream } from 'node:fs';
 import type { Writable } from 'node:stream';
 import { InvalidArgumentError, type Command } from 'commander';
 import {
-  DEFAULT_LATEST_YEAR, generateDossiers, LATEST_YEAR_RANGE, latestYearRefusal, pickSampleFiscalCodes,
+  DEFAULT_LATEST_YEAR, generateDossiers, LATEST_YEAR_RANGE, latestYearRefusal, MAX_SAMPLE_COMPANIES, pickSampleFiscalCodes,
 } from '../../../core/sample-data/index.js';
 import type { CliContext } from '../../context.js';
 import { createLineWriter } from '../../line-writer.js';
@@ -16,6 +16,12 @@ function parseLatestYear(value: string): number {
   return year;
 }
 
+function parseSampleCount(value: string): number {
+  const count = parseNonNegativeInt(value);
+  if (count > MAX_SAMPLE_COMPANIES) throw new InvalidArgumentError(`at most ${MAX_SAMPLE_COMPANIES}: each company needs a VAT number of its own, and more would repeat them`);
+  return count;
+}
+
 export function registerSampleCommands(program: Command, context: () => CliContext): void {
   const sample = program
     .command('sample')
@@ -25,7 +31,7 @@ export function registerSampleCommands(program: Command, context: () => CliConte
     .command('generate')
     .description('Write N deterministic synthetic companies as JSON Lines, the format `cli import` reads. '
       + 'The same --count and --seed always give the same file.')
-    .option('--count <n>', 'number of companies (default: SAMPLE_COMPANIES)', parseNonNegativeInt)
+    .option('--count <n>', `number of companies, at most ${MAX_SAMPLE_COMPANIES} (default: SAMPLE_COMPANIES)`, parseSampleCount)
     .option('--seed <s>', 'random seed (default: SAMPLE_SEED)', parseInteger)
     .option('--latest-year <year>', `most recent fiscal year with filed accounts, ${LATEST_YEAR_RANGE.min} to ${LATEST_YEAR_RANGE.max}`, parseLatestYear, DEFAULT_LATEST_YEAR)
     .option('--with-changes', 'also write previousValue, yoyChange and employeesYoY (the importer derives them otherwise)')
