@@ -4,7 +4,7 @@ import { isAppError } from '../core/errors/index.js';
 import { registrations } from './commands/index.js';
 import { createCliContext, type CliContext } from './context.js';
 
-// Operator CLI: `npm run cli -- <command> --help` at every level.
+// Operator CLI: `npm run -s cli -- <command> --help` at every level.
 const program = new Command()
   .name('cli')
   .description('Operator commands for the Italian company data service.')
