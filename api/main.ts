@@ -1,25 +1,32 @@
 import { configuredUsageSink } from '../adapters/kafka/index.js';
 import { parseConfig } from '../core/config/index.js';
 import { openDatabase } from '../core/db/index.js';
-import { serveHttp, stopOnSignal, tuneHeap } from '../core/http-server/index.js';
+import { serveOnPort, stopOnSignal, tuneHeap } from '../core/http-server/index.js';
 import { createLogger } from '../core/logging/index.js';
+import { startOrExit } from '../core/process/index.js';
 import { composeApi } from './compose.js';
 
 // The API process's composition root: config is parsed here once and everything else is
 // handed down. `npm start` runs all services in one process through composeApi instead.
 tuneHeap();
-const config = parseConfig(process.env);
-const logger = createLogger({ level: config.LOG_LEVEL, base: { service: 'api' } });
-const database = await openDatabase(config, logger, 'api');
-// Kafka when KAFKA_BROKERS is set, else the Postgres bus.
-const api = await composeApi({ config, logger, database, createUsageSink: configuredUsageSink });
+const base = { service: 'api' };
+// A start-up that fails (bad config, no database, API_PORT taken) ends in one log line.
+await startOrExit(base, async (parts) => {
+  const config = parseConfig(process.env);
+  const logger = createLogger({ level: config.LOG_LEVEL, base });
+  const database = await openDatabase(config, logger, 'api');
+  parts.add('database', () => database.close());
+  // Kafka when KAFKA_BROKERS is set, else the Postgres bus.
+  const api = await composeApi({ config, logger, database, createUsageSink: configuredUsageSink });
+  parts.add('API services', () => api.close());
 
-const http = await serveHttp(api.app.callback(), config.API_PORT, config.HOST, { jsonErrors: true });
-logger.info('API listening', { host: config.HOST, port: http.port });
+  const http = await serveOnPort('API_PORT', api.app.callback(), config.API_PORT, config.HOST, { jsonErrors: true });
+  logger.info('API listening', { host: config.HOST, port: http.port });
 
-// Stop accepting, let in-flight requests finish (their usage events included), then close.
-stopOnSignal(logger, async () => {
-  await http.close();
-  await api.close();
-  await database.close();
+  // Stop accepting, let in-flight requests finish (their usage events included), then close.
+  stopOnSignal(logger, async () => {
+    await http.close();
+    await api.close();
+    await database.close();
+  });
 });

@@ -1,26 +1,33 @@
 import { parseConfig } from '../core/config/index.js';
 import { ensureOperator } from '../core/dashboard-auth/index.js';
 import { openDatabase } from '../core/db/index.js';
-import { serveHttp, stopOnSignal } from '../core/http-server/index.js';
+import { serveOnPort, stopOnSignal } from '../core/http-server/index.js';
 import { createLogger } from '../core/logging/index.js';
+import { startOrExit } from '../core/process/index.js';
 import { composeDashboard } from './compose.js';
 
 // The dashboard process's composition root: config parsed once, everything handed down.
 // `npm start` runs it in the all-in-one process through composeDashboard instead.
-const config = parseConfig(process.env);
-const logger = createLogger({ level: config.LOG_LEVEL, base: { service: 'dashboard' } });
-const database = await openDatabase(config, logger, 'dashboard');
-const dashboard = await composeDashboard({ config, logger, database });
+const base = { service: 'dashboard' };
+// A start-up that fails (bad config, no database, DASHBOARD_PORT taken) ends in one log line.
+await startOrExit(base, async (parts) => {
+  const config = parseConfig(process.env);
+  const logger = createLogger({ level: config.LOG_LEVEL, base });
+  const database = await openDatabase(config, logger, 'dashboard');
+  parts.add('database', () => database.close());
+  const dashboard = await composeDashboard({ config, logger, database });
+  parts.add('alert runner', () => dashboard.close());
 
-// A fresh installation gets a first operator; its password is printed once, here.
-const operator = await ensureOperator(database.db, { email: 'operator@example.com' });
-if (operator.password) process.stdout.write(`first operator: ${operator.email} / ${operator.password} (shown once)\n`);
+  // A fresh installation gets a first operator; its password is printed once, here.
+  const operator = await ensureOperator(database.db, { email: 'operator@example.com' });
+  if (operator.password) process.stdout.write(`first operator: ${operator.email} / ${operator.password} (shown once)\n`);
 
-const http = await serveHttp(dashboard.app.callback(), config.DASHBOARD_PORT, config.HOST);
-logger.info('dashboard listening', { url: config.PUBLIC_DASHBOARD_URL ?? `http://${config.HOST}:${http.port}` });
+  const http = await serveOnPort('DASHBOARD_PORT', dashboard.app.callback(), config.DASHBOARD_PORT, config.HOST);
+  logger.info('dashboard listening', { url: config.PUBLIC_DASHBOARD_URL ?? `http://${config.HOST}:${http.port}` });
 
-stopOnSignal(logger, async () => {
-  await http.close();
-  await dashboard.close();
-  await database.close();
+  stopOnSignal(logger, async () => {
+    await http.close();
+    await dashboard.close();
+    await database.close();
+  });
 });

@@ -1,27 +1,35 @@
 import { configuredUsageSink } from '../adapters/kafka/index.js';
 import { parseConfig } from '../core/config/index.js';
 import { openDatabase } from '../core/db/index.js';
-import { serveHttp, stopOnSignal } from '../core/http-server/index.js';
+import { serveOnPort, stopOnSignal } from '../core/http-server/index.js';
 import { createLogger } from '../core/logging/index.js';
+import { startOrExit } from '../core/process/index.js';
 import { composeMcp } from './compose.js';
 
 // The tool server's composition root: config is parsed here once and everything else is
 // handed down. Run alone, it counts rate limits in process unless REDIS_URL is set, so set
 // REDIS_URL when the API runs in another process: their limits are one set per organization.
-const config = parseConfig(process.env);
-const logger = createLogger({ level: config.LOG_LEVEL, base: { service: 'mcp' } });
-const database = await openDatabase(config, logger, 'mcp');
-// Kafka when KAFKA_BROKERS is set, else the Postgres bus.
-const usage = configuredUsageSink({ config, database, logger });
-const mcp = composeMcp({ config, logger, database, usage });
+const base = { service: 'mcp' };
+// A start-up that fails (bad config, no database, MCP_PORT taken) ends in one log line.
+await startOrExit(base, async (parts) => {
+  const config = parseConfig(process.env);
+  const logger = createLogger({ level: config.LOG_LEVEL, base });
+  const database = await openDatabase(config, logger, 'mcp');
+  parts.add('database', () => database.close());
+  // Kafka when KAFKA_BROKERS is set, else the Postgres bus.
+  const usage = configuredUsageSink({ config, database, logger });
+  parts.add('usage sink', () => usage.close());
+  const mcp = composeMcp({ config, logger, database, usage });
+  parts.add('tool server services', () => mcp.close());
 
-const http = await serveHttp(mcp.app.callback(), config.MCP_PORT, config.HOST, { jsonErrors: true });
-logger.info('tool server listening', { url: `${config.PUBLIC_MCP_URL ?? `http://${config.HOST}:${http.port}`}/mcp` });
+  const http = await serveOnPort('MCP_PORT', mcp.app.callback(), config.MCP_PORT, config.HOST, { jsonErrors: true });
+  logger.info('tool server listening', { url: `${config.PUBLIC_MCP_URL ?? `http://${config.HOST}:${http.port}`}/mcp` });
 
-// Stop accepting, let in-flight tool calls finish (their usage events included), then close.
-stopOnSignal(logger, async () => {
-  await http.close();
-  await mcp.close();
-  await usage.close();
-  await database.close();
+  // Stop accepting, let in-flight tool calls finish (their usage events included), then close.
+  stopOnSignal(logger, async () => {
+    await http.close();
+    await mcp.close();
+    await usage.close();
+    await database.close();
+  });
 });

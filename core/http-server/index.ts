@@ -1,2 +1,3 @@
 export { tuneHeap } from './tune-heap.js';
 export { serveHttp, stopOnSignal, type HttpService } from './serve-http.js';
+export { serveOnPort, type PortVariable, type ServeOnPortOptions } from './serve-on-port.js';

@@ -4,15 +4,14 @@ import { createUsageConsumer } from '../../../billing-worker/consumer.js';
 import { startBillingWorker } from '../../../billing-worker/start-billing-worker.js';
 import type { Config } from '../../../core/config/index.js';
 import type { OpenDatabase } from '../../../core/db/index.js';
-import type { HttpService } from '../../../core/http-server/index.js';
+import { serveOnPort, type HttpService } from '../../../core/http-server/index.js';
 import type { Logger } from '../../../core/logging/index.js';
+import { createStartedParts, type StartedParts } from '../../../core/process/index.js';
 import { pickSampleFiscalCodes, ensureSampleData } from '../../../core/sample-data/index.js';
 import { composeMcp } from '../../../mcp/compose.js';
 import { composeDashboard } from '../../../dashboard/compose.js';
 import { ensureOperator } from '../../../core/dashboard-auth/index.js';
 import { ensureDemoOrganization, readDemoFile, writeDemoFile, type DemoFile } from './demo-credentials.js';
-import { serveOnPort } from './serve-on-port.js';
-import { createStartedParts, type StartedParts } from './started-parts.js';
 
 export interface RunningService {
   demo: DemoFile;
@@ -77,11 +76,13 @@ async function startParts(config: Config, logger: Logger, database: OpenDatabase
   parts.add('servers', async () => {
     await Promise.all(servers.map((server) => server.close(5_000)));
   });
-  const apiServer = await serveOnPort('API_PORT', api.app.callback(), config.API_PORT, config.HOST, { jsonErrors: true });
+  // A port already taken is most often a first `npm start` still running.
+  const likelyHolder = 'another npm start';
+  const apiServer = await serveOnPort('API_PORT', api.app.callback(), config.API_PORT, config.HOST, { jsonErrors: true, likelyHolder });
   servers.push(apiServer);
-  const mcpServer = await serveOnPort('MCP_PORT', mcp.app.callback(), config.MCP_PORT, config.HOST, { jsonErrors: true });
+  const mcpServer = await serveOnPort('MCP_PORT', mcp.app.callback(), config.MCP_PORT, config.HOST, { jsonErrors: true, likelyHolder });
   servers.push(mcpServer);
-  const dashboardServer = await serveOnPort('DASHBOARD_PORT', dashboard.app.callback(), config.DASHBOARD_PORT, config.HOST);
+  const dashboardServer = await serveOnPort('DASHBOARD_PORT', dashboard.app.callback(), config.DASHBOARD_PORT, config.HOST, { likelyHolder });
   servers.push(dashboardServer);
 
   const demo: DemoFile = {

@@ -1,4 +1,4 @@
-import type { Logger } from '../../../core/logging/index.js';
+import type { Logger } from '../logging/index.js';
 
 export interface StartedParts {
   /** Notes a part that now runs, with how to stop it. */
@@ -10,10 +10,11 @@ export interface StartedParts {
   stopAll(): Promise<boolean>;
 }
 
-// The parts of `npm start` depend on those started before them (the servers on the API's
-// access pipeline, the API's usage sink on the worker being there to bill what it flushes), so
-// they stop in the reverse order. A part that fails to stop is logged and the others are still
-// stopped: one stuck part must not leave the worker polling a database that is going away.
+// A process's parts depend on those started before them (the servers on the API's access
+// pipeline, everything on the database pool, the API's usage sink on the worker being there to
+// bill what it flushes), so they stop in the reverse order. A part that fails to stop is logged
+// and the others are still stopped: one stuck part must not leave the worker polling a database
+// that is going away.
 export function createStartedParts(logger: Logger): StartedParts {
   const parts: { name: string; stop: () => Promise<void> }[] = [];
   return {

@@ -1,0 +1,127 @@
+import { spawn } from 'node:child_process';
+import { mkdtemp, rm } from 'node:fs/promises';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createScratchDatabase, type ScratchDatabase } from './support/database.js';
+
+// The four services run alone, as production runs them, when start-up fails: one JSON log line
+// saying what to change, then exit code 1, as `npm start` does (cli/commands/start). Before,
+// each crashed with Node's uncaught-error dump, and one whose port was taken left its pool open.
+const repoRoot = fileURLToPath(new URL('../', import.meta.url));
+// Longer than a start-up takes here, far shorter than a hung process would last.
+const GIVE_UP_MS = 45_000;
+// From the error line to the process's end. No process.exit() is called on this path: the
+// process only ends once its pool, listeners and timers are closed, so ending promptly is the
+// sign that what it opened was closed.
+const PROMPT_MS = 5_000;
+
+const services = [
+  { entry: 'api/main.ts', portVariable: 'API_PORT' },
+  { entry: 'mcp/main.ts', portVariable: 'MCP_PORT' },
+  { entry: 'dashboard/main.ts', portVariable: 'DASHBOARD_PORT' },
+  { entry: 'billing-worker/main.ts', portVariable: undefined },
+] as const;
+const httpServices = services.filter((s) => s.portVariable !== undefined);
+
+interface ServiceRun {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  output: string;
+  /** The `msg` of every JSON log line at level error. */
+  errors: string[];
+  /** From the first error log line to the process's exit; undefined without one. */
+  exitAfterErrorMs: number | undefined;
+}
+
+let dataDir: string;
+
+/** One service's main.ts, as `node dist/<service>/main.js` runs it, killed after GIVE_UP_MS. */
+function runService(entry: string, env: Record<string, string>): Promise<ServiceRun> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, ['--import', 'tsx', entry], {
+      cwd: repoRoot,
+      env: { ...process.env, KAFKA_BROKERS: '', REDIS_URL: '', HOST: '127.0.0.1', DATA_DIR: dataDir, LOG_LEVEL: 'info', API_PORT: '0', MCP_PORT: '0', DASHBOARD_PORT: '0', ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let output = '';
+    let errorAt: number | undefined;
+    const collect = (chunk: Buffer) => {
+      output += chunk.toString();
+      if (errorAt === undefined && errorsIn(output).length > 0) errorAt = Date.now();
+    };
+    child.stdout.on('data', collect);
+    child.stderr.on('data', collect);
+    const giveUp = setTimeout(() => child.kill('SIGKILL'), GIVE_UP_MS);
+    child.on('error', reject);
+    child.on('close', (code, signal) => {
+      clearTimeout(giveUp);
+      resolve({ code, signal, output, errors: errorsIn(output), exitAfterErrorMs: errorAt === undefined ? undefined : Date.now() - errorAt });
+    });
+  });
+}
+
+function errorsIn(output: string): string[] {
+  return output.split('\n').flatMap((line) => {
+    try {
+      const entry = JSON.parse(line) as { level?: unknown; msg?: unknown };
+      return entry.level === 'error' ? [String(entry.msg)] : [];
+    } catch {
+      return [];
+    }
+  });
+}
+
+/** Exit code 1, promptly, with `line` as the only error and no stack anywhere. */
+function expectOneClearFailure(run: ServiceRun, line: string): void {
+  const tail = run.output.slice(-3000);
+  expect({ code: run.code, signal: run.signal }, tail).toEqual({ code: 1, signal: null });
+  expect(run.errors, tail).toEqual([line]);
+  expect(run.exitAfterErrorMs, tail).toBeLessThan(PROMPT_MS);
+  // Neither Node's uncaught-error dump nor a stack in a log line.
+  expect(run.output).not.toMatch(/Node\.js v\d/);
+  expect(run.output).not.toMatch(/\n\s+at |\\n\s+at /);
+}
+
+/** A port held the way another process holds it. */
+async function holdPort(): Promise<{ port: number; release(): Promise<void> }> {
+  const server = net.createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return { port: (server.address() as net.AddressInfo).port, release: () => new Promise((resolve) => server.close(() => resolve())) };
+}
+
+let database: ScratchDatabase;
+
+beforeAll(async () => {
+  dataDir = await mkdtemp(path.join(os.tmpdir(), 'services-start-failure-'));
+  // The first service to start migrates it; the dashboard's first operator lands here too.
+  database = await createScratchDatabase('services_start');
+});
+afterAll(async () => {
+  await database?.drop();
+  if (dataDir) await rm(dataDir, { recursive: true, force: true });
+});
+
+describe('a service run alone when start-up fails', () => {
+  it.each(services)('when the database does not answer then $entry says where and which setting to check, and exits 1', async ({ entry }) => {
+    const run = await runService(entry, { DATABASE_URL: 'postgres://postgres@127.0.0.1:1/x' });
+    expectOneClearFailure(run, 'could not start: cannot reach the database at 127.0.0.1:1 (connection refused); check DATABASE_URL');
+  });
+
+  it.each(httpServices)('when $portVariable is taken then $entry names the port and the variable, closes what it opened and exits 1', async ({ entry, portVariable }) => {
+    const held = await holdPort();
+    try {
+      const run = await runService(entry, { DATABASE_URL: database.url, [portVariable]: String(held.port) });
+      expectOneClearFailure(run, `could not start: ${portVariable} ${held.port} is already in use on 127.0.0.1: stop what listens there, or set ${portVariable} to a free port`);
+    } finally {
+      await held.release();
+    }
+  });
+
+  it.each(services)('when a variable is invalid then $entry says which, as parseConfig words it, and exits 1', async ({ entry }) => {
+    const run = await runService(entry, { DATABASE_URL: 'postgres://postgres@127.0.0.1:1/x', DATABASE_POOL_MAX: 'many' });
+    expectOneClearFailure(run, 'could not start: Invalid configuration:\n  - DATABASE_POOL_MAX: Invalid input: expected number, received NaN');
+  });
+});
