@@ -21,10 +21,12 @@ export async function startOrExit(base: LogFields, start: (parts: Pick<StartedPa
   try {
     await start(parts);
   } catch (err) {
-    // Only the message: the errors start-up can meet are worded for an operator where they
-    // are thrown (ConfigError, DatabaseUnreachableError, a failed migration, serveOnPort), as
-    // `npm start` prints them. Said before stopping, so a part that hangs cannot swallow it.
-    logger.error(`could not start: ${err instanceof Error ? err.message : String(err)}`);
+    // The message: the errors start-up can meet are worded for an operator where they are
+    // thrown (ConfigError, DatabaseUnreachableError, a failed migration, serveOnPort), as `npm
+    // start` prints them. A programming error is not, and whoever fixes it needs where it was
+    // thrown: its stack goes in the same line's `err`. Said before stopping, so a part that
+    // hangs cannot swallow it.
+    logger.error(`could not start: ${err instanceof Error ? err.message : String(err)}`, isProgrammingError(err) ? { err } : undefined);
     await parts.stopAll();
     // Not process.exit() at once: the process ends by itself once what it opened is closed, and
     // the start-up failure tests count on that to see that it was. Something left open would
@@ -35,4 +37,9 @@ export async function startOrExit(base: LogFields, start: (parts: Pick<StartedPa
       process.exit(1);
     }, LINGER_MS).unref();
   }
+}
+
+/** A fault in the code rather than in its surroundings: no setting an operator changes fixes it. */
+function isProgrammingError(err: unknown): boolean {
+  return err instanceof TypeError || err instanceof ReferenceError || err instanceof RangeError || err instanceof SyntaxError;
 }
