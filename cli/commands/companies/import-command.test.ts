@@ -1,6 +1,9 @@
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { createDb, type Db } from '../../../core/db/index.js';
 import { COMPANY_YEARS, FISCAL_YEARS, MAX_COUNT } from '../../../core/companies/schemas/index.js';
@@ -139,6 +142,47 @@ describe('cli import', () => {
 
     const help = await cli('import', '--help');
     expect(help.stdout.replace(/\s+/g, ' ')).toContain(`--workers <n> parser threads, 0 to ${max} (twice the CPUs)`);
+  });
+
+  it('when a producer keeps stdin open and writes a line now and then then each company is in the database seconds after its line, before stdin ends', async () => {
+    const [first, second] = [...generateDossiers({ count: 2, seed: 81_200_204 })];
+    // Not runCli: stdin must stay open while the database is looked at. Default options, so
+    // a line waits for neither a full batch (500) nor a full read-ahead of the parser threads.
+    const child = spawn(process.execPath, ['--import', 'tsx', 'cli/main.ts', 'import', '-', '--quiet'], {
+      cwd: fileURLToPath(new URL('../../../', import.meta.url)),
+      env: { ...process.env, DATABASE_URL: databaseUrl, LOG_LEVEL: 'error' },
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    const exited = once(child, 'exit');
+    const stored = async (fiscalCode: string, withinMs: number) => {
+      const deadline = Date.now() + withinMs;
+      for (;;) {
+        const { rows } = await db.raw<{ rows: { n: number }[] }>('SELECT count(*)::int AS n FROM companies WHERE fiscal_code = ?', [fiscalCode]);
+        if (rows[0]!.n === 1) return true;
+        if (Date.now() > deadline || child.exitCode !== null) return false;
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+    };
+    try {
+      // The first wait also covers the CLI's start (tsx, the parser thread) on a busy machine;
+      // the second, once it runs, is the one that says "seconds after its line".
+      child.stdin.write(JSON.stringify(first) + '\n');
+      expect(await stored(first!.fiscalCode, 20_000), stderr).toBe(true);
+      child.stdin.write(JSON.stringify(second) + '\n');
+      expect(await stored(second!.fiscalCode, 3_000), stderr).toBe(true);
+      expect(child.exitCode).toBeNull();
+
+      child.stdin.end();
+      const [code] = await exited;
+      expect(code, stderr).toBe(0);
+      expect(stdout).toMatch(/imported 2 lines in .*: 2 created, 0 updated, 0 unchanged, 0 rejected/);
+    } finally {
+      if (child.exitCode === null) child.kill();
+    }
   });
 
   it('when the file is missing or is a folder then one clear line says so and the exit code is 1', async () => {

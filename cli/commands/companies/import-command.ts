@@ -62,6 +62,9 @@ export function registerImportCommand(program: Command, context: () => CliContex
           onReject: rejectsFile ? (_r, text) => rejectsFile.write(text + '\n') : undefined,
         });
       } finally {
+        // A failed import can stop while stdin still waits for a quiet producer's next line
+        // (core/companies/import/mark-idle.ts); ended here, the CLI exits now, not then.
+        if (file === '-') process.stdin.destroy();
         progress.done();
         if (rejectsFile) await new Promise<void>((resolve, reject) => rejectsFile.end((err?: Error | null) => (err ? reject(err) : resolve())));
       }

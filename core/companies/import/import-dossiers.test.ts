@@ -15,6 +15,7 @@ const IDEMPOTENT_SEED = 81_200_003;
 const THREADS_SEED = 81_200_005;
 const WRITERS_SEED = 81_200_006;
 const PROGRESS_SEED = 81_200_301;
+const QUIET_SEED = 81_200_401;
 
 let db: Db;
 let store: CompanyStore;
@@ -32,6 +33,16 @@ async function* slowly(lines: string[]): AsyncGenerator<string> {
 }
 async function* inReads(bytes: Buffer, size: number): AsyncGenerator<Uint8Array> {
   for (let at = 0; at < bytes.length; at += size) yield bytes.subarray(at, at + size);
+}
+// A pipe from a producer still running: `lines` arrive, then nothing until `closed` settles.
+async function* staysOpen(lines: string[], closed: Promise<void>): AsyncGenerator<Uint8Array> {
+  yield Buffer.from(lines.map((l) => l + '\n').join(''));
+  await closed;
+}
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+async function within(ms: number, condition: () => Promise<boolean> | boolean): Promise<boolean> {
+  for (const deadline = Date.now() + ms; Date.now() < deadline; await sleep(20)) if (await condition()) return true;
+  return false;
 }
 
 describe('importDossiers', () => {
@@ -187,6 +198,54 @@ describe('importDossiers progress', () => {
     expect(seen.at(-1)!.bytesDone).toBe(input.length);
     // It moves with the batches, not only at the end (lines as text go in chunks of 100: one here).
     if (kind === 'blocks') expect(seen.some((s) => s.bytesDone > 0 && s.bytesDone < input.length)).toBe(true);
+  });
+});
+
+describe('importDossiers from an input that stays open', () => {
+  it.each([0, 2])('when the input goes quiet (parser threads: %i) then the lines that arrived are written at once, in a batch not yet full', async (workers) => {
+    const [first, second] = [...generateDossiers({ count: 2, seed: QUIET_SEED + workers })];
+    let close!: () => void;
+    const closed = new Promise<void>((resolve) => (close = resolve));
+    const importing = importDossiers({ db, blocks: readLineBlocks(staysOpen(toLines([first!, second!]), closed)), workers });
+    try {
+      const stored = () => db('companies').whereIn('fiscal_code', [first!.fiscalCode, second!.fiscalCode]).count({ n: '*' }).first().then((r) => Number(r!.n) === 2);
+      expect(await within(5_000, stored)).toBe(true);
+    } finally {
+      close();
+    }
+    expect(await importing).toMatchObject({ lines: 2, created: 2, rejected: 0, parserThreads: workers });
+  });
+
+  it('when lines come steadily, never quiet for long, then with batches of one each is written without waiting for the parser threads\' read-ahead to fill', async () => {
+    const lines = toLines([...generateDossiers({ count: 20, seed: QUIET_SEED + 10 })]);
+    const written = new Set<string>();
+    const upsert: UpsertFn = async (database, companies) => {
+      const result = await upsertPreparedCompanies(database, companies);
+      for (const c of companies) written.add(c.fiscalCode);
+      return result;
+    };
+    let writtenBeforeLast = 0;
+    async function* aLineEvery50Ms(): AsyncGenerator<Uint8Array> {
+      for (const [i, line] of lines.entries()) {
+        if (i === lines.length - 1) writtenBeforeLast = written.size;
+        yield Buffer.from(line + '\n');
+        await sleep(50);
+      }
+    }
+    const summary = await importDossiers({ db, blocks: readLineBlocks(aLineEvery50Ms()), batchSize: 1, workers: 1, upsert });
+    expect(summary).toMatchObject({ lines: 20, created: 20, parserThreads: 1 });
+    // A read-ahead of 400 lines would have held all of them until the input ended.
+    expect(writtenBeforeLast).toBeGreaterThanOrEqual(10);
+  });
+
+  it.each([0, 2])('when the database is unreachable while the input is quiet (parser threads: %i) then the import fails at once, not when more input comes', async (workers) => {
+    const lines = toLines([...generateDossiers({ count: 1, seed: QUIET_SEED + 20 })]);
+    const upsert: UpsertFn = async () => {
+      throw Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432'), { code: 'ECONNREFUSED' });
+    };
+    const never = new Promise<void>(() => undefined);
+    const outcome = importDossiers({ db: {} as Db, blocks: readLineBlocks(staysOpen(lines, never)), workers, upsert }).then(() => 'imported', (err: Error) => err.message);
+    expect(await Promise.race([outcome, sleep(5_000).then(() => 'still waiting')])).toMatch(/ECONNREFUSED/);
   });
 });
 

@@ -2,6 +2,7 @@ import { databaseErrorParts, type Db } from '../../db/index.js';
 import { linkUnlinkedHolders, upsertPreparedCompanies, type PreparedCompany, type UpsertResult } from '../write-companies.js';
 import { trackInputDone } from './input-done.js';
 import { blockLines, type LineBlock } from './line-blocks.js';
+import { IDLE, markIdle, type Idle } from './mark-idle.js';
 import type { ImportRejection, ParsedEntry } from './parse-dossier-line.js';
 import { startParsePool, type ParseInput, type ParsePool } from './parse-pool.js';
 import { prepareEntry, prepareLine, type PreparedEntry } from './prepare-line.js';
@@ -16,6 +17,8 @@ import { prepareEntry, prepareLine, type PreparedEntry } from './prepare-line.js
 //   transactions do not see each other's rows (a parent and its subsidiary written side by
 //   side would stay unlinked), so once batches have overlapped, the import ends by linking
 //   every holder that names a stored company (linkUnlinkedHolders).
+// An input that goes quiet (a producer piping a line now and then) has what arrived written
+// without waiting for more: a batch not yet full, then (see mark-idle.ts).
 
 export interface ImportCounts {
   /** Non-blank lines (or entries) seen so far. */
@@ -101,6 +104,8 @@ const CHUNK_LINES = 100;
 // ahead to a few batches (~15 kB per company). Counted in lines, not chunks, as chunks
 // differ in size.
 const LINES_AHEAD_PER_THREAD = 4 * CHUNK_LINES;
+// A chunk's parse has ended (its entries, or its failure, are ready to be awaited).
+const PARSED: unique symbol = Symbol('parsed');
 
 /** JSON Lines in, companies in the store out; see docs/import-format.md. */
 export async function importDossiers(options: ImportDossiersOptions): Promise<ImportSummary> {
@@ -118,37 +123,48 @@ export async function importDossiers(options: ImportDossiersOptions): Promise<Im
   }
 
   const done = trackInputDone();
-  // The input in chunks of consecutive lines: each block as it is, or CHUNK_LINES lines.
-  async function* read(): AsyncGenerator<{ input: ParseInput; lineCount: number; bytes: number }> {
+  // The input in chunks of consecutive lines: each block as it is, or CHUNK_LINES lines (fewer
+  // when the input goes quiet); IDLE where it went quiet.
+  async function* read(): AsyncGenerator<{ input: ParseInput; lineCount: number; bytes: number } | Idle> {
     if (blocks !== undefined) {
-      for await (const block of blocks) yield { input: { firstLine: block.firstLine, bytes: block.bytes }, lineCount: block.lineCount, bytes: block.bytes.byteLength };
+      for await (const block of markIdle(blocks)) {
+        yield block === IDLE ? IDLE : { input: { firstLine: block.firstLine, bytes: block.bytes }, lineCount: block.lineCount, bytes: block.bytes.byteLength };
+      }
       return;
     }
     let chunk: string[] = [];
     let bytes = 0;
     let line = 0;
-    for await (const text of lines) {
+    const cut = () => {
+      const cutChunk = { input: { firstLine: line - chunk.length + 1, lines: chunk }, lineCount: chunk.length, bytes };
+      chunk = [];
+      bytes = 0;
+      return cutChunk;
+    };
+    // Lines given as a list are all there: only lines that come over time can stop coming.
+    for await (const text of Symbol.asyncIterator in lines ? markIdle(lines) : lines) {
+      if (text === IDLE) {
+        if (chunk.length > 0) yield cut();
+        yield IDLE;
+        continue;
+      }
       line++;
       chunk.push(text);
       bytes += Buffer.byteLength(text) + 1;
-      if (chunk.length >= CHUNK_LINES) {
-        yield { input: { firstLine: line - chunk.length + 1, lines: chunk }, lineCount: chunk.length, bytes };
-        chunk = [];
-        bytes = 0;
-      }
+      if (chunk.length >= CHUNK_LINES) yield cut();
     }
-    if (chunk.length > 0) yield { input: { firstLine: line - chunk.length + 1, lines: chunk }, lineCount: chunk.length, bytes };
+    if (chunk.length > 0) yield cut();
   }
-  async function* chunks(): AsyncGenerator<{ input: ParseInput; lineCount: number }> {
+  async function* chunks(): AsyncGenerator<{ input: ParseInput; lineCount: number } | Idle> {
     for await (const chunk of read()) {
-      done.read(chunk.input.firstLine, chunk.lineCount, chunk.bytes);
+      if (chunk !== IDLE) done.read(chunk.input.firstLine, chunk.lineCount, chunk.bytes);
       yield chunk;
     }
   }
   // What the writer is handed, in line order: how far through the input it is (see input-done.ts).
-  async function* handed(entries: AsyncIterable<PreparedEntry>): AsyncGenerator<PreparedEntry> {
+  async function* handed(entries: AsyncIterable<PreparedEntry | Idle>): AsyncGenerator<PreparedEntry | Idle> {
     for await (const entry of entries) {
-      done.handed(entry.ok ? entry.line : entry.rejection.line, entry.ok);
+      if (entry !== IDLE) done.handed(entry.ok ? entry.line : entry.rejection.line, entry.ok);
       yield entry;
     }
     done.ended();
@@ -158,8 +174,13 @@ export async function importDossiers(options: ImportDossiersOptions): Promise<Im
     if (keep) texts.forEach((text, i) => text.trim() !== '' && keep(firstLine + i, text));
   };
 
-  async function* inThread(): AsyncGenerator<PreparedEntry> {
-    for await (const { input: chunk } of chunks()) {
+  async function* inThread(): AsyncGenerator<PreparedEntry | Idle> {
+    for await (const read of chunks()) {
+      if (read === IDLE) {
+        yield IDLE;
+        continue;
+      }
+      const chunk = read.input;
       const texts = textOf(chunk);
       keepAll(chunk.firstLine, texts);
       for (let i = 0; i < texts.length; i++) {
@@ -169,8 +190,8 @@ export async function importDossiers(options: ImportDossiersOptions): Promise<Im
     }
   }
 
-  async function* viaPool(p: ParsePool): AsyncGenerator<PreparedEntry> {
-    const ahead: { entries: Promise<PreparedEntry[]>; lineCount: number }[] = [];
+  async function* viaPool(p: ParsePool): AsyncGenerator<PreparedEntry | Idle> {
+    const ahead: { entries: Promise<PreparedEntry[]>; parsed: Promise<typeof PARSED>; lineCount: number }[] = [];
     const maxLinesAhead = Math.max(p.size * LINES_AHEAD_PER_THREAD, 3 * (rest.batchSize ?? DEFAULT_BATCH_SIZE));
     let linesAhead = 0;
     const next = () => {
@@ -178,17 +199,50 @@ export async function importDossiers(options: ImportDossiersOptions): Promise<Im
       linesAhead -= oldest.lineCount;
       return oldest.entries;
     };
-    for await (const { input, lineCount } of chunks()) {
-      // Only when the caller wants rejected lines' text does the main thread decode blocks too.
-      if (keep) keepAll(input.firstLine, textOf(input));
-      const entries = p.parse(input);
-      // Handled when awaited below; until then a failed chunk must not count as unhandled.
-      entries.catch(() => undefined);
-      ahead.push({ entries, lineCount });
-      linesAhead += lineCount;
-      while (linesAhead >= maxLinesAhead) yield* await next();
+    const input = chunks();
+    // The input's next chunk while it is being waited for.
+    let waiting: ReturnType<typeof input.next> | null = null;
+    let ended = false;
+    try {
+      for (;;) {
+        waiting ??= input.next();
+        // While the input has nothing new, the writer gets what is parsed: a line from a
+        // producer that writes one now and then (never quiet for IDLE_MS) would otherwise wait
+        // for the read-ahead to fill, minutes at a line a second. A parsed chunk counts only
+        // from the event loop's next turn, so input already read (a file's) comes first and
+        // the read-ahead still fills.
+        const got = ahead.length === 0 ? await waiting : await Promise.race([waiting, ahead[0]!.parsed]);
+        if (got === PARSED) {
+          yield* await next();
+          continue;
+        }
+        waiting = null;
+        if (got.done) break;
+        if (got.value === IDLE) {
+          while (ahead.length > 0) yield* await next();
+          yield IDLE;
+          continue;
+        }
+        const { input: chunk, lineCount } = got.value;
+        // Only when the caller wants rejected lines' text does the main thread decode blocks too.
+        if (keep) keepAll(chunk.firstLine, textOf(chunk));
+        const entries = p.parse(chunk);
+        // Handled when awaited below; until then a failed chunk must not count as unhandled.
+        entries.catch(() => undefined);
+        const parsed = () => new Promise<typeof PARSED>((resolve) => setImmediate(resolve, PARSED));
+        ahead.push({ entries, parsed: entries.then(parsed, parsed), lineCount });
+        linesAhead += lineCount;
+        while (linesAhead >= maxLinesAhead) yield* await next();
+      }
+      ended = true;
+      while (ahead.length > 0) yield* await next();
+    } finally {
+      // Stopped early while the input waits for more (see markIdle): it closes when that read ends.
+      if (!ended && waiting !== null) {
+        waiting.catch(() => undefined);
+        input.return(undefined).catch(() => undefined);
+      } else if (!ended) await input.return(undefined);
     }
-    while (ahead.length > 0) yield* await next();
   }
 
   try {
@@ -242,7 +296,7 @@ export async function writeDossiers(
 }
 
 async function writePreparedEntries(
-  entries: AsyncIterable<PreparedEntry>,
+  entries: AsyncIterable<PreparedEntry | Idle>,
   options: WriteDossiersOptions,
   onBatchWritten?: (lines: number[]) => void,
 ): Promise<ImportSummary> {
@@ -315,6 +369,13 @@ async function writePreparedEntries(
 
   try {
     for await (const entry of entries) {
+      if (entry === IDLE) {
+        // The input went quiet: what has arrived is written now, and is seen to be (a failure
+        // ends the import now, not when more input comes).
+        await flush();
+        while (inFlight.length > 0) await inFlight.shift()!.written;
+        continue;
+      }
       progress.lines++;
       if (!entry.ok) {
         reject(entry.rejection);
