@@ -14,7 +14,8 @@ ENV NODE_ENV=production
 # waiting for their usage event's commit, promoted before they died): 26–40% fewer calls per
 # second and a higher p99, for an RSS peak under report load of 148 MB instead of 174 (measured
 # 22 Nov 2026; the target is 200). The RSS is held by the API process itself, which caps how far the old
-# generation grows between full collections (core/http-server/tune-heap.ts, which also turns off allocation-site pretenuring).
+# generation grows between full collections (core/http-server/tune-heap.ts, which also turns off allocation-site pretenuring;
+# the tool server and npm start call it too).
 # npm run bench starts its servers with this image's NODE_OPTIONS, when it sets any.
 WORKDIR /app
 COPY --from=build --chown=node:node /app/package.json ./package.json

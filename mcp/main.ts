@@ -1,7 +1,7 @@
 import { configuredUsageSink } from '../adapters/kafka/index.js';
 import { parseConfig } from '../core/config/index.js';
 import { openDatabase } from '../core/db/index.js';
-import { serveOnPort, stopOnSignal } from '../core/http-server/index.js';
+import { serveOnPort, stopOnSignal, tuneHeap } from '../core/http-server/index.js';
 import { createLogger } from '../core/logging/index.js';
 import { startOrExit } from '../core/process/index.js';
 import { composeMcp } from './compose.js';
@@ -9,6 +9,7 @@ import { composeMcp } from './compose.js';
 // The tool server's composition root: config is parsed here once and everything else is
 // handed down. Run alone, it counts rate limits in process unless REDIS_URL is set, so set
 // REDIS_URL when the API runs in another process: their limits are one set per organization.
+tuneHeap();
 const base = { service: 'mcp' };
 // A start-up that fails (bad config, no database, MCP_PORT taken) ends in one log line.
 await startOrExit(base, async (parts) => {

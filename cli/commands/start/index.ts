@@ -1,6 +1,7 @@
 import type { RegisterCommands } from '../index.js';
 import type { Config } from '../../../core/config/index.js';
 import { openDatabase } from '../../../core/db/index.js';
+import { tuneHeap } from '../../../core/http-server/index.js';
 import { createLogger, type Logger } from '../../../core/logging/index.js';
 import { startServices, type RunningService } from './start-services.js';
 
@@ -9,6 +10,8 @@ export const registerStartCommand: RegisterCommands = (program, context) => {
     .command('start')
     .description('Run the whole service in one process: embedded Postgres (unless DATABASE_URL), migrations, sample data, demo organization and key, API, tool server, dashboard and billing worker.')
     .action(async () => {
+      // This process serves the API and the tool server: their heap settings, not the CLI's.
+      tuneHeap();
       const { config } = context();
       const logger = createLogger({ level: config.LOG_LEVEL, base: { process: 'start' } });
       const started = Date.now();
