@@ -108,6 +108,25 @@ describe.skipIf(!haveBrowser)('refused forms in a browser', () => {
     });
   });
 
+  it('when an operator tops up less than nothing for a blank reason, then both fields say why under them at once, and what was typed stays', async () => {
+    const { id: orgId } = await createOrganization(db, { name: 'Browser credits form test', planId: 'standard' });
+    const operator = await createOperator(db);
+    await onPageAs(operator, `/operator/organizations/${orgId}`, async (page) => {
+      // Both pass the browser's own checks: the credits field has no minimum, and spaces fill a required field.
+      await page.locator('#grant-kind').selectOption('top_up');
+      await page.locator('#grant-credits').fill('-5');
+      await page.locator('#grant-reason').fill('   ');
+      await page.locator('#org-grant').getByRole('button', { name: 'Grant credits' }).click();
+      await page.waitForLoadState('domcontentloaded');
+      expect(await page.locator('#grant-kind').inputValue()).toBe('top_up');
+      expect(await page.locator('#grant-credits').inputValue()).toBe('-5');
+      expect(await page.locator('#grant-reason').inputValue()).toBe('   ');
+      expect(await errorUnder(page, '#grant-credits')).toBe('must be positive: a grant or top-up adds credits; an adjustment can remove them');
+      expect(await errorUnder(page, '#grant-reason')).toBe('required');
+      expect(await db('usage_ledger').where({ organization_id: orgId, entry_type: 'top_up' })).toEqual([]);
+    });
+  });
+
   it('when an operator sets rate limits that contradict each other, then every contradicted field says why under it, and what was typed stays', async () => {
     const { id: orgId } = await createOrganization(db, { name: 'Browser limits form test', planId: 'standard' });
     const operator = await createOperator(db);

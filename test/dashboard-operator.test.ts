@@ -210,6 +210,50 @@ describe('operator organization forms', () => {
     expect(await env.db('organizations').where({ id: org.id }).first('rate_per_second', 'burst', 'rate_per_minute', 'credits_per_period')).toEqual({ rate_per_second: null, burst: null, rate_per_minute: null, credits_per_period: null });
   });
 
+  it('when the credits, period or products form has two bad fields, then both are named at once, each under its field, as typed, in the page\'s language, and nothing changes', async () => {
+    const org = await createOrganization(env.db, { name: 'Operator two bad fields test', planId: 'standard' });
+    const client = await signedInOperator(env);
+    const page = `/operator/organizations/${org.id}`;
+    const ledgerRows = async () => Number((await env.db('usage_ledger').where({ organization_id: org.id }).count<{ n: string }[]>({ n: '*' }))[0]!.n);
+    const ledger = await ledgerRows();
+    const audits = await auditRows(org.id);
+
+    const credits = await client.post(`${page}/credits`, { _csrf: await client.csrf(page), kind: 'top_up', credits: '1,5', reason: '' });
+    expect(credits.status).toBe(422);
+    const creditsBody = await credits.text();
+    expect(creditsBody).toContain('Please check the form: Credits: a whole number, e.g. 1000 or 1,000; Reason: required');
+    expect(creditsBody).toMatch(/id="grant-credits"[^>]* value="1,5"[^>]* aria-invalid="true" aria-describedby="grant-credits-error">\s*<p class="field-error" id="grant-credits-error">a whole number/);
+    expect(creditsBody).toMatch(/id="grant-reason"[^>]* aria-invalid="true" aria-describedby="grant-reason-help grant-reason-error">\s*<p class="field-error" id="grant-reason-error">required<\/p>/);
+    // A top-up of less than nothing, and no reason: both, too.
+    const negative = await (await client.post(`${page}/credits`, { _csrf: await client.csrf(page), kind: 'top_up', credits: '-5', reason: ' ' })).text();
+    expect(negative).toContain('<p class="field-error" id="grant-credits-error">must be positive: a grant or top-up adds credits; an adjustment can remove them</p>');
+    expect(negative).toContain('<p class="field-error" id="grant-reason-error">required</p>');
+
+    const period = await client.post(`${page}/period`, { _csrf: await client.csrf(page), creditsPerPeriod: '-5', callsCap: 'abc' });
+    expect(period.status).toBe(422);
+    const periodBody = await period.text();
+    expect(periodBody).toContain('Please check the form: Credits per period: a whole number, 0 or more; Calls cap per period: a whole number, e.g. 1000 or 1,000');
+    expect(periodBody).toMatch(/value="-5"[^>]* aria-invalid="true" aria-describedby="credits-per-period-help credits-per-period-error">\s*<p class="field-error" id="credits-per-period-error">a whole number, 0 or more<\/p>/);
+    expect(periodBody).toMatch(/value="abc"[^>]* aria-invalid="true" aria-describedby="calls-cap-help calls-cap-error">\s*<p class="field-error" id="calls-cap-error">a whole number, e.g. 1000 or 1,000<\/p>/);
+
+    const product = await (await client.post(`${page}/products`, { _csrf: await client.csrf(page), product: 'company-financials', enabled: '1', quantity: '-1', unit: 'euros' })).text();
+    expect(product).toContain('<p class="field-error" id="prod-company-financials-q-error">a whole number, 0 or more</p>');
+    expect(product).toMatch(/<p class="field-error" id="prod-company-financials-u-error">Invalid option/);
+
+    // The tester's two, in Italian.
+    await client.get('/language?lang=it&next=/');
+    const italianCredits = await (await client.post(`${page}/credits`, { _csrf: await client.csrf(page), kind: 'top_up', credits: '1,5', reason: '' })).text();
+    expect(italianCredits).toContain('Controlla il modulo: Crediti: un numero intero, ad es. 1000 o 1.000; Motivo: obbligatorio');
+    const italianPeriod = await (await client.post(`${page}/period`, { _csrf: await client.csrf(page), creditsPerPeriod: '-5', callsCap: 'abc' })).text();
+    expect(italianPeriod).toContain('<p class="field-error" id="credits-per-period-error">un numero intero, 0 o più</p>');
+    expect(italianPeriod).toContain('<p class="field-error" id="calls-cap-error">un numero intero, ad es. 1000 o 1.000</p>');
+
+    expect(await ledgerRows()).toBe(ledger);
+    expect(await auditRows(org.id)).toBe(audits);
+    expect((await organizationRow(org.id))!.credits_per_period).toBeNull();
+    expect(await env.db('organization_overrides').where({ organization_id: org.id })).toEqual([]);
+  });
+
   it('when the limits contradict each other, or the plan\'s, then they are refused with a clear message under each field, in English and Italian, and nothing changes', async () => {
     const org = await createOrganization(env.db, { name: 'Operator contradictory limits test', planId: 'standard' });
     const client = await signedInOperator(env);

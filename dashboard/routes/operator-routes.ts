@@ -49,15 +49,29 @@ const wholeNumberField = z
     return z.NEVER;
   });
 
+// Core refuses these fields one at a time (changeCredits, setCreditsPerPeriod, setCallsCap,
+// setProductOverride), in these words: the forms check each field as core does first, so that
+// every bad field is named at once. What needs the organization's rows (a balance's bound) is
+// still core's to judge, once each field is sound.
+const nonNegativeField = wholeNumberField.refine((n) => n === null || n >= 0, 'a non-negative integer');
+const NON_ZERO = 'a non-zero integer';
 const creditKinds = ['grant', 'top_up', 'adjustment'] as const satisfies readonly CreditChangeKind[];
-const creditsFormSchema = z.object({ kind: z.enum(creditKinds), credits: wholeNumberField });
-const periodFormSchema = z.object({ creditsPerPeriod: wholeNumberField, callsCap: wholeNumberField });
+const creditsFormSchema = z
+  .object({
+    kind: z.enum(creditKinds),
+    credits: wholeNumberField.pipe(z.number({ error: NON_ZERO }).refine((n) => n !== 0, NON_ZERO)),
+    reason: z.string().default('').refine((r) => r.trim() !== '', 'required'),
+  })
+  .superRefine(({ kind, credits }, ctx) => {
+    if (kind !== 'adjustment' && credits < 0) ctx.addIssue({ code: 'custom', path: ['credits'], message: 'must be positive' });
+  });
+const periodFormSchema = z.object({ creditsPerPeriod: nonNegativeField, callsCap: nonNegativeField });
 // Each limit as a plan's is (positive, fits its column), on its own, so that every bad field is
 // named; how they stand together is core's to judge (setOrganizationLimits), once each is sound.
 const rateLimit = planDefinitionSchema.shape.limits.shape.perSecond.nullable();
 const limitsFormSchema = z.object({ perSecond: wholeNumberField.pipe(rateLimit), burst: wholeNumberField.pipe(rateLimit), perMinute: wholeNumberField.pipe(rateLimit) });
 // Empty unit: as the plan says; a unit the form does not offer is refused.
-const productFormSchema = z.object({ quantity: wholeNumberField, unit: z.enum(['', 'credits', 'calls']).default('').transform((u) => (u === '' ? null : u)) });
+const productFormSchema = z.object({ quantity: nonNegativeField, unit: z.enum(['', 'credits', 'calls']).default('').transform((u) => (u === '' ? null : u)) });
 
 /** A refused form: what it had typed, shown again in its fields (only that form's fields are
  * in it), and why each field was refused, shown under it. */
@@ -262,13 +276,11 @@ export function registerOperatorRoutes(router: Router<DashboardState>, deps: Ope
     const orgId = ctx.params.orgId!;
     await guarded(ctx, orgId, async () => {
       // A kind the form does not offer is refused, not booked as a grant.
-      const parsed = parseInput(creditsFormSchema, ctx.state.form);
-      const { kind } = parsed;
-      const credits = parsed.credits ?? 0;
+      const { kind, credits, reason } = parseInput(creditsFormSchema, ctx.state.form);
       const snapshot = await withAudit(
         db,
-        (trx) => changeCredits(trx, { organizationId: orgId, kind, credits, actor, reason: ctx.state.form.reason ?? '' }),
-        () => ({ organizationId: orgId, actor, action: `credits.${kind}`, details: { credits, reason: ctx.state.form.reason } }),
+        (trx) => changeCredits(trx, { organizationId: orgId, kind, credits, actor, reason }),
+        () => ({ organizationId: orgId, actor, action: `credits.${kind}`, details: { credits, reason } }),
       );
       return notice(ctx.state.t('operator.org.granted', { balance: ctx.state.f.number(snapshot.creditsBalance) }), 'good');
     });

@@ -38,7 +38,7 @@ const fieldLabels: Record<string, MessageKey> = {
   value: 'alerts.value',
 };
 
-/** The operator forms' refusal of a number that is not whole (operator-routes.ts, optionalInt). */
+/** The operator forms' refusal of a number that is not whole (operator-routes.ts, wholeNumberField). */
 export const WHOLE_NUMBER = 'a whole number';
 /** The finance pages' refusal of a `?period=` that is not a month they can show (finance-routes.ts). */
 export const PERIOD_MESSAGE = 'a month, YYYY-MM, not after the current one';
