@@ -55,7 +55,7 @@ export function registerOrgCommands(program: Command, context: () => CliContext)
       out(l ? `limits:   ${l.perSecond}/s${mark(o.limitOverrides.perSecond)}, burst ${l.burst}${mark(o.limitOverrides.burst)}, ${l.perMinute}/min${mark(o.limitOverrides.perMinute)}` : 'limits:   -');
       if (o.allowance) {
         const a = o.allowance;
-        out(`period:   ${a.period}: ${a.creditsBalance} credits left, ${a.callsUsed} calls used of ${a.callsCap ?? 'no cap'}`);
+        out(`period:   ${a.period}: ${count(a.creditsBalance, 'credit')} left, ${count(a.callsUsed, 'call')} used of ${a.callsCap ?? 'no cap'}`);
         out(`flags:    credits_exhausted=${a.creditsExhausted} limit_reached=${a.limitReached}`);
       }
       const overridden = new Set(o.productOverrides.map((p) => p.product));

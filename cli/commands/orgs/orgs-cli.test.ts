@@ -71,6 +71,16 @@ describe('operator CLI: organizations and keys', () => {
     expect(shown.stdout).toMatch(/company-financials\s+endpoint\s+3\s+calls\s+override/);
   });
 
+  it('when an organization has 1 credit left and has used 1 call, then org show says both in the singular', async () => {
+    const orgId = (await cli('org', 'create', '--name', 'CLI one credit SRL')).stdout.trim();
+    const { credits_balance: balance } = await db('allowances').where({ organization_id: orgId }).first<{ credits_balance: number }>('credits_balance');
+    expect((await cli('billing', 'adjust', '--org', orgId, '--credits', String(1 - balance), '--reason', 'one left')).code).toBe(0);
+    await db('allowances').where({ organization_id: orgId }).update({ calls_used: 1 });
+    expect((await cli('org', 'show', orgId)).stdout).toMatch(/^period: {3}\d{4}-\d{2}: 1 credit left, 1 call used of /m);
+    await db('allowances').where({ organization_id: orgId }).update({ credits_balance: 2, calls_used: 0 });
+    expect((await cli('org', 'show', orgId)).stdout).toMatch(/^period: {3}\d{4}-\d{2}: 2 credits left, 0 calls used of /m);
+  });
+
   it('when --quantity or --unit is given alone then the other part of an existing override is kept, and the answer says the measure now billed', async () => {
     const orgId = (await cli('org', 'create', '--name', 'CLI partial override SRL')).stdout.trim();
     const unit = await cli('org', 'override', orgId, 'company-report', '--unit', 'credits');
