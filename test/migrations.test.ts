@@ -3,6 +3,7 @@ import { createDb, migrateLatest, migrateRollbackAll, type Db } from '../core/db
 import * as compactStoredMetrics from '../migrations/20261122_008_compact_stored_metrics.js';
 import * as usageBusBatches from '../migrations/20261122_010_usage_bus_batches.js';
 import * as capChangeEntries from '../migrations/20261125_021_cap_change_entries.js';
+import * as flagEventActor from '../migrations/20261126_023_flag_event_actor.js';
 import { migrations } from '../migrations/index.js';
 import { createScratchDatabase, type ScratchDatabase } from './support/database.js';
 
@@ -128,6 +129,27 @@ describe('migrations', () => {
       { event_id: 'adj_zero', entry_type: 'adjustment' },
     ]);
     await db('organizations').where({ id: 'org_migration_cap' }).delete();
+  });
+
+  it('when flag changes carried their actor in the reason then the actor moves to its own column, and the system\'s reasons stay whole', async () => {
+    await db('organizations').insert({ id: 'org_migration_flags', name: 'flag actor migration' });
+    await flagEventActor.down(db);
+    const at = new Date();
+    await db('allowance_flag_events').insert(
+      ['top-up (usr_AbC123)', 'invoice (Nov) (cli:maria)', 'usage', 'period rollover to 2026-11', 'product company-report changed'].map((reason, i) => ({
+        organization_id: 'org_migration_flags', flag: 'credits_exhausted', value: i % 2 === 0, reason, at,
+      })),
+    );
+    await flagEventActor.up(db);
+    expect(await db('allowance_flag_events').where({ organization_id: 'org_migration_flags' }).orderBy('id').select('reason', 'actor')).toEqual([
+      { reason: 'top-up', actor: 'usr_AbC123' },
+      { reason: 'invoice (Nov)', actor: 'cli:maria' },
+      { reason: 'usage', actor: null },
+      { reason: 'period rollover to 2026-11', actor: null },
+      { reason: 'product company-report changed', actor: null },
+    ]);
+    await db('allowance_flag_events').where({ organization_id: 'org_migration_flags' }).delete();
+    await db('organizations').where({ id: 'org_migration_flags' }).delete();
   });
 
   it('when usage events wait on the bus then moving between one row per event and one row per batch loses none, in order', async () => {

@@ -129,7 +129,7 @@ async function administer(db: Knex, input: AdministrationInput, change: Change):
     if (row.period < current) row = (await rollOverAllowance(trx, row, current, now, cheapest)).row;
     const { eventId, changes } = await change(trx, row, now);
     const next = { ...row, ...changes };
-    const flags = await writeAllowance(trx, row, changes, cheapest, `${input.reason} (${input.actor})`, now);
+    const flags = await writeAllowance(trx, row, changes, cheapest, { reason: input.reason, actor: input.actor }, now);
     return {
       organizationId: row.organization_id,
       period: next.period,
@@ -151,10 +151,10 @@ async function administer(db: Knex, input: AdministrationInput, change: Change):
  * TTL). These changes are people's, so rare; usage batches touch the columns only when a flag
  * moves (apply-usage-batch.ts). Nothing is written when nothing changes.
  */
-async function writeAllowance(trx: Knex.Transaction, row: AllowanceRow, changes: Partial<AllowanceRow>, cheapest: number | null, reason: string, now: Date): Promise<Flags> {
+async function writeAllowance(trx: Knex.Transaction, row: AllowanceRow, changes: Partial<AllowanceRow>, cheapest: number | null, why: { reason: string; actor: string | null }, now: Date): Promise<Flags> {
   const next = { ...row, ...changes };
   const flags = evaluateFlags({ creditsBalance: next.credits_balance, callsUsed: next.calls_used, callsCap: next.calls_cap, cheapestCreditCall: cheapest });
-  const diff = flagChanges(row.organization_id, row, flags, reason);
+  const diff = flagChanges(row.organization_id, row, flags, why.reason, why.actor);
   if (Object.keys(changes).length === 0 && diff.length === 0) return flags;
   await trx('allowances')
     .where({ organization_id: row.organization_id })
@@ -175,6 +175,6 @@ export async function reevaluateFlags(db: Knex, input: { organizationId: string;
     const row = (await lockAllowances(trx, [input.organizationId], periodOf(now))).get(input.organizationId);
     if (!row) return;
     const cheapest = (await cheapestCreditCalls(trx, [input.organizationId])).get(input.organizationId) ?? null;
-    await writeAllowance(trx, row, {}, cheapest, input.reason, now);
+    await writeAllowance(trx, row, {}, cheapest, { reason: input.reason, actor: null }, now);
   });
 }

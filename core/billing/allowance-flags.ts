@@ -33,12 +33,14 @@ export interface FlagChange {
   flag: AllowanceFlag;
   value: boolean;
   reason: string;
+  /** Who made the change that moved it (`usr_…`, `cli:…`); null when the system did (usage, rollover). */
+  actor: string | null;
 }
 
-export function flagChanges(organizationId: string, before: Flags, after: Flags, reason: string): FlagChange[] {
+export function flagChanges(organizationId: string, before: Flags, after: Flags, reason: string, actor: string | null = null): FlagChange[] {
   const changes: FlagChange[] = [];
   for (const flag of ['credits_exhausted', 'limit_reached'] as const) {
-    if (before[flag] !== after[flag]) changes.push({ organizationId, flag, value: after[flag], reason });
+    if (before[flag] !== after[flag]) changes.push({ organizationId, flag, value: after[flag], reason, actor });
   }
   return changes;
 }
@@ -46,7 +48,7 @@ export function flagChanges(organizationId: string, before: Flags, after: Flags,
 export async function recordFlagChanges(trx: Knex.Transaction, changes: FlagChange[], at: Date): Promise<void> {
   if (changes.length === 0) return;
   await trx('allowance_flag_events').insert(
-    changes.map((c) => ({ organization_id: c.organizationId, flag: c.flag, value: c.value, reason: c.reason, at })),
+    changes.map((c) => ({ organization_id: c.organizationId, flag: c.flag, value: c.value, reason: c.reason, actor: c.actor, at })),
   );
 }
 

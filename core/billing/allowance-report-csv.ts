@@ -1,4 +1,4 @@
-import { keyLabel, type AllowanceReport } from './allowance-report.js';
+import { flagReasonLabel, keyLabel, type AllowanceReport } from './allowance-report.js';
 
 // The report as CSV, shared by `cli report --format csv` and the dashboard's download, so the
 // two files are the same bytes (bar `generated_at`, which says when each was made).
@@ -39,6 +39,6 @@ export function allowanceReportCsv(r: AllowanceReport): string[] {
   for (const p of r.byProduct) rows.push(['by_product', `${p.source}:${p.product}`, null, p.quantity, p.unit, p.calls, null]);
   for (const k of r.byKey) rows.push(['by_key', k.keyId, null, k.quantity, k.unit, k.calls, keyLabel(k)]);
   for (const d of r.byDay) rows.push(['by_day', d.day, null, d.quantity, d.unit, d.calls, null]);
-  for (const f of r.flagHistory) rows.push(['flag', f.flag, f.at, null, null, null, `${f.value ? 'set' : 'cleared'}${f.reason ? `: ${f.reason}` : ''}`]);
+  for (const f of r.flagHistory) rows.push(['flag', f.flag, f.at, null, null, null, `${f.value ? 'set' : 'cleared'}${f.reason ? `: ${flagReasonLabel(f)}` : ''}`]);
   return rows.map(csvLine);
 }

@@ -6,6 +6,7 @@ import { allowanceReportCsv } from './allowance-report-csv.js';
 import { buildAllowanceReport } from './allowance-report.js';
 import { applyUsageBatch } from './apply-usage-batch.js';
 import { periodOf, periodStart } from './billing-period.js';
+import { changeCredits } from './adjust-allowance.js';
 import { createOrganization } from './plans/manage-organizations.js';
 
 // Usage goes in as the billing worker applies it (applyUsageBatch), on real Postgres.
@@ -45,5 +46,24 @@ describe('allowance report as of', () => {
     expect((await buildAllowanceReport(db, org.id, current, now)).asOf).toBe(currentNewest.toISOString());
     // A month with no usage of its own has no "as of", though later months have usage.
     expect((await buildAllowanceReport(db, org.id, periodOf(new Date(periodStart(past).getTime() - 1)), now)).asOf).toBeNull();
+  });
+});
+
+describe('allowance report flag history', () => {
+  it('when a person\'s top-up clears a flag then the report names them by e-mail, as its credit rows do, not by user id', async () => {
+    const org = await createOrganization(db, { name: `Flag actor ${randomUUID()} SRL`, planId: null });
+    const now = new Date();
+    const userId = `usr_${randomUUID().replaceAll('-', '')}`;
+    const email = `finance-${randomUUID().slice(0, 8)}@example.com`;
+    await db('users').insert({ id: userId, email });
+    // Set as the billing worker sets it when usage leaves too little for the cheapest call.
+    await db('allowances').where({ organization_id: org.id }).update({ credits_exhausted: true });
+    await changeCredits(db, { organizationId: org.id, kind: 'top_up', credits: 1_000, actor: userId, reason: 'invoice (Nov)', now });
+
+    const report = await buildAllowanceReport(db, org.id, periodOf(now), now);
+    expect(report.flagHistory).toEqual([{ at: now.toISOString(), flag: 'credits_exhausted', value: false, reason: 'invoice (Nov)', actor: email }]);
+    expect(report.entries.map((e) => e.actor)).toEqual([email]);
+    expect(allowanceReportCsv(report)).toContain(`flag,credits_exhausted,${now.toISOString()},,,,cleared: invoice (Nov) (${email})`);
+    expect(JSON.stringify(report)).not.toContain(userId);
   });
 });

@@ -29,7 +29,9 @@ export interface AllowanceReport {
   /** Per key, with the key's name and display prefix (null if the key row no longer exists). */
   byKey: (UsageLine & { keyId: string; keyName: string | null; keyPrefix: string | null })[];
   byDay: (UsageLine & { day: string })[];
-  flagHistory: { at: string; flag: string; value: boolean; reason: string | null }[];
+  /** `actor`: who made the change that moved the flag, as people know them (as in `entries`);
+   * null when the system moved it (usage, a rollover, a product's price). */
+  flagHistory: { at: string; flag: string; value: boolean; reason: string | null; actor: string | null }[];
 }
 
 /**
@@ -81,7 +83,7 @@ export async function buildAllowanceReport(db: Knex, organizationId: string, per
       .andWhere('at', '>=', from)
       .andWhere('at', '<', to)
       .orderBy([{ column: 'at' }, { column: 'id' }])
-      .select<{ at: Date; flag: string; value: boolean; reason: string | null }[]>('at', 'flag', 'value', 'reason'),
+      .select<{ at: Date; flag: string; value: boolean; reason: string | null; actor: string | null }[]>('at', 'flag', 'value', 'reason', 'actor'),
     // The newest usage row of this month, not of the organization: a closed month's report
     // would otherwise be stamped with a later month's call, which it does not count. A usage
     // row's period is the month it occurred in, so the ledger's (organization, period,
@@ -91,7 +93,8 @@ export async function buildAllowanceReport(db: Knex, organizationId: string, per
       .orderBy([{ column: 'occurred_at', order: 'desc' }, { column: 'id', order: 'desc' }])
       .first<{ occurred_at: Date } | undefined>('occurred_at'),
   ]);
-  const emails = await userEmails(db, entries.map((e) => e.actor));
+  const emails = await userEmails(db, [...entries, ...flags].map((e) => e.actor));
+  const known = (actor: string | null) => (actor === null ? null : (emails.get(actor) ?? actor));
 
   const sums = [...otherSums, { entry_type: 'usage', credits: usageSums?.credits ?? 0, calls: usageSums?.calls ?? 0 }];
   const byType = (type: string) => sums.find((s) => s.entry_type === type);
@@ -113,12 +116,17 @@ export async function buildAllowanceReport(db: Knex, organizationId: string, per
       used: -(byType('usage')?.credits ?? 0),
     },
     callsUsed: byType('usage')?.calls ?? 0,
-    entries: entries.map((e) => ({ at: e.occurred_at.toISOString(), type: e.entry_type, credits: e.credits_delta, actor: e.actor === null ? null : (emails.get(e.actor) ?? e.actor), reason: e.reason })),
+    entries: entries.map((e) => ({ at: e.occurred_at.toISOString(), type: e.entry_type, credits: e.credits_delta, actor: known(e.actor), reason: e.reason })),
     byProduct,
     byKey,
     byDay,
-    flagHistory: flags.map((f) => ({ at: f.at.toISOString(), flag: f.flag, value: f.value, reason: f.reason })),
+    flagHistory: flags.map((f) => ({ at: f.at.toISOString(), flag: f.flag, value: f.value, reason: f.reason, actor: known(f.actor) })),
   };
+}
+
+/** A flag change's reason with who made it, as the table and the CSV show it: `top-up (maria@example.com)`. */
+export function flagReasonLabel(change: { reason: string | null; actor: string | null }, reason = change.reason ?? ''): string {
+  return change.actor === null ? reason : `${reason} (${change.actor})`;
 }
 
 /** How a key is shown to people: its name and display prefix, as the key list shows it. */

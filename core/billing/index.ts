@@ -4,7 +4,7 @@ export * from './plans/index.js';
 export { applyUsageBatch, type ApplyUsageOptions } from './apply-usage-batch.js';
 export { changeCredits, setCallsCap, type AllowanceSnapshot, type CreditChangeKind, type AdministrationInput } from './adjust-allowance.js';
 export { evaluateFlags, cheapestCreditCalls, type AllowanceFlag, type Flags } from './allowance-flags.js';
-export { buildAllowanceReport, keyLabel, type AllowanceReport } from './allowance-report.js';
+export { buildAllowanceReport, flagReasonLabel, keyLabel, type AllowanceReport } from './allowance-report.js';
 export { allowanceReportCsv, csvLine } from './allowance-report-csv.js';
 export { FIRST_PERIOD, isPeriod, LAST_PERIOD, nextPeriod, periodStart, secondsUntilNextPeriod } from './billing-period.js';
 export { exportLedger, ledgerColumns, type LedgerEntry } from './ledger-export.js';

@@ -57,6 +57,20 @@ describe('ledger export', () => {
     expect(await drain(exportLedger(db, org, '2026-04', { chunkSize: 3 }))).toEqual([]);
   });
 
+  it('when a dashboard user made a ledger row then the export names them by e-mail, and a CLI operator as recorded', async () => {
+    const org = await organizationWithUsage(1);
+    const userId = `usr_${randomUUID().replaceAll('-', '')}`;
+    const email = `operator-${randomUUID().slice(0, 8)}@example.com`;
+    await db('users').insert({ id: userId, email });
+    const admin = (actor: string, credits: number) => ({
+      event_id: `top_${randomUUID()}`, organization_id: org, entry_type: 'top_up', source: 'admin', credits_delta: credits, period: PERIOD,
+      occurred_at: new Date(Date.UTC(2026, 2, 20)), actor, reason: 'invoice',
+    });
+    await db('usage_ledger').insert([admin(userId, 100), admin('cli:maria', 200)]);
+    const rows = await drain(exportLedger(db, org, PERIOD, { chunkSize: 2 }));
+    expect(rows.map((r) => [r.entryType, r.creditsDelta, r.actor])).toEqual([['usage', -5, null], ['top_up', 100, email], ['top_up', 200, 'cli:maria']]);
+  });
+
   it('when rows are added while the export runs then it is the month as it stood when it began', async () => {
     const org = await organizationWithUsage(4);
     // A second pool: the export holds the test's only connection while it runs.

@@ -1,4 +1,5 @@
 import type { Knex } from 'knex';
+import { userEmails } from '../dashboard-auth/user-emails.js';
 import { assertReportablePeriod } from './billing-period.js';
 
 export interface LedgerEntry {
@@ -80,7 +81,13 @@ async function* readLedger(db: Knex, organizationId: string, period: string, chu
     await trx.raw(`DECLARE ledger_export NO SCROLL CURSOR FOR ${query.sql}`, query.bindings);
     for (;;) {
       const { rows } = await trx.raw<{ rows: Record<string, any>[] }>(`FETCH ${chunkSize} FROM ledger_export`);
-      for (const row of rows) yield ledgerEntryFromRow(row);
+      // A person who acted through the dashboard is named by e-mail, as the report and the
+      // ledger page name them; others (`cli:maria`) as recorded. Usage rows have no actor.
+      const emails = await userEmails(trx, rows.map((r) => r.actor as string | null));
+      for (const row of rows) {
+        const entry = ledgerEntryFromRow(row);
+        yield entry.actor === null ? entry : { ...entry, actor: emails.get(entry.actor) ?? entry.actor };
+      }
       if (rows.length < chunkSize) break;
     }
   } finally {

@@ -10,7 +10,7 @@ import { asOfStamp, badge, pagination, section, stat, table } from '../views/com
 import { html, type Html } from '../views/html.js';
 import { page } from '../views/layout.js';
 import { PERIOD_MESSAGE } from '../views/invalid-input.js';
-import { ledgerActor, ledgerReason } from '../views/ledger-reasons.js';
+import { flagReason, ledgerActor, ledgerReason } from '../views/ledger-reasons.js';
 import { measure, unitWord } from '../views/units.js';
 
 export interface FinanceRouteDeps {
@@ -198,7 +198,7 @@ export function registerFinanceRoutes(router: Router<DashboardState>, deps: Fina
       ${section(t('report.byProduct'), table({ caption: t('report.byProduct'), headers: [t('report.source'), t('usage.product'), t('report.quantity'), t('report.unit'), t('common.calls')], rows: r.byProduct.map((p) => [p.source, p.product, ...usageRow(p)]), numeric: [2, 4], empty: t('common.noRows') }), { id: 'report-products' })}
       ${section(t('report.byKey'), table({ caption: t('report.byKey'), headers: [t('usage.key'), t('report.quantity'), t('report.unit'), t('common.calls')], rows: r.byKey.map((k) => [html`${keyLabel(k) ?? t('usage.unknownKey')} <code>${k.keyId}</code>`, ...usageRow(k)]), numeric: [1, 3], empty: t('common.noRows') }), { id: 'report-keys' })}
       ${section(t('report.byDay'), table({ caption: t('report.byDay'), headers: [t('usage.day'), t('report.quantity'), t('report.unit'), t('common.calls')], rows: r.byDay.map((d) => [d.day, ...usageRow(d)]), numeric: [1, 3], empty: t('common.noRows') }), { id: 'report-days' })}
-      ${section(t('report.flags'), table({ caption: t('report.flags'), headers: [t('report.at'), t('report.flag'), t('report.change'), t('report.reason')], rows: r.flagHistory.map((x) => [f.dateTime(new Date(x.at)), flagName(ctx.state, x.flag), t(x.value ? 'report.set' : 'report.cleared'), ledgerReason(ctx.state, x.reason ?? '')]), empty: t('common.noRows') }), { id: 'report-flags' })}
+      ${section(t('report.flags'), table({ caption: t('report.flags'), headers: [t('report.at'), t('report.flag'), t('report.change'), t('report.reason')], rows: r.flagHistory.map((x) => [f.dateTime(new Date(x.at)), flagName(ctx.state, x.flag), t(x.value ? 'report.set' : 'report.cleared'), flagReason(ctx.state, x)]), empty: t('common.noRows') }), { id: 'report-flags' })}
       <p class="muted small">${t('report.generated', { time: f.dateTime(new Date(r.generatedAt)) })}</p>`;
     ctx.body = page(ctx.state, { title: `${t('report.title')} · ${f.period(period)}`, body, org: view.org, active: 'report', memberships: view.memberships, banners: view.banners, path: ctx.path });
   });

@@ -1,4 +1,4 @@
-import { systemReasonPattern } from '../../core/billing/index.js';
+import { flagReasonLabel, systemReasonPattern } from '../../core/billing/index.js';
 import type { DashboardState } from '../state.js';
 
 // The reasons the system writes on ledger rows and flag changes, in English, for every reader
@@ -43,16 +43,20 @@ function say(reader: Reader, reason: string, sayings: Saying[]): string | undefi
   return undefined;
 }
 
-/** A ledger row's or a flag change's reason in the page's language, when the system wrote it. */
+/** A ledger row's reason in the page's language, when the system wrote it. */
 export function ledgerReason(reader: Reader, reason: string): string {
-  const said = say(reader, reason, rowReasons);
-  if (said !== undefined) return said;
-  // A flag moved by an administrative change carries that change's reason and who made it:
-  // 'plan standard (system)', 'plan standard: included credits for 2026-11 (system)'.
-  const byActor = /^(?<inner>.+) \((?<actor>[^()]+)\)$/s.exec(reason);
-  const inner = byActor ? say(reader, byActor.groups!.inner!, [...rowReasons, ...capReasons]) : undefined;
-  if (inner === undefined) return reason;
-  return `${inner} (${ledgerActor(reader, byActor!.groups!.actor!)})`;
+  return say(reader, reason, rowReasons) ?? reason;
+}
+
+/**
+ * A flag change's reason in the page's language, with who made the change when a person or
+ * the system's own administration did ('plan standard (system)', 'invoice 7 (maria@…)'): an
+ * administrative change gives its own reason, which may be a cap's.
+ */
+export function flagReason(reader: Reader, change: { reason: string | null; actor: string | null }): string {
+  const reason = change.reason ?? '';
+  if (change.actor === null) return ledgerReason(reader, reason);
+  return flagReasonLabel({ reason, actor: ledgerActor(reader, change.actor) }, say(reader, reason, [...rowReasons, ...capReasons]) ?? reason);
 }
 
 /** Who wrote a ledger row: a person's e-mail, a CLI user as recorded, or the system, in the page's language. */

@@ -1,4 +1,4 @@
-import { allowanceReportCsv, csvLine, keyLabel, type AllowanceReport } from '../../../core/billing/index.js';
+import { allowanceReportCsv, csvLine, flagReasonLabel, keyLabel, type AllowanceReport } from '../../../core/billing/index.js';
 import { table } from '../orgs/cli-format.js';
 
 // The CSV lives in core so the dashboard's download is the same bytes.
@@ -38,6 +38,6 @@ function reportTable(r: AllowanceReport): string[] {
   out.push('', 'Usage by day (UTC):');
   out.push(...lines(['DAY', 'QUANTITY', 'UNIT', 'CALLS'], r.byDay.map((d) => [d.day, ...usage(d)])));
   out.push('', 'Flag history:');
-  out.push(...lines(['AT', 'FLAG', 'CHANGE', 'REASON'], r.flagHistory.map((f) => [f.at, f.flag, f.value ? 'set' : 'cleared', f.reason ?? ''])));
+  out.push(...lines(['AT', 'FLAG', 'CHANGE', 'REASON'], r.flagHistory.map((f) => [f.at, f.flag, f.value ? 'set' : 'cleared', flagReasonLabel(f)])));
   return out;
 }
