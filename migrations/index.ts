@@ -20,6 +20,7 @@ import * as ownCallsCap from './20261125_018_own_calls_cap.js';
 import * as closedLists from './20261125_019_closed_lists.js';
 import * as peerEmployeesIndex from './20261125_020_peer_employees_index.js';
 import * as capChangeEntries from './20261125_021_cap_change_entries.js';
+import * as sessionFlashes from './20261126_022_session_flashes.js';
 import * as flagEventActor from './20261126_023_flag_event_actor.js';
 
 export interface Migration {
@@ -50,5 +51,6 @@ export const migrations: Migration[] = [
   { name: '20261125_019_closed_lists', ...closedLists },
   { name: '20261125_020_peer_employees_index', ...peerEmployeesIndex },
   { name: '20261125_021_cap_change_entries', ...capChangeEntries },
+  { name: '20261126_022_session_flashes', ...sessionFlashes },
   { name: '20261126_023_flag_event_actor', ...flagEventActor },
 ];

@@ -102,8 +102,8 @@ describe('when a form is posted', () => {
     expect(await db('api_keys').where({ organization_id: org.id }).first()).toBeUndefined();
     const token = await client.csrf(`/orgs/${org.id}/keys`);
     const ok = await client.post(`/orgs/${org.id}/keys`, { _csrf: token, name: 'with token' });
-    expect(ok.status).toBe(201);
-    expect(await ok.text()).toMatch(/sk_live_[0-9A-Za-z]{32}/);
+    expect(ok.status).toBe(303);
+    expect(await (await client.get(`/orgs/${org.id}/keys`)).text()).toMatch(/sk_live_[0-9A-Za-z]{32}/);
   });
 
   it('then the sign-in form itself needs the pre-session token', async () => {

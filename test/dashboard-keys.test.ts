@@ -1,10 +1,60 @@
 import { describe, expect, it } from 'vitest';
 import { createApiKey, hashApiKey } from '../core/auth/index.js';
-import { adminOfNewOrg, dashboardForFile } from './dashboard-fixtures.js';
+import { hashToken } from '../core/dashboard-auth/index.js';
+import { adminOfNewOrg, createMember, dashboardForFile, httpSession } from './dashboard-fixtures.js';
 
 // The keys page over HTTP: rotation with a grace period, expiry dates, and the one-time display.
 
 const env = dashboardForFile();
+
+type Client = Awaited<ReturnType<typeof adminOfNewOrg>>['client'];
+
+/** A form that made a key answers 303 to the keys page; the page it leads to, as a browser opens it. */
+async function followed(client: Client, res: Response, orgId: string): Promise<Response> {
+  expect(res.status).toBe(303);
+  expect(res.headers.get('location')).toBe(`/orgs/${orgId}/keys`);
+  return client.get(`/orgs/${orgId}/keys`);
+}
+
+const newKeyIn = async (res: Response) => /<code id="new-key"[^>]*>(sk_live_[0-9A-Za-z]{32})<\/code>/.exec(await res.text())?.[1];
+
+describe('when an admin creates a key', () => {
+  it('then the form answers 303 to the keys page, which shows the key once, to this session only; the session row holds it sealed', async () => {
+    const { orgId, client } = await adminOfNewOrg(env, 'Key once test');
+    const res = await client.post(`/orgs/${orgId}/keys`, { _csrf: await client.csrf(`/orgs/${orgId}/keys`), name: 'ERP' });
+    expect(res.status).toBe(303);
+    // Nothing of the key in the address.
+    expect(res.headers.get('location')).toBe(`/orgs/${orgId}/keys`);
+    expect(await res.text()).not.toContain('sk_live_');
+    const [stored] = await env.db('api_keys').where({ organization_id: orgId });
+    // Waiting for the page: not readable in the sessions table, nor shown to another admin.
+    const { flashes } = await env.db('sessions').where({ id_hash: hashToken(client.jar.get('dash_session')!) }).first('flashes');
+    expect(Object.keys(flashes)).toEqual([`/orgs/${orgId}/keys`]);
+    expect(JSON.stringify(flashes)).not.toContain(stored.prefix);
+    const other = httpSession(env.dashboard.url);
+    const colleague = await createMember(env.db, orgId, 'admin');
+    await other.signIn(colleague.email, colleague.password);
+    expect(await newKeyIn(await other.get(`/orgs/${orgId}/keys`))).toBeUndefined();
+
+    const shown = await client.get(`/orgs/${orgId}/keys`);
+    expect(shown.status).toBe(200);
+    const key = (await newKeyIn(shown))!;
+    expect(hashApiKey(key)).toBe(stored.hash);
+    expect(key.startsWith(stored.prefix)).toBe(true);
+    // Once: the next visit lists it by prefix only.
+    const again = await (await client.get(`/orgs/${orgId}/keys`)).text();
+    expect(again).not.toContain(key);
+    expect(again).toContain(`${stored.prefix}…`);
+    expect(await env.db('api_keys').where({ organization_id: orgId })).toHaveLength(1);
+  });
+
+  it('then of several visits of the keys page at once (two tabs), exactly one shows the key', async () => {
+    const { orgId, client } = await adminOfNewOrg(env, 'Key once parallel test');
+    expect((await client.post(`/orgs/${orgId}/keys`, { _csrf: await client.csrf(`/orgs/${orgId}/keys`), name: 'ERP' })).status).toBe(303);
+    const pages = await Promise.all(Array.from({ length: 5 }, async () => newKeyIn(await client.get(`/orgs/${orgId}/keys`))));
+    expect(pages.filter(Boolean)).toHaveLength(1);
+  });
+});
 
 
 describe('when an admin rotates a key', () => {
@@ -13,9 +63,10 @@ describe('when an admin rotates a key', () => {
     const old = await createApiKey(env.db, { organizationId: orgId, name: 'billing sync' });
     const token = await client.csrf(`/orgs/${orgId}/keys`);
     const before = Date.now();
-    const res = await client.post(`/orgs/${orgId}/keys/${old.record.id}/rotate`, { _csrf: token, graceSeconds: '3600' });
-    expect(res.status).toBe(201);
-    const newKey = /<code id="new-key"[^>]*>(sk_live_[0-9A-Za-z]{32})<\/code>/.exec(await res.text())![1]!;
+    const res = await followed(client, await client.post(`/orgs/${orgId}/keys/${old.record.id}/rotate`, { _csrf: token, graceSeconds: '3600' }), orgId);
+    const body = await res.text();
+    expect(body).toContain(`Key rotated. The old key ${old.record.prefix}… stops working at `);
+    const newKey = /<code id="new-key"[^>]*>(sk_live_[0-9A-Za-z]{32})<\/code>/.exec(body)![1]!;
     const stored = await env.db('api_keys').where({ hash: hashApiKey(newKey) }).first();
     expect(stored).toMatchObject({ organization_id: orgId, name: 'billing sync', rotated_from: old.record.id, revoked_at: null });
     const previous = await env.db('api_keys').where({ id: old.record.id }).first();
@@ -30,7 +81,7 @@ describe('when an admin rotates a key', () => {
     // The replaced key offers no second rotation; its successor does.
     expect(list).not.toContain(`action="/orgs/${orgId}/keys/${old.record.id}/rotate"`);
     expect(list).toContain(`action="/orgs/${orgId}/keys/${stored.id}/rotate"`);
-    // The address the rotation answered at, opened again, is the keys page.
+    // The address a rotation answered at before it redirected, opened again, is the keys page.
     const revisit = await client.get(`/orgs/${orgId}/keys/${old.record.id}/rotate`);
     expect(revisit.status).toBe(302);
     expect(revisit.headers.get('location')).toBe(`/orgs/${orgId}/keys`);
@@ -39,7 +90,8 @@ describe('when an admin rotates a key', () => {
   it('then a grace period of zero revokes the old key at once', async () => {
     const { orgId, client } = await adminOfNewOrg(env, 'Rotation now test');
     const old = await createApiKey(env.db, { organizationId: orgId, name: 'compromised' });
-    await client.post(`/orgs/${orgId}/keys/${old.record.id}/rotate`, { _csrf: await client.csrf(`/orgs/${orgId}/keys`), graceSeconds: '0' });
+    const res = await followed(client, await client.post(`/orgs/${orgId}/keys/${old.record.id}/rotate`, { _csrf: await client.csrf(`/orgs/${orgId}/keys`), graceSeconds: '0' }), orgId);
+    expect(await res.text()).toContain(`The old key ${old.record.prefix}… stops working now.`);
     expect((await env.db('api_keys').where({ id: old.record.id }).first()).revoked_at).not.toBeNull();
   });
 });
@@ -73,7 +125,7 @@ describe('when an admin creates a key with an expiry date', () => {
     const { orgId, client } = await adminOfNewOrg(env, 'Expiry test');
     const token = await client.csrf(`/orgs/${orgId}/keys`);
     const ok = await client.post(`/orgs/${orgId}/keys`, { _csrf: token, name: 'temporary', expiresOn: '2099-03-31' });
-    expect(ok.status).toBe(201);
+    expect(ok.status).toBe(303);
     // A date decades ahead is not "Expiring": that warns of keys that stop working soon.
     const list = await (await client.get(`/orgs/${orgId}/keys`)).text();
     expect(list).not.toContain('Expiring');
@@ -94,7 +146,7 @@ describe('when an admin rotates the same key several times at once (a double cli
       Array.from({ length: 5 }, () => client.post(`/orgs/${orgId}/keys/${old.record.id}/rotate`, { _csrf: token, graceSeconds: '3600' })),
     );
     const statuses = responses.map((r) => r.status).sort();
-    expect(statuses).toEqual([201, 422, 422, 422, 422]);
+    expect(statuses).toEqual([303, 422, 422, 422, 422]);
     for (const res of responses.filter((r) => r.status === 422)) expect(await res.text()).toContain('This key has already been rotated');
     const successors = await env.db('api_keys').where({ rotated_from: old.record.id });
     expect(successors).toHaveLength(1);
@@ -106,7 +158,7 @@ describe('when an admin rotates the same key several times at once (a double cli
     const { orgId, client } = await adminOfNewOrg(env, 'Rotate twice test');
     const old = await createApiKey(env.db, { organizationId: orgId, name: 'rotated once' });
     const token = await client.csrf(`/orgs/${orgId}/keys`);
-    expect((await client.post(`/orgs/${orgId}/keys/${old.record.id}/rotate`, { _csrf: token, graceSeconds: '86400' })).status).toBe(201);
+    expect((await client.post(`/orgs/${orgId}/keys/${old.record.id}/rotate`, { _csrf: token, graceSeconds: '86400' })).status).toBe(303);
     const again = await client.post(`/orgs/${orgId}/keys/${old.record.id}/rotate`, { _csrf: token, graceSeconds: '86400' });
     expect(again.status).toBe(422);
     expect(await again.text()).toContain('This key has already been rotated');
@@ -126,7 +178,7 @@ describe('when a rotation is refused on an Italian page', () => {
     client.jar.set('dash_lang', 'it');
     const old = await createApiKey(env.db, { organizationId: orgId, name: 'rotated once' });
     const token = await client.csrf(`/orgs/${orgId}/keys`);
-    expect((await client.post(`/orgs/${orgId}/keys/${old.record.id}/rotate`, { _csrf: token, graceSeconds: '86400' })).status).toBe(201);
+    expect((await client.post(`/orgs/${orgId}/keys/${old.record.id}/rotate`, { _csrf: token, graceSeconds: '86400' })).status).toBe(303);
     const again = await client.post(`/orgs/${orgId}/keys/${old.record.id}/rotate`, { _csrf: token, graceSeconds: '86400' });
     expect(again.status).toBe(422);
     const body = await again.text();
@@ -145,8 +197,8 @@ describe('when a rotation is refused on an Italian page', () => {
 
 describe('when an admin rotates a key that has an expiry date', () => {
   const expiry = new Date('2099-12-31T23:59:59.999Z');
-  const newKeyOf = async (res: Response) => {
-    const key = /<code id="new-key"[^>]*>(sk_live_[0-9A-Za-z]{32})<\/code>/.exec(await res.text())![1]!;
+  const newKeyOf = async (client: Client, res: Response, orgId: string) => {
+    const key = (await newKeyIn(await followed(client, res, orgId)))!;
     return env.db('api_keys').where({ hash: hashApiKey(key) }).first();
   };
 
@@ -154,8 +206,7 @@ describe('when an admin rotates a key that has an expiry date', () => {
     const { orgId, client } = await adminOfNewOrg(env, 'Rotation expiry test');
     const old = await createApiKey(env.db, { organizationId: orgId, name: 'until 2099', expiresAt: expiry });
     const res = await client.post(`/orgs/${orgId}/keys/${old.record.id}/rotate`, { _csrf: await client.csrf(`/orgs/${orgId}/keys`), graceSeconds: '3600' });
-    expect(res.status).toBe(201);
-    expect((await newKeyOf(res)).expires_at?.toISOString()).toBe(expiry.toISOString());
+    expect((await newKeyOf(client, res, orgId)).expires_at?.toISOString()).toBe(expiry.toISOString());
     expect((await env.db('api_keys').where({ id: old.record.id }).first()).expires_at.getTime()).toBeLessThanOrEqual(Date.now() + 3_600_000);
   });
 
@@ -164,10 +215,10 @@ describe('when an admin rotates a key that has an expiry date', () => {
     const token = await client.csrf(`/orgs/${orgId}/keys`);
     const dated = await createApiKey(env.db, { organizationId: orgId, name: 'dated', expiresAt: expiry });
     const now = await client.post(`/orgs/${orgId}/keys/${dated.record.id}/rotate`, { _csrf: token, graceSeconds: '0' });
-    expect((await newKeyOf(now)).expires_at?.toISOString()).toBe(expiry.toISOString());
+    expect((await newKeyOf(client, now, orgId)).expires_at?.toISOString()).toBe(expiry.toISOString());
     const forever = await createApiKey(env.db, { organizationId: orgId, name: 'forever' });
     const res = await client.post(`/orgs/${orgId}/keys/${forever.record.id}/rotate`, { _csrf: token, graceSeconds: '3600' });
-    expect((await newKeyOf(res)).expires_at).toBeNull();
+    expect((await newKeyOf(client, res, orgId)).expires_at).toBeNull();
   });
 });
 
@@ -191,7 +242,7 @@ describe('when an admin creates a key with an expiry that is not a date', () => 
   it('then a blank expiry still means a key that never expires', async () => {
     const { orgId, client } = await adminOfNewOrg(env, 'Blank expiry test');
     const res = await client.post(`/orgs/${orgId}/keys`, { _csrf: await client.csrf(`/orgs/${orgId}/keys`), name: 'no expiry', expiresOn: '' });
-    expect(res.status).toBe(201);
+    expect(res.status).toBe(303);
     expect((await env.db('api_keys').where({ organization_id: orgId, name: 'no expiry' }).first()).expires_at).toBeNull();
   });
 });

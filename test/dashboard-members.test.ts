@@ -14,12 +14,20 @@ type Client = ReturnType<typeof httpSession>;
 
 const membersPage = (orgId: string) => `/orgs/${orgId}/members`;
 
+/** The members page an invitation's 303 leads to, which shows the link once. */
+async function followed(client: Client, res: Response, orgId: string): Promise<string> {
+  expect(res.status).toBe(303);
+  expect(res.headers.get('location')).toBe(membersPage(orgId));
+  return (await client.get(membersPage(orgId))).text();
+}
+
+const linkIn = (html: string) => /<code id="invite-link"[^>]*>([^<]+)<\/code>/.exec(html)?.[1];
+
 /** Invites `email` and returns the link's path, as the admin would copy it. */
 async function invite(client: Client, orgId: string, email: string, role: 'admin' | 'finance' = 'finance'): Promise<string> {
   const page = membersPage(orgId);
   const res = await client.post(`${page}/invite`, { _csrf: await client.csrf(page), email, role });
-  expect(res.status).toBe(201);
-  return /\/invitations\/[A-Za-z0-9_-]{43}/.exec(await res.text())![0];
+  return /\/invitations\/[A-Za-z0-9_-]{43}/.exec(await followed(client, res, orgId))![0];
 }
 
 const invitationIdOf = (link: string) => hashToken(link.slice('/invitations/'.length));
@@ -150,11 +158,15 @@ describe('when an admin cancels an open invitation', () => {
   });
 });
 
-/** A form POST with exactly the headers given: no Origin unless we say so (curl, some proxies). */
-function rawPost(url: string, headers: Record<string, string>, form: Record<string, string>): Promise<{ status: number; body: string }> {
-  const body = new URLSearchParams(form).toString();
+/**
+ * A GET, or with a form a POST, with exactly the headers given: no Origin unless we say so
+ * (curl, some proxies).
+ */
+function rawRequest(url: string, headers: Record<string, string>, form?: Record<string, string>): Promise<{ status: number; body: string }> {
+  const body = form ? new URLSearchParams(form).toString() : '';
+  const sent = form ? { ...headers, 'content-type': 'application/x-www-form-urlencoded', 'content-length': String(Buffer.byteLength(body)) } : headers;
   return new Promise((resolve, reject) => {
-    const req = http.request(url, { method: 'POST', headers: { ...headers, 'content-type': 'application/x-www-form-urlencoded', 'content-length': String(Buffer.byteLength(body)) } }, (res) => {
+    const req = http.request(url, { method: form ? 'POST' : 'GET', headers: sent }, (res) => {
       let text = '';
       res.setEncoding('utf8');
       res.on('data', (chunk: string) => (text += chunk));
@@ -165,15 +177,34 @@ function rawPost(url: string, headers: Record<string, string>, form: Record<stri
   });
 }
 
+describe('when an admin creates an invitation', () => {
+  it('then the form answers 303 to the members page, which shows the link once: the next visit lists the invitation without it', async () => {
+    const { orgId, client } = await adminOfNewOrg(env, 'Members link once test');
+    const page = membersPage(orgId);
+    const email = uniqueEmail('once');
+    const res = await client.post(`${page}/invite`, { _csrf: await client.csrf(page), email, role: 'finance' });
+    expect(await res.text()).not.toContain('/invitations/');
+    const link = linkIn(await followed(client, res, orgId))!;
+    expect(hashToken(link.slice(link.indexOf('/invitations/') + '/invitations/'.length))).toBe((await env.db('invitations').where({ organization_id: orgId }).first('token_hash')).token_hash);
+
+    const again = await (await client.get(page)).text();
+    expect(linkIn(again)).toBeUndefined();
+    expect(again).not.toContain(link);
+    expect(await openInvitationsTable(client, orgId)).toContain(email);
+    expect(await env.db('invitations').where({ organization_id: orgId })).toHaveLength(1);
+  });
+});
+
 describe('when an invitation link is made', () => {
   it('then it names the dashboard the inviter is using, whatever the Origin header says or lacks', async () => {
     const { orgId, client } = await adminOfNewOrg(env, 'Members link test');
     const page = membersPage(orgId);
     const cookie = [...client.jar].map(([k, v]) => `${k}=${v}`).join('; ');
     for (const origin of [undefined, 'https://attacker.example']) {
-      const res = await rawPost(`${env.dashboard.url}${page}/invite`, { cookie, ...(origin ? { origin } : {}) }, { _csrf: await client.csrf(page), email: uniqueEmail('linked'), role: 'finance' });
-      expect(res.status).toBe(201);
-      const link = /<code id="invite-link"[^>]*>([^<]+)<\/code>/.exec(res.body)![1]!;
+      const headers = { cookie, ...(origin ? { origin } : {}) };
+      const res = await rawRequest(`${env.dashboard.url}${page}/invite`, headers, { _csrf: await client.csrf(page), email: uniqueEmail('linked'), role: 'finance' });
+      expect(res.status).toBe(303);
+      const link = linkIn((await rawRequest(`${env.dashboard.url}${page}`, headers)).body)!;
       expect(link).toMatch(new RegExp(`^${env.dashboard.url.replaceAll('.', '\\.')}/invitations/[A-Za-z0-9_-]{43}$`));
     }
   });
@@ -185,7 +216,7 @@ describe('when an invitation link is made', () => {
       const { orgId, client } = await adminOfNewOrg(proxied, 'Members public link test');
       const page = membersPage(orgId);
       const byAdmin = await client.post(`${page}/invite`, { _csrf: await client.csrf(page), email: uniqueEmail('public'), role: 'finance' });
-      expect(/<code id="invite-link"[^>]*>([^<]+)<\/code>/.exec(await byAdmin.text())![1]).toMatch(/^https:\/\/dashboard\.example\.test\/invitations\/[A-Za-z0-9_-]{43}$/);
+      expect(linkIn(await followed(client, byAdmin, orgId))).toMatch(/^https:\/\/dashboard\.example\.test\/invitations\/[A-Za-z0-9_-]{43}$/);
       const operator = await signedInOperator(proxied);
       const orgPage = `/operator/organizations/${orgId}`;
       const byOperator = await operator.post(`${orgPage}/invite`, { _csrf: await operator.csrf(orgPage), email: uniqueEmail('public-admin'), role: 'admin' });

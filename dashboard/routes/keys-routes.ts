@@ -12,6 +12,7 @@ import { badge, csrfField, field, notice, postButton, section, select, table } f
 import { fieldRefusals, invalidInputMessage } from '../views/invalid-input.js';
 import { html, type Html, type HtmlValue } from '../views/html.js';
 import { page } from '../views/layout.js';
+import { putFlash, takeFlash } from '../session-flash.js';
 
 export interface KeysRouteDeps {
   db: Db;
@@ -35,6 +36,16 @@ const createKeyFormSchema = z.object({
     .transform((day) => (day === '' ? null : endOfDayUtc(day))),
 });
 
+// A new key waits in the session for the keys page to show it once (see session-flash.ts).
+const newKeyFlashSchema = z.discriminatedUnion('kind', [
+  z.object({ kind: z.literal('created'), key: z.string() }),
+  // oldKeyUntil: when the replaced key stops working; null: it was revoked at once.
+  z.object({ kind: z.literal('rotated'), key: z.string(), fromPrefix: z.string(), oldKeyUntil: z.coerce.date().nullable() }),
+]);
+type NewKeyFlash = z.input<typeof newKeyFlashSchema>;
+
+const keysPath = (orgId: string) => `/orgs/${orgId}/keys`;
+
 // "Expiring" warns of a key that stops working soon (a rotated one in its grace period, or a
 // dated key near its date), not of every key that has a date years ahead.
 const EXPIRING_WITHIN_MS = 30 * 86_400_000;
@@ -56,6 +67,15 @@ function newKeyPanel(state: DashboardState, key: string, apiBaseUrl: string | un
     </div>
     ${apiBaseUrl ? html`<p class="muted small">${t('keys.tryIt')}: <code>curl -H "Authorization: Bearer ${key.slice(0, 12)}…" ${apiBaseUrl}/openapi.json</code></p>` : ''}
   </section>`;
+}
+
+// What the keys page shows once after a create or a rotation.
+function newKeyTop(state: DashboardState, flash: z.output<typeof newKeyFlashSchema>, apiBaseUrl: string | undefined): Html {
+  const { t, f } = state;
+  const panel = newKeyPanel(state, flash.key, apiBaseUrl);
+  if (flash.kind === 'created') return panel;
+  const when = flash.oldKeyUntil ? t('keys.rotatedAt', { time: f.dateTime(flash.oldKeyUntil) }) : t('keys.rotatedNow');
+  return html`${notice(t('keys.rotated', { prefix: `${flash.fromPrefix}…`, when }), 'good')}${panel}`;
 }
 
 async function renderKeysPage(ctx: DashboardContext, deps: KeysRouteDeps, view: OrgView, extra: { top?: HtmlValue; typed?: { name?: string; expiresOn?: string }; refusals?: Partial<Record<string, string>> } = {}): Promise<void> {
@@ -126,8 +146,18 @@ export function registerKeysRoutes(router: Router<DashboardState>, deps: KeysRou
     return key && apiKeyState(key, new Date()) !== 'active' ? 'keys.error.notActive' : undefined;
   };
 
+  // Answers a form that made a key: 303 to the keys page, which shows the key once; reloading
+  // that page (or going Back to it) shows the list and makes nothing.
+  const showOnce = async (ctx: DashboardContext, orgId: string, flash: NewKeyFlash) => {
+    await putFlash(db, ctx.state.sessionToken!, keysPath(orgId), flash);
+    ctx.redirect(keysPath(orgId));
+    ctx.status = 303;
+  };
+
   router.get('/orgs/:orgId/keys', async (ctx) => {
     const view = await orgAccess(ctx, db, ctx.params.orgId!, 'manage_keys');
+    const flash = await takeFlash(db, ctx.state.sessionToken!, keysPath(view.org.id), newKeyFlashSchema);
+    if (flash) return renderKeysPage(ctx, deps, view, { top: newKeyTop(ctx.state, flash, deps.apiBaseUrl) });
     // After a revocation the address names the key, and the notice shows that key's prefix if it
     // is this organization's and revoked: text taken from the address would let a link put
     // words of its own on the page.
@@ -146,8 +176,7 @@ export function registerKeysRoutes(router: Router<DashboardState>, deps: KeysRou
         (trx) => createApiKey(trx, { organizationId: view.org.id, name, expiresAt, createdBy: ctx.state.session!.user.id }),
         (c) => ({ organizationId: view.org.id, actor: ctx.state.session!.user.id, action: 'key.created', details: { keyId: c.record.id, name: c.record.name } }),
       );
-      ctx.status = 201;
-      await renderKeysPage(ctx, deps, view, { top: newKeyPanel(ctx.state, created.key, deps.apiBaseUrl) });
+      await showOnce(ctx, view.org.id, { kind: 'created', key: created.key });
     } catch (err) {
       if (!(err instanceof AppError)) throw err;
       ctx.status = 422;
@@ -172,8 +201,8 @@ export function registerKeysRoutes(router: Router<DashboardState>, deps: KeysRou
     ctx.redirect(`/orgs/${view.org.id}/keys?done=revoked&key=${encodeURIComponent(key.id)}`);
   });
 
-  // The page after a rotation answers the POST (it shows the new key once, which no redirect may
-  // carry); reloading or revisiting its address lands on the keys page, not on a 404.
+  // A rotation once answered at this address (before it redirected): opened again from history
+  // or a bookmark, it lands on the keys page, not on a 404.
   router.get('/orgs/:orgId/keys/:keyId/rotate', async (ctx) => {
     const view = await orgAccess(ctx, db, ctx.params.orgId!, 'manage_keys');
     ctx.redirect(`/orgs/${view.org.id}/keys`);
@@ -197,9 +226,6 @@ export function registerKeysRoutes(router: Router<DashboardState>, deps: KeysRou
       ctx.status = 422;
       return renderKeysPage(ctx, deps, view, { top: notice(ctx.state.t(why), 'bad') });
     }
-    const { t, f } = ctx.state;
-    const when = graceSeconds === 0 ? t('keys.rotatedNow') : t('keys.rotatedAt', { time: f.dateTime(rotated.previous.expiresAt!) });
-    ctx.status = 201;
-    await renderKeysPage(ctx, deps, view, { top: html`${notice(t('keys.rotated', { prefix: `${key.prefix}…`, when }), 'good')}${newKeyPanel(ctx.state, rotated.created.key, deps.apiBaseUrl)}` });
+    await showOnce(ctx, view.org.id, { kind: 'rotated', key: rotated.created.key, fromPrefix: key.prefix, oldKeyUntil: graceSeconds === 0 ? null : rotated.previous.expiresAt });
   });
 }

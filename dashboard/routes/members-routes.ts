@@ -1,8 +1,10 @@
 import type { Router } from '@koa/router';
-import { cancelInvitation, createInvitation, membersOf, pendingInvitations, removeMember, withAudit, type CreatedInvitation } from '../../core/dashboard-auth/index.js';
+import { z } from 'zod';
+import { cancelInvitation, createInvitation, memberRoles, membersOf, pendingInvitations, removeMember, withAudit, type CreatedInvitation, type MemberRole } from '../../core/dashboard-auth/index.js';
 import type { Db } from '../../core/db/index.js';
 import { AppError } from '../../core/errors/index.js';
 import { orgAccess, type OrgView } from '../org-access.js';
+import { putFlash, takeFlash } from '../session-flash.js';
 import type { DashboardContext, DashboardState } from '../state.js';
 import { badge, csrfField, field, notice, postButton, section, select, table } from '../views/components.js';
 import { html, type Html, type HtmlValue } from '../views/html.js';
@@ -57,6 +59,17 @@ export function inviteForm(state: DashboardState, action: string, options: {
   </form>`, { id: 'invite' });
 }
 
+// A new invitation waits in the session for the members page to show its link once (see
+// session-flash.ts).
+const invitationFlashSchema = z.object({
+  token: z.string(),
+  email: z.string(),
+  role: z.enum(memberRoles as [MemberRole, ...MemberRole[]]),
+  expiresAt: z.coerce.date(),
+}) satisfies z.ZodType<CreatedInvitation, unknown>;
+
+const membersPath = (orgId: string) => `/orgs/${orgId}/members`;
+
 async function renderMembers(ctx: DashboardContext, db: Db, view: OrgView, top?: HtmlValue, refused?: { typed: Partial<Record<string, string>>; error: AppError }): Promise<void> {
   const { t, f } = ctx.state;
   const [members, invitations] = await Promise.all([membersOf(db, view.org.id), pendingInvitations(db, view.org.id)]);
@@ -99,6 +112,8 @@ export function registerMembersRoutes(router: Router<DashboardState>, deps: Memb
 
   router.get('/orgs/:orgId/members', async (ctx) => {
     const view = await orgAccess(ctx, db, ctx.params.orgId!, 'manage_members');
+    const invitation = await takeFlash(db, ctx.state.sessionToken!, membersPath(view.org.id), invitationFlashSchema);
+    if (invitation) return renderMembers(ctx, db, view, invitationPanel(ctx, invitation, { publicUrl: deps.publicUrl }));
     const key = ctx.query.done === 'removed' || ctx.query.done === 'cancelled' ? done[ctx.query.done] : undefined;
     await renderMembers(ctx, db, view, key ? notice(ctx.state.t(key), 'good') : undefined);
   });
@@ -112,8 +127,10 @@ export function registerMembersRoutes(router: Router<DashboardState>, deps: Memb
         (trx) => createInvitation(trx, { organizationId: view.org.id, email: ctx.state.form.email ?? '', role: (ctx.state.form.role ?? 'finance') as 'admin' | 'finance', invitedBy: user.id }),
         (i) => ({ organizationId: view.org.id, actor: user.id, action: 'member.invited', details: { email: i.email, role: i.role } }),
       );
-      ctx.status = 201;
-      await renderMembers(ctx, db, view, invitationPanel(ctx, invitation, { publicUrl: deps.publicUrl }));
+      // 303 to the members page, which shows the link once: a reload there invites no one again.
+      await putFlash(db, ctx.state.sessionToken!, membersPath(view.org.id), invitation);
+      ctx.redirect(membersPath(view.org.id));
+      ctx.status = 303;
     } catch (err) {
       if (!(err instanceof AppError && err.code === 'invalid_params')) throw err;
       ctx.status = 422;
