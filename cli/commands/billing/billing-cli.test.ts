@@ -79,6 +79,9 @@ describe('billing CLI: credits, caps, ledger export and reconcile', () => {
     const set = await cli('billing', 'set-cap', '--org', org, '--calls', '500', '--reason', 'trial');
     expect(set.code, set.stderr).toBe(0);
     expect(set.stdout).toContain('calls used of 500;');
+    // The plan's 100,000 included credits less 99,999: "1 credit", in the singular.
+    const one = await cli('billing', 'adjust', '--org', org, '--credits', '-99999', '--reason', 'down to one');
+    expect(one.stdout).toContain(`${org} ${new Date().toISOString().slice(0, 7)}: 1 credit, 0 calls used of 500;`);
     const lifted = await cli('billing', 'set-cap', '--org', org, '--calls', 'none', '--reason', 'enterprise contract');
     expect(lifted.code, lifted.stderr).toBe(0);
     expect(lifted.stdout).toContain('calls used of no cap;');

@@ -110,7 +110,7 @@ export const registerBillingCommands: RegisterCommands = (program, context) => {
 
   const billing = program.command('billing').description('Allowance administration: credits, calls caps, period rollover. Every change is a ledger row with who and why.');
   const printSnapshot = (ctx: CliContext, s: AllowanceSnapshot) =>
-    ctx.out(`${s.organizationId} ${s.period}: ${s.creditsBalance} credits, ${s.callsUsed} calls used of ${s.callsCap ?? 'no cap'}; credits_exhausted=${s.creditsExhausted} limit_reached=${s.limitReached} (ledger ${s.ledgerEventId})`);
+    ctx.out(`${s.organizationId} ${s.period}: ${count(s.creditsBalance, 'credit')}, ${count(s.callsUsed, 'call')} used of ${s.callsCap ?? 'no cap'}; credits_exhausted=${s.creditsExhausted} limit_reached=${s.limitReached} (ledger ${s.ledgerEventId})`);
 
   const creditCommand = (name: string, kind: CreditChangeKind, description: string, parse: (v: string) => number) =>
     billing
