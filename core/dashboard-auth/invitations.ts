@@ -153,8 +153,11 @@ export async function acceptInvitation(
     }
     await trx('invitations').where({ token_hash: tokenHash }).update({ accepted_at: now });
     await closeInvitations(trx, unaccepted.filter((i) => i.tokenHash !== tokenHash).map((i) => i.tokenHash));
-    await addMembership(trx, { userId, organizationId, role: invitation.role });
-    await recordAudit(trx, { organizationId, actor: userId, action: 'member.joined', details: { email: invitation.email, role: invitation.role } });
+    const role = await addMembership(trx, { userId, organizationId, role: invitation.role });
+    // The role they hold, which is not the invitation's when an admin accepts a finance one
+    // (addMembership never lowers a role): the log says what happened, not what was asked.
+    const details = role === invitation.role ? { email: invitation.email, role } : { email: invitation.email, role, invitedAs: invitation.role };
+    await recordAudit(trx, { organizationId, actor: userId, action: 'member.joined', details });
     return { ok: true, userId, organizationId };
   });
 }

@@ -72,13 +72,15 @@ export async function membersOf(db: Db, organizationId: string): Promise<Member[
 /**
  * Makes the person a member with this role, or raises their role to it. It never lowers one: an
  * admin who accepts a finance invitation stays an admin (a demotion could leave the organization
- * with no admin, which removeMember refuses to do).
+ * with no admin, which removeMember refuses to do). Resolves to the role they hold afterwards.
  */
-export async function addMembership(db: Db, input: { userId: string; organizationId: string; role: MemberRole }): Promise<void> {
-  await db('memberships')
+export async function addMembership(db: Db, input: { userId: string; organizationId: string; role: MemberRole }): Promise<MemberRole> {
+  const [row] = (await db('memberships')
     .insert({ user_id: input.userId, organization_id: input.organizationId, role: input.role })
     .onConflict(['user_id', 'organization_id'])
-    .merge({ role: db.raw("CASE WHEN memberships.role = 'admin' THEN memberships.role ELSE EXCLUDED.role END") });
+    .merge({ role: db.raw("CASE WHEN memberships.role = 'admin' THEN memberships.role ELSE EXCLUDED.role END") })
+    .returning('role')) as { role: MemberRole }[];
+  return row!.role;
 }
 
 /**

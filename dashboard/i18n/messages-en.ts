@@ -309,6 +309,7 @@ export const en = {
   'audit.key.rotated': 'Rotated API key {from} into {to} (old key valid {graceSeconds} s more)',
   'audit.member.invited': 'Invited {email} as {role}',
   'audit.member.joined': '{email} accepted the invitation as {role}',
+  'audit.member.joined_kept_role': '{email} accepted an invitation as {invitedAs} and stays {role}',
   'audit.member.removed': 'Removed member {userId}',
   'audit.member.invitation_cancelled': 'Cancelled the invitation of {email} as {role}',
   'audit.alerts.webhook_set': 'Changed the webhook URL',

@@ -309,6 +309,7 @@ export const it: Catalogue = {
   'audit.key.rotated': 'Ruotata la chiave API {from} in {to} (la vecchia vale ancora {graceSeconds} s)',
   'audit.member.invited': 'Invitato {email} come {role}',
   'audit.member.joined': "{email} ha accettato l'invito come {role}",
+  'audit.member.joined_kept_role': "{email} ha accettato un invito come {invitedAs} e resta {role}",
   'audit.member.removed': 'Rimosso il membro {userId}',
   'audit.member.invitation_cancelled': "Annullato l'invito di {email} come {role}",
   'audit.alerts.webhook_set': "Modificato l'URL del webhook",

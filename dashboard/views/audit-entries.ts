@@ -32,8 +32,10 @@ const meaningOfNull: Partial<Record<string, MessageKey>> = {
 };
 
 // A cap change has its own sentences for "no cap" and "this period only" (the CLI's
-// --this-period-only), which the value alone would leave out.
+// --this-period-only), which the value alone would leave out; an invitation accepted by someone
+// who keeps a higher role, one that says so.
 function sentenceOf(action: string, details: Record<string, unknown>): string {
+  if (action === 'member.joined' && details.invitedAs !== undefined) return 'member.joined_kept_role';
   if (action !== 'allowance.cap_set') return action;
   return `allowance.${details.callsCap === null ? 'cap_removed' : 'cap_set'}${details.thisPeriodOnly === true ? '_this_period' : ''}`;
 }
@@ -50,7 +52,7 @@ export function describeAuditAction(state: DashboardState, row: Pick<AuditRow, '
     // A key as the keys page shows it (name and prefix), not by the id it never shows.
     else if (typeof value === 'string' && row.keyLabels?.[value]) params[name] = row.keyLabels[value];
     else if (typeof value === 'number') params[name] = state.f.number(value);
-    else if (name === 'role' && (value === 'admin' || value === 'finance')) params[name] = state.t(`role.${value}`);
+    else if ((name === 'role' || name === 'invitedAs') && (value === 'admin' || value === 'finance')) params[name] = state.t(`role.${value}`);
     // Codes, said as the pages say them: 'crediti' after its quantity, a threshold by its label.
     else if (name === 'unit' && typeof value === 'string') params[name] = unitWord(state, value, typeof details.quantity === 'number' ? details.quantity : 0);
     else if (name === 'kind' && (thresholdKinds as readonly unknown[]).includes(value)) params[name] = state.t(`alerts.kind.${value as ThresholdKind}`);
