@@ -5,11 +5,12 @@ import { createApiKey } from '../core/auth/index.js';
 import { createOrganization, ensureDefaultPlans } from '../core/billing/index.js';
 import type { Db } from '../core/db/index.js';
 import type { RunningServer } from './api-fixtures.js';
-import { chromiumArgs, chromiumPath, createMember, signInInBrowser, startTestDashboard, uniqueEmail } from './dashboard-fixtures.js';
+import { chromiumArgs, chromiumPath, createMember, createOperator, signInInBrowser, startTestDashboard, uniqueEmail } from './dashboard-fixtures.js';
 import { testDb } from './support/database.js';
 
-// A new key or invitation link in Debian's headless Chromium: shown once on the page the form
-// redirects to; a reload, or Back and Forward, shows the list without it and makes nothing more.
+// A new key or invitation link (an admin's, or an operator's) in Debian's headless Chromium: shown
+// once on the page the form redirects to; a reload, or Back and Forward, shows the list without it
+// and makes nothing more.
 
 const haveBrowser = existsSync(chromiumPath);
 const apiBaseUrl = 'https://api.example.test';
@@ -139,5 +140,37 @@ describe.skipIf(!haveBrowser)('a secret shown once in a browser', () => {
         expect(await page.locator('#open-invitations').textContent()).toContain(email);
       });
     });
+  });
+
+  it("when an operator invites an admin on an Italian page, then the organization's page shows the link once in Italian, and a reload makes no second invitation and no longer shows it", async () => {
+    const { id: orgId } = await createOrganization(db, { name: 'Browser operator invitation once test', planId: 'standard' });
+    const operator = await createOperator(db);
+    const context = await browser.newContext();
+    try {
+      const page = await context.newPage();
+      await signInInBrowser(page, dashboard.url, operator.email, operator.password);
+      await context.addCookies([{ name: 'dash_lang', value: 'it', url: dashboard.url }]);
+      await page.goto(`${dashboard.url}/operator/organizations/${orgId}`);
+      const email = uniqueEmail('invited-admin');
+      await page.getByLabel('E-mail').fill(email);
+      await page.getByRole('button', { name: 'Crea invito' }).click();
+      await page.waitForLoadState('domcontentloaded');
+      expect(page.url()).toBe(`${dashboard.url}/operator/organizations/${orgId}`);
+      const link = (await page.locator('#invite-link').textContent())!.trim();
+      expect(link).toMatch(new RegExp(`^${dashboard.url}/invitations/[A-Za-z0-9_-]{43}$`));
+      expect(await page.locator('#invite-link-title').textContent()).toBe('Invita una persona');
+      expect(await page.locator('section[aria-labelledby="invite-link-title"]').textContent()).toContain(`Invia questo link a ${email}.`);
+      expect(await page.locator('#org-audit').textContent()).toContain(`Invitato ${email} come amministratore`);
+
+      await revisit(page, async () => {
+        expect(await count('invitations', { organization_id: orgId })).toBe(1);
+        expect(await count('audit_log', { organization_id: orgId, action: 'member.invited' })).toBe(1);
+        expect(await page.locator('#invite-link').count()).toBe(0);
+        expect(await page.content()).not.toContain(link);
+        expect(await page.locator('#invite-link-title').count()).toBe(0);
+      });
+    } finally {
+      await context.close();
+    }
   });
 });

@@ -59,9 +59,9 @@ export function inviteForm(state: DashboardState, action: string, options: {
   </form>`, { id: 'invite' });
 }
 
-// A new invitation waits in the session for the members page to show its link once (see
-// session-flash.ts).
-const invitationFlashSchema = z.object({
+// A new invitation waits in the session for the page its form redirects to (the members page,
+// or the operator's organization page) to show its link once (see session-flash.ts).
+export const invitationFlashSchema = z.object({
   token: z.string(),
   email: z.string(),
   role: z.enum(memberRoles as [MemberRole, ...MemberRole[]]),

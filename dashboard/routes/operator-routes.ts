@@ -3,7 +3,7 @@ import {
   changeCredits, clearProductOverride, countOpenDeadLetters, createOrganization, ensureDefaultPlans, getOrganization, getPlan, listPlans, planDefinitionSchema, productCatalogue,
   setCallsCap, setOrganizationLimits, setOrganizationPlan, setProductOverride, type CreditChangeKind,
 } from '../../core/billing/index.js';
-import { createInvitation, recentAudit, withAudit } from '../../core/dashboard-auth/index.js';
+import { createInvitation, recentAudit, withAudit, type CreatedInvitation } from '../../core/dashboard-auth/index.js';
 import type { Db } from '../../core/db/index.js';
 import { z } from 'zod';
 import { AppError, parseInput } from '../../core/errors/index.js';
@@ -16,7 +16,8 @@ import { html, type HtmlValue } from '../views/html.js';
 import { page } from '../views/layout.js';
 import { OPERATOR_DASHBOARD_REASON } from '../views/ledger-reasons.js';
 import { measure, unitWord } from '../views/units.js';
-import { invitationPanel, inviteForm } from './members-routes.js';
+import { putFlash, takeFlash } from '../session-flash.js';
+import { invitationFlashSchema, invitationPanel, inviteForm } from './members-routes.js';
 
 export interface OperatorRouteDeps {
   db: Db;
@@ -81,6 +82,8 @@ interface Refused {
 }
 
 const noRefusal: Refused = { typed: {}, refusals: {} };
+
+const organizationPath = (orgId: string) => `/operator/organizations/${orgId}`;
 
 async function renderOverview(ctx: DashboardContext, db: Db, top?: HtmlValue, { typed, refusals }: Refused = noRefusal): Promise<void> {
   const { t, f } = ctx.state;
@@ -220,20 +223,24 @@ async function renderOrganization(ctx: DashboardContext, db: Db, organizationId:
 export function registerOperatorRoutes(router: Router<DashboardState>, deps: OperatorRouteDeps): void {
   const { db } = deps;
 
-  // Validation problems come back to the same page as a message; everything else is a bug.
+  // Validation problems come back to the same page as a message (422); everything else is a bug.
+  const refuse = async (ctx: DashboardContext, organizationId: string | null, err: unknown) => {
+    if (!(err instanceof AppError && err.code === 'invalid_params')) throw err;
+    ctx.status = 422;
+    const top = notice(ctx.state.t('error.invalid', { message: invalidInputMessage(ctx.state, err) }), 'bad');
+    // The refused form comes back as it was typed, with why under each refused field.
+    const refused = { typed: ctx.state.form, refusals: fieldRefusals(ctx.state, err) };
+    if (organizationId) await renderOrganization(ctx, db, organizationId, top, refused);
+    else await renderOverview(ctx, db, top, refused);
+  };
+
   const guarded = async (ctx: DashboardContext, organizationId: string | null, action: () => Promise<HtmlValue | void>) => {
     try {
       const top = (await action()) ?? notice(ctx.state.t('operator.org.saved'), 'good');
       if (organizationId) await renderOrganization(ctx, db, organizationId, top);
       else await renderOverview(ctx, db, top);
     } catch (err) {
-      if (!(err instanceof AppError && err.code === 'invalid_params')) throw err;
-      ctx.status = 422;
-      const top = notice(ctx.state.t('error.invalid', { message: invalidInputMessage(ctx.state, err) }), 'bad');
-      // The refused form comes back as it was typed, with why under each refused field.
-      const refused = { typed: ctx.state.form, refusals: fieldRefusals(ctx.state, err) };
-      if (organizationId) await renderOrganization(ctx, db, organizationId, top, refused);
-      else await renderOverview(ctx, db, top, refused);
+      await refuse(ctx, organizationId, err);
     }
   };
 
@@ -259,7 +266,10 @@ export function registerOperatorRoutes(router: Router<DashboardState>, deps: Ope
 
   router.get('/operator/organizations/:orgId', async (ctx) => {
     requireOperator(ctx);
-    await renderOrganization(ctx, db, ctx.params.orgId!, ctx.query.done ? notice(ctx.state.t('operator.org.saved'), 'good') : undefined);
+    const orgId = ctx.params.orgId!;
+    const invitation = await takeFlash(db, ctx.state.sessionToken!, organizationPath(orgId), invitationFlashSchema);
+    if (invitation) return renderOrganization(ctx, db, orgId, invitationPanel(ctx, invitation, { publicUrl: deps.publicUrl }));
+    await renderOrganization(ctx, db, orgId, ctx.query.done ? notice(ctx.state.t('operator.org.saved'), 'good') : undefined);
   });
 
   router.post('/operator/organizations/:orgId/plan', async (ctx) => {
@@ -336,14 +346,19 @@ export function registerOperatorRoutes(router: Router<DashboardState>, deps: Ope
   router.post('/operator/organizations/:orgId/invite', async (ctx) => {
     const actor = requireOperator(ctx);
     const orgId = ctx.params.orgId!;
-    await guarded(ctx, orgId, async () => {
-      const invitation = await withAudit(
+    let invitation: CreatedInvitation;
+    try {
+      invitation = await withAudit(
         db,
         (trx) => createInvitation(trx, { organizationId: orgId, email: ctx.state.form.email ?? '', role: ctx.state.form.role === 'finance' ? 'finance' : 'admin', invitedBy: actor }),
         (i) => ({ organizationId: orgId, actor, action: 'member.invited', details: { email: i.email, role: i.role } }),
       );
-      ctx.status = 201;
-      return invitationPanel(ctx, invitation, { publicUrl: deps.publicUrl });
-    });
+    } catch (err) {
+      return refuse(ctx, orgId, err);
+    }
+    // 303 to the organization's page, which shows the link once: a reload there invites no one again.
+    await putFlash(db, ctx.state.sessionToken!, organizationPath(orgId), invitation);
+    ctx.redirect(organizationPath(orgId));
+    ctx.status = 303;
   });
 }
