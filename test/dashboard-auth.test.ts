@@ -179,9 +179,15 @@ describe('when roles are checked', () => {
     await client.signIn(finance.email, finance.password);
     for (const path of ['', '/usage', '/report', '/ledger', '/alerts']) expect((await client.get(`/orgs/${org.id}${path}`)).status, path).toBe(200);
     for (const path of ['/keys', '/members', '/activity']) expect((await client.get(`/orgs/${org.id}${path}`)).status, path).toBe(403);
+    // A refusal is headed as one, not as a failure.
+    const refused = await (await client.get(`/orgs/${org.id}/keys`)).text();
+    expect(refused).toMatch(/<h1[^>]*>Not allowed<\/h1>/);
+    expect(refused).not.toContain('Something went wrong');
     const token = await client.csrf(`/orgs/${org.id}/alerts`);
     expect((await client.post(`/orgs/${org.id}/alerts/thresholds`, { _csrf: token, kind: 'percent_used', value: '80' })).status).toBe(403);
-    expect((await client.get('/operator')).status).toBe(404);
+    const missing = await client.get('/operator');
+    expect(missing.status).toBe(404);
+    expect(await missing.text()).toMatch(/<h1[^>]*>Page not found<\/h1>/);
   });
 
   it('then an operator can open any organization and the operator pages', async () => {

@@ -294,6 +294,8 @@ export const en = {
   'operator.org.openDashboard': 'Open as the organization sees it',
   'operator.org.audit': 'Recent activity',
   'error.title': 'Something went wrong',
+  'error.titleNotFound': 'Page not found',
+  'error.titleForbidden': 'Not allowed',
   'error.notFound': 'This page does not exist, or you do not have access to it.',
   'error.forbidden': 'Your role does not allow this.',
   'error.csrf': 'This form expired. Go back, reload the page and try again.',

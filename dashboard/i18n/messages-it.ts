@@ -294,6 +294,8 @@ export const it: Catalogue = {
   'operator.org.openDashboard': "Apri come la vede l'organizzazione",
   'operator.org.audit': 'Attività recenti',
   'error.title': 'Qualcosa è andato storto',
+  'error.titleNotFound': 'Pagina non trovata',
+  'error.titleForbidden': 'Non consentito',
   'error.notFound': 'Questa pagina non esiste, o non hai accesso.',
   'error.forbidden': 'Il tuo ruolo non lo consente.',
   'error.csrf': 'Il modulo è scaduto. Torna indietro, ricarica la pagina e riprova.',

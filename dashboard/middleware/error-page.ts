@@ -33,9 +33,11 @@ export function errorPage(logger: Logger): Middleware<DashboardState> {
       ctx.status = status >= 400 && status < 600 ? status : 500;
       ctx.type = 'html';
       const body = html`${notice(text, 'bad')}<p><a class="btn btn-secondary" href="/">${t('error.back')}</a></p>`;
+      // A refusal or a missing page is not a failure: its heading says which it is.
+      const title = ctx.status === 404 ? t('error.titleNotFound') : ctx.status === 403 && message !== 'csrf' ? t('error.titleForbidden') : t('error.title');
       ctx.body = ctx.state.session
-        ? page(ctx.state, { title: t('error.title'), body, path: ctx.path })
-        : bareLayout(ctx.state, { title: t('error.title'), body, path: ctx.path });
+        ? page(ctx.state, { title, body, path: ctx.path })
+        : bareLayout(ctx.state, { title, body, path: ctx.path });
     }
   };
 }
