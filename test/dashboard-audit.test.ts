@@ -132,6 +132,11 @@ describe('when an operator resets a product to the plan', () => {
     expect(await post({ enabled: '1', quantity: '2', unit: 'calls' })).toBe(200);
     expect(await post({ reset: '1' })).toBe(200);
     expect((await auditOf(org.id)).map((a) => a.action)).toEqual(['organization.product_set', 'organization.product_reset']);
+    // The activity log says what the override did, not only that it changed.
+    expect(await post({ quantity: '0', unit: 'credits' })).toBe(200);
+    const activity = await (await client.get(`/orgs/${org.id}/activity`)).text();
+    expect(activity).toContain('Set product company-report to 2 calls');
+    expect(activity).toContain('Turned off product company-report');
   });
 });
 

@@ -332,12 +332,13 @@ export function registerOperatorRoutes(router: Router<DashboardState>, deps: Ope
       await withAudit(
         db,
         async (trx) => {
-          if (reset) return clearProductOverride(trx, orgId, product); // false: there was none
-          await setProductOverride(trx, orgId, product, { enabled: enabled === '1', ...parseInput(productFormSchema, { quantity, unit }) });
-          return true;
+          if (reset) return (await clearProductOverride(trx, orgId, product)) ? { product } : null; // null: there was none
+          const set = await setProductOverride(trx, orgId, product, { enabled: enabled === '1', ...parseInput(productFormSchema, { quantity, unit }) });
+          // The override as stored, as the CLI records it: numbers, not the form's text.
+          return { product, enabled: set.enabled, quantity: set.quantity, unit: set.unit };
         },
-        (changed) => (changed
-          ? { organizationId: orgId, actor, action: reset ? 'organization.product_reset' : 'organization.product_set', details: { product, enabled: enabled === '1', quantity, unit } }
+        (details) => (details
+          ? { organizationId: orgId, actor, action: reset ? 'organization.product_reset' : 'organization.product_set', details }
           : null),
       );
     });

@@ -33,9 +33,16 @@ const meaningOfNull: Partial<Record<string, MessageKey>> = {
 
 // A cap change has its own sentences for "no cap" and "this period only" (the CLI's
 // --this-period-only), which the value alone would leave out; an invitation accepted by someone
-// who keeps a higher role, one that says so.
+// who keeps a higher role, and a product override, sentences that say what happened.
 function sentenceOf(action: string, details: Record<string, unknown>): string {
   if (action === 'member.joined' && details.invitedAs !== undefined) return 'member.joined_kept_role';
+  // A product override: turned off, or the measure it is billed at now when the row names it
+  // whole (one part left to the plan, or a row from before details were kept, says only that
+  // it changed).
+  if (action === 'organization.product_set') {
+    if (details.enabled === false) return 'organization.product_disabled';
+    return typeof details.quantity === 'number' && typeof details.unit === 'string' ? 'organization.product_measure' : action;
+  }
   if (action !== 'allowance.cap_set') return action;
   return `allowance.${details.callsCap === null ? 'cap_removed' : 'cap_set'}${details.thisPeriodOnly === true ? '_this_period' : ''}`;
 }
