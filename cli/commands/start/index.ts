@@ -34,6 +34,15 @@ export const registerStartCommand: RegisterCommands = (program, context) => {
 };
 
 async function run(config: Config, logger: Logger, started: number, signalled: Promise<NodeJS.Signals>): Promise<void> {
+  // Start-up is not cut short (an embedded server half made, a migration half run), but a
+  // signal during it is answered at once, and start-up ends in a stop instead of the banner.
+  let startingUp = true;
+  let early: NodeJS.Signals | undefined;
+  void signalled.then((signal) => {
+    if (!startingUp) return;
+    early = signal;
+    process.stdout.write(`\n${signal}: stopping as soon as start-up has finished…\n`);
+  });
   // A failure to open (Postgres unreachable, a migration refused) closes what it opened itself.
   const database = await openDatabase(config, logger, 'start');
   let running: RunningService;
@@ -45,10 +54,12 @@ async function run(config: Config, logger: Logger, started: number, signalled: P
     await database.close().catch((closeErr: unknown) => logger.error('could not close the database', { err: closeErr }));
     throw err;
   }
-  printBanner(running.demo, config.DATA_DIR, Date.now() - started);
-
-  const signal = await signalled;
-  process.stdout.write(`\n${signal}: stopping…\n`);
+  startingUp = false;
+  if (early === undefined) {
+    printBanner(running.demo, config.DATA_DIR, Date.now() - started);
+    const signal = await signalled;
+    process.stdout.write(`\n${signal}: stopping…\n`);
+  }
   const clean = await running.stop();
   await database.close();
   if (!clean) throw new Error('stopped, but not cleanly: see the errors logged above');

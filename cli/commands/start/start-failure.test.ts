@@ -13,6 +13,7 @@ import { createScratchDatabase } from '../../../test/support/database.js';
 // `start` when start-up fails part way: the parts already running are stopped, the embedded
 // Postgres too, and the process ends by itself with one line saying what to change. Before,
 // the worker, alert runner and key listeners kept it alive, polling a closed database.
+// Also a start-up interrupted by Ctrl-C: said at once, then stopped once start-up has ended.
 const repoRoot = fileURLToPath(new URL('../../../', import.meta.url));
 // Longer than a start-up takes here, far shorter than a hung process would last.
 const GIVE_UP_MS = 90_000;
@@ -28,8 +29,11 @@ interface StartRun {
   exitAfterErrorMs: number | undefined;
 }
 
-/** The real `cli start`, killed (SIGKILL: a hung one may swallow SIGTERM) after GIVE_UP_MS. */
-function runStart(env: Record<string, string>): Promise<StartRun> {
+/**
+ * The real `cli start`, killed (SIGKILL: a hung one may swallow SIGTERM) after GIVE_UP_MS;
+ * `interrupt`: sent SIGINT at its first log line, while it is still starting up.
+ */
+function runStart(env: Record<string, string>, options: { interrupt?: boolean } = {}): Promise<StartRun> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, ['--import', 'tsx', 'cli/main.ts', 'start'], {
       cwd: repoRoot,
@@ -41,6 +45,7 @@ function runStart(env: Record<string, string>): Promise<StartRun> {
     let errorAt: number | undefined;
     child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
     child.stderr.on('data', (chunk: Buffer) => {
+      if (options.interrupt && stderr === '') child.kill('SIGINT');
       stderr += chunk.toString();
       if (errorAt === undefined && /^error: /m.test(stderr)) errorAt = Date.now();
     });
@@ -138,4 +143,15 @@ describe('cli start when start-up fails', () => {
   }, 120_000);
 });
 
-
+describe('cli start interrupted while starting up', () => {
+  it('when Ctrl-C comes during start-up then start says at once that it will stop, shows no banner, and stops cleanly', async () => {
+    const database = await createScratchDatabase('start_interrupted');
+    cleanups.push(() => database.drop());
+    const run = await runStart(
+      { DATABASE_URL: database.url, DATA_DIR: path.join(dir, 'interrupted'), API_PORT: '0', MCP_PORT: '0', DASHBOARD_PORT: '0' },
+      { interrupt: true },
+    );
+    expect({ code: run.code, signal: run.signal }, (run.stdout + run.stderr).slice(-3000)).toEqual({ code: 0, signal: null });
+    expect(run.stdout).toBe('\nSIGINT: stopping as soon as start-up has finished…\nstopped cleanly\n');
+  }, 120_000);
+});
