@@ -54,15 +54,21 @@ describe('when an admin invites someone who accepts', () => {
 
 describe('when an admin accepts an invitation to a lower role', () => {
   it('then they stay admin and the log says so, not that they joined as finance', async () => {
-    const { orgId, adminId, client } = await adminOfNewOrg(env, 'Audit kept role test');
-    const email = (await env.db('users').where({ id: adminId }).first<{ email: string }>('email'))!.email;
+    const { orgId, client } = await adminOfNewOrg(env, 'Audit kept role test');
+    const email = uniqueEmail('later-admin');
     const page = `/orgs/${orgId}/members`;
     expect((await client.post(`${page}/invite`, { _csrf: await client.csrf(page), email: email.toUpperCase(), role: 'finance' })).status).toBe(303);
     const link = /\/invitations\/[A-Za-z0-9_-]{43}/.exec(await (await client.get(page)).text())![0];
-    expect((await client.post(link, { _csrf: await client.csrf(link) })).status).toBe(302);
+    // The address became an admin after the link was made, other than by an invitation (which
+    // would have closed this one; a member's address is not invited to a role it holds).
+    const admin = await createMember(env.db, orgId, 'admin');
+    await env.db('users').where({ id: admin.userId }).update({ email });
+    const person = httpSession(env.dashboard.url);
+    await person.signIn(email, admin.password);
+    expect((await person.post(link, { _csrf: await person.csrf(link) })).status).toBe(302);
 
-    expect(await env.db('memberships').where({ organization_id: orgId, user_id: adminId }).pluck('role')).toEqual(['admin']);
-    expect((await auditOf(orgId)).at(-1)).toEqual({ actor: adminId, action: 'member.joined', details: { email, role: 'admin', invitedAs: 'finance' } });
+    expect(await env.db('memberships').where({ organization_id: orgId, user_id: admin.userId }).pluck('role')).toEqual(['admin']);
+    expect((await auditOf(orgId)).at(-1)).toEqual({ actor: admin.userId, action: 'member.joined', details: { email, role: 'admin', invitedAs: 'finance' } });
     const activity = await (await client.get(`/orgs/${orgId}/activity`)).text();
     expect(activity).toContain(`${email} accepted an invitation as finance and stays admin`);
     expect(activity).not.toContain('accepted the invitation as finance');

@@ -2,6 +2,7 @@ import { existsSync } from 'node:fs';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createOrganization, ensureDefaultPlans } from '../core/billing/index.js';
+import { createInvitation } from '../core/dashboard-auth/index.js';
 import type { Db } from '../core/db/index.js';
 import type { RunningServer } from './api-fixtures.js';
 import { chromiumArgs, chromiumPath, createMember, createOperator, signInInBrowser, startTestDashboard } from './dashboard-fixtures.js';
@@ -106,6 +107,30 @@ describe.skipIf(!haveBrowser)('refused forms in a browser', () => {
       expect(await db('invitations').where({ organization_id: orgId })).toEqual([]);
       expect(await db('organization_overrides').where({ organization_id: orgId })).toEqual([]);
     });
+  });
+
+  it('when a newcomer accepts an invitation with a password too short and a name too long, then both say why under them at once, and the name stays', async () => {
+    const { id: orgId } = await createOrganization(db, { name: 'Browser invitation form test', planId: 'standard' });
+    const admin = await createMember(db, orgId, 'admin');
+    const { token } = await createInvitation(db, { organizationId: orgId, email: `newcomer-${orgId}@example.test`, role: 'finance', invitedBy: admin.userId });
+    const context = await browser.newContext();
+    try {
+      const page = await context.newPage();
+      await page.goto(`${dashboard.url}/invitations/${token}`);
+      // Neither field has a length the browser checks: the server refuses both.
+      const name = 'N'.repeat(201);
+      await page.getByLabel('Your name').fill(name);
+      await page.getByLabel('New password').fill('short');
+      await page.getByRole('button', { name: 'Accept invitation' }).click();
+      await page.waitForLoadState('domcontentloaded');
+      expect(await page.getByLabel('Your name').inputValue()).toBe(name);
+      expect(await page.getByLabel('New password').inputValue()).toBe('');
+      expect(await errorUnder(page, '#invite-name')).toBe('at most 200 characters');
+      expect(await errorUnder(page, '#invite-password')).toBe('at least 12 characters');
+      expect(await db('memberships').where({ organization_id: orgId })).toHaveLength(1);
+    } finally {
+      await context.close();
+    }
   });
 
   it('when an operator tops up less than nothing for a blank reason, then both fields say why under them at once, and what was typed stays', async () => {

@@ -85,7 +85,7 @@ describe('when the invited address has joined', () => {
 });
 
 describe('when a member accepts an invitation with another role', () => {
-  it('then a finance member invited as admin becomes one, and an admin invited as finance stays an admin (the organization keeps its admin)', async () => {
+  it('then a finance member invited as admin becomes one, and an admin is not invited as finance (the organization keeps its admin)', async () => {
     const { orgId, adminId, client } = await adminOfNewOrg(env, 'Members role change test');
     const finance = await createMember(env.db, orgId, 'finance');
     const raise = await invite(client, orgId, finance.email, 'admin');
@@ -94,10 +94,70 @@ describe('when a member accepts an invitation with another role', () => {
     expect((await person.post(raise, { _csrf: await person.csrf('/orgs') })).status).toBe(302);
     expect((await membershipOf(orgId, finance.userId))!.role).toBe('admin');
 
+    // An admin is not invited as finance at all (see "already a member" below).
     const admin = await env.db('users').where({ id: adminId }).first<{ email: string }>('email');
-    const lower = await invite(client, orgId, admin!.email, 'finance');
-    expect((await client.post(lower, { _csrf: await client.csrf('/orgs') })).status).toBe(302);
+    const page = membersPage(orgId);
+    expect((await client.post(`${page}/invite`, { _csrf: await client.csrf(page), email: admin!.email, role: 'finance' })).status).toBe(422);
     expect((await membershipOf(orgId, adminId))!.role).toBe('admin');
+  });
+});
+
+describe('when a signed-in member opens an invitation to a new role', () => {
+  it('then the page says which role they are accepting, in the page\'s language', async () => {
+    const { orgId, client } = await adminOfNewOrg(env, 'Members role shown test');
+    const finance = await createMember(env.db, orgId, 'finance');
+    const link = await invite(client, orgId, finance.email, 'admin');
+    const person = httpSession(env.dashboard.url);
+    await person.signIn(finance.email, finance.password);
+    const english = await (await person.get(link)).text();
+    expect(english).toContain('You have been invited to Members role shown test as admin.');
+    expect(english).toContain(`Accept as ${finance.email}`);
+    person.jar.set('dash_lang', 'it');
+    expect(await (await person.get(link)).text()).toContain('Sei stato invitato in Members role shown test come amministratore.');
+  });
+});
+
+describe('when an address is invited that is already a member with that role or a higher one', () => {
+  it('then the admin\'s form refuses it under the e-mail field, as typed, in the page\'s language, and no invitation is made', async () => {
+    const { orgId, adminId, client } = await adminOfNewOrg(env, 'Members already member test');
+    const finance = await createMember(env.db, orgId, 'finance');
+    const own = (await env.db('users').where({ id: adminId }).first<{ email: string }>('email'))!.email;
+    const page = membersPage(orgId);
+    const refusal = async (email: string, role: 'admin' | 'finance') => {
+      const res = await client.post(`${page}/invite`, { _csrf: await client.csrf(page), email, role });
+      expect(res.status).toBe(422);
+      const body = await res.text();
+      expect(body).toMatch(new RegExp(`<input id="invite-email" name="email" type="email" value="${email.replaceAll('.', '\\.')}"[^>]* aria-invalid="true"`));
+      return /<p class="field-error" id="invite-email-error">([^<]*)<\/p>/.exec(body)?.[1];
+    };
+    // Their own address as finance, in other letters: it would lower a role.
+    expect(await refusal(own.toUpperCase(), 'finance')).toBe('already a member as admin: an invitation cannot lower a role');
+    expect(await refusal(own, 'admin')).toBe('already a member as admin');
+    expect(await refusal(finance.email, 'finance')).toBe('already a member as finance');
+    client.jar.set('dash_lang', 'it');
+    expect(await refusal(own, 'finance')).toBe('è già membro come amministratore: un invito non può abbassare un ruolo');
+    expect(await env.db('invitations').where({ organization_id: orgId })).toEqual([]);
+    // A promotion is still an invitation.
+    client.jar.set('dash_lang', 'en');
+    expect(await invite(client, orgId, finance.email, 'admin')).toMatch(/^\/invitations\//);
+  });
+
+  it('then the operator\'s form refuses it too, and invites the same address to another organization', async () => {
+    const org = await createOrganization(env.db, { name: 'Members operator already member test', planId: 'standard' });
+    const admin = await createMember(env.db, org.id, 'admin');
+    const operator = await signedInOperator(env);
+    operator.jar.set('dash_lang', 'it');
+    const orgPage = `/operator/organizations/${org.id}`;
+    const refused = await operator.post(`${orgPage}/invite`, { _csrf: await operator.csrf(orgPage), email: admin.email, role: 'admin' });
+    expect(refused.status).toBe(422);
+    const body = await refused.text();
+    expect(body).toMatch(/<p class="field-error" id="invite-email-error">è già membro come amministratore<\/p>/);
+    expect(body).toContain('Controlla il modulo: E-mail: è già membro come amministratore');
+    expect(await env.db('invitations').where({ organization_id: org.id })).toEqual([]);
+
+    const other = await createOrganization(env.db, { name: 'Members operator other org test', planId: 'standard' });
+    const otherPage = `/operator/organizations/${other.id}`;
+    expect((await operator.post(`${otherPage}/invite`, { _csrf: await operator.csrf(otherPage), email: admin.email, role: 'admin' })).status).toBe(303);
   });
 });
 
@@ -268,6 +328,9 @@ describe('when someone tries to remove the last admin', () => {
   });
 });
 
+/** The text under one field of a page, or undefined when it has none. */
+const errorUnder = (html: string, id: string) => new RegExp(`<p class="field-error" id="${id}-error">([^<]*)</p>`).exec(html)?.[1];
+
 describe('when an invitation is accepted with a name', () => {
   it('then a name over 200 characters is refused in the page language and the invitation still works with a shorter one', async () => {
     const { orgId, client } = await adminOfNewOrg(env, 'Members name length test');
@@ -276,7 +339,9 @@ describe('when an invitation is accepted with a name', () => {
     const newcomer = httpSession(env.dashboard.url);
     const refused = await newcomer.post(link, { _csrf: await newcomer.csrf(link), password: 'a long enough password', name: 'N'.repeat(201) });
     expect(refused.status).toBe(422);
-    expect(await refused.text()).toContain('Your name can have at most 200 characters.');
+    const refusedBody = await refused.text();
+    expect(errorUnder(refusedBody, 'invite-name')).toBe('at most 200 characters');
+    expect(errorUnder(refusedBody, 'invite-password')).toBeUndefined();
     expect(await env.db('users').whereRaw('lower(email) = ?', [email.toLowerCase()]).first()).toBeUndefined();
     // A password too short: the name comes back as typed, the password does not.
     const short = await newcomer.post(link, { _csrf: await newcomer.csrf(link), password: 'short', name: 'Maria Rossi' });
@@ -285,6 +350,30 @@ describe('when an invitation is accepted with a name', () => {
     expect(body).toMatch(/name="name"[^>]*value="Maria Rossi"|value="Maria Rossi"[^>]*name="name"/);
     expect(body).not.toContain('value="short"');
     expect((await newcomer.post(link, { _csrf: await newcomer.csrf(link), password: 'a long enough password', name: 'Maria Rossi' })).status).toBe(302);
+  });
+});
+
+describe('when a newcomer accepts with a password too short and a name too long', () => {
+  it('then both are refused at once, each under its field, the name kept as typed, in the page\'s language', async () => {
+    const { orgId, client } = await adminOfNewOrg(env, 'Members both refused test');
+    const email = uniqueEmail('both');
+    const link = await invite(client, orgId, email);
+    const newcomer = httpSession(env.dashboard.url);
+    const name = 'N'.repeat(201);
+    const refused = await newcomer.post(link, { _csrf: await newcomer.csrf(link), password: 'short', name });
+    expect(refused.status).toBe(422);
+    const body = await refused.text();
+    expect(errorUnder(body, 'invite-name')).toBe('at most 200 characters');
+    expect(errorUnder(body, 'invite-password')).toBe('at least 12 characters');
+    expect(body).toMatch(new RegExp(`<input id="invite-name" name="name" type="text" value="${name}"[^>]* aria-invalid="true"`));
+    expect(body).toMatch(/<input id="invite-password" name="password" type="password"(?![^>]*value=)[^>]* aria-invalid="true"/);
+    expect(body).toContain('Please check the form: Name: at most 200 characters; New password: at least 12 characters');
+
+    newcomer.jar.set('dash_lang', 'it');
+    const italian = await (await newcomer.post(link, { _csrf: await newcomer.csrf(link), password: 'short', name })).text();
+    expect(errorUnder(italian, 'invite-name')).toBe('al massimo 200 caratteri');
+    expect(errorUnder(italian, 'invite-password')).toBe('almeno 12 caratteri');
+    expect(await env.db('users').whereRaw('lower(email) = ?', [email.toLowerCase()]).first()).toBeUndefined();
   });
 });
 

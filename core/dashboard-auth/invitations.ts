@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { Db } from '../db/index.js';
-import { AppError, parseInput } from '../errors/index.js';
+import { AppError, parseInput, type ErrorDetail } from '../errors/index.js';
 import { newId } from '../ids/index.js';
 import { recordAudit } from './audit-log.js';
 import { addMembership, memberRoles, type MemberRole } from './memberships.js';
@@ -21,6 +21,16 @@ export const invitationInputSchema = z.object({
 });
 export type InvitationInput = z.input<typeof invitationInputSchema>;
 
+/**
+ * createInvitation's refusals of an address that already holds a role an invitation would not
+ * change (accepting never lowers one); the dashboard says them again in its reader's language.
+ */
+export const ALREADY_MEMBER = {
+  admin: 'already a member as admin',
+  finance: 'already a member as finance',
+  lower: 'already a member as admin: an invitation cannot lower a role',
+} as const;
+
 export interface CreatedInvitation {
   /** The secret for the link: shown once to whoever invites, never stored. */
   token: string;
@@ -33,6 +43,15 @@ export async function createInvitation(db: Db, input: InvitationInput, now = new
   const parsed = parseInput(invitationInputSchema, input);
   const org = await db('organizations').where({ id: parsed.organizationId }).first('id');
   if (!org) throw new AppError('not_found', 'No such organization.');
+  // A member's link would change nothing; only a promotion (finance to admin) is worth sending.
+  // Someone with a membership but no password yet still needs a link to set one.
+  const member = await db('memberships as m').join('users as u', 'u.id', 'm.user_id')
+    .where('m.organization_id', parsed.organizationId).whereRaw('lower(u.email) = ?', [parsed.email]).whereNotNull('u.password_hash')
+    .first<{ role: MemberRole } | undefined>('m.role');
+  if (member && !(member.role === 'finance' && parsed.role === 'admin')) {
+    const message = member.role === 'admin' && parsed.role === 'finance' ? ALREADY_MEMBER.lower : ALREADY_MEMBER[member.role];
+    throw new AppError('invalid_params', `email: ${message}`, { details: [{ path: 'email', message }] });
+  }
   const token = newSecretToken();
   const expiresAt = new Date(now.getTime() + INVITATION_TTL_MS);
   await db('invitations').insert({
@@ -106,7 +125,9 @@ export async function cancelInvitation(db: Db, input: { organizationId: string; 
 
 export type AcceptInvitationResult =
   | { ok: true; userId: string; organizationId: string }
-  | { ok: false; reason: 'invalid_or_expired' | 'password_too_short' | 'name_too_long' | 'sign_in_required' };
+  | { ok: false; reason: 'invalid_or_expired' | 'sign_in_required' }
+  /** A password too short, a name too long: every refused field at once, in `error.details`. */
+  | { ok: false; reason: 'invalid_params'; error: AppError };
 
 /**
  * Accepting creates the person (or finds them by e-mail) and the membership, once: the
@@ -139,9 +160,14 @@ export async function acceptInvitation(
       if (input.signedInUserId !== existing.id) return { ok: false, reason: 'sign_in_required' };
       userId = existing.id;
     } else {
-      if (!input.password || input.password.length < MIN_PASSWORD_LENGTH) return { ok: false, reason: 'password_too_short' };
       const name = input.name?.trim() || null;
-      if (name !== null && name.length > MAX_NAME_LENGTH) return { ok: false, reason: 'name_too_long' };
+      const refused: ErrorDetail[] = [];
+      if (name !== null && name.length > MAX_NAME_LENGTH) refused.push({ path: 'name', message: `at most ${MAX_NAME_LENGTH} characters` });
+      if (!input.password || input.password.length < MIN_PASSWORD_LENGTH) refused.push({ path: 'password', message: `at least ${MIN_PASSWORD_LENGTH} characters` });
+      if (!input.password || refused.length > 0) {
+        const error = new AppError('invalid_params', refused.map((d) => `${d.path}: ${d.message}`).join('; '), { details: refused });
+        return { ok: false, reason: 'invalid_params', error };
+      }
       const passwordHash = await hashPassword(input.password);
       if (existing) {
         await trx('users').where({ id: existing.id }).update({ password_hash: passwordHash, name });

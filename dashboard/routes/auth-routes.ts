@@ -1,6 +1,6 @@
 import type { Router } from '@koa/router';
 import {
-  acceptInvitation, endAllSessions, endSession, findInvitation, MAX_NAME_LENGTH, membershipsOf, MIN_PASSWORD_LENGTH, signIn, type SignInLimits,
+  acceptInvitation, endAllSessions, endSession, findInvitation, membershipsOf, MIN_PASSWORD_LENGTH, signIn, type SignInLimits,
 } from '../../core/dashboard-auth/index.js';
 import type { Db } from '../../core/db/index.js';
 import { isLanguage } from '../i18n/translate.js';
@@ -8,6 +8,7 @@ import { LANGUAGE_COOKIE, SESSION_COOKIE, setCookie } from '../middleware/cookie
 import type { DashboardState } from '../state.js';
 import { csrfField, field, notice } from '../views/components.js';
 import { html, type HtmlValue } from '../views/html.js';
+import { fieldRefusals, invalidInputMessage } from '../views/invalid-input.js';
 import { bareLayout } from '../views/layout.js';
 
 export interface AuthRouteDeps {
@@ -115,11 +116,11 @@ export function registerAuthRoutes(router: Router<DashboardState>, deps: AuthRou
     const result = await acceptInvitation(db, { token, password: ctx.state.form.password, name: ctx.state.form.name, signedInUserId: ctx.state.session?.user.id ?? null });
     if (!result.ok) {
       ctx.status = 422;
-      const message = result.reason === 'password_too_short' ? t('invite.tooShort', { n: MIN_PASSWORD_LENGTH })
-        : result.reason === 'name_too_long' ? t('invite.nameTooLong', { n: MAX_NAME_LENGTH })
+      const message = result.reason === 'invalid_params' ? t('error.invalid', { message: invalidInputMessage(ctx.state, result.error) })
         : result.reason === 'sign_in_required' ? t('invite.signInRequired') : t('invite.invalid');
-      // The name comes back as typed (the password never does).
-      ctx.body = invitationPage(ctx.state, token, html`${notice(message, 'bad')}${invitationForm(ctx.state, token, invitation, ctx.state.form.name)}`, t('invite.title', { org: invitation.organizationName }));
+      // The name comes back as typed (the password never does), with why under each refused field.
+      const refused = { typedName: ctx.state.form.name, refusals: result.reason === 'invalid_params' ? fieldRefusals(ctx.state, result.error) : {} };
+      ctx.body = invitationPage(ctx.state, token, html`${notice(message, 'bad')}${invitationForm(ctx.state, token, invitation, refused)}`, t('invite.title', { org: invitation.organizationName }));
       return;
     }
     if (ctx.state.session) return ctx.redirect(`/orgs/${result.organizationId}`);
@@ -133,7 +134,12 @@ export function registerAuthRoutes(router: Router<DashboardState>, deps: AuthRou
   });
 }
 
-function invitationForm(state: DashboardState, token: string, invitation: { organizationName: string; email: string; role: 'admin' | 'finance'; existingUser: boolean }, typedName?: string): HtmlValue {
+function invitationForm(
+  state: DashboardState,
+  token: string,
+  invitation: { organizationName: string; email: string; role: 'admin' | 'finance'; existingUser: boolean },
+  refused: { typedName?: string; refusals: Partial<Record<string, string>> } = { refusals: {} },
+): HtmlValue {
   const { t } = state;
   const role = t(`role.${invitation.role}`);
   if (invitation.existingUser) {
@@ -142,15 +148,17 @@ function invitationForm(state: DashboardState, token: string, invitation: { orga
       return html`<p>${t('invite.introExisting', { org: invitation.organizationName, role, email: invitation.email })}</p>
         <p><a class="btn btn-primary" href="/sign-in?next=${encodeURIComponent(`/invitations/${token}`)}">${t('auth.signIn')}</a></p>`;
     }
-    return html`<form method="post" action="/invitations/${token}" class="stack">${csrfField(state)}
+    // What they agree to, before the button: the role, in the page's language.
+    return html`<p>${t('invite.introSignedIn', { org: invitation.organizationName, role })}</p>
+      <form method="post" action="/invitations/${token}" class="stack">${csrfField(state)}
       <button class="btn btn-primary btn-block" type="submit">${t('invite.acceptAs', { email: invitation.email })}</button></form>`;
   }
   return html`<p>${t('invite.intro', { org: invitation.organizationName, role })}</p>
     <form method="post" action="/invitations/${token}" class="stack">
       ${csrfField(state)}
       ${field({ label: t('auth.email'), name: 'email_display', type: 'email', value: invitation.email, autocomplete: 'username', id: 'invite-email', readonly: true })}
-      ${field({ label: t('invite.name'), name: 'name', autocomplete: 'name', value: typedName ?? null, id: 'invite-name' })}
-      ${field({ label: t('invite.password'), name: 'password', type: 'password', required: true, autocomplete: 'new-password', help: t('invite.passwordHelp', { n: MIN_PASSWORD_LENGTH }), id: 'invite-password' })}
+      ${field({ label: t('invite.name'), name: 'name', autocomplete: 'name', value: refused.typedName ?? null, id: 'invite-name', error: refused.refusals.name })}
+      ${field({ label: t('invite.password'), name: 'password', type: 'password', required: true, autocomplete: 'new-password', help: t('invite.passwordHelp', { n: MIN_PASSWORD_LENGTH }), id: 'invite-password', error: refused.refusals.password })}
       <button class="btn btn-primary btn-block" type="submit">${t('invite.accept')}</button>
     </form>`;
 }

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { PRIVATE_WEBHOOK_TARGET, THRESHOLD_ALREADY_SET } from '../../core/alerts/index.js';
+import { ALREADY_MEMBER } from '../../core/dashboard-auth/index.js';
 import type { AppError } from '../../core/errors/index.js';
 import type { Language, MessageKey } from '../i18n/translate.js';
 import type { DashboardState } from '../state.js';
@@ -20,6 +21,7 @@ const fieldLabels: Record<string, MessageKey> = {
   expiresOn: 'keys.expiry',
   graceSeconds: 'keys.grace',
   email: 'members.email',
+  password: 'invite.password',
   role: 'members.role',
   period: 'common.period',
   kind: 'operator.org.kind',
@@ -49,6 +51,7 @@ const ownWordings: [RegExp, MessageKey][] = [
   [new RegExp(`^${PERIOD_MESSAGE}$`), 'error.period'],
   [/^must not be empty$/, 'error.msg.notEmpty'],
   [/^at most (?<n>\d+) characters$/, 'error.msg.atMostCharacters'],
+  [/^at least (?<n>\d+) characters$/, 'error.msg.atLeastCharacters'],
   [/^at most (?<n>\d+)$/, 'error.msg.atMost'],
   [/^must be a date as YYYY-MM-DD/, 'error.msg.expiryDate'],
   [/^must be in the future$/, 'error.msg.future'],
@@ -65,6 +68,10 @@ const ownWordings: [RegExp, MessageKey][] = [
   [new RegExp(`^${PRIVATE_WEBHOOK_TARGET}$`), 'alerts.error.webhookPrivate'],
   [/^out of range$/, 'alerts.error.threshold'],
   [new RegExp(`^${THRESHOLD_ALREADY_SET}$`), 'alerts.error.duplicate'],
+  // An invitation to someone who is already a member (core/dashboard-auth/invitations.ts).
+  [new RegExp(`^${ALREADY_MEMBER.admin}$`), 'error.msg.alreadyAdmin'],
+  [new RegExp(`^${ALREADY_MEMBER.finance}$`), 'error.msg.alreadyFinance'],
+  [new RegExp(`^${ALREADY_MEMBER.lower}$`), 'error.msg.cannotLowerRole'],
 ];
 
 type Reader = Pick<DashboardState, 'lang' | 't'>;
