@@ -59,3 +59,9 @@ export async function takeFlash<S extends z.ZodType>(db: Db, sessionToken: strin
   const parsed = schema.safeParse(open(sessionToken, path, sealed));
   return parsed.success ? parsed.data : undefined;
 }
+
+/** Whether a value waits for `path` in this session, not yet shown. */
+export async function hasFlash(db: Db, sessionToken: string, path: string): Promise<boolean> {
+  const row = await db('sessions').where({ id_hash: hashToken(sessionToken) }).whereRaw('(flashes ->> ?::text) IS NOT NULL', [path]).first('id_hash');
+  return row !== undefined;
+}

@@ -22,6 +22,7 @@ import * as peerEmployeesIndex from './20261125_020_peer_employees_index.js';
 import * as capChangeEntries from './20261125_021_cap_change_entries.js';
 import * as sessionFlashes from './20261126_022_session_flashes.js';
 import * as flagEventActor from './20261126_023_flag_event_actor.js';
+import * as sessionSubmissions from './20261126_024_session_submissions.js';
 
 export interface Migration {
   name: string;
@@ -53,4 +54,5 @@ export const migrations: Migration[] = [
   { name: '20261125_021_cap_change_entries', ...capChangeEntries },
   { name: '20261126_022_session_flashes', ...sessionFlashes },
   { name: '20261126_023_flag_event_actor', ...flagEventActor },
+  { name: '20261126_024_session_submissions', ...sessionSubmissions },
 ];

@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createApiKey } from '../core/auth/index.js';
+import { createApiKey, hashApiKey } from '../core/auth/index.js';
 import { createOrganization, ensureDefaultPlans } from '../core/billing/index.js';
 import type { Db } from '../core/db/index.js';
 import type { RunningServer } from './api-fixtures.js';
@@ -82,6 +82,35 @@ describe.skipIf(!haveBrowser)('a secret shown once in a browser', () => {
         // The list still names the key, by its prefix.
         expect(await page.locator('#keys-list').textContent()).toContain(`${key.slice(0, 12)}…`);
       });
+    });
+  });
+
+  it('when an admin double-clicks "Create key" while the first answer is on its way, then one key is made and the page shows it', async () => {
+    await asNewAdmin('Browser key double-click test', '/orgs/:org/keys', async (page, orgId) => {
+      // A slow network: the server gets each POST at once, but its answer to the first reaches the
+      // browser only after the second click has sent the form again.
+      let posts = 0;
+      let secondSent!: () => void;
+      const second = new Promise<void>((resolve) => { secondSent = resolve; });
+      await page.route(`${dashboard.url}/orgs/${orgId}/keys`, async (route) => {
+        if (route.request().method() !== 'POST') return route.continue();
+        posts += 1;
+        if (posts > 1) secondSent();
+        const answer = await route.fetch({ maxRedirects: 0 });
+        if (posts === 1) await Promise.race([second, new Promise((r) => setTimeout(r, 2_000))]);
+        // The browser may have given up on the first navigation for the second: nothing to answer.
+        await route.fulfill({ response: answer }).catch(() => undefined);
+      });
+      await page.getByLabel('Name').fill('ERP sync');
+      await page.getByRole('button', { name: 'Create key' }).dblclick({ delay: 50 });
+      await page.waitForURL(`${dashboard.url}/orgs/${orgId}/keys`);
+      await page.locator('#new-key').waitFor();
+      expect(posts).toBe(2);
+      expect(await count('api_keys', { organization_id: orgId })).toBe(1);
+      expect(await count('audit_log', { organization_id: orgId, action: 'key.created' })).toBe(1);
+      // The page the browser landed on shows that one key, not a list without it.
+      const key = (await page.locator('#new-key').textContent())!.trim();
+      expect(hashApiKey(key)).toBe((await db('api_keys').where({ organization_id: orgId }).first('hash')).hash);
     });
   });
 

@@ -71,6 +71,7 @@ export const en = {
   'common.noCap': 'no cap',
   'common.remove': 'Remove',
   'common.details': 'Details',
+  'form.repeated': 'That form had already been sent: nothing new was made.',
   'orgs.title': 'Your organizations',
   'orgs.none': 'You are not a member of any organization yet.',
   'overview.title': 'Overview',

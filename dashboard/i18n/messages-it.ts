@@ -72,6 +72,7 @@ export const it: Catalogue = {
   'common.noCap': 'nessun tetto',
   'common.remove': 'Rimuovi',
   'common.details': 'Dettagli',
+  'form.repeated': 'Quel modulo era già stato inviato: non è stato creato nulla di nuovo.',
   'orgs.title': 'Le tue organizzazioni',
   'orgs.none': 'Non fai ancora parte di nessuna organizzazione.',
   'overview.title': 'Panoramica',

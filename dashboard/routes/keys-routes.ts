@@ -12,6 +12,7 @@ import { badge, csrfField, field, notice, postButton, section, select, table } f
 import { fieldRefusals, invalidInputMessage } from '../views/invalid-input.js';
 import { html, type Html, type HtmlValue } from '../views/html.js';
 import { page } from '../views/layout.js';
+import { answerRepeated, claimSubmission, submissionField } from '../form-submission.js';
 import { putFlash, takeFlash } from '../session-flash.js';
 
 export interface KeysRouteDeps {
@@ -101,7 +102,7 @@ async function renderKeysPage(ctx: DashboardContext, deps: KeysRouteDeps, view: 
         ? html`<div class="actions">
             ${replaced.has(k.id) ? '' : html`<details class="menu"><summary class="btn btn-secondary">${t('keys.rotate')}</summary>
               <form method="post" action="/orgs/${view.org.id}/keys/${k.id}/rotate" class="menu-body stack">
-                ${csrfField(ctx.state)}
+                ${csrfField(ctx.state)}${submissionField()}
                 ${select({ label: t('keys.grace'), name: 'graceSeconds', choices: graceChoices, value: '86400', id: `grace-${k.id}` })}
                 <button type="submit" class="btn btn-primary">${t('keys.rotate')}</button>
               </form>
@@ -115,7 +116,7 @@ async function renderKeysPage(ctx: DashboardContext, deps: KeysRouteDeps, view: 
     ${extra.top ?? ''}
     <p class="lead">${t('keys.intro')}</p>
     ${section(t('keys.createTitle'), html`<form method="post" action="/orgs/${view.org.id}/keys" class="form-row">
-        ${csrfField(ctx.state)}
+        ${csrfField(ctx.state)}${submissionField()}
         ${field({ label: t('common.name'), name: 'name', required: true, help: t('keys.nameHelp'), id: 'key-name', value: extra.typed?.name ?? '', error: extra.refusals?.name })}
         ${field({ label: t('keys.expiry'), name: 'expiresOn', type: 'date', help: t('keys.expiryHelp'), id: 'key-expiry', value: extra.typed?.expiresOn ?? '', error: extra.refusals?.expiresOn ?? extra.refusals?.['body.expiresAt'] })}
         <div class="field field-button"><button type="submit" class="btn btn-primary">${t('keys.create')}</button></div>
@@ -146,10 +147,12 @@ export function registerKeysRoutes(router: Router<DashboardState>, deps: KeysRou
     return key && apiKeyState(key, new Date()) !== 'active' ? 'keys.error.notActive' : undefined;
   };
 
-  // Answers a form that made a key: 303 to the keys page, which shows the key once; reloading
-  // that page (or going Back to it) shows the list and makes nothing.
-  const showOnce = async (ctx: DashboardContext, orgId: string, flash: NewKeyFlash) => {
-    await putFlash(db, ctx.state.sessionToken!, keysPath(orgId), flash);
+  // A form that made a key answers 303 to the keys page, which shows the key once; reloading
+  // that page (or going Back to it) shows the list and makes nothing. The key waits for it in
+  // the transaction that made it: a repeat of the form (a double-click), waiting for that
+  // transaction, finds the key already waiting.
+  const keepToShow = (trx: Db, ctx: DashboardContext, orgId: string, flash: NewKeyFlash) => putFlash(trx, ctx.state.sessionToken!, keysPath(orgId), flash);
+  const showOnce = (ctx: DashboardContext, orgId: string) => {
     ctx.redirect(keysPath(orgId));
     ctx.status = 303;
   };
@@ -163,7 +166,9 @@ export function registerKeysRoutes(router: Router<DashboardState>, deps: KeysRou
     // words of its own on the page.
     const revokedId = ctx.query.done === 'revoked' && typeof ctx.query.key === 'string' ? ctx.query.key : null;
     const revoked = revokedId ? await getApiKey(db, revokedId) : null;
-    const top = revoked && revoked.organizationId === view.org.id && revoked.revokedAt ? notice(ctx.state.t('keys.revoked', { prefix: `${revoked.prefix}…` }), 'good') : undefined;
+    const top = revoked && revoked.organizationId === view.org.id && revoked.revokedAt
+      ? notice(ctx.state.t('keys.revoked', { prefix: `${revoked.prefix}…` }), 'good')
+      : ctx.query.done === 'repeated' ? notice(ctx.state.t('form.repeated'), 'info') : undefined;
     await renderKeysPage(ctx, deps, view, { top });
   });
 
@@ -173,10 +178,16 @@ export function registerKeysRoutes(router: Router<DashboardState>, deps: KeysRou
       const { name, expiresOn: expiresAt } = parseInput(createKeyFormSchema, ctx.state.form);
       const created = await withAudit(
         db,
-        (trx) => createApiKey(trx, { organizationId: view.org.id, name, expiresAt, createdBy: ctx.state.session!.user.id }),
-        (c) => ({ organizationId: view.org.id, actor: ctx.state.session!.user.id, action: 'key.created', details: { keyId: c.record.id, name: c.record.name } }),
+        async (trx) => {
+          if (!(await claimSubmission(trx, ctx))) return null; // sent before: made nothing
+          const c = await createApiKey(trx, { organizationId: view.org.id, name, expiresAt, createdBy: ctx.state.session!.user.id });
+          await keepToShow(trx, ctx, view.org.id, { kind: 'created', key: c.key });
+          return c;
+        },
+        (c) => c && { organizationId: view.org.id, actor: ctx.state.session!.user.id, action: 'key.created', details: { keyId: c.record.id, name: c.record.name } },
       );
-      await showOnce(ctx, view.org.id, { kind: 'created', key: created.key });
+      if (!created) return await answerRepeated(db, ctx, keysPath(view.org.id));
+      showOnce(ctx, view.org.id);
     } catch (err) {
       if (!(err instanceof AppError)) throw err;
       ctx.status = 422;
@@ -217,8 +228,15 @@ export function registerKeysRoutes(router: Router<DashboardState>, deps: KeysRou
     try {
       rotated = await withAudit(
         db,
-        (trx) => rotateApiKey(trx, { keyId: key.id, organizationId: view.org.id, graceSeconds, by: ctx.state.session!.user.id }),
-        (r) => ({ organizationId: view.org.id, actor: ctx.state.session!.user.id, action: 'key.rotated', details: { from: key.id, to: r.created.record.id, graceSeconds } }),
+        async (trx) => {
+          // Sent before (a double-click): not refused as "already rotated", which would hide the
+          // first rotation's key; answered as the first was.
+          if (!(await claimSubmission(trx, ctx))) return null;
+          const r = await rotateApiKey(trx, { keyId: key.id, organizationId: view.org.id, graceSeconds, by: ctx.state.session!.user.id });
+          await keepToShow(trx, ctx, view.org.id, { kind: 'rotated', key: r.created.key, fromPrefix: key.prefix, oldKeyUntil: graceSeconds === 0 ? null : r.previous.expiresAt });
+          return r;
+        },
+        (r) => r && { organizationId: view.org.id, actor: ctx.state.session!.user.id, action: 'key.rotated', details: { from: key.id, to: r.created.record.id, graceSeconds } },
       );
     } catch (err) {
       const why = err instanceof AppError && err.code === 'invalid_params' ? await whyNotRotated(key.id) : undefined;
@@ -226,6 +244,7 @@ export function registerKeysRoutes(router: Router<DashboardState>, deps: KeysRou
       ctx.status = 422;
       return renderKeysPage(ctx, deps, view, { top: notice(ctx.state.t(why), 'bad') });
     }
-    await showOnce(ctx, view.org.id, { kind: 'rotated', key: rotated.created.key, fromPrefix: key.prefix, oldKeyUntil: graceSeconds === 0 ? null : rotated.previous.expiresAt });
+    if (!rotated) return answerRepeated(db, ctx, keysPath(view.org.id));
+    showOnce(ctx, view.org.id);
   });
 }

@@ -4,6 +4,7 @@ import { cancelInvitation, createInvitation, memberRoles, membersOf, pendingInvi
 import type { Db } from '../../core/db/index.js';
 import { AppError } from '../../core/errors/index.js';
 import { orgAccess, type OrgView } from '../org-access.js';
+import { answerRepeated, claimSubmission, submissionField } from '../form-submission.js';
 import { putFlash, takeFlash } from '../session-flash.js';
 import type { DashboardContext, DashboardState } from '../state.js';
 import { badge, csrfField, field, notice, postButton, section, select, table } from '../views/components.js';
@@ -50,7 +51,7 @@ export function inviteForm(state: DashboardState, action: string, options: {
   const { t } = state;
   const typedRole = options.roles.find((r) => r === options.typed?.role);
   return section(options.title, html`<form method="post" action="${action}" class="form-row">
-    ${csrfField(state)}
+    ${csrfField(state)}${submissionField()}
     ${field({ label: t('members.email'), name: 'email', type: 'email', required: true, autocomplete: 'off', id: 'invite-email', value: options.typed?.email ?? null, error: options.refusals?.email })}
     ${options.roles.length > 1
       ? select({ label: t('members.role'), name: 'role', choices: options.roles.map((r) => ({ value: r, label: t(`role.${r}`) })), value: typedRole ?? options.roles[0]!, id: 'invite-role', help: t('members.roleHelp') })
@@ -108,14 +109,14 @@ async function renderMembers(ctx: DashboardContext, db: Db, view: OrgView, top?:
 
 export function registerMembersRoutes(router: Router<DashboardState>, deps: MembersRouteDeps): void {
   const { db } = deps;
-  const done = { removed: 'members.removed', cancelled: 'members.invitationCancelled' } as const;
+  const done = { removed: 'members.removed', cancelled: 'members.invitationCancelled', repeated: 'form.repeated' } as const;
 
   router.get('/orgs/:orgId/members', async (ctx) => {
     const view = await orgAccess(ctx, db, ctx.params.orgId!, 'manage_members');
     const invitation = await takeFlash(db, ctx.state.sessionToken!, membersPath(view.org.id), invitationFlashSchema);
     if (invitation) return renderMembers(ctx, db, view, invitationPanel(ctx, invitation, { publicUrl: deps.publicUrl }));
-    const key = ctx.query.done === 'removed' || ctx.query.done === 'cancelled' ? done[ctx.query.done] : undefined;
-    await renderMembers(ctx, db, view, key ? notice(ctx.state.t(key), 'good') : undefined);
+    const key = ctx.query.done === 'removed' || ctx.query.done === 'cancelled' || ctx.query.done === 'repeated' ? done[ctx.query.done] : undefined;
+    await renderMembers(ctx, db, view, key ? notice(ctx.state.t(key), key === 'form.repeated' ? 'info' : 'good') : undefined);
   });
 
   router.post('/orgs/:orgId/members/invite', async (ctx) => {
@@ -124,11 +125,17 @@ export function registerMembersRoutes(router: Router<DashboardState>, deps: Memb
     try {
       const invitation = await withAudit(
         db,
-        (trx) => createInvitation(trx, { organizationId: view.org.id, email: ctx.state.form.email ?? '', role: (ctx.state.form.role ?? 'finance') as 'admin' | 'finance', invitedBy: user.id }),
-        (i) => ({ organizationId: view.org.id, actor: user.id, action: 'member.invited', details: { email: i.email, role: i.role } }),
+        async (trx) => {
+          if (!(await claimSubmission(trx, ctx))) return null; // sent before (a double-click): no second invitation
+          const i = await createInvitation(trx, { organizationId: view.org.id, email: ctx.state.form.email ?? '', role: (ctx.state.form.role ?? 'finance') as 'admin' | 'finance', invitedBy: user.id });
+          // 303 to the members page, which shows the link once: a reload there invites no one
+          // again. Kept in this transaction, so that a repeat of the form finds it waiting.
+          await putFlash(trx, ctx.state.sessionToken!, membersPath(view.org.id), i);
+          return i;
+        },
+        (i) => i && { organizationId: view.org.id, actor: user.id, action: 'member.invited', details: { email: i.email, role: i.role } },
       );
-      // 303 to the members page, which shows the link once: a reload there invites no one again.
-      await putFlash(db, ctx.state.sessionToken!, membersPath(view.org.id), invitation);
+      if (!invitation) return await answerRepeated(db, ctx, membersPath(view.org.id));
       ctx.redirect(membersPath(view.org.id));
       ctx.status = 303;
     } catch (err) {

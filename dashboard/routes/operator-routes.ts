@@ -16,6 +16,7 @@ import { html, type HtmlValue } from '../views/html.js';
 import { page } from '../views/layout.js';
 import { OPERATOR_DASHBOARD_REASON } from '../views/ledger-reasons.js';
 import { measure, unitWord } from '../views/units.js';
+import { answerRepeated, claimSubmission } from '../form-submission.js';
 import { putFlash, takeFlash } from '../session-flash.js';
 import { invitationFlashSchema, invitationPanel, inviteForm } from './members-routes.js';
 
@@ -269,7 +270,8 @@ export function registerOperatorRoutes(router: Router<DashboardState>, deps: Ope
     const orgId = ctx.params.orgId!;
     const invitation = await takeFlash(db, ctx.state.sessionToken!, organizationPath(orgId), invitationFlashSchema);
     if (invitation) return renderOrganization(ctx, db, orgId, invitationPanel(ctx, invitation, { publicUrl: deps.publicUrl }));
-    await renderOrganization(ctx, db, orgId, ctx.query.done ? notice(ctx.state.t('operator.org.saved'), 'good') : undefined);
+    const done = ctx.query.done === 'repeated' ? notice(ctx.state.t('form.repeated'), 'info') : ctx.query.done ? notice(ctx.state.t('operator.org.saved'), 'good') : undefined;
+    await renderOrganization(ctx, db, orgId, done);
   });
 
   router.post('/operator/organizations/:orgId/plan', async (ctx) => {
@@ -347,18 +349,24 @@ export function registerOperatorRoutes(router: Router<DashboardState>, deps: Ope
   router.post('/operator/organizations/:orgId/invite', async (ctx) => {
     const actor = requireOperator(ctx);
     const orgId = ctx.params.orgId!;
-    let invitation: CreatedInvitation;
+    let invitation: CreatedInvitation | null;
     try {
       invitation = await withAudit(
         db,
-        (trx) => createInvitation(trx, { organizationId: orgId, email: ctx.state.form.email ?? '', role: ctx.state.form.role === 'finance' ? 'finance' : 'admin', invitedBy: actor }),
-        (i) => ({ organizationId: orgId, actor, action: 'member.invited', details: { email: i.email, role: i.role } }),
+        async (trx) => {
+          if (!(await claimSubmission(trx, ctx))) return null; // sent before (a double-click): no second invitation
+          const i = await createInvitation(trx, { organizationId: orgId, email: ctx.state.form.email ?? '', role: ctx.state.form.role === 'finance' ? 'finance' : 'admin', invitedBy: actor });
+          // 303 to the organization's page, which shows the link once: a reload there invites no
+          // one again. Kept in this transaction, so that a repeat of the form finds it waiting.
+          await putFlash(trx, ctx.state.sessionToken!, organizationPath(orgId), i);
+          return i;
+        },
+        (i) => i && { organizationId: orgId, actor, action: 'member.invited', details: { email: i.email, role: i.role } },
       );
     } catch (err) {
       return refuse(ctx, orgId, err);
     }
-    // 303 to the organization's page, which shows the link once: a reload there invites no one again.
-    await putFlash(db, ctx.state.sessionToken!, organizationPath(orgId), invitation);
+    if (!invitation) return answerRepeated(db, ctx, organizationPath(orgId));
     ctx.redirect(organizationPath(orgId));
     ctx.status = 303;
   });

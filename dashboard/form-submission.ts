@@ -1,0 +1,65 @@
+import { randomBytes } from 'node:crypto';
+import { hashToken } from '../core/dashboard-auth/index.js';
+import type { Db } from '../core/db/index.js';
+import { hasFlash } from './session-flash.js';
+import type { DashboardContext } from './state.js';
+import { html, type Html } from './views/html.js';
+
+// A form that makes something (a key, a rotation, an invitation) carries a one-time submission
+// token, drawn at random each time the page is drawn. The session accepts a token once: a
+// double-click sends the form twice, and the second POST makes nothing. Not a CSRF defence (the
+// `_csrf` field stays that): only the session's own browser can send a token to it.
+//
+// Nothing is stored when a page is drawn; the session keeps the tokens it has used, the newest
+// USED_KEPT of them, so the list stays small however long the session lives (a repeat comes
+// within seconds, not after dozens of other submissions).
+
+const FIELD = '_submission';
+const USED_KEPT = 32;
+const TOKEN_SHAPE = /^[A-Za-z0-9_-]{16,64}$/;
+
+export function submissionField(): Html {
+  return html`<input type="hidden" name="${FIELD}" value="${randomBytes(16).toString('base64url')}">`;
+}
+
+/**
+ * Records this POST's submission token as used, in the transaction that makes the thing: true
+ * when the thing is to be made, false when this token was used already. A second POST with the
+ * same token waits on the session's row until the first commits (or rolls back, freeing the
+ * token), so it never answers before the first one's result (and its flash) are stored.
+ *
+ * A form without a token (a page drawn before tokens existed, or a script) is made as before.
+ */
+export async function claimSubmission(trx: Db, ctx: DashboardContext): Promise<boolean> {
+  const token = ctx.state.form[FIELD];
+  if (token === undefined) return true;
+  // Only a tampered form sends one of another shape; it is not stored.
+  if (!TOKEN_SHAPE.test(token)) ctx.throw(400, 'This form is damaged: reload the page and send it again.');
+  const used = (list: string) => `coalesce(${list}, '[]'::jsonb)`;
+  // One conditional UPDATE: of two at once, the second re-reads the row after the first commits.
+  const claimed = await trx('sessions')
+    .where({ id_hash: hashToken(ctx.state.sessionToken!) })
+    .whereRaw(`NOT ${used('submissions')} @> jsonb_build_array(?::text)`, [token])
+    .update({
+      submissions: trx.raw(
+        `(SELECT coalesce(jsonb_agg(t.e ORDER BY t.i), '[]'::jsonb)
+            FROM jsonb_array_elements(${used('sessions.submissions')}) WITH ORDINALITY AS t(e, i)
+           WHERE t.i > jsonb_array_length(${used('sessions.submissions')}) - ?) || jsonb_build_array(?::text)`,
+        [USED_KEPT - 1, token],
+      ),
+    });
+  return claimed === 1;
+}
+
+/**
+ * The answer to a form sent again with a used token: the same 303 to `path` as the first. While
+ * the first one's key or link waits there unshown (a double-click: the browser follows only the
+ * last answer), the page shows it, exactly as after one click. Once shown, it is not shown
+ * again (a secret is shown once); the page says instead that the form had already been sent
+ * and made nothing new, so a person who pressed it on purpose is not left wondering.
+ */
+export async function answerRepeated(db: Db, ctx: DashboardContext, path: string): Promise<void> {
+  const waiting = await hasFlash(db, ctx.state.sessionToken!, path);
+  ctx.redirect(waiting ? path : `${path}?done=repeated`);
+  ctx.status = 303;
+}

@@ -1,0 +1,141 @@
+import { describe, expect, it } from 'vitest';
+import { createApiKey, hashApiKey } from '../core/auth/index.js';
+import { createOrganization } from '../core/billing/index.js';
+import { hashToken } from '../core/dashboard-auth/index.js';
+import { adminOfNewOrg, dashboardForFile, httpSession, signedInOperator, uniqueEmail } from './dashboard-fixtures.js';
+
+// A form that makes something, sent twice (a double-click: the second POST leaves before the
+// first one's redirect arrives), makes it once: each form carries a one-time submission token.
+
+const env = dashboardForFile();
+
+type Client = ReturnType<typeof httpSession>;
+
+/** The page's CSRF token and the submission token of its first form that has one. */
+async function formTokens(client: Client, path: string, action?: string): Promise<{ _csrf: string; _submission: string }> {
+  let html = await (await client.get(path)).text();
+  if (action) html = html.slice(html.indexOf(`action="${action}"`));
+  const _csrf = /name="_csrf" value="([^"]+)"/.exec(html)?.[1];
+  const _submission = /name="_submission" value="([^"]+)"/.exec(html)?.[1];
+  if (!_csrf || !_submission) throw new Error(`no form tokens on ${path}`);
+  return { _csrf, _submission };
+}
+
+const count = async (table: string, where: Record<string, unknown>) => Number((await env.db(table).where(where).count<{ n: string }[]>({ n: '*' }))[0]!.n);
+const newKeyIn = (html: string) => /<code id="new-key"[^>]*>(sk_live_[0-9A-Za-z]{32})<\/code>/.exec(html)?.[1];
+const linkIn = (html: string) => /<code id="invite-link"[^>]*>[^<]*\/invitations\/([A-Za-z0-9_-]{43})<\/code>/.exec(html)?.[1];
+
+describe('when an admin sends the "Create key" form twice at once (a double-click)', () => {
+  it('then one key is made, with one activity row, and the page both answers lead to shows that key', async () => {
+    const { orgId, client } = await adminOfNewOrg(env, 'Key double submit test');
+    const page = `/orgs/${orgId}/keys`;
+    const form = { ...(await formTokens(client, page)), name: 'ERP sync' };
+    const answers = await Promise.all([client.post(page, form), client.post(page, form)]);
+    for (const res of answers) {
+      expect(res.status).toBe(303);
+      expect(res.headers.get('location')).toBe(page);
+    }
+    expect(await count('api_keys', { organization_id: orgId })).toBe(1);
+    expect(await count('audit_log', { organization_id: orgId, action: 'key.created' })).toBe(1);
+    // The browser follows the last answer: the page shows the one key made, not a list without it.
+    const key = newKeyIn(await (await client.get(page)).text())!;
+    expect(hashApiKey(key)).toBe((await env.db('api_keys').where({ organization_id: orgId }).first('hash')).hash);
+  });
+
+  it('then sent again after its key was shown, it makes nothing and the page says the form had already been sent', async () => {
+    const { orgId, client } = await adminOfNewOrg(env, 'Key resubmit test');
+    const page = `/orgs/${orgId}/keys`;
+    const form = { ...(await formTokens(client, page)), name: 'ERP sync' };
+    expect((await client.post(page, form)).status).toBe(303);
+    const key = newKeyIn(await (await client.get(page)).text())!;
+    const again = await client.post(page, form);
+    expect(again.status).toBe(303);
+    expect(again.headers.get('location')).toBe(`${page}?done=repeated`);
+    const html = await (await client.get(again.headers.get('location')!)).text();
+    expect(html).toContain('That form had already been sent: nothing new was made.');
+    expect(html).not.toContain(key);
+    expect(await count('api_keys', { organization_id: orgId })).toBe(1);
+  });
+
+  it('then the same form drawn again (a new token) makes a second key, and a form without a token (a page drawn before tokens) still makes one', async () => {
+    const { orgId, client } = await adminOfNewOrg(env, 'Key fresh token test');
+    const page = `/orgs/${orgId}/keys`;
+    expect((await client.post(page, { ...(await formTokens(client, page)), name: 'one' })).status).toBe(303);
+    expect((await client.post(page, { ...(await formTokens(client, page)), name: 'two' })).status).toBe(303);
+    expect((await client.post(page, { _csrf: (await formTokens(client, page))._csrf, name: 'three' })).status).toBe(303);
+    expect(await count('api_keys', { organization_id: orgId })).toBe(3);
+  });
+
+  it('then a token not of the shape the page draws is refused (400) and makes nothing', async () => {
+    const { orgId, client } = await adminOfNewOrg(env, 'Key odd token test');
+    const page = `/orgs/${orgId}/keys`;
+    const { _csrf } = await formTokens(client, page);
+    const res = await client.post(page, { _csrf, _submission: 'x'.repeat(500), name: 'ERP' });
+    expect(res.status).toBe(400);
+    expect(await count('api_keys', { organization_id: orgId })).toBe(0);
+  });
+
+  it('then the session keeps only its newest used tokens, however many forms it sends', async () => {
+    const { orgId, client } = await adminOfNewOrg(env, 'Key token bound test');
+    const page = `/orgs/${orgId}/keys`;
+    const sent: string[] = [];
+    for (let i = 0; i < 40; i++) {
+      const form = await formTokens(client, page);
+      sent.push(form._submission);
+      expect((await client.post(page, { ...form, name: `key ${i}` })).status).toBe(303);
+    }
+    const { submissions } = await env.db('sessions').where({ id_hash: hashToken(client.jar.get('dash_session')!) }).first('submissions');
+    expect(submissions).toEqual(sent.slice(-32));
+  });
+
+  it('then without the CSRF token it is still refused (403), token or not', async () => {
+    const { orgId, client } = await adminOfNewOrg(env, 'Key double submit CSRF test');
+    const page = `/orgs/${orgId}/keys`;
+    const { _submission } = await formTokens(client, page);
+    expect((await client.post(page, { _submission, name: 'ERP' })).status).toBe(403);
+    expect(await count('api_keys', { organization_id: orgId })).toBe(0);
+  });
+});
+
+describe('when an admin sends a rotation form twice at once', () => {
+  it('then one rotation is made and both answers lead to the page showing its new key, not to an "already rotated" refusal', async () => {
+    const { orgId, client } = await adminOfNewOrg(env, 'Rotation double submit test');
+    const old = await createApiKey(env.db, { organizationId: orgId, name: 'billing sync' });
+    const page = `/orgs/${orgId}/keys`;
+    const action = `${page}/${old.record.id}/rotate`;
+    const form = { ...(await formTokens(client, page, action)), graceSeconds: '3600' };
+    const answers = await Promise.all([client.post(action, form), client.post(action, form)]);
+    expect(answers.map((r) => [r.status, r.headers.get('location')])).toEqual([[303, page], [303, page]]);
+    expect(await count('api_keys', { rotated_from: old.record.id })).toBe(1);
+    expect(await count('audit_log', { organization_id: orgId, action: 'key.rotated' })).toBe(1);
+    const html = await (await client.get(page)).text();
+    expect(html).toContain(`Key rotated. The old key ${old.record.prefix}…`);
+    expect(newKeyIn(html)).toBeDefined();
+  });
+});
+
+describe('when an invitation form is sent twice at once', () => {
+  it("then the admin's form makes one invitation, with one activity row, and the page shows its link", async () => {
+    const { orgId, client } = await adminOfNewOrg(env, 'Invitation double submit test');
+    const page = `/orgs/${orgId}/members`;
+    const form = { ...(await formTokens(client, page)), email: uniqueEmail('double'), role: 'finance' };
+    const answers = await Promise.all([client.post(`${page}/invite`, form), client.post(`${page}/invite`, form)]);
+    expect(answers.map((r) => [r.status, r.headers.get('location')])).toEqual([[303, page], [303, page]]);
+    expect(await count('invitations', { organization_id: orgId })).toBe(1);
+    expect(await count('audit_log', { organization_id: orgId, action: 'member.invited' })).toBe(1);
+    const link = linkIn(await (await client.get(page)).text())!;
+    expect(hashToken(link)).toBe((await env.db('invitations').where({ organization_id: orgId }).first('token_hash')).token_hash);
+  });
+
+  it("then the operator's form makes one invitation too", async () => {
+    const { id: orgId } = await createOrganization(env.db, { name: 'Operator invitation double submit test', planId: 'standard' });
+    const client = await signedInOperator(env);
+    const page = `/operator/organizations/${orgId}`;
+    const form = { ...(await formTokens(client, page, `${page}/invite`)), email: uniqueEmail('double-admin'), role: 'admin' };
+    const answers = await Promise.all([client.post(`${page}/invite`, form), client.post(`${page}/invite`, form)]);
+    expect(answers.map((r) => [r.status, r.headers.get('location')])).toEqual([[303, page], [303, page]]);
+    expect(await count('invitations', { organization_id: orgId })).toBe(1);
+    expect(await count('audit_log', { organization_id: orgId, action: 'member.invited' })).toBe(1);
+    expect(linkIn(await (await client.get(page)).text())).toBeDefined();
+  });
+});
