@@ -1,7 +1,8 @@
 import { randomBytes } from 'node:crypto';
+import { z } from 'zod';
 import { hashToken } from '../core/dashboard-auth/index.js';
 import type { Db } from '../core/db/index.js';
-import { hasFlash } from './session-flash.js';
+import { hasFlash, peekFlash, putFlash } from './session-flash.js';
 import type { DashboardContext } from './state.js';
 import { html, type Html } from './views/html.js';
 
@@ -62,4 +63,21 @@ export async function answerRepeated(db: Db, ctx: DashboardContext, path: string
   const waiting = await hasFlash(db, ctx.state.sessionToken!, path);
   ctx.redirect(waiting ? path : `${path}?done=repeated`);
   ctx.status = 303;
+}
+
+// A form whose answer names what it made (a new organization's page) keeps that answer, in the
+// transaction that made it, under the form's own address and with its token: a repeat, which
+// made nothing and so cannot name it, sends the browser where the first one did. One kept
+// answer per form address, replaced by the next, so the session does not grow with them.
+const keptAnswerSchema = z.object({ submission: z.string(), location: z.string() });
+
+export async function keepAnswer(trx: Db, ctx: DashboardContext, location: string): Promise<void> {
+  const submission = ctx.state.form[FIELD];
+  if (submission !== undefined) await putFlash(trx, ctx.state.sessionToken!, ctx.path, { submission, location });
+}
+
+/** Where the first POST of this form's token answered, if this form's answer was kept for it. */
+export async function keptAnswer(db: Db, ctx: DashboardContext): Promise<string | undefined> {
+  const kept = await peekFlash(db, ctx.state.sessionToken!, ctx.path, keptAnswerSchema);
+  return kept && kept.submission === ctx.state.form[FIELD] ? kept.location : undefined;
 }

@@ -60,6 +60,14 @@ export async function takeFlash<S extends z.ZodType>(db: Db, sessionToken: strin
   return parsed.success ? parsed.data : undefined;
 }
 
+/** The value waiting for `path`, left waiting (undefined as takeFlash's). */
+export async function peekFlash<S extends z.ZodType>(db: Db, sessionToken: string, path: string, schema: S): Promise<z.output<S> | undefined> {
+  const row = await db('sessions').where({ id_hash: hashToken(sessionToken) }).first<{ sealed: string | null } | undefined>(db.raw('flashes ->> ?::text AS sealed', [path]));
+  if (!row?.sealed) return undefined;
+  const parsed = schema.safeParse(open(sessionToken, path, row.sealed));
+  return parsed.success ? parsed.data : undefined;
+}
+
 /** Whether a value waits for `path` in this session, not yet shown. */
 export async function hasFlash(db: Db, sessionToken: string, path: string): Promise<boolean> {
   const row = await db('sessions').where({ id_hash: hashToken(sessionToken) }).whereRaw('(flashes ->> ?::text) IS NOT NULL', [path]).first('id_hash');

@@ -139,3 +139,51 @@ describe('when an invitation form is sent twice at once', () => {
     expect(linkIn(await (await client.get(page)).text())).toBeDefined();
   });
 });
+
+describe('when an operator sends the "create organization" form twice at once', () => {
+  it('then one organization is made, with one activity row, and both answers lead to its page', async () => {
+    const client = await signedInOperator(env);
+    const name = `Organization double submit test ${uniqueEmail('org')}`;
+    const form = { ...(await formTokens(client, '/operator', '/operator/organizations')), name, planId: 'standard' };
+    const answers = await Promise.all([client.post('/operator/organizations', form), client.post('/operator/organizations', form)]);
+    expect(await count('organizations', { name })).toBe(1);
+    const { id } = await env.db('organizations').where({ name }).first('id');
+    expect(answers.map((r) => [r.status, r.headers.get('location')])).toEqual([[302, `/operator/organizations/${id}?done=created`], [302, `/operator/organizations/${id}?done=created`]]);
+    expect(await count('audit_log', { organization_id: id, action: 'organization.created' })).toBe(1);
+    // Sent again later, it still makes nothing and still leads to that organization.
+    expect((await client.post('/operator/organizations', form)).headers.get('location')).toBe(`/operator/organizations/${id}?done=created`);
+    expect(await count('organizations', { name })).toBe(1);
+  });
+});
+
+describe('when an operator sends the credits form twice at once', () => {
+  it('then the credits are booked once, with one ledger row and one activity row, and the other answer says so', async () => {
+    const { id: orgId } = await createOrganization(env.db, { name: 'Credits double submit test', planId: 'standard' });
+    const client = await signedInOperator(env);
+    const page = `/operator/organizations/${orgId}`;
+    const before = Number((await env.db('allowances').where({ organization_id: orgId }).first('credits_balance')).credits_balance);
+    const form = { ...(await formTokens(client, page, `${page}/credits`)), kind: 'top_up', credits: '5000', reason: 'invoice 118' };
+    const answers = await Promise.all([client.post(`${page}/credits`, form), client.post(`${page}/credits`, form)]);
+    expect(answers.map((r) => r.status)).toEqual([200, 200]);
+    expect(await count('usage_ledger', { organization_id: orgId, entry_type: 'top_up' })).toBe(1);
+    expect(await count('audit_log', { organization_id: orgId, action: 'credits.top_up' })).toBe(1);
+    const after = Number((await env.db('allowances').where({ organization_id: orgId }).first('credits_balance')).credits_balance);
+    expect(after).toBe(before + 5000);
+    const bodies = await Promise.all(answers.map((r) => r.text()));
+    const balance = after.toLocaleString('en');
+    expect(bodies.filter((b) => b.includes(`Credits changed: balance now ${balance}.`))).toHaveLength(1);
+    expect(bodies.filter((b) => b.includes(`That form had already been sent: its credits were booked once, not twice. Balance: ${balance}.`))).toHaveLength(1);
+  });
+});
+
+describe('when an admin sends the "add threshold" form twice at once', () => {
+  it('then one threshold is made, with one activity row, and both answers are the first one\'s, not an "already set" refusal', async () => {
+    const { orgId, client } = await adminOfNewOrg(env, 'Threshold double submit test');
+    const page = `/orgs/${orgId}/alerts`;
+    const form = { ...(await formTokens(client, page, `${page}/thresholds`)), kind: 'percent_used', value: '80' };
+    const answers = await Promise.all([client.post(`${page}/thresholds`, form), client.post(`${page}/thresholds`, form)]);
+    expect(answers.map((r) => [r.status, r.headers.get('location')])).toEqual([[302, `${page}?done=saved`], [302, `${page}?done=saved`]]);
+    expect(await count('alert_thresholds', { organization_id: orgId })).toBe(1);
+    expect(await count('audit_log', { organization_id: orgId, action: 'alerts.threshold_added' })).toBe(1);
+  });
+});

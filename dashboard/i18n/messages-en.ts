@@ -291,6 +291,7 @@ export const en = {
   'operator.org.inviteAdmin': 'Invite an admin',
   'operator.org.saved': 'Saved.',
   'operator.org.granted': 'Credits changed: balance now {balance}.',
+  'operator.org.grantRepeated': 'That form had already been sent: its credits were booked once, not twice. Balance: {balance}.',
   'operator.org.openDashboard': 'Open as the organization sees it',
   'operator.org.audit': 'Recent activity',
   'error.title': 'Something went wrong',

@@ -291,6 +291,7 @@ export const it: Catalogue = {
   'operator.org.inviteAdmin': 'Invita un amministratore',
   'operator.org.saved': 'Salvato.',
   'operator.org.granted': 'Crediti aggiornati: saldo ora {balance}.',
+  'operator.org.grantRepeated': 'Quel modulo era già stato inviato: i crediti sono stati registrati una volta sola, non due. Saldo: {balance}.',
   'operator.org.openDashboard': "Apri come la vede l'organizzazione",
   'operator.org.audit': 'Attività recenti',
   'error.title': 'Qualcosa è andato storto',

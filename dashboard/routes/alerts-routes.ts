@@ -3,6 +3,7 @@ import { addThreshold, alertSettings, listDeliveries, listThresholds, removeThre
 import { can, withAudit } from '../../core/dashboard-auth/index.js';
 import type { Db } from '../../core/db/index.js';
 import { AppError } from '../../core/errors/index.js';
+import { claimSubmission, submissionField } from '../form-submission.js';
 import { orgAccess, type OrgView } from '../org-access.js';
 import type { DashboardContext, DashboardState } from '../state.js';
 import { badge, csrfField, field, notice, postButton, section, select, table } from '../views/components.js';
@@ -60,7 +61,7 @@ async function renderAlerts(ctx: DashboardContext, db: Db, view: OrgView, option
           empty: t('common.noRows'),
         })}
         ${manage ? html`<form method="post" action="/orgs/${view.org.id}/alerts/thresholds" class="form-row">
-          ${csrfField(ctx.state)}
+          ${csrfField(ctx.state)}${submissionField()}
           ${select({ label: t('alerts.kind'), name: 'kind', choices: thresholdKinds.map((k) => ({ value: k, label: t(`alerts.kind.${k}`) })), value: typed.kind ?? 'percent_used', id: 'threshold-kind' })}
           ${field({ label: t('alerts.value'), name: 'value', type: 'number', required: true, min: 0, value: typed.value ?? null, id: 'threshold-value', error: refusals.value })}
           <div class="field field-button"><button class="btn btn-primary" type="submit">${t('alerts.add')}</button></div>
@@ -128,11 +129,13 @@ export function registerAlertsRoutes(router: Router<DashboardState>, deps: Alert
     const view = await orgAccess(ctx, db, ctx.params.orgId!, 'manage_alerts');
     const kind = ctx.state.form.kind as ThresholdKind;
     try {
+      // Sent before (a double-click): answered as the first was, not refused as "already set",
+      // which is what the browser, following the last answer, would have shown.
       await withAudit(
         db,
-        (trx) => addThreshold(trx, view.org.id, { kind, value: ctx.state.form.value ?? '' }),
+        async (trx) => (await claimSubmission(trx, ctx)) ? addThreshold(trx, view.org.id, { kind, value: ctx.state.form.value ?? '' }) : null,
         // The value saved, not the text typed.
-        (threshold) => ({ organizationId: view.org.id, actor: ctx.state.session!.user.id, action: 'alerts.threshold_added', details: { kind, value: threshold.value } }),
+        (threshold) => threshold && { organizationId: view.org.id, actor: ctx.state.session!.user.id, action: 'alerts.threshold_added', details: { kind, value: threshold.value } },
       );
     } catch (err) {
       return refuse(ctx, view, err, ['kind', 'value']);

@@ -16,7 +16,7 @@ import { html, type HtmlValue } from '../views/html.js';
 import { page } from '../views/layout.js';
 import { OPERATOR_DASHBOARD_REASON } from '../views/ledger-reasons.js';
 import { measure, unitWord } from '../views/units.js';
-import { answerRepeated, claimSubmission } from '../form-submission.js';
+import { answerRepeated, claimSubmission, keepAnswer, keptAnswer, submissionField } from '../form-submission.js';
 import { putFlash, takeFlash } from '../session-flash.js';
 import { invitationFlashSchema, invitationPanel, inviteForm } from './members-routes.js';
 
@@ -85,6 +85,7 @@ interface Refused {
 const noRefusal: Refused = { typed: {}, refusals: {} };
 
 const organizationPath = (orgId: string) => `/operator/organizations/${orgId}`;
+const createdPath = (orgId: string) => `${organizationPath(orgId)}?done=created`;
 
 async function renderOverview(ctx: DashboardContext, db: Db, top?: HtmlValue, { typed, refusals }: Refused = noRefusal): Promise<void> {
   const { t, f } = ctx.state;
@@ -114,7 +115,7 @@ async function renderOverview(ctx: DashboardContext, db: Db, top?: HtmlValue, { 
     </div>
     ${asOfStamp(ctx.state, totals.newestEventAt)}
     ${section(t('operator.create'), html`<form method="post" action="/operator/organizations" class="form-row">
-      ${csrfField(ctx.state)}
+      ${csrfField(ctx.state)}${submissionField()}
       ${field({ label: t('common.name'), name: 'name', required: true, value: typed.name ?? null, id: 'org-name', error: refusals.name })}
       ${select({ label: t('operator.plan'), name: 'planId', choices: [...plans.map((p) => ({ value: p.id, label: `${p.name} (${p.id})` })), { value: '', label: t('operator.noPlan') }], value: typed.planId ?? plans[0]?.id ?? '', id: 'org-plan' })}
       <div class="field field-button"><button class="btn btn-primary" type="submit">${t('operator.createButton')}</button></div>
@@ -187,7 +188,7 @@ async function renderOrganization(ctx: DashboardContext, db: Db, organizationId:
         <div><button class="btn btn-primary" type="submit">${t('common.save')}</button></div>
       </form>`, { id: 'org-plan' })}
       ${section(t('operator.org.grant'), html`<form method="post" action="/operator/organizations/${org.id}/credits" class="stack">
-        ${csrfField(ctx.state)}
+        ${csrfField(ctx.state)}${submissionField()}
         ${select({ label: t('operator.org.grantKind'), name: 'kind', choices: creditKinds.map((k) => ({ value: k, label: t(`operator.org.kind.${k}`) })), value: typed.kind ?? 'grant', id: 'grant-kind' })}
         ${field({ label: t('operator.org.credits'), name: 'credits', type: 'number', required: true, value: typed.credits ?? null, id: 'grant-credits', error: refusals.credits })}
         ${field({ label: t('operator.org.reason'), name: 'reason', required: true, value: typed.reason ?? null, help: t('operator.org.reasonHelp'), id: 'grant-reason', error: refusals.reason })}
@@ -247,22 +248,29 @@ export function registerOperatorRoutes(router: Router<DashboardState>, deps: Ope
 
   router.get('/operator', async (ctx) => {
     requireOperator(ctx);
-    await renderOverview(ctx, db);
+    await renderOverview(ctx, db, ctx.query.done === 'repeated' ? notice(ctx.state.t('form.repeated'), 'info') : undefined);
   });
 
   router.post('/operator/organizations', async (ctx) => {
     const actor = requireOperator(ctx);
     const { name = '', planId = '' } = ctx.state.form;
-    let created: string | undefined;
+    let answer: string | undefined;
     await guarded(ctx, null, async () => {
       const org = await withAudit(
         db,
-        (trx) => createOrganization(trx, { name, planId: planId || null, actor }),
-        (o) => ({ organizationId: o.id, actor, action: 'organization.created', details: { name: o.name, planId: o.planId } }),
+        async (trx) => {
+          if (!(await claimSubmission(trx, ctx))) return null; // sent before (a double-click): no second organization
+          const o = await createOrganization(trx, { name, planId: planId || null, actor });
+          await keepAnswer(trx, ctx, createdPath(o.id));
+          return o;
+        },
+        (o) => o && { organizationId: o.id, actor, action: 'organization.created', details: { name: o.name, planId: o.planId } },
       );
-      created = org.id;
+      // A repeat goes to the organization the first one made; were that answer not kept (a
+      // newer one of this form replaced it), to the list, which says the form had been sent.
+      answer = org ? createdPath(org.id) : ((await keptAnswer(db, ctx)) ?? '/operator?done=repeated');
     });
-    if (created) ctx.redirect(`/operator/organizations/${created}?done=created`);
+    if (answer) ctx.redirect(answer);
   });
 
   router.get('/operator/organizations/:orgId', async (ctx) => {
@@ -291,10 +299,15 @@ export function registerOperatorRoutes(router: Router<DashboardState>, deps: Ope
       const { kind, credits, reason } = parseInput(creditsFormSchema, ctx.state.form);
       const snapshot = await withAudit(
         db,
-        (trx) => changeCredits(trx, { organizationId: orgId, kind, credits, actor, reason }),
-        () => ({ organizationId: orgId, actor, action: `credits.${kind}`, details: { credits, reason } }),
+        async (trx) => (await claimSubmission(trx, ctx)) ? changeCredits(trx, { organizationId: orgId, kind, credits, actor, reason }) : null,
+        (s) => s && { organizationId: orgId, actor, action: `credits.${kind}`, details: { credits, reason } },
       );
-      return notice(ctx.state.t('operator.org.granted', { balance: ctx.state.f.number(snapshot.creditsBalance) }), 'good');
+      if (snapshot) return notice(ctx.state.t('operator.org.granted', { balance: ctx.state.f.number(snapshot.creditsBalance) }), 'good');
+      // Sent before (a double-click, or a reload of this answer): booked once. Not the generic
+      // "nothing new was made", which an operator seeing only this answer could read as "not
+      // booked" and book again; the balance shown is the one with the first booking in it.
+      const balance = (await getOrganization(db, orgId)).allowance?.creditsBalance ?? 0;
+      return notice(ctx.state.t('operator.org.grantRepeated', { balance: ctx.state.f.number(balance) }), 'info');
     });
   });
 
