@@ -62,6 +62,27 @@ describe('when the invited address has joined', () => {
     expect(table).toContain(other);
   });
 
+  it('then the same link again a moment later (a double-click, a reload) says it was accepted and asks to sign in, or sends the signed-in member on', async () => {
+    const { orgId, client } = await adminOfNewOrg(env, 'Members accepted link test');
+    const email = uniqueEmail('twice');
+    const link = await invite(client, orgId, email);
+    // A double-click: two POSTs with the same cookies and token. One joins; the other, whichever
+    // comes second, is told the person joined, not that the link failed.
+    const form = httpSession(env.dashboard.url);
+    const csrf = await form.csrf(link);
+    const answers = await Promise.all([1, 2].map(() => form.post(link, { _csrf: csrf, password: 'a long enough password' })));
+    expect(answers.map((a) => a.status).sort()).toEqual([200, 302]);
+    const body = await answers.find((a) => a.status === 200)!.text();
+    expect(body).toContain('This invitation to Members accepted link test has been accepted. Sign in to continue.');
+    expect(body).toContain(`href="/sign-in?next=${encodeURIComponent(`/orgs/${orgId}`)}"`);
+    expect(body).not.toContain('not valid any more');
+    // Signed in (the first answer's cookie), the link leads to the organization.
+    const signedIn = await form.get(link);
+    expect(signedIn.status).toBe(302);
+    expect(signedIn.headers.get('location')).toBe(`/orgs/${orgId}`);
+    expect(await env.db('memberships').where({ organization_id: orgId }).count<{ n: string }[]>({ n: '*' }).then((r) => Number(r[0]!.n))).toBe(2);
+  });
+
   it('then a removed member cannot rejoin with an invitation made before the removal', async () => {
     const { orgId, client } = await adminOfNewOrg(env, 'Members removal closes test');
     const email = uniqueEmail('removed');

@@ -7,7 +7,7 @@ export {
   type Capability, type MemberRole, type OrganizationRole, type MembershipSummary, type Member,
 } from './memberships.js';
 export {
-  createInvitation, findInvitation, acceptInvitation, pendingInvitations, cancelInvitation, invitationInputSchema, invitationIdSchema, INVITATION_TTL_MS, MAX_NAME_LENGTH, ALREADY_MEMBER,
+  createInvitation, findInvitation, justAcceptedInvitation, acceptInvitation, pendingInvitations, cancelInvitation, invitationInputSchema, invitationIdSchema, INVITATION_TTL_MS, MAX_NAME_LENGTH, ALREADY_MEMBER,
   type CreatedInvitation, type PendingInvitation, type PendingInvitationSummary, type AcceptInvitationResult, type InvitationInput,
 } from './invitations.js';
 export { ensureOperator, upsertOperator, type OperatorSignIn } from './ensure-operator.js';

@@ -88,6 +88,21 @@ export async function findInvitation(db: Db, token: string, now = new Date()): P
   return { organizationId: row.organization_id, organizationName: row.name, email: row.email, role: row.role, expiresAt: row.expires_at, existingUser: Boolean(user?.password_hash) };
 }
 
+// How long after its acceptance a link still says so: long enough for a double-click, a reload
+// or Back to the form (the second answer comes after the first joined), short enough that an
+// old link, whose member may have left since, says only that it is no longer valid.
+const JUST_ACCEPTED_MS = 10 * 60_000;
+
+/** The organization of an invitation accepted within the last minutes; undefined otherwise. */
+export async function justAcceptedInvitation(db: Db, token: string, now = new Date()): Promise<{ organizationId: string; organizationName: string } | undefined> {
+  const row = await db('invitations as i')
+    .join('organizations as o', 'o.id', 'i.organization_id')
+    .where('i.token_hash', hashToken(token))
+    .andWhere('i.accepted_at', '>', new Date(now.getTime() - JUST_ACCEPTED_MS))
+    .first<{ organization_id: string; name: string } | undefined>('i.organization_id', 'o.name');
+  return row ? { organizationId: row.organization_id, organizationName: row.name } : undefined;
+}
+
 /**
  * An invitation is named by its token's hash in the admins' cancel forms. The hash is not the
  * link's secret (that is never stored), so showing it to an admin opens nothing.

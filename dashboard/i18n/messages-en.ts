@@ -37,6 +37,7 @@ export const en = {
   'invite.acceptAs': 'Accept as {email}',
   'invite.introSignedIn': 'You have been invited to {org} as {role}.',
   'invite.invalid': 'This invitation link is not valid any more: it was used, or it expired.',
+  'invite.accepted': 'This invitation to {org} has been accepted. Sign in to continue.',
   'invite.signInRequired': 'Sign in as the invited address first.',
   'role.operator': 'operator',
   'role.admin': 'admin',

@@ -39,6 +39,7 @@ export const it: Catalogue = {
   'invite.acceptAs': 'Accetta come {email}',
   'invite.introSignedIn': 'Sei stato invitato in {org} come {role}.',
   'invite.invalid': 'Questo link di invito non è più valido: è già stato usato o è scaduto.',
+  'invite.accepted': "L'invito a {org} è stato accettato. Accedi per continuare.",
   'invite.signInRequired': "Accedi prima con l'indirizzo invitato.",
   'role.operator': 'operatore',
   'role.admin': 'amministratore',

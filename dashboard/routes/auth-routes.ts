@@ -1,11 +1,11 @@
 import type { Router } from '@koa/router';
 import {
-  acceptInvitation, endAllSessions, endSession, findInvitation, membershipsOf, MIN_PASSWORD_LENGTH, signIn, type SignInLimits,
+  acceptInvitation, endAllSessions, endSession, findInvitation, justAcceptedInvitation, membershipsOf, MIN_PASSWORD_LENGTH, signIn, type SignInLimits,
 } from '../../core/dashboard-auth/index.js';
 import type { Db } from '../../core/db/index.js';
 import { isLanguage } from '../i18n/translate.js';
 import { LANGUAGE_COOKIE, SESSION_COOKIE, setCookie } from '../middleware/cookies.js';
-import type { DashboardState } from '../state.js';
+import type { DashboardContext, DashboardState } from '../state.js';
 import { csrfField, field, notice } from '../views/components.js';
 import { html, type HtmlValue } from '../views/html.js';
 import { fieldRefusals, invalidInputMessage } from '../views/invalid-input.js';
@@ -92,15 +92,28 @@ export function registerAuthRoutes(router: Router<DashboardState>, deps: AuthRou
   const invitationPage = (state: DashboardState, token: string, body: HtmlValue, title: string) =>
     bareLayout(state, { title, path: `/invitations/${token}`, body });
 
+  // A link that no longer opens. Just accepted (the second answer of a double-click, a reload of
+  // the form, Back to it): the person joined, so they are sent on, or asked to sign in, rather
+  // than told the link failed. Otherwise: used long ago, expired or cancelled, said as one.
+  const noLongerOpen = async (ctx: DashboardContext, token: string) => {
+    const { t } = ctx.state;
+    const accepted = await justAcceptedInvitation(db, token);
+    if (accepted && ctx.state.session) return ctx.redirect(`/orgs/${accepted.organizationId}`);
+    if (accepted) {
+      const next = `/sign-in?next=${encodeURIComponent(`/orgs/${accepted.organizationId}`)}`;
+      ctx.body = invitationPage(ctx.state, token, html`${notice(t('invite.accepted', { org: accepted.organizationName }), 'good')}
+        <p><a class="btn btn-primary" href="${next}">${t('auth.signIn')}</a></p>`, t('invite.title', { org: accepted.organizationName }));
+      return;
+    }
+    ctx.status = 404;
+    ctx.body = invitationPage(ctx.state, token, notice(t('invite.invalid'), 'bad'), t('error.title'));
+  };
+
   router.get('/invitations/:token', async (ctx) => {
     const { t } = ctx.state;
     const token = ctx.params.token!;
     const invitation = await findInvitation(db, token);
-    if (!invitation) {
-      ctx.status = 404;
-      ctx.body = invitationPage(ctx.state, token, notice(t('invite.invalid'), 'bad'), t('error.title'));
-      return;
-    }
+    if (!invitation) return noLongerOpen(ctx, token);
     ctx.body = invitationPage(ctx.state, token, invitationForm(ctx.state, token, invitation), t('invite.title', { org: invitation.organizationName }));
   });
 
@@ -108,12 +121,10 @@ export function registerAuthRoutes(router: Router<DashboardState>, deps: AuthRou
     const { t } = ctx.state;
     const token = ctx.params.token!;
     const invitation = await findInvitation(db, token);
-    if (!invitation) {
-      ctx.status = 404;
-      ctx.body = invitationPage(ctx.state, token, notice(t('invite.invalid'), 'bad'), t('error.title'));
-      return;
-    }
+    if (!invitation) return noLongerOpen(ctx, token);
     const result = await acceptInvitation(db, { token, password: ctx.state.form.password, name: ctx.state.form.name, signedInUserId: ctx.state.session?.user.id ?? null });
+    // Accepted meanwhile: the other request of a double-click won the invitation's lock.
+    if (!result.ok && result.reason === 'invalid_or_expired') return noLongerOpen(ctx, token);
     if (!result.ok) {
       ctx.status = 422;
       const message = result.reason === 'invalid_params' ? t('error.invalid', { message: invalidInputMessage(ctx.state, result.error) })
