@@ -80,6 +80,20 @@ describe('parseDossierLine', () => {
     });
   });
 
+  it('when a holder or an officer leaves out its name then it is stored as null, as any field left out is', () => {
+    const parsed = parseDossierLine(JSON.stringify({
+      fiscalCode: '91000000031', legalName: 'Holders S.r.l.', beneficialOwners: [{ share: 0.1 }], shareholders: [{}], officers: [{ roleCategory: 'director' }],
+    }), 1);
+    expect(parsed).toMatchObject({
+      ok: true,
+      dossier: {
+        beneficialOwners: [{ name: null, share: 0.1, fiscalCode: null }],
+        shareholders: [{ name: null, share: null, fiscalCode: null }],
+        officers: [{ name: null, role: null, roleCategory: 'director' }],
+      },
+    });
+  });
+
   it('when an address gives only some of its lines then the others are null, and only countryCode is required', () => {
     const parsed = parseDossierLine(JSON.stringify({ fiscalCode: '01234567890', legalName: 'Address S.r.l.', address: { line1: 'Via Roma 1', countryCode: 'IT' } }), 1);
     expect(parsed).toMatchObject({ ok: true, dossier: { address: { line1: 'Via Roma 1', line2: null, locality: null, postalCode: null, countryCode: 'IT' } } });

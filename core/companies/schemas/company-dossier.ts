@@ -50,15 +50,16 @@ export const dossierFiscalCodeSchema = z
   .transform(upper)
   .pipe(z.string().regex(/^(?:\d{11}|[A-Z0-9]{16})$/, 'must be 11 digits (partita IVA / codice fiscale numerico) or a 16-character codice fiscale'));
 
+// A name is left out like any other field (docs/import-format.md): stored as null, unknown.
 export const dossierHolderSchema = z.strictObject({
-  name: name().nullable(),
+  name: name().nullable().default(null),
   share: z.number().min(0).max(1).nullable().default(null),
   /** The holder's (or subsidiary's) own fiscal code, when it is a company: links ownership chains. */
   fiscalCode: dossierFiscalCodeSchema.nullable().default(null),
 });
 
 export const dossierOfficerSchema = z.strictObject({
-  name: name().nullable(),
+  name: name().nullable().default(null),
   role: z.string().max(MAX_NAME_LENGTH).nullable().default(null),
   roleCategory: z.enum(roleCategoryValues),
 });
