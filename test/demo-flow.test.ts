@@ -43,8 +43,16 @@ describe('demo flow: start → calls → report', () => {
   it('when the service starts, is called and stopped, then the report shows every served call, and a second start reuses the key', async () => {
     const first = await startService(env);
     const demo = JSON.parse(await readFile(path.join(dataDir, 'demo.json'), 'utf8')) as {
-      apiKey: string; organizationId: string; baseUrl: string; mcpUrl: string; sampleFiscalCodes: string[];
+      apiKey: string; organizationId: string; baseUrl: string; mcpUrl: string; mcpEndpoint: string; sampleFiscalCodes: string[];
     };
+    // The address an MCP client is given answers as the tool server.
+    expect(demo.mcpEndpoint).toBe(`${demo.mcpUrl}/mcp`);
+    const initialize = await fetch(demo.mcpEndpoint, {
+      method: 'POST',
+      headers: { Authorization: `Bearer ${demo.apiKey}`, 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream' },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'demo-flow', version: '1.0.0' } } }),
+    });
+    expect(initialize.status).toBe(200);
     expect(demo.sampleFiscalCodes.length).toBeGreaterThanOrEqual(20);
     expect(demo.sampleFiscalCodes.some((c) => /^\d{11}$/.test(c))).toBe(true);
     expect(demo.sampleFiscalCodes.some((c) => /^[A-Z0-9]{16}$/.test(c))).toBe(true);

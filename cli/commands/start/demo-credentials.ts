@@ -12,7 +12,10 @@ export const demoFileSchema = z.object({
   apiKey: z.string(),
   organizationId: z.string(),
   baseUrl: z.string(),
+  /** The tool server's base, the spec's {mcp_url}; it answers at mcpEndpoint. */
   mcpUrl: z.string(),
+  /** Where an MCP client connects: mcpUrl + /mcp (absent from files written before it). */
+  mcpEndpoint: z.string().optional(),
   dashboardUrl: z.string().optional(),
   operator: z.object({ email: z.string(), password: z.string().nullable() }).optional(),
   sampleFiscalCodes: z.array(z.string()),

@@ -73,7 +73,7 @@ function printBanner(demo: Awaited<ReturnType<typeof startServices>>['demo'], da
     `Italian company data service is up (${(ms / 1000).toFixed(1)} s)`,
     '',
     `  API          ${demo.baseUrl}        docs: ${demo.baseUrl}/docs`,
-    `  Tool server  ${demo.mcpUrl}/mcp`,
+    `  Tool server  ${demo.mcpEndpoint ?? `${demo.mcpUrl}/mcp`}`,
     demo.dashboardUrl ? `  Dashboard    ${demo.dashboardUrl}` : '',
     demo.operator ? `  Operator     ${demo.operator.email} / ${demo.operator.password ?? '(password set earlier; see cli)'}` : '',
     '',

@@ -85,11 +85,13 @@ async function startParts(config: Config, logger: Logger, database: OpenDatabase
   const dashboardServer = await serveOnPort('DASHBOARD_PORT', dashboard.app.callback(), config.DASHBOARD_PORT, config.HOST, { likelyHolder });
   servers.push(dashboardServer);
 
+  const mcpUrl = config.PUBLIC_MCP_URL ?? `http://${config.HOST}:${mcpServer.port}`;
   const demo: DemoFile = {
     apiKey,
     organizationId,
     baseUrl: config.PUBLIC_BASE_URL ?? `http://${config.HOST}:${apiServer.port}`,
-    mcpUrl: config.PUBLIC_MCP_URL ?? `http://${config.HOST}:${mcpServer.port}`,
+    mcpUrl,
+    mcpEndpoint: `${mcpUrl}/mcp`,
     dashboardUrl: config.PUBLIC_DASHBOARD_URL ?? `http://${config.HOST}:${dashboardServer.port}`,
     operator,
     sampleFiscalCodes: await pickSampleFiscalCodes(db, 24),
