@@ -32,7 +32,9 @@ export function allowanceReportCsv(r: AllowanceReport): string[] {
   summary('topped_up', r.credits.toppedUp);
   summary('adjusted', r.credits.adjusted);
   summary('rollover', r.credits.rollover);
-  summary('used', r.credits.used);
+  // A movement of the balance, as in the table and on the dashboard: the summary's credit rows
+  // from opening_balance to used add up to closing_balance.
+  summary('used', -r.credits.used);
   summary('closing_balance', r.closingBalance);
   summary('calls_used', r.callsUsed, 'calls');
   for (const e of r.entries) rows.push(['entry', e.type, e.at, e.credits, 'credits', null, [e.actor, e.reason].filter(Boolean).join(': ')]);

@@ -43,6 +43,11 @@ describe('allowance report as of', () => {
     expect(closed.credits.used).toBe(10);
     expect(closed.asOf).toBe(pastNewest.toISOString());
     expect(allowanceReportCsv(closed)).toContain(`summary,as_of,,${pastNewest.toISOString()},,,`);
+    // The summary's credit rows add up: used is a movement of the balance, as in the table.
+    const summary = Object.fromEntries(allowanceReportCsv(closed).filter((l) => l.startsWith('summary,')).map((l) => l.split(',')).map((c) => [c[1], c[3]]));
+    expect(summary.used).toBe('-10');
+    const movements = ['opening_balance', 'granted', 'topped_up', 'adjusted', 'rollover', 'used'].reduce((n, k) => n + Number(summary[k]), 0);
+    expect(movements).toBe(Number(summary.closing_balance));
     expect((await buildAllowanceReport(db, org.id, current, now)).asOf).toBe(currentNewest.toISOString());
     // A month with no usage of its own has no "as of", though later months have usage.
     expect((await buildAllowanceReport(db, org.id, periodOf(new Date(periodStart(past).getTime() - 1)), now)).asOf).toBeNull();

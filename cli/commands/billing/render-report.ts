@@ -17,7 +17,7 @@ function reportTable(r: AllowanceReport): string[] {
   const lines = (header: string[], rows: string[][]) => (rows.length === 0 ? ['  (none)'] : table(header, rows).map((l) => `  ${l}`));
   const usage = (x: { quantity: number; unit: string; calls: number }) => [String(x.quantity), x.unit, String(x.calls)];
   out.push(`Allowance report: ${r.organizationName} (${r.organizationId}), ${r.period}`);
-  out.push(`As of: ${r.asOf ?? `no usage counted in ${r.period} yet`} (the newest usage event counted in ${r.period}); generated ${r.generatedAt}`);
+  out.push(`As of: ${r.asOf === null ? `no usage counted in ${r.period}` : `${r.asOf} (the newest usage event counted in ${r.period})`}; generated ${r.generatedAt}`);
   out.push('');
   out.push(...table(['CREDITS', 'AMOUNT'], [
     ['opening balance', String(r.openingBalance)],
