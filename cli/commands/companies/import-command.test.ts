@@ -1,6 +1,6 @@
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -9,7 +9,7 @@ import { createDb, type Db } from '../../../core/db/index.js';
 import { COMPANY_YEARS, FISCAL_YEARS, MAX_COUNT } from '../../../core/companies/schemas/index.js';
 import { generateDossiers } from '../../../core/sample-data/index.js';
 import { fiscalCodes } from '../../../test/support/company-dossiers.js';
-import { runCli } from '../../../test/support/run-cli.js';
+import { runCli, type CliRun } from '../../../test/support/run-cli.js';
 
 // The real CLI in a child process, as an operator runs it in development (node --import tsx):
 // the only place the parser threads load through tsx the way they do outside the tests.
@@ -18,6 +18,23 @@ let db: Db;
 let dir: string;
 
 const cli = (...args: string[]) => runCli(databaseUrl, ...args);
+
+// As cli, with `input` piped to its standard input.
+async function cliWithStdin(input: Buffer, ...args: string[]): Promise<CliRun> {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'cli/main.ts', ...args], {
+    cwd: fileURLToPath(new URL('../../../', import.meta.url)),
+    env: { ...process.env, DATABASE_URL: databaseUrl, LOG_LEVEL: 'error' },
+    stdio: ['pipe', 'pipe', 'pipe'],
+  });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+  child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+  const exited = once(child, 'exit');
+  child.stdin.end(input);
+  const [code] = (await exited) as [number | null];
+  return { code: code ?? 1, stdout, stderr };
+}
 
 beforeAll(async () => {
   db = createDb({ connectionString: databaseUrl, poolMax: 2 });
@@ -48,6 +65,38 @@ describe('cli import', () => {
     const codes = dossiers.map((d) => d.fiscalCode);
     const { rows } = await db.raw<{ rows: { n: number }[] }>('SELECT count(*)::int AS n FROM companies WHERE fiscal_code = ANY(?)', [codes]);
     expect(rows[0]!.n).toBe(300);
+  });
+
+  it.each([
+    ['--workers 0', false, ['--workers', '0']],
+    ['default workers', false, []],
+    ['stdin, default workers', true, []],
+  ] as const)('when lines that are Latin-1, CRLF, led by a BOM or unterminated are rejected (%s) then --rejects holds their exact bytes, each with its own line end', async (name, stdin, workers) => {
+    // Over 1 MB of good companies, so that by default parser threads parse the file.
+    const good = [...generateDossiers({ count: 100, seed: 81_200_205 })].map((d) => Buffer.from(JSON.stringify(d) + '\n'));
+    const bad = [
+      Buffer.from('\uFEFF' + JSON.stringify({ fiscalCode: '1', legalName: 'BOM S.r.l.' }) + '\r\n'), // line 1
+      Buffer.from(JSON.stringify({ fiscalCode: '01234567897', legalName: 'Caffè Forlì S.r.l.' }) + '\n', 'latin1'), // line 52
+      Buffer.from(JSON.stringify({ fiscalCode: '123', legalName: 'CRLF S.r.l.' }) + '\r\n'), // line 103
+      Buffer.from(JSON.stringify({ fiscalCode: '456', legalName: 'Ultimo' }), 'latin1'), // line 104, no line break
+    ];
+    const input = Buffer.concat([bad[0]!, ...good.slice(0, 50), bad[1]!, ...good.slice(50), bad[2]!, bad[3]!]);
+    const file = path.join(dir, `rejects-as-read-${name.replace(/\W+/g, '-')}.jsonl`);
+    const rejects = `${file}.rejects`;
+    await writeFile(file, input);
+
+    const run = stdin ? await cliWithStdin(input, 'import', '-', '--rejects', rejects, '--quiet') : await cli('import', file, ...workers, '--rejects', rejects, '--quiet');
+    expect(run.code, run.stderr).toBe(1);
+    expect(run.stdout).toMatch(new RegExp(`imported 104 lines in .*${workers.length > 0 ? '/s\\)' : 'parser threads?\\)'}: .*, 4 rejected`));
+    expect(run.stdout).toMatch(/^line 52: not UTF-8 text: /m);
+    const written = await readFile(rejects);
+    const expected = Buffer.concat([...bad, Buffer.from('\n')]);
+    expect(Buffer.compare(written, expected), written.toString('latin1')).toBe(0);
+
+    // Imported again, the rejects file's lines are the same lines: the BOM does not hide line 1's reason.
+    const again = await cli('import', rejects, '--workers', '0', '--quiet');
+    expect(again.stdout).toMatch(/imported 4 lines in .*: 0 created, 0 updated, 0 unchanged, 4 rejected/);
+    expect([...again.stdout.matchAll(/^line (\d): (\w+)/gm)].map((m) => `${m[1]} ${m[2]}`)).toEqual(['1 fiscalCode', '2 not', '3 fiscalCode', '4 fiscalCode']);
   });
 
   it('when the first batch is held back by the database then the progress line shows only what is written, not what was read', async () => {

@@ -8,6 +8,7 @@ import { createProgressReporter } from './progress-reporter.js';
 import { openLineSource } from './read-lines.js';
 
 const MAX_PRINTED_REJECTIONS = 100;
+const NEWLINE = Buffer.from('\n');
 // Below this a file parses faster on the main thread than parser threads take to start.
 const SMALL_FILE_BYTES = 1 << 20;
 
@@ -59,7 +60,9 @@ export function registerImportCommand(program: Command, context: () => CliContex
           batchSize: opts.batchSize,
           workers: opts.workers ?? defaultParserThreads(source.bytes),
           onProgress: (p) => progress.update(p),
-          onReject: rejectsFile ? (_r, text) => rejectsFile.write(text + '\n') : undefined,
+          // Each line as read, its break included; a last line without one gets "\n", so the
+          // line rejected after it (a database refusal comes later) starts a line of its own.
+          onReject: rejectsFile ? (_r, line) => rejectsFile.write(line.at(-1) === 0x0a ? line : Buffer.concat([line, NEWLINE])) : undefined,
         });
       } finally {
         // A failed import can stop while stdin still waits for a quiet producer's next line

@@ -7,6 +7,7 @@ import type { CompanyDossierInput } from '../schemas/index.js';
 import { upsertPreparedCompanies } from '../write-companies.js';
 import { importDossiers, type UpsertFn } from './import-dossiers.js';
 import { readLineBlocks } from './line-blocks.js';
+import type { ImportRejection } from './parse-dossier-line.js';
 
 // Seeds of this file only, so its fiscal codes do not collide with other tests' companies.
 const ROUND_TRIP_SEED = 81_200_001;
@@ -113,8 +114,8 @@ describe('importDossiers', () => {
       JSON.stringify({ fiscalCode: '123', legalName: 'X' }), // 8
       JSON.stringify(good[5]), // 9
     ];
-    const rejectedText: string[] = [];
-    const onReject = (_r: unknown, text: string) => rejectedText.push(text);
+    const rejectedBytes = new Map<number, Uint8Array>();
+    const onReject = (r: ImportRejection, line: Uint8Array) => rejectedBytes.set(r.line, line);
     const summary = kind === 'lines'
       ? await importDossiers({ db, lines, batchSize: 3, workers, onReject })
       // Reads of 3 kB: several blocks, most lines cut between two reads.
@@ -129,19 +130,26 @@ describe('importDossiers', () => {
     expect(database!.reason).toBe('database refused the company: invalid input syntax for type json (Unicode low surrogate must follow a high surrogate.) [SQLSTATE 22P02]');
     expect(code!.reason).toMatch(/^fiscalCode: /);
     // Parse rejections are reported at once, database ones when their batch is written.
-    expect(rejectedText.map((t) => lines.indexOf(t) + 1).sort((a, b) => a - b)).toEqual([2, 5, 6, 8]);
+    // Each as read: a block's line with its break, a line given as text without one.
+    expect([...rejectedBytes.keys()].sort((a, b) => a - b)).toEqual([2, 5, 6, 8]);
+    for (const [line, bytes] of rejectedBytes) expect(Buffer.from(bytes).toString('utf8')).toBe(lines[line - 1] + (kind === 'blocks' ? '\n' : ''));
     expect(summary).toMatchObject({ lines: 8, accepted: 5, rejected: 4, created: 4 });
     for (const d of [good[0], good[1], good[2], good[5]]) expect(await store.companyReport(d!.fiscalCode)).not.toBeNull();
     for (const d of [good[3], good[4]]) expect(await store.companyReport(d!.fiscalCode)).toBeNull();
   });
 
-  it('when a line is not UTF-8 (a Latin-1 "Forlì") then it is rejected naming the cause, not stored with U+FFFD; UTF-8 lines around it are kept', async () => {
-    const [latin, utf] = [...generateDossiers({ count: 2, seed: 77_077 })];
-    const latinLine = Buffer.from(JSON.stringify({ ...latin, municipality: 'Forlì' }), 'latin1');
+  it.each([0, 2])('when a line is not UTF-8 (a Latin-1 "Forlì", parser threads: %i) then it is rejected naming the cause, not stored with U+FFFD, onReject gets its bytes as read; UTF-8 lines around it are kept', async (workers) => {
+    const [latin, utf] = [...generateDossiers({ count: 2, seed: 77_077 + workers })];
+    const latinLine = Buffer.from(JSON.stringify({ ...latin, municipality: 'Forlì' }) + '\r\n', 'latin1');
     const utfLine = Buffer.from(JSON.stringify({ ...utf, municipality: 'Forlì' }), 'utf8');
-    const summary = await importDossiers({ db, blocks: readLineBlocks(inReads(Buffer.concat([latinLine, Buffer.from('\n'), utfLine, Buffer.from('\n')]), 1_000)), batchSize: 5 });
+    const rejected: Uint8Array[] = [];
+    const summary = await importDossiers({
+      db, blocks: readLineBlocks(inReads(Buffer.concat([latinLine, utfLine, Buffer.from('\n')]), 1_000)), batchSize: 5, workers, onReject: (_r, line) => rejected.push(line),
+    });
+    expect(summary.parserThreads).toBe(workers);
     expect(summary.rejections).toEqual([{ line: 1, fiscalCode: null, reason: expect.stringMatching(/^not UTF-8 text: /) }]);
     expect(summary).toMatchObject({ accepted: 1, rejected: 1 });
+    expect(rejected.map((line) => Buffer.compare(line, latinLine))).toEqual([0]);
     expect(await store.companyReport(latin!.fiscalCode)).toBeNull();
     expect((await db('companies').where({ fiscal_code: utf!.fiscalCode }).first('municipality')).municipality).toBe('Forlì');
   });

@@ -1,7 +1,7 @@
 import { databaseErrorParts, type Db } from '../../db/index.js';
 import { linkUnlinkedHolders, upsertPreparedCompanies, type PreparedCompany, type UpsertResult } from '../write-companies.js';
 import { trackInputDone } from './input-done.js';
-import { blockLines, type LineBlock } from './line-blocks.js';
+import { blockLineBytes, blockLines, type LineBlock } from './line-blocks.js';
 import { IDLE, markIdle, type Idle } from './mark-idle.js';
 import type { ImportRejection, ParsedEntry } from './parse-dossier-line.js';
 import { startParsePool, type ParseInput, type ParsePool } from './parse-pool.js';
@@ -77,8 +77,12 @@ export type ImportDossiersOptions = ImportInput & ImportOptions;
 interface ImportOptions extends Omit<WriteDossiersOptions, 'onReject' | 'onProgress'> {
   /** Called after each batch is written, and at the end. */
   onProgress?: (progress: ImportProgress) => void;
-  /** Called for each rejection with the raw line (e.g. to write a rejects file). */
-  onReject?: (rejection: ImportRejection, text: string) => void;
+  /**
+   * Called for each rejection with the line's bytes as they were read, its line break ("\n" or
+   * "\r\n") included, bytes that are not UTF-8 too (e.g. to write a rejects file). A line given
+   * as text (`lines`) comes as its UTF-8 with no break, as does a file's last line without one.
+   */
+  onReject?: (rejection: ImportRejection, line: Uint8Array) => void;
   /**
    * Parser threads for JSON.parse, validation and preparation (0, the default: the main
    * thread parses). When their code cannot be loaded the main thread parses, and the summary
@@ -110,9 +114,13 @@ const PARSED: unique symbol = Symbol('parsed');
 /** JSON Lines in, companies in the store out; see docs/import-format.md. */
 export async function importDossiers(options: ImportDossiersOptions): Promise<ImportSummary> {
   const { lines, blocks, onReject, onProgress, workers = 0, ...rest } = options;
-  // Raw text of the lines not yet written (those parsed ahead and two batches), for onReject.
-  const pending = new Map<number, string>();
-  const keep = onReject ? (line: number, text: string) => pending.set(line, text) : undefined;
+  // The lines not yet written or rejected (those parsed ahead and two batches), for onReject:
+  // as given (text), or views into the blocks read (their bytes, never decoded or copied here).
+  // A view holds its block, as a slice of a decoded block's text would hold that text.
+  const pending = new Map<number, string | Uint8Array>();
+  const keep = onReject ? (line: number, raw: string | Uint8Array) => pending.set(line, raw) : undefined;
+  // Lines up to here were handed to the writer or are blank (a blank line never is).
+  let handedUpTo = 0;
 
   let pool: ParsePool | undefined;
   let unavailable: string | undefined;
@@ -164,14 +172,24 @@ export async function importDossiers(options: ImportDossiersOptions): Promise<Im
   // What the writer is handed, in line order: how far through the input it is (see input-done.ts).
   async function* handed(entries: AsyncIterable<PreparedEntry | Idle>): AsyncGenerator<PreparedEntry | Idle> {
     for await (const entry of entries) {
-      if (entry !== IDLE) done.handed(entry.ok ? entry.line : entry.rejection.line, entry.ok);
+      if (entry !== IDLE) {
+        const line = entry.ok ? entry.line : entry.rejection.line;
+        done.handed(line, entry.ok);
+        // Entries come in line order, so the lines skipped since the last one were blank.
+        if (keep) for (let blank = handedUpTo + 1; blank < line; blank++) pending.delete(blank);
+        handedUpTo = line;
+      }
       yield entry;
     }
     done.ended();
   }
   const textOf = (chunk: ParseInput) => ('lines' in chunk ? chunk.lines : blockLines(chunk.bytes));
-  const keepAll = (firstLine: number, texts: readonly string[]) => {
-    if (keep) texts.forEach((text, i) => text.trim() !== '' && keep(firstLine + i, text));
+  // A rejected line goes to onReject as it was read: a block's bytes, not their decoded text
+  // (bytes that are not UTF-8 decode to U+FFFD, and "\r\n" loses its "\r").
+  const keepAll = (chunk: ParseInput) => {
+    if (!keep) return;
+    const raw = 'lines' in chunk ? chunk.lines : blockLineBytes(chunk.bytes);
+    for (let i = 0; i < raw.length; i++) keep(chunk.firstLine + i, raw[i]!);
   };
 
   async function* inThread(): AsyncGenerator<PreparedEntry | Idle> {
@@ -181,8 +199,8 @@ export async function importDossiers(options: ImportDossiersOptions): Promise<Im
         continue;
       }
       const chunk = read.input;
+      keepAll(chunk);
       const texts = textOf(chunk);
-      keepAll(chunk.firstLine, texts);
       for (let i = 0; i < texts.length; i++) {
         const entry = prepareLine(texts[i]!, chunk.firstLine + i);
         if (entry !== null) yield entry;
@@ -224,8 +242,10 @@ export async function importDossiers(options: ImportDossiersOptions): Promise<Im
           continue;
         }
         const { input: chunk, lineCount } = got.value;
-        // Only when the caller wants rejected lines' text does the main thread decode blocks too.
-        if (keep) keepAll(chunk.firstLine, textOf(chunk));
+        // The main thread never decodes blocks; when the caller wants rejected lines, it only
+        // finds where each line ends (keepAll). Its views stay valid because parse copies the
+        // block to the thread: handing the block's memory over instead would empty them.
+        keepAll(chunk);
         const entries = p.parse(chunk);
         // Handled when awaited below; until then a failed chunk must not count as unhandled.
         entries.catch(() => undefined);
@@ -250,8 +270,10 @@ export async function importDossiers(options: ImportDossiersOptions): Promise<Im
       ...rest,
       onProgress: onProgress && ((counts) => onProgress({ ...counts, bytesDone: done.bytes() })),
       onReject: onReject && ((r) => {
-        onReject(r, pending.get(r.line) ?? '');
+        const raw = pending.get(r.line) ?? '';
         pending.delete(r.line);
+        // A copy: what the caller keeps must not hold a whole block.
+        onReject(r, typeof raw === 'string' ? Buffer.from(raw, 'utf8') : Buffer.from(raw));
       }),
     }, (written) => {
       written.forEach((l) => pending.delete(l));

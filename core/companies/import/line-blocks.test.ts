@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { blockLines, readLineBlocks, type LineBlock } from './line-blocks.js';
+import { blockLineBytes, blockLines, readLineBlocks, type LineBlock } from './line-blocks.js';
 
 async function* reads(bytes: Buffer, sizes: number[]): AsyncGenerator<Uint8Array> {
   let at = 0;
@@ -33,6 +33,15 @@ describe('line blocks', () => {
       }
       expect(next - 1).toBe(expected.length);
     }
+  });
+
+  it('when a block holds CRLF, blank, Latin-1 and unterminated lines then blockLineBytes gives each line\'s bytes with its own break, as many as blockLines', () => {
+    const lines = [Buffer.from('\uFEFF{"a":1}\r\n'), Buffer.from('\n'), Buffer.from('{"città":"Forlì"}\r\n', 'latin1'), Buffer.from('\r\n'), Buffer.from('{"b":2}\n'), Buffer.from('last')];
+    const block = Buffer.concat(lines);
+    const bytes = blockLineBytes(block);
+    expect(bytes.map((line, i) => Buffer.compare(line, lines[i]!))).toEqual(lines.map(() => 0));
+    expect(bytes).toHaveLength(blockLines(block).length);
+    expect(blockLineBytes(block.subarray(0, block.length - 4))).toHaveLength(5);
   });
 
   it('when the input ends with a line break then no empty last line is made', async () => {

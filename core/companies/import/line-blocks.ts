@@ -40,7 +40,7 @@ function countNewlines(bytes: Buffer): number {
   return n;
 }
 
-/** A block's lines as text (a block's bytes), without their line breaks ("\n" or "\r\n"). */
+/** A block's lines as text (a block's bytes), without their line breaks ("\n" or "\r\n"): what is parsed. */
 export function blockLines(bytes: Uint8Array): string[] {
   const text = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('utf8');
   const lines: string[] = [];
@@ -50,5 +50,22 @@ export function blockLines(bytes: Uint8Array): string[] {
     start = nl + 1;
   }
   if (start < text.length) lines.push(text.slice(start));
+  return lines;
+}
+
+/**
+ * A block's lines as they were read, each with its line break ("\n" or "\r\n"; none for a last
+ * line without one): views into the block, not copies, and nothing decoded. Same lines as
+ * blockLines, so the same line numbers.
+ */
+export function blockLineBytes(bytes: Uint8Array): Uint8Array[] {
+  const block = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  const lines: Uint8Array[] = [];
+  let start = 0;
+  for (let nl = block.indexOf(NEWLINE); nl !== -1; nl = block.indexOf(NEWLINE, start)) {
+    lines.push(block.subarray(start, nl + 1));
+    start = nl + 1;
+  }
+  if (start < block.length) lines.push(block.subarray(start));
   return lines;
 }
