@@ -127,6 +127,26 @@ describe('when the audit row cannot be written', () => {
   });
 });
 
+describe('when an operator saves a settings form again unchanged', () => {
+  it('then only the save that changed something is in the activity log', async () => {
+    const org = await createOrganization(env.db, { name: 'Audit unchanged settings test', planId: 'standard' });
+    const client = await signedInOperator(env);
+    const page = `/operator/organizations/${org.id}`;
+    const post = async (form: string, fields: Record<string, string>) => (await client.post(`${page}/${form}`, { _csrf: await client.csrf(page), ...fields })).status;
+    // The plan it already has: nothing changes, nothing is logged.
+    expect(await post('plan', { planId: 'standard' })).toBe(200);
+    // A double-click on Save: the second of each changes nothing.
+    for (let i = 0; i < 2; i++) {
+      expect(await post('limits', { perSecond: '5', burst: '10', perMinute: '100' })).toBe(200);
+      expect(await post('period', { creditsPerPeriod: '500', callsCap: '40' })).toBe(200);
+    }
+    expect((await auditOf(org.id)).map((a) => a.action)).toEqual(['organization.limits_set', 'organization.period_set']);
+    // A real change is logged again.
+    expect(await post('limits', { perSecond: '6', burst: '10', perMinute: '100' })).toBe(200);
+    expect((await auditOf(org.id)).map((a) => a.action)).toEqual(['organization.limits_set', 'organization.period_set', 'organization.limits_set']);
+  });
+});
+
 describe('when an operator resets a product to the plan', () => {
   it('then it is audited only if there was an override to reset', async () => {
     const org = await createOrganization(env.db, { name: 'Audit product reset test', planId: 'standard' });

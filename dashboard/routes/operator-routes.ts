@@ -75,6 +75,20 @@ const limitsFormSchema = z.object({ perSecond: wholeNumberField.pipe(rateLimit),
 // Empty unit: as the plan says; a unit the form does not offer is refused.
 const productFormSchema = z.object({ quantity: nonNegativeField, unit: z.enum(['', 'credits', 'calls']).default('').transform((u) => (u === '' ? null : u)) });
 
+/**
+ * The organization's settings before a form changes them, its row locked: a form saved again
+ * unchanged (a double-click on Save, a re-sent page) changes nothing and so writes no activity
+ * row, and of two saves at once the second sees the first's values.
+ */
+async function lockedSettings(trx: Db, orgId: string) {
+  const row = await trx('organizations').where({ id: orgId }).forUpdate()
+    .first<{ plan_id: string | null; credits_per_period: number | null; rate_per_second: number | null; burst: number | null; rate_per_minute: number | null } | undefined>(
+      'plan_id', 'credits_per_period', 'rate_per_second', 'burst', 'rate_per_minute',
+    );
+  if (!row) throw new AppError('not_found', `No organization with id ${orgId}.`);
+  return row;
+}
+
 /** A refused form: what it had typed, shown again in its fields (only that form's fields are
  * in it), and why each field was refused, shown under it. */
 interface Refused {
@@ -287,7 +301,15 @@ export function registerOperatorRoutes(router: Router<DashboardState>, deps: Ope
     const orgId = ctx.params.orgId!;
     await guarded(ctx, orgId, async () => {
       const planId = ctx.state.form.planId || null;
-      await withAudit(db, (trx) => setOrganizationPlan(trx, orgId, planId, actor), () => ({ organizationId: orgId, actor, action: 'organization.plan_set', details: { planId } }));
+      await withAudit(
+        db,
+        async (trx) => {
+          const before = await lockedSettings(trx, orgId);
+          await setOrganizationPlan(trx, orgId, planId, actor);
+          return before.plan_id !== planId;
+        },
+        (changed) => (changed ? { organizationId: orgId, actor, action: 'organization.plan_set', details: { planId } } : null),
+      );
     });
   });
 
@@ -321,11 +343,13 @@ export function registerOperatorRoutes(router: Router<DashboardState>, deps: Ope
       await withAudit(
         db,
         async (trx) => {
+          const before = await lockedSettings(trx, orgId);
           await setCreditsPerPeriod(trx, orgId, creditsPerPeriod);
           const current = (await getOrganization(trx, orgId)).allowance?.callsCap ?? null;
           if (current !== callsCap) await setCallsCap(trx, { organizationId: orgId, callsCap, actor, reason: OPERATOR_DASHBOARD_REASON });
+          return before.credits_per_period !== creditsPerPeriod || current !== callsCap;
         },
-        () => ({ organizationId: orgId, actor, action: 'organization.period_set', details: { creditsPerPeriod, callsCap } }),
+        (changed) => (changed ? { organizationId: orgId, actor, action: 'organization.period_set', details: { creditsPerPeriod, callsCap } } : null),
       );
     });
   });
@@ -335,7 +359,15 @@ export function registerOperatorRoutes(router: Router<DashboardState>, deps: Ope
     const orgId = ctx.params.orgId!;
     await guarded(ctx, orgId, async () => {
       const limits = parseInput(limitsFormSchema, ctx.state.form);
-      await withAudit(db, (trx) => setOrganizationLimits(trx, orgId, limits), () => ({ organizationId: orgId, actor, action: 'organization.limits_set', details: limits }));
+      await withAudit(
+        db,
+        async (trx) => {
+          const before = await lockedSettings(trx, orgId);
+          const after = await setOrganizationLimits(trx, orgId, limits);
+          return before.rate_per_second !== after.perSecond || before.burst !== after.burst || before.rate_per_minute !== after.perMinute;
+        },
+        (changed) => (changed ? { organizationId: orgId, actor, action: 'organization.limits_set', details: limits } : null),
+      );
     });
   });
 
