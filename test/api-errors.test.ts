@@ -70,7 +70,10 @@ afterAll(async () => {
 
 describe('when the caller is not authenticated', () => {
   it('then no Authorization header, or a non-bearer one, is missing_api_key (401)', async () => {
-    expectError(await call(api.url, `/companies/${company.fiscalCode}/report`), 'missing_api_key');
+    const missing = await call(api.url, `/companies/${company.fiscalCode}/report`);
+    expectError(missing, 'missing_api_key');
+    // A 401 names the scheme to use (RFC 9110, RFC 6750), as the tool server's do.
+    expect(missing.res.headers.get('www-authenticate')).toBe('Bearer realm="api"');
     expectError(await call(api.url, `/companies/${company.fiscalCode}/report`, { headers: { Authorization: `Basic ${org.key}` } }), 'missing_api_key');
   });
 
@@ -92,7 +95,9 @@ describe('when the caller is not authenticated', () => {
   });
 
   it('then an unknown key is invalid_api_key (401)', async () => {
-    expectError(await call(api.url, `/companies/${company.fiscalCode}/report`, { key: 'sk_live_0000000000000000000000000000000A' }), 'invalid_api_key');
+    const unknown = await call(api.url, `/companies/${company.fiscalCode}/report`, { key: 'sk_live_0000000000000000000000000000000A' });
+    expectError(unknown, 'invalid_api_key');
+    expect(unknown.res.headers.get('www-authenticate')).toBe('Bearer realm="api", error="invalid_token"');
   });
 });
 

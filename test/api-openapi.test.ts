@@ -236,6 +236,11 @@ describe('when a key fetches /openapi.json', () => {
     expect(text('it', 'StateAids.amount')).toContain('euro');
     expect(text('en', 'CompanyReportData.identity.activityStartDate')).toContain('YYYY-MM-DD');
     expect(text('it', 'CompanyReportData.identity.activityStartDate')).toContain('YYYY-MM-DD');
+    // Its shape is checked as every other date's is, not only described.
+    const identity = documents.en.components.schemas.CompanyReportData.properties.identity.properties;
+    const patternOf = (schema: unknown) => /"pattern":("[^"]*")/.exec(JSON.stringify(schema))?.[1];
+    expect(patternOf(identity.activityStartDate)).toBe(patternOf(identity.incorporationDate));
+    expect(patternOf(identity.activityStartDate)).toBeDefined();
     expect(text('en', 'CompanyProfileData.peerCount')).toMatch(/same NACE division.*at most 10/);
     expect(text('it', 'CompanyProfileData.peerCount')).toMatch(/stessa divisione NACE.*al massimo 10/);
   });
@@ -275,11 +280,18 @@ describe('when a key fetches /openapi.json', () => {
     expect(Number(third.res.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
   });
 
-  it('then ?lang=IT is Italian too (the parameter is case-insensitive)', async () => {
+  it('then ?lang=IT and ?lang=it-IT are Italian too (the parameter is a case-insensitive language tag)', async () => {
     const it = await fetchJson('/openapi.json?lang=it', bearer(full));
     const upper = await fetchJson('/openapi.json?lang=IT', bearer(full));
     expect(upper.res.headers.get('content-language')).toBe('it');
     expect(upper.body.info.description).toBe(it.body.info.description);
+    // A language tag with its region, as Accept-Language takes it.
+    for (const tag of ['it-IT', 'it_CH']) {
+      const tagged = await fetchJson(`/openapi.json?lang=${tag}`, bearer(full));
+      expect(tagged.res.headers.get('content-language'), tag).toBe('it');
+      expect(tagged.body.info.description).toBe(it.body.info.description);
+    }
+    expect((await fetchJson('/openapi.json?lang=en-GB', bearer(full))).res.headers.get('content-language')).toBe('en');
   });
 });
 

@@ -21,6 +21,8 @@ export function errorEnvelope(logger: Logger): Middleware<ApiState> {
       ctx.status = appError.status;
       for (const [name, value] of Object.entries(appError.headers ?? {})) ctx.set(name, value);
       if (appError.retryAfterSeconds !== undefined) ctx.set('Retry-After', String(Math.max(1, Math.ceil(appError.retryAfterSeconds))));
+      // A 401 names its scheme (RFC 9110 §11.6.1, RFC 6750 §3), as the tool server's do.
+      if (appError.status === 401) ctx.set('WWW-Authenticate', appError.code === 'invalid_api_key' ? 'Bearer realm="api", error="invalid_token"' : 'Bearer realm="api"');
       ctx.body = { error };
       ctx.state.errorCode = error.code;
     }

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import {
   annualSnapshotSchema, companyBranchSchema, companyIdentitySchema, financialMetricSchema, headcountSchema,
-  holderSchema, officerSchema, registrySchema, riskIndicatorsSchema, stateAidsSchema,
+  holderSchema, isoDate, officerSchema, registrySchema, riskIndicatorsSchema, stateAidsSchema,
 } from './common.js';
 
 // The `data` of each of the four endpoints, exactly as the spec's tables list them. Fields shared
@@ -22,7 +22,7 @@ const officers = z.array(officerSchema).describe('Officers of the company: repre
 const shareholders = z.array(holderSchema).describe('Shareholders of the company, with the fraction each holds.');
 
 export const reportIdentitySchema = companyIdentitySchema.extend({
-  activityStartDate: z.string().nullable().describe('Date the company started trading, YYYY-MM-DD; null when unknown.'),
+  activityStartDate: isoDate.nullable().describe('Date the company started trading, YYYY-MM-DD; null when unknown.'),
   dissolutionYear: z.number().int().nullable().describe('Year the company was dissolved; null when it was not, or when unknown.'),
   foreignOwned,
   controllingEntity,
