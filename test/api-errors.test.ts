@@ -116,7 +116,11 @@ describe('when the request itself is wrong', () => {
     const payer = await createTestOrganization(api.db);
     for (const endpoint of ['profile', 'financials']) {
       const blank = await call(api.url, `/companies/%20%20/${endpoint}`, { key: org.key });
-      expect(expectError(blank, 'invalid_params').details).toEqual([{ path: 'path.taxId', message: 'must not be empty or blank' }]);
+      const refused = expectError(blank, 'invalid_params').details;
+      expect(refused).toEqual([{ path: 'path.taxId', message: 'must not be empty or blank' }]);
+      // The served document's 422 example says what the server says.
+      const document = (await call(api.url, '/openapi.json', { key: org.key })).body as { paths: Record<string, { get: { responses: Record<string, { content: Record<string, { examples: Record<string, { value: { error: { details: unknown } } }> }> }> } }> };
+      expect(document.paths[`/companies/{taxId}/${endpoint}`]!.get.responses['422']!.content['application/json']!.examples.invalid_params!.value.error.details).toEqual(refused);
       const padded = await call(api.url, `/companies/%20${company.fiscalCode}%20/${endpoint}`, { key: payer.key });
       expect(padded.res.status, padded.text).toBe(200);
     }

@@ -161,6 +161,11 @@ function operation(endpoint: EndpointDefinition, measure: Measure, options: Buil
 
 function errorExample(code: ErrorCode, endpoint: EndpointDefinition) {
   const error: Record<string, unknown> = { code, message: errorCatalogue[code].message, requestId: exampleRequestId };
-  if (code === 'invalid_params') error.details = [{ path: `path.${endpoint.param.name}`, message: endpoint.param.name === 'fiscalCode' ? 'must be an 11-digit code or a 16-character codice fiscale' : 'must not be empty' }];
+  // The detail is the parameter schema's own refusal of a typical bad value (a code too short, a
+  // blank tax ID), so the example says what the server says.
+  if (code === 'invalid_params') {
+    const refused = endpoint.param.schema.safeParse(endpoint.param.name === 'fiscalCode' ? '12' : ' ');
+    error.details = [{ path: `path.${endpoint.param.name}`, message: refused.error?.issues[0]?.message }];
+  }
   return { error };
 }
