@@ -37,6 +37,8 @@ describe('requests the HTTP parser refuses', () => {
     expect(headers.connection).toBe('close');
     const envelope = errorEnvelopeSchema.parse(body);
     expect(envelope.error).toMatchObject({ code: 'invalid_params', message: 'The request line and headers are too large: at most 16 KB.' });
+    // invalid_params always names what failed (decisions.md: one details entry per failure).
+    expect(envelope.error.details).toEqual([{ path: 'headers', message: 'the request line and headers together at most 16 KB' }]);
     expect(headers['x-request-id']).toBe(envelope.error.requestId);
   });
 
@@ -44,7 +46,9 @@ describe('requests the HTTP parser refuses', () => {
     for (const garbage of ['HELLO\r\n\r\n', 'GET /a b c HTTP/1.1\r\n\r\n', 'G@T / HTTP/1.1\r\nHost: a\r\n\r\n']) {
       const { statusLine, body } = parse(await send(garbage));
       expect(statusLine).toBe('HTTP/1.1 422 Unprocessable Entity');
-      expect(errorEnvelopeSchema.parse(body).error.code).toBe('invalid_params');
+      const { error } = errorEnvelopeSchema.parse(body);
+      expect(error.code).toBe('invalid_params');
+      expect(error.details, garbage).toHaveLength(1);
     }
   });
 

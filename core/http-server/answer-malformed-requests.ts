@@ -20,14 +20,18 @@ function refusalOf(err: NodeJS.ErrnoException & { rawPacket?: Buffer }): AppErro
   if (err.code === 'HPE_INVALID_METHOD' && WELL_FORMED_REQUEST_LINE.test(err.rawPacket?.toString('latin1') ?? '')) {
     return new AppError('unknown_endpoint', 'The request method is not one this service answers.');
   }
-  return new AppError('invalid_params', messageFor(err.code));
+  const { message, detail } = refusalFor(err.code);
+  // invalid_params names each failure in `details` (decisions.md), here the part of the request.
+  return new AppError('invalid_params', message, { details: [detail] });
 }
 
-function messageFor(code: string | undefined): string {
-  if (code === 'HPE_HEADER_OVERFLOW') return `The request line and headers are too large: at most ${maxHeaderKb} KB.`;
-  if (code === 'HPE_INVALID_METHOD') return 'The request method is not valid HTTP.';
-  if (code === 'HPE_INVALID_URL') return 'The request target is not a valid URL path.';
-  return 'The request is not valid HTTP/1.1.';
+function refusalFor(code: string | undefined): { message: string; detail: { path: string; message: string } } {
+  if (code === 'HPE_HEADER_OVERFLOW') {
+    return { message: `The request line and headers are too large: at most ${maxHeaderKb} KB.`, detail: { path: 'headers', message: `the request line and headers together at most ${maxHeaderKb} KB` } };
+  }
+  if (code === 'HPE_INVALID_METHOD') return { message: 'The request method is not valid HTTP.', detail: { path: 'method', message: 'not a valid HTTP method' } };
+  if (code === 'HPE_INVALID_URL') return { message: 'The request target is not a valid URL path.', detail: { path: 'path', message: 'not a valid URL path' } };
+  return { message: 'The request is not valid HTTP/1.1.', detail: { path: 'request', message: 'not valid HTTP/1.1' } };
 }
 
 /** The bytes written for one refused request. */
