@@ -19,21 +19,25 @@ let dir: string;
 
 const cli = (...args: string[]) => runCli(databaseUrl, ...args);
 
-// As cli, with `input` piped to its standard input.
-async function cliWithStdin(input: Buffer, ...args: string[]): Promise<CliRun> {
+/** The real CLI with its standard input a pipe the test writes to; what it printed so far, and its exit. */
+function spawnCli(...args: string[]) {
   const child = spawn(process.execPath, ['--import', 'tsx', 'cli/main.ts', ...args], {
     cwd: fileURLToPath(new URL('../../../', import.meta.url)),
     env: { ...process.env, DATABASE_URL: databaseUrl, LOG_LEVEL: 'error' },
     stdio: ['pipe', 'pipe', 'pipe'],
   });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-  child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-  const exited = once(child, 'exit');
+  const output = { stdout: '', stderr: '' };
+  child.stdout.on('data', (d: Buffer) => (output.stdout += d.toString()));
+  child.stderr.on('data', (d: Buffer) => (output.stderr += d.toString()));
+  return { child, output, exited: once(child, 'exit') };
+}
+
+// As cli, with `input` piped to its standard input.
+async function cliWithStdin(input: Buffer, ...args: string[]): Promise<CliRun> {
+  const { child, output, exited } = spawnCli(...args);
   child.stdin.end(input);
   const [code] = (await exited) as [number | null];
-  return { code: code ?? 1, stdout, stderr };
+  return { code: code ?? 1, ...output };
 }
 
 beforeAll(async () => {
@@ -197,16 +201,7 @@ describe('cli import', () => {
     const [first, second] = [...generateDossiers({ count: 2, seed: 81_200_204 })];
     // Not runCli: stdin must stay open while the database is looked at. Default options, so
     // a line waits for neither a full batch (500) nor a full read-ahead of the parser threads.
-    const child = spawn(process.execPath, ['--import', 'tsx', 'cli/main.ts', 'import', '-', '--quiet'], {
-      cwd: fileURLToPath(new URL('../../../', import.meta.url)),
-      env: { ...process.env, DATABASE_URL: databaseUrl, LOG_LEVEL: 'error' },
-      stdio: ['pipe', 'pipe', 'pipe'],
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-    const exited = once(child, 'exit');
+    const { child, output, exited } = spawnCli('import', '-', '--quiet');
     const stored = async (fiscalCode: string, withinMs: number) => {
       const deadline = Date.now() + withinMs;
       for (;;) {
@@ -220,15 +215,15 @@ describe('cli import', () => {
       // The first wait also covers the CLI's start (tsx, the parser thread) on a busy machine;
       // the second, once it runs, is the one that says "seconds after its line".
       child.stdin.write(JSON.stringify(first) + '\n');
-      expect(await stored(first!.fiscalCode, 20_000), stderr).toBe(true);
+      expect(await stored(first!.fiscalCode, 20_000), output.stderr).toBe(true);
       child.stdin.write(JSON.stringify(second) + '\n');
-      expect(await stored(second!.fiscalCode, 3_000), stderr).toBe(true);
+      expect(await stored(second!.fiscalCode, 3_000), output.stderr).toBe(true);
       expect(child.exitCode).toBeNull();
 
       child.stdin.end();
       const [code] = await exited;
-      expect(code, stderr).toBe(0);
-      expect(stdout).toMatch(/imported 2 lines in .*: 2 created, 0 updated, 0 unchanged, 0 rejected/);
+      expect(code, output.stderr).toBe(0);
+      expect(output.stdout).toMatch(/imported 2 lines in .*: 2 created, 0 updated, 0 unchanged, 0 rejected/);
     } finally {
       if (child.exitCode === null) child.kill();
     }
