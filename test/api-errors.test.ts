@@ -153,8 +153,11 @@ describe('when the request itself is wrong', () => {
 
   it('then an unknown company is not_found (404), with rate-limit headers', async () => {
     const result = await call(api.url, '/companies/00000000000/report', { key: org.key });
-    expectError(result, 'not_found');
+    // The message names what was looked up, as the tool server's does.
+    expect(expectError(result, 'not_found').message).toBe('No company has the fiscal code 00000000000.');
     expectRateLimitHeaders(result.res);
+    const byTaxId = await call(api.url, '/companies/it%2299/profile', { key: org.key });
+    expect(expectError(byTaxId, 'not_found').message).toBe('No company has the tax ID "IT\\"99".');
   });
 
   it('then a tax ID holding a NUL (%00) is not_found (404), not a store failure', async () => {

@@ -1,5 +1,5 @@
 import type { Measure } from '../../core/access/index.js';
-import type { EndpointDefinition, Language } from '../../core/companies/endpoint-catalogue.js';
+import { notFoundMessage, type EndpointDefinition, type Language } from '../../core/companies/endpoint-catalogue.js';
 import type { CompanyProfileData } from '../../core/companies/schemas/index.js';
 import { errorCatalogue, errorCodes, type ErrorCode } from '../../core/errors/index.js';
 import { responseSchemaName, type JsonSchema } from './component-schemas.js';
@@ -161,6 +161,8 @@ function operation(endpoint: EndpointDefinition, measure: Measure, options: Buil
 
 function errorExample(code: ErrorCode, endpoint: EndpointDefinition) {
   const error: Record<string, unknown> = { code, message: errorCatalogue[code].message, requestId: exampleRequestId };
+  // As the server words it, for an identifier no company has.
+  if (code === 'not_found') error.message = notFoundMessage(endpoint.param.name, endpoint.param.name === 'fiscalCode' ? '00000000000' : 'IT00000000000');
   // The detail is the parameter schema's own refusal of a typical bad value (a code too short, a
   // blank tax ID), so the example says what the server says.
   if (code === 'invalid_params') {

@@ -1,6 +1,6 @@
 import type { Router, RouterContext } from '@koa/router';
 import { countMalformedAttempt, type AccessControl } from '../../core/access/index.js';
-import { endpointCatalogue, type CompanyLookupName, type CompanyLookups, type EndpointDefinition, type Meta } from '../../core/companies/endpoint-catalogue.js';
+import { endpointCatalogue, notFoundMessage, type CompanyLookupName, type CompanyLookups, type EndpointDefinition, type Meta } from '../../core/companies/endpoint-catalogue.js';
 import { AppError } from '../../core/errors/index.js';
 import type { UsageSink } from '../../core/usage/index.js';
 import { authenticateRequest } from '../authenticate-request.js';
@@ -52,7 +52,7 @@ function serve(endpoint: EndpointDefinition, deps: CompanyEndpointDeps) {
     // a cached answer is sent without being parsed or serialised again.
     const code = parsed.data.toUpperCase();
     const dataJson = deps.lookupJson ? await deps.lookupJson(endpoint.lookupName, code) : jsonOrNull(await deps.store[endpoint.lookupName](code));
-    if (dataJson === null) throw new AppError('not_found');
+    if (dataJson === null) throw new AppError('not_found', notFoundMessage(endpoint.param.name, code));
 
     const meta: Meta = { requestId: ctx.state.requestId, endpoint: endpoint.slug, usage: { ...grant.measure } };
     await deps.usage.publish({

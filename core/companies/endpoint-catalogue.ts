@@ -53,6 +53,14 @@ export interface EndpointTexts {
   parameter: string;
 }
 
+/**
+ * The not_found message, naming what was looked up as the caller will recognise it (upper-cased,
+ * as it was looked up). A tax ID is quoted as JSON: it is any text, a NUL or a quote included.
+ */
+export function notFoundMessage(param: 'fiscalCode' | 'taxId', identifier: string): string {
+  return param === 'fiscalCode' ? `No company has the fiscal code ${identifier}.` : `No company has the tax ID ${JSON.stringify(identifier)}.`;
+}
+
 export interface EndpointDefinition {
   /** Product slug: meta.endpoint, plan entitlements, usage events. */
   slug: EndpointSlug;
