@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { Db } from '../db/index.js';
-import { AppError, parseInput, type ErrorDetail } from '../errors/index.js';
+import { AppError, isAppError, parseInput } from '../errors/index.js';
 import { newId } from '../ids/index.js';
 import { recordAudit } from './audit-log.js';
 import { addMembership, memberRoles, type MemberRole } from './memberships.js';
@@ -138,6 +138,12 @@ export async function cancelInvitation(db: Db, input: { organizationId: string; 
   return { email: row.email, role: row.role };
 }
 
+/** What a newcomer types on the invitation page: every refused field is named at once. */
+const newcomerSchema = z.object({
+  name: z.string().max(MAX_NAME_LENGTH, `at most ${MAX_NAME_LENGTH} characters`).nullable(),
+  password: z.string().min(MIN_PASSWORD_LENGTH, `at least ${MIN_PASSWORD_LENGTH} characters`),
+});
+
 export type AcceptInvitationResult =
   | { ok: true; userId: string; organizationId: string }
   | { ok: false; reason: 'invalid_or_expired' | 'sign_in_required' }
@@ -175,15 +181,15 @@ export async function acceptInvitation(
       if (input.signedInUserId !== existing.id) return { ok: false, reason: 'sign_in_required' };
       userId = existing.id;
     } else {
-      const name = input.name?.trim() || null;
-      const refused: ErrorDetail[] = [];
-      if (name !== null && name.length > MAX_NAME_LENGTH) refused.push({ path: 'name', message: `at most ${MAX_NAME_LENGTH} characters` });
-      if (!input.password || input.password.length < MIN_PASSWORD_LENGTH) refused.push({ path: 'password', message: `at least ${MIN_PASSWORD_LENGTH} characters` });
-      if (!input.password || refused.length > 0) {
-        const error = new AppError('invalid_params', refused.map((d) => `${d.path}: ${d.message}`).join('; '), { details: refused });
-        return { ok: false, reason: 'invalid_params', error };
+      let newcomer: z.output<typeof newcomerSchema>;
+      try {
+        newcomer = parseInput(newcomerSchema, { name: input.name?.trim() || null, password: input.password ?? '' });
+      } catch (err) {
+        if (isAppError(err)) return { ok: false, reason: 'invalid_params', error: err };
+        throw err;
       }
-      const passwordHash = await hashPassword(input.password);
+      const { name } = newcomer;
+      const passwordHash = await hashPassword(newcomer.password);
       if (existing) {
         await trx('users').where({ id: existing.id }).update({ password_hash: passwordHash, name });
         userId = existing.id;
