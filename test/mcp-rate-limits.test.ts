@@ -64,6 +64,8 @@ describe('rate limits shared by API and tool server', () => {
     const refused = await toolCall();
     expect(refused.isError).toBe(true);
     expect((refused.content[0] as { text: string }).text).toMatch(/Retry after \d+ seconds?\./);
+    // The text reads the same over JSON and SSE, and an SSE answer has no Retry-After header to point at.
+    expect((refused.content[0] as { text: string }).text).not.toMatch(/Retry-After/);
     expect((refused._meta as any).retryAfterSeconds).toBeGreaterThanOrEqual(1);
   });
 

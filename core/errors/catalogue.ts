@@ -10,7 +10,7 @@ export const errorCatalogue = {
   unknown_endpoint: { status: 404, retryable: false, message: 'No endpoint matches this method and path.' },
   not_found: { status: 404, retryable: false, message: 'No company matches the identifier.' },
   invalid_params: { status: 422, retryable: false, message: 'One or more parameters are invalid.' },
-  rate_limited: { status: 429, retryable: true, message: 'Rate limit exceeded. Retry after the number of seconds in Retry-After.' },
+  rate_limited: { status: 429, retryable: true, message: "Rate limit exceeded: the organization's keys together made too many calls. Wait before retrying." },
   internal_error: { status: 500, retryable: true, message: 'An internal error occurred. It has been logged; retry later or contact support with the request id.' },
   upstream_error: { status: 502, retryable: true, message: 'The company data store failed to answer. Retry later.' },
   auth_unavailable: { status: 503, retryable: true, message: 'Key validation is temporarily unavailable. The key is not at fault: retry with backoff and do not rotate it.' },
