@@ -388,12 +388,14 @@ describe('when a newcomer accepts with a password too short and a name too long'
     expect(errorUnder(body, 'invite-password')).toBe('at least 12 characters');
     expect(body).toMatch(new RegExp(`<input id="invite-name" name="name" type="text" value="${name}"[^>]* aria-invalid="true"`));
     expect(body).toMatch(/<input id="invite-password" name="password" type="password"(?![^>]*value=)[^>]* aria-invalid="true"/);
-    expect(body).toContain('Please check the form: Name: at most 200 characters; New password: at least 12 characters');
+    // The notice names each field as the form labels it.
+    expect(body).toContain('Please check the form: Your name: at most 200 characters; New password: at least 12 characters');
 
     newcomer.jar.set('dash_lang', 'it');
     const italian = await (await newcomer.post(link, { _csrf: await newcomer.csrf(link), password: 'short', name })).text();
     expect(errorUnder(italian, 'invite-name')).toBe('al massimo 200 caratteri');
     expect(errorUnder(italian, 'invite-password')).toBe('almeno 12 caratteri');
+    expect(italian).toContain('Controlla il modulo: Il tuo nome: al massimo 200 caratteri; Nuova password: almeno 12 caratteri');
     expect(await env.db('users').whereRaw('lower(email) = ?', [email.toLowerCase()]).first()).toBeUndefined();
   });
 });

@@ -127,7 +127,7 @@ export function registerAuthRoutes(router: Router<DashboardState>, deps: AuthRou
     if (!result.ok && result.reason === 'invalid_or_expired') return noLongerOpen(ctx, token);
     if (!result.ok) {
       ctx.status = 422;
-      const message = result.reason === 'invalid_params' ? t('error.invalid', { message: invalidInputMessage(ctx.state, result.error) })
+      const message = result.reason === 'invalid_params' ? t('error.invalid', { message: invalidInputMessage(ctx.state, result.error, { name: 'invite.name' }) })
         : result.reason === 'sign_in_required' ? t('invite.signInRequired') : t('invite.invalid');
       // The name comes back as typed (the password never does), with why under each refused field.
       const refused = { typedName: ctx.state.form.name, refusals: result.reason === 'invalid_params' ? fieldRefusals(ctx.state, result.error) : {} };

@@ -95,8 +95,11 @@ function reword(issue: z.core.$ZodIssue, reader: Reader): string {
   return ownWording(issue.message, reader) ?? issue.message;
 }
 
-const labelled = (reader: Reader, path: string, message: string) => {
-  const label = fieldLabels[path];
+/** Labels a form shows in place of the table's, e.g. the invitation page's "Your name". */
+export type LabelOverrides = Partial<Record<string, MessageKey>>;
+
+const labelled = (reader: Reader, path: string, message: string, overrides: LabelOverrides) => {
+  const label = overrides[path] ?? fieldLabels[path];
   return label ? `${reader.t(label)}: ${message}` : path === '' ? message : `${path}: ${message}`;
 };
 
@@ -113,10 +116,10 @@ export function fieldRefusals(reader: Reader, err: AppError): Partial<Record<str
   return refusals;
 }
 
-export function invalidInputMessage(reader: Reader, err: AppError): string {
-  if (err.issues && err.issues.length > 0) return err.issues.map((issue) => labelled(reader, issue.path.map(String).join('.'), reword(issue, reader))).join('; ');
+export function invalidInputMessage(reader: Reader, err: AppError, overrides: LabelOverrides = {}): string {
+  if (err.issues && err.issues.length > 0) return err.issues.map((issue) => labelled(reader, issue.path.map(String).join('.'), reword(issue, reader), overrides)).join('; ');
   // A refusal core worded by hand: its details, when the table knows every one of them.
   const details = (err.details ?? []).map((d) => ({ path: d.path, worded: ownWording(d.message, reader) }));
-  if (details.length > 0 && details.every((d) => d.worded !== undefined)) return details.map((d) => labelled(reader, d.path, d.worded!)).join('; ');
+  if (details.length > 0 && details.every((d) => d.worded !== undefined)) return details.map((d) => labelled(reader, d.path, d.worded!, overrides)).join('; ');
   return err.message;
 }
