@@ -131,7 +131,10 @@ describe('when the request itself is wrong', () => {
     expectError(await call(api.url, '/companies', { key: org.key }), 'unknown_endpoint');
     expectError(await call(api.url, `/companies/${company.fiscalCode}/reports`, { key: org.key }), 'unknown_endpoint');
     expectError(await call(api.url, `/COMPANIES/${company.fiscalCode}/REPORT`, { key: org.key }), 'unknown_endpoint');
-    expectError(await call(api.url, `/companies/${company.fiscalCode}/report/`, { key: org.key }), 'unknown_endpoint');
+    const trailing = await call(api.url, `/companies/${company.fiscalCode}/report/`, { key: org.key });
+    expectError(trailing, 'unknown_endpoint');
+    // Answered before the key is read, as the OpenAPI document's RateLimit-Limit says: not counted.
+    expect(trailing.res.headers.get('ratelimit-limit')).toBeNull();
     expect(await usageEventCount(api.db, org.organizationId)).toBe(before);
   });
 
@@ -309,6 +312,8 @@ describe('when something behind the API fails', () => {
     expectError(auth, 'auth_unavailable');
     // Both say when to try again: the caches ask Postgres again a second after a failure.
     expect([entitlement.res.headers.get('retry-after'), auth.res.headers.get('retry-after')]).toEqual(['1', '1']);
+    // The key could not be checked, so nothing was counted against a limit (the OpenAPI document says so).
+    expect(auth.res.headers.get('ratelimit-limit')).toBeNull();
     expect(await usageEventCount(direct, cached.organizationId)).toBe(1);
   });
 });

@@ -81,7 +81,7 @@ export const documentTexts: Record<Language, DocumentTexts> = {
     },
     headers: {
       requestId: 'The request id (`req_` + UUID), equal to `meta.requestId` or `error.requestId`.',
-      limit: "Requests allowed in the organization's current rate-limit window.",
+      limit: "Requests allowed in the organization's current rate-limit window. Sent with `RateLimit-Remaining` and `RateLimit-Reset` on every answer to a request whose key was accepted; not with `unknown_endpoint` (answered before the key is read) or `auth_unavailable` (the key could not be checked).",
       remaining: 'Requests left in the current window.',
       reset: 'Seconds until the current window resets.',
       retryAfter: 'Whole seconds to wait before retrying.',
@@ -159,7 +159,7 @@ export const documentTexts: Record<Language, DocumentTexts> = {
     },
     headers: {
       requestId: 'L\'identificativo della richiesta (`req_` + UUID), uguale a `meta.requestId` o `error.requestId`.',
-      limit: 'Richieste consentite nella finestra di frequenza corrente dell\'organizzazione.',
+      limit: 'Richieste consentite nella finestra di frequenza corrente dell\'organizzazione. Inviato con `RateLimit-Remaining` e `RateLimit-Reset` in ogni risposta a una richiesta la cui chiave è stata accettata; non con `unknown_endpoint` (risposta data prima di leggere la chiave) né con `auth_unavailable` (la chiave non si è potuta verificare).',
       remaining: 'Richieste ancora disponibili nella finestra corrente.',
       reset: 'Secondi al termine della finestra corrente.',
       retryAfter: 'Secondi interi da attendere prima di riprovare.',
