@@ -40,6 +40,8 @@ describe('when a person opens /docs', () => {
     expect(paths.map((p) => p.replace(/\u200b/g, '')).sort()).toEqual(endpointCatalogue.map((e) => e.path).sort());
     await expect.poll(() => page.locator('.opblock-summary-description').allTextContents()).toContain('Company report');
     expect(await page.locator('html').getAttribute('lang')).toBe('en');
+    // The operations sit under the document's own tag, in the page's language, not "default".
+    expect(await page.locator('.opblock-tag').allTextContents()).toEqual([expect.stringMatching(/^Companies/)]);
     // Swagger UI shows no warning about the document (it did about a jsonSchemaDialect).
     expect(await page.locator('body').textContent()).not.toMatch(/jsonSchemaDialect|Warning:/);
 
@@ -47,6 +49,7 @@ describe('when a person opens /docs', () => {
     await expect.poll(() => page.locator('.opblock-summary-description').allTextContents(), { timeout: 20_000 }).toContain('Report aziendale');
     expect(await page.locator('html').getAttribute('lang')).toBe('it');
     expect(await page.locator('header.docs h1').textContent()).toBe('Documentazione API');
+    expect(await page.locator('.opblock-tag').allTextContents()).toEqual([expect.stringMatching(/^Imprese/)]);
 
     expect(foreign).toEqual([]);
     expect(failed).toEqual([]);

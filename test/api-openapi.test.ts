@@ -36,7 +36,7 @@ function shape(document: Json): Json {
   const strip = (value: any): any => {
     if (Array.isArray(value)) return value.map(strip);
     if (value && typeof value === 'object') {
-      return Object.fromEntries(Object.entries(value).filter(([k]) => !['description', 'summary', 'title'].includes(k)).map(([k, v]) => [k, strip(v)]));
+      return Object.fromEntries(Object.entries(value).filter(([k]) => !['description', 'summary', 'title', 'tags'].includes(k)).map(([k, v]) => [k, strip(v)]));
     }
     return value;
   };
@@ -75,6 +75,12 @@ describe('when a key fetches /openapi.json', () => {
     expect(byQuery.paths['/companies/{fiscalCode}/report'].get.summary).toBe('Report aziendale');
     expect(byHeader).toEqual(byQuery);
     expect(shape(byQuery)).toEqual(shape(en));
+    // The tag's name is text too (/docs shows it as the group's heading): one tag, on every operation.
+    for (const document of [en, byQuery]) {
+      expect(document.tags).toHaveLength(1);
+      for (const path of Object.values<any>(document.paths)) expect(path.get.tags).toEqual([document.tags[0].name]);
+    }
+    expect([en.tags[0].name, byQuery.tags[0].name]).toEqual(['Companies', 'Imprese']);
   });
 
   it('then it lists only the endpoints of the organization\'s plan', async () => {

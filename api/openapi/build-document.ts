@@ -74,6 +74,7 @@ export function buildOpenApiDocument(options: BuildDocumentOptions): Record<stri
     info: { title: texts.title, version: '1.0.0', description: texts.description },
     servers: [{ url: options.serverUrl }],
     security: [{ bearerAuth: [] }],
+    tags: [texts.tag],
     paths,
     components: {
       schemas: options.components,
@@ -142,6 +143,7 @@ function operation(endpoint: EndpointDefinition, measure: Measure, options: Buil
 
   return {
     operationId: endpoint.slug.replace(/-(\w)/g, (_, c: string) => c.toUpperCase()),
+    tags: [texts.tag.name],
     summary: own.summary,
     description: `${own.description}\n\n${texts.usageSentence(measure, options.forOrganization)}`,
     parameters: [

@@ -17,6 +17,8 @@ export interface DocumentTexts {
   statusDescriptions: Record<number, string>;
   headers: { requestId: string; limit: string; remaining: string; reset: string; retryAfter: string };
   docsPage: { heading: string; intro: string; switchLabel: string };
+  /** The one tag every operation carries: /docs groups operations under it, not under "default". */
+  tag: { name: string; description: string };
   /** Summaries of the profile's named examples, one per branch. */
   profileExamples: { smallCompany: string; largeCompany: string };
   /** The components generated from schemas defined outside core/companies/schemas (the resource
@@ -86,6 +88,7 @@ export const documentTexts: Record<Language, DocumentTexts> = {
       reset: 'Seconds until the current window resets.',
       retryAfter: 'Whole seconds to wait before retrying.',
     },
+    tag: { name: 'Companies', description: 'Data on one Italian company, by fiscal code or tax ID.' },
     docsPage: { heading: 'API reference', intro: 'All endpoints of the service. Your own key\'s description, limited to your plan, is at GET /openapi.json.', switchLabel: 'Language' },
     profileExamples: {
       smallCompany: 'A micro, small or medium company: `risk`',
@@ -164,6 +167,7 @@ export const documentTexts: Record<Language, DocumentTexts> = {
       reset: 'Secondi al termine della finestra corrente.',
       retryAfter: 'Secondi interi da attendere prima di riprovare.',
     },
+    tag: { name: 'Imprese', description: 'Dati su una singola impresa italiana, per codice fiscale o partita IVA.' },
     docsPage: { heading: 'Documentazione API', intro: 'Tutti gli endpoint del servizio. La descrizione della tua chiave, limitata al tuo piano, è in GET /openapi.json.', switchLabel: 'Lingua' },
     profileExamples: {
       smallCompany: 'Una micro, piccola o media impresa: `risk`',
