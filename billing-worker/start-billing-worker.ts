@@ -49,7 +49,7 @@ export async function startBillingWorker(deps: BillingWorkerDeps): Promise<Billi
   const timer = setInterval(() => void rollover(), deps.rolloverIntervalMs ?? 15_000);
   timer.unref();
 
-  await consumer.start(async (trx, messages) => {
+  const apply: Parameters<typeof consumer.start>[0] = async (trx, messages) => {
     const outcome = await applyUsageBatch(trx, messages, { bus });
     // Counted when the transaction commits: a rolled-back batch comes back and counts then.
     trx.executionPromise.then(
@@ -64,7 +64,16 @@ export async function startBillingWorker(deps: BillingWorkerDeps): Promise<Billi
       () => {},
     );
     return outcome;
-  });
+  };
+  try {
+    await consumer.start(apply);
+  } catch (err) {
+    // Half started (say Kafka's dead-letter producer connected, then the subscribe failed):
+    // close what did start, so the process ends on its own once the error is logged.
+    clearInterval(timer);
+    await consumer.stop().catch((stopErr: unknown) => logger.warn('could not stop the half-started usage consumer', { err: stopErr }));
+    throw err;
+  }
   logger.info('billing worker consuming', { bus });
 
   return {
