@@ -145,6 +145,31 @@ describe('when an operator saves a settings form again unchanged', () => {
     expect(await post('limits', { perSecond: '6', burst: '10', perMinute: '100' })).toBe(200);
     expect((await auditOf(org.id)).map((a) => a.action)).toEqual(['organization.limits_set', 'organization.period_set', 'organization.limits_set']);
   });
+
+  it('then a product override saved twice is logged once, and a new measure again', async () => {
+    const org = await createOrganization(env.db, { name: 'Audit unchanged product test', planId: 'standard' });
+    const client = await signedInOperator(env);
+    const page = `/operator/organizations/${org.id}`;
+    const save = async (quantity: string) =>
+      (await client.post(`${page}/products`, { _csrf: await client.csrf(page), product: 'company-report', enabled: '1', quantity, unit: 'calls' })).status;
+    // Two at once, as a double-click sends them: the second sees the first's override.
+    expect(await Promise.all([save('2'), save('2')])).toEqual([200, 200]);
+    expect(await save('3')).toBe(200);
+    expect((await auditOf(org.id)).map((a) => [a.action, a.details?.quantity])).toEqual([['organization.product_set', 2], ['organization.product_set', 3]]);
+  });
+});
+
+describe('when an admin saves the webhook address again unchanged', () => {
+  it('then only the saves that changed it are in the activity log', async () => {
+    const { orgId, client } = await adminOfNewOrg(env, 'Audit unchanged webhook test');
+    const page = `/orgs/${orgId}/alerts`;
+    const save = async (webhookUrl: string) => (await client.post(`${page}/webhook`, { _csrf: await client.csrf(page), webhookUrl })).status;
+    expect(await Promise.all([save('https://example.com/hook'), save('https://example.com/hook')])).toEqual([302, 302]);
+    expect(await save(' https://example.com/hook ')).toBe(302); // the same address, as stored
+    expect(await save('')).toBe(302);
+    expect(await save('')).toBe(302);
+    expect((await auditOf(orgId)).map((a) => a.action)).toEqual(['alerts.webhook_set', 'alerts.webhook_set']);
+  });
 });
 
 describe('when an operator resets a product to the plan', () => {

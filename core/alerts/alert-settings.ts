@@ -44,15 +44,20 @@ export const PRIVATE_WEBHOOK_TARGET = 'a private address';
  * private at sight (`http://10.0.0.5/…`, `localhost`) is refused here, so the admin learns it
  * now rather than from the delivery log; a name is judged when sending (post-webhook.ts).
  */
-export async function setWebhookUrl(db: Db, organizationId: string, url: string | null, options: { allowPrivateTargets?: boolean } = {}): Promise<AlertSettings> {
+export async function setWebhookUrl(db: Db, organizationId: string, url: string | null, options: { allowPrivateTargets?: boolean } = {}): Promise<AlertSettings & { changed: boolean }> {
   const parsed = url === null || url.trim() === '' ? null : webhookUrlSchema.safeParse(url.trim());
   if (parsed && !parsed.success) throw new AppError('invalid_params', 'The webhook address must be an http(s) URL.', { details: [{ path: 'webhookUrl', message: 'an http(s) URL' }] });
   if (parsed && !options.allowPrivateTargets && isPrivateAtSight(parsed.data)) {
     throw new AppError('invalid_params', 'The webhook address is a private one, which this service does not send to.', { details: [{ path: 'webhookUrl', message: PRIVATE_WEBHOOK_TARGET }] });
   }
   await alertSettings(db, organizationId);
-  await db('alert_settings').where({ organization_id: organizationId }).update({ webhook_url: parsed ? parsed.data : null, updated_at: db.fn.now() });
-  return alertSettings(db, organizationId);
+  const webhookUrl = parsed ? parsed.data : null;
+  // Locked (in a caller's transaction) so that of two saves at once the second sees the first's
+  // address: the same address saved again (a double-click) is no change, and is not logged.
+  const before = await db('alert_settings').where({ organization_id: organizationId }).forUpdate().first<{ webhook_url: string | null }>('webhook_url');
+  if (before.webhook_url === webhookUrl) return { ...(await alertSettings(db, organizationId)), changed: false };
+  await db('alert_settings').where({ organization_id: organizationId }).update({ webhook_url: webhookUrl, updated_at: db.fn.now() });
+  return { ...(await alertSettings(db, organizationId)), changed: true };
 }
 
 export async function rotateWebhookSecret(db: Db, organizationId: string): Promise<AlertSettings> {

@@ -107,7 +107,7 @@ export function registerAlertsRoutes(router: Router<DashboardState>, deps: Alert
       await withAudit(
         db,
         (trx) => setWebhookUrl(trx, view.org.id, ctx.state.form.webhookUrl ?? null, { allowPrivateTargets: deps.allowPrivateWebhookTargets }),
-        () => ({ organizationId: view.org.id, actor: ctx.state.session!.user.id, action: 'alerts.webhook_set' }),
+        (saved) => (saved.changed ? { organizationId: view.org.id, actor: ctx.state.session!.user.id, action: 'alerts.webhook_set' } : null),
       );
     } catch (err) {
       return refuse(ctx, view, err, ['webhookUrl']);

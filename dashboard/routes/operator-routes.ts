@@ -380,7 +380,12 @@ export function registerOperatorRoutes(router: Router<DashboardState>, deps: Ope
         db,
         async (trx) => {
           if (reset) return (await clearProductOverride(trx, orgId, product)) ? { product } : null; // null: there was none
+          await lockedSettings(trx, orgId);
+          const before = await trx('organization_overrides').where({ organization_id: orgId, product })
+            .first<{ enabled: boolean; quantity: number | null; unit: string | null } | undefined>('enabled', 'quantity', 'unit');
           const set = await setProductOverride(trx, orgId, product, { enabled: enabled === '1', ...parseInput(productFormSchema, { quantity, unit }) });
+          // The same override saved again (a double-click on Save): nothing to log.
+          if (before && before.enabled === set.enabled && before.quantity === set.quantity && before.unit === set.unit) return null;
           // The override as stored, as the CLI records it: numbers, not the form's text.
           return { product, enabled: set.enabled, quantity: set.quantity, unit: set.unit };
         },
