@@ -1,6 +1,7 @@
 import {
   CallToolRequestSchema, ErrorCode as RpcCode, type CallToolRequest, type JSONRPCMessage, type RequestId,
 } from '@modelcontextprotocol/sdk/types.js';
+import type { Logger } from '../core/logging/index.js';
 import type { ToolHandlers } from './create-server.js';
 import { withErrorData } from './errors.js';
 
@@ -15,9 +16,10 @@ import { withErrorData } from './errors.js';
  * The answer is the one the Server gives: the same handlers, the same response object (result
  * keys in the order the SDK's result schema writes them, see create-server.ts), and a thrown
  * error turned into a JSON-RPC error as the SDK's Protocol does. Everything else (initialize,
- * tools/list, batches, notifications, task-augmented calls, and any tools/call whose params the
+ * tools/list, batches, notifications, and any tools/call whose params the
  * SDK's schema refuses, refused there as on every other path, see withErrorData) still goes
- * through the Server.
+ * through the Server. A task-augmented call comes here too: http.ts has already dropped its
+ * `task`, which this server, declaring no tasks capability, ignores.
  */
 export function plainToolCall(messages: JSONRPCMessage[]): { id: RequestId; request: CallToolRequest } | undefined {
   if (messages.length !== 1) return undefined;
@@ -26,11 +28,11 @@ export function plainToolCall(messages: JSONRPCMessage[]): { id: RequestId; requ
   // id (the SDK's isJSONRPCRequest would parse the whole message with zod again).
   if (!message || !('method' in message) || !('id' in message) || message.method !== 'tools/call') return undefined;
   const parsed = CallToolRequestSchema.safeParse(message);
-  if (!parsed.success || parsed.data.params.task !== undefined) return undefined;
+  if (!parsed.success) return undefined;
   return { id: message.id, request: parsed.data };
 }
 
-export async function answerToolCall(handlers: ToolHandlers, call: { id: RequestId; request: CallToolRequest }, requestId: string): Promise<JSONRPCMessage> {
+export async function answerToolCall(handlers: ToolHandlers, call: { id: RequestId; request: CallToolRequest }, requestId: string, logger: Logger): Promise<JSONRPCMessage> {
   try {
     return { result: await handlers.callTool(call.request), jsonrpc: '2.0', id: call.id };
   } catch (err) {
@@ -45,6 +47,6 @@ export async function answerToolCall(handlers: ToolHandlers, call: { id: Request
         message: typeof message === 'string' ? message : 'Internal error',
         ...(data !== undefined && { data }),
       },
-    }, requestId);
+    }, requestId, logger);
   }
 }

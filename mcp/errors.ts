@@ -89,15 +89,19 @@ const codeOfRpc = (rpc: number): ErrorCode =>
 
 /**
  * Errors the SDK itself answers (method not found, malformed params) carry no data; give them
- * ours on the way out, and never let an internal error's own text through.
+ * ours on the way out, and never let an internal error's own text through: it goes to the log
+ * under the requestId instead, as the catalogue's message tells the caller.
  */
-export function withErrorData(message: JSONRPCMessage, requestId: string): JSONRPCMessage {
+export function withErrorData(message: JSONRPCMessage, requestId: string, logger: Logger): JSONRPCMessage {
   if (!('error' in message)) return message;
   const data = message.error.data as { code?: unknown } | undefined;
   if (data !== null && typeof data === 'object' && typeof data.code === 'string') return message;
   const code = codeOfRpc(message.error.code);
   const refused = code === 'invalid_params' ? sdkParamsRefusal(message.error.message) : undefined;
   if (refused) return { ...message, error: { code: message.error.code, message: refused.message, data: { code, requestId, details: refused.details } } };
+  if (code === 'internal_error') {
+    logger.error('tool server failure', { requestId, rpcError: { code: message.error.code, message: message.error.message, data: message.error.data } });
+  }
   const text = code === 'internal_error' ? errorCatalogue.internal_error.message : message.error.message;
   return { ...message, error: { code: message.error.code, message: text, data: { code, requestId } } };
 }

@@ -44,12 +44,16 @@ const CORS_HEADERS = {
 
 /** Outgoing JSON-RPC errors the SDK produces get our data.code and data.requestId. */
 class TaggedTransport extends StreamableHTTPServerTransport {
-  constructor(options: ConstructorParameters<typeof StreamableHTTPServerTransport>[0], private readonly requestId: string) {
+  constructor(
+    options: ConstructorParameters<typeof StreamableHTTPServerTransport>[0],
+    private readonly requestId: string,
+    private readonly logger: McpDeps['logger'],
+  ) {
     super(options);
   }
 
   override send(message: JSONRPCMessage, options?: TransportSendOptions): Promise<void> {
-    return super.send(withErrorData(message, this.requestId), options);
+    return super.send(withErrorData(message, this.requestId, this.logger), options);
   }
 }
 
@@ -91,6 +95,18 @@ function repeatedIds(messages: JSONRPCMessage[]): { ids: RequestId[]; details: E
     details.push({ path: `${index}.id`, message: `repeats the id ${JSON.stringify(message.id)} of request ${first}` });
   });
   return { ids: [...ids], details };
+}
+
+/**
+ * The request without its MCP 2025-11-25 task augmentation (`params.task`). This server declares
+ * no tasks capability, and the spec (Tasks, "Task Support and Handling") says a receiver without
+ * it MUST process such a request normally, ignoring the augmentation; the SDK's Server would
+ * instead refuse it with an internal error (its capability check throws).
+ */
+function withoutTaskAugmentation(message: JSONRPCMessage): JSONRPCMessage {
+  if (!('method' in message) || !('id' in message) || !message.params || !('task' in message.params)) return message;
+  const { task: _ignored, ...params } = message.params;
+  return { ...message, params };
 }
 
 async function checkDatabase(db: McpAppOptions['db'], deadlineMs: number): Promise<boolean> {
@@ -215,7 +231,7 @@ export function createMcpApp(options: McpAppOptions): Koa {
       if (list.length === 0 || list.length > MAX_BATCH || parsed.some((p) => !p.success)) {
         return refuse(400, RpcCode.InvalidRequest, 'invalid_params', `Invalid request: expected a JSON-RPC 2.0 message (or a batch of at most ${MAX_BATCH}).`, echoId);
       }
-      const messages = parsed.map((p) => p.data as JSONRPCMessage);
+      const messages = parsed.map((p) => withoutTaskAugmentation(p.data as JSONRPCMessage));
       // Answers are matched to requests by id: a batch that repeats one would run (and bill)
       // every request but answer only one of them, so it is refused whole before anything runs.
       // The id of the answer is null, as JSON-RPC asks when no single request can be named.
@@ -255,7 +271,7 @@ export function createMcpApp(options: McpAppOptions): Koa {
       const authorized = toolCall ? authorizesTool(parts, toolCall.request.params.name) : messages.some((m) => authorizesMessage(parts, m));
       if (!authorized && !(await admit())) return;
       if (toolCall) {
-        const response = await answerToolCall(createToolHandlers(options, parts, call), toolCall, requestId);
+        const response = await answerToolCall(createToolHandlers(options, parts, call), toolCall, requestId, logger);
         setRetryAfter([response]);
         ctx.type = 'application/json';
         ctx.body = jsonWithCachedParts(response, options.cachedText, 4);
@@ -263,7 +279,7 @@ export function createMcpApp(options: McpAppOptions): Koa {
       }
       const server = createServer(options, parts, call);
       if (jsonAnswer) {
-        const transport = new JsonResponseTransport(requestId);
+        const transport = new JsonResponseTransport(requestId, logger);
         await server.connect(transport);
         // No server.close() afterwards: every request has been answered once handle() resolves,
         // the server and transport hold no timers or sockets and are simply dropped. Closing
@@ -283,7 +299,7 @@ export function createMcpApp(options: McpAppOptions): Koa {
           : jsonWithCachedParts(responses[0], options.cachedText, 4);
         return;
       }
-      const transport = new TaggedTransport({ sessionIdGenerator: undefined, enableJsonResponse: false }, requestId);
+      const transport = new TaggedTransport({ sessionIdGenerator: undefined, enableJsonResponse: false }, requestId, logger);
       ctx.respond = false;
       ctx.res.on('close', () => {
         void transport.close();

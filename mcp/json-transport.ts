@@ -1,5 +1,6 @@
 import type { Transport, TransportSendOptions } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { isJSONRPCRequest, type JSONRPCMessage, type MessageExtraInfo, type RequestId } from '@modelcontextprotocol/sdk/types.js';
+import type { Logger } from '../core/logging/index.js';
 import { withErrorData } from './errors.js';
 
 /**
@@ -23,7 +24,10 @@ export class JsonResponseTransport implements Transport {
   private pending = new Set<RequestId>();
   private done: (() => void) | undefined;
 
-  constructor(private readonly requestId: string) {}
+  constructor(
+    private readonly requestId: string,
+    private readonly logger: Logger,
+  ) {}
 
   async start(): Promise<void> {}
 
@@ -43,7 +47,7 @@ export class JsonResponseTransport implements Transport {
     // Only responses matter on a stateless JSON answer; server-to-client requests and
     // notifications (progress, logging) have nowhere to go and are dropped, as the SDK does.
     if (!('id' in message) || 'method' in message || message.id === undefined || !this.pending.has(message.id)) return;
-    this.responses.set(message.id, withErrorData(message, this.requestId));
+    this.responses.set(message.id, withErrorData(message, this.requestId, this.logger));
     this.pending.delete(message.id);
     if (this.pending.size === 0) this.done?.();
   }

@@ -336,6 +336,27 @@ describe('billing of tool calls', () => {
     expect((await json(res)).result.structuredContent.items.length).toBe(group.all.length);
   });
 
+  it('when a tools/call carries a task (2025-11-25 task augmentation) then, as the server declares no tasks capability, it is answered and billed as a plain call, alone, in a batch or as SSE', async () => {
+    const message = (id: number) => ({
+      jsonrpc: '2.0', id, method: 'tools/call', params: { name: 'service_analyze_company', arguments: { fiscalCode: group.root.fiscalCode }, task: { ttl: 1000 } },
+    });
+    const headers = { Authorization: `Bearer ${org.key}`, 'Mcp-Protocol-Version': '2025-11-25' };
+    const sse = async (res: Response) => (await res.text()).split('\n').filter((l) => l.startsWith('data: ')).map((l) => JSON.parse(l.slice(6)));
+    const answers = [
+      await json(await rpc(mcp.mcpUrl, message(1), headers)),
+      ...((await json(await rpc(mcp.mcpUrl, [message(2), { jsonrpc: '2.0', id: 3, method: 'tools/list', params: { task: {} } }], headers))) as any[]),
+      ...(await sse(await rpc(mcp.mcpUrl, message(4), { ...headers, Accept: 'text/event-stream, application/json' }))),
+    ];
+    expect(answers.map((a) => a.id).sort()).toEqual([1, 2, 3, 4]);
+    for (const answer of answers) expect(answer.error, JSON.stringify(answer.error)).toBeUndefined();
+    expect(answers.find((a) => a.id === 3).result.tools.length).toBeGreaterThan(0);
+    for (const answer of answers.filter((a) => a.id !== 3)) {
+      expect(answer.result.task).toBeUndefined();
+      expect(answer.result.structuredContent.company.fiscalCode).toBe(group.root.fiscalCode);
+      expect(await usageEvents(answer.result._meta.requestId)).toEqual([expect.objectContaining({ product: 'service_analyze_company', quantity: 10, unit: 'credits' })]);
+    }
+  });
+
   it('when initialize and tools/list are sent then nothing is billed', async () => {
     const res = await rpc(mcp.mcpUrl, { jsonrpc: '2.0', id: 3, method: 'tools/list' }, { Authorization: `Bearer ${org.key}` });
     expect(res.status).toBe(200);
