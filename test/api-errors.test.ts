@@ -190,6 +190,18 @@ describe('when the organization may not make the call', () => {
     expect((await call(api.url, `/companies/${company.fiscalCode}/report`, { key: own.key })).res.status).toBe(200);
   });
 
+  it('then calls made one after another, faster than the worker applies them, cannot spend past the balance or the calls cap', async () => {
+    // No billing worker runs here: every served call's event stays on the bus, unapplied.
+    const own = await createTestOrganization(api.db);
+    await api.db('allowances').where({ organization_id: own.organizationId }).update({ credits_balance: 13, calls_cap: 2 });
+    const status = async (endpoint: string) => (await call(api.url, `/companies/${company.fiscalCode}/${endpoint}`, { key: own.key })).res.status;
+    // 13 credits pay the financials (5) and the profile (8), and then nothing more.
+    expect([await status('financials'), await status('profile'), await status('financials')]).toEqual([200, 200, 402]);
+    // A cap of 2 calls serves two reports.
+    expect([await status('report'), await status('report'), await status('report')]).toEqual([200, 200, 429]);
+    expect(await usageEventCount(api.db, own.organizationId)).toBe(4);
+  });
+
   it('then with credits_exhausted a product priced at 0 credits is still served: it costs nothing', async () => {
     const own = await createTestOrganization(api.db);
     await api.db('plan_entitlements').where({ plan_id: own.planId, product: 'company-financials' }).update({ quantity: 0 });

@@ -66,6 +66,7 @@ function serve(endpoint: EndpointDefinition, deps: CompanyEndpointDeps) {
       unit: grant.measure.unit,
       occurredAt: new Date().toISOString(),
     });
+    deps.access.charged(grant, ctx.state.requestId);
     // The same bytes and Content-Type as `ctx.body = { data, meta }`, without serialising a
     // cached answer again on every hit.
     // (Set as the header Koa would make of `ctx.type = 'application/json'`, skipping its MIME lookup.)

@@ -51,6 +51,13 @@ export interface AccessControl {
    * `requireConfigured`, also client_not_configured for an organization with no plan.
    */
   admit(principal: Principal, options?: { requireConfigured?: boolean }): Promise<RateLimitStatus>;
+  /**
+   * Notes a granted call whose usage event is now published (it will be charged). Until the
+   * billing worker has applied it, authorize counts it against the organization's balance and
+   * calls cap in this process, so calls made one after another cannot spend what the worker
+   * has not deducted yet.
+   */
+  charged(grant: Grant, eventId: string): void;
   /** The organization's products of one kind with their measures (per-key OpenAPI, tools/list). */
   entitlements(principal: Principal, kind: ProductKind): Promise<Map<string, Measure>>;
   close(): Promise<void>;

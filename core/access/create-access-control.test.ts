@@ -176,6 +176,44 @@ describe('access control', () => {
     await seenWithin(1_000, async () => (await access.authorize(principal, 'company-report', 'endpoint').then(() => true, () => false)));
   });
 
+  it('when calls follow one another faster than the worker applies them then the served ones count against the balance until applied, and not twice after', async () => {
+    const { organizationId, principal } = await organizationWithKey();
+    const balance = async () => Number((await db('allowances').where({ organization_id: organizationId }).first('credits_balance')).credits_balance);
+    await changeCredits(db, { organizationId, kind: 'adjustment', credits: 13 - (await balance()), actor: 'test', reason: 'leave 13 credits' });
+    await seenWithin(1_000, async () => (await access.authorize(principal, 'company-credit-report', 'endpoint').then(() => true, () => false)));
+    // Served and published, as the API does, with no worker running: 13 - 5 - 8 leaves nothing.
+    const served: string[] = [];
+    for (const product of ['company-financials', 'company-profile']) {
+      const grant = await access.authorize(principal, product, 'endpoint');
+      served.push(`req_${randomUUID()}`);
+      access.charged(grant, served.at(-1)!);
+    }
+    expect((await refusal(access.authorize(principal, 'service_search_companies', 'tool'))).code).toBe('credits_exhausted');
+    // A reload that does not include them (a 1-credit top-up notifies): they still count.
+    await changeCredits(db, { organizationId, kind: 'top_up', credits: 1, actor: 'test', reason: 'now 14' });
+    await seenWithin(1_000, async () => (await access.authorize(principal, 'service_search_companies', 'tool').then(() => true, () => false)));
+    expect((await refusal(access.authorize(principal, 'company-financials', 'endpoint'))).code).toBe('credits_exhausted');
+    // The worker applies both (14 - 13 = 1 in the database) and a top-up of 5 makes 6: a 5-credit
+    // call is served, so the applied calls are no longer counted on top.
+    const event = { v: 1, organizationId, keyId: principal.keyId, source: 'api', unit: 'credits', occurredAt: new Date().toISOString() };
+    const messages = [['company-financials', 5], ['company-profile', 8]].map(([product, quantity], i) => (
+      { value: Buffer.from(JSON.stringify({ ...event, product, quantity, eventId: served[i] })), ref: `test#${i}` }));
+    await db.transaction((trx) => applyUsageBatch(trx, messages, { bus: 'postgres' }));
+    await changeCredits(db, { organizationId, kind: 'top_up', credits: 5, actor: 'test', reason: 'now 6' });
+    expect(await balance()).toBe(6);
+    await seenWithin(1_000, async () => (await access.authorize(principal, 'company-financials', 'endpoint').then(() => true, () => false)));
+  });
+
+  it('when calls-priced calls follow one another faster than the worker applies them then the cap holds', async () => {
+    const { organizationId, principal } = await organizationWithKey();
+    await setCallsCap(db, { organizationId, callsCap: 2, actor: 'test', reason: 'two calls' });
+    await seenWithin(1_000, async () => (await access.entitlements(principal, 'endpoint')).size > 0 && (await db('allowances').where({ organization_id: organizationId }).first('calls_cap')).calls_cap === 2);
+    for (let i = 0; i < 2; i++) access.charged(await access.authorize(principal, 'company-report', 'endpoint'), `req_${randomUUID()}`);
+    const err = await refusal(access.authorize(principal, 'company-report', 'endpoint'));
+    expect(err.code).toBe('limit_reached');
+    expect(err.message).toContain('more than the 0 left');
+  });
+
   it("when last month's limit_reached is still set then this month's calls are not refused", async () => {
     const { organizationId, principal } = await organizationWithKey();
     await db('allowances').where({ organization_id: organizationId }).update({ period: '2000-01', limit_reached: true });

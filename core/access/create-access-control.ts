@@ -6,6 +6,7 @@ import { AppError, isAppError, type ErrorCode } from '../errors/index.js';
 import type { Logger } from '../logging/index.js';
 import { rateLimitHeaders, type RateLimitDecision, type RateLimiter } from '../ratelimit/index.js';
 import type { AccessControl, Grant, Measure, Principal, RateLimitStatus } from './access-control.js';
+import { couldRunOut, createPendingCharges } from './pending-charges.js';
 
 export interface AccessControlOptions {
   db: Db;
@@ -38,8 +39,19 @@ export interface AccessControlHandle extends AccessControl {
 export function createAccessControl(options: AccessControlOptions): AccessControlHandle {
   const notifications = createNotificationListener({ connectionString: options.listenConnectionString, logger: options.logger });
   const keys = createKeyVerifier({ db: options.db, logger: options.logger, ttlMs: options.keyCacheTtlMs, notifications, now: options.now });
-  const entitlements = createEntitlementResolver({ db: options.db, logger: options.logger, ttlMs: options.entitlementCacheTtlMs, notifications, now: options.now });
-  const now = () => new Date(options.now ? options.now() : Date.now());
+  const pending = createPendingCharges();
+  const entitlements = createEntitlementResolver({
+    db: options.db,
+    logger: options.logger,
+    ttlMs: options.entitlementCacheTtlMs,
+    notifications,
+    now: options.now,
+    unappliedEvents: (organizationId) => pending.eventIds(organizationId),
+  });
+  const nowMs = options.now ?? Date.now;
+  const now = () => new Date(nowMs());
+  // Each state read once: the events it found applied are forgotten from `pending`.
+  const settled = new WeakSet<OrganizationAccess>();
 
   const refuse = (code: ErrorCode, rateLimit: RateLimitStatus, extra: { message?: string; retryAfterSeconds?: number } = {}): AppError =>
     new AppError(code, extra.message, { headers: rateLimitHeaders(rateLimit), retryAfterSeconds: extra.retryAfterSeconds });
@@ -63,6 +75,10 @@ export function createAccessControl(options: AccessControlOptions): AccessContro
   // Steps 1 and 2 of authorize, and all of admit: the request counted, or refused past the limit.
   const count = async (principal: Principal): Promise<{ state: OrganizationAccess; rateLimit: RateLimitStatus }> => {
     const state = await readState(principal.organizationId);
+    if (!settled.has(state)) {
+      settled.add(state);
+      pending.settle(principal.organizationId, state.appliedEventIds, nowMs());
+    }
     const decision: RateLimitDecision = await options.rateLimiter.consume(principal.organizationId, state.limits);
     const rateLimit: RateLimitStatus = { limit: decision.limit, remaining: decision.remaining, resetSeconds: decision.resetSeconds };
     if (!decision.allowed) throw refuse('rate_limited', rateLimit, { retryAfterSeconds: decision.retryAfterSeconds ?? 1 });
@@ -81,25 +97,35 @@ export function createAccessControl(options: AccessControlOptions): AccessContro
       }
       // Each flag refuses only the calls priced in its own unit (decisions.md). The flags say
       // that no call can be paid; a call dearer than what is left is refused too, from the
-      // balance and count read with them. A product priced at 0 credits costs nothing: an
-      // exhausted balance still covers it.
+      // balance and count read with them, less this process's calls the worker has not
+      // applied yet. A product priced at 0 credits costs nothing: an exhausted balance still
+      // covers it.
       const { quantity, unit } = entry.measure;
+      const unapplied = pending.totals(principal.organizationId);
       if (unit === 'credits' && quantity > 0) {
         if (state.creditsExhausted) throw refuse('credits_exhausted', rateLimit);
-        if (state.creditsBalance !== null && state.creditsBalance < quantity) {
+        if (state.creditsBalance !== null && state.creditsBalance - unapplied.credits < quantity) {
           throw refuse('credits_exhausted', rateLimit, { message: `The organization's credit balance cannot cover this call's ${quantity} credits. Top up credits to continue.` });
         }
       }
       if (unit === 'calls') {
         if (state.limitReached) throw refuse('limit_reached', rateLimit, { retryAfterSeconds: secondsUntilNextPeriod(now()) });
-        if (state.callsCap !== null && state.callsUsed + quantity > state.callsCap) {
+        const used = state.callsUsed + unapplied.calls;
+        if (state.callsCap !== null && used + quantity > state.callsCap) {
           throw refuse('limit_reached', rateLimit, {
-            message: `This call counts as ${quantity} calls, more than the ${state.callsCap - state.callsUsed} left under the organization's call cap for this billing period.`,
+            message: `This call counts as ${quantity} calls, more than the ${Math.max(0, state.callsCap - used)} left under the organization's call cap for this billing period.`,
             retryAfterSeconds: secondsUntilNextPeriod(now()),
           });
         }
       }
       return { principal, product, measure: { ...entry.measure }, rateLimit };
+    },
+
+    charged(grant, eventId) {
+      const { organizationId } = grant.principal;
+      const state = entitlements.lastKnown(organizationId);
+      if (!state || grant.measure.quantity === 0) return;
+      if (couldRunOut(state, pending.totals(organizationId), grant.measure, state.limits)) pending.add(organizationId, eventId, grant.measure, nowMs());
     },
 
     async admit(principal, admitOptions = {}): Promise<RateLimitStatus> {

@@ -27,6 +27,11 @@ export interface OrganizationAccess {
   creditsBalance: number | null;
   callsUsed: number;
   callsCap: number | null;
+  /**
+   * Of the events `unappliedEvents` named when this was read, those the ledger held: the
+   * balance and calls used above include them (one statement reads both).
+   */
+  appliedEventIds: ReadonlySet<string>;
 }
 
 export interface EntitlementResolver {
@@ -44,6 +49,8 @@ export interface EntitlementResolverOptions {
   notifications: NotificationListener;
   lookupTimeoutMs?: number;
   now?: () => number;
+  /** Usage events this process published for the organization that the balance may not include yet. */
+  unappliedEvents?(organizationId: string): string[];
 }
 
 interface AccessRow {
@@ -64,6 +71,7 @@ interface AccessRow {
   calls_cap: string | number | null;
   plan_products: PlanProduct[];
   overrides: ProductOverride[];
+  applied_event_ids: string[];
 }
 
 const ACCESS_QUERY = `
@@ -73,7 +81,8 @@ const ACCESS_QUERY = `
          COALESCE((SELECT json_agg(json_build_object('product', e.product, 'kind', e.product_kind, 'quantity', e.quantity, 'unit', e.unit))
                      FROM plan_entitlements e WHERE e.plan_id = o.plan_id), '[]') AS plan_products,
          COALESCE((SELECT json_agg(json_build_object('product', v.product, 'kind', v.product_kind, 'enabled', v.enabled, 'quantity', v.quantity, 'unit', v.unit))
-                     FROM organization_overrides v WHERE v.organization_id = o.id), '[]') AS overrides
+                     FROM organization_overrides v WHERE v.organization_id = o.id), '[]') AS overrides,
+         ARRAY(SELECT l.event_id FROM usage_ledger l WHERE l.event_id = ANY(?::text[])) AS applied_event_ids
     FROM organizations o
     LEFT JOIN plans p ON p.id = o.plan_id
     LEFT JOIN allowances a ON a.organization_id = o.id
@@ -91,7 +100,10 @@ export function createEntitlementResolver(options: EntitlementResolverOptions): 
     now,
     lookupTimeoutMs: options.lookupTimeoutMs,
     trustMs: () => options.ttlMs,
-    load: async (organizationId) => toAccess(organizationId, (await options.db.raw<{ rows: AccessRow[] }>(ACCESS_QUERY, [organizationId])).rows[0], now()),
+    load: async (organizationId) => {
+      const unapplied = options.unappliedEvents?.(organizationId) ?? [];
+      return toAccess(organizationId, (await options.db.raw<{ rows: AccessRow[] }>(ACCESS_QUERY, [unapplied, organizationId])).rows[0], now());
+    },
   });
   options.notifications.subscribe('organization_changed', (organizationId) => cache.evict(organizationId));
   // Plan changes are rare and touch many organizations: start afresh.
@@ -132,6 +144,7 @@ function toAccess(organizationId: string, row: AccessRow | undefined, nowMs: num
       creditsBalance: null,
       callsUsed: 0,
       callsCap: null,
+      appliedEventIds: new Set(row?.applied_event_ids),
     };
   }
   // The call cap belongs to a period: a limit_reached left on last month's row (the billing
@@ -151,5 +164,6 @@ function toAccess(organizationId: string, row: AccessRow | undefined, nowMs: num
     creditsBalance: row.credits_balance === null ? null : Number(row.credits_balance),
     callsUsed: currentPeriod ? Number(row.calls_used ?? 0) : 0,
     callsCap: row.calls_cap === null ? null : Number(row.calls_cap),
+    appliedEventIds: new Set(row.applied_event_ids),
   };
 }

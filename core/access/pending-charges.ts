@@ -1,0 +1,100 @@
+import type { Measure } from './access-control.js';
+
+// Calls this process served whose usage events the billing worker may not have applied yet.
+// The cached balance and calls used only move once the worker has applied an event and the
+// cache has reloaded; without this, an agent calling one tool after another (each call well
+// inside that lag) could spend past its last credits or its calls cap. Each cache reload asks
+// the ledger which of these events it now holds (in the same statement that reads the
+// balance, so the two agree), and those are forgotten here.
+//
+// Only organizations that could reach their balance or cap within the lag are tracked (see
+// `couldRunOut`): one with a billion credits left pays nothing for this on each call.
+
+/** Forgotten unapplied after this long (the worker stopped): the overspend window of docs/billing.md takes over. */
+const MAX_PENDING_MS = 60_000;
+
+export interface PendingTotals {
+  credits: number;
+  calls: number;
+}
+
+interface Entry {
+  credits: number;
+  calls: number;
+  at: number;
+}
+
+interface OrganizationCharges extends PendingTotals {
+  entries: Map<string, Entry>;
+}
+
+const none: PendingTotals = Object.freeze({ credits: 0, calls: 0 });
+
+export interface PendingCharges {
+  add(organizationId: string, eventId: string, measure: Measure, nowMs: number): void;
+  totals(organizationId: string): PendingTotals;
+  /** The events a cache reload should look up in the ledger. */
+  eventIds(organizationId: string): string[];
+  /** Forgets the events the ledger held when the balance was read, and those older than MAX_PENDING_MS. */
+  settle(organizationId: string, applied: ReadonlySet<string>, nowMs: number): void;
+}
+
+export function createPendingCharges(): PendingCharges {
+  const byOrganization = new Map<string, OrganizationCharges>();
+
+  const forget = (organizationId: string, charges: OrganizationCharges, eventId: string, entry: Entry) => {
+    charges.entries.delete(eventId);
+    charges.credits -= entry.credits;
+    charges.calls -= entry.calls;
+    if (charges.entries.size === 0) byOrganization.delete(organizationId);
+  };
+
+  return {
+    add(organizationId, eventId, measure, nowMs) {
+      let charges = byOrganization.get(organizationId);
+      if (!charges) byOrganization.set(organizationId, (charges = { credits: 0, calls: 0, entries: new Map() }));
+      if (charges.entries.has(eventId)) return;
+      const entry: Entry = { credits: measure.unit === 'credits' ? measure.quantity : 0, calls: measure.unit === 'calls' ? measure.quantity : 0, at: nowMs };
+      charges.entries.set(eventId, entry);
+      charges.credits += entry.credits;
+      charges.calls += entry.calls;
+    },
+
+    totals: (organizationId) => byOrganization.get(organizationId) ?? none,
+
+    eventIds: (organizationId) => [...(byOrganization.get(organizationId)?.entries.keys() ?? [])],
+
+    settle(organizationId, applied, nowMs) {
+      const charges = byOrganization.get(organizationId);
+      if (!charges) return;
+      for (const eventId of applied) {
+        const entry = charges.entries.get(eventId);
+        if (entry) forget(organizationId, charges, eventId, entry);
+      }
+      // Oldest first (insertion order): stop at the first one young enough.
+      for (const [eventId, entry] of charges.entries) {
+        if (nowMs - entry.at < MAX_PENDING_MS) break;
+        forget(organizationId, charges, eventId, entry);
+      }
+    },
+  };
+}
+
+/** The longest the billing pipeline is taken to lag (publish, consume, apply, cache reload). */
+const LAG_SECONDS = 10;
+
+/**
+ * Whether the organization, at its own rate limits, could use up what is left (after the calls
+ * already pending) within LAG_SECONDS, paying `measure` per call: then its calls are tracked.
+ */
+export function couldRunOut(
+  left: { creditsBalance: number | null; callsUsed: number; callsCap: number | null },
+  pending: PendingTotals,
+  measure: Measure,
+  limits: { perSecond: number; burst: number },
+): boolean {
+  const callsWithinLag = limits.burst + limits.perSecond * LAG_SECONDS;
+  const reach = measure.quantity * callsWithinLag;
+  if (measure.unit === 'credits') return left.creditsBalance !== null && left.creditsBalance - pending.credits < reach;
+  return left.callsCap !== null && left.callsCap - left.callsUsed - pending.calls < reach;
+}
