@@ -126,6 +126,8 @@ describe('access control', () => {
     const now = new Date();
     const nextMonth = Date.UTC(now.getUTCFullYear(), now.getUTCMonth() + 1, 1);
     expect(Math.abs(err.retryAfterSeconds! - (nextMonth - now.getTime()) / 1000)).toBeLessThan(5);
+    // The reset as a date too: a model reads that better than two million seconds.
+    expect(err.message).toBe(`The organization reached its call cap for this billing period. It resets at the start of the next month, ${new Date(nextMonth).toISOString().replace('.000Z', 'Z')}.`);
     expect((await access.authorize(principal, 'company-financials', 'endpoint')).measure.unit).toBe('credits');
   });
 

@@ -1,8 +1,8 @@
 import { createKeyVerifier } from '../auth/index.js';
-import { secondsUntilNextPeriod } from '../billing/billing-period.js';
+import { nextPeriod, periodOf, periodStart, secondsUntilNextPeriod } from '../billing/billing-period.js';
 import { createEntitlementResolver, type OrganizationAccess } from '../billing/plans/index.js';
 import { createNotificationListener, type Db } from '../db/index.js';
-import { AppError, isAppError, type ErrorCode } from '../errors/index.js';
+import { AppError, errorCatalogue, isAppError, type ErrorCode } from '../errors/index.js';
 import type { Logger } from '../logging/index.js';
 import { rateLimitHeaders, type RateLimitDecision, type RateLimiter } from '../ratelimit/index.js';
 import type { AccessControl, Grant, Measure, Principal, RateLimitStatus } from './access-control.js';
@@ -109,11 +109,14 @@ export function createAccessControl(options: AccessControlOptions): AccessContro
         }
       }
       if (unit === 'calls') {
-        if (state.limitReached) throw refuse('limit_reached', rateLimit, { retryAfterSeconds: secondsUntilNextPeriod(now()) });
+        // When the cap resets, as a date: an agent reads "resets 2026-12-01T00:00:00Z" better
+        // than a Retry-After of two million seconds.
+        const resets = `It resets at the start of the next month, ${periodStart(nextPeriod(periodOf(now()))).toISOString().replace('.000Z', 'Z')}.`;
+        if (state.limitReached) throw refuse('limit_reached', rateLimit, { message: `${errorCatalogue.limit_reached.message} ${resets}`, retryAfterSeconds: secondsUntilNextPeriod(now()) });
         const used = state.callsUsed + unapplied.calls;
         if (state.callsCap !== null && used + quantity > state.callsCap) {
           throw refuse('limit_reached', rateLimit, {
-            message: `This call counts as ${quantity} calls, more than the ${Math.max(0, state.callsCap - used)} left under the organization's call cap for this billing period.`,
+            message: `This call counts as ${quantity} calls, more than the ${Math.max(0, state.callsCap - used)} left under the organization's call cap for this billing period. ${resets}`,
             retryAfterSeconds: secondsUntilNextPeriod(now()),
           });
         }
