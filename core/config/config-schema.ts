@@ -4,12 +4,15 @@ import { z } from 'zod';
 // keep the error message naming the variable, so one start-up error lists every problem.
 const port = (fallback: number) => z.coerce.number().int().min(0).max(65535).default(fallback);
 const positiveInt = (fallback: number) => z.coerce.number().int().positive().default(fallback);
-const optionalUrl = z
+// A URL of the schemes the variable's client speaks: `localhost:3000` parses as a URL of the
+// scheme "localhost:", and a mysql:// DATABASE_URL got as far as pg's protocol error.
+const optionalUrl = (protocol: RegExp, expected: string) => z
   .string()
   .trim()
   .transform((v) => (v === '' ? undefined : v))
-  .pipe(z.string().url().optional())
+  .pipe(z.url({ protocol, error: `must be ${expected}` }).optional())
   .optional();
+const httpUrl = optionalUrl(/^https?$/, 'an http:// or https:// URL');
 const flagValue = z.enum(['true', 'false', '1', '0', 'yes', 'no']).transform((v) => v === 'true' || v === '1' || v === 'yes');
 const flag = (fallback: boolean) => flagValue.default(fallback);
 
@@ -20,7 +23,7 @@ export const configSchema = z.object({
   DATA_DIR: z.string().min(1).default('.data'),
 
   /** Unset: a real embedded PostgreSQL is started under DATA_DIR. */
-  DATABASE_URL: optionalUrl,
+  DATABASE_URL: optionalUrl(/^postgres(ql)?$/, 'a postgres:// or postgresql:// URL'),
   DATABASE_POOL_MAX: positiveInt(10),
   EMBEDDED_PG_PORT: port(54329),
   /** Run pending migrations when a process starts (the compose file runs a migrate job instead). */
@@ -31,9 +34,9 @@ export const configSchema = z.object({
   MCP_PORT: port(3001),
   DASHBOARD_PORT: port(3002),
   /** Addresses printed and written to demo.json; default to http://HOST:PORT. */
-  PUBLIC_BASE_URL: optionalUrl,
-  PUBLIC_MCP_URL: optionalUrl,
-  PUBLIC_DASHBOARD_URL: optionalUrl,
+  PUBLIC_BASE_URL: httpUrl,
+  PUBLIC_MCP_URL: httpUrl,
+  PUBLIC_DASHBOARD_URL: httpUrl,
 
   /** Unset: usage events go through the Postgres bus. Comma-separated host:port list. */
   KAFKA_BROKERS: z
@@ -56,7 +59,7 @@ export const configSchema = z.object({
   WEBHOOK_ALLOW_PRIVATE_TARGETS: flagValue.optional(),
 
   /** Unset: rate limits are counted in process; set to share them across instances. */
-  REDIS_URL: optionalUrl,
+  REDIS_URL: optionalUrl(/^rediss?$/, 'a redis:// or rediss:// URL'),
 
   /** How long a verified key is trusted without asking Postgres again (revocation backstop). */
   KEY_CACHE_TTL_MS: positiveInt(30_000),

@@ -33,6 +33,27 @@ describe('parseConfig', () => {
     expect(parseConfig({ DATABASE_URL: '', API_PORT: '' }).API_PORT).toBe(3000);
   });
 
+  it('when a variable holds only spaces, then it counts as not set too, not as port 0 (a random port)', () => {
+    expect(parseConfig({ API_PORT: ' ', MCP_PORT: '\t' })).toMatchObject({ API_PORT: 3000, MCP_PORT: 3001 });
+  });
+
+  it('when a URL has a scheme its client does not speak, then the variable is refused saying which schemes it takes', () => {
+    let error: unknown;
+    try {
+      parseConfig({ PUBLIC_BASE_URL: 'localhost:3000', DATABASE_URL: 'mysql://root:pw@127.0.0.1:3306/x', REDIS_URL: 'http://127.0.0.1:6379' });
+    } catch (err) {
+      error = err;
+    }
+    expect((error as ConfigError).problems.sort()).toEqual([
+      'DATABASE_URL: must be a postgres:// or postgresql:// URL',
+      'PUBLIC_BASE_URL: must be an http:// or https:// URL',
+      'REDIS_URL: must be a redis:// or rediss:// URL',
+    ]);
+    expect(parseConfig({ DATABASE_URL: 'postgresql://u@db/x', REDIS_URL: 'rediss://cache:6380', PUBLIC_BASE_URL: 'https://api.example.com' })).toMatchObject({
+      DATABASE_URL: 'postgresql://u@db/x', REDIS_URL: 'rediss://cache:6380', PUBLIC_BASE_URL: 'https://api.example.com',
+    });
+  });
+
   it('when variables unknown to the schema are present, then they are ignored', () => {
     expect(() => parseConfig({ PATH: '/usr/bin', HOME: '/root' })).not.toThrow();
   });

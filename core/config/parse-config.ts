@@ -17,8 +17,10 @@ export function parseConfig(env: Record<string, string | undefined>): Config;
 /** The same parsing with another schema (tests; a process with variables of its own). */
 export function parseConfig<S extends z.ZodType>(env: Record<string, string | undefined>, schema: S): z.output<S>;
 export function parseConfig(env: Record<string, string | undefined>, schema: z.ZodType = configSchema): unknown {
-  // An empty variable means "not set": compose files and shells often export VAR= .
-  const cleaned = Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined && v !== ''));
+  // An empty variable means "not set": compose files and shells often export VAR= . So does
+  // one of only spaces, which z.coerce.number() would otherwise read as 0 (API_PORT=' ': a
+  // random port).
+  const cleaned = Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined && v.trim() !== ''));
   const result = schema.safeParse(cleaned);
   if (!result.success) {
     throw new ConfigError(result.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`));
