@@ -17,8 +17,8 @@ import { personOnlyToolMessage, personOnlyToolNames, toolDefinitions, type ToolD
 
 // One MCP server per HTTP request (stateless: nothing is kept between requests, so instances
 // scale behind a plain load balancer, and no server object is shared across transports, which
-// the SDK does not support: typescript-sdk issue #912). A lone tools/call with a JSON answer
-// skips the server and calls the same handlers (createToolHandlers, direct-tool-call.ts).
+// the SDK does not support: typescript-sdk issue #912). A lone tools/call skips the server and
+// calls the same handlers (createToolHandlers, direct-tool-call.ts).
 //
 // We use the SDK's low-level Server with our own tools/list and tools/call handlers rather
 // than McpServer.registerTool: McpServer answers invalid arguments and unknown or disabled
@@ -68,7 +68,7 @@ export interface McpCall {
   principal: Principal;
   /** The HTTP request's id for the first JSON-RPC request it carries, fresh ids after (batches). */
   nextRequestId(): string;
-  /** Adds response headers while they can still be sent (JSON mode); ignored once streaming. */
+  /** Adds response headers; every answer's are sent after its calls have run, JSON or event stream. */
   setHeaders(headers: Record<string, string>): void;
 }
 

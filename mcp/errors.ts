@@ -48,10 +48,10 @@ export function toolErrorResult(err: unknown, requestId: string, logger: Logger)
 const waitCodes: ReadonlySet<string> = new Set<ErrorCode>(['rate_limited', 'limit_reached']);
 
 /**
- * The Retry-After of a JSON answer that carries rate_limited or limit_reached tool results: the
- * longest of their waits (a batch can hold several), in whole seconds, at least 1. Undefined
- * when it carries none. The result stays as it is (HTTP 200, isError): the header only lets
- * HTTP-level clients and proxies see the wait too.
+ * The Retry-After of an answer (JSON or event stream) that carries rate_limited or
+ * limit_reached tool results: the longest of their waits (a batch can hold several), in whole
+ * seconds, at least 1. Undefined when it carries none. The result stays as it is (HTTP 200,
+ * isError): the header only lets HTTP-level clients and proxies see the wait too.
  */
 export function retryAfterOfResults(responses: readonly JSONRPCMessage[]): number | undefined {
   let longest: number | undefined;

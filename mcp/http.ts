@@ -1,7 +1,5 @@
 import type { IncomingMessage } from 'node:http';
 import Koa from 'koa';
-import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
-import type { TransportSendOptions } from '@modelcontextprotocol/sdk/shared/transport.js';
 import {
   ErrorCode as RpcCode, InitializeRequestSchema, isInitializeRequest, JSONRPCMessageSchema, SUPPORTED_PROTOCOL_VERSIONS, type JSONRPCMessage, type RequestId,
 } from '@modelcontextprotocol/sdk/types.js';
@@ -14,16 +12,16 @@ import {
   authorizesMessage, authorizesTool, createServer, createToolHandlers, prepareServerParts, type McpCall, type McpDeps,
 } from './create-server.js';
 import { answerToolCall, plainToolCall } from './direct-tool-call.js';
-import { httpErrorResponse, jsonRpcErrorBody, retryAfterOfResults, withErrorData } from './errors.js';
+import { httpErrorResponse, jsonRpcErrorBody, retryAfterOfResults } from './errors.js';
 import { JsonResponseTransport } from './json-transport.js';
 
 // The tool server's HTTP edge: Streamable HTTP at /mcp, stateless. Every request is
 // authenticated before anything else; then the checks the SDK transport would make itself
 // (Accept, Content-Type, body, JSON-RPC shape, protocol version) are made here, so that their
-// errors too carry our data.code and data.requestId; then a lone tools/call with a JSON answer
-// goes straight to the tool handlers (direct-tool-call.ts), and anything else to a fresh SDK
-// server: for a JSON answer through JsonResponseTransport and Koa's response, for an SSE answer
-// through the SDK's StreamableHTTPServerTransport writing to the Node response (ctx.respond = false).
+// errors too carry our data.code and data.requestId; then a lone tools/call goes straight to the
+// tool handlers (direct-tool-call.ts), and anything else to a fresh SDK server through
+// JsonResponseTransport; the answers go out through Koa's response, as JSON or, when the client
+// prefers it, as an event stream.
 
 export interface McpAppOptions extends McpDeps {
   /** Largest accepted request body; tool arguments are small. */
@@ -41,21 +39,6 @@ const CORS_HEADERS = {
   'Access-Control-Allow-Headers': 'Authorization, Content-Type, Accept, Mcp-Protocol-Version, Mcp-Session-Id, Last-Event-ID',
   'Access-Control-Expose-Headers': 'X-Request-Id, WWW-Authenticate, Retry-After, RateLimit-Limit, RateLimit-Remaining, RateLimit-Reset, Mcp-Session-Id',
 };
-
-/** Outgoing JSON-RPC errors the SDK produces get our data.code and data.requestId. */
-class TaggedTransport extends StreamableHTTPServerTransport {
-  constructor(
-    options: ConstructorParameters<typeof StreamableHTTPServerTransport>[0],
-    private readonly requestId: string,
-    private readonly logger: McpDeps['logger'],
-  ) {
-    super(options);
-  }
-
-  override send(message: JSONRPCMessage, options?: TransportSendOptions): Promise<void> {
-    return super.send(withErrorData(message, this.requestId, this.logger), options);
-  }
-}
 
 /**
  * JSON unless the client prefers an event stream: every client must accept both, so "asks for
@@ -148,8 +131,8 @@ export function createMcpApp(options: McpAppOptions): Koa {
       ctx.status = status;
       ctx.body = jsonRpcErrorBody(rpcCode, code, message, requestId, id, details);
     };
-    // A JSON answer with rate_limited or limit_reached tool results says how long to wait in
-    // the header too (an event stream's headers are sent before any result exists).
+    // An answer with rate_limited or limit_reached tool results says how long to wait in the
+    // header too.
     const setRetryAfter = (responses: JSONRPCMessage[]) => {
       const seconds = retryAfterOfResults(responses);
       if (seconds !== undefined) ctx.set('Retry-After', String(seconds));
@@ -265,55 +248,51 @@ export function createMcpApp(options: McpAppOptions): Koa {
           if (!ctx.res.headersSent) for (const [k, v] of Object.entries(headers)) ctx.res.setHeader(k, v);
         },
       };
-      const jsonAnswer = !prefersEventStream(accept);
-      // A batch, even of one, is answered as an array by the Server path below.
-      const toolCall = jsonAnswer && !Array.isArray(raw) ? plainToolCall(messages) : undefined;
+      // A batch, even of one, is answered as an array (or one event per answer) by the Server path below.
+      const toolCall = !Array.isArray(raw) ? plainToolCall(messages) : undefined;
       const authorized = toolCall ? authorizesTool(parts, toolCall.request.params.name) : messages.some((m) => authorizesMessage(parts, m));
       if (!authorized && !(await admit())) return;
+      let responses: JSONRPCMessage[];
       if (toolCall) {
-        const response = await answerToolCall(createToolHandlers(options, parts, call), toolCall, requestId, logger);
-        setRetryAfter([response]);
-        ctx.type = 'application/json';
-        ctx.body = jsonWithCachedParts(response, options.cachedText, 4);
-        return;
-      }
-      const server = createServer(options, parts, call);
-      if (jsonAnswer) {
+        responses = [await answerToolCall(createToolHandlers(options, parts, call), toolCall, requestId, logger)];
+      } else {
+        const server = createServer(options, parts, call);
         const transport = new JsonResponseTransport(requestId, logger);
         await server.connect(transport);
         // No server.close() afterwards: every request has been answered once handle() resolves,
         // the server and transport hold no timers or sockets and are simply dropped. Closing
         // made the SDK abort its (already finished) handlers' signals and build a "connection
         // closed" error per call, about 4% of a tool call's CPU, for nothing.
-        const responses = await transport.handle(messages, { requestInfo: { headers: ctx.req.headers } });
-        if (responses.length === 0) {
-          ctx.status = 202;
-          return;
-        }
-        setRetryAfter(responses);
-        // As JSON.stringify would write it, with the cache's text of cached data spliced in
-        // (depth 4: response, result, structuredContent, then e.g. the profile).
-        ctx.type = 'application/json';
-        ctx.body = Array.isArray(raw)
-          ? `[${responses.map((r) => jsonWithCachedParts(r, options.cachedText, 4)).join(',')}]`
-          : jsonWithCachedParts(responses[0], options.cachedText, 4);
+        responses = await transport.handle(messages, { requestInfo: { headers: ctx.req.headers } });
+      }
+      if (responses.length === 0) {
+        ctx.status = 202;
         return;
       }
-      const transport = new TaggedTransport({ sessionIdGenerator: undefined, enableJsonResponse: false }, requestId, logger);
-      ctx.respond = false;
-      ctx.res.on('close', () => {
-        void transport.close();
-        void server.close();
-      });
-      await server.connect(transport);
-      await transport.handleRequest(ctx.req, ctx.res, Array.isArray(raw) ? messages : messages[0]);
+      // The answers exist before any byte is sent, so either form carries the headers their
+      // calls set: RateLimit-* (decisions.md: on every authenticated response) and Retry-After.
+      setRetryAfter(responses);
+      // As JSON.stringify would write it, with the cache's text of cached data spliced in
+      // (depth 4: response, result, structuredContent, then e.g. the profile).
+      const texts = responses.map((r) => jsonWithCachedParts(r, options.cachedText, 4));
+      if (prefersEventStream(accept)) {
+        // An event stream of the answers, as the SDK's transport writes them (one `message`
+        // event each, no event ids: nothing is resumable on a stateless server). Written whole,
+        // not through that transport: it sends the stream's headers before the calls are admitted,
+        // and this server has nothing to stream before its answers (no progress or log messages).
+        ctx.type = 'text/event-stream';
+        ctx.set('Cache-Control', 'no-cache, no-transform');
+        ctx.body = texts.map((text) => `event: message\ndata: ${text}\n\n`).join('');
+        return;
+      }
+      ctx.type = 'application/json';
+      ctx.body = Array.isArray(raw) ? `[${texts.join(',')}]` : texts[0];
     } catch (err) {
       logger.error('tool server request failed', { requestId, err });
       if (ctx.res.headersSent) {
         ctx.res.destroy();
         return;
       }
-      ctx.respond = true;
       rpcError(500, RpcCode.InternalError, 'internal_error', 'An internal error occurred. It has been logged; retry later or contact support with the request id.');
     }
   });

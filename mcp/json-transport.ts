@@ -4,15 +4,15 @@ import type { Logger } from '../core/logging/index.js';
 import { withErrorData } from './errors.js';
 
 /**
- * The JSON-response half of Streamable HTTP for one stateless POST, in process: the SDK's
- * Server still does the protocol (initialize negotiation, request validation, dispatch), this
- * only hands it the already-validated messages and collects its responses for the HTTP body.
+ * Streamable HTTP for one stateless POST, in process: the SDK's Server still does the protocol
+ * (initialize negotiation, request validation, dispatch), this only hands it the
+ * already-validated messages and collects its responses for the HTTP body, which http.ts writes
+ * as JSON or as an event stream.
  *
- * Why not the SDK's StreamableHTTPServerTransport here: in JSON mode it converts every Node
- * request and response to web Request/Response objects (through @hono/node-server) and parses
- * the body a second time, which made a tool call cost several times the CPU of an API call.
- * SSE responses (the rare case: the client asked for a stream) still go through the SDK's
- * transport, which owns the streaming details.
+ * Why not the SDK's StreamableHTTPServerTransport: in JSON mode it converts every Node request
+ * and response to web Request/Response objects (through @hono/node-server) and parses the body a
+ * second time, which made a tool call cost several times the CPU of an API call; in SSE mode it
+ * also sends the stream's headers before the calls are admitted, so they lacked RateLimit-*.
  */
 export class JsonResponseTransport implements Transport {
   onclose?: () => void;
@@ -44,7 +44,7 @@ export class JsonResponseTransport implements Transport {
   }
 
   async send(message: JSONRPCMessage, _options?: TransportSendOptions): Promise<void> {
-    // Only responses matter on a stateless JSON answer; server-to-client requests and
+    // Only responses matter on a stateless answer; server-to-client requests and
     // notifications (progress, logging) have nowhere to go and are dropped, as the SDK does.
     if (!('id' in message) || 'method' in message || message.id === undefined || !this.pending.has(message.id)) return;
     this.responses.set(message.id, withErrorData(message, this.requestId, this.logger));

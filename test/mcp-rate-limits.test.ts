@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { upsertCompanies } from '../core/companies/write-companies.js';
 import { createInMemoryRateLimiter } from '../core/ratelimit/index.js';
@@ -64,7 +65,7 @@ describe('rate limits shared by API and tool server', () => {
     const refused = await toolCall();
     expect(refused.isError).toBe(true);
     expect((refused.content[0] as { text: string }).text).toMatch(/Retry after \d+ seconds?\./);
-    // The text reads the same over JSON and SSE, and an SSE answer has no Retry-After header to point at.
+    // The text reads the same whatever the client reads it from: it points at no header.
     expect((refused.content[0] as { text: string }).text).not.toMatch(/Retry-After/);
     expect((refused._meta as any).retryAfterSeconds).toBeGreaterThanOrEqual(1);
   });
@@ -136,6 +137,54 @@ describe('rate limits shared by API and tool server', () => {
     // The batch of two calls counts two (the next request sees 94); which of its calls set the
     // header last is not fixed, so its own value is not asserted.
     expect(remaining).toEqual(['99', '98', '97', expect.stringMatching(/^9[56]$/), '94', '93']);
+  });
+
+  it('when tool calls are answered as an event stream, alone or in a batch, then the answer carries the RateLimit headers counting them, and a refused call\'s wait in Retry-After, as a JSON answer does', async () => {
+    const group = sampleGroup();
+    await upsertCompanies(mcp.db, [group.root]);
+    const org = await createToolOrganization(mcp.db, { ratePerSecond: 100, burst: 100, ratePerMinute: 6 });
+    const sse = { Authorization: `Bearer ${org.key}`, 'Mcp-Protocol-Version': '2025-06-18', Accept: 'text/event-stream, application/json' };
+    const call = (id: number, name: string, args: Record<string, unknown>) => ({ jsonrpc: '2.0', id, method: 'tools/call', params: { name, arguments: args } });
+    const events = async (res: Response) => (await res.text()).split('\n').filter((l) => l.startsWith('data: ')).map((l) => JSON.parse(l.slice(6)));
+    await clearOfMinuteBoundary();
+
+    // The official client, asking for event streams: connecting counts 3, its call 1.
+    const posted: { body: string; type: string | null; limit: string | null; remaining: string | null }[] = [];
+    let probed!: () => void;
+    const probe = new Promise<void>((resolve) => { probed = resolve; });
+    const sseFetch: typeof fetch = async (input, init) => {
+      if (init?.method === 'GET') return fetch(input, init).finally(probed);
+      const headers = new Headers(init?.headers);
+      if (init?.method === 'POST') headers.set('Accept', 'text/event-stream, application/json');
+      const res = await fetch(input, { ...init, headers });
+      if (init?.method === 'POST') posted.push({ body: String(init.body), type: res.headers.get('content-type'), limit: res.headers.get('ratelimit-limit'), remaining: res.headers.get('ratelimit-remaining') });
+      return res;
+    };
+    const sseClient = new Client({ name: 'sse-client', version: '1.0.0' });
+    await sseClient.connect(new StreamableHTTPClientTransport(new URL(mcp.mcpUrl), { requestInit: { headers: { Authorization: `Bearer ${org.key}` } }, fetch: sseFetch }));
+    await probe;
+    try {
+      const result = (await sseClient.callTool({ name: 'service_get_company_profile', arguments: { taxId: group.root.fiscalCode } })) as CallToolResult;
+      expect(result.isError).toBeFalsy();
+      const toolCall = posted.find((p) => p.body.includes('"tools/call"'))!;
+      expect(toolCall).toMatchObject({ type: expect.stringMatching(/^text\/event-stream/), limit: '6', remaining: '2' });
+    } finally {
+      await sseClient.close();
+    }
+
+    // A lone call, raw: the fifth request of the minute.
+    const lone = await rpc(mcp.mcpUrl, call(1, 'service_analyze_company', { fiscalCode: group.root.fiscalCode }), sse);
+    expect(lone.headers.get('content-type')).toMatch(/^text\/event-stream/);
+    expect(rateLimitOf(lone)).toMatchObject({ limit: '6', remaining: '1' });
+    expect((await events(lone))[0].result.structuredContent.company.fiscalCode).toBe(group.root.fiscalCode);
+
+    // A batch of two: one takes the minute's last request, the other is refused and says how long to wait.
+    const batch = await rpc(mcp.mcpUrl, [call(2, 'service_search_companies', { query: group.token }), call(3, 'service_search_companies', { query: group.token })], sse);
+    expect(rateLimitOf(batch)).toMatchObject({ limit: '6', remaining: '0' });
+    const answers = await events(batch);
+    const refused = answers.find((a) => a.result.isError);
+    expect(refused.result.structuredContent.error.code).toBe('rate_limited');
+    expect(batch.headers.get('retry-after')).toBe(String(refused.result._meta.retryAfterSeconds));
   });
 
   it('when tool calls are refused as limit_reached or rate_limited then the JSON answer, still 200, carries Retry-After with the wait, for a batch the longest', async () => {
