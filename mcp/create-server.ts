@@ -11,6 +11,7 @@ import { AppError, errorObjectSchema, issueDetails } from '../core/errors/index.
 import type { Logger } from '../core/logging/index.js';
 import { rateLimitHeaders } from '../core/ratelimit/index.js';
 import type { UsageSink } from '../core/usage/index.js';
+import { argumentDetails } from './argument-details.js';
 import { jsonWithCachedParts, type CachedText } from './cached-json.js';
 import { protocolError, toolErrorResult } from './errors.js';
 import { personOnlyToolMessage, personOnlyToolNames, toolDefinitions, type ToolDefinition } from './tools/index.js';
@@ -151,7 +152,7 @@ export function createToolHandlers(deps: McpDeps, parts: ServerParts, call: McpC
         if (!parsed.success) {
           const counted = await countMalformedAttempt(deps.access, principal, name, 'tool');
           throw new AppError('invalid_params', `The arguments do not match the input schema of ${name}.`, {
-            details: issueDetails(parsed.error.issues, '(arguments)'),
+            details: argumentDetails(parsed.error.issues, definition.inputSchema),
             headers: counted,
           });
         }

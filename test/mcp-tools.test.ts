@@ -252,6 +252,18 @@ describe('service_get_company_metrics', () => {
     }
   });
 
+  it('when arguments the tool does not take are sent then each is one invalid_params detail whose path is its name, and nothing is billed', async () => {
+    const result = await call('service_search_companies', { query: 'rossi', unknownField: 1, fiscalCode: group.root.fiscalCode });
+    const error = (result.structuredContent as any).error;
+    expect(error.code).toBe('invalid_params');
+    expect(error.details).toEqual([
+      { path: 'unknownField', message: expect.stringMatching(/^not an argument of this tool, which takes query, .*limit/) },
+      { path: 'fiscalCode', message: expect.stringMatching(/^not an argument of this tool/) },
+    ]);
+    expect((result.content[0] as { text: string }).text).toContain('- unknownField: not an argument');
+    expect(await usageEvents(error.requestId)).toHaveLength(0);
+  });
+
   it('when a search text holds a NUL then an invalid_params error result names the field, rather than a store failure', async () => {
     for (const [tool, args, path] of [
       ['service_search_companies', { query: 'Ro\u0000ssi' }, 'query'],
