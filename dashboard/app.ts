@@ -3,6 +3,7 @@ import { Router } from '@koa/router';
 import type { SignInLimits } from '../core/dashboard-auth/index.js';
 import type { Db } from '../core/db/index.js';
 import type { Logger } from '../core/logging/index.js';
+import { checkHealth } from '../core/http-server/index.js';
 import { errorPage } from './middleware/error-page.js';
 import { language } from './middleware/language.js';
 import { readForm } from './middleware/read-form.js';
@@ -48,9 +49,11 @@ export function createDashboardApp(deps: DashboardDeps): Koa<DashboardState> {
   app.proxy = deps.trustProxy ?? false;
   const router = new Router<DashboardState>();
 
+  // As the API's and the tool server's: JSON, 503 within a second when the database is gone.
   router.get('/healthz', async (ctx) => {
-    await deps.db.raw('SELECT 1');
-    ctx.body = { status: 'ok' };
+    const answer = await checkHealth(() => deps.db.raw('SELECT 1'));
+    ctx.status = answer.status;
+    ctx.body = answer.body;
   });
   registerAssetRoutes(router);
   registerAuthRoutes(router, { db: deps.db, secureCookies: deps.secureCookies, signInLimits: deps.signInLimits });
