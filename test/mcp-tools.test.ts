@@ -155,6 +155,18 @@ describe('service_search_people', () => {
       `officer:${group.root.fiscalCode}`, `officer:${group.subs[0]!.fiscalCode}`, `shareholder:${group.subs[1]!.fiscalCode}`,
     ].sort());
   });
+
+  it('when roleCategory comes with a kind other than officer then an invalid_params error result names both fields and nothing is billed; with kind officer the search runs', async () => {
+    for (const kind of ['shareholder', 'beneficial_owner']) {
+      const result = await call('service_search_people', { name: `Bellini Marco ${group.token}`, kind, roleCategory: 'legal_representative' });
+      const error = (result.structuredContent as any).error;
+      expect(error.code).toBe('invalid_params');
+      expect(error.details).toEqual([{ path: 'kind', message: expect.stringContaining('roleCategory') }]);
+      expect(await usageEvents(error.requestId)).toHaveLength(0);
+    }
+    const officers = data(await call('service_search_people', { name: `Bellini Marco ${group.token}`, kind: 'officer', roleCategory: 'legal_representative' }));
+    expect(officers.people[0].roles.map((r: any) => r.company.fiscalCode)).toEqual([group.root.fiscalCode]);
+  });
 });
 
 describe('service_get_company_profile', () => {
