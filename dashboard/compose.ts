@@ -34,7 +34,7 @@ export async function composeDashboard(options: ComposeDashboardOptions): Promis
     db: database.db,
     logger,
     secureCookies: publicUrl.startsWith('https:'),
-    trustProxy: config.PUBLIC_DASHBOARD_URL !== undefined,
+    trustProxy: config.TRUST_PROXY,
     apiBaseUrl: config.PUBLIC_BASE_URL ?? `http://${config.HOST}:${config.API_PORT}`,
     // Unset, the request's own host makes a better link than HOST:PORT (which may be 0.0.0.0).
     publicUrl: config.PUBLIC_DASHBOARD_URL,

@@ -116,10 +116,10 @@ export function httpSession(baseUrl: string) {
       remember(res);
       return res;
     },
-    async post(path: string, form: Record<string, string>): Promise<Response> {
+    async post(path: string, form: Record<string, string>, headers: Record<string, string> = {}): Promise<Response> {
       const res = await fetch(baseUrl + path, {
         method: 'POST',
-        headers: { cookie: cookie(), 'content-type': 'application/x-www-form-urlencoded' },
+        headers: { ...headers, cookie: cookie(), 'content-type': 'application/x-www-form-urlencoded' },
         body: new URLSearchParams(form).toString(),
         redirect: 'manual',
       });

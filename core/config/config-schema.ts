@@ -37,6 +37,11 @@ export const configSchema = z.object({
   PUBLIC_BASE_URL: httpUrl,
   PUBLIC_MCP_URL: httpUrl,
   PUBLIC_DASHBOARD_URL: httpUrl,
+  /**
+   * Whether the dashboard believes X-Forwarded-For/-Proto/-Host. Set it only when a proxy in
+   * front of the dashboard sets them: without one, anyone could write a sign-in attempt's IP.
+   */
+  TRUST_PROXY: flag(false),
 
   /** Unset: usage events go through the Postgres bus. Comma-separated host:port list. */
   KAFKA_BROKERS: z

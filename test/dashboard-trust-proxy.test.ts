@@ -1,0 +1,47 @@
+import { afterAll, describe, expect, inject, it } from 'vitest';
+import { parseConfig } from '../core/config/index.js';
+import { createLogger } from '../core/logging/index.js';
+import { composeDashboard } from '../dashboard/compose.js';
+import { listen, type RunningServer } from './api-fixtures.js';
+import { createOperator, httpSession } from './dashboard-fixtures.js';
+import { testDb } from './support/database.js';
+
+// X-Forwarded-For is believed only with TRUST_PROXY set: a public address of its own
+// (PUBLIC_DASHBOARD_URL, which docker-compose.yml sets while publishing the port directly) says
+// nothing about a proxy in front, and without one anyone could write a sign-in attempt's IP.
+
+const db = testDb();
+const cleanups: (() => Promise<unknown>)[] = [];
+afterAll(async () => {
+  for (const cleanup of cleanups.reverse()) await cleanup();
+  await db.destroy();
+});
+
+async function dashboardWith(env: Record<string, string>): Promise<RunningServer> {
+  const config = parseConfig({ DATABASE_URL: inject('databaseUrl'), PUBLIC_DASHBOARD_URL: 'http://localhost:3002', ...env });
+  const database = { db, connectionString: inject('databaseUrl'), embedded: false, close: async () => {} };
+  const composed = await composeDashboard({ config, logger: createLogger({ level: 'silent' }), database, alertIntervalMs: 60_000 });
+  cleanups.push(() => composed.close());
+  const server = await listen(composed.app);
+  cleanups.push(() => server.close());
+  return server;
+}
+
+async function recordedIp(dashboard: RunningServer): Promise<string | null> {
+  const operator = await createOperator(db);
+  const client = httpSession(dashboard.url);
+  const page = '/sign-in';
+  await client.post(page, { _csrf: await client.csrf(page), email: operator.email, password: 'wrong password' }, { 'X-Forwarded-For': '6.6.6.6' });
+  const row = await db('sign_in_attempts').whereRaw('lower(email) = ?', [operator.email.toLowerCase()]).first<{ ip: string | null }>('ip');
+  return row?.ip ?? null;
+}
+
+describe('when a sign-in attempt carries X-Forwarded-For', () => {
+  it('then with a public address but no TRUST_PROXY the socket\'s address is recorded', async () => {
+    expect(await recordedIp(await dashboardWith({}))).toMatch(/127\.0\.0\.1$/);
+  });
+
+  it('then with TRUST_PROXY=true the forwarded address is recorded', async () => {
+    expect(await recordedIp(await dashboardWith({ TRUST_PROXY: 'true' }))).toBe('6.6.6.6');
+  });
+});
