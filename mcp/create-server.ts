@@ -51,11 +51,18 @@ export interface ServerParts {
   // per stateless request dominated a tool call. It only validates elicitation answers, which
   // this server never asks for; one shared instance is plenty.
   jsonSchemaValidator: AjvJsonSchemaValidator;
+  /** initialize's instructions, written from the tools' schemas. */
+  instructions: string;
 }
 
 export function prepareServerParts(definitions: ToolDefinition<any, any>[] = toolDefinitions): ServerParts {
   const tools = prepareTools(definitions);
-  return { tools, byName: new Map(tools.map((t) => [t.definition.name as string, t])), jsonSchemaValidator: new AjvJsonSchemaValidator() };
+  return {
+    tools,
+    byName: new Map(tools.map((t) => [t.definition.name as string, t])),
+    jsonSchemaValidator: new AjvJsonSchemaValidator(),
+    instructions: serverInstructions(definitions),
+  };
 }
 
 /** A tool with its JSON Schemas computed once per process, not per request. */
@@ -88,11 +95,24 @@ export function prepareTools(definitions: ToolDefinition<any, any>[] = toolDefin
   }));
 }
 
-const SERVER_INSTRUCTIONS =
-  'Italian company data: identity, registry, risk indicators, ownership, officers and filed financial statements. ' +
-  'Find a company with service_search_companies (by name, fiscal code or VAT number) or a person with service_search_people, then use ' +
-  'the company\'s fiscalCode with service_get_company_profile, service_get_company_structure, service_get_company_metrics or ' +
-  'service_analyze_company. Each successful tool call is billed to your organization as its description says; failed calls are free.';
+// The arguments that name one company, as the tools' input schemas call them.
+const companyArguments = ['taxId', 'fiscalCode'] as const;
+
+/**
+ * What initialize tells an agent. The company tools are grouped by the argument that takes the
+ * fiscal code, read from their input schemas, so the text cannot name an argument a tool does not
+ * take (an agent following it would get "Unrecognized key").
+ */
+function serverInstructions(definitions: ToolDefinition<any, any>[]): string {
+  const byArgument = companyArguments.flatMap((argument) => {
+    const names = definitions.filter((d) => argument in d.inputSchema.shape).map((d) => d.name as string);
+    return names.length === 0 ? [] : [`to ${names.join(', ').replace(/, ([^,]*)$/, ' or $1')} as ${argument}`];
+  });
+  return 'Italian company data: identity, registry, risk indicators, ownership, officers and filed financial statements. ' +
+    'Find a company with service_search_companies (by name, fiscal code or VAT number) or a person with service_search_people, then pass ' +
+    `the company's fiscalCode ${byArgument.join(', and ')}. ` +
+    'Each successful tool call is billed to your organization as its description says; failed calls are free.';
+}
 
 const measureText = (m: Measure) => `${m.quantity} ${m.quantity === 1 ? m.unit.replace(/s$/, '') : m.unit}`;
 
@@ -209,7 +229,7 @@ export function authorizesMessage(parts: ServerParts, message: JSONRPCMessage): 
 export function createServer(deps: McpDeps, parts: ServerParts, call: McpCall): Server {
   const server = new Server(
     { name: 'italian-company-data', title: 'Italian Company Data', version: deps.version },
-    { capabilities: { tools: { listChanged: false } }, instructions: SERVER_INSTRUCTIONS, jsonSchemaValidator: parts.jsonSchemaValidator },
+    { capabilities: { tools: { listChanged: false } }, instructions: parts.instructions, jsonSchemaValidator: parts.jsonSchemaValidator },
   );
   const handlers = createToolHandlers(deps, parts, call);
   server.setRequestHandler(methodOnly('tools/list'), (request) => {

@@ -93,6 +93,23 @@ describe('tools/list', () => {
     expect(profile.description).toContain('8 credits');
   });
 
+  it('when an agent follows initialize\'s instructions then each company tool is named with the argument it takes, and a call made so succeeds', async () => {
+    const instructions = client.getInstructions()!;
+    const { tools } = await client.listTools();
+    const named = new Map<string, string>();
+    for (const [, list, argument] of instructions.matchAll(/to ((?:service_[a-z_]+(?:, | or )?)+) as (\w+)/g)) {
+      for (const name of list!.split(/, | or /)) named.set(name, argument!);
+    }
+    const companyTools = tools.filter((t) => !t.name.startsWith('service_search_')).map((t) => t.name).sort();
+    expect([...named.keys()].sort()).toEqual(companyTools);
+    for (const [name, argument] of named) {
+      const tool = tools.find((t) => t.name === name)!;
+      expect(Object.keys(tool.inputSchema.properties ?? {}), `${name} takes ${argument}`).toContain(argument);
+      expect(tool.inputSchema.required, `${name} needs only ${argument}`).toEqual([argument]);
+      data(await call(name, { [argument]: group.root.fiscalCode }));
+    }
+  });
+
   it('when the plan lacks a tool then it is not listed and calling it returns a not_entitled error result', async () => {
     const limited = await createToolOrganization(mcp.db, { tools: ['service_search_companies'] });
     const limitedClient = await connectClient(mcp.mcpUrl, limited.key);
