@@ -335,14 +335,20 @@ describe('service_analyze_company', () => {
 });
 
 describe('person-only tools on a key connection', () => {
-  it('when any of the five person tools is called then the error result says it needs a signed-in user', async () => {
+  it('when any of the five person tools is called then the error result says it needs a signed-in user and that this server takes organization keys only, promising no sign-in', async () => {
     for (const name of personOnlyTools) {
       const result = await call(name, {});
       expect(result.isError).toBe(true);
       const error = (result.structuredContent as any).error;
       expect(error.code).toBe('not_entitled');
-      expect(error.message).toContain('signed-in user');
+      expect(error.message).toContain(`${name} needs a signed-in user`);
+      expect(error.message).toContain('accepts organization API keys only');
+      expect(error.message).not.toMatch(/OAuth|signs in|sign in/i);
       expect(await usageEvents(error.requestId)).toHaveLength(0);
+    }
+    // Indeed there is none to offer: no OAuth metadata, no authorization endpoint.
+    for (const path of ['/.well-known/oauth-protected-resource', '/.well-known/oauth-authorization-server', '/authorize']) {
+      expect((await fetch(`${mcp.url}${path}`)).status).toBe(404);
     }
   });
 });

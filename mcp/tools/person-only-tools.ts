@@ -1,6 +1,7 @@
-// The spec's five tools that need a person (OAuth sign-in). A key identifies an organization,
-// not a person, so on a key connection they are absent from tools/list and calling one
-// returns a not_entitled tool error that says why.
+// The spec's five tools that act for a person. This server takes organization API keys only
+// and offers no sign-in (no OAuth: no /.well-known metadata, no /authorize), and a key
+// identifies an organization, not a person: so they are absent from tools/list, and calling
+// one returns a not_entitled tool error that says why, without promising a sign-in.
 export const personOnlyToolNames: ReadonlySet<string> = new Set([
   'service_list_official_documents',
   'service_request_official_document',
@@ -10,5 +11,5 @@ export const personOnlyToolNames: ReadonlySet<string> = new Set([
 ]);
 
 export const personOnlyToolMessage = (name: string): string =>
-  `${name} needs a signed-in user: it is offered only when a person signs in to the tool server (OAuth). ` +
-  'An organization API key identifies the organization, not a person, so it cannot call this tool.';
+  `${name} needs a signed-in user: it acts for a person. This tool server accepts organization API keys only, ` +
+  'and a key identifies the organization, not a person, so this tool cannot be called here.';
