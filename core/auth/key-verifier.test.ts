@@ -144,4 +144,19 @@ describe('key verification', () => {
     await v.close(); // flushes
     expect((await db('api_keys').where({ id: record.id }).first('last_used_at')).last_used_at).toBeInstanceOf(Date);
   });
+
+  it('when a key is revoked after its last call and before the flush then last_used_at is the call\'s time, before the revocation', async () => {
+    const { key, record } = await newKey();
+    const v = verifier({ lastUsedFlushMs: 60_000 });
+    const before = Date.now();
+    await v.verify(bearer(key));
+    const after = Date.now();
+    await new Promise((r) => setTimeout(r, 300));
+    await revokeApiKey(db, record.id, 'test');
+    await v.close(); // flushes
+    const row = await db('api_keys').where({ id: record.id }).first<{ last_used_at: Date; revoked_at: Date }>('last_used_at', 'revoked_at');
+    expect(row.last_used_at.getTime()).toBeGreaterThanOrEqual(before - 5);
+    expect(row.last_used_at.getTime()).toBeLessThanOrEqual(after + 5);
+    expect(row.last_used_at.getTime()).toBeLessThan(row.revoked_at.getTime());
+  });
 });

@@ -10,28 +10,42 @@ export interface LastUsedRecorder {
 const CHUNK = 5_000;
 
 /**
- * last_used_at without a write per request: ids seen since the last flush are kept in a Set
- * and written by one UPDATE every `intervalMs`. The timestamp is therefore accurate to the
- * interval, which is all a "last used" column is for. A failed flush keeps its ids for the
- * next one. (The api_keys trigger ignores last_used_at, so this notifies nobody.)
+ * last_used_at without a write per request: the time each key was last seen since the last
+ * flush is kept in a Map and written by one UPDATE every `intervalMs`. The time written is the
+ * call's, not the flush's: a key revoked between its last call and the flush would otherwise
+ * show a "last used" after its revocation. GREATEST keeps another process's later time. A failed
+ * flush keeps its times for the next one. (The api_keys trigger ignores last_used_at, so this
+ * notifies nobody.)
  */
-export function createLastUsedRecorder(options: { db: Db; intervalMs?: number; logger: Logger }): LastUsedRecorder {
-  let pending = new Set<string>();
+export function createLastUsedRecorder(options: { db: Db; intervalMs?: number; logger: Logger; now?: () => number }): LastUsedRecorder {
+  const now = options.now ?? Date.now;
+  let pending = new Map<string, number>();
   let flushing: Promise<void> | undefined;
+
+  const remember = (keyId: string, at: number) => {
+    const known = pending.get(keyId);
+    if (known === undefined || at > known) pending.set(keyId, at);
+  };
 
   const flush = async (): Promise<void> => {
     if (flushing) await flushing;
     if (pending.size === 0) return;
-    const ids = [...pending];
-    pending = new Set();
+    const seen = [...pending];
+    pending = new Map();
     flushing = (async () => {
       try {
-        for (let i = 0; i < ids.length; i += CHUNK) {
-          await options.db('api_keys').whereIn('id', ids.slice(i, i + CHUNK)).update({ last_used_at: options.db.fn.now() });
+        for (let i = 0; i < seen.length; i += CHUNK) {
+          const chunk = seen.slice(i, i + CHUNK);
+          await options.db.raw(
+            `UPDATE api_keys k SET last_used_at = GREATEST(k.last_used_at, v.at)
+               FROM unnest(?::text[], ?::timestamptz[]) AS v(id, at)
+              WHERE k.id = v.id`,
+            [chunk.map(([id]) => id), chunk.map(([, at]) => new Date(at).toISOString())],
+          );
         }
       } catch (err) {
-        for (const id of ids) pending.add(id);
-        options.logger.warn('could not record key last use; will retry', { err, keys: ids.length });
+        for (const [id, at] of seen) remember(id, at);
+        options.logger.warn('could not record key last use; will retry', { err, keys: seen.length });
       }
     })();
     try {
@@ -45,7 +59,7 @@ export function createLastUsedRecorder(options: { db: Db; intervalMs?: number; l
   timer.unref();
 
   return {
-    record: (keyId) => void pending.add(keyId),
+    record: (keyId) => remember(keyId, now()),
     flush,
     async close() {
       clearInterval(timer);
