@@ -194,6 +194,7 @@ export function createToolHandlers(deps: McpDeps, parts: ServerParts, call: McpC
           unit: grant.measure.unit,
           occurredAt: new Date().toISOString(),
         });
+        deps.access.charged(grant, requestId);
         const structured = output as Record<string, unknown>;
         // Keys in the order of the SDK's CallToolResultSchema, in which the Server writes them:
         // a plain tools/call answered directly (direct-tool-call.ts) gives the same bytes.

@@ -6,6 +6,7 @@ import {
 import { requestAuthorization } from '../core/auth/index.js';
 import { AppError, issueDetails, type ErrorCode, type ErrorDetail } from '../core/errors/index.js';
 import { newRequestId } from '../core/ids/index.js';
+import { checkHealth } from '../core/http-server/index.js';
 import { rateLimitHeaders } from '../core/ratelimit/index.js';
 import { jsonWithCachedParts } from './cached-json.js';
 import {
@@ -92,16 +93,6 @@ function withoutTaskAugmentation(message: JSONRPCMessage): JSONRPCMessage {
   return { ...message, params };
 }
 
-async function checkDatabase(db: McpAppOptions['db'], deadlineMs: number): Promise<boolean> {
-  let timer: NodeJS.Timeout | undefined;
-  const deadline = new Promise<false>((resolve) => { timer = setTimeout(() => resolve(false), deadlineMs); });
-  try {
-    return await Promise.race([db.raw('SELECT 1').then(() => true, () => false), deadline]);
-  } finally {
-    clearTimeout(timer);
-  }
-}
-
 async function readBody(req: IncomingMessage, limit: number): Promise<string> {
   const chunks: Buffer[] = [];
   let size = 0;
@@ -147,9 +138,9 @@ export function createMcpApp(options: McpAppOptions): Koa {
     try {
       // Liveness for load balancers and compose health checks: no key, no billing.
       if (ctx.path === '/healthz' && ctx.method === 'GET') {
-        const healthy = await checkDatabase(options.db, 1_000);
-        ctx.status = healthy ? 200 : 503;
-        ctx.body = healthy ? { status: 'ok' } : { status: 'unavailable', checks: { database: 'unreachable' } };
+        const answer = await checkHealth(() => options.db.raw('SELECT 1'));
+        ctx.status = answer.status;
+        ctx.body = answer.body;
         return;
       }
       if (ctx.path !== '/mcp') return envelope(new AppError('unknown_endpoint', 'No endpoint matches this path: the tool server is at /mcp.'));

@@ -375,6 +375,27 @@ describe('billing of tool calls', () => {
     expect(report.byProduct).toContainEqual(expect.objectContaining({ source: 'mcp', product: 'service_search_people', quantity: 1, unit: 'credits', calls: 1 }));
   });
 
+  it('when an agent calls tools one after another, faster than the worker applies them, then it cannot spend past its balance', async () => {
+    // No worker runs here: each served call's event stays on the bus, unapplied.
+    const small = await createToolOrganization(mcp.db);
+    await mcp.db('allowances').where({ organization_id: small.organizationId }).update({ credits_balance: 6 });
+    const agent = await connectClient(mcp.mcpUrl, small.key);
+    try {
+      const outcome = async (name: string, args: Record<string, unknown>) => {
+        const result = (await agent.callTool({ name, arguments: args })) as CallToolResult;
+        return result.isError ? (result.structuredContent as any).error.code : 'ok';
+      };
+      // 6 credits: the structure (5) and one search (1), and then nothing.
+      expect([
+        await outcome('service_get_company_structure', { fiscalCode: group.root.fiscalCode }),
+        await outcome('service_search_companies', { query: group.token }),
+        await outcome('service_search_companies', { query: group.token }),
+      ]).toEqual(['ok', 'ok', 'credits_exhausted']);
+    } finally {
+      await agent.close();
+    }
+  });
+
   it('when a tool call is answered as JSON then it carries the organization\'s RateLimit headers, like the API', async () => {
     const res = await rpc(mcp.mcpUrl, { jsonrpc: '2.0', id: 4, method: 'tools/call', params: { name: 'service_search_companies', arguments: { query: group.token } } }, { Authorization: `Bearer ${org.key}` });
     expect(res.status).toBe(200);
