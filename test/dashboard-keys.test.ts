@@ -264,3 +264,18 @@ describe('when a key is revoked', () => {
     expect(await (await client.get(`/orgs/${orgId}/keys?done=revoked&key=${theirs.record.id}`)).text()).not.toContain(theirs.record.prefix);
   });
 });
+
+describe('when an admin names a key with a line break or a terminal escape', () => {
+  // A key's name is printed on one line: in `cli key list`, on an operator's terminal (where ESC
+  // starts a control sequence) and in the activity log.
+  it.each(['line one\nline two', 'red \u001b[31mRED\u001b[0m', 'tab\there'])('then %j is refused under the name field, in the page\'s language, and no key is made', async (name) => {
+    const { orgId, client } = await adminOfNewOrg(env, 'Key name control characters test');
+    const res = await client.post(`/orgs/${orgId}/keys`, { _csrf: await client.csrf(`/orgs/${orgId}/keys`), name });
+    expect(res.status).toBe(422);
+    expect(await res.text()).toMatch(/<p class="field-error" id="key-name-error">must not contain line breaks, tabs or other control characters/);
+    client.jar.set('dash_lang', 'it');
+    const italian = await (await client.post(`/orgs/${orgId}/keys`, { _csrf: await client.csrf(`/orgs/${orgId}/keys`), name })).text();
+    expect(italian).toMatch(/<p class="field-error" id="key-name-error">non può contenere a capo, tabulazioni o altri caratteri di controllo/);
+    expect(await env.db('api_keys').where({ organization_id: orgId })).toHaveLength(0);
+  });
+});

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { Db } from '../db/index.js';
+import { singleLine, type Db } from '../db/index.js';
 import { AppError, parseInput } from '../errors/index.js';
 import { newId } from '../ids/index.js';
 import { displayPrefix, generateApiKey, hashApiKey } from './api-key-format.js';
@@ -9,7 +9,7 @@ import { apiKeyColumns, toApiKeyRecord, type ApiKeyRecord, type ApiKeyRow } from
 // so both validate the same way.
 export const createApiKeyInputSchema = z.object({
   organizationId: z.string().min(1),
-  name: z.string().trim().min(1, 'must not be empty').max(100, 'at most 100 characters'),
+  name: singleLine(z.string().trim().min(1, 'must not be empty').max(100, 'at most 100 characters')),
   kind: z.enum(['organization', 'personal']).default('organization'),
   mode: z.enum(['live', 'test']).default('live'),
   expiresAt: z.date().nullable().default(null),

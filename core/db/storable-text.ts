@@ -13,6 +13,16 @@ export const holdsNul = (text: string): boolean => text.includes(NUL);
 /** A string schema that also refuses NUL, with a message that names it. */
 export const withoutNul = <T extends z.ZodString>(schema: T): T => schema.refine((text) => !holdsNul(text), NUL_MESSAGE);
 
+// Names and reasons are printed on one line: in the CLI's tables, on an operator's terminal (an
+// ESC starts a terminal control sequence), in CSV rows and on the dashboard. C0 controls (tab,
+// line breaks, ESC …), DEL and the C1 controls.
+const CONTROL = /[\u0000-\u001f\u007f-\u009f]/;
+
+export const CONTROL_MESSAGE = 'must not contain line breaks, tabs or other control characters';
+
+/** A string schema for one line of text: it refuses control characters, NUL included. */
+export const singleLine = <T extends z.ZodString>(schema: T): T => schema.refine((text) => !CONTROL.test(text), CONTROL_MESSAGE);
+
 /** Text kept for people to read (a dead letter's payload and reason): each NUL is stored as the
  * six characters \u0000, which JSON reads back as the same NUL. */
 export const escapeNul = (text: string): string => (holdsNul(text) ? text.replaceAll(NUL, '\\u0000') : text);

@@ -347,6 +347,7 @@ export const en = {
   'error.invalid': 'Please check the form: {message}',
   'error.wholeNumber': 'a whole number, e.g. 1000 or 1,000',
   'error.msg.notEmpty': 'must not be empty',
+  'error.msg.controlCharacters': 'must not contain line breaks, tabs or other control characters',
   'error.msg.atMostCharacters': 'at most {n} characters',
   'error.msg.atLeastCharacters': 'at least {n} characters',
   'error.msg.atMost': 'at most {n}',

@@ -347,6 +347,7 @@ export const it: Catalogue = {
   'error.invalid': 'Controlla il modulo: {message}',
   'error.wholeNumber': 'un numero intero, ad es. 1000 o 1.000',
   'error.msg.notEmpty': 'non può essere vuoto',
+  'error.msg.controlCharacters': 'non può contenere a capo, tabulazioni o altri caratteri di controllo',
   'error.msg.atMostCharacters': 'al massimo {n} caratteri',
   'error.msg.atLeastCharacters': 'almeno {n} caratteri',
   'error.msg.atMost': 'al massimo {n}',

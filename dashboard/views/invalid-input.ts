@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { PRIVATE_WEBHOOK_TARGET, THRESHOLD_ALREADY_SET } from '../../core/alerts/index.js';
 import { ALREADY_MEMBER } from '../../core/dashboard-auth/index.js';
+import { CONTROL_MESSAGE } from '../../core/db/index.js';
 import type { AppError } from '../../core/errors/index.js';
 import type { Language, MessageKey } from '../i18n/translate.js';
 import type { DashboardState } from '../state.js';
@@ -50,6 +51,7 @@ const ownWordings: [RegExp, MessageKey][] = [
   [new RegExp(`^${WHOLE_NUMBER}$`), 'error.wholeNumber'],
   [new RegExp(`^${PERIOD_MESSAGE}$`), 'error.period'],
   [/^must not be empty$/, 'error.msg.notEmpty'],
+  [new RegExp(`^${CONTROL_MESSAGE}$`), 'error.msg.controlCharacters'],
   [/^at most (?<n>\d+) characters$/, 'error.msg.atMostCharacters'],
   [/^at least (?<n>\d+) characters$/, 'error.msg.atLeastCharacters'],
   [/^at most (?<n>\d+)$/, 'error.msg.atMost'],
