@@ -1,4 +1,5 @@
 import type { Knex } from 'knex';
+import { CONTROL_MESSAGE, holdsControlCharacter } from '../db/index.js';
 import { AppError } from '../errors/index.js';
 import { newId } from '../ids/index.js';
 import { cheapestCreditCalls, evaluateFlags, flagChanges, recordFlagChanges, type Flags } from './allowance-flags.js';
@@ -114,6 +115,8 @@ export async function setCallsCap(db: Knex, input: AdministrationInput & { calls
 
 function requireReason(reason: string): void {
   if (reason.trim() === '') throw new AppError('invalid_params', 'a reason is required: it goes on the ledger', { details: [{ path: 'reason', message: 'required' }] });
+  // One line in the report's table, the ledger export's CSV and an operator's terminal.
+  if (holdsControlCharacter(reason)) throw new AppError('invalid_params', `The reason ${CONTROL_MESSAGE}.`, { details: [{ path: 'reason', message: CONTROL_MESSAGE }] });
 }
 
 type Change = (trx: Knex.Transaction, row: AllowanceRow, now: Date) => Promise<{ eventId: string; changes: Partial<AllowanceRow> }>;

@@ -20,8 +20,10 @@ const CONTROL = /[\u0000-\u001f\u007f-\u009f]/;
 
 export const CONTROL_MESSAGE = 'must not contain line breaks, tabs or other control characters';
 
+export const holdsControlCharacter = (text: string): boolean => CONTROL.test(text);
+
 /** A string schema for one line of text: it refuses control characters, NUL included. */
-export const singleLine = <T extends z.ZodString>(schema: T): T => schema.refine((text) => !CONTROL.test(text), CONTROL_MESSAGE);
+export const singleLine = <T extends z.ZodString>(schema: T): T => schema.refine((text) => !holdsControlCharacter(text), CONTROL_MESSAGE);
 
 /** Text kept for people to read (a dead letter's payload and reason): each NUL is stored as the
  * six characters \u0000, which JSON reads back as the same NUL. */

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { Db } from '../../db/index.js';
+import { singleLine, type Db } from '../../db/index.js';
 import { AppError, parseInput } from '../../errors/index.js';
 import { newId } from '../../ids/index.js';
 import type { RateLimits } from '../../ratelimit/index.js';
@@ -69,7 +69,7 @@ const toSummary = (row: OrganizationRow): OrganizationSummary => ({
 });
 
 export const createOrganizationInputSchema = z.object({
-  name: z.string().trim().min(1, 'must not be empty').max(200, 'at most 200 characters'),
+  name: singleLine(z.string().trim().min(1, 'must not be empty').max(200, 'at most 200 characters')),
   planId: z.string().min(1).nullable().default(null),
   /** Recorded on the opening credit grant in the ledger. */
   actor: z.string().min(1).default('system'),
