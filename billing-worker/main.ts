@@ -7,7 +7,7 @@ import { startOrExit } from '../core/process/index.js';
 import { createUsageConsumer } from './consumer.js';
 import { startBillingWorker } from './start-billing-worker.js';
 
-const base = { process: 'billing-worker' };
+const base = { service: 'billing-worker' };
 // A start-up that fails (bad config, no database) ends in one log line.
 await startOrExit(base, async (parts) => {
   const config = parseConfig(process.env);
