@@ -1,11 +1,15 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createDb, migrateLatest, migrateRollbackAll, type Db } from '../core/db/index.js';
+import { parseConfig } from '../core/config/index.js';
+import { createDb, migrateLatest, migrateRollbackAll, migrationStatus, openDatabase, type Db } from '../core/db/index.js';
+import { MIGRATION_LOCK_KEY } from '../core/db/migration-lock.js';
+import { createLogger } from '../core/logging/index.js';
 import * as compactStoredMetrics from '../migrations/20261122_008_compact_stored_metrics.js';
 import * as usageBusBatches from '../migrations/20261122_010_usage_bus_batches.js';
 import * as capChangeEntries from '../migrations/20261125_021_cap_change_entries.js';
 import * as flagEventActor from '../migrations/20261126_023_flag_event_actor.js';
 import { migrations } from '../migrations/index.js';
 import { createScratchDatabase, type ScratchDatabase } from './support/database.js';
+import { runCli, runCliWithEnv } from './support/run-cli.js';
 
 // The tables the mission needs (issue 2, item 3). A migration may add more; none may go missing.
 const expectedTables = [
@@ -171,5 +175,101 @@ describe('migrations', () => {
     expect(batches).toEqual([{ events: [event(1), event(2), { garbage: true }, event(3)], event_count: 4 }]);
     expect(await tables()).not.toContain('usage_bus_events');
     await db('usage_bus_batches').delete();
+  });
+});
+
+// Replicas of a service start together, each migrating on start (MIGRATE_ON_START), and a
+// migrator may be killed half way; each test has a fresh database of its own.
+describe('migrators at the same time', () => {
+  const scratches: ScratchDatabase[] = [];
+  afterAll(async () => {
+    for (const scratch of scratches) await scratch.drop();
+  });
+  const freshDatabase = async () => {
+    const scratch = await createScratchDatabase('migrators');
+    scratches.push(scratch);
+    return scratch.url;
+  };
+  const capturingLogger = () => {
+    const lines: { level: string; msg: string; detail?: string }[] = [];
+    return { lines, logger: createLogger({ level: 'debug', write: (line) => lines.push(JSON.parse(line)) }) };
+  };
+  const applied = async (url: string) => {
+    const db = createDb({ connectionString: url, poolMax: 1 });
+    try {
+      return (await migrationStatus(db)).filter((m) => m.applied).map((m) => m.name);
+    } finally {
+      await db.destroy();
+    }
+  };
+
+  it('when several processes start at once on a fresh database then all of them start, one applying the migrations and the others finding none left', async () => {
+    const url = await freshDatabase();
+    const { lines, logger } = capturingLogger();
+    const config = parseConfig({ DATABASE_URL: url, MIGRATE_ON_START: 'true', DATABASE_POOL_MAX: '2' });
+    const opened = await Promise.allSettled([1, 2, 3].map((n) => openDatabase(config, logger.child({ n }), `migrator-${n}`)));
+    for (const result of opened) if (result.status === 'fulfilled') await result.value.close();
+
+    expect(opened.map((r) => (r.status === 'rejected' ? String(r.reason) : 'started'))).toEqual(['started', 'started', 'started']);
+    expect(lines.filter((l) => l.msg === 'migrations applied')).toHaveLength(1);
+    expect(await applied(url)).toEqual(migrations.map((m) => m.name));
+  });
+
+  it('when several `migrate up` processes run at once on a fresh database then every one succeeds, and the migrations are applied once', async () => {
+    const url = await freshDatabase();
+    const runs = await Promise.all([1, 2, 3].map(() => runCli(url, 'migrate', 'up')));
+
+    expect(runs.map((r) => ({ code: r.code, stderr: r.stderr }))).toEqual(runs.map(() => ({ code: 0, stderr: '' })));
+    const said = runs.map((r) => r.stdout.trim()).sort();
+    expect(said).toEqual(['already up to date', 'already up to date', `applied ${migrations.length}: ${migrations.map((m) => m.name).join(', ')}`]);
+    expect(await applied(url)).toEqual(migrations.map((m) => m.name));
+  }, 60_000);
+
+  it('when a killed migrator left knex\'s lock set then the next `migrate up` clears it, saying so, and applies what is pending, and processes start again', async () => {
+    const url = await freshDatabase();
+    const db = createDb({ connectionString: url, poolMax: 1 });
+    try {
+      // What `migrate up` killed during its first migration leaves: knex's tables, nothing
+      // applied, and the lock row set (knex commits it first when a migration runs outside a
+      // transaction, as 20261125_013_ledger_pages does).
+      await migrationStatus(db);
+      await db('knex_migrations_lock').update({ is_locked: 1 });
+    } finally {
+      await db.destroy();
+    }
+
+    const run = await runCliWithEnv({ DATABASE_URL: url, LOG_LEVEL: 'warn' }, 'migrate', 'up');
+    expect({ code: run.code, stdout: run.stdout }).toEqual({ code: 0, stdout: `applied ${migrations.length}: ${migrations.map((m) => m.name).join(', ')}\n` });
+    expect(run.stderr.trim().split('\n').map((line) => JSON.parse(line))).toEqual([
+      expect.objectContaining({ level: 'warn', msg: expect.stringMatching(/^cleared a stale migration lock/), table: 'knex_migrations_lock' }),
+    ]);
+
+    // And again at start, where the process's logger reaches the line through knex's.
+    const again = createDb({ connectionString: url, poolMax: 1 });
+    await again('knex_migrations_lock').update({ is_locked: 1 });
+    await again.destroy();
+    const { lines, logger } = capturingLogger();
+    const opened = await openDatabase(parseConfig({ DATABASE_URL: url, MIGRATE_ON_START: 'true' }), logger, 'start-after-kill');
+    await opened.close();
+    expect(lines).toContainEqual(expect.objectContaining({ level: 'warn', msg: 'knex warning', detail: expect.stringMatching(/^cleared a stale migration lock/) }));
+  }, 60_000);
+
+  it('when a migration fails then the migration lock goes with the run, and the next migrator is not kept waiting', async () => {
+    const url = await freshDatabase();
+    const db = createDb({ connectionString: url, poolMax: 2 });
+    try {
+      await db.raw('CREATE TABLE companies (squatter int)');
+      for (let attempt = 0; attempt < 2; attempt += 1) {
+        await expect(migrateLatest(db)).rejects.toThrow(/^migration 20261122_001_companies failed: /);
+      }
+      // Ended with its session, which the server may finish a moment after our side closed.
+      const held = () => db('pg_locks')
+        .join('pg_database', 'pg_database.oid', 'pg_locks.database')
+        .where({ locktype: 'advisory', datname: db.raw('current_database()') })
+        .whereRaw('((classid::bigint << 32) | objid::bigint) = ?::bigint', [MIGRATION_LOCK_KEY]);
+      await expect.poll(held).toEqual([]);
+    } finally {
+      await db.destroy();
+    }
   });
 });

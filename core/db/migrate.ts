@@ -1,6 +1,8 @@
 import type { Knex } from 'knex';
 import { migrations } from '../../migrations/index.js';
+import type { Logger } from '../logging/index.js';
 import { databaseErrorParts } from './database-error.js';
+import { withMigrationLock } from './migration-lock.js';
 
 const source: Knex.MigrationSource<(typeof migrations)[number]> = {
   getMigrations: async () => migrations,
@@ -8,16 +10,25 @@ const source: Knex.MigrationSource<(typeof migrations)[number]> = {
   getMigration: async (m) => m,
 };
 
-const config: Knex.MigratorConfig = { migrationSource: source, tableName: 'knex_migrations' };
+const config = { migrationSource: source, tableName: 'knex_migrations' } satisfies Knex.MigratorConfig;
+// knex's own lock: one row, is_locked set while a migrator runs (see clearStaleKnexLock).
+const knexLockTable = `${config.tableName}_lock`;
 
-export async function migrateLatest(db: Knex): Promise<string[]> {
-  let started: string | undefined;
-  try {
-    const [, applied] = (await db.migrate.latest({ ...config, migrationSource: noting((name) => (started = name)) })) as [number, string[]];
-    return applied;
-  } catch (err) {
-    throw migrationFailure(err, started);
-  }
+export interface MigrateOptions {
+  /** Where waiting for another migrator (info) and clearing a stale lock (warn) are said. */
+  logger?: Logger;
+}
+
+export async function migrateLatest(db: Knex, options: MigrateOptions = {}): Promise<string[]> {
+  return serialised(db, options, async () => {
+    let started: string | undefined;
+    try {
+      const [, applied] = (await db.migrate.latest({ ...config, migrationSource: noting((name) => (started = name)) })) as [number, string[]];
+      return applied;
+    } catch (err) {
+      throw migrationFailure(err, started);
+    }
+  });
 }
 
 // The source, telling `onUp` which migration is about to run: knex names a failed one only in
@@ -36,6 +47,33 @@ function noting(onUp: (name: string) => void): Knex.MigrationSource<(typeof migr
   };
 }
 
+// Every run that changes the schema goes through here. knex's own lock is a row it sets and
+// clears again, which only makes a second migrator fail ("Migration table is already locked")
+// rather than wait, and which stays set when its holder is killed or loses its connection
+// between taking and freeing it (knex commits it first whenever the migrations do not all run
+// in one transaction: one of them has `transaction: false`, or a rollback), failing every
+// later run until cleared. Holding our advisory lock, we are the only migrator of this
+// database: a row still set is such a leftover, and is cleared.
+function serialised<T>(db: Knex, options: MigrateOptions, run: () => Promise<T>): Promise<T> {
+  const { logger } = options;
+  return withMigrationLock(db, { waiting: () => logger?.info('waiting for another process to finish its migrations') }, async () => {
+    await clearStaleKnexLock(db, logger);
+    return run();
+  });
+}
+
+async function clearStaleKnexLock(db: Knex, logger: Logger | undefined): Promise<void> {
+  // Absent on a database never migrated (knex creates it on its first run).
+  if (!(await db.schema.hasTable(knexLockTable))) return;
+  const cleared = await db(knexLockTable).where({ is_locked: 1 }).update({ is_locked: 0 });
+  if (cleared === 0) return;
+  const msg = 'cleared a stale migration lock: a migrator stopped without releasing it (killed, or its connection lost); no other migrator runs now';
+  // openDatabase gives knex the process's logger (createDb), so without one of our own the
+  // line still reaches the process's log, as a "knex warning".
+  if (logger) logger.warn(msg, { table: knexLockTable });
+  else db.client.logger.warn?.(`${msg} (table ${knexLockTable})`);
+}
+
 /**
  * knex rejects with the failed statement's error alone, its whole SQL in front of the server's
  * words: said instead as the migration that failed and Postgres's message. An error before any
@@ -48,9 +86,11 @@ function migrationFailure(err: unknown, started: string | undefined): unknown {
 }
 
 /** Rolls back every migration (used by the migrations up/down test and `cli migrate down`). */
-export async function migrateRollbackAll(db: Knex): Promise<string[]> {
-  const [, rolledBack] = (await db.migrate.rollback(config, true)) as [number, string[]];
-  return rolledBack;
+export async function migrateRollbackAll(db: Knex, options: MigrateOptions = {}): Promise<string[]> {
+  return serialised(db, options, async () => {
+    const [, rolledBack] = (await db.migrate.rollback(config, true)) as [number, string[]];
+    return rolledBack;
+  });
 }
 
 export interface MigrationStatus {

@@ -3,7 +3,10 @@ import { migrateLatest, migrateRollbackAll, migrationStatus, openDatabase, type 
 import type { CliContext } from '../../context.js';
 
 // The compose file runs `migrate up` as a one-shot job before the services start (they run
-// with MIGRATE_ON_START=false), so schema changes happen once, not in every replica.
+// with MIGRATE_ON_START=false), so schema changes happen once, not in every replica. Migrators
+// started together wait for each other (core/db/migration-lock.ts), so a `migrate up` next to
+// starting services is safe too, and a lock left by a killed one is cleared on the next run:
+// there is no `migrate unlock` to run by hand.
 export function registerMigrateCommands(program: Command, context: () => CliContext): void {
   const migrate = program
     .command('migrate')
@@ -11,9 +14,9 @@ export function registerMigrateCommands(program: Command, context: () => CliCont
 
   migrate
     .command('up')
-    .description('Apply every pending migration.')
+    .description('Apply every pending migration, after any other migrator of the database has finished.')
     .action(() => withDatabase(context(), async (ctx, { db }) => {
-      const applied = await migrateLatest(db);
+      const applied = await migrateLatest(db, { logger: ctx.logger });
       ctx.out(applied.length ? `applied ${applied.length}: ${applied.join(', ')}` : 'already up to date');
     }));
 
@@ -27,7 +30,7 @@ export function registerMigrateCommands(program: Command, context: () => CliCont
         throw new Error('migrate down drops every table and all data; run it again with --yes to confirm');
       }
       return withDatabase(context(), async (ctx, { db }) => {
-        const rolledBack = await migrateRollbackAll(db);
+        const rolledBack = await migrateRollbackAll(db, { logger: ctx.logger });
         ctx.out(rolledBack.length ? `rolled back ${rolledBack.length}: ${rolledBack.join(', ')}` : 'nothing to roll back');
       });
     });
