@@ -3,6 +3,7 @@ import type { CliContext } from '../context.js';
 import { registerBillingCommands } from './billing/index.js';
 import { registerCompanyCommands } from './companies/index.js';
 import { registerMigrateCommands } from './db/index.js';
+import { registerOperatorCommands } from './operator/index.js';
 import { registerAccessCommands } from './orgs/index.js';
 import { registerStartCommand } from './start/index.js';
 
@@ -14,5 +15,6 @@ export const registrations: RegisterCommands[] = [
   registerAccessCommands,
   registerCompanyCommands,
   registerBillingCommands,
+  registerOperatorCommands,
   registerStartCommand,
 ];

@@ -37,11 +37,19 @@ export async function writeDemoFile(dataDir: string, demo: DemoFile): Promise<vo
   await writeFile(demoFilePath(dataDir), JSON.stringify(demo, null, 2) + '\n', { mode: 0o600 });
 }
 
+const DEMO_ORGANIZATION = 'Demo organization';
+const DEMO_KEY = 'Demo key';
+const START_ACTOR = 'npm-start';
+
 /**
  * Reuses the demo organization and key of an earlier start when the key still works (same
- * key across restarts); otherwise provisions a fresh organization on the standard plan.
+ * key across restarts). Otherwise the demo organization an earlier start made gets a new key:
+ * the one in demo.json (its key revoked or expired), or, with no usable demo.json (a start that
+ * failed before writing it, or the file removed), the first one `npm start` made. Only when
+ * there is none is an organization provisioned on the standard plan, so a start that failed
+ * part way never leaves a second "Demo organization" behind it.
  */
-export async function ensureDemoOrganization(db: Db, previous: DemoFile | undefined): Promise<{ organizationId: string; apiKey: string; created: boolean }> {
+export async function ensureDemoOrganization(db: Db, previous: DemoFile | undefined): Promise<{ organizationId: string; apiKey: string; created: 'nothing' | 'key' | 'organization' }> {
   await ensureDefaultPlans(db);
   if (previous) {
     const key = await db('api_keys')
@@ -49,10 +57,28 @@ export async function ensureDemoOrganization(db: Db, previous: DemoFile | undefi
       .whereNull('revoked_at')
       .first('id', 'expires_at');
     if (key && (!key.expires_at || new Date(key.expires_at).getTime() > Date.now())) {
-      return { organizationId: previous.organizationId, apiKey: previous.apiKey, created: false };
+      return { organizationId: previous.organizationId, apiKey: previous.apiKey, created: 'nothing' };
     }
   }
-  const organization = await createOrganization(db, { name: 'Demo organization', planId: 'standard', actor: 'npm-start' });
-  const { key } = await createApiKey(db, { organizationId: organization.id, name: 'Demo key', createdBy: 'npm-start' });
-  return { organizationId: organization.id, apiKey: key, created: true };
+  const earlier = await earlierDemoOrganization(db, previous);
+  if (earlier) {
+    const { key } = await createApiKey(db, { organizationId: earlier, name: DEMO_KEY, createdBy: START_ACTOR });
+    return { organizationId: earlier, apiKey: key, created: 'key' };
+  }
+  const organization = await createOrganization(db, { name: DEMO_ORGANIZATION, planId: 'standard', actor: START_ACTOR });
+  const { key } = await createApiKey(db, { organizationId: organization.id, name: DEMO_KEY, createdBy: START_ACTOR });
+  return { organizationId: organization.id, apiKey: key, created: 'organization' };
+}
+
+async function earlierDemoOrganization(db: Db, previous: DemoFile | undefined): Promise<string | undefined> {
+  if (previous) {
+    const named = await db('organizations').where({ id: previous.organizationId }).first<{ id: string } | undefined>('id');
+    if (named) return named.id;
+  }
+  const made = await db('api_keys as k')
+    .join('organizations as o', 'o.id', 'k.organization_id')
+    .where({ 'k.name': DEMO_KEY, 'k.created_by': START_ACTOR, 'o.name': DEMO_ORGANIZATION })
+    .orderBy('k.created_at')
+    .first<{ id: string } | undefined>('o.id');
+  return made?.id;
 }

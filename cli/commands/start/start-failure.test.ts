@@ -1,6 +1,6 @@
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
@@ -9,6 +9,8 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { withClient } from '../../../test/services/databases.js';
 import { freePort, isListening } from '../../../test/services/free-port.js';
 import { createScratchDatabase } from '../../../test/support/database.js';
+import { runCli } from '../../../test/support/run-cli.js';
+import { verifyPassword } from '../../../core/dashboard-auth/index.js';
 
 // `start` when start-up fails part way: the parts already running are stopped, the embedded
 // Postgres too, and the process ends by itself with one line saying what to change. Before,
@@ -126,6 +128,47 @@ describe('cli start when start-up fails', () => {
     expectOneClearFailure(run, new RegExp(`^error: DASHBOARD_PORT ${held.port} is already in use on 127\\.0\\.0\\.1 `));
     expect(run.stderr).toContain('"msg":"billing worker stopped"');
   }, 120_000);
+
+  it('when a first start fails on a taken port then the next one reuses its demo organization, key and operator password, and a lost password can be reset', async () => {
+    const held = await holdPort();
+    cleanups.push(held.release);
+    const database = await createScratchDatabase('start_resume');
+    cleanups.push(() => database.drop());
+    const dataDir = path.join(dir, 'resume');
+    const env = { DATABASE_URL: database.url, DATA_DIR: dataDir, API_PORT: '0', MCP_PORT: '0', DASHBOARD_PORT: String(held.port) };
+    const demoFile = async () => JSON.parse(await readFile(path.join(dataDir, 'demo.json'), 'utf8')) as { apiKey: string; organizationId: string; operator: { email: string; password: string | null } };
+    const demoOrganizations = () => withClient(database.url, async (client) => (await client.query("SELECT id FROM organizations WHERE name = 'Demo organization'")).rows.map((r: { id: string }) => r.id));
+    const operatorHash = () => withClient(database.url, async (client) => (await client.query("SELECT password_hash FROM users WHERE email = 'operator@example.com'")).rows[0].password_hash as string);
+
+    expectOneClearFailure(await runStart(env), /^error: DASHBOARD_PORT /);
+    const first = await demoFile();
+    expect(first.operator.password).toMatch(/^[0-9A-Za-z]{20}$/);
+    expect(await verifyPassword(first.operator.password!, await operatorHash())).toBe(true);
+    expect(await demoOrganizations()).toEqual([first.organizationId]);
+
+    expectOneClearFailure(await runStart(env), /^error: DASHBOARD_PORT /);
+    expect(await demoFile()).toMatchObject({ apiKey: first.apiKey, organizationId: first.organizationId, operator: first.operator });
+    expect(await demoOrganizations()).toEqual([first.organizationId]);
+
+    // demo.json gone: the same organization gets a new key, and the password cannot be shown.
+    await rm(path.join(dataDir, 'demo.json'));
+    const again = await runStart(env);
+    expectOneClearFailure(again, /^error: DASHBOARD_PORT /);
+    const third = await demoFile();
+    expect(third.organizationId).toBe(first.organizationId);
+    expect(third.apiKey).not.toBe(first.apiKey);
+    expect(third.operator).toEqual({ email: 'operator@example.com', password: null });
+    expect(await demoOrganizations()).toEqual([first.organizationId]);
+
+    const reset = await runCli(database.url, 'operator', 'reset-password', '--email', 'Operator@Example.com');
+    expect(reset.code, reset.stderr).toBe(0);
+    const password = reset.stdout.trim();
+    expect(password).toMatch(/^[0-9A-Za-z]{20}$/);
+    expect(reset.stderr).toContain('shown only once');
+    expect(await verifyPassword(password, await operatorHash())).toBe(true);
+    const unknown = await runCli(database.url, 'operator', 'reset-password', '--email', 'nobody@example.com');
+    expect(unknown).toMatchObject({ code: 1, stdout: '', stderr: 'error (not_found): No operator with e-mail "nobody@example.com".\n' });
+  }, 240_000);
 
   it('when a migration fails then start says which and why, closes the database and exits 1 within seconds', async () => {
     const database = await createScratchDatabase('start_migration');

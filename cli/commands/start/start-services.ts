@@ -47,7 +47,29 @@ async function startParts(config: Config, logger: Logger, database: OpenDatabase
   await ensureSampleData({ db, count: config.SAMPLE_COMPANIES, seed: config.SAMPLE_SEED, logger });
   const previous = await readDemoFile(config.DATA_DIR);
   const { organizationId, apiKey, created } = await ensureDemoOrganization(db, previous);
-  if (created && previous) logger.warn('the previous demo key no longer works; a new demo organization and key were created');
+  if (created === 'key' && previous) logger.warn('the previous demo key no longer works; a new demo key was created for the demo organization');
+  if (created === 'organization' && previous) logger.warn('the previous demo organization is gone; a new demo organization and key were created');
+  // The first operator's password exists in plain text only at creation: keep it in demo.json
+  // so a restart can still show it.
+  const signIn = await ensureOperator(db, { email: 'operator@example.com' });
+  const operator = {
+    email: signIn.email,
+    password: signIn.password ?? (previous?.operator?.email === signIn.email ? previous.operator.password : null),
+  };
+  const urls = (apiPort: number, mcpPort: number, dashboardPort: number) => {
+    const mcpUrl = config.PUBLIC_MCP_URL ?? `http://${config.HOST}:${mcpPort}`;
+    return {
+      baseUrl: config.PUBLIC_BASE_URL ?? `http://${config.HOST}:${apiPort}`,
+      mcpUrl,
+      mcpEndpoint: `${mcpUrl}/mcp`,
+      dashboardUrl: config.PUBLIC_DASHBOARD_URL ?? `http://${config.HOST}:${dashboardPort}`,
+    };
+  };
+  const sampleFiscalCodes = await pickSampleFiscalCodes(db, 24);
+  // Written at once, before anything else can fail (a port taken, say): the demo key and the
+  // operator's password exist in plain text only now, and the next start reads them from here.
+  // Written again with the ports actually listened on once the servers are up.
+  await writeDemoFile(config.DATA_DIR, { apiKey, organizationId, ...urls(config.API_PORT, config.MCP_PORT, config.DASHBOARD_PORT), operator, sampleFiscalCodes });
 
   const worker = await startBillingWorker({
     db,
@@ -62,13 +84,6 @@ async function startParts(config: Config, logger: Logger, database: OpenDatabase
   parts.add('tool server services', () => mcp.close());
   const dashboard = await composeDashboard({ config, logger, database });
   parts.add('alert runner', () => dashboard.close());
-  // The first operator's password exists in plain text only at creation: keep it in demo.json
-  // so a restart can still show it.
-  const signIn = await ensureOperator(db, { email: 'operator@example.com' });
-  const operator = {
-    email: signIn.email,
-    password: signIn.password ?? (previous?.operator?.email === signIn.email ? previous.operator.password : null),
-  };
   await api.ready();
 
   // Closed together: each waits up to 5 s for its calls in flight.
@@ -85,17 +100,7 @@ async function startParts(config: Config, logger: Logger, database: OpenDatabase
   const dashboardServer = await serveOnPort('DASHBOARD_PORT', dashboard.app.callback(), config.DASHBOARD_PORT, config.HOST, { likelyHolder });
   servers.push(dashboardServer);
 
-  const mcpUrl = config.PUBLIC_MCP_URL ?? `http://${config.HOST}:${mcpServer.port}`;
-  const demo: DemoFile = {
-    apiKey,
-    organizationId,
-    baseUrl: config.PUBLIC_BASE_URL ?? `http://${config.HOST}:${apiServer.port}`,
-    mcpUrl,
-    mcpEndpoint: `${mcpUrl}/mcp`,
-    dashboardUrl: config.PUBLIC_DASHBOARD_URL ?? `http://${config.HOST}:${dashboardServer.port}`,
-    operator,
-    sampleFiscalCodes: await pickSampleFiscalCodes(db, 24),
-  };
+  const demo: DemoFile = { apiKey, organizationId, ...urls(apiServer.port, mcpServer.port, dashboardServer.port), operator, sampleFiscalCodes };
   await writeDemoFile(config.DATA_DIR, demo);
   return demo;
 }
