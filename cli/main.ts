@@ -3,12 +3,12 @@ import { ConfigError } from '../core/config/index.js';
 import { isAppError } from '../core/errors/index.js';
 import { registrations } from './commands/index.js';
 import { createCliContext, type CliContext } from './context.js';
+import { hintHelpOnUsageErrors } from './usage-error-hint.js';
 
 // Operator CLI: `npm run -s cli -- <command> --help` at every level.
 const program = new Command()
   .name('cli')
   .description('Operator commands for the Italian company data service.')
-  .showHelpAfterError()
   .exitOverride();
 
 // A reader that stops early (`cli org show X | head -1`) closes the pipe, and the next write
@@ -28,6 +28,7 @@ for (const stream of [process.stdout, process.stderr]) {
 let context: CliContext | undefined;
 const getContext = () => (context ??= createCliContext(process.env));
 for (const register of registrations) register(program, getContext);
+hintHelpOnUsageErrors(program);
 
 try {
   await program.parseAsync(process.argv);
