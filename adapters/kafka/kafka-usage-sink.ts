@@ -1,7 +1,14 @@
-import { Partitioners, type Kafka, type Producer } from 'kafkajs';
+import { Partitioners, type Kafka, type Message, type Producer } from 'kafkajs';
 import type { Logger } from '../../core/logging/index.js';
 import { createBatchPublisher, meteringUnavailable, type UsageEvent, type UsageSink } from '../../core/usage/index.js';
 import { ensureTopics } from './create-kafka.js';
+
+/**
+ * The longest a caller waits for Kafka to acknowledge its event: then its call is refused (503
+ * entitlement_unavailable). docs/billing.md promises "about ten seconds", whatever kafkajs's own
+ * retries (send, reconnect, topic check) would add up to.
+ */
+export const PUBLISH_DEADLINE_MS = 10_000;
 
 export interface KafkaUsageSinkOptions {
   kafka: Kafka;
@@ -15,11 +22,23 @@ export interface KafkaUsageSinkOptions {
   lingerMs?: number;
   /** kafkajs retry of one send; the default rides out a broker restart (about ten seconds). */
   retry?: { initialRetryTime: number; retries: number; maxRetryTime: number };
+  /** PUBLISH_DEADLINE_MS unless a test needs it shorter. */
+  deadlineMs?: number;
 }
 
 export interface KafkaUsageSink extends UsageSink {
   /** Connects and creates the topic now instead of on the first publish (start-up checks). */
   connect(): Promise<void>;
+}
+
+/** One caller's event on its way to Kafka. */
+interface Pending {
+  event: UsageEvent;
+  /** Date.now() after which the caller is refused. */
+  deadline: number;
+  refused: boolean;
+  /** Set while its batch is being sent: stops kafkajs from sending it again. */
+  abandon?: () => void;
 }
 
 /**
@@ -34,52 +53,134 @@ export interface KafkaUsageSink extends UsageSink {
  * After a failed send the producer is thrown away and a new one (new producer id) is made:
  * an idempotent producer's sequence numbers after an unknown outcome could make the broker
  * take the next batch for a duplicate of the failed one and drop it while acknowledging it.
+ *
+ * Every caller is answered within the deadline. A caller refused at its deadline must not be
+ * charged, so its event must not reach Kafka afterwards: an event still queued is never sent,
+ * and a batch whose send is still retrying inside kafkajs is emptied, so kafkajs's later
+ * attempts send nothing. Only a request already on the wire at the deadline can still land
+ * (its acknowledgement then comes too late): that is logged with the event ids, to be refunded.
+ *
+ * While Kafka is unreachable (a send or a reconnect failed and none succeeded since) calls are
+ * refused at once, and one reconnect at a time runs in the background, started by the calls.
  */
 export function createKafkaUsageSink(options: KafkaUsageSinkOptions): KafkaUsageSink {
   const { kafka, topic, logger } = options;
+  const deadlineMs = options.deadlineMs ?? PUBLISH_DEADLINE_MS;
   let producer: Producer | undefined;
-  let ready: Promise<Producer> | undefined;
+  let connecting: Promise<Producer> | undefined;
+  let failing = false;
+  let topicReady = false;
   let closed = false;
+  // Sends given up at a deadline that kafkajs is still retrying (with nothing left to send).
+  const abandoned = new Set<Promise<unknown>>();
 
-  const getProducer = () =>
-    (ready ??= (async () => {
-      await ensureTopics(kafka, [{ topic, numPartitions: options.partitions }]);
+  const connectOnce = (): Promise<Producer> =>
+    (connecting ??= (async () => {
+      if (!topicReady) {
+        await ensureTopics(kafka, [{ topic, numPartitions: options.partitions }]);
+        topicReady = true;
+      }
       const p = kafka.producer({
         idempotent: true,
         maxInFlightRequests: 1,
         createPartitioner: Partitioners.DefaultPartitioner,
-        // Long enough to ride out a broker restart or leader move, short enough that a caller
-        // gets an answer (a 503) within about ten seconds when Kafka is really gone.
+        // Long enough to ride out a broker restart or leader move; PUBLISH_DEADLINE_MS bounds
+        // what a caller waits whatever these add up to.
         retry: options.retry ?? { initialRetryTime: 200, retries: 6, maxRetryTime: 3_000 },
       });
-      await p.connect();
+      try {
+        await p.connect();
+      } catch (err) {
+        await p.disconnect().catch(() => {});
+        throw err;
+      }
       producer = p;
+      failing = false;
       return p;
-    })().catch((err: unknown) => {
-      ready = undefined;
-      throw err;
-    }));
+    })()
+      .catch((err: unknown) => {
+        failing = true;
+        throw err;
+      })
+      .finally(() => {
+        connecting = undefined;
+      }));
 
-  const discardProducer = () => {
-    const old = producer;
-    producer = undefined;
-    ready = undefined;
-    if (old) void old.disconnect().catch(() => {});
+  /** A reconnect in the background while Kafka is unreachable; at most one at a time. */
+  const reconnect = () => {
+    if (closed || connecting) return;
+    connectOnce().then(
+      () => logger.info('Kafka reachable again; paid calls are served'),
+      (err: unknown) => logger.warn('Kafka still unreachable; paid calls are refused until it answers', { err: messageOf(err) }),
+    );
   };
 
-  const batches = createBatchPublisher<UsageEvent>(
-    async (events) => {
+  const unreachable = () => meteringUnavailable(new Error('Kafka is unreachable; a reconnect is under way'));
+
+  const getProducer = async (): Promise<Producer> => {
+    if (producer) return producer;
+    if (failing) {
+      reconnect();
+      throw unreachable();
+    }
+    return connectOnce();
+  };
+
+  const giveUp = (p: Producer) => {
+    if (producer === p) producer = undefined;
+    failing = true;
+  };
+
+  const batches = createBatchPublisher<Pending>(
+    async (batch) => {
+      // Callers refused while their event waited in the queue: it is never sent.
+      const live = batch.filter((e) => !e.refused);
+      if (live.length === 0) return;
+      const deadline = Math.min(...live.map((e) => e.deadline));
+      let p: Producer;
       try {
-        const p = await getProducer();
-        await p.send({
-          topic,
-          acks: -1,
-          messages: events.map((event) => ({ key: event.organizationId, value: JSON.stringify(event), headers: { 'usage-event-version': String(event.v) } })),
-        });
+        p = await within(getProducer(), deadline);
       } catch (err) {
-        logger.error('usage events not acknowledged by Kafka; refusing their calls', { err, events: events.length });
-        discardProducer();
         throw meteringUnavailable(err);
+      }
+      const messages: Message[] = live.map(({ event }) => ({ key: event.organizationId, value: JSON.stringify(event), headers: { 'usage-event-version': String(event.v) } }));
+      // kafkajs reads this very array again on each retry of the send (kafkajs 2.2: sendMessages
+      // groups `messages` per attempt): emptied, its later attempts send nothing. Pass it, never
+      // a copy; test/kafka-sink-outage.test.ts fails if a kafkajs upgrade changes that.
+      const acknowledged = p.send({ topic, acks: -1, messages });
+      const abandon = () => {
+        messages.length = 0;
+      };
+      for (const e of live) e.abandon = abandon;
+      try {
+        await within(acknowledged, deadline);
+      } catch (err) {
+        abandon();
+        giveUp(p);
+        logger.error('usage events not acknowledged by Kafka; refusing their calls', { err: messageOf(err), events: live.length });
+        if (err instanceof DeadlinePassed) {
+          // kafkajs is still retrying: disconnect once it stops (a disconnect now would only make
+          // it reconnect). A request it had already sent may still be acknowledged.
+          const rest = acknowledged
+            .then(
+              (results) => {
+                if (results.length > 0) {
+                  logger.error('Kafka acknowledged usage events after their calls were refused (503); they will be charged: refund them', {
+                    eventIds: live.map((e) => e.event.eventId),
+                  });
+                }
+              },
+              () => {},
+            )
+            .finally(() => p.disconnect().catch(() => {}));
+          abandoned.add(rest);
+          void rest.finally(() => abandoned.delete(rest));
+        } else {
+          void p.disconnect().catch(() => {});
+        }
+        throw meteringUnavailable(err);
+      } finally {
+        for (const e of live) e.abandon = undefined;
       }
     },
     { maxBatch: options.maxBatch ?? 1_000, lingerMs: options.lingerMs ?? 2 },
@@ -87,19 +188,66 @@ export function createKafkaUsageSink(options: KafkaUsageSinkOptions): KafkaUsage
 
   return {
     connect: async () => {
-      await getProducer();
+      await connectOnce();
     },
     publish(event) {
       if (closed) return Promise.reject(meteringUnavailable(new Error('usage sink closed')));
-      return batches.add(event);
+      if (failing && !producer) {
+        reconnect();
+        return Promise.reject(unreachable());
+      }
+      const entry: Pending = { event, deadline: Date.now() + deadlineMs, refused: false };
+      return new Promise<void>((resolve, reject) => {
+        const timer = setTimeout(() => {
+          entry.refused = true;
+          entry.abandon?.();
+          reject(meteringUnavailable(new Error(`Kafka did not acknowledge within ${deadlineMs} ms`)));
+        }, deadlineMs);
+        batches.add(entry).then(
+          () => {
+            clearTimeout(timer);
+            resolve();
+          },
+          (err: unknown) => {
+            clearTimeout(timer);
+            reject(err);
+          },
+        );
+      });
     },
     async close() {
       closed = true;
       // Deliver what was accepted before closing: those callers are waiting for their answer.
       await batches.drain();
+      await Promise.allSettled([...abandoned]);
       if (producer) await producer.disconnect().catch(() => {});
       producer = undefined;
-      ready = undefined;
     },
   };
+}
+
+/** A wait for Kafka that outlived the caller's deadline. */
+class DeadlinePassed extends Error {
+  override name = 'DeadlinePassed';
+}
+
+/** `promise`, or a DeadlinePassed rejection at `deadline` (Date.now() time); the promise goes on. */
+function within<T>(promise: Promise<T>, deadline: number): Promise<T> {
+  return new Promise<T>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new DeadlinePassed('Kafka did not answer before the deadline')), Math.max(0, deadline - Date.now()));
+    promise.then(
+      (value) => {
+        clearTimeout(timer);
+        resolve(value);
+      },
+      (err: unknown) => {
+        clearTimeout(timer);
+        reject(err);
+      },
+    );
+  });
+}
+
+function messageOf(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
 }

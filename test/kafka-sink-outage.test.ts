@@ -1,0 +1,90 @@
+// The Kafka usage sink while the suite's real broker is stopped and started again: a paid call
+// waits at most about ten seconds for its 503, later calls are refused at once while Kafka is
+// still gone, and an event whose call was refused never reaches the topic, even when the
+// broker comes back while the refused send was still retrying.
+import { randomUUID } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createKafka, createKafkaUsageSink, PUBLISH_DEADLINE_MS, type KafkaUsageSink } from '../adapters/kafka/index.js';
+import { isAppError } from '../core/errors/index.js';
+import { createLogger } from '../core/logging/index.js';
+import type { UsageEvent } from '../core/usage/index.js';
+import { usageEvent, waitFor } from './billing-fixtures.js';
+import { kafkaBrokers, kafkaIsControllable, startKafka, stopKafka } from './support/kafka.js';
+
+const logger = createLogger({ level: 'silent' });
+const controllable = await kafkaIsControllable();
+
+/** How long publish took to settle, and how. */
+async function timed(publish: Promise<void>): Promise<{ ms: number; code: string | false | undefined }> {
+  const began = Date.now();
+  try {
+    await publish;
+    return { ms: Date.now() - began, code: undefined };
+  } catch (err) {
+    return { ms: Date.now() - began, code: isAppError(err) && err.code };
+  }
+}
+
+/** The event ids on the topic, read from the beginning by a group of its own. */
+async function eventIdsOn(topic: string, expected: number): Promise<string[]> {
+  const kafka = createKafka({ brokers: kafkaBrokers(), clientId: 'kafka-sink-outage-reader', logger });
+  const reader = kafka.consumer({ groupId: `outage-reader-${randomUUID()}`, maxWaitTimeInMs: 200 });
+  const ids: string[] = [];
+  await reader.connect();
+  try {
+    await reader.subscribe({ topic, fromBeginning: true });
+    await reader.run({ eachMessage: async ({ message }) => void ids.push((JSON.parse(message.value!.toString()) as UsageEvent).eventId) });
+    await waitFor(`${expected} events on ${topic}`, async () => ids.length >= expected, 30_000);
+    // Whatever else is there (a late copy of a refused event) has had time to show up too.
+    await new Promise((resolve) => setTimeout(resolve, 3_000));
+  } finally {
+    await reader.disconnect();
+  }
+  return ids;
+}
+
+describe.skipIf(!controllable)('the Kafka usage sink during a broker outage', () => {
+  const topic = `usage-events-outage-${randomUUID().slice(0, 8)}`;
+  let sink: KafkaUsageSink;
+
+  beforeAll(async () => {
+    // kafkajs retries a send far longer than the deadline here, long enough to see the broker
+    // come back: a refused batch must not land even then.
+    const retry = { initialRetryTime: 200, retries: 60, maxRetryTime: 1_000 };
+    sink = createKafkaUsageSink({ kafka: createKafka({ brokers: kafkaBrokers(), clientId: 'kafka-sink-outage', logger }), topic, partitions: 1, logger, retry });
+    await sink.connect();
+  });
+  afterAll(async () => {
+    await startKafka().catch(() => {});
+    await sink?.close();
+  });
+
+  it('when Kafka stops then paid calls get entitlement_unavailable within the deadline, later ones at once, and refused events never land', async () => {
+    const served = usageEvent('org_outage');
+    await sink.publish(served);
+
+    await stopKafka({ hard: true });
+    const refused = [usageEvent('org_outage'), usageEvent('org_outage'), usageEvent('org_outage')];
+    const first = await Promise.all(refused.map((e) => timed(sink.publish(e))));
+    for (const r of first) {
+      expect(r.code).toBe('entitlement_unavailable');
+      expect(r.ms).toBeLessThan(PUBLISH_DEADLINE_MS + 1_000);
+    }
+    // The reconnect that follows is failing too: a caller does not wait for another cycle.
+    const again = usageEvent('org_outage');
+    refused.push(again);
+    const fast = await timed(sink.publish(again));
+    expect(fast.code).toBe('entitlement_unavailable');
+    expect(fast.ms).toBeLessThan(1_000);
+
+    // Back while the refused batch's send may still be retrying in kafkajs.
+    await startKafka();
+    const after = usageEvent('org_outage');
+    await waitFor('a call served again', async () => (await timed(sink.publish(after))).code === undefined, 60_000);
+
+    const ids = await eventIdsOn(topic, 2);
+    expect(ids).toContain(served.eventId);
+    expect(ids).toContain(after.eventId);
+    for (const e of refused) expect(ids).not.toContain(e.eventId);
+  }, 180_000);
+});
