@@ -21,11 +21,30 @@ export function createKafka(options: KafkaClientOptions): Kafka {
     logLevel: logLevel.INFO,
     logCreator: () => ({ level, log: entry }: LogEntry) => {
       const { message, ...fields } = entry;
-      if (level === logLevel.ERROR) log.error(message, fields);
+      const routine = level === logLevel.ERROR ? routineError(message, fields) : undefined;
+      if (routine === 'info') log.info(message, fields);
+      else if (level === logLevel.ERROR) log.error(message, fields);
       else if (level === logLevel.WARN) log.warn(message, fields);
       else log.debug(message, fields);
     },
   });
+}
+
+// Responses kafkajs logs at ERROR although they are ordinary and it retries them. Every start
+// meets one: a topic another process (or our previous run) created, a group coordinator that
+// is still loading or not elected yet after a broker start. A real failure still surfaces:
+// createTopics throws any error but "already exists" (kafkajs admin) and ensureTopics's caller
+// reports it; a coordinator that never comes crashes the consumer ("Crash: ...", an error).
+const routineResponseErrors = new Set([
+  'Topic creation errors',
+  "The coordinator is loading and hence can't process requests for this group",
+  'The group coordinator is not available',
+]);
+
+/** 'info' for a kafkajs ERROR line that is one of the start-up races above; undefined for a real error. */
+function routineError(message: string, fields: Record<string, unknown>): 'info' | undefined {
+  if (message.startsWith('Response ') && typeof fields.error === 'string' && routineResponseErrors.has(fields.error)) return 'info';
+  return undefined;
 }
 
 /** Creates the topics that do not exist yet (several partitions: events are keyed by organization). */
