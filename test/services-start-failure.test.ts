@@ -124,4 +124,10 @@ describe('a service run alone when start-up fails', () => {
     const run = await runService(entry, { DATABASE_URL: 'postgres://postgres@127.0.0.1:1/x', DATABASE_POOL_MAX: 'many' });
     expectOneClearFailure(run, 'could not start: Invalid configuration:\n  - DATABASE_POOL_MAX: Invalid input: expected number, received NaN');
   });
+
+  it('when KAFKA_BROKERS names no broker then the billing worker names it and the variable, without kafkajs stacks, and exits 1', async () => {
+    const run = await runService('billing-worker/main.ts', { DATABASE_URL: database.url, KAFKA_BROKERS: '127.0.0.1:1' });
+    expectOneClearFailure(run, 'could not start: cannot reach Kafka at 127.0.0.1:1 (connection refused); check KAFKA_BROKERS');
+  });
+
 });

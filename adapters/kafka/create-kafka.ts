@@ -22,7 +22,11 @@ export function createKafka(options: KafkaClientOptions): Kafka {
     logCreator: () => ({ level, log: entry }: LogEntry) => {
       const { message, ...fields } = entry;
       const routine = level === logLevel.ERROR ? routineError(message, fields) : undefined;
-      if (routine === 'info') log.info(message, fields);
+      if (routine === 'warn') {
+        // A retry: what the caller does when they run out is its own error line.
+        delete fields.stack;
+        log.warn(message, fields);
+      } else if (routine === 'info') log.info(message, fields);
       else if (level === logLevel.ERROR) log.error(message, fields);
       else if (level === logLevel.WARN) log.warn(message, fields);
       else log.debug(message, fields);
@@ -41,9 +45,21 @@ const routineResponseErrors = new Set([
   'The group coordinator is not available',
 ]);
 
-/** 'info' for a kafkajs ERROR line that is one of the start-up races above; undefined for a real error. */
-function routineError(message: string, fields: Record<string, unknown>): 'info' | undefined {
+/**
+ * How to log a kafkajs ERROR line that is routine: 'info' for the start-up races above,
+ * 'warn' for a connection attempt kafkajs retries (its stack says nothing); undefined for a
+ * real error.
+ */
+function routineError(message: string, fields: Record<string, unknown>): 'info' | 'warn' | undefined {
   if (message.startsWith('Response ') && typeof fields.error === 'string' && routineResponseErrors.has(fields.error)) return 'info';
+  if (
+    message.startsWith('Connection error: ') ||
+    message === 'Connection timeout' ||
+    message.startsWith('Failed to connect to seed broker, trying another broker from the list: ') ||
+    message.startsWith('Failed to send messages: ')
+  ) {
+    return 'warn';
+  }
   return undefined;
 }
 

@@ -3,6 +3,7 @@ import type { Knex } from 'knex';
 import type { Logger } from '../../core/logging/index.js';
 import { applyOneByOne, isDataError, type ApplyUsageBatch, type DeadLetter, type UsageBusConsumer } from '../../core/usage/index.js';
 import { ensureTopics } from './create-kafka.js';
+import { kafkaUnreachableError } from './kafka-unreachable.js';
 
 export interface KafkaUsageConsumerOptions {
   kafka: Kafka;
@@ -61,20 +62,27 @@ export function createKafkaUsageConsumer(options: KafkaUsageConsumerOptions): Us
   return {
     bus: 'kafka',
     async start(apply) {
-      await ensureTopics(kafka, [
-        { topic, numPartitions: options.partitions },
-        { topic: options.deadLetterTopic, numPartitions: 1 },
-      ]);
-      deadLetters = kafka.producer({ idempotent: true, maxInFlightRequests: 1, createPartitioner: Partitioners.DefaultPartitioner });
-      await deadLetters.connect();
-      // A short session: a worker killed with -9 hands its partitions over in about ten seconds.
-      // maxWaitTime bounds how long stop() waits for an idle fetch to return.
-      const c = kafka.consumer({ groupId: options.groupId, sessionTimeout: 10_000, heartbeatInterval: 2_000, maxWaitTimeInMs: 1_000 });
-      consumer = c;
-      await c.connect();
-      // A new group starts at the beginning: events produced before the first worker ran are
-      // still owed.
-      await c.subscribe({ topic, fromBeginning: true });
+      // kafkajs retries connecting for some seconds first; then the start-up's one line says
+      // which broker did not answer and which variable names it.
+      let c: Consumer;
+      try {
+        await ensureTopics(kafka, [
+          { topic, numPartitions: options.partitions },
+          { topic: options.deadLetterTopic, numPartitions: 1 },
+        ]);
+        deadLetters = kafka.producer({ idempotent: true, maxInFlightRequests: 1, createPartitioner: Partitioners.DefaultPartitioner });
+        await deadLetters.connect();
+        // A short session: a worker killed with -9 hands its partitions over in about ten seconds.
+        // maxWaitTime bounds how long stop() waits for an idle fetch to return.
+        c = kafka.consumer({ groupId: options.groupId, sessionTimeout: 10_000, heartbeatInterval: 2_000, maxWaitTimeInMs: 1_000 });
+        consumer = c;
+        await c.connect();
+        // A new group starts at the beginning: events produced before the first worker ran are
+        // still owed.
+        await c.subscribe({ topic, fromBeginning: true });
+      } catch (err) {
+        throw kafkaUnreachableError(err) ?? err;
+      }
       await c.run({
         autoCommit: false,
         eachBatchAutoResolve: false,
