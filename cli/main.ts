@@ -3,6 +3,7 @@ import { ConfigError } from '../core/config/index.js';
 import { isAppError } from '../core/errors/index.js';
 import { registrations } from './commands/index.js';
 import { createCliContext, type CliContext } from './context.js';
+import { refuseRepeatedOptions } from './refuse-repeated-options.js';
 import { hintHelpOnUsageErrors } from './usage-error-hint.js';
 
 // Operator CLI: `npm run -s cli -- <command> --help` at every level.
@@ -29,6 +30,7 @@ let context: CliContext | undefined;
 const getContext = () => (context ??= createCliContext(process.env));
 for (const register of registrations) register(program, getContext);
 hintHelpOnUsageErrors(program);
+refuseRepeatedOptions(program);
 
 try {
   await program.parseAsync(process.argv);
