@@ -1,12 +1,13 @@
 import type { IncomingMessage } from 'node:http';
-import Koa from 'koa';
+import Koa, { type ParameterizedContext } from 'koa';
 import {
   ErrorCode as RpcCode, InitializeRequestSchema, isInitializeRequest, JSONRPCMessageSchema, SUPPORTED_PROTOCOL_VERSIONS, type JSONRPCMessage, type RequestId,
 } from '@modelcontextprotocol/sdk/types.js';
+import type { Principal } from '../core/access/index.js';
 import { requestAuthorization } from '../core/auth/index.js';
 import { AppError, issueDetails, type ErrorCode, type ErrorDetail } from '../core/errors/index.js';
 import { newRequestId } from '../core/ids/index.js';
-import { checkHealth } from '../core/http-server/index.js';
+import { accessLog, checkHealth } from '../core/http-server/index.js';
 import { rateLimitHeaders } from '../core/ratelimit/index.js';
 import { jsonWithCachedParts } from './cached-json.js';
 import {
@@ -93,6 +94,19 @@ function withoutTaskAugmentation(message: JSONRPCMessage): JSONRPCMessage {
   return { ...message, params };
 }
 
+/** What the request log reads of a request: who called, and what was asked. */
+interface McpRequestState {
+  principal?: Principal;
+  rpc?: string[];
+}
+
+/** A message as the request log names it: "tools/call service_search_companies", "tools/list". */
+function describeMessage(message: JSONRPCMessage): string {
+  if (!('method' in message)) return 'response';
+  const tool = message.method === 'tools/call' ? (message.params as { name?: unknown } | undefined)?.name : undefined;
+  return typeof tool === 'string' ? `tools/call ${tool}` : message.method;
+}
+
 async function readBody(req: IncomingMessage, limit: number): Promise<string> {
   const chunks: Buffer[] = [];
   let size = 0;
@@ -105,13 +119,22 @@ async function readBody(req: IncomingMessage, limit: number): Promise<string> {
   return Buffer.concat(chunks).toString('utf8');
 }
 
-export function createMcpApp(options: McpAppOptions): Koa {
+export function createMcpApp(options: McpAppOptions): Koa<McpRequestState> {
   const { logger } = options;
   const parts = prepareServerParts();
   const maxBodyBytes = options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
-  const app = new Koa();
+  const app = new Koa<McpRequestState>();
   // Errors are answered and logged by our handler; Koa's own handler would print to stderr.
   app.silent = true;
+
+  // One line per request, as the API writes: support finds a call by the requestId its caller
+  // was given, whatever the answer (a not_found tool result is a 200).
+  app.use(accessLog<ParameterizedContext<McpRequestState>>(logger, (ctx) => ({
+    requestId: ctx.response.get('X-Request-Id') || undefined,
+    organizationId: ctx.state.principal?.organizationId,
+    keyId: ctx.state.principal?.keyId,
+    rpc: ctx.state.rpc,
+  })));
 
   app.use(async (ctx) => {
     const requestId = newRequestId();
@@ -157,6 +180,7 @@ export function createMcpApp(options: McpAppOptions): Koa {
       } catch (err) {
         return envelope(err);
       }
+      ctx.state.principal = principal;
 
       // Every authenticated request counts once against the organization's rate limits (shared
       // with the API) and its answer carries the RateLimit-* headers. A tools/call counts where
@@ -206,6 +230,7 @@ export function createMcpApp(options: McpAppOptions): Koa {
         return refuse(400, RpcCode.InvalidRequest, 'invalid_params', `Invalid request: expected a JSON-RPC 2.0 message (or a batch of at most ${MAX_BATCH}).`, echoId);
       }
       const messages = parsed.map((p) => withoutTaskAugmentation(p.data as JSONRPCMessage));
+      ctx.state.rpc = messages.map(describeMessage);
       // Answers are matched to requests by id: a batch that repeats one would run (and bill)
       // every request but answer only one of them, so it is refused whole before anything runs.
       // The id of the answer is null, as JSON-RPC asks when no single request can be named.

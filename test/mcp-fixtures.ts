@@ -8,7 +8,7 @@ import { createCompanyStore, type CompanyStore } from '../core/companies/index.j
 import { companyDossierSchema, type CompanyDossier, type CompanyDossierInput } from '../core/companies/schemas/index.js';
 import { createDb, type Db } from '../core/db/index.js';
 import { newId, randomBase62 } from '../core/ids/index.js';
-import { createLogger } from '../core/logging/index.js';
+import { createLogger, type Logger } from '../core/logging/index.js';
 import { createInMemoryRateLimiter, type RateLimiter } from '../core/ratelimit/index.js';
 import { createPostgresUsageSink, type UsageSink } from '../core/usage/index.js';
 import { createMcpApp } from '../mcp/http.js';
@@ -70,6 +70,8 @@ export interface TestMcpOptions {
   rateLimiter?: RateLimiter;
   usage?: UsageSink;
   store?: CompanyStore;
+  /** The app's logger (access control and store stay silent); default silent. */
+  logger?: Logger;
 }
 
 export interface TestMcp extends RunningServer {
@@ -90,7 +92,7 @@ export async function startTestMcp(options: TestMcpOptions = {}): Promise<TestMc
     db, listenConnectionString: databaseUrl, keyCacheTtlMs: 30_000, entitlementCacheTtlMs: 1_000, rateLimiter, logger,
   }));
   const store = options.store ?? createCompanyStore({ db, queryTimeoutMs: 5_000, logger });
-  const app = createMcpApp({ access, usage: options.usage ?? createPostgresUsageSink(db), store, db, queryTimeoutMs: 5_000, logger, version: '1.0.0' });
+  const app = createMcpApp({ access, usage: options.usage ?? createPostgresUsageSink(db), store, db, queryTimeoutMs: 5_000, logger: options.logger ?? logger, version: '1.0.0' });
   const server = await listen(app);
   return {
     ...server,
