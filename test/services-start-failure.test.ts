@@ -4,7 +4,7 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { createScratchDatabase, type ScratchDatabase } from './support/database.js';
 
 // The four services run alone, as production runs them, when start-up fails: one JSON log line
@@ -25,6 +25,10 @@ const services = [
   { entry: 'billing-worker/main.ts', portVariable: undefined },
 ] as const;
 const httpServices = services.filter((s) => s.portVariable !== undefined);
+// The services that publish usage events: with KAFKA_BROKERS set, to Kafka.
+const kafkaProducers = httpServices.filter((s) => s.entry !== 'dashboard/main.ts');
+// Empty when the run was started with TEST_SERVICES=postgres.
+const kafkaBrokers = inject('kafkaBrokers');
 
 interface ServiceRun {
   code: number | null;
@@ -130,4 +134,16 @@ describe('a service run alone when start-up fails', () => {
     expectOneClearFailure(run, 'could not start: cannot reach Kafka at 127.0.0.1:1 (connection refused); check KAFKA_BROKERS');
   });
 
+  it.skipIf(!kafkaBrokers).each(kafkaProducers)(
+    'when $portVariable is taken and KAFKA_BROKERS is set then $entry closes its Kafka producer too and exits 1 promptly',
+    async ({ entry, portVariable }) => {
+      const held = await holdPort();
+      try {
+        const run = await runService(entry, { DATABASE_URL: database.url, KAFKA_BROKERS: kafkaBrokers, [portVariable]: String(held.port) });
+        expectOneClearFailure(run, `could not start: ${portVariable} ${held.port} is already in use on 127.0.0.1: stop what listens there, or set ${portVariable} to a free port`);
+      } finally {
+        await held.release();
+      }
+    },
+  );
 });

@@ -3,6 +3,7 @@ import type { OpenDatabase } from '../../core/db/index.js';
 import type { Logger } from '../../core/logging/index.js';
 import { createPostgresUsageSink, type UsageSink } from '../../core/usage/index.js';
 import { createKafka } from './create-kafka.js';
+import { kafkaUnreachableError } from './kafka-unreachable.js';
 import { createKafkaUsageSink } from './kafka-usage-sink.js';
 
 /**
@@ -19,6 +20,9 @@ export function configuredUsageSink({ config, database, logger }: { config: Conf
     partitions: config.KAFKA_PARTITIONS,
     logger,
   });
-  sink.connect().catch((err: unknown) => logger.warn('Kafka not reachable yet; paid calls are refused until it is', { err }));
+  // kafkajs's own lines say how each attempt failed; this one says what it means.
+  sink.connect().catch((err: unknown) =>
+    logger.warn('Kafka not reachable yet; paid calls are refused until it is', { reason: kafkaUnreachableError(err)?.message ?? (err instanceof Error ? err.message : String(err)) }),
+  );
   return sink;
 }

@@ -94,6 +94,11 @@ export function createKafkaUsageSink(options: KafkaUsageSinkOptions): KafkaUsage
         await p.disconnect().catch(() => {});
         throw err;
       }
+      // close() ran meanwhile and waits for us: nothing may stay connected after it.
+      if (closed) {
+        await p.disconnect().catch(() => {});
+        throw new Error('usage sink closed');
+      }
       producer = p;
       failing = false;
       return p;
@@ -188,7 +193,12 @@ export function createKafkaUsageSink(options: KafkaUsageSinkOptions): KafkaUsage
 
   return {
     connect: async () => {
-      await connectOnce();
+      try {
+        await connectOnce();
+      } catch (err) {
+        // Closed before Kafka answered (a start-up that failed elsewhere): nothing to report.
+        if (!closed) throw err;
+      }
     },
     publish(event) {
       if (closed) return Promise.reject(meteringUnavailable(new Error('usage sink closed')));
@@ -219,6 +229,8 @@ export function createKafkaUsageSink(options: KafkaUsageSinkOptions): KafkaUsage
       closed = true;
       // Deliver what was accepted before closing: those callers are waiting for their answer.
       await batches.drain();
+      // A connect still under way (a start-up that failed elsewhere) disconnects when it ends.
+      await connecting?.catch(() => {});
       await Promise.allSettled([...abandoned]);
       if (producer) await producer.disconnect().catch(() => {});
       producer = undefined;
