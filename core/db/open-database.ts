@@ -53,7 +53,7 @@ export async function openDatabase(config: Config, logger: Logger, applicationNa
   try {
     await reach(db, connectionString, config);
     if (config.MIGRATE_ON_START) {
-      const applied = await migrateLatest(db);
+      const applied = await migrateLatest(db, { logger });
       if (applied.length > 0) logger.info('migrations applied', { applied });
     }
   } catch (err) {
