@@ -40,7 +40,7 @@ function entryPoints(command: string[] | string | undefined): string[] {
 
 describe('docker-compose.yml', () => {
   it('when parsed, then it has every service the production-like run needs', () => {
-    expect(Object.keys(services).sort()).toEqual(['api', 'billing-worker', 'dashboard', 'kafka', 'mcp', 'migrate', 'postgres', 'redis']);
+    expect(Object.keys(services).sort()).toEqual(['api', 'billing-worker', 'dashboard', 'gateway', 'kafka', 'mcp', 'migrate', 'postgres', 'redis']);
     expect(ours.map(([name]) => name).sort()).toEqual(['api', 'billing-worker', 'dashboard', 'mcp', 'migrate']);
   });
 
@@ -78,6 +78,20 @@ describe('docker-compose.yml', () => {
     }
     for (const name of ['postgres', 'kafka', 'redis', 'api', 'mcp']) expect(services[name]?.healthcheck?.test, `${name} has no healthcheck`).toBeDefined();
     expect(services.api?.depends_on).toMatchObject({ migrate: { condition: 'service_completed_successfully' } });
+  });
+
+  it('when the API and the tool server are scaled out, then the gateway alone publishes their ports and proxies to every replica by name', () => {
+    for (const [name, port] of [['api', '3000'], ['mcp', '3001']] as const) {
+      const service = services[name] as ComposeService & { ports?: unknown; deploy?: { replicas?: number } };
+      // A host port on a replicated service would clash between its replicas.
+      expect(service.ports, name).toBeUndefined();
+      expect(service.deploy?.replicas, name).toBeGreaterThanOrEqual(2);
+      expect((services.gateway as { ports?: string[] }).ports).toContain(`${port}:${port}`);
+    }
+    const conf = readFileSync(path.join(root, 'deploy/nginx.conf'), 'utf8');
+    expect(conf).toMatch(/listen 3000;[\s\S]*set \$api api:3000;[\s\S]*proxy_pass http:\/\/\$api;/);
+    expect(conf).toMatch(/listen 3001;[\s\S]*set \$mcp mcp:3001;[\s\S]*proxy_pass http:\/\/\$mcp;/);
+    expect((services.gateway as { volumes?: string[] }).volumes).toContain('./deploy/nginx.conf:/etc/nginx/nginx.conf:ro');
   });
 
   it('when the app services start, then they leave migrations to the migrate job', () => {
