@@ -40,25 +40,37 @@ export function wholeNumber(value: string): number {
 
 const MONTHS = ['January', 'February', 'March', 'April', 'May', 'June', 'July', 'August', 'September', 'October', 'November', 'December'];
 
+// A date alone, or a date-time that says its zone: without one, `new Date` reads the time as
+// the machine's local time (TZ=Europe/Rome moved 10:00 to 09:00Z), and it takes free text after
+// a date ("2027-01-01 (note)") too.
+const DATE = /^(\d{4})-(\d{2})-(\d{2})$/;
+const DATE_TIME = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2})(?::(\d{2})(?:\.\d{1,9})?)?(Z|[+-]\d{2}:?\d{2})$/;
+const DATE_FORMS = 'must be a date, YYYY-MM-DD (valid through that day, UTC), or an ISO 8601 date-time with Z or an offset, e.g. 2027-01-31T12:00:00Z or 2027-01-31T12:00:00+01:00.';
+
 function isoDate(value: string): Date {
-  const shape = /^(\d{4})-(\d{2})-(\d{2})/.exec(value);
-  if (!shape) throw new InvalidArgumentError('must be an ISO 8601 date or date-time, e.g. 2027-01-31T00:00:00Z.');
+  const shape = DATE.exec(value) ?? DATE_TIME.exec(value);
+  if (!shape) throw new InvalidArgumentError(DATE_FORMS);
   // `new Date` rolls a day past the month's end over into the next month (2027-02-30 becomes
   // 2 March) instead of refusing it: a typo would quietly move a key's expiry, so the calendar
   // date as written is checked first.
-  const [year, month, day] = shape.slice(1).map(Number) as [number, number, number];
-  if (month < 1 || month > 12) throw new InvalidArgumentError(`${shape[0]} is not a date: months run from 01 to 12.`);
+  const [year, month, day] = shape.slice(1, 4).map(Number) as [number, number, number];
+  const written = value.slice(0, 10);
+  if (month < 1 || month > 12) throw new InvalidArgumentError(`${written} is not a date: months run from 01 to 12.`);
   const daysInMonth = new Date(Date.UTC(year, month, 0)).getUTCDate();
-  if (day < 1 || day > daysInMonth) throw new InvalidArgumentError(`${shape[0]} is not a date: ${MONTHS[month - 1]} ${year} has days 01 to ${daysInMonth}.`);
-  const d = new Date(value);
-  if (Number.isNaN(d.getTime())) throw new InvalidArgumentError('must be an ISO 8601 date or date-time, e.g. 2027-01-31T00:00:00Z.');
+  if (day < 1 || day > daysInMonth) throw new InvalidArgumentError(`${written} is not a date: ${MONTHS[month - 1]} ${year} has days 01 to ${daysInMonth}.`);
+  const [hours, minutes, seconds, zone] = [Number(shape[4] ?? 0), Number(shape[5] ?? 0), Number(shape[6] ?? 0), shape[7]];
+  const zoneOk = zone === undefined || zone === 'Z' || (Number(zone.slice(1, 3)) <= 23 && Number(zone.slice(-2)) <= 59);
+  if (hours > 23 || minutes > 59 || seconds > 59 || !zoneOk) throw new InvalidArgumentError(`${value} is not a time: ${DATE_FORMS}`);
+  // +0100 as +01:00: the form Date reads.
+  const d = new Date(zone && zone.length === 5 ? `${value.slice(0, -5)}${zone.slice(0, 3)}:${zone.slice(3)}` : value);
+  if (Number.isNaN(d.getTime())) throw new InvalidArgumentError(DATE_FORMS);
   return d;
 }
 
 /** A key's expiry: a date alone (2030-12-31) is valid through that day, UTC, as in the dashboard. */
 export function expiryDate(value: string): Date {
   const d = isoDate(value);
-  return /^\d{4}-\d{2}-\d{2}$/.test(value) ? endOfDayUtc(value) : d;
+  return DATE.test(value) ? endOfDayUtc(value) : d;
 }
 
 export function unit(value: string): 'credits' | 'calls' {

@@ -14,7 +14,7 @@ export function registerKeyCommands(program: Command, context: () => CliContext)
     .description('Create an API key. Prints the full key once, on stdout; it cannot be shown again.')
     .requiredOption('--org <org>', 'organization id or exact name')
     .requiredOption('--name <name>', 'what the key is for, e.g. "billing system"')
-    .option('--expires <when>', 'expiry: a date (YYYY-MM-DD, valid through that day, UTC) or an ISO 8601 date-time (default: never)', expiryDate)
+    .option('--expires <when>', 'expiry: a date (YYYY-MM-DD, valid through that day, UTC) or an ISO 8601 date-time with Z or an offset, e.g. 2027-01-31T12:00:00+01:00 (default: never)', expiryDate)
     .option('--test', 'a test-mode key (sk_test_)')
     .option('--personal', 'a personal key (refused by the API and the key connection of the tool server)')
     .action(async (opts: { org: string; name: string; expires?: Date; test?: boolean; personal?: boolean }) => {

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { createKeyVerifier, type KeyVerifier } from '../../../core/auth/index.js';
 import { createDb, type Db } from '../../../core/db/index.js';
 import { createLogger } from '../../../core/logging/index.js';
-import { runCli } from '../../../test/support/run-cli.js';
+import { runCli, runCliWithEnv } from '../../../test/support/run-cli.js';
 
 const databaseUrl = inject('databaseUrl');
 let db: Db;
@@ -144,6 +144,26 @@ describe('operator CLI: organizations and keys', () => {
     expect(instant.code, instant.stderr).toBe(0);
     const expiries = Object.fromEntries((await db('api_keys').where({ organization_id: orgId }).select<{ name: string; expires_at: Date }[]>('name', 'expires_at')).map((k) => [k.name, k.expires_at.toISOString()]));
     expect(expiries).toEqual({ 'through today': `${today}T23:59:59.999Z`, 'at noon': '2031-05-01T12:00:00.000Z' });
+  });
+
+  it('when --expires is a date-time without a zone, or a date with text after it, then it is refused naming the forms; with an offset it is that instant, whatever TZ says', async () => {
+    const orgId = (await cli('org', 'create', '--name', 'CLI expiry zone SRL')).stdout.trim();
+    const inRome = (...args: string[]) => runCliWithEnv({ DATABASE_URL: databaseUrl, LOG_LEVEL: 'error', TZ: 'Europe/Rome' }, ...args);
+    const forms = 'must be a date, YYYY-MM-DD (valid through that day, UTC), or an ISO 8601 date-time with Z or an offset, e.g. 2027-01-31T12:00:00Z or 2027-01-31T12:00:00+01:00.';
+    const [local, note, offset, utc] = await Promise.all([
+      inRome('key', 'create', '--org', orgId, '--name', 'local', '--expires', '2097-01-01T10:00'),
+      inRome('key', 'create', '--org', orgId, '--name', 'note', '--expires', '2097-01-01 (note)'),
+      inRome('key', 'create', '--org', orgId, '--name', 'offset', '--expires', '2097-01-01T10:00+01:00'),
+      inRome('key', 'create', '--org', orgId, '--name', 'utc', '--expires', '2097-01-01T10:00Z'),
+    ]);
+    expect(local).toMatchObject({ code: 1, stdout: '' });
+    expect(local.stderr).toContain(`error: option '--expires <when>' argument '2097-01-01T10:00' is invalid. ${forms}`);
+    expect(note).toMatchObject({ code: 1, stdout: '' });
+    expect(note.stderr).toContain(`error: option '--expires <when>' argument '2097-01-01 (note)' is invalid. ${forms}`);
+    expect(offset.code, offset.stderr).toBe(0);
+    expect(utc.code, utc.stderr).toBe(0);
+    const expiries = Object.fromEntries((await db('api_keys').where({ organization_id: orgId }).select<{ name: string; expires_at: Date }[]>('name', 'expires_at')).map((k) => [k.name, k.expires_at.toISOString()]));
+    expect(expiries).toEqual({ offset: '2097-01-01T09:00:00.000Z', utc: '2097-01-01T10:00:00.000Z' });
   });
 
   it('when a limit is above what the store holds then set-limits gives a one-line invalid_params error, not SQL, and nothing changes', async () => {
