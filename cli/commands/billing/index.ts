@@ -8,7 +8,7 @@ import { recordAudit, withAudit } from '../../../core/dashboard-auth/index.js';
 import type { RegisterCommands } from '../index.js';
 import type { CliContext } from '../../context.js';
 import { createLineWriter } from '../../line-writer.js';
-import { count, positiveInt, printTable, table, wholeNumber } from '../orgs/cli-format.js';
+import { count, MAX_WHOLE, positiveInt, printTable, table, wholeNumber } from '../orgs/cli-format.js';
 import { csvLine, renderReport, type ReportFormat } from './render-report.js';
 
 const period = (value: string): string => {
@@ -17,20 +17,18 @@ const period = (value: string): string => {
 };
 
 const signedInt = (value: string): number => {
-  const n = Number(value);
-  if (!/^-?\d+$/.test(value) || !Number.isSafeInteger(n) || n === 0) throw new InvalidArgumentError('must be a non-zero whole number (negative removes credits).');
-  return n;
+  if (!/^-?\d+$/.test(value) || BigInt(value) === 0n) throw new InvalidArgumentError('must be a non-zero whole number (negative removes credits).');
+  const n = BigInt(value);
+  if (n > BigInt(MAX_WHOLE) || n < -BigInt(MAX_WHOLE)) throw new InvalidArgumentError(`must be from -${MAX_WHOLE} to ${MAX_WHOLE}.`);
+  return Number(value);
 };
 
 // 'none', not null: commander turns a parser's null into '' (an option that takes a value and
 // got none), which the cap check then refused, so `--calls none` could never lift a cap.
 const cap = (value: string): number | 'none' => {
   if (value === 'none') return 'none';
-  try {
-    return wholeNumber(value);
-  } catch {
-    throw new InvalidArgumentError('must be a whole number of calls (0 or more), or "none" for no cap.');
-  }
+  if (!/^\d+$/.test(value)) throw new InvalidArgumentError('must be a whole number of calls (0 or more), or "none" for no cap.');
+  return wholeNumber(value);
 };
 
 /** report, ledger export, reconcile, and `billing …` for grants, top-ups, caps and rollover. */

@@ -26,17 +26,23 @@ export const count = (n: number, noun: string): string => `${n} ${noun}${n === 1
 
 export const date = (value: Date | null | undefined): string => (value ? value.toISOString() : '-');
 
-export function positiveInt(value: string): number {
-  const n = Number(value);
-  if (!/^\d+$/.test(value) || !Number.isSafeInteger(n) || n <= 0) throw new InvalidArgumentError('must be a positive whole number.');
-  return n;
+/** Numbers are read into JavaScript numbers: past this one they would be stored wrongly. */
+export const MAX_WHOLE = Number.MAX_SAFE_INTEGER;
+/** A rate limit's column is a Postgres integer. */
+export const MAX_RATE_LIMIT = 2_147_483_647;
+
+// A number too large is refused naming the limit: "must be a positive whole number" of
+// 99999999999999999 said what it already was, not what was wrong.
+function whole(value: string, min: 0 | 1, max: number): number {
+  if (!/^\d+$/.test(value) || BigInt(value) < BigInt(min)) throw new InvalidArgumentError(min === 1 ? 'must be a positive whole number.' : 'must be a whole number (0 or more).');
+  if (BigInt(value) > BigInt(max)) throw new InvalidArgumentError(`must be at most ${max}.`);
+  return Number(value);
 }
 
-export function wholeNumber(value: string): number {
-  const n = Number(value);
-  if (!/^\d+$/.test(value) || !Number.isSafeInteger(n)) throw new InvalidArgumentError('must be a whole number (0 or more).');
-  return n;
-}
+export const positiveInt = (value: string): number => whole(value, 1, MAX_WHOLE);
+export const wholeNumber = (value: string): number => whole(value, 0, MAX_WHOLE);
+/** For a whole number (0 or more) up to `max`. */
+export const wholeNumberUpTo = (max: number) => (value: string): number => whole(value, 0, max);
 
 const MONTHS = ['January', 'February', 'March', 'April', 'May', 'June', 'July', 'August', 'September', 'October', 'November', 'December'];
 

@@ -6,7 +6,7 @@ import {
 } from '../../../core/billing/index.js';
 import { withAudit } from '../../../core/dashboard-auth/index.js';
 import type { CliContext } from '../../context.js';
-import { count, date, printTable, table, unit, wholeNumber } from './cli-format.js';
+import { count, date, MAX_RATE_LIMIT, printTable, table, unit, wholeNumber, wholeNumberUpTo } from './cli-format.js';
 
 export function registerOrgCommands(program: Command, context: () => CliContext): void {
   const org = program.command('org').description('Organizations: provisioning, plans, limits and per-product overrides.');
@@ -87,9 +87,9 @@ export function registerOrgCommands(program: Command, context: () => CliContext)
     .command('set-limits')
     .description("Override the plan's rate limits for this organization (0 returns a limit to the plan's value).")
     .argument('<org>', 'organization id or exact name')
-    .option('--per-second <n>', 'sustained calls per second', wholeNumber)
-    .option('--burst <n>', 'calls allowed at once (at least the per-second limit)', wholeNumber)
-    .option('--per-minute <n>', 'calls per clock minute (at least the per-second limit)', wholeNumber)
+    .option('--per-second <n>', 'sustained calls per second', wholeNumberUpTo(MAX_RATE_LIMIT))
+    .option('--burst <n>', 'calls allowed at once (at least the per-second limit)', wholeNumberUpTo(MAX_RATE_LIMIT))
+    .option('--per-minute <n>', 'calls per clock minute (at least the per-second limit)', wholeNumberUpTo(MAX_RATE_LIMIT))
     .action(async (ref: string, opts: { perSecond?: number; burst?: number; perMinute?: number }) => {
       if (opts.perSecond === undefined && opts.burst === undefined && opts.perMinute === undefined) {
         throw new AppError('invalid_params', 'Give at least one of --per-second, --burst, --per-minute.');

@@ -166,11 +166,14 @@ describe('operator CLI: organizations and keys', () => {
     expect(expiries).toEqual({ offset: '2097-01-01T09:00:00.000Z', utc: '2097-01-01T10:00:00.000Z' });
   });
 
-  it('when a limit is above what the store holds then set-limits gives a one-line invalid_params error, not SQL, and nothing changes', async () => {
+  it('when a limit is above what the store holds then set-limits names the limit in one line, not SQL, and nothing changes', async () => {
     const orgId = (await cli('org', 'create', '--name', 'CLI huge limits SRL')).stdout.trim();
-    const run = await cli('org', 'set-limits', orgId, '--burst', '3000000000');
-    expect(run).toMatchObject({ code: 1, stdout: '' });
-    expect(run.stderr.trim()).toBe('error (invalid_params): burst: at most 2147483647');
+    const [burst, perSecond] = await Promise.all([
+      cli('org', 'set-limits', orgId, '--burst', '3000000000'),
+      cli('org', 'set-limits', orgId, '--per-second', '99999999999999999'),
+    ]);
+    expect(burst).toMatchObject({ code: 1, stdout: '', stderr: "error: option '--burst <n>' argument '3000000000' is invalid. must be at most 2147483647.\n(see: cli org set-limits --help)\n" });
+    expect(perSecond).toMatchObject({ code: 1, stdout: '', stderr: "error: option '--per-second <n>' argument '99999999999999999' is invalid. must be at most 2147483647.\n(see: cli org set-limits --help)\n" });
     const shown = await cli('org', 'show', orgId);
     expect(shown.stdout).not.toContain('(override)');
   });
