@@ -37,6 +37,10 @@ export function registerKeyCommands(program: Command, context: () => CliContext)
       process.stderr.write(`Created ${record.kind} key ${record.id} (${record.mode}) for ${record.organizationId}${record.expiresAt ? `, expires ${date(record.expiresAt)}` : ''}.\n`);
       context().out(secret);
       process.stderr.write('Store this key now: it is shown only once and cannot be recovered.\n');
+      // Made all the same: an operator may create keys before provisioning is done, as the
+      // dashboard lets an admin. But a key that every call refuses must not look ready.
+      const { plan_id: planId } = await d('organizations').where({ id: organizationId }).first<{ plan_id: string | null }>('plan_id');
+      if (planId === null) process.stderr.write(`warning: ${organizationId} has no plan: every call with this key is refused with client_not_configured until it has one (\`cli org set-plan ${organizationId} standard\`).\n`);
     });
 
   key

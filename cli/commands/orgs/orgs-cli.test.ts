@@ -93,6 +93,20 @@ describe('operator CLI: organizations and keys', () => {
     expect(plain.stdout).toBe(`${orgId}: company-report enabled at 1 call (the plan's measure)\n`);
   });
 
+  it('when a key is created for an organization with no plan then it is made, and stderr warns that every call with it is refused until the organization has one', async () => {
+    const orgId = (await cli('org', 'create', '--name', 'CLI no plan SRL', '--plan', 'none')).stdout.trim();
+    const run = await cli('key', 'create', '--org', orgId, '--name', 'early');
+    expect(run.code, run.stderr).toBe(0);
+    expect(run.stdout).toMatch(/^sk_live_[0-9A-Za-z]{32}\n$/);
+    expect(run.stderr).toContain(`warning: ${orgId} has no plan: every call with this key is refused with client_not_configured until it has one (\`cli org set-plan ${orgId} standard\`).\n`);
+    expect(await db('api_keys').where({ organization_id: orgId })).toHaveLength(1);
+    // With a plan, no warning.
+    const planned = (await cli('org', 'create', '--name', 'CLI with plan SRL')).stdout.trim();
+    const ready = await cli('key', 'create', '--org', planned, '--name', 'ready');
+    expect(ready.code, ready.stderr).toBe(0);
+    expect(ready.stderr).not.toContain('warning');
+  });
+
   it('when the organization does not exist then a one-line error and exit code 1', async () => {
     const run = await cli('key', 'create', '--org', 'org_doesnotexist', '--name', 'x');
     expect(run.code).toBe(1);
