@@ -171,9 +171,12 @@ describe('billing CLI: credits, caps, ledger export and reconcile', () => {
       expect(replay.stdout.trim().split('\n')).toEqual([
         `#${charged} charged ${offset.eventId}`,
         `#${again} already charged ${offset.eventId}`,
+        '1 charged, 1 already charged, 2 still failing, 0 not open',
+      ]);
+      // Failures are messages: on stderr, as the README says.
+      expect(replay.stderr.trim().split('\n')).toEqual([
         `#${garbage} still failing: not JSON`,
         `#${unknown} still failing ${stranger.eventId}: unknown organization ${stranger.organizationId}`,
-        '1 charged, 1 already charged, 2 still failing, 0 not open',
       ]);
       expect(await balance(db, org)).toBe(opening - 5);
       expect(await db('usage_ledger').where({ event_id: offset.eventId }).select('organization_id', 'credits_delta')).toEqual([{ organization_id: org, credits_delta: -5 }]);
@@ -189,7 +192,8 @@ describe('billing CLI: credits, caps, ledger export and reconcile', () => {
 
       const twice = await cli('billing', 'replay-dead-letters', '--id', String(charged));
       expect(twice.code).toBe(1);
-      expect(twice.stdout).toContain(`#${charged} not open: no open dead letter has this id`);
+      expect(twice.stderr).toBe(`#${charged} not open: no open dead letter has this id\n`);
+      expect(twice.stdout).toBe('0 charged, 0 already charged, 0 still failing, 1 not open\n');
       expect(await balance(db, org)).toBe(opening - 5);
       const open = await cli('billing', 'dead-letters', '--limit', '1000');
       expect(open.stdout).not.toMatch(new RegExp(`^${charged}\\s`, 'm'));

@@ -201,7 +201,10 @@ export const registerBillingCommands: RegisterCommands = (program, context) => {
         audit: recordAudit,
         onResult: (r) => {
           counts[r.outcome] += 1;
-          ctx.out(`#${r.id} ${r.outcome.replace('_', ' ')}${r.eventId ? ` ${r.eventId}` : ''}${r.reason ? `: ${r.reason}` : ''}`);
+          const line = `#${r.id} ${r.outcome.replace('_', ' ')}${r.eventId ? ` ${r.eventId}` : ''}${r.reason ? `: ${r.reason}` : ''}`;
+          // What failed is a message (stderr); what was billed, and the tally, are results (stdout).
+          if (r.outcome === 'still_failing' || r.outcome === 'not_open') process.stderr.write(`${line}\n`);
+          else ctx.out(line);
         },
       });
       ctx.out(`${counts.charged} charged, ${counts.already_charged} already charged, ${counts.still_failing} still failing, ${counts.not_open} not open`);
