@@ -129,6 +129,11 @@ describe('a service run alone when start-up fails', () => {
     expectOneClearFailure(run, 'could not start: Invalid configuration:\n  - DATABASE_POOL_MAX: Invalid input: expected number, received NaN');
   });
 
+  it.each(services)('when NODE_ENV is production without DATABASE_URL then $entry refuses to start a database of its own, and exits 1', async ({ entry }) => {
+    const run = await runService(entry, { NODE_ENV: 'production', DATABASE_URL: '' });
+    expectOneClearFailure(run, 'could not start: DATABASE_URL is required when NODE_ENV is production: the embedded PostgreSQL is for running on one machine (npm start, tests)');
+  });
+
   it('when KAFKA_BROKERS names no broker then the billing worker names it and the variable, without kafkajs stacks, and exits 1', async () => {
     const run = await runService('billing-worker/main.ts', { DATABASE_URL: database.url, KAFKA_BROKERS: '127.0.0.1:1' });
     expectOneClearFailure(run, 'could not start: cannot reach Kafka at 127.0.0.1:1 (connection refused); check KAFKA_BROKERS');

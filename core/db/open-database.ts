@@ -26,6 +26,11 @@ export interface OpenDatabase {
 export async function openDatabase(config: Config, logger: Logger, applicationName: string): Promise<OpenDatabase> {
   let connectionString = config.DATABASE_URL;
   let stopEmbedded: (() => Promise<void>) | undefined;
+  // A production process without DATABASE_URL would start a database of its own inside its
+  // container: every replica its own data, lost with the container.
+  if (!connectionString && config.NODE_ENV === 'production') {
+    throw new Error('DATABASE_URL is required when NODE_ENV is production: the embedded PostgreSQL is for running on one machine (npm start, tests)');
+  }
   if (!connectionString) {
     const dataDir = path.join(config.DATA_DIR, 'postgres');
     const running = await runningServerPort(dataDir);
