@@ -97,6 +97,26 @@ describe('billing CLI: credits, caps, ledger export and reconcile', () => {
     ]);
   });
 
+  it('when set-cap is given the cap already set then it says so and writes no ledger or audit row; a cap that changes only later months still does', async () => {
+    const org = await newOrganization();
+    const capRows = () => db('usage_ledger').where({ organization_id: org, entry_type: 'cap_change' }).orderBy('applied_at').pluck('reason');
+    const audits = async () => (await db('audit_log').where({ organization_id: org, action: 'allowance.cap_set' })).length;
+    const first = await cli('billing', 'set-cap', '--org', org, '--calls', 'none', '--reason', 'unlimited deal');
+    expect(first.code, first.stderr).toBe(0);
+    const [rows, audited] = [await capRows(), await audits()];
+    const again = await cli('billing', 'set-cap', '--org', org, '--calls', 'none', '--reason', 'unlimited deal');
+    expect(again).toMatchObject({ code: 0, stdout: `${org}: the calls cap is already none: nothing changed, no ledger row written\n` });
+    expect(await capRows()).toEqual(rows);
+    expect(await audits()).toBe(audited);
+    // This month only, then for later months too: the second changes the organization's own cap.
+    expect((await cli('billing', 'set-cap', '--org', org, '--calls', '7', '--this-period-only', '--reason', 'x')).code).toBe(0);
+    const thisMonth = await cli('billing', 'set-cap', '--org', org, '--calls', '7', '--this-period-only', '--reason', 'x');
+    expect(thisMonth.stdout).toBe(`${org}: the calls cap is already 7 this month: nothing changed, no ledger row written\n`);
+    const later = await cli('billing', 'set-cap', '--org', org, '--calls', '7', '--reason', 'from now on');
+    expect(later.stdout).toContain('used of 7');
+    expect(await capRows()).toEqual([...rows, 'calls cap none -> 7 (this period only): x', 'calls cap 7 -> 7: from now on']);
+  });
+
   it('when an input is malformed, then the command says which and why, exits non-zero and writes nothing', async () => {
     const org = await newOrganization();
     const before = await ledgerRows(org);

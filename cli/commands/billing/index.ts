@@ -1,4 +1,6 @@
 import { InvalidArgumentError, Option } from 'commander';
+import type { Db } from '../../../core/db/index.js';
+import { periodOf } from '../../../core/billing/billing-period.js';
 import {
   buildAllowanceReport, changeCredits, exportLedger, findOrganizationId, FIRST_PERIOD, isPeriod, LAST_PERIOD, ledgerColumns, reconcileLedger,
   rebuildUsageTotals, replayDeadLetters, rollOverDueAllowances, setCallsCap, type AllowanceSnapshot, type CreditChangeKind, type ReplayOutcome,
@@ -30,6 +32,20 @@ const cap = (value: string): number | 'none' => {
   if (!/^\d+$/.test(value)) throw new InvalidArgumentError('must be a whole number of calls (0 or more), or "none" for no cap.');
   return wholeNumber(value);
 };
+
+// Every change of the cap is a ledger row (docs/billing.md), so a set-cap that changes nothing
+// writes none: this month's cap already `cap`, and, unless --this-period-only, the organization's
+// own cap too. The allowance row is locked, as setCallsCap locks it, so a change racing ours is
+// either seen here or waits for us. An allowance still in an older month is left to setCallsCap,
+// whose rollover writes the month's row.
+async function capAlreadySet(trx: Db, organizationId: string, cap: number | null, thisPeriodOnly: boolean): Promise<boolean> {
+  const allowance = await trx('allowances').where({ organization_id: organizationId }).forUpdate().first<{ period: string; calls_cap: number | string | null } | undefined>('period', 'calls_cap');
+  const same = (v: number | string | null) => (v === null ? null : Number(v)) === cap;
+  if (!allowance || allowance.period !== periodOf(new Date()) || !same(allowance.calls_cap)) return false;
+  if (thisPeriodOnly) return true;
+  const own = await trx('organizations').where({ id: organizationId }).first<{ calls_cap_per_period: number | string | null; calls_cap_own: boolean }>('calls_cap_per_period', 'calls_cap_own');
+  return own.calls_cap_own && same(own.calls_cap_per_period);
+}
 
 /** report, ledger export, reconcile, and `billing …` for grants, top-ups, caps and rollover. */
 export const registerBillingCommands: RegisterCommands = (program, context) => {
@@ -139,11 +155,15 @@ export const registerBillingCommands: RegisterCommands = (program, context) => {
       const organizationId = await org(opts.org);
       const callsCap = opts.calls === 'none' ? null : opts.calls;
       const thisPeriodOnly = opts.thisPeriodOnly === true;
-      printSnapshot(ctx, await withAudit(
+      const set = await withAudit(
         await db(),
-        (trx) => setCallsCap(trx, { organizationId, callsCap, thisPeriodOnly, actor: ctx.actor, reason: opts.reason }),
-        () => ({ organizationId, actor: ctx.actor, action: 'allowance.cap_set', details: { callsCap, thisPeriodOnly, reason: opts.reason } }),
-      ));
+        async (trx) => ((await capAlreadySet(trx, organizationId, callsCap, thisPeriodOnly))
+          ? undefined
+          : setCallsCap(trx, { organizationId, callsCap, thisPeriodOnly, actor: ctx.actor, reason: opts.reason })),
+        (snapshot) => (snapshot ? { organizationId, actor: ctx.actor, action: 'allowance.cap_set', details: { callsCap, thisPeriodOnly, reason: opts.reason } } : null),
+      );
+      if (set) printSnapshot(ctx, set);
+      else ctx.out(`${organizationId}: the calls cap is already ${callsCap ?? 'none'}${thisPeriodOnly ? ' this month' : ''}: nothing changed, no ledger row written`);
     });
 
   billing
