@@ -1,3 +1,5 @@
+import { networkReason } from '../../core/errors/index.js';
+
 /**
  * Kafka could not be reached: a person reads its message (a service's start-up prints it as its
  * one line, as it does DatabaseUnreachableError's), so it names the broker and the variable.
@@ -6,17 +8,6 @@
 export class KafkaUnreachableError extends Error {
   override name = 'KafkaUnreachableError';
 }
-
-// Raised by the socket before Kafka says a word, as core/db/connection-failure.ts words them.
-const networkReasons: Record<string, string> = {
-  ECONNREFUSED: 'connection refused',
-  ENOTFOUND: 'host name not found',
-  EAI_AGAIN: 'host name lookup failed',
-  ETIMEDOUT: 'connection timed out',
-  EHOSTUNREACH: 'host unreachable',
-  ENETUNREACH: 'network unreachable',
-  ECONNRESET: 'the broker closed the connection',
-};
 
 /**
  * `err` as a KafkaUnreachableError ("cannot reach Kafka at 127.0.0.1:1 (connection refused);
@@ -28,7 +19,7 @@ export function kafkaUnreachableError(err: unknown): KafkaUnreachableError | und
   for (let e = err as KafkaErrorLike | undefined, depth = 0; e && depth < 5; e = e.cause as KafkaErrorLike | undefined, depth++) {
     if (e.name !== 'KafkaJSConnectionError' && e.name !== 'KafkaJSConnectionClosedError') continue;
     const where = typeof e.broker === 'string' ? e.broker : 'the brokers';
-    const reason = (typeof e.code === 'string' && networkReasons[e.code]) || (e.message === 'Connection timeout' ? 'no answer in time' : e.message);
+    const reason = networkReason(e.code, 'broker') ?? (e.message === 'Connection timeout' ? 'no answer in time' : String(e.message));
     return new KafkaUnreachableError(`cannot reach Kafka at ${where} (${reason}); check KAFKA_BROKERS`, { cause: err });
   }
   return undefined;

@@ -1,5 +1,6 @@
 import path from 'node:path';
 import type { Config } from '../config/index.js';
+import { networkReason } from '../errors/index.js';
 
 /**
  * Postgres could not be reached or would not let us in: a person reads its message (the CLI prints
@@ -9,17 +10,6 @@ import type { Config } from '../config/index.js';
 export class DatabaseUnreachableError extends Error {
   override name = 'DatabaseUnreachableError';
 }
-
-// Raised by the socket before Postgres says a word: the server is not there or not reachable.
-const networkReasons: Record<string, string> = {
-  ECONNREFUSED: 'connection refused',
-  ENOTFOUND: 'host name not found',
-  EAI_AGAIN: 'host name lookup failed',
-  ETIMEDOUT: 'connection timed out',
-  EHOSTUNREACH: 'host unreachable',
-  ENETUNREACH: 'network unreachable',
-  ECONNRESET: 'the server closed the connection',
-};
 
 export interface FirstConnection {
   /** The pool's first connection: nothing else holds one, so a timeout is the server's. */
@@ -36,7 +26,8 @@ export function describeConnectionFailure(err: unknown, connectionString: string
   const code = typeof e?.code === 'string' ? e.code : undefined;
   const message = typeof e?.message === 'string' ? e.message : '';
   const { where, user } = serverOf(connectionString);
-  if (code && networkReasons[code]) return `cannot reach the database at ${where} (${networkReasons[code]})`;
+  const reason = networkReason(code, 'server');
+  if (reason) return `cannot reach the database at ${where} (${reason})`;
   // knex gave up acquiring a connection: on an empty pool, because the server never answered
   // (later, it may only mean that the pool is full).
   if (options.firstConnection && e?.name === 'KnexTimeoutError') return `cannot reach the database at ${where} (no answer in time)`;

@@ -2,3 +2,4 @@ export { errorCatalogue, errorCodes, statusOf, type ErrorCode } from './catalogu
 export { AppError, isAppError, type ErrorDetail, type AppErrorOptions } from './app-error.js';
 export { errorEnvelopeSchema, errorObjectSchema, requestIdSchema, toErrorObject, type ErrorObject } from './error-envelope.js';
 export { issueDetails, parseInput } from './parse-input.js';
+export { networkReason } from './network-reason.js';
