@@ -206,6 +206,40 @@ describe('access control', () => {
     await seenWithin(1_000, async () => (await access.authorize(principal, 'company-financials', 'endpoint').then(() => true, () => false)));
   });
 
+  it('when the cached state is dropped between a call\'s grant and its charge (a flag write) then the call still counts', async () => {
+    const { organizationId, principal } = await organizationWithKey();
+    const balance = async () => Number((await db('allowances').where({ organization_id: organizationId }).first('credits_balance')).credits_balance);
+    await changeCredits(db, { organizationId, kind: 'adjustment', credits: 13 - (await balance()), actor: 'test', reason: 'leave 13 credits' });
+    await seenWithin(1_000, async () => (await access.authorize(principal, 'company-credit-report', 'endpoint').then(() => true, () => false)));
+    const first = await access.authorize(principal, 'company-financials', 'endpoint');
+    // The worker writes a flag column (as it does when a price is crossed): the cached state goes.
+    await setFlags(organizationId, { credits_exhausted: false });
+    await new Promise((r) => setTimeout(r, 300));
+    access.charged(first, `req_${randomUUID()}`);
+    access.charged(await access.authorize(principal, 'company-profile', 'endpoint'), `req_${randomUUID()}`);
+    // 13 - 5 - 8: nothing left for another 5-credit call.
+    expect((await refusal(access.authorize(principal, 'company-financials', 'endpoint'))).code).toBe('credits_exhausted');
+  });
+
+  it('when a state read already holds an applied call that is still counted as unapplied then the call it would refuse is checked afresh and served', async () => {
+    const { organizationId, principal } = await organizationWithKey();
+    const balance = async () => Number((await db('allowances').where({ organization_id: organizationId }).first('credits_balance')).credits_balance);
+    await changeCredits(db, { organizationId, kind: 'adjustment', credits: 15 - (await balance()), actor: 'test', reason: 'leave 15 credits' });
+    await seenWithin(1_000, async () => (await access.authorize(principal, 'company-credit-report', 'endpoint').then(() => true, () => false)));
+    // A 5-credit call granted; the worker applies its event (15 → 10) before this process notes
+    // it as charged, and a state read in between already shows 10, without the event in its list.
+    const grant = await access.authorize(principal, 'company-financials', 'endpoint');
+    const eventId = `req_${randomUUID()}`;
+    const event = { v: 1, eventId, organizationId, keyId: principal.keyId, source: 'api', product: 'company-financials', quantity: 5, unit: 'credits', occurredAt: new Date().toISOString() };
+    await db.transaction((trx) => applyUsageBatch(trx, [{ value: Buffer.from(JSON.stringify(event)), ref: 'test#0' }], { bus: 'postgres' }));
+    await setFlags(organizationId, { credits_exhausted: false });
+    await new Promise((r) => setTimeout(r, 300));
+    await access.admit(principal); // the read of 10
+    access.charged(grant, eventId); // now counted twice: 10 - 5 would refuse a 10-credit call
+    expect(await balance()).toBe(10);
+    expect((await access.authorize(principal, 'company-credit-report', 'endpoint')).measure).toEqual({ quantity: 10, unit: 'credits' });
+  });
+
   it('when calls-priced calls follow one another faster than the worker applies them then the cap holds', async () => {
     const { organizationId, principal } = await organizationWithKey();
     await setCallsCap(db, { organizationId, callsCap: 2, actor: 'test', reason: 'two calls' });

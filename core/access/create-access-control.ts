@@ -1,11 +1,11 @@
 import { createKeyVerifier } from '../auth/index.js';
-import { nextPeriod, periodOf, periodStart, secondsUntilNextPeriod } from '../billing/billing-period.js';
 import { createEntitlementResolver, type OrganizationAccess } from '../billing/plans/index.js';
 import { createNotificationListener, type Db } from '../db/index.js';
-import { AppError, errorCatalogue, isAppError, type ErrorCode } from '../errors/index.js';
+import { AppError, isAppError, type ErrorCode } from '../errors/index.js';
 import type { Logger } from '../logging/index.js';
 import { rateLimitHeaders, type RateLimitDecision, type RateLimiter } from '../ratelimit/index.js';
 import type { AccessControl, Grant, Measure, Principal, RateLimitStatus } from './access-control.js';
+import { allowanceRefusal } from './allowance-refusal.js';
 import { couldRunOut, createPendingCharges } from './pending-charges.js';
 
 export interface AccessControlOptions {
@@ -34,12 +34,22 @@ export interface AccessControlHandle extends AccessControl {
  * 2. Count the call against the rate limit: every authenticated attempt counts, refused ones
  *    included, so a client cannot hammer us with calls we refuse, and every response after
  *    authentication can carry true RateLimit-* headers.
- * 3. Then configuration, entitlement and the allowance flags, cheapest first; none does I/O.
+ * 3. Then configuration, entitlement and the allowance flags, cheapest first; none does I/O,
+ *    except when only this process's unapplied calls would refuse it (one fresh read then).
  */
 export function createAccessControl(options: AccessControlOptions): AccessControlHandle {
+  const nowMs = options.now ?? Date.now;
+  const now = () => new Date(nowMs());
   const notifications = createNotificationListener({ connectionString: options.listenConnectionString, logger: options.logger });
   const keys = createKeyVerifier({ db: options.db, logger: options.logger, ttlMs: options.keyCacheTtlMs, notifications, now: options.now });
-  const pending = createPendingCharges();
+  // The pipeline's lag, taken generously, and how long an unapplied call is counted: both longer
+  // than the state cache keeps a reading, so a slow reload cannot outlast them.
+  const horizonSeconds = Math.max(10, (2 * options.entitlementCacheTtlMs) / 1000);
+  const pending = createPendingCharges({ maxAgeMs: Math.max(60_000, 4 * options.entitlementCacheTtlMs) });
+  const sweep = setInterval(() => pending.sweep(nowMs()), 30_000);
+  sweep.unref();
+  // Grants whose calls, once charged, count against the allowance here until applied.
+  const tracked = new WeakSet<Grant>();
   const entitlements = createEntitlementResolver({
     db: options.db,
     logger: options.logger,
@@ -48,8 +58,6 @@ export function createAccessControl(options: AccessControlOptions): AccessContro
     now: options.now,
     unappliedEvents: (organizationId) => pending.eventIds(organizationId),
   });
-  const nowMs = options.now ?? Date.now;
-  const now = () => new Date(nowMs());
   // Each state read once: the events it found applied are forgotten from `pending`.
   const settled = new WeakSet<OrganizationAccess>();
 
@@ -95,40 +103,28 @@ export function createAccessControl(options: AccessControlOptions): AccessContro
       if (!entry || entry.kind !== kind) {
         throw refuse('not_entitled', rateLimit, kind === 'tool' ? { message: "This tool is not included in the organization's plan." } : {});
       }
-      // Each flag refuses only the calls priced in its own unit (decisions.md). The flags say
-      // that no call can be paid; a call dearer than what is left is refused too, from the
-      // balance and count read with them, less this process's calls the worker has not
-      // applied yet. A product priced at 0 credits costs nothing: an exhausted balance still
-      // covers it.
-      const { quantity, unit } = entry.measure;
-      const unapplied = pending.totals(principal.organizationId);
-      if (unit === 'credits' && quantity > 0) {
-        if (state.creditsExhausted) throw refuse('credits_exhausted', rateLimit);
-        if (state.creditsBalance !== null && state.creditsBalance - unapplied.credits < quantity) {
-          throw refuse('credits_exhausted', rateLimit, { message: `The organization's credit balance cannot cover this call's ${quantity} credits. Top up credits to continue.` });
+      const organizationId = principal.organizationId;
+      let refusal = allowanceRefusal(state, pending.totals(organizationId), entry.measure, now());
+      if (refusal?.becausePending) {
+        // Refused only on account of this process's unapplied calls, which the worker may have
+        // applied since the state was read (or while a reload was in flight, after it had
+        // listed the events to look up): ask again before refusing a call that can be paid.
+        const fresh = await entitlements.fresh(organizationId).catch(() => undefined);
+        if (fresh) {
+          pending.settle(organizationId, fresh.appliedEventIds, nowMs());
+          refusal = allowanceRefusal(fresh, pending.totals(organizationId), entry.measure, now());
         }
       }
-      if (unit === 'calls') {
-        // When the cap resets, as a date: an agent reads "resets 2026-12-01T00:00:00Z" better
-        // than a Retry-After of two million seconds.
-        const resets = `It resets at the start of the next month, ${periodStart(nextPeriod(periodOf(now()))).toISOString().replace('.000Z', 'Z')}.`;
-        if (state.limitReached) throw refuse('limit_reached', rateLimit, { message: `${errorCatalogue.limit_reached.message} ${resets}`, retryAfterSeconds: secondsUntilNextPeriod(now()) });
-        const used = state.callsUsed + unapplied.calls;
-        if (state.callsCap !== null && used + quantity > state.callsCap) {
-          throw refuse('limit_reached', rateLimit, {
-            message: `This call counts as ${quantity} calls, more than the ${Math.max(0, state.callsCap - used)} left under the organization's call cap for this billing period. ${resets}`,
-            retryAfterSeconds: secondsUntilNextPeriod(now()),
-          });
-        }
-      }
-      return { principal, product, measure: { ...entry.measure }, rateLimit };
+      if (refusal) throw refuse(refusal.code, rateLimit, refusal);
+      const grant: Grant = { principal, product, measure: { ...entry.measure }, rateLimit };
+      // Decided here, from the state just read: charged() must not depend on the cache still
+      // holding it (a flag change evicts it, most often just when the balance runs low).
+      if (entry.measure.quantity > 0 && couldRunOut(state, pending.totals(organizationId), entry.measure, state.limits, horizonSeconds)) tracked.add(grant);
+      return grant;
     },
 
     charged(grant, eventId) {
-      const { organizationId } = grant.principal;
-      const state = entitlements.lastKnown(organizationId);
-      if (!state || grant.measure.quantity === 0) return;
-      if (couldRunOut(state, pending.totals(organizationId), grant.measure, state.limits)) pending.add(organizationId, eventId, grant.measure, nowMs());
+      if (tracked.has(grant)) pending.add(grant.principal.organizationId, eventId, grant.measure, nowMs());
     },
 
     async admit(principal, admitOptions = {}): Promise<RateLimitStatus> {
@@ -150,6 +146,7 @@ export function createAccessControl(options: AccessControlOptions): AccessContro
     ready: () => notifications.whenConnected(),
 
     async close() {
+      clearInterval(sweep);
       await keys.close();
       await notifications.close();
     },

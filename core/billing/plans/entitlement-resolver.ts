@@ -39,6 +39,11 @@ export interface EntitlementResolver {
   get(organizationId: string): Promise<OrganizationAccess>;
   /** The last state read, however old: rate limits for the headers of a 503. */
   lastKnown(organizationId: string): OrganizationAccess | undefined;
+  /**
+   * The state read now, past the cache and any read in flight (whose list of unapplied events
+   * may be older than the caller's), and not cached. Throws as the query does.
+   */
+  fresh(organizationId: string): Promise<OrganizationAccess>;
 }
 
 export interface EntitlementResolverOptions {
@@ -96,14 +101,15 @@ const ACCESS_QUERY = `
  */
 export function createEntitlementResolver(options: EntitlementResolverOptions): EntitlementResolver {
   const now = options.now ?? Date.now;
+  const load = async (organizationId: string): Promise<OrganizationAccess> => {
+    const unapplied = options.unappliedEvents?.(organizationId) ?? [];
+    return toAccess(organizationId, (await options.db.raw<{ rows: AccessRow[] }>(ACCESS_QUERY, [unapplied, organizationId])).rows[0], now());
+  };
   const cache = createStoreBackedCache<OrganizationAccess>({
     now,
     lookupTimeoutMs: options.lookupTimeoutMs,
     trustMs: () => options.ttlMs,
-    load: async (organizationId) => {
-      const unapplied = options.unappliedEvents?.(organizationId) ?? [];
-      return toAccess(organizationId, (await options.db.raw<{ rows: AccessRow[] }>(ACCESS_QUERY, [unapplied, organizationId])).rows[0], now());
-    },
+    load: (organizationId) => load(organizationId),
   });
   options.notifications.subscribe('organization_changed', (organizationId) => cache.evict(organizationId));
   // Plan changes are rare and touch many organizations: start afresh.
@@ -129,6 +135,18 @@ export function createEntitlementResolver(options: EntitlementResolverOptions): 
       throw new AppError('entitlement_unavailable', undefined, { retryAfterSeconds: 1 });
     },
     lastKnown: (organizationId) => cache.peek(organizationId),
+    async fresh(organizationId) {
+      // Bounded as a cache load is: a caller waits for this before its answer.
+      let timer: NodeJS.Timeout | undefined;
+      const deadline = new Promise<never>((_, reject) => {
+        timer = setTimeout(() => reject(new Error('entitlement read timed out')), options.lookupTimeoutMs ?? 1_000);
+      });
+      try {
+        return await Promise.race([load(organizationId), deadline]);
+      } finally {
+        clearTimeout(timer);
+      }
+    },
   };
 }
 
