@@ -90,6 +90,8 @@ describe('docker-compose.yml', () => {
     }
     const conf = readFileSync(path.join(root, 'deploy/nginx.conf'), 'utf8');
     expect(conf).toMatch(/listen 3000;[\s\S]*set \$api api:3000;[\s\S]*proxy_pass http:\/\/\$api;/);
+    // A GET sent on to a second replica after the first received it could be charged twice.
+    expect(conf).toMatch(/^\s*proxy_next_upstream off;/m);
     expect(conf).toMatch(/listen 3001;[\s\S]*set \$mcp mcp:3001;[\s\S]*proxy_pass http:\/\/\$mcp;/);
     expect((services.gateway as { volumes?: string[] }).volumes).toContain('./deploy/nginx.conf:/etc/nginx/nginx.conf:ro');
   });

@@ -23,7 +23,7 @@ export const configSchema = z.object({
   DATA_DIR: z.string().min(1).default('.data'),
 
   /** Unset: a real embedded PostgreSQL is started under DATA_DIR. */
-  DATABASE_URL: optionalUrl(/^postgres(ql)?$/, 'a postgres:// or postgresql:// URL'),
+  DATABASE_URL: optionalUrl(/^(postgres(ql)?|socket)$/, 'a postgres://, postgresql:// or socket: URL'),
   DATABASE_POOL_MAX: positiveInt(10),
   EMBEDDED_PG_PORT: port(54329),
   /** Run pending migrations when a process starts (the compose file runs a migrate job instead). */

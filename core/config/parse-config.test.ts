@@ -45,10 +45,12 @@ describe('parseConfig', () => {
       error = err;
     }
     expect((error as ConfigError).problems.sort()).toEqual([
-      'DATABASE_URL: must be a postgres:// or postgresql:// URL',
+      'DATABASE_URL: must be a postgres://, postgresql:// or socket: URL',
       'PUBLIC_BASE_URL: must be an http:// or https:// URL',
       'REDIS_URL: must be a redis:// or rediss:// URL',
     ]);
+    // pg's own forms for a Unix socket pass too.
+    for (const url of ['socket:/var/run/postgresql?db=companies', 'postgres:///companies?host=/var/run/postgresql']) expect(parseConfig({ DATABASE_URL: url }).DATABASE_URL).toBe(url);
     expect(parseConfig({ DATABASE_URL: 'postgresql://u@db/x', REDIS_URL: 'rediss://cache:6380', PUBLIC_BASE_URL: 'https://api.example.com' })).toMatchObject({
       DATABASE_URL: 'postgresql://u@db/x', REDIS_URL: 'rediss://cache:6380', PUBLIC_BASE_URL: 'https://api.example.com',
     });
