@@ -104,7 +104,9 @@ interface McpRequestState {
 function describeMessage(message: JSONRPCMessage): string {
   if (!('method' in message)) return 'response';
   const tool = message.method === 'tools/call' ? (message.params as { name?: unknown } | undefined)?.name : undefined;
-  return typeof tool === 'string' ? `tools/call ${tool}` : message.method;
+  // The caller's own text: cut, as the unknown-tool message cuts it, so one request cannot write a
+  // megabyte into the log.
+  return (typeof tool === 'string' ? `tools/call ${tool}` : message.method).slice(0, 120);
 }
 
 async function readBody(req: IncomingMessage, limit: number): Promise<string> {

@@ -35,6 +35,18 @@ describe('when an agent calls a tool', () => {
     expect(lines.some((l) => l.msg === 'request' && (l.rpc as string[] | undefined)?.includes('initialize'))).toBe(true);
   });
 
+  it('then a tool name of 100 KB is logged cut short', async () => {
+    const org = await createToolOrganization(mcp.db);
+    const res = await fetch(mcp.mcpUrl, {
+      method: 'POST',
+      headers: { Authorization: `Bearer ${org.key}`, 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream', 'Mcp-Protocol-Version': '2025-06-18' },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'x'.repeat(100_000), arguments: {} } }),
+    });
+    await res.text();
+    const [logged] = lines.filter((l) => l.requestId === res.headers.get('x-request-id'));
+    expect((logged!.rpc as string[])[0]).toBe(`tools/call ${'x'.repeat(109)}`);
+  });
+
   it('then a request with no key is logged with its status and no organization', async () => {
     const res = await fetch(mcp.mcpUrl, { method: 'POST', headers: { 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream' }, body: '{}' });
     expect(res.status).toBe(401);
