@@ -148,7 +148,11 @@ export function createKafkaUsageSink(options: KafkaUsageSinkOptions): KafkaUsage
       } catch (err) {
         throw meteringUnavailable(err);
       }
-      const messages: Message[] = live.map(({ event }) => ({ key: event.organizationId, value: JSON.stringify(event), headers: { 'usage-event-version': String(event.v) } }));
+      // Callers whose own deadline passed while the producer connected (their timers and this
+      // batch's can fire in different turns): refused, so not sent either.
+      const sending = live.filter((e) => !e.refused);
+      if (sending.length === 0) return;
+      const messages: Message[] = sending.map(({ event }) => ({ key: event.organizationId, value: JSON.stringify(event), headers: { 'usage-event-version': String(event.v) } }));
       // kafkajs reads this very array again on each retry of the send (kafkajs 2.2: sendMessages
       // groups `messages` per attempt): emptied, its later attempts send nothing. Pass it, never
       // a copy; test/kafka-sink-outage.test.ts fails if a kafkajs upgrade changes that.
@@ -156,13 +160,21 @@ export function createKafkaUsageSink(options: KafkaUsageSinkOptions): KafkaUsage
       const abandon = () => {
         messages.length = 0;
       };
-      for (const e of live) e.abandon = abandon;
+      for (const e of sending) e.abandon = abandon;
       try {
-        await within(acknowledged, deadline);
+        const results = await within(acknowledged, deadline);
+        // A caller refused at the very moment its request was on the wire: sent all the same
+        // (an emptied send acknowledges nothing).
+        const refusedYetSent = sending.filter((e) => e.refused);
+        if (refusedYetSent.length > 0 && results.length > 0) {
+          logger.error('Kafka acknowledged usage events after their calls were refused (503); they will be charged: refund them', {
+            eventIds: refusedYetSent.map((e) => e.event.eventId),
+          });
+        }
       } catch (err) {
         abandon();
         giveUp(p);
-        logger.error('usage events not acknowledged by Kafka; refusing their calls', { err: messageOf(err), events: live.length });
+        logger.error('usage events not acknowledged by Kafka; refusing their calls', { err: messageOf(err), events: sending.length });
         if (err instanceof DeadlinePassed) {
           // kafkajs is still retrying: disconnect once it stops (a disconnect now would only make
           // it reconnect). A request it had already sent may still be acknowledged.
@@ -171,7 +183,7 @@ export function createKafkaUsageSink(options: KafkaUsageSinkOptions): KafkaUsage
               (results) => {
                 if (results.length > 0) {
                   logger.error('Kafka acknowledged usage events after their calls were refused (503); they will be charged: refund them', {
-                    eventIds: live.map((e) => e.event.eventId),
+                    eventIds: sending.map((e) => e.event.eventId),
                   });
                 }
               },
@@ -185,7 +197,7 @@ export function createKafkaUsageSink(options: KafkaUsageSinkOptions): KafkaUsage
         }
         throw meteringUnavailable(err);
       } finally {
-        for (const e of live) e.abandon = undefined;
+        for (const e of sending) e.abandon = undefined;
       }
     },
     { maxBatch: options.maxBatch ?? 1_000, lingerMs: options.lingerMs ?? 2 },
