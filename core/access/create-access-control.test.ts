@@ -60,6 +60,12 @@ async function seenWithin(ms: number, check: () => Promise<boolean>): Promise<nu
 const setFlags = (organizationId: string, flags: { credits_exhausted?: boolean; limit_reached?: boolean }) =>
   db('allowances').where({ organization_id: organizationId }).update(flags);
 
+const balanceOf = async (organizationId: string) => Number((await db('allowances').where({ organization_id: organizationId }).first('credits_balance')).credits_balance);
+
+/** Leaves the organization `credits` credits, by an adjustment in the ledger. */
+const leaveCredits = async (organizationId: string, credits: number) =>
+  changeCredits(db, { organizationId, kind: 'adjustment', credits: credits - (await balanceOf(organizationId)), actor: 'test', reason: `leave ${credits} credits` });
+
 describe('access control', () => {
   it('when an entitled organization calls then the grant carries the plan measure and rate-limit status', async () => {
     const { principal } = await organizationWithKey();
@@ -133,8 +139,7 @@ describe('access control', () => {
 
   it('when the balance covers a cheap call but not a dearer one then the dearer one is refused with 402, and a top-up serves it within 1 s', async () => {
     const { organizationId, principal } = await organizationWithKey();
-    const balance = async () => Number((await db('allowances').where({ organization_id: organizationId }).first('credits_balance')).credits_balance);
-    await changeCredits(db, { organizationId, kind: 'adjustment', credits: 2 - (await balance()), actor: 'test', reason: 'leave 2 credits' });
+    await leaveCredits(organizationId, 2);
     // 2 credits still pay a 1-credit search, so the flag stays down.
     expect(await db('allowances').where({ organization_id: organizationId }).first('credits_exhausted')).toEqual({ credits_exhausted: false });
     await seenWithin(1_000, async () => (await refusal(access.authorize(principal, 'company-financials', 'endpoint')).catch(() => undefined))?.code === 'credits_exhausted');
@@ -151,8 +156,7 @@ describe('access control', () => {
 
   it('when usage takes the balance below a product\'s price (no flag moving) then that product is refused within 1 s, though the cached state lives a minute', async () => {
     const { organizationId, principal } = await organizationWithKey();
-    const balance = async () => Number((await db('allowances').where({ organization_id: organizationId }).first('credits_balance')).credits_balance);
-    await changeCredits(db, { organizationId, kind: 'adjustment', credits: 20 - (await balance()), actor: 'test', reason: 'leave 20 credits' });
+    await leaveCredits(organizationId, 20);
     await seenWithin(1_000, async () => (await access.authorize(principal, 'company-profile', 'endpoint').then(() => true, () => false)));
     // Usage of 13 credits through the worker's own path: 20 → 7, below the profile's 8 and the
     // credit report's 10, still above the cheapest (1): no flag moves.
@@ -180,8 +184,7 @@ describe('access control', () => {
 
   it('when calls follow one another faster than the worker applies them then the served ones count against the balance until applied, and not twice after', async () => {
     const { organizationId, principal } = await organizationWithKey();
-    const balance = async () => Number((await db('allowances').where({ organization_id: organizationId }).first('credits_balance')).credits_balance);
-    await changeCredits(db, { organizationId, kind: 'adjustment', credits: 13 - (await balance()), actor: 'test', reason: 'leave 13 credits' });
+    await leaveCredits(organizationId, 13);
     await seenWithin(1_000, async () => (await access.authorize(principal, 'company-credit-report', 'endpoint').then(() => true, () => false)));
     // Served and published, as the API does, with no worker running: 13 - 5 - 8 leaves nothing.
     const served: string[] = [];
@@ -202,14 +205,13 @@ describe('access control', () => {
       { value: Buffer.from(JSON.stringify({ ...event, product, quantity, eventId: served[i] })), ref: `test#${i}` }));
     await db.transaction((trx) => applyUsageBatch(trx, messages, { bus: 'postgres' }));
     await changeCredits(db, { organizationId, kind: 'top_up', credits: 5, actor: 'test', reason: 'now 6' });
-    expect(await balance()).toBe(6);
+    expect(await balanceOf(organizationId)).toBe(6);
     await seenWithin(1_000, async () => (await access.authorize(principal, 'company-financials', 'endpoint').then(() => true, () => false)));
   });
 
   it('when the cached state is dropped between a call\'s grant and its charge (a flag write) then the call still counts', async () => {
     const { organizationId, principal } = await organizationWithKey();
-    const balance = async () => Number((await db('allowances').where({ organization_id: organizationId }).first('credits_balance')).credits_balance);
-    await changeCredits(db, { organizationId, kind: 'adjustment', credits: 13 - (await balance()), actor: 'test', reason: 'leave 13 credits' });
+    await leaveCredits(organizationId, 13);
     await seenWithin(1_000, async () => (await access.authorize(principal, 'company-credit-report', 'endpoint').then(() => true, () => false)));
     const first = await access.authorize(principal, 'company-financials', 'endpoint');
     // The worker writes a flag column (as it does when a price is crossed): the cached state goes.
@@ -223,8 +225,7 @@ describe('access control', () => {
 
   it('when a state read already holds an applied call that is still counted as unapplied then the call it would refuse is checked afresh and served', async () => {
     const { organizationId, principal } = await organizationWithKey();
-    const balance = async () => Number((await db('allowances').where({ organization_id: organizationId }).first('credits_balance')).credits_balance);
-    await changeCredits(db, { organizationId, kind: 'adjustment', credits: 15 - (await balance()), actor: 'test', reason: 'leave 15 credits' });
+    await leaveCredits(organizationId, 15);
     await seenWithin(1_000, async () => (await access.authorize(principal, 'company-credit-report', 'endpoint').then(() => true, () => false)));
     // A 5-credit call granted; the worker applies its event (15 → 10) before this process notes
     // it as charged, and a state read in between already shows 10, without the event in its list.
@@ -236,7 +237,7 @@ describe('access control', () => {
     await new Promise((r) => setTimeout(r, 300));
     await access.admit(principal); // the read of 10
     access.charged(grant, eventId); // now counted twice: 10 - 5 would refuse a 10-credit call
-    expect(await balance()).toBe(10);
+    expect(await balanceOf(organizationId)).toBe(10);
     expect((await access.authorize(principal, 'company-credit-report', 'endpoint')).measure).toEqual({ quantity: 10, unit: 'credits' });
   });
 
