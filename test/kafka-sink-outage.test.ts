@@ -3,16 +3,28 @@
 // still gone, and an event whose call was refused never reaches the topic, even when the
 // broker comes back while the refused send was still retrying.
 import { randomUUID } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { createKafka, createKafkaUsageSink, PUBLISH_DEADLINE_MS, type KafkaUsageSink } from '../adapters/kafka/index.js';
 import { isAppError } from '../core/errors/index.js';
 import { createLogger } from '../core/logging/index.js';
 import type { UsageEvent } from '../core/usage/index.js';
 import { usageEvent, waitFor } from './billing-fixtures.js';
-import { kafkaBrokers, kafkaIsControllable, startKafka, stopKafka } from './support/kafka.js';
+import { killAndWait, readKafkaControl, startKafkaBroker, stopKafkaBroker, writeKafkaControl } from './services/kafka-control.js';
+import { startLocalKafka } from './services/kafka-local.js';
 
 const logger = createLogger({ level: 'silent' });
-const controllable = await kafkaIsControllable();
+// A broker of this file's own: stopping the suite's broker would fail whatever Kafka test
+// another worker runs meanwhile. Started from the jars the suite's local broker came from; with
+// Kafka from KAFKA_BROKERS, a container or TEST_SERVICES=postgres there is none to copy.
+const ownBrokerPossible = (await readKafkaControl(inject('kafkaControlFile'))).kind === 'local';
+let brokers: string[] = [];
+let controlFile = '';
+const stopKafka = (options: { hard?: boolean }) => stopKafkaBroker(controlFile, options);
+const startKafka = () => startKafkaBroker(controlFile);
+const kafkaBrokers = () => brokers;
 
 /** How long publish took to settle, and how. */
 async function timed(publish: Promise<void>): Promise<{ ms: number; code: string | false | undefined }> {
@@ -43,11 +55,18 @@ async function eventIdsOn(topic: string, expected: number): Promise<string[]> {
   return ids;
 }
 
-describe.skipIf(!controllable)('the Kafka usage sink during a broker outage', () => {
+describe.skipIf(!ownBrokerPossible)('the Kafka usage sink during a broker outage', () => {
   const topic = `usage-events-outage-${randomUUID().slice(0, 8)}`;
   let sink: KafkaUsageSink;
+  let workDir = '';
 
   beforeAll(async () => {
+    workDir = await mkdtemp(path.join(os.tmpdir(), 'kafka-sink-outage-'));
+    const cacheRoot = path.join(process.env.XDG_CACHE_HOME || path.join(os.homedir(), '.cache'), 'italian-company-data');
+    const local = await startLocalKafka({ cacheRoot, workDir, log: () => {} });
+    brokers = local.brokers;
+    controlFile = path.join(workDir, 'kafka-control.json');
+    await writeKafkaControl(controlFile, local.control);
     // kafkajs retries a send far longer than the deadline here, long enough to see the broker
     // come back: a refused batch must not land even then.
     const retry = { initialRetryTime: 200, retries: 60, maxRetryTime: 1_000 };
@@ -55,8 +74,12 @@ describe.skipIf(!controllable)('the Kafka usage sink during a broker outage', ()
     await sink.connect();
   });
   afterAll(async () => {
-    await startKafka().catch(() => {});
     await sink?.close();
+    if (controlFile) {
+      const state = await readKafkaControl(controlFile);
+      if (state.kind === 'local') await killAndWait(state.pid, 'SIGTERM', 15_000);
+    }
+    if (workDir) await rm(workDir, { recursive: true, force: true });
   });
 
   it('when Kafka stops then paid calls get entitlement_unavailable within the deadline, later ones at once, and refused events never land', async () => {
