@@ -1,4 +1,4 @@
-import type { Command } from 'commander';
+import { Option, type Command } from 'commander';
 import { apiKeyState, createApiKey, listApiKeys, revokeApiKey } from '../../../core/auth/index.js';
 import { findOrganizationId } from '../../../core/billing/index.js';
 import { withAudit } from '../../../core/dashboard-auth/index.js';
@@ -47,12 +47,25 @@ export function registerKeyCommands(program: Command, context: () => CliContext)
     .command('list')
     .description("List an organization's keys (prefix only; never the key).")
     .requiredOption('--org <org>', 'organization id or exact name')
-    .action(async (opts: { org: string }) => {
+    // An organization that rotates keys collects revoked ones: the live ones, or the others, alone.
+    .addOption(new Option('--state <state>', 'only the keys in this state').choices(['active', 'revoked', 'expired']))
+    .addOption(new Option('--format <format>', 'output format').choices(['table', 'json']).default('table'))
+    .action(async (opts: { org: string; state?: 'active' | 'revoked' | 'expired'; format: 'table' | 'json' }) => {
       const d = await db();
       const organizationId = await findOrganizationId(d, opts.org);
-      const keys = await listApiKeys(d, organizationId);
-      const rows = keys.map((k) => [k.id, `${k.prefix}…`, k.name, k.kind, k.mode, apiKeyState(k), date(k.createdAt), date(k.expiresAt), date(k.lastUsedAt)]);
-      printTable(context().out, ['ID', 'PREFIX', 'NAME', 'KIND', 'MODE', 'STATE', 'CREATED', 'EXPIRES', 'LAST USED'], rows, `${organizationId} has no keys: create one with \`cli key create --org ${organizationId} --name NAME\``);
+      const now = new Date();
+      const keys = (await listApiKeys(d, organizationId)).map((k) => ({ ...k, state: apiKeyState(k, now) })).filter((k) => !opts.state || k.state === opts.state);
+      if (opts.format === 'json') {
+        // One JSON array, for scripts: the same fields as the table, dates in ISO 8601, never the key.
+        context().out(JSON.stringify(keys.map((k) => ({
+          id: k.id, prefix: k.prefix, name: k.name, kind: k.kind, mode: k.mode, state: k.state,
+          createdAt: k.createdAt.toISOString(), expiresAt: k.expiresAt?.toISOString() ?? null, lastUsedAt: k.lastUsedAt?.toISOString() ?? null,
+        }))));
+        return;
+      }
+      const rows = keys.map((k) => [k.id, `${k.prefix}…`, k.name, k.kind, k.mode, k.state, date(k.createdAt), date(k.expiresAt), date(k.lastUsedAt)]);
+      const none = opts.state ? `${organizationId} has no ${opts.state} keys` : `${organizationId} has no keys: create one with \`cli key create --org ${organizationId} --name NAME\``;
+      printTable(context().out, ['ID', 'PREFIX', 'NAME', 'KIND', 'MODE', 'STATE', 'CREATED', 'EXPIRES', 'LAST USED'], rows, none);
     });
 
   key

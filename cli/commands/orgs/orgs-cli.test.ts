@@ -62,6 +62,17 @@ describe('operator CLI: organizations and keys', () => {
     ]);
     expect(new Set(audit.map((a) => a.actor))).toEqual(new Set([`cli:${process.env.USER ?? 'operator'}`]));
     await expect.poll(() => verifier.verify(`Bearer ${secret}`).then(() => 'ok', (e: { code: string }) => e.code), { timeout: 1_000, interval: 20 }).toBe('invalid_api_key');
+
+    // The live keys alone, the revoked ones alone, and the same as JSON for scripts.
+    const second = (await cli('key', 'create', '--org', orgId, '--name', 'second')).stdout.trim();
+    const secondId = (await verifier.verify(`Bearer ${second}`)).keyId;
+    const active = await cli('key', 'list', '--org', orgId, '--state', 'active');
+    expect(active.stdout).toContain(secondId);
+    expect(active.stdout).not.toContain(principal.keyId);
+    const asJson = JSON.parse((await cli('key', 'list', '--org', orgId, '--state', 'revoked', '--format', 'json')).stdout) as Record<string, unknown>[];
+    expect(asJson).toEqual([expect.objectContaining({ id: principal.keyId, name: 'smoke', state: 'revoked', prefix: secret.slice(0, 12), expiresAt: null })]);
+    expect(JSON.stringify(asJson)).not.toContain(secret);
+    expect(await cli('key', 'list', '--org', orgId, '--state', 'expired')).toMatchObject({ code: 0, stdout: '', stderr: expect.stringContaining(`${orgId} has no expired keys`) });
   });
 
   it('when an operator overrides a product then org show lists the new measure', async () => {
