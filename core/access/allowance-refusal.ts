@@ -1,4 +1,4 @@
-import { nextPeriod, periodOf, periodStart, secondsUntilNextPeriod } from '../billing/billing-period.js';
+import { nextPeriodStart, secondsUntilNextPeriod } from '../billing/billing-period.js';
 import { errorCatalogue } from '../errors/index.js';
 import type { Measure } from './access-control.js';
 import type { PendingTotals } from './pending-charges.js';
@@ -39,20 +39,20 @@ export function allowanceRefusal(state: AllowanceState, unapplied: PendingTotals
     }
   }
   if (unit === 'calls') {
-    // When the cap resets, as a date: an agent reads "resets 2026-12-01T00:00:00Z" better than a
-    // Retry-After of two million seconds.
-    const resets = `It resets at the start of the next month, ${periodStart(nextPeriod(periodOf(now))).toISOString().replace('.000Z', 'Z')}.`;
-    const retryAfterSeconds = secondsUntilNextPeriod(now);
-    if (state.limitReached) return { code: 'limit_reached', message: `${errorCatalogue.limit_reached.message} ${resets}`, retryAfterSeconds, becausePending: false };
+    if (state.limitReached) return capReached(errorCatalogue.limit_reached.message, now, false);
     const used = state.callsUsed + unapplied.calls;
     if (state.callsCap !== null && used + quantity > state.callsCap) {
-      return {
-        code: 'limit_reached',
-        message: `This call counts as ${quantity} calls, more than the ${Math.max(0, state.callsCap - used)} left under the organization's call cap for this billing period. ${resets}`,
-        retryAfterSeconds,
-        becausePending: state.callsUsed + quantity <= state.callsCap,
-      };
+      const left = Math.max(0, state.callsCap - used);
+      return capReached(`This call counts as ${quantity} calls, more than the ${left} left under the organization's call cap for this billing period.`, now, state.callsUsed + quantity <= state.callsCap);
     }
   }
   return undefined;
+}
+
+// Built only for a refusal: every calls-priced call passes through the checks above.
+function capReached(reason: string, now: Date, becausePending: boolean): AllowanceRefusal {
+  // When the cap resets, as a date: an agent reads "resets 2026-12-01T00:00:00Z" better than a
+  // Retry-After of two million seconds.
+  const resets = nextPeriodStart(now).toISOString().replace('.000Z', 'Z');
+  return { code: 'limit_reached', message: `${reason} It resets at the start of the next month, ${resets}.`, retryAfterSeconds: secondsUntilNextPeriod(now), becausePending };
 }

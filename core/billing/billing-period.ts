@@ -28,9 +28,14 @@ export function nextPeriod(period: string): string {
   return periodOf(new Date(Date.UTC(start.getUTCFullYear(), start.getUTCMonth() + 1, 1)));
 }
 
+/** When the period containing `now` ends: the next one's first instant. */
+export function nextPeriodStart(now: Date): Date {
+  return periodStart(nextPeriod(periodOf(now)));
+}
+
 /** Whole seconds (at least 1) until the period containing `now` ends: Retry-After for limit_reached. */
 export function secondsUntilNextPeriod(now: Date): number {
-  const end = periodStart(nextPeriod(periodOf(now)));
+  const end = nextPeriodStart(now);
   return Math.max(1, Math.ceil((end.getTime() - now.getTime()) / 1000));
 }
 
