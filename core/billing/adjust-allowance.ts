@@ -29,9 +29,29 @@ export interface AllowanceSnapshot {
   limitReached: boolean;
   /** The ledger row written for this change. */
   ledgerEventId: string;
+  /**
+   * Set when the change was asked under an event id already on the ledger (the same command run
+   * twice): when that row was written. Nothing was changed the second time.
+   */
+  alreadyRecordedAt?: Date;
 }
 
 const ID_PREFIX: Record<CreditChangeKind, string> = { grant: 'grt', top_up: 'top', adjustment: 'adj' };
+
+const MAX_REFERENCE = 100;
+
+/**
+ * The event id of a credit change made under the caller's own reference (an invoice or ticket
+ * number): the same reference for the same organization and kind names the same ledger row, so
+ * the change run again (a retried script, a command recalled from the shell's history) changes
+ * nothing, and the ledger export shows the reference in the row's event id.
+ */
+export function referencedEventId(kind: CreditChangeKind, organizationId: string, reference: string): string {
+  const ref = reference.trim();
+  const problem = ref === '' ? 'must not be empty' : ref.length > MAX_REFERENCE ? `must be at most ${MAX_REFERENCE} characters` : holdsControlCharacter(ref) ? CONTROL_MESSAGE : null;
+  if (problem) throw new AppError('invalid_params', `The reference ${problem}.`, { details: [{ path: 'reference', message: problem }] });
+  return `${ID_PREFIX[kind]}_ref_${organizationId}_${ref}`;
+}
 
 /**
  * Credits in or out: `grant` (included credits) and `top_up` (bought credits) add a positive
@@ -52,6 +72,17 @@ export async function changeCredits(
   requireReason(input.reason);
   return administer(db, input, async (trx, row, now) => {
     const eventId = input.eventId ?? newId(ID_PREFIX[input.kind]);
+    if (input.eventId !== undefined) {
+      // Asked again (a retried command): the row is read under the allowance lock, so a change
+      // racing this one with the same id has committed or waits for us.
+      const earlier = await trx('usage_ledger').where({ event_id: eventId }).first<{ organization_id: string; entry_type: string; credits_delta: number | string; applied_at: Date } | undefined>('organization_id', 'entry_type', 'credits_delta', 'applied_at');
+      if (earlier) {
+        if (earlier.organization_id !== row.organization_id || earlier.entry_type !== input.kind || Number(earlier.credits_delta) !== input.credits) {
+          throw new AppError('invalid_params', `${eventId} is already on the ledger for a ${earlier.entry_type} of ${earlier.credits_delta} credits (${earlier.applied_at.toISOString()}): a different change needs a reference of its own`, { details: [{ path: 'reference', message: 'already used for a different change' }] });
+        }
+        return { eventId, changes: {}, alreadyRecordedAt: earlier.applied_at };
+      }
+    }
     const balance = row.credits_balance + input.credits;
     // Balances are read into JavaScript numbers: past 2^53 they would be shown, summed and
     // compared wrongly, so no change may take a balance there.
@@ -119,7 +150,7 @@ function requireReason(reason: string): void {
   if (holdsControlCharacter(reason)) throw new AppError('invalid_params', `The reason ${CONTROL_MESSAGE}.`, { details: [{ path: 'reason', message: CONTROL_MESSAGE }] });
 }
 
-type Change = (trx: Knex.Transaction, row: AllowanceRow, now: Date) => Promise<{ eventId: string; changes: Partial<AllowanceRow> }>;
+type Change = (trx: Knex.Transaction, row: AllowanceRow, now: Date) => Promise<{ eventId: string; changes: Partial<AllowanceRow>; alreadyRecordedAt?: Date }>;
 
 async function administer(db: Knex, input: AdministrationInput, change: Change): Promise<AllowanceSnapshot> {
   const now = input.now ?? new Date();
@@ -130,7 +161,7 @@ async function administer(db: Knex, input: AdministrationInput, change: Change):
     if (!row) throw new AppError('not_found', `No organization ${input.organizationId}.`);
     const cheapest = (await cheapestCreditCalls(trx, [input.organizationId])).get(input.organizationId) ?? null;
     if (row.period < current) row = (await rollOverAllowance(trx, row, current, now, cheapest)).row;
-    const { eventId, changes } = await change(trx, row, now);
+    const { eventId, changes, alreadyRecordedAt } = await change(trx, row, now);
     const next = { ...row, ...changes };
     const flags = await writeAllowance(trx, row, changes, cheapest, { reason: input.reason, actor: input.actor }, now);
     return {
@@ -142,6 +173,7 @@ async function administer(db: Knex, input: AdministrationInput, change: Change):
       creditsExhausted: flags.credits_exhausted,
       limitReached: flags.limit_reached,
       ledgerEventId: eventId,
+      ...(alreadyRecordedAt ? { alreadyRecordedAt } : {}),
     };
   });
 }

@@ -117,6 +117,43 @@ describe('billing CLI: credits, caps, ledger export and reconcile', () => {
     expect(await capRows()).toEqual([...rows, 'calls cap none -> 7 (this period only): x', 'calls cap 7 -> 7: from now on']);
   });
 
+  it('when a top-up is run again with the same --reference, then the second run changes nothing and says so; the same reference for another amount is refused', async () => {
+    const org = await newOrganization();
+    const balance = async () => (await db('allowances').where({ organization_id: org }).first<{ credits_balance: number }>('credits_balance'))!.credits_balance;
+    const rowsBefore = await ledgerRows(org);
+    const opening = await balance();
+    const topUp = (credits: string, reference: string) => cli('billing', 'top-up', '--org', org, '--credits', credits, '--reason', 'invoice paid', '--reference', reference);
+
+    const first = await topUp('50', 'INV 2026-118');
+    expect(first.code, first.stderr).toBe(0);
+    expect(first.stdout).not.toContain('already');
+    // A retried script: twice more, two of them at once.
+    const again = await Promise.all([topUp('50', ' INV 2026-118 '), topUp('50', 'INV 2026-118')]);
+    for (const run of again) {
+      expect(run.code, run.stderr).toBe(0);
+      expect(run.stdout).toMatch(/^already on the ledger since \d{4}-\d\d-\d\dT[\d:.]+Z under reference INV 2026-118: nothing changed, no ledger row written\n/);
+      expect(run.stdout).toContain(`: ${opening + 50} credits`);
+    }
+    expect(await balance()).toBe(opening + 50);
+    expect(await ledgerRows(org)).toBe(rowsBefore + 1);
+    expect(await db('usage_ledger').where({ organization_id: org, entry_type: 'top_up' }).pluck('event_id')).toEqual([`top_ref_${org}_INV 2026-118`]);
+    expect(await db('audit_log').where({ organization_id: org, action: 'credits.top_up' }).pluck('details')).toEqual([{ credits: 50, reason: 'invoice paid', reference: 'INV 2026-118' }]);
+
+    const other = await topUp('500', 'INV 2026-118');
+    expect(other.code).not.toBe(0);
+    expect(other.stderr).toMatch(new RegExp(`error \\(invalid_params\\): top_ref_${org}_INV 2026-118 is already on the ledger for a top_up of 50 credits \\(.+\\): a different change needs a reference of its own`));
+    // The reference belongs to one kind of change: a grant under it is a change of its own.
+    expect((await cli('billing', 'grant', '--org', org, '--credits', '5', '--reason', 'bonus', '--reference', 'INV 2026-118')).code).toBe(0);
+    expect(await balance()).toBe(opening + 55);
+
+    for (const [reference, message] of [['  ', 'must not be empty'], ['a\tb', 'must not contain line breaks'], ['x'.repeat(101), 'must be at most 100 characters']]) {
+      const bad = await topUp('5', reference!);
+      expect(bad.code).not.toBe(0);
+      expect(bad.stderr).toContain(`error (invalid_params): The reference ${message}`);
+    }
+    expect(await balance()).toBe(opening + 55);
+  });
+
   it('when an input is malformed, then the command says which and why, exits non-zero and writes nothing', async () => {
     const org = await newOrganization();
     const before = await ledgerRows(org);

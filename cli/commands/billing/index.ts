@@ -2,7 +2,7 @@ import { InvalidArgumentError, Option } from 'commander';
 import type { Db } from '../../../core/db/index.js';
 import { periodOf } from '../../../core/billing/billing-period.js';
 import {
-  buildAllowanceReport, changeCredits, exportLedger, findOrganizationId, FIRST_PERIOD, isPeriod, LAST_PERIOD, ledgerColumns, reconcileLedger,
+  buildAllowanceReport, changeCredits, exportLedger, referencedEventId, findOrganizationId, FIRST_PERIOD, isPeriod, LAST_PERIOD, ledgerColumns, reconcileLedger,
   rebuildUsageTotals, replayDeadLetters, rollOverDueAllowances, setCallsCap, type AllowanceSnapshot, type CreditChangeKind, type ReplayOutcome,
 } from '../../../core/billing/index.js';
 import { AppError } from '../../../core/errors/index.js';
@@ -133,11 +133,15 @@ export const registerBillingCommands: RegisterCommands = (program, context) => {
       .requiredOption('--org <org>', 'organization id or exact name')
       .requiredOption('--credits <n>', 'credits', parse)
       .requiredOption('--reason <text>', 'why (kept on the ledger)')
-      .action(async (opts: { org: string; credits: number; reason: string }) => {
+      .option('--reference <ref>', `your reference for this ${name} (an invoice or ticket number): run again with the same reference, it changes nothing`)
+      .action(async (opts: { org: string; credits: number; reason: string; reference?: string }) => {
         const ctx = context();
         const organizationId = await org(opts.org);
-        const change = { organizationId, kind, credits: opts.credits, actor: ctx.actor, reason: opts.reason };
-        printSnapshot(ctx, await withAudit(await db(), (trx) => changeCredits(trx, change), () => ({ organizationId, actor: ctx.actor, action: `credits.${kind}`, details: { credits: opts.credits, reason: opts.reason } })));
+        const eventId = opts.reference === undefined ? undefined : referencedEventId(kind, organizationId, opts.reference);
+        const change = { organizationId, kind, credits: opts.credits, actor: ctx.actor, reason: opts.reason, eventId };
+        const snapshot = await withAudit(await db(), (trx) => changeCredits(trx, change), (s) => (s.alreadyRecordedAt ? null : { organizationId, actor: ctx.actor, action: `credits.${kind}`, details: { credits: opts.credits, reason: opts.reason, ...(opts.reference === undefined ? {} : { reference: opts.reference.trim() }) } }));
+        if (snapshot.alreadyRecordedAt) ctx.out(`already on the ledger since ${snapshot.alreadyRecordedAt.toISOString()} under reference ${opts.reference!.trim()}: nothing changed, no ledger row written`);
+        printSnapshot(ctx, snapshot);
       });
   creditCommand('grant', 'grant', 'Grant included credits (e.g. a contract bonus).', positiveInt);
   creditCommand('top-up', 'top_up', 'Add bought credits; clears credits_exhausted once a call is covered again.', positiveInt);
