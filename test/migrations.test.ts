@@ -1,3 +1,4 @@
+import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseConfig } from '../core/config/index.js';
 import { createDb, migrateLatest, migrateRollbackAll, migrationStatus, openDatabase, type Db } from '../core/db/index.js';
@@ -253,6 +254,36 @@ describe('migrators at the same time', () => {
     await opened.close();
     expect(lines).toContainEqual(expect.objectContaining({ level: 'warn', msg: expect.stringMatching(/^cleared a stale migration lock/), table: 'knex_migrations_lock' }));
   }, 60_000);
+
+  it('when another session holds the migration lock then the migrator waits, says which session holds it, says so again while it waits, and migrates once it is let go', async () => {
+    const url = await freshDatabase();
+    const holderUrl = new URL(url);
+    holderUrl.searchParams.set('application_name', 'stuck-migrator');
+    const holder = new pg.Client({ connectionString: holderUrl.toString() });
+    await holder.connect();
+    const db = createDb({ connectionString: url, poolMax: 2 });
+    try {
+      await holder.query('SELECT pg_advisory_lock($1::bigint)', [MIGRATION_LOCK_KEY]);
+      const { pid: holderPid, client: holderClient } = (await holder.query<{ pid: number; client: string | null }>('SELECT pg_backend_pid() AS pid, host(inet_client_addr()) AS client')).rows[0]!;
+      const { lines, logger } = capturingLogger();
+      const migrating = migrateLatest(db, { logger, remindEveryMs: 300 });
+      await expect.poll(() => lines.filter((l) => l.msg.startsWith('still waiting')).length, { timeout: 10_000 }).toBeGreaterThanOrEqual(2);
+      expect(await applied(url)).toEqual([]);
+      await holder.query('SELECT pg_advisory_unlock($1::bigint)', [MIGRATION_LOCK_KEY]);
+      expect(await migrating).toEqual(migrations.map((m) => m.name));
+
+      const who = { holderPid, holderApplication: 'stuck-migrator', holderClient, holderSince: expect.stringMatching(/^\d{4}-\d\d-\d\dT/) };
+      expect(lines[0]).toEqual(expect.objectContaining({ level: 'info', msg: 'waiting for another process to finish its migrations', ...who }));
+      const still = lines.filter((l) => l.msg.startsWith('still waiting'));
+      expect(still[0]).toEqual(expect.objectContaining({
+        level: 'warn', ...who,
+        msg: expect.stringMatching(new RegExp(`^still waiting for another process to finish its migrations, after \\d+ s: PostgreSQL session ${holderPid} \\(stuck-migrator\\) holds the migration lock$`)),
+      }));
+    } finally {
+      await holder.end();
+      await db.destroy();
+    }
+  });
 
   it('when a migration fails then the migration lock goes with the run, and the next migrator is not kept waiting', async () => {
     const url = await freshDatabase();

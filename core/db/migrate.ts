@@ -2,7 +2,7 @@ import type { Knex } from 'knex';
 import { migrations } from '../../migrations/index.js';
 import type { Logger } from '../logging/index.js';
 import { databaseErrorParts } from './database-error.js';
-import { withMigrationLock } from './migration-lock.js';
+import { withMigrationLock, type MigrationLockHolder } from './migration-lock.js';
 
 const source: Knex.MigrationSource<(typeof migrations)[number]> = {
   getMigrations: async () => migrations,
@@ -15,8 +15,13 @@ const config = { migrationSource: source, tableName: 'knex_migrations' } satisfi
 const knexLockTable = `${config.tableName}_lock`;
 
 export interface MigrateOptions {
-  /** Where waiting for another migrator (info) and clearing a stale lock (warn) are said. */
+  /**
+   * Where waiting for another migrator (info, then warn every 30 s while it lasts) and clearing
+   * a stale lock (warn) are said.
+   */
   logger?: Logger;
+  /** How often a wait for another migrator is said again (default 30 s). */
+  remindEveryMs?: number;
 }
 
 export async function migrateLatest(db: Knex, options: MigrateOptions = {}): Promise<string[]> {
@@ -56,10 +61,17 @@ function noting(onUp: (name: string) => void): Knex.MigrationSource<(typeof migr
 // database: a row still set is such a leftover, and is cleared.
 function serialised<T>(db: Knex, options: MigrateOptions, run: () => Promise<T>): Promise<T> {
   const { logger } = options;
-  return withMigrationLock(db, { waiting: () => logger?.info('waiting for another process to finish its migrations') }, async () => {
+  const waiting = (holder: MigrationLockHolder | null, waitedMs: number) => {
+    const who = holder ? { holderPid: holder.pid, holderApplication: holder.application, holderClient: holder.client, holderSince: holder.since.toISOString() } : {};
+    // The first line is routine (replicas starting together take turns); still waiting after
+    // that is worth a look: a long migration, or a migrator stuck with the lock.
+    if (waitedMs === 0) logger?.info('waiting for another process to finish its migrations', who);
+    else logger?.warn(`still waiting for another process to finish its migrations, after ${Math.round(waitedMs / 1000)} s${holder ? `: PostgreSQL session ${holder.pid} (${holder.application || 'no application_name'}) holds the migration lock` : ''}`, { ...who, waitedS: Math.round(waitedMs / 1000) });
+  };
+  return withMigrationLock(db, { waiting }, async () => {
     await clearStaleKnexLock(db, logger);
     return run();
-  });
+  }, { remindEveryMs: options.remindEveryMs });
 }
 
 async function clearStaleKnexLock(db: Knex, logger: Logger | undefined): Promise<void> {

@@ -16,9 +16,24 @@ export const MIGRATION_LOCK_KEY = '4774951003241102001';
 // process), so every replica would hang at start. Between tries this connection holds none.
 const RETRY_MS = 250;
 
+/** The session that holds the migration lock, as pg_stat_activity tells it. */
+export interface MigrationLockHolder {
+  pid: number;
+  /** Its application_name: ours say which service or command it is (api, cli-migrate, …). */
+  application: string;
+  /** Its client address; null over a Unix socket. */
+  client: string | null;
+  /** When its session began: the lock's own connection, opened just before taking it. */
+  since: Date;
+}
+
 export interface MigrationLockEvents {
-  /** Another session holds the lock: we are about to wait for it. */
-  waiting(): void;
+  /**
+   * Another session holds the lock: we wait for it. Called when the wait begins and again every
+   * `remindEveryMs` while it lasts, with who holds it (null when it was let go meanwhile, or the
+   * server does not show it to us) and how long we have waited.
+   */
+  waiting(holder: MigrationLockHolder | null, waitedMs: number): void;
 }
 
 /**
@@ -29,13 +44,26 @@ export interface MigrationLockEvents {
  * Beware: it also goes if only that idle connection is cut (a proxy's or idle_session_timeout's
  * limit) while the migrations go on through the pool; a migrator starting then would take it
  * and clear knex's row as stale.
+ *
+ * The wait has no end of its own: a long migration is a reason to wait, and only a person can
+ * tell it from a stuck one. So it says who holds the lock, and says it again while it waits.
  */
-export async function withMigrationLock<T>(db: Knex, events: MigrationLockEvents, run: () => Promise<T>): Promise<T> {
+export async function withMigrationLock<T>(db: Knex, events: MigrationLockEvents, run: () => Promise<T>, options: { remindEveryMs?: number } = {}): Promise<T> {
+  const remindEveryMs = options.remindEveryMs ?? 30_000;
   const connection = (await db.client.acquireRawConnection()) as pg.Client;
   try {
     if (!(await tryLock(connection))) {
-      events.waiting();
-      while (!(await tryLock(connection))) await new Promise((resolve) => setTimeout(resolve, RETRY_MS));
+      const began = Date.now();
+      let nextReminder = began;
+      do {
+        if (Date.now() >= nextReminder) {
+          // 0 the first time: "the wait begins", whatever the clock ticked since `began`.
+          const waitedMs = nextReminder === began ? 0 : Date.now() - began;
+          events.waiting(await lockHolder(connection), waitedMs);
+          nextReminder += remindEveryMs;
+        }
+        await new Promise((resolve) => setTimeout(resolve, RETRY_MS));
+      } while (!(await tryLock(connection)));
     }
     return await run();
   } finally {
@@ -43,6 +71,18 @@ export async function withMigrationLock<T>(db: Knex, events: MigrationLockEvents
     // its lock with it: nothing is left to undo, and `run`'s own error must not be hidden.
     await db.client.destroyRawConnection(connection).catch(() => undefined);
   }
+}
+
+// An advisory lock on a bigint key shows in pg_locks as its high and low 32 bits.
+async function lockHolder(connection: pg.Client): Promise<MigrationLockHolder | null> {
+  const { rows } = await connection.query<{ pid: number; application: string; client: string | null; since: Date }>(
+    `SELECT a.pid, a.application_name AS application, host(a.client_addr) AS client, a.backend_start AS since
+       FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid
+      WHERE l.locktype = 'advisory' AND l.granted AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database())
+        AND ((l.classid::bigint << 32) | l.objid::bigint) = $1::bigint`,
+    [MIGRATION_LOCK_KEY],
+  );
+  return rows[0] ?? null;
 }
 
 async function tryLock(connection: pg.Client): Promise<boolean> {
