@@ -1,0 +1,116 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import net, { type AddressInfo } from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { errorCatalogue, errorEnvelopeSchema } from '../core/errors/index.js';
+import { createTestOrganization, ensureExampleCompany, exampleCompanyCode, startTestApi, type TestApi } from './api-fixtures.js';
+
+// The gateway of docker-compose.yml (deploy/nginx.conf), run with Debian's nginx in front of a
+// real API: with its Docker names and ports swapped for loopback ones, and nothing else changed,
+// so what a client of the scaled deployment meets when no replica answers is tested here.
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const NGINX = '/usr/sbin/nginx';
+
+let api: TestApi;
+let key: string;
+let dir: string;
+const gateways: ChildProcess[] = [];
+
+beforeAll(async () => {
+  if (!existsSync(NGINX)) throw new Error(`${NGINX} is missing: the gateway tests run Debian's nginx (apt-get install nginx; .ci/run installs it)`);
+  api = await startTestApi();
+  await ensureExampleCompany(api.db);
+  key = (await createTestOrganization(api.db)).key;
+  dir = await mkdtemp(path.join(os.tmpdir(), 'gateway-'));
+});
+afterAll(async () => {
+  for (const gateway of gateways) gateway.kill('SIGQUIT');
+  await api?.close();
+  if (dir) await rm(dir, { recursive: true, force: true });
+});
+
+async function freePort(): Promise<number> {
+  const server = net.createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
+
+/** deploy/nginx.conf with the API's upstream at `apiUpstream` and the gateway's API port returned. */
+async function startGateway(apiUpstream: string, readTimeoutS?: number): Promise<string> {
+  const [apiPort, mcpPort] = [await freePort(), await freePort()];
+  const prefix = await mkdtemp(path.join(dir, 'nginx-'));
+  await mkdir(path.join(prefix, 'logs'));
+  let conf = await readFile(path.join(root, 'deploy/nginx.conf'), 'utf8');
+  const swap = (from: string, to: string) => {
+    expect(conf, `deploy/nginx.conf no longer has "${from}"`).toContain(from);
+    conf = conf.replace(from, to);
+  };
+  // No Docker DNS here: the upstreams are addresses, which need no resolver.
+  swap('resolver 127.0.0.11 valid=10s ipv6=off;', '');
+  swap('listen 3000;', `listen 127.0.0.1:${apiPort};`);
+  swap('listen 3001;', `listen 127.0.0.1:${mcpPort};`);
+  swap('set $api api:3000;', `set $api ${apiUpstream};`);
+  swap('set $mcp mcp:3001;', `set $mcp 127.0.0.1:${await freePort()};`);
+  if (readTimeoutS) swap('proxy_read_timeout 30s;', `proxy_read_timeout ${readTimeoutS}s;`);
+  conf = conf.replaceAll('include gateway-errors.conf;', `include ${path.join(root, 'deploy/gateway-errors.conf')};`);
+  conf = `daemon off;\nmaster_process off;\npid ${path.join(prefix, 'nginx.pid')};\n${conf}`;
+  await writeFile(path.join(prefix, 'nginx.conf'), conf);
+  const gateway = spawn(NGINX, ['-p', prefix, '-c', path.join(prefix, 'nginx.conf'), '-e', 'stderr'], { stdio: ['ignore', 'ignore', 'pipe'] });
+  gateways.push(gateway);
+  let stderr = '';
+  gateway.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+  const url = `http://127.0.0.1:${apiPort}`;
+  for (let i = 0; i < 100; i++) {
+    if (gateway.exitCode !== null) throw new Error(`nginx exited: ${stderr}`);
+    if (await fetch(`${url}/`).then(() => true, () => false)) return url;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  throw new Error(`nginx did not listen: ${stderr}`);
+}
+
+/** The answer must be our internal_error envelope, its request id also in X-Request-Id. */
+async function expectGatewayError(res: Response): Promise<string> {
+  expect(res.status).toBe(500);
+  expect(res.headers.get('content-type')).toBe('application/json');
+  const body = errorEnvelopeSchema.parse(await res.json());
+  expect(body.error).toEqual({ code: 'internal_error', message: errorCatalogue.internal_error.message, requestId: expect.any(String) });
+  expect(res.headers.get('x-request-id')).toBe(body.error.requestId);
+  return body.error.requestId;
+}
+
+describe('the gateway (deploy/nginx.conf)', () => {
+  it('when a replica answers, then its answer passes unchanged, errors of ours included', async () => {
+    const gateway = await startGateway(new URL(api.url).host);
+    const ok = await fetch(`${gateway}/companies/${exampleCompanyCode}/report`, { headers: { Authorization: `Bearer ${key}` } });
+    expect(ok.status).toBe(200);
+    expect(((await ok.json()) as { meta: { endpoint: string } }).meta.endpoint).toBe('company-report');
+    const refused = await fetch(`${gateway}/companies/${exampleCompanyCode}/report`);
+    expect(refused.status).toBe(401);
+    expect(((await refused.json()) as { error: { code: string } }).error.code).toBe('missing_api_key');
+  });
+
+  it('when no replica can be reached, then the client gets internal_error in our envelope, not nginx\'s HTML page, each time with a request id of its own', async () => {
+    const gateway = await startGateway(`127.0.0.1:${await freePort()}`);
+    const ids = [];
+    for (let i = 0; i < 2; i++) ids.push(await expectGatewayError(await fetch(`${gateway}/companies/${exampleCompanyCode}/report`, { headers: { Authorization: `Bearer ${key}` } })));
+    expect(new Set(ids).size).toBe(2);
+  });
+
+  it('when a replica takes the request and never answers, then at proxy_read_timeout the client gets the same envelope', async () => {
+    const silent = net.createServer(() => undefined);
+    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+    try {
+      const gateway = await startGateway(`127.0.0.1:${(silent.address() as AddressInfo).port}`, 1);
+      await expectGatewayError(await fetch(`${gateway}/companies/${exampleCompanyCode}/financials`, { headers: { Authorization: `Bearer ${key}` } }));
+    } finally {
+      silent.close();
+      // The held sockets: nginx closed its side at the timeout.
+    }
+  });
+});
