@@ -111,18 +111,23 @@ describe('when the request itself is wrong', () => {
     }
   });
 
-  it('then a blank taxId is invalid_params (422), and spaces around a real one are dropped', async () => {
+  it('then an empty parameter is that endpoint\'s invalid_params (422), a taxId of spaces is looked up (404, as the spec accepts any non-empty one), and spaces around a real one are dropped', async () => {
     // Its own organization: the padded calls succeed, and this file checks that the main one paid nothing.
     const payer = await createTestOrganization(api.db);
-    for (const endpoint of ['profile', 'financials']) {
-      const blank = await call(api.url, `/companies/%20%20/${endpoint}`, { key: org.key });
-      const refused = expectError(blank, 'invalid_params').details;
-      expect(refused).toEqual([{ path: 'path.taxId', message: 'must not be empty or blank' }]);
-      // The served document's 422 example says what the server says.
-      const document = (await call(api.url, '/openapi.json', { key: org.key })).body as { paths: Record<string, { get: { responses: Record<string, { content: Record<string, { examples: Record<string, { value: { error: { details: unknown } } }> }> }> } }> };
-      expect(document.paths[`/companies/{taxId}/${endpoint}`]!.get.responses['422']!.content['application/json']!.examples.invalid_params!.value.error.details).toEqual(refused);
-      const padded = await call(api.url, `/companies/%20${company.fiscalCode}%20/${endpoint}`, { key: payer.key });
-      expect(padded.res.status, padded.text).toBe(200);
+    const document = (await call(api.url, '/openapi.json', { key: org.key })).body as { paths: Record<string, { get: { responses: Record<string, { content: Record<string, { examples: Record<string, { value: { error: { details: unknown } } }> }> }> } }> };
+    for (const [endpoint, param, template] of [['profile', 'taxId', '{taxId}'], ['financials', 'taxId', '{taxId}'], ['report', 'fiscalCode', '{fiscalCode}'], ['credit-report', 'fiscalCode', '{fiscalCode}']] as const) {
+      const empty = await call(api.url, `/companies//${endpoint}`, { key: org.key });
+      const refused = expectError(empty, 'invalid_params').details;
+      expect(refused).toEqual([{ path: `path.${param}`, message: param === 'taxId' ? 'must not be empty' : expect.stringMatching(/^must be an 11-digit code/) }]);
+      expectRateLimitHeaders(empty.res);
+      if (param === 'taxId') {
+        // The served document's 422 example says what the server says.
+        expect(document.paths[`/companies/${template}/${endpoint}`]!.get.responses['422']!.content['application/json']!.examples.invalid_params!.value.error.details).toEqual(refused);
+        const blank = await call(api.url, `/companies/%20%20/${endpoint}`, { key: org.key });
+        expect(expectError(blank, 'not_found').message).toBe('No company has the tax ID "  ".');
+        const padded = await call(api.url, `/companies/%20${company.fiscalCode}%20/${endpoint}`, { key: payer.key });
+        expect(padded.res.status, padded.text).toBe(200);
+      }
     }
   });
 

@@ -165,10 +165,10 @@ function errorExample(code: ErrorCode, endpoint: EndpointDefinition) {
   const error: Record<string, unknown> = { code, message: errorCatalogue[code].message, requestId: exampleRequestId };
   // As the server words it, for an identifier no company has.
   if (code === 'not_found') error.message = notFoundMessage(endpoint.param.name, endpoint.param.name === 'fiscalCode' ? '00000000000' : 'IT00000000000');
-  // The detail is the parameter schema's own refusal of a typical bad value (a code too short, a
-  // blank tax ID), so the example says what the server says.
+  // The detail is the parameter schema's own refusal of a typical bad value (a code too short, an
+  // empty tax ID), so the example says what the server says.
   if (code === 'invalid_params') {
-    const refused = endpoint.param.schema.safeParse(endpoint.param.name === 'fiscalCode' ? '12' : ' ');
+    const refused = endpoint.param.schema.safeParse(endpoint.param.name === 'fiscalCode' ? '12' : '');
     error.details = [{ path: `path.${endpoint.param.name}`, message: refused.error?.issues[0]?.message }];
   }
   return { error };

@@ -21,7 +21,13 @@ export interface CompanyEndpointDeps {
 export const toRouterPath = (template: string) => template.replace(/\{(\w+)\}/g, ':$1');
 
 export function registerCompanyEndpoints(router: Router<ApiState>, deps: CompanyEndpointDeps): void {
-  for (const endpoint of endpointCatalogue) router.get(toRouterPath(endpoint.path), serve(endpoint, deps));
+  for (const endpoint of endpointCatalogue) {
+    router.get(toRouterPath(endpoint.path), serve(endpoint, deps));
+    // The same endpoint with its parameter empty (`/companies//report`: a client's URL built
+    // from an empty variable) is that endpoint's invalid_params, naming the parameter, rather
+    // than an unknown_endpoint that would send its author looking for a typo in the path.
+    router.get(endpoint.path.replace(/\{\w+\}/, ''), serve(endpoint, deps));
+  }
 }
 
 // Order matters: who is calling, is the request well-formed, may they call it (plan, flags,

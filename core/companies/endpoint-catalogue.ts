@@ -33,9 +33,11 @@ export type Meta = z.infer<typeof metaSchema>;
 // Path parameters as the spec states them. Lookups are case-insensitive: the route upper-cases
 // the value after validation, so the schema (and the OpenAPI pattern) accepts both cases.
 export const fiscalCodeParamSchema = z.string().regex(fiscalCodePattern, 'must be an 11-digit code or a 16-character codice fiscale');
-// A tax ID is any non-blank text; spaces around it (a pasted value) are dropped, so one that is
-// only spaces is refused like an empty one (`\S`: the OpenAPI pattern says the same).
-export const taxIdParamSchema = z.string().trim().regex(/\S/, 'must not be empty or blank');
+// A tax ID is any non-empty text (the spec: "minimum length 1, any non-empty value accepted"):
+// one of spaces only is looked up as it is, and no company has it. Spaces around a real one (a
+// pasted value) are dropped before the lookup. Only an empty one is refused: `/companies//profile`,
+// a URL built from an empty variable (the route takes it: registerCompanyEndpoints).
+export const taxIdParamSchema = z.string().min(1, 'must not be empty').overwrite((id) => id.trim() || id);
 
 /** The read side of the company store the endpoints need; core/companies' store implements it. */
 export interface CompanyLookups {
