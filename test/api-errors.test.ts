@@ -268,6 +268,48 @@ describe('when something behind the API fails', () => {
     expectError(result, 'internal_error');
   });
 
+  it('then a usage event whose commit is held past the deadline is refused, 503 entitlement_unavailable, in time; its INSERT is cancelled, so the call is not charged once the hold goes', async () => {
+    const scratch: ScratchDatabase = await createScratchDatabase('api_usage_deadline');
+    cleanups.push(() => scratch.drop());
+    const busDb = createDb({ connectionString: scratch.url, poolMax: 3 });
+    cleanups.push(() => busDb.destroy());
+    await migrateLatest(busDb);
+    const logged: { level: string; msg: string }[] = [];
+    const logger = createLogger({ level: 'debug', write: (line) => logged.push(JSON.parse(line)) });
+    const other = await startOther({ usage: createPostgresUsageSink(busDb, { deadlineMs: 500, logger }) });
+    const own = await createTestOrganization(other.db);
+
+    // A migration or a DBA holding the bus's table: the INSERT waits for the lock.
+    const locker = createDb({ connectionString: scratch.url, poolMax: 1 });
+    cleanups.push(() => locker.destroy());
+    let release!: () => void;
+    const released = new Promise<void>((resolve) => (release = resolve));
+    const locked = new Promise<void>((resolve) => {
+      void locker.transaction(async (trx) => {
+        await trx.raw('LOCK TABLE usage_bus_batches IN ACCESS EXCLUSIVE MODE');
+        resolve();
+        await released;
+      });
+    });
+    await locked;
+    let refused;
+    const began = Date.now();
+    try {
+      refused = await call(other.url, `/companies/${company.fiscalCode}/financials`, { key: own.key });
+    } finally {
+      release();
+    }
+    // The deadline, plus at most a quarter of it for the sweep.
+    expect(Date.now() - began).toBeLessThan(1_500);
+    expect(expectError(refused, 'entitlement_unavailable').message).toBe('Usage metering is temporarily unavailable, so the call was not served and not charged. Retry with backoff.');
+    expect(refused.res.headers.get('retry-after')).toBe('1');
+
+    const served = await call(other.url, `/companies/${company.fiscalCode}/financials`, { key: own.key });
+    expect(served.res.status, served.text).toBe(200);
+    expect((await eventsOnBus(busDb, { organizationId: own.organizationId })).map((e) => e.eventId)).toEqual([served.res.headers.get('x-request-id')]);
+    expect(logged.filter((l) => l.level === 'error')).toEqual([]);
+  });
+
   it('then a company store that cannot be reached is upstream_error (502)', async () => {
     const deadDb = createDb({ connectionString: viaPort(inject('databaseUrl'), await freePort()), poolMax: 1 });
     cleanups.push(() => deadDb.destroy());

@@ -1,14 +1,14 @@
 import { Partitioners, type Kafka, type Message, type Producer } from 'kafkajs';
 import type { Logger } from '../../core/logging/index.js';
-import { createBatchPublisher, meteringUnavailable, type UsageEvent, type UsageSink } from '../../core/usage/index.js';
+import { createBatchPublisher, meteringUnavailable, USAGE_PUBLISH_DEADLINE_MS, type UsageEvent, type UsageSink } from '../../core/usage/index.js';
 import { ensureTopics } from './create-kafka.js';
 
 /**
  * The longest a caller waits for Kafka to acknowledge its event: then its call is refused (503
- * entitlement_unavailable). docs/billing.md promises "about ten seconds", whatever kafkajs's own
- * retries (send, reconnect, topic check) would add up to.
+ * entitlement_unavailable). The Postgres bus's deadline too: docs/billing.md promises ten
+ * seconds, whatever kafkajs's own retries (send, reconnect, topic check) would add up to.
  */
-export const PUBLISH_DEADLINE_MS = 10_000;
+export const PUBLISH_DEADLINE_MS = USAGE_PUBLISH_DEADLINE_MS;
 
 export interface KafkaUsageSinkOptions {
   kafka: Kafka;

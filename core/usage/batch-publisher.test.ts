@@ -56,3 +56,44 @@ describe('batch publisher with several batches in flight', () => {
     expect(written).toEqual([[3, 4], [5], [1, 2]]);
   });
 });
+
+describe('batch publisher with a deadline', () => {
+  // A sweep every 10 ms (a quarter of 40).
+  const refusal = new Error('refused at the deadline');
+  const setup = (write: (items: number[], signal?: AbortSignal) => Promise<void>) => {
+    const late: number[][] = [];
+    const publisher = createBatchPublisher<number>(write, { maxBatch: 2, lingerMs: 1, deadline: { ms: 40, refusal: () => refusal, landedAfterRefusal: (items) => late.push(items) } });
+    return { publisher, late };
+  };
+  const outcome = (p: Promise<void>) => p.then(() => 'written', (err: unknown) => (err === refusal ? 'refused' : (err as Error).message));
+  const hang = (signal?: AbortSignal) => new Promise<void>((_, reject) => signal?.addEventListener('abort', () => reject(new Error('cancelled'))));
+
+  it('when the write hangs and is cancelled at the deadline, then its callers get the cancel\'s failure, those queued behind it are refused unwritten, and all within the deadline and two sweeps', async () => {
+    const written: number[][] = [];
+    const { publisher, late } = setup(async (items, signal) => {
+      written.push(items);
+      await hang(signal);
+    });
+    const began = Date.now();
+    const results = await Promise.all([1, 2, 3].map((i) => outcome(publisher.add(i))));
+    expect(results).toEqual(['cancelled', 'cancelled', 'refused']);
+    expect(Date.now() - began).toBeLessThan(40 + 2 * 10 + 50);
+    expect(written).toEqual([[1, 2]]); // 3 was never written
+    expect(late).toEqual([]);
+  });
+
+  it('when the write ignores the cancel and lands a sweep after it, then its callers were refused and the landing is reported with its items', async () => {
+    let land!: () => void;
+    const { publisher, late } = setup(() => new Promise<void>((resolve) => (land = resolve)));
+    expect(await Promise.all([1, 2].map((i) => outcome(publisher.add(i))))).toEqual(['refused', 'refused']);
+    land();
+    await publisher.drain();
+    expect(late).toEqual([[1, 2]]);
+  });
+
+  it('when the write lands after the cancel was asked but before the next sweep, then its callers are served', async () => {
+    const { publisher, late } = setup((_, signal) => new Promise<void>((resolve) => signal?.addEventListener('abort', () => resolve())));
+    expect(await Promise.all([1, 2].map((i) => outcome(publisher.add(i))))).toEqual(['written', 'written']);
+    expect(late).toEqual([]);
+  });
+});

@@ -2,7 +2,7 @@
  * Gathers concurrent publishes into batches: while one batch is being written the next fills
  * up, and it goes as soon as the previous one lands (or after `lingerMs` when idle, or at
  * `maxBatch`). Each caller's promise settles with its own batch, so "resolved" still means
- * "my event is durable". One batch in flight at a time by default: order is kept and the
+ * "my item is durable". One batch in flight at a time by default: order is kept and the
  * writer (a Kafka producer, a Postgres connection) sees one request, not one per call.
  */
 export interface BatchPublisher<T> {
@@ -11,28 +11,102 @@ export interface BatchPublisher<T> {
   drain(): Promise<void>;
 }
 
-export interface BatchPublisherOptions {
+/**
+ * How long a caller may wait. The deadline is checked by a sweep every quarter of `ms` (at most
+ * a second). A caller still queued at its deadline is refused and its item never written. A
+ * batch still being written when its oldest caller's deadline passes has its write's signal
+ * aborted (the writer cancels what it can) and its callers wait for the outcome one sweep more:
+ * a write cancelled in time fails as usual and a write that lands resolves them, so they are
+ * refused only when nothing is known by then. So each caller is answered within `ms` plus two
+ * sweep periods. A write that lands after its callers were refused is reported to
+ * `landedAfterRefusal`: its items are durable although their callers were refused.
+ */
+export interface BatchDeadline<T> {
+  ms: number;
+  refusal(): unknown;
+  landedAfterRefusal(items: T[]): void;
+}
+
+export interface BatchPublisherOptions<T> {
   maxBatch: number;
   lingerMs: number;
   /** Batches written at once (default 1: in order). More lets a call wait for its own batch
    * only, not for the one ahead of it too; only for writers that need no order (a Postgres
    * table whose consumer claims rows by sequence, not a Kafka partition). */
   maxInFlight?: number;
+  /** Without one, a caller waits as long as the write takes. */
+  deadline?: BatchDeadline<T>;
 }
 
-export function createBatchPublisher<T>(write: (items: T[]) => Promise<void>, options: BatchPublisherOptions): BatchPublisher<T> {
-  const queue: { item: T; resolve: () => void; reject: (err: unknown) => void }[] = [];
+interface Entry<T> {
+  item: T;
+  resolve: () => void;
+  reject: (err: unknown) => void;
+  /** Date.now() at add, with a deadline only. */
+  at: number;
+}
+
+interface Batch<T> {
+  entries: Entry<T>[];
+  refused: boolean;
+  /** Its signal aborts when the oldest caller's deadline passes; refused a sweep later. */
+  abort: AbortController;
+}
+
+export function createBatchPublisher<T>(write: (items: T[], signal?: AbortSignal) => Promise<void>, options: BatchPublisherOptions<T>): BatchPublisher<T> {
+  const queue: Entry<T>[] = [];
   const maxInFlight = Math.max(1, options.maxInFlight ?? 1);
   const inFlight = new Set<Promise<void>>();
+  const { deadline } = options;
+  // The batches being written, for the sweep (with a deadline only).
+  const writing = new Set<Batch<T>>();
   let timer: NodeJS.Timeout | undefined;
+  let sweeper: NodeJS.Timeout | undefined;
 
   const flush = async () => {
-    const batch = queue.splice(0, options.maxBatch);
+    const entries = queue.splice(0, options.maxBatch);
+    const items = entries.map((p) => p.item);
+    if (!deadline) {
+      try {
+        await write(items);
+        for (const p of entries) p.resolve();
+      } catch (err) {
+        for (const p of entries) p.reject(err);
+      }
+      return;
+    }
+    const batch: Batch<T> = { entries, refused: false, abort: new AbortController() };
+    writing.add(batch);
     try {
-      await write(batch.map((p) => p.item));
-      for (const p of batch) p.resolve();
+      await write(items, batch.abort.signal);
+      if (batch.refused) deadline.landedAfterRefusal(items);
+      else for (const p of entries) p.resolve();
     } catch (err) {
-      for (const p of batch) p.reject(err);
+      if (!batch.refused) for (const p of entries) p.reject(err);
+    } finally {
+      writing.delete(batch);
+    }
+  };
+
+  // One timer for every caller, not one each: a publish costs a Date.now() on the hot path.
+  const sweep = () => {
+    const expired = Date.now() - deadline!.ms;
+    // Queued in arrival order: the expired ones are at the head.
+    let n = 0;
+    while (n < queue.length && queue[n]!.at <= expired) n += 1;
+    for (const p of queue.splice(0, n)) p.reject(deadline!.refusal());
+    for (const batch of writing) {
+      if (batch.refused || batch.entries[0]!.at > expired) continue;
+      if (!batch.abort.signal.aborted) {
+        batch.abort.abort();
+        continue;
+      }
+      batch.refused = true;
+      for (const p of batch.entries) p.reject(deadline!.refusal());
+    }
+    if (queue.length === 0 && writing.size === 0) {
+      clearInterval(sweeper);
+      sweeper = undefined;
     }
   };
 
@@ -53,7 +127,11 @@ export function createBatchPublisher<T>(write: (items: T[]) => Promise<void>, op
   return {
     add(item) {
       return new Promise<void>((resolve, reject) => {
-        queue.push({ item, resolve, reject });
+        queue.push({ item, resolve, reject, at: deadline ? Date.now() : 0 });
+        if (deadline && !sweeper) {
+          sweeper = setInterval(sweep, Math.min(1_000, Math.max(10, deadline.ms / 4)));
+          sweeper.unref();
+        }
         if (inFlight.size >= maxInFlight) return; // pump() runs when one lands
         if (queue.length >= options.maxBatch) pump();
         else timer ??= setTimeout(pump, options.lingerMs);

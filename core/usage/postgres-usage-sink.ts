@@ -13,14 +13,28 @@ export interface PostgresUsageSinkOptions {
   maxInFlight?: number;
   /** At most one wake-up of the bus's consumers per this many ms (see consumer-waker.ts). */
   wakeIntervalMs?: number;
-  /** Where a failed wake-up is reported (at debug: the consumer's poll covers it). */
+  /** How long a caller waits for its event's commit before it is refused (USAGE_PUBLISH_DEADLINE_MS). */
+  deadlineMs?: number;
+  /**
+   * Where a failed wake-up is reported (at debug: the consumer's poll covers it), and events
+   * that committed after their callers were refused (at error: to be refunded).
+   */
   logger?: Logger;
 }
+
+/**
+ * How long a call waits for its usage event to be durable, on either bus, before it is refused
+ * (503, not charged): a database or broker that stalls must not hold calls open until their
+ * clients give up, and then charge them.
+ */
+export const USAGE_PUBLISH_DEADLINE_MS = 10_000;
 
 // What the sink needs of knex's pg client: a pooled connection that can run a named (prepared)
 // statement, parsed and planned once per connection instead of once per batch.
 interface PgConnection {
   query(config: { name: string; text: string; values: unknown[] }): Promise<unknown>;
+  /** The connection's backend, to cancel its statement from another connection. */
+  processID: number | null;
 }
 interface PooledPgClient {
   acquireConnection(): Promise<PgConnection>;
@@ -39,6 +53,14 @@ const insertBatch = {
 // (PostgreSQL 15 does, 18 does not), that transaction's commit would wait for a WAL flush of its
 // own: a lost wake-up is harmless, so it does not wait.
 const WAKE_CONSUMERS = "SELECT pg_notify('usage_bus', ''), set_config('synchronous_commit', 'off', true)";
+
+// A batch's INSERT still running at its callers' deadline (waiting for a lock, say) is
+// cancelled, so it rolls back, and its callers are refused only then: never charged. From another
+// connection, by backend pid: only while that backend still runs a bus INSERT, so a pid whose
+// INSERT ended meanwhile cancels nothing, or at worst another batch, whose callers are refused
+// and not charged. Where the server itself stalls, the cancel waits with it, and a batch that
+// commits late is logged for refund (landedAfterRefusal).
+const CANCEL_INSERT = "SELECT pg_cancel_backend(pid) FROM pg_stat_activity WHERE pid = ? AND state = 'active' AND query LIKE 'INSERT INTO usage_bus_batches%'";
 
 /**
  * The refusal when a usage event cannot be made durable: 503 `entitlement_unavailable` (the
@@ -62,6 +84,11 @@ export function meteringUnavailable(cause: unknown): AppError {
  * The billing worker's consumers are woken after batches land, by a NOTIFY of its own at most
  * every `wakeIntervalMs` (consumer-waker.ts), not by one in each batch's transaction.
  *
+ * No caller waits much longer than `deadlineMs`: an event still queued then is never written
+ * and its caller refused with meteringUnavailable; a batch's INSERT still running is cancelled,
+ * and its callers are refused once it has failed, or a sweep later if nothing is known by then
+ * (at most 2 s more: batch-publisher.ts).
+ *
  * Up to `maxInFlight` batches (default 2) are inserted at once, so one slow commit does not
  * hold every call up. Not more: each batch is a statement, a commit and a wake-up of a
  * Postgres backend, and fewer, larger batches cost both processes less CPU per event. Measured
@@ -81,14 +108,25 @@ export function createPostgresUsageSink(db: Db, options: PostgresUsageSinkOption
     intervalMs: options.wakeIntervalMs ?? 10,
     onError: (err) => options.logger?.debug('could not wake the usage consumers; they poll', { err }),
   });
+  const deadlineMs = options.deadlineMs ?? USAGE_PUBLISH_DEADLINE_MS;
   const batches = createBatchPublisher<UsageEvent>(
-    async (events) => {
+    async (events, signal) => {
       const batch = JSON.stringify(events);
       try {
         const connection = await client.acquireConnection();
+        // Refused while it waited for a connection: not written at all.
+        if (signal?.aborted) {
+          await client.releaseConnection(connection);
+          return;
+        }
+        const cancel = () => {
+          db.raw(CANCEL_INSERT, [connection.processID]).catch((err: unknown) => options.logger?.warn('could not cancel a usage batch refused at its deadline', { err }));
+        };
+        signal?.addEventListener('abort', cancel, { once: true });
         try {
           await connection.query({ ...insertBatch, values: [batch, events.length] });
         } finally {
+          signal?.removeEventListener('abort', cancel);
           await client.releaseConnection(connection);
         }
       } catch (err) {
@@ -96,7 +134,16 @@ export function createPostgresUsageSink(db: Db, options: PostgresUsageSinkOption
       }
       waker.batchLanded();
     },
-    { maxBatch: options.maxBatch ?? 500, lingerMs: options.lingerMs ?? 1, maxInFlight: options.maxInFlight ?? 2 },
+    {
+      maxBatch: options.maxBatch ?? 500,
+      lingerMs: options.lingerMs ?? 1,
+      maxInFlight: options.maxInFlight ?? 2,
+      deadline: {
+        ms: deadlineMs,
+        refusal: () => meteringUnavailable(new Error(`the usage bus did not commit within ${deadlineMs} ms`)),
+        landedAfterRefusal: (events) => options.logger?.error('usage events committed after their calls were refused (503); they will be charged: refund them', { eventIds: events.map((e) => e.eventId) }),
+      },
+    },
   );
   return {
     publish(event: UsageEvent) {
