@@ -61,3 +61,36 @@ describe('dossierYearSchema line items', () => {
     expect(formatIssues(result.error!.issues)).toBe('years[1].metrics[1].value: Invalid input: expected number, received string');
   });
 });
+
+describe('a year\'s stated size', () => {
+  const year = (size: string | null, employees: number | null, revenue?: number, totalAssets?: number) => ({
+    year: 2024,
+    size,
+    employees,
+    metrics: [...(revenue === undefined ? [] : [{ slug: 'revenue', value: revenue }]), ...(totalAssets === undefined ? [] : [{ slug: 'total_assets', value: totalAssets }])],
+  });
+  const refusal = (y: ReturnType<typeof year>) => {
+    const result = companyDossierSchema.safeParse({ fiscalCode: '27703020100', legalName: 'Size Test S.R.L.', years: [y] });
+    return result.success ? undefined : formatIssues(result.error.issues);
+  };
+
+  it('when it agrees with the year\'s figures under the EU SME rule, or the figures leave it open, then the line is taken', () => {
+    expect(refusal(year('large', 250))).toBeUndefined();
+    expect(refusal(year('large', 10, 50_000_001, 43_000_001))).toBeUndefined();
+    expect(refusal(year('medium', 249, 60_000_000, 43_000_000))).toBeUndefined();
+    expect(refusal(year('small', 20, 2_000_000, 1_500_000))).toBeUndefined();
+    // Figures missing: the stated size may be above what the known ones show, never below.
+    expect(refusal(year('large', 100))).toBeUndefined();
+    expect(refusal(year('medium', null, 20_000_000))).toBeUndefined();
+    expect(refusal(year('micro', null))).toBeUndefined();
+    expect(refusal(year(null, 300, 1_000_000, 1_000_000))).toBeUndefined();
+  });
+
+  it('when it contradicts the year\'s figures, then the line is refused at years[].size, saying what the figures make the company', () => {
+    const rule = 'under the EU SME definition (large: 250+ employees, or revenue above 50M € and total assets above 43M €): correct it, or leave size out and it is derived';
+    expect(refusal(year('small', 300, 1_000_000, 1_000_000))).toContain(`years[0].size: is small, but the year's figures (employees 300, revenue 1000000, total_assets 1000000) make the company large ${rule}`);
+    expect(refusal(year('medium', 100, 100_000_000, 100_000_000))).toContain('years[0].size: is medium, but the year\'s figures (employees 100, revenue 100000000, total_assets 100000000) make the company large');
+    expect(refusal(year('large', 100, 1_000_000, 1_000_000))).toContain('years[0].size: is large, but the year\'s figures (employees 100, revenue 1000000, total_assets 1000000) make the company medium');
+    expect(refusal(year('small', 60))).toContain('years[0].size: is small, but the year\'s figures (employees 60) make the company at least medium');
+  });
+});

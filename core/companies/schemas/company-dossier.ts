@@ -3,6 +3,8 @@ import {
   addressSchema, headcountSchema, legalFormValues, metricCategoryValues, naceSectionValues,
   registrySchema, riskIndicatorsSchema, roleCategoryValues, sizeValues, stateAidsSchema,
 } from './common.js';
+import { classifyCompanySize, type CompanySize } from '../company-size.js';
+import { REVENUE_SLUG, TOTAL_ASSETS_SLUG } from '../derive-year-figures.js';
 
 // The canonical import format: one CompanyDossier per line of a JSON Lines file. The sample
 // generator writes it, `cli import` reads it, and docs/import-format.md documents it. Optional
@@ -155,7 +157,29 @@ export const dossierYearSchema = z.strictObject({
   const repeated = new Set<string>();
   for (const m of year.metrics) (seen.has(m.slug) ? repeated : seen).add(m.slug);
   if (repeated.size > 0) ctx.addIssue({ code: 'custom', path: ['metrics'], message: `each metric at most once a year; repeated: ${[...repeated].join(', ')}` });
+  const contradiction = sizeContradiction(year);
+  if (contradiction) ctx.addIssue({ code: 'custom', path: ['size'], message: contradiction });
 });
+
+/**
+ * A size stated for a year must agree with the year's own figures under the EU SME rule
+ * (decisions.md), which the profile's branch follows: a "small" company of 300 employees would
+ * otherwise be served the smaller companies' branch. The figures give a lower bound (unknown
+ * ones count as zero); with all three known, the size itself. A stated size above the bound
+ * with figures missing stands: the source may know what the line leaves out.
+ */
+function sizeContradiction(year: { size: CompanySize | null; employees: number | null; metrics: { slug: string; value: number }[] }): string | undefined {
+  if (year.size === null) return undefined;
+  const value = (slug: string) => year.metrics.find((m) => m.slug === slug)?.value ?? null;
+  const figures = { employees: year.employees, revenue: value(REVENUE_SLUG), totalAssets: value(TOTAL_ASSETS_SLUG) };
+  const atLeast = classifyCompanySize(figures);
+  if (atLeast === null) return undefined;
+  const complete = figures.employees !== null && figures.revenue !== null && figures.totalAssets !== null;
+  const rank = (size: CompanySize) => sizeValues.indexOf(size);
+  if (rank(year.size) >= rank(atLeast) && (!complete || year.size === atLeast)) return undefined;
+  const stated = Object.entries({ employees: figures.employees, revenue: figures.revenue, total_assets: figures.totalAssets }).filter(([, v]) => v !== null).map(([k, v]) => `${k} ${v}`).join(', ');
+  return `is ${year.size}, but the year's figures (${stated}) make the company ${complete || atLeast === 'large' ? atLeast : `at least ${atLeast}`} under the EU SME definition (large: 250+ employees, or revenue above 50M € and total assets above 43M €): correct it, or leave size out and it is derived`;
+}
 
 export const companyDossierSchema = z.strictObject({
   fiscalCode: dossierFiscalCodeSchema,
