@@ -56,3 +56,20 @@ describe('when a person opens /docs', () => {
     await page.close();
   });
 });
+
+describe('when a cache sits between people and /docs', () => {
+  it('then the page and its document say they vary with Accept-Language, and carry no Markdown where Swagger UI shows plain text', async () => {
+    for (const path of ['/docs', '/docs/openapi.json']) {
+      const [en, it] = await Promise.all(['en', 'it'].map((lang) => fetch(`${api.url}${path}`, { headers: { 'Accept-Language': lang } })));
+      expect([en!.headers.get('content-language'), it!.headers.get('content-language')]).toEqual(['en', 'it']);
+      for (const res of [en!, it!]) expect(res.headers.get('vary')).toMatch(/\bAccept-Language\b/);
+    }
+    // Example summaries are plain text: backticks would show as typed (the profile's two examples did).
+    for (const lang of ['en', 'it']) {
+      const document = await (await fetch(`${api.url}/docs/openapi.json?lang=${lang}`)).text();
+      const summaries = [...document.matchAll(/"summary":"([^"]*)"/g)].map((m) => m[1]);
+      expect(summaries.length).toBeGreaterThan(4);
+      expect(summaries.filter((s) => s!.includes('`'))).toEqual([]);
+    }
+  });
+});

@@ -90,9 +90,10 @@ export const documentTexts: Record<Language, DocumentTexts> = {
     },
     tag: { name: 'Companies', description: 'Data on one Italian company, by fiscal code or tax ID.' },
     docsPage: { heading: 'API reference', intro: 'All endpoints of the service. Your own key\'s description, limited to your plan, is at GET /openapi.json.', switchLabel: 'Language' },
+    // Example summaries are plain text (OpenAPI): Swagger UI shows Markdown's backticks as typed.
     profileExamples: {
-      smallCompany: 'A micro, small or medium company: `risk`',
-      largeCompany: 'A large company: `peerCount` and `peers`',
+      smallCompany: 'A micro, small or medium company, with risk',
+      largeCompany: 'A large company, with peerCount and peers',
     },
     envelopeSchemas: {
       Response: {
@@ -170,8 +171,8 @@ export const documentTexts: Record<Language, DocumentTexts> = {
     tag: { name: 'Imprese', description: 'Dati su una singola impresa italiana, per codice fiscale o partita IVA.' },
     docsPage: { heading: 'Documentazione API', intro: 'Tutti gli endpoint del servizio. La descrizione della tua chiave, limitata al tuo piano, è in GET /openapi.json.', switchLabel: 'Lingua' },
     profileExamples: {
-      smallCompany: 'Una micro, piccola o media impresa: `risk`',
-      largeCompany: 'Una grande impresa: `peerCount` e `peers`',
+      smallCompany: 'Una micro, piccola o media impresa, con risk',
+      largeCompany: 'Una grande impresa, con peerCount e peers',
     },
     envelopeSchemas: {
       Response: {

@@ -10,9 +10,11 @@ import type { ApiState } from '../state.js';
 export function registerDocs(router: Router<ApiState>, deps: { documents: OpenApiDocuments }): void {
   const assets = createDocsAssets({ 'docs.js': { body: Buffer.from(docsClientScript), type: 'text/javascript; charset=utf-8' } });
 
+  // The language may come from Accept-Language: a shared cache must keep one copy per value.
   router.get('/docs', (ctx) => {
     const language = requestLanguage(ctx);
     ctx.set('Content-Language', language);
+    ctx.vary('Accept-Language');
     ctx.type = 'text/html; charset=utf-8';
     ctx.body = renderDocsPage(language);
   });
@@ -20,6 +22,7 @@ export function registerDocs(router: Router<ApiState>, deps: { documents: OpenAp
   router.get('/docs/openapi.json', async (ctx) => {
     const language = requestLanguage(ctx);
     ctx.set('Content-Language', language);
+    ctx.vary('Accept-Language');
     ctx.body = await deps.documents.catalogue(language);
   });
 
