@@ -125,6 +125,9 @@ describe('when the request itself is wrong', () => {
         expect(document.paths[`/companies/${template}/${endpoint}`]!.get.responses['422']!.content['application/json']!.examples.invalid_params!.value.error.details).toEqual(refused);
         const blank = await call(api.url, `/companies/%20%20/${endpoint}`, { key: org.key });
         expect(expectError(blank, 'not_found').message).toBe('No company has the tax ID "  ".');
+        // A long one is echoed in part: the message is for a person, not a copy of the URL.
+        const long = await call(api.url, `/companies/${'A'.repeat(5_000)}/${endpoint}`, { key: org.key });
+        expect(expectError(long, 'not_found').message).toBe(`No company has the tax ID "${'A'.repeat(64)}"… (5000 characters).`);
         const padded = await call(api.url, `/companies/%20${company.fiscalCode}%20/${endpoint}`, { key: payer.key });
         expect(padded.res.status, padded.text).toBe(200);
       }

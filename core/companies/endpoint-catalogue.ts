@@ -59,8 +59,13 @@ export interface EndpointTexts {
  * The not_found message, naming what was looked up as the caller will recognise it (upper-cased,
  * as it was looked up). A tax ID is quoted as JSON: it is any text, a NUL or a quote included.
  */
+// A tax ID may be any text (up to what a URL holds, ~16 KB): the message echoes its start.
+const ECHOED_TAX_ID = 64;
+
 export function notFoundMessage(param: 'fiscalCode' | 'taxId', identifier: string): string {
-  return param === 'fiscalCode' ? `No company has the fiscal code ${identifier}.` : `No company has the tax ID ${JSON.stringify(identifier)}.`;
+  if (param === 'fiscalCode') return `No company has the fiscal code ${identifier}.`;
+  const shown = identifier.length > ECHOED_TAX_ID ? `${JSON.stringify(identifier.slice(0, ECHOED_TAX_ID))}… (${identifier.length} characters)` : JSON.stringify(identifier);
+  return `No company has the tax ID ${shown}.`;
 }
 
 export interface EndpointDefinition {
