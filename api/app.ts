@@ -6,6 +6,7 @@ import { AppError } from '../core/errors/index.js';
 import type { Logger } from '../core/logging/index.js';
 import type { UsageSink } from '../core/usage/index.js';
 import { accessLog } from './middleware/access-log.js';
+import { compressAnswer } from './middleware/compress-answer.js';
 import { errorEnvelope } from './middleware/error-envelope.js';
 import { requestId } from './middleware/request-id.js';
 import { createOpenApiDocuments } from './openapi/openapi-documents.js';
@@ -52,6 +53,7 @@ export function createApp(deps: ApiDeps): Koa<ApiState> {
 
   app.use(requestId());
   app.use(accessLog(deps.logger));
+  app.use(compressAnswer(deps.logger));
   app.use(errorEnvelope(deps.logger));
   app.use(router.routes());
   // Not the router's allowedMethods(), whose answers are not our envelope: a path that exists

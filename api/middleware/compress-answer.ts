@@ -1,0 +1,45 @@
+import { promisify } from 'node:util';
+import { gzip } from 'node:zlib';
+import type { Middleware } from 'koa';
+import type { Logger } from '../../core/logging/index.js';
+import type { ApiState } from '../state.js';
+
+const gzipAsync = promisify(gzip);
+
+// Below this an answer gains little (an error envelope, a short profile) and costs a zlib job.
+const MIN_BYTES = 1_024;
+
+/**
+ * Answers of 1 KB or more go gzip-compressed to a client that asks for it (Accept-Encoding): a
+ * report is ~50–90 KB of JSON and about a tenth of that compressed. The work runs on libuv's
+ * thread pool, not the event loop. Runs after the answer is final, the usage event included, so
+ * a compression failure (not seen in practice) sends the answer as it is rather than an error
+ * for a call already charged. The docs page's assets are the same buffers on every request:
+ * each is compressed once.
+ */
+export function compressAnswer(logger: Logger): Middleware<ApiState> {
+  const compressedAssets = new WeakMap<Buffer, Buffer>();
+  return async (ctx, next) => {
+    await next();
+    const body: unknown = ctx.body;
+    if (body === null || body === undefined || ctx.method === 'HEAD' || ctx.response.get('Content-Encoding')) return;
+    if (typeof (body as { pipe?: unknown }).pipe === 'function') return; // a stream: none of ours
+    // Most answers are strings of known length: no copy is made unless one is compressed.
+    const size = typeof body === 'string' ? Buffer.byteLength(body) : Buffer.isBuffer(body) ? body.length : -1;
+    const json = size === -1 ? JSON.stringify(body) : undefined; // what Koa would send for an object (type already json)
+    if ((json === undefined ? size : Buffer.byteLength(json)) < MIN_BYTES) return;
+    // The answer differs by Accept-Encoding. Only shared caches need told, and they keep no answer
+    // to a request with Authorization (RFC 9111 §3.5): the docs page's are the ones to mark.
+    if (!ctx.get('Authorization')) ctx.vary('Accept-Encoding');
+    if (!ctx.get('Accept-Encoding') || ctx.acceptsEncodings('gzip', 'identity') !== 'gzip') return;
+    try {
+      const reused = Buffer.isBuffer(body) ? compressedAssets.get(body) : undefined;
+      const compressed = reused ?? (await gzipAsync(json ?? (body as string | Buffer)));
+      if (Buffer.isBuffer(body) && !reused) compressedAssets.set(body, compressed);
+      ctx.body = compressed;
+      ctx.set('Content-Encoding', 'gzip');
+    } catch (err) {
+      logger.warn('could not compress an answer; sent as it is', { requestId: ctx.state.requestId, err });
+    }
+  };
+}
