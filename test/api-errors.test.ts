@@ -58,6 +58,32 @@ async function usageEventCount(db: Db, organizationId: string) {
   return (await eventsOnBus(db, { organizationId })).length;
 }
 
+/** A migrated database of this test's own, for locks that must not stall other test files. */
+async function migratedScratch(name: string): Promise<{ url: string; db: Db }> {
+  const scratch: ScratchDatabase = await createScratchDatabase(name);
+  cleanups.push(() => scratch.drop());
+  const db = createDb({ connectionString: scratch.url, poolMax: 3 });
+  cleanups.push(() => db.destroy());
+  await migrateLatest(db);
+  return { url: scratch.url, db };
+}
+
+/** Holds `table` in ACCESS EXCLUSIVE mode (a migration, a DBA) until the returned function is called. */
+async function holdTable(url: string, table: string): Promise<() => void> {
+  const locker = createDb({ connectionString: url, poolMax: 1 });
+  cleanups.push(() => locker.destroy());
+  let release!: () => void;
+  const released = new Promise<void>((resolve) => (release = resolve));
+  await new Promise<void>((resolve) => {
+    void locker.transaction(async (trx) => {
+      await trx.raw(`LOCK TABLE ${table} IN ACCESS EXCLUSIVE MODE`);
+      resolve();
+      await released;
+    });
+  });
+  return release;
+}
+
 beforeAll(async () => {
   api = await startTestApi();
   await insertCompanies(api.db, [company]);
@@ -272,29 +298,14 @@ describe('when something behind the API fails', () => {
   });
 
   it('then a usage event whose commit is held past the deadline is refused, 503 entitlement_unavailable, in time; its INSERT is cancelled, so the call is not charged once the hold goes', async () => {
-    const scratch: ScratchDatabase = await createScratchDatabase('api_usage_deadline');
-    cleanups.push(() => scratch.drop());
-    const busDb = createDb({ connectionString: scratch.url, poolMax: 3 });
-    cleanups.push(() => busDb.destroy());
-    await migrateLatest(busDb);
+    const bus = await migratedScratch('api_usage_deadline');
     const logged: { level: string; msg: string }[] = [];
     const logger = createLogger({ level: 'debug', write: (line) => logged.push(JSON.parse(line)) });
-    const other = await startOther({ usage: createPostgresUsageSink(busDb, { deadlineMs: 500, logger }) });
+    const other = await startOther({ usage: createPostgresUsageSink(bus.db, { deadlineMs: 500, logger }) });
     const own = await createTestOrganization(other.db);
 
     // A migration or a DBA holding the bus's table: the INSERT waits for the lock.
-    const locker = createDb({ connectionString: scratch.url, poolMax: 1 });
-    cleanups.push(() => locker.destroy());
-    let release!: () => void;
-    const released = new Promise<void>((resolve) => (release = resolve));
-    const locked = new Promise<void>((resolve) => {
-      void locker.transaction(async (trx) => {
-        await trx.raw('LOCK TABLE usage_bus_batches IN ACCESS EXCLUSIVE MODE');
-        resolve();
-        await released;
-      });
-    });
-    await locked;
+    const release = await holdTable(bus.url, 'usage_bus_batches');
     let refused;
     const began = Date.now();
     try {
@@ -309,7 +320,7 @@ describe('when something behind the API fails', () => {
 
     const served = await call(other.url, `/companies/${company.fiscalCode}/financials`, { key: own.key });
     expect(served.res.status, served.text).toBe(200);
-    expect((await eventsOnBus(busDb, { organizationId: own.organizationId })).map((e) => e.eventId)).toEqual([served.res.headers.get('x-request-id')]);
+    expect((await eventsOnBus(bus.db, { organizationId: own.organizationId })).map((e) => e.eventId)).toEqual([served.res.headers.get('x-request-id')]);
     expect(logged.filter((l) => l.level === 'error')).toEqual([]);
   });
 
@@ -323,26 +334,11 @@ describe('when something behind the API fails', () => {
   });
 
   it('then a company store query blocked past its deadline is upstream_timeout (504)', async () => {
-    const scratch: ScratchDatabase = await createScratchDatabase('api_timeout');
-    cleanups.push(() => scratch.drop());
-    const scratchDb = createDb({ connectionString: scratch.url, poolMax: 2 });
-    cleanups.push(() => scratchDb.destroy());
-    await migrateLatest(scratchDb);
-    const other = await startOther({ store: createCompanyStore({ db: scratchDb, queryTimeoutMs: 150, logger: silent }) });
+    const scratch = await migratedScratch('api_timeout');
+    const other = await startOther({ store: createCompanyStore({ db: scratch.db, queryTimeoutMs: 150, logger: silent }) });
     const own = await createTestOrganization(other.db);
 
-    const locker = createDb({ connectionString: scratch.url, poolMax: 1 });
-    cleanups.push(() => locker.destroy());
-    let release!: () => void;
-    const released = new Promise<void>((resolve) => (release = resolve));
-    const locked = new Promise<void>((resolve) => {
-      void locker.transaction(async (trx) => {
-        await trx.raw('LOCK TABLE companies IN ACCESS EXCLUSIVE MODE');
-        resolve();
-        await released;
-      });
-    });
-    await locked;
+    const release = await holdTable(scratch.url, 'companies');
     try {
       expectError(await call(other.url, `/companies/${company.fiscalCode}/financials`, { key: own.key }), 'upstream_timeout');
     } finally {
