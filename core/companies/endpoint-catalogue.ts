@@ -55,13 +55,14 @@ export interface EndpointTexts {
   parameter: string;
 }
 
-/**
- * The not_found message, naming what was looked up as the caller will recognise it (upper-cased,
- * as it was looked up). A tax ID is quoted as JSON: it is any text, a NUL or a quote included.
- */
 // A tax ID may be any text (up to what a URL holds, ~16 KB): the message echoes its start.
 const ECHOED_TAX_ID = 64;
 
+/**
+ * The not_found message, naming what was looked up as the caller will recognise it (upper-cased,
+ * as it was looked up). A tax ID is quoted as JSON: it is any text, a NUL or a quote included;
+ * a long one is cut short.
+ */
 export function notFoundMessage(param: 'fiscalCode' | 'taxId', identifier: string): string {
   if (param === 'fiscalCode') return `No company has the fiscal code ${identifier}.`;
   const shown = identifier.length > ECHOED_TAX_ID ? `${JSON.stringify(identifier.slice(0, ECHOED_TAX_ID))}… (${identifier.length} characters)` : JSON.stringify(identifier);

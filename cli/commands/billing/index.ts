@@ -2,8 +2,8 @@ import { InvalidArgumentError, Option } from 'commander';
 import type { Db } from '../../../core/db/index.js';
 import { periodOf } from '../../../core/billing/billing-period.js';
 import {
-  buildAllowanceReport, changeCredits, exportLedger, referencedEventId, findOrganizationId, FIRST_PERIOD, isPeriod, LAST_PERIOD, ledgerColumns, reconcileLedger,
-  rebuildUsageTotals, replayDeadLetters, rollOverDueAllowances, setCallsCap, type AllowanceSnapshot, type CreditChangeKind, type ReplayOutcome,
+  buildAllowanceReport, changeCredits, exportLedger, findOrganizationId, FIRST_PERIOD, isPeriod, LAST_PERIOD, ledgerColumns, reconcileLedger,
+  rebuildUsageTotals, referencedEventId, replayDeadLetters, rollOverDueAllowances, setCallsCap, type AllowanceSnapshot, type CreditChangeKind, type ReplayOutcome,
 } from '../../../core/billing/index.js';
 import { AppError } from '../../../core/errors/index.js';
 import { recordAudit, withAudit } from '../../../core/dashboard-auth/index.js';
