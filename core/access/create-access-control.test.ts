@@ -209,6 +209,31 @@ describe('access control', () => {
     await seenWithin(1_000, async () => (await access.authorize(principal, 'company-financials', 'endpoint').then(() => true, () => false)));
   });
 
+  it('when the billing worker stays stopped for minutes then the calls served meanwhile still count: the last balance read is not spent again', async () => {
+    let clock = Date.now();
+    const stopped = createAccessControl({
+      db, listenConnectionString: databaseUrl, keyCacheTtlMs: 60_000, entitlementCacheTtlMs: 1_000, rateLimiter, logger: createLogger({ level: 'silent' }), now: () => clock,
+    });
+    try {
+      await stopped.ready();
+      const org = await createOrganization(db, { name: 'worker stopped test', planId: 'standard' });
+      const { key } = await createApiKey(db, { organizationId: org.id, name: 'test' });
+      const principal = await stopped.authenticate(`Bearer ${key}`);
+      await leaveCredits(org.id, 10);
+      // Two 5-credit calls served and published; no worker applies them.
+      for (let i = 0; i < 2; i++) stopped.charged(await stopped.authorize(principal, 'company-financials', 'endpoint'), `req_${randomUUID()}`);
+      expect((await refusal(stopped.authorize(principal, 'company-financials', 'endpoint'))).code).toBe('credits_exhausted');
+      // Ten minutes on, the state read again every second or so: the balance in the database is
+      // still 10, and still spent.
+      for (let minute = 1; minute <= 10; minute++) {
+        clock += 60_000;
+        expect((await refusal(stopped.authorize(principal, 'company-financials', 'endpoint'))).code).toBe('credits_exhausted');
+      }
+    } finally {
+      await stopped.close();
+    }
+  });
+
   it('when the cached state is dropped between a call\'s grant and its charge (a flag write) then the call still counts', async () => {
     const { organizationId, principal } = await organizationWithKey();
     await leaveCredits(organizationId, 13);

@@ -37,15 +37,21 @@ export interface AccessControlHandle extends AccessControl {
  * 3. Then configuration, entitlement and the allowance flags, cheapest first; none does I/O,
  *    except when only this process's unapplied calls would refuse it (one fresh read then).
  */
+const PENDING_MAX_AGE_MS = 3_600_000;
+
 export function createAccessControl(options: AccessControlOptions): AccessControlHandle {
   const nowMs = options.now ?? Date.now;
   const now = () => new Date(nowMs());
   const notifications = createNotificationListener({ connectionString: options.listenConnectionString, logger: options.logger });
   const keys = createKeyVerifier({ db: options.db, logger: options.logger, ttlMs: options.keyCacheTtlMs, notifications, now: options.now });
-  // The pipeline's lag, taken generously, and how long an unapplied call is counted: both longer
-  // than the state cache keeps a reading, so a slow reload cannot outlast them.
+  // The pipeline's lag, taken generously: longer than the state cache keeps a reading, so a slow
+  // reload cannot outlast it.
   const horizonSeconds = Math.max(10, (2 * options.entitlementCacheTtlMs) / 1000);
-  const pending = createPendingCharges({ maxAgeMs: Math.max(60_000, 4 * options.entitlementCacheTtlMs) });
+  // An unapplied call counts until the worker applies it, however long the worker is stopped:
+  // forgotten after a minute, the balance last read would be served again every minute. The
+  // hour is only a net for an event never applied (set aside as a dead letter); what is kept is
+  // bounded by the allowance itself, as calls are refused once the pending ones use it up.
+  const pending = createPendingCharges({ maxAgeMs: Math.max(PENDING_MAX_AGE_MS, 4 * options.entitlementCacheTtlMs) });
   const sweep = setInterval(() => pending.sweep(nowMs()), 30_000);
   sweep.unref();
   // Grants whose calls, once charged, count against the allowance here until applied.

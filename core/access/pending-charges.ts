@@ -40,8 +40,9 @@ export interface PendingCharges {
 }
 
 /**
- * `maxAgeMs`: an event still unapplied after this long is forgotten (the worker stopped, or the
- * state was not read again): the overspend window of docs/billing.md takes over from there.
+ * `maxAgeMs`: an event still unapplied after this long is forgotten (one the worker will never
+ * apply: set aside as a dead letter): the overspend window of docs/billing.md takes over from
+ * there. Long enough to outlast a stopped worker (create-access-control.ts: an hour).
  */
 export function createPendingCharges(options: { maxAgeMs: number }): PendingCharges {
   const byOrganization = new Map<string, OrganizationCharges>();
