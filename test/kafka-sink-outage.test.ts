@@ -16,6 +16,9 @@ import { killAndWait, readKafkaControl, startKafkaBroker, stopKafkaBroker, write
 import { startLocalKafka } from './services/kafka-local.js';
 
 const logger = createLogger({ level: 'silent' });
+// The sink's own lines, for the refund ids it must log.
+const sinkLines: { level: string; msg: string; eventIds?: string[] }[] = [];
+const sinkLogger = createLogger({ level: 'error', write: (line) => sinkLines.push(JSON.parse(line)) });
 // A broker of this file's own: stopping the suite's broker would fail whatever Kafka test
 // another worker runs meanwhile. Started from the jars the suite's local broker came from; with
 // Kafka from KAFKA_BROKERS, a container or TEST_SERVICES=postgres there is none to copy.
@@ -70,7 +73,7 @@ describe.skipIf(!ownBrokerPossible)('the Kafka usage sink during a broker outage
     // kafkajs retries a send far longer than the deadline here, long enough to see the broker
     // come back: a refused batch must not land even then.
     const retry = { initialRetryTime: 200, retries: 60, maxRetryTime: 1_000 };
-    sink = createKafkaUsageSink({ kafka: createKafka({ brokers: kafkaBrokers(), clientId: 'kafka-sink-outage', logger }), topic, partitions: 1, logger, retry });
+    sink = createKafkaUsageSink({ kafka: createKafka({ brokers: kafkaBrokers(), clientId: 'kafka-sink-outage', logger }), topic, partitions: 1, logger: sinkLogger, retry });
     await sink.connect();
   });
   afterAll(async () => {
@@ -110,4 +113,31 @@ describe.skipIf(!ownBrokerPossible)('the Kafka usage sink during a broker outage
     expect(ids).toContain(after.eventId);
     for (const e of refused) expect(ids).not.toContain(e.eventId);
   }, 180_000);
+
+  it('when the broker stalls with a send on the wire then the calls are refused at the deadline, and every refused event that lands after all was logged with its id for a refund', async () => {
+    const state = await readKafkaControl(controlFile);
+    if (state.kind !== 'local') throw new Error('the broker of this file is a local one');
+    await sink.publish(usageEvent('org_stall')); // connected and warm
+    sinkLines.length = 0;
+    process.kill(state.pid, 'SIGSTOP');
+    let refused: UsageEvent[];
+    try {
+      refused = [usageEvent('org_stall'), usageEvent('org_stall')];
+      const results = await Promise.all(refused.map((e) => timed(sink.publish(e))));
+      for (const r of results) {
+        expect(r.code).toBe('entitlement_unavailable');
+        expect(r.ms).toBeLessThan(PUBLISH_DEADLINE_MS + 1_000);
+      }
+    } finally {
+      process.kill(state.pid, 'SIGCONT');
+    }
+    // Said as the batch is given up, the same moment as its callers' refusals (their own timers).
+    const logged = () => new Set(sinkLines.filter((l) => l.level === 'error').flatMap((l) => l.eventIds ?? []));
+    await expect.poll(() => refused.every((e) => logged().has(e.eventId)), { timeout: 2_000 }).toBe(true);
+    // Whether the stalled broker stored them is up to it; none that it did went unlogged.
+    const after = usageEvent('org_stall');
+    await waitFor('a call served again', async () => (await timed(sink.publish(after))).code === undefined, 60_000);
+    const landed = (await eventIdsOn(topic, 4)).filter((id) => refused.some((e) => e.eventId === id));
+    for (const id of landed) expect(logged()).toContain(id);
+  }, 120_000);
 });

@@ -57,8 +57,10 @@ interface Pending {
  * Every caller is answered within the deadline. A caller refused at its deadline must not be
  * charged, so its event must not reach Kafka afterwards: an event still queued is never sent,
  * and a batch whose send is still retrying inside kafkajs is emptied, so kafkajs's later
- * attempts send nothing. Only a request already on the wire at the deadline can still land
- * (its acknowledgement then comes too late): that is logged with the event ids, to be refunded.
+ * attempts send nothing. Only a request already on the wire at the deadline can still land:
+ * its event ids are logged at error at the deadline, to be looked up and refunded (a stalled
+ * broker may store it on resuming without kafkajs ever hearing of it), and again should its
+ * acknowledgement still arrive.
  *
  * While Kafka is unreachable (a send or a reconnect failed and none succeeded since) calls are
  * refused at once, and one reconnect at a time runs in the background, started by the calls.
@@ -174,7 +176,16 @@ export function createKafkaUsageSink(options: KafkaUsageSinkOptions): KafkaUsage
       } catch (err) {
         abandon();
         giveUp(p);
-        logger.error('usage events not acknowledged by Kafka; refusing their calls', { err: messageOf(err), events: sending.length });
+        const eventIds = sending.map((e) => e.event.eventId);
+        if (err instanceof DeadlinePassed) {
+          // Sent, and neither acknowledged nor refused: the broker may have stored them (a
+          // broker that stalls stores what it had read once it resumes, and kafkajs, whose own
+          // request timeout may have fired first, never hears of it). Said now, with the ids,
+          // since no later line may come.
+          logger.error('usage events sent to Kafka were not acknowledged within the deadline, and their calls were refused (503); any of them the broker stored will be charged: look them up in the ledger and refund them', { err: messageOf(err), eventIds });
+        } else {
+          logger.error('usage events not acknowledged by Kafka; refusing their calls', { err: messageOf(err), eventIds });
+        }
         if (err instanceof DeadlinePassed) {
           // kafkajs is still retrying: disconnect once it stops (a disconnect now would only make
           // it reconnect). A request it had already sent may still be acknowledged.
