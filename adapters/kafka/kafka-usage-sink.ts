@@ -10,6 +10,10 @@ import { ensureTopics } from './create-kafka.js';
  */
 export const PUBLISH_DEADLINE_MS = USAGE_PUBLISH_DEADLINE_MS;
 
+/** While Kafka is unreachable: how often a reconnect is tried, and how often that is logged. */
+const RECONNECT_EVERY_MS = 2_000;
+const STILL_UNREACHABLE_EVERY_MS = 30_000;
+
 export interface KafkaUsageSinkOptions {
   kafka: Kafka;
   topic: string;
@@ -63,7 +67,8 @@ interface Pending {
  * acknowledgement still arrive.
  *
  * While Kafka is unreachable (a send or a reconnect failed and none succeeded since) calls are
- * refused at once, and one reconnect at a time runs in the background, started by the calls.
+ * refused at once, and one reconnect at a time runs in the background, every 2 s until one
+ * succeeds (and at once when a call comes).
  */
 export function createKafkaUsageSink(options: KafkaUsageSinkOptions): KafkaUsageSink {
   const { kafka, topic, logger } = options;
@@ -75,6 +80,9 @@ export function createKafkaUsageSink(options: KafkaUsageSinkOptions): KafkaUsage
   let closed = false;
   // Sends given up at a deadline that kafkajs is still retrying (with nothing left to send).
   const abandoned = new Set<Promise<unknown>>();
+  // While Kafka is unreachable, the next reconnect, due whether or not calls come.
+  let retryTimer: NodeJS.Timeout | undefined;
+  let lastStillUnreachable = 0;
 
   const connectOnce = (): Promise<Producer> =>
     (connecting ??= (async () => {
@@ -107,6 +115,7 @@ export function createKafkaUsageSink(options: KafkaUsageSinkOptions): KafkaUsage
     })()
       .catch((err: unknown) => {
         failing = true;
+        retrySoon();
         throw err;
       })
       .finally(() => {
@@ -118,8 +127,24 @@ export function createKafkaUsageSink(options: KafkaUsageSinkOptions): KafkaUsage
     if (closed || connecting) return;
     connectOnce().then(
       () => logger.info('Kafka reachable again; paid calls are served'),
-      (err: unknown) => logger.warn('Kafka still unreachable; paid calls are refused until it answers', { err: messageOf(err) }),
+      (err: unknown) => {
+        // Tried every few seconds through an outage: said once in a while, not each time.
+        if (Date.now() - lastStillUnreachable < STILL_UNREACHABLE_EVERY_MS) return;
+        lastStillUnreachable = Date.now();
+        logger.warn('Kafka still unreachable; paid calls are refused until it answers', { err: messageOf(err) });
+      },
     );
+  };
+
+  // Reconnects go on by themselves while Kafka is unreachable, so the first calls after it is
+  // back are served, rather than refused while the reconnect they start is under way.
+  const retrySoon = () => {
+    if (closed || retryTimer) return;
+    retryTimer = setTimeout(() => {
+      retryTimer = undefined;
+      if (failing && !producer) reconnect();
+    }, RECONNECT_EVERY_MS);
+    retryTimer.unref();
   };
 
   const unreachable = () => meteringUnavailable(new Error('Kafka is unreachable; a reconnect is under way'));
@@ -136,6 +161,7 @@ export function createKafkaUsageSink(options: KafkaUsageSinkOptions): KafkaUsage
   const giveUp = (p: Producer) => {
     if (producer === p) producer = undefined;
     failing = true;
+    retrySoon();
   };
 
   const batches = createBatchPublisher<Pending>(
@@ -250,6 +276,7 @@ export function createKafkaUsageSink(options: KafkaUsageSinkOptions): KafkaUsage
     },
     async close() {
       closed = true;
+      clearTimeout(retryTimer);
       // Deliver what was accepted before closing: those callers are waiting for their answer.
       await batches.drain();
       // A connect still under way (a start-up that failed elsewhere) disconnects when it ends.
