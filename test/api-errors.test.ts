@@ -5,7 +5,7 @@ import type { CompanyLookups } from '../core/companies/endpoint-catalogue.js';
 import { createDb, migrateLatest, type Db } from '../core/db/index.js';
 import { errorCatalogue, errorEnvelopeSchema, type ErrorCode } from '../core/errors/index.js';
 import { createLogger } from '../core/logging/index.js';
-import { createPostgresUsageSink } from '../core/usage/index.js';
+import { createPostgresUsageSink, meteringUnavailable } from '../core/usage/index.js';
 import { createScratchDatabase, type ScratchDatabase } from './support/database.js';
 import { freePort } from './services/free-port.js';
 import { rawRequest } from './support/raw-request.js';
@@ -322,6 +322,17 @@ describe('when something behind the API fails', () => {
     expect(served.res.status, served.text).toBe(200);
     expect((await eventsOnBus(bus.db, { organizationId: own.organizationId })).map((e) => e.eventId)).toEqual([served.res.headers.get('x-request-id')]);
     expect(logged.filter((l) => l.level === 'error')).toEqual([]);
+  });
+
+  it('then a dependency failing on every call is logged once per 10 s with its cause and no stack, and the calls held back are counted', async () => {
+    const logged: { level: string; msg: string; code?: string; cause?: string; heldBack?: number; err?: unknown }[] = [];
+    const logger = createLogger({ level: 'warn', write: (line) => logged.push(JSON.parse(line)) });
+    const other = await startOther({ logger, usage: { publish: () => Promise.reject(meteringUnavailable(new Error('bus down'))), close: async () => {} } });
+    const own = await createTestOrganization(other.db);
+    for (let i = 0; i < 5; i++) expectError(await call(other.url, `/companies/${company.fiscalCode}/financials`, { key: own.key }), 'entitlement_unavailable');
+    expect(logged).toEqual([expect.objectContaining({ level: 'warn', msg: 'request failed', code: 'entitlement_unavailable', cause: 'bus down' })]);
+    expect(logged[0]).not.toHaveProperty('err');
+    expect(logged[0]).not.toHaveProperty('heldBack');
   });
 
   it('then a company store that cannot be reached is upstream_error (502)', async () => {

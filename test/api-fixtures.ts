@@ -8,7 +8,7 @@ import { createApp } from '../api/app.js';
 import { createAccessControl, type AccessControlHandle } from '../core/access/index.js';
 import { createCompanyStore } from '../core/companies/company-store.js';
 import { createDb, type Db } from '../core/db/index.js';
-import { createLogger } from '../core/logging/index.js';
+import { createLogger, type Logger } from '../core/logging/index.js';
 import { createInMemoryRateLimiter, type RateLimiter } from '../core/ratelimit/index.js';
 import { createPostgresUsageSink, type UsageSink } from '../core/usage/index.js';
 import { createApiKey } from '../core/auth/index.js';
@@ -172,6 +172,8 @@ export interface TestApiOptions {
   keyCacheTtlMs?: number;
   entitlementCacheTtlMs?: number;
   rateLimiter?: RateLimiter;
+  /** Silent unless given. */
+  logger?: Logger;
 }
 
 export interface TestApi extends RunningServer {
@@ -182,7 +184,7 @@ export interface TestApi extends RunningServer {
 /** The real app on a real port with real access control, store and Postgres usage sink. */
 export async function startTestApi(options: TestApiOptions = {}): Promise<TestApi> {
   const databaseUrl = options.databaseUrl ?? inject('databaseUrl');
-  const logger = createLogger({ level: 'silent' });
+  const logger = options.logger ?? createLogger({ level: 'silent' });
   const db = createDb({ connectionString: databaseUrl, poolMax: 4, applicationName: 'api-test' });
   const rateLimiter = options.rateLimiter ?? createInMemoryRateLimiter();
   const access = createAccessControl({

@@ -21,12 +21,13 @@ export function createKafka(options: KafkaClientOptions): Kafka {
     logLevel: logLevel.INFO,
     logCreator: () => ({ level, log: entry }: LogEntry) => {
       const { message, ...fields } = entry;
-      const routine = level === logLevel.ERROR ? routineError(message, fields) : undefined;
+      const routine = level === logLevel.ERROR ? routineError(message, fields) : level === logLevel.WARN ? routineWarning(message) : undefined;
       if (routine === 'warn') {
         // A retry: what the caller does when they run out is its own error line.
         delete fields.stack;
         log.warn(message, fields);
       } else if (routine === 'info') log.info(message, fields);
+      else if (routine === 'debug') log.debug(message, fields);
       else if (level === logLevel.ERROR) log.error(message, fields);
       else if (level === logLevel.WARN) log.warn(message, fields);
       else log.debug(message, fields);
@@ -43,7 +44,21 @@ const routineResponseErrors = new Set([
   'Topic creation errors',
   "The coordinator is loading and hence can't process requests for this group",
   'The group coordinator is not available',
+  // A member's heartbeat while the group rebalances (a worker started or stopped): it rejoins.
+  'The group is rebalancing, so a rejoin is needed',
 ]);
+
+/**
+ * kafkajs WARN lines that are routine: a consumer re-joining its group as members come and go
+ * (info: worth seeing, not a problem), and the warning every producer of ours gets, whose
+ * retries are limited on purpose, with a new producer (new id) after any failed send
+ * (kafka-usage-sink.ts) (debug).
+ */
+function routineWarning(message: string): 'info' | 'debug' | undefined {
+  if (message === 'The group is rebalancing, re-joining') return 'info';
+  if (message.startsWith('Limiting retries for the idempotent producer')) return 'debug';
+  return undefined;
+}
 
 /**
  * How to log a kafkajs ERROR line that is routine: 'info' for the start-up races above,

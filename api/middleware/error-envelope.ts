@@ -1,12 +1,18 @@
 import type { Middleware } from 'koa';
 import { AppError, isAppError, toErrorObject } from '../../core/errors/index.js';
-import type { Logger } from '../../core/logging/index.js';
+import { createRepeatGate, type Logger } from '../../core/logging/index.js';
 import type { ApiState } from '../state.js';
 
 // The HTTP edge's one error mapper: whatever is thrown below becomes the `{ error }` envelope
 // with the catalogue's status. Only AppError messages are shown; anything else is logged in
 // full here and answered as internal_error, so no stack, SQL or driver text reaches a caller.
+//
+// A dependency's failure (a 5xx AppError: metering, plan state or the company store unavailable)
+// comes with every call while it lasts: said with its cause's message, once per code every 10 s
+// with how many were held back; the access log has each call. A bug (internal_error) is said
+// every time, with its stack.
 export function errorEnvelope(logger: Logger): Middleware<ApiState> {
+  const repeats = createRepeatGate();
   return async (ctx, next) => {
     try {
       await next();
@@ -14,7 +20,10 @@ export function errorEnvelope(logger: Logger): Middleware<ApiState> {
       const appError = toAppError(err);
       const requestId = ctx.state.requestId;
       if (!isAppError(err) && appError.code === 'internal_error') logger.error('unhandled error', { requestId, err });
-      else if (appError.status >= 500) logger.warn('request failed', { requestId, code: appError.code, err: appError.cause ?? err });
+      else if (appError.status >= 500) {
+        const gate = repeats(appError.code);
+        if (gate.say) logger.warn('request failed', { requestId, code: appError.code, cause: causeOf(appError.cause ?? err), ...(gate.heldBack > 0 ? { heldBack: gate.heldBack } : {}) });
+      }
       if (ctx.headerSent) return;
 
       const { error } = toErrorObject(appError, requestId);
@@ -39,3 +48,5 @@ function toAppError(err: unknown): AppError {
   }
   return new AppError('internal_error', undefined, { cause: err });
 }
+
+const causeOf = (cause: unknown): string => (cause instanceof Error ? cause.message : String(cause));
