@@ -234,6 +234,31 @@ describe('access control', () => {
     }
   });
 
+  it('when the server drops the pooled connections (pg_terminate_backend, a failover) then the next key check and state read take fresh ones, instead of refusing every organization for a second', async () => {
+    const applicationName = `dropped-${randomUUID().slice(0, 8)}`;
+    const own = createDb({ connectionString: databaseUrl, poolMax: 2, applicationName });
+    let clock = Date.now();
+    const dropped = createAccessControl({
+      db: own, listenConnectionString: databaseUrl, keyCacheTtlMs: 60_000, entitlementCacheTtlMs: 1_000, rateLimiter, logger: createLogger({ level: 'silent' }), now: () => clock,
+    });
+    try {
+      await dropped.ready();
+      const org = await createOrganization(db, { name: 'dropped connection test', planId: 'standard' });
+      const keys = await Promise.all([1, 2].map((n) => createApiKey(db, { organizationId: org.id, name: `key ${n}` })));
+      const principal = await dropped.authenticate(`Bearer ${keys[0]!.key}`);
+      await dropped.authorize(principal, 'company-financials', 'endpoint');
+      const terminated = await db.raw<{ rows: unknown[] }>('SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = ?', [applicationName]);
+      expect(terminated.rows.length).toBeGreaterThan(0);
+      clock += 2_000; // the state is read again
+      await dropped.authorize(principal, 'company-financials', 'endpoint');
+      await db.raw('SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = ?', [applicationName]);
+      expect((await dropped.authenticate(`Bearer ${keys[1]!.key}`)).organizationId).toBe(org.id); // a key not seen yet
+    } finally {
+      await dropped.close();
+      await own.destroy();
+    }
+  });
+
   it('when the cached state is dropped between a call\'s grant and its charge (a flag write) then the call still counts', async () => {
     const { organizationId, principal } = await organizationWithKey();
     await leaveCredits(organizationId, 13);

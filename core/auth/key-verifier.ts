@@ -1,6 +1,6 @@
 import type { Principal } from '../access/access-control.js';
 import { createStoreBackedCache, StoreUnavailableError } from '../cache/index.js';
-import { createNotificationListener, type Db, type NotificationListener } from '../db/index.js';
+import { createNotificationListener, isDroppedConnection, type Db, type NotificationListener } from '../db/index.js';
 import { AppError } from '../errors/index.js';
 import type { Logger } from '../logging/index.js';
 import { hashApiKey, isApiKeyShaped, type KeyKind, type KeyMode } from './api-key-format.js';
@@ -67,6 +67,7 @@ export function createKeyVerifier(options: KeyVerifierOptions): KeyVerifier {
     now,
     lookupTimeoutMs: options.lookupTimeoutMs,
     trustMs: (key) => (key === null ? negativeTtlMs : notifications.connected ? options.ttlMs : disconnectedTtlMs),
+    retryAtOnce: isDroppedConnection,
     load: async (hash) => {
       const row = await options.db('api_keys')
         .where({ hash })

@@ -61,3 +61,18 @@ function serverOf(connectionString: string): { where: string; user?: string } {
     return { where: 'the address in DATABASE_URL' };
   }
 }
+
+/**
+ * A pooled connection the server ended (an administrator's pg_terminate_backend, a restart or a
+ * failover, an idle timeout): the statement failed on that connection only, and the pool hands
+ * the next query a fresh one. A statement that failed for its own reasons is not this.
+ */
+export function isDroppedConnection(err: unknown): boolean {
+  const e = err as { code?: unknown; message?: unknown } | null;
+  // admin_shutdown (pg_terminate_backend), crash_shutdown, idle_session_timeout; and the socket
+  // itself cut (a connection the server had dropped as it sat in the pool).
+  if (e?.code === '57P01' || e?.code === '57P02' || e?.code === '57P05' || e?.code === 'ECONNRESET' || e?.code === 'EPIPE') return true;
+  // pg's own words, after the statement's text when knex ran it ("select … - Connection …").
+  const message = typeof e?.message === 'string' ? e.message : '';
+  return /(?:^|- )(?:Connection terminated unexpectedly|Client has encountered a connection error and is not queryable)$/.test(message);
+}

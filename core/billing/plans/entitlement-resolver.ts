@@ -1,5 +1,5 @@
 import { createStoreBackedCache, StoreUnavailableError } from '../../cache/index.js';
-import type { Db, NotificationListener } from '../../db/index.js';
+import { isDroppedConnection, type Db, type NotificationListener } from '../../db/index.js';
 import { AppError } from '../../errors/index.js';
 import type { Logger } from '../../logging/index.js';
 import type { RateLimits } from '../../ratelimit/index.js';
@@ -110,6 +110,7 @@ export function createEntitlementResolver(options: EntitlementResolverOptions): 
     lookupTimeoutMs: options.lookupTimeoutMs,
     trustMs: () => options.ttlMs,
     load: (organizationId) => load(organizationId),
+    retryAtOnce: isDroppedConnection,
   });
   options.notifications.subscribe('organization_changed', (organizationId) => cache.evict(organizationId));
   // Plan changes are rare and touch many organizations: start afresh.
