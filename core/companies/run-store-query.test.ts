@@ -31,6 +31,23 @@ describe('runStoreQuery / runPreparedStoreQuery', () => {
     expect(rows.map((r) => r[0]!.n)).toEqual([1, 2]);
   });
 
+  it('when the server has dropped the pooled connections (pg_terminate_backend, a failover) then the query runs on fresh ones, not upstream_error', async () => {
+    const options = { db, queryTimeoutMs: 2_000, logger };
+    const one = storeStatement('test_one', 'SELECT $1::int AS n');
+    // Both pooled connections open, then ended by the server.
+    await Promise.all([1, 2].map((n) => runPreparedStoreQuery(options, 'one', one, [n])));
+    const other = testDb({ poolMax: 1 });
+    try {
+      const ended = await other.raw<{ rows: unknown[] }>('SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = ?', [applicationName]);
+      expect(ended.rows.length).toBe(2);
+      // At once, before the pool has heard of it: the query meets a dropped connection.
+      const rows = await runPreparedStoreQuery<{ n: number }>(options, 'one', one, [7]);
+      expect(rows[0]!.n).toBe(7);
+    } finally {
+      await other.destroy();
+    }
+  });
+
   it('when the statement itself fails then it is upstream_error with the catalogue message', async () => {
     const failure = await runPreparedStoreQuery({ db, queryTimeoutMs: 2_000, logger }, 'broken', storeStatement('test_broken', 'SELECT * FROM no_such_table_here'), []).catch((e: unknown) => e);
     expect(failure).toMatchObject({ code: 'upstream_error' });

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { Knex } from 'knex';
-import type { Db } from '../db/index.js';
+import { isDroppedConnection, type Db } from '../db/index.js';
 import { AppError } from '../errors/index.js';
 import type { Logger } from '../logging/index.js';
 
@@ -57,7 +57,7 @@ export async function runPreparedStoreQuery<Row>(options: StoreQueryOptions & { 
       if (running) cancel(client, running, logger, what);
     }, queryTimeoutMs);
   });
-  const work = (async () => {
+  const attempt = async (): Promise<Row[]> => {
     const connection = await client.acquireConnection();
     try {
       if (timedOut) throw new DeadlineExceeded(); // the wait for a connection used the time up
@@ -67,6 +67,17 @@ export async function runPreparedStoreQuery<Row>(options: StoreQueryOptions & { 
     } finally {
       running = undefined;
       await client.releaseConnection(connection);
+    }
+  };
+  // A pooled connection the server dropped (pg_terminate_backend, a failover) fails this query
+  // only: up to twice more on the next ones, within the same deadline, as the key and plan caches do.
+  const work = (async () => {
+    for (let retries = 2; ; retries--) {
+      try {
+        return await attempt();
+      } catch (err) {
+        if (retries === 0 || timedOut || !isDroppedConnection(err)) throw err;
+      }
     }
   })();
 
