@@ -114,10 +114,11 @@ export function createPostgresUsageSink(db: Db, options: PostgresUsageSinkOption
       const batch = JSON.stringify(events);
       try {
         const connection = await client.acquireConnection();
-        // Refused while it waited for a connection: not written at all.
+        // Its deadline passed while it waited for a connection: not written at all, and a
+        // failure, not a return (the publisher would take a return for "written" and serve it).
         if (signal?.aborted) {
           await client.releaseConnection(connection);
-          return;
+          throw new Error('the deadline passed before a connection was free');
         }
         const cancel = () => {
           db.raw(CANCEL_INSERT, [connection.processID]).catch((err: unknown) => options.logger?.warn('could not cancel a usage batch refused at its deadline', { err }));
