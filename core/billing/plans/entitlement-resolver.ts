@@ -117,6 +117,7 @@ export function createEntitlementResolver(options: EntitlementResolverOptions): 
   options.notifications.subscribe('plan_changed', () => cache.markAllStale());
   options.notifications.onConnectionChange(() => cache.markAllStale());
   let warnedAt = Number.NEGATIVE_INFINITY;
+  const freshReads = new Map<string, Promise<OrganizationAccess>>();
 
   return {
     async get(organizationId) {
@@ -136,17 +137,23 @@ export function createEntitlementResolver(options: EntitlementResolverOptions): 
       throw new AppError('entitlement_unavailable', undefined, { retryAfterSeconds: 1 });
     },
     lastKnown: (organizationId) => cache.peek(organizationId),
-    async fresh(organizationId) {
-      // Bounded as a cache load is: a caller waits for this before its answer.
-      let timer: NodeJS.Timeout | undefined;
-      const deadline = new Promise<never>((_, reject) => {
-        timer = setTimeout(() => reject(new Error('entitlement read timed out')), options.lookupTimeoutMs ?? 1_000);
-      });
-      try {
-        return await Promise.race([load(organizationId), deadline]);
-      } finally {
-        clearTimeout(timer);
+    fresh(organizationId) {
+      // One read at a time per organization: while the worker is stopped, every call of one
+      // whose unapplied calls use up its balance asks, and those in flight together share it.
+      let flight = freshReads.get(organizationId);
+      if (!flight) {
+        // Bounded as a cache load is: a caller waits for this before its answer.
+        let timer: NodeJS.Timeout | undefined;
+        const deadline = new Promise<never>((_, reject) => {
+          timer = setTimeout(() => reject(new Error('entitlement read timed out')), options.lookupTimeoutMs ?? 1_000);
+        });
+        flight = Promise.race([load(organizationId), deadline]).finally(() => {
+          clearTimeout(timer);
+          freshReads.delete(organizationId);
+        });
+        freshReads.set(organizationId, flight);
       }
+      return flight;
     },
   };
 }
