@@ -1,4 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import http from 'node:http';
 import { existsSync } from 'node:fs';
 import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import net, { type AddressInfo } from 'node:net';
@@ -74,12 +75,12 @@ async function startGateway(apiUpstream: string, readTimeoutS?: number): Promise
   throw new Error(`nginx did not listen: ${stderr}`);
 }
 
-/** The answer must be our internal_error envelope, its request id also in X-Request-Id. */
-async function expectGatewayError(res: Response): Promise<string> {
-  expect(res.status).toBe(500);
+/** The answer must be our envelope (internal_error unless said), its request id also in X-Request-Id. */
+async function expectGatewayError(res: Response, expected: { status: number; code: string; message: string; details?: unknown } = { status: 500, code: 'internal_error', message: errorCatalogue.internal_error.message }): Promise<string> {
+  expect(res.status).toBe(expected.status);
   expect(res.headers.get('content-type')).toBe('application/json');
   const body = errorEnvelopeSchema.parse(await res.json());
-  expect(body.error).toEqual({ code: 'internal_error', message: errorCatalogue.internal_error.message, requestId: expect.any(String) });
+  expect(body.error).toEqual({ code: expected.code, message: expected.message, requestId: expect.stringMatching(/^req_[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/), ...(expected.details ? { details: expected.details } : {}) });
   expect(res.headers.get('x-request-id')).toBe(body.error.requestId);
   return body.error.requestId;
 }
@@ -100,6 +101,34 @@ describe('the gateway (deploy/nginx.conf)', () => {
     const ids = [];
     for (let i = 0; i < 2; i++) ids.push(await expectGatewayError(await fetch(`${gateway}/companies/${exampleCompanyCode}/report`, { headers: { Authorization: `Bearer ${key}` } })));
     expect(new Set(ids).size).toBe(2);
+  });
+
+  it('when a replica answers with an error of its own, a 502 or 504, then it passes unchanged, not as the gateway\'s', async () => {
+    const own = { error: { code: 'upstream_timeout', message: 'The company data store did not answer in time. Retry later.', requestId: 'req_00000000-0000-4000-8000-000000000000' } };
+    const replica = http.createServer((_req, res) => {
+      res.writeHead(504, { 'Content-Type': 'application/json; charset=utf-8', 'X-Request-Id': own.error.requestId });
+      res.end(JSON.stringify(own));
+    });
+    await new Promise<void>((resolve) => replica.listen(0, '127.0.0.1', resolve));
+    try {
+      const gateway = await startGateway(`127.0.0.1:${(replica.address() as AddressInfo).port}`);
+      const res = await fetch(`${gateway}/companies/${exampleCompanyCode}/financials`, { headers: { Authorization: `Bearer ${key}` } });
+      expect(res.status).toBe(504);
+      expect(await res.json()).toEqual(own);
+      expect(res.headers.get('x-request-id')).toBe(own.error.requestId);
+    } finally {
+      replica.close();
+    }
+  });
+
+  it('when nginx refuses a request itself (a header over 16 KB) then the client gets invalid_params in our envelope; a 12 KB URL still reaches the replica', async () => {
+    const gateway = await startGateway(new URL(api.url).host);
+    await expectGatewayError(await fetch(`${gateway}/companies/${exampleCompanyCode}/report`, { headers: { Authorization: `Bearer ${key}`, 'X-Padding': 'x'.repeat(20_000) } }), {
+      status: 422, code: 'invalid_params', message: 'The request line and headers are too large: at most 16 KB.', details: [{ path: 'headers', message: 'the request line and headers together at most 16 KB' }],
+    });
+    const long = await fetch(`${gateway}/companies/${'A'.repeat(12_000)}/profile`, { headers: { Authorization: `Bearer ${key}` } });
+    expect(long.status).toBe(404);
+    expect(((await long.json()) as { error: { code: string } }).error.code).toBe('not_found');
   });
 
   it('when a replica takes the request and never answers, then at proxy_read_timeout the client gets the same envelope', async () => {
