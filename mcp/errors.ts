@@ -1,6 +1,6 @@
 import { ErrorCode as RpcCode, type CallToolResult, type JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import { errorCatalogue, issueDetails, toErrorObject, type AppError, type ErrorCode, type ErrorObject } from '../core/errors/index.js';
-import { createRepeatGate, type Logger } from '../core/logging/index.js';
+import type { Logger } from '../core/logging/index.js';
 
 // The one MCP edge mapper: every failure on the tool server leaves through here, as
 //  - a tool result with isError (tool calls: the model reads it and can correct itself),
@@ -23,15 +23,12 @@ export class JsonRpcError extends Error {
 
 // As the API's error mapper: a dependency's failure is said once per code every 10 s, with how
 // many were held back (the request log has each call); a bug every time.
-const repeats = createRepeatGate();
-
 function mapped(err: unknown, requestId: string, logger: Logger): { error: ErrorObject; appError: AppError } {
   const result = toErrorObject(err, requestId);
   if (result.appError.code === 'internal_error' && result.appError !== err) logger.error('tool server failure', { requestId, err });
   else if (result.appError.status >= 500) {
-    const gate = repeats(result.appError.code);
     const cause = result.appError.cause;
-    if (gate.say) logger.warn('tool server dependency failure', { requestId, code: result.appError.code, ...(cause !== undefined ? { cause: cause instanceof Error ? cause.message : String(cause) } : {}), ...(gate.heldBack > 0 ? { heldBack: gate.heldBack } : {}) });
+    logger.warnRepeating(result.appError.code, 'tool server dependency failure', { requestId, code: result.appError.code, ...(cause !== undefined ? { cause: cause instanceof Error ? cause.message : String(cause) } : {}) });
   }
   return result;
 }

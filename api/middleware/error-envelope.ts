@@ -1,6 +1,6 @@
 import type { Middleware } from 'koa';
 import { AppError, isAppError, toErrorObject } from '../../core/errors/index.js';
-import { createRepeatGate, type Logger } from '../../core/logging/index.js';
+import type { Logger } from '../../core/logging/index.js';
 import type { ApiState } from '../state.js';
 
 // The HTTP edge's one error mapper: whatever is thrown below becomes the `{ error }` envelope
@@ -12,7 +12,6 @@ import type { ApiState } from '../state.js';
 // with how many were held back; the access log has each call. A bug (internal_error) is said
 // every time, with its stack.
 export function errorEnvelope(logger: Logger): Middleware<ApiState> {
-  const repeats = createRepeatGate();
   return async (ctx, next) => {
     try {
       await next();
@@ -20,10 +19,7 @@ export function errorEnvelope(logger: Logger): Middleware<ApiState> {
       const appError = toAppError(err);
       const requestId = ctx.state.requestId;
       if (!isAppError(err) && appError.code === 'internal_error') logger.error('unhandled error', { requestId, err });
-      else if (appError.status >= 500) {
-        const gate = repeats(appError.code);
-        if (gate.say) logger.warn('request failed', { requestId, code: appError.code, cause: causeOf(appError.cause ?? err), ...(gate.heldBack > 0 ? { heldBack: gate.heldBack } : {}) });
-      }
+      else if (appError.status >= 500) logger.warnRepeating(appError.code, 'request failed', { requestId, code: appError.code, cause: causeOf(appError.cause ?? err) });
       if (ctx.headerSent) return;
 
       const { error } = toErrorObject(appError, requestId);

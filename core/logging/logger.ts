@@ -1,3 +1,5 @@
+import { createRepeatGate } from './repeat-gate.js';
+
 // A small structured logger: one JSON line per event. It is created by each composition root
 // and passed down; there is no module-level logger.
 export type LogLevel = 'debug' | 'info' | 'warn' | 'error' | 'silent';
@@ -11,6 +13,12 @@ export interface Logger {
   child(fields: LogFields): Logger;
   /** Whether `level` is written: lets a hot path skip building fields nobody will read. */
   enabled(level: Exclude<LogLevel, 'silent'>): boolean;
+  /**
+   * A warning that can come with every request while a dependency is down: said for the first
+   * of its `kind`, then at most once every 10 s with `heldBack`, how many were not
+   * (repeat-gate.ts). A logger and its children share the count.
+   */
+  warnRepeating(kind: string, msg: string, fields?: LogFields): void;
 }
 
 const rank: Record<LogLevel, number> = { debug: 10, info: 20, warn: 30, error: 40, silent: 100 };
@@ -25,6 +33,7 @@ export interface LoggerOptions {
 export function createLogger(options: LoggerOptions): Logger {
   const write = options.write ?? ((line: string) => process.stderr.write(line + '\n'));
   const threshold = rank[options.level];
+  const repeats = createRepeatGate();
   const make = (base: LogFields): Logger => {
     const emit = (level: Exclude<LogLevel, 'silent'>, msg: string, fields?: LogFields) => {
       if (rank[level] < threshold) return;
@@ -39,6 +48,11 @@ export function createLogger(options: LoggerOptions): Logger {
       error: (m, f) => emit('error', m, f),
       child: (fields) => make({ ...base, ...fields }),
       enabled: (level) => rank[level] >= threshold,
+      warnRepeating: (kind, m, f) => {
+        if (rank.warn < threshold) return;
+        const gate = repeats(`${m}\n${kind}`);
+        if (gate.say) emit('warn', m, gate.heldBack > 0 ? { ...f, heldBack: gate.heldBack } : f);
+      },
     };
   };
   return make(options.base ?? {});
