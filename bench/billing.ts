@@ -91,7 +91,7 @@ try {
   const kafkaSink = createKafkaUsageSink({ kafka, topic: `usage-events-api-${suffix}`, partitions: PARTITIONS, logger });
   await kafkaSink.connect();
   const throughput: Record<string, number> = {};
-  for (const [name, sink] of [['no usage', noUsage], ['Postgres bus', createPostgresUsageSink(db)], ['Kafka', kafkaSink]] as const) {
+  for (const [name, sink] of [['no usage', noUsage], ['Postgres bus', createPostgresUsageSink(db, { logger })], ['Kafka', kafkaSink]] as const) {
     const api = await startInProcessApi({ db, databaseUrl: services.databaseUrl, usage: sink, logger });
     await autocannon({ url: `${api.url}/companies/${COMPANY_CODE}/financials`, connections: CONNECTIONS, duration: 2, headers: { authorization: `Bearer ${customer.key}` } }); // warm-up
     const r = await autocannon({ url: `${api.url}/companies/${COMPANY_CODE}/financials`, connections: CONNECTIONS, duration: SECONDS, headers: { authorization: `Bearer ${customer.key}` } });

@@ -368,7 +368,7 @@ describe('when something behind the API fails', () => {
       databaseUrl: viaPort(url, proxy.port),
       entitlementCacheTtlMs: 50,
       store: createCompanyStore({ db: direct, queryTimeoutMs: 2_000, logger: silent }),
-      usage: createPostgresUsageSink(direct),
+      usage: createPostgresUsageSink(direct, { logger: silent }),
     });
     const cached = await createTestOrganization(direct);
     const unseen = await createTestOrganization(direct);

@@ -196,7 +196,7 @@ export async function startTestApi(options: TestApiOptions = {}): Promise<TestAp
     logger,
   });
   const store = options.store ?? createCompanyStore({ db, queryTimeoutMs: options.storeQueryTimeoutMs ?? 2_000, logger });
-  const usage = options.usage ?? createPostgresUsageSink(db);
+  const usage = options.usage ?? createPostgresUsageSink(db, { logger });
   const app = createApp({
     access,
     store,

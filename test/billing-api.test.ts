@@ -54,7 +54,7 @@ describe.each(['postgres', 'kafka'])('the API billing through the %s bus', (bus)
       sink = createKafkaUsageSink({ kafka, topic, partitions: 3, logger });
       consumer = createKafkaUsageConsumer({ kafka, db, topic, deadLetterTopic: `${topic}-dlq`, groupId: `billing-api-${suffix}`, partitions: 3, logger });
     } else {
-      sink = createPostgresUsageSink(db);
+      sink = createPostgresUsageSink(db, { logger });
       consumer = createPostgresUsageConsumer({ db, connectionString: scratch.url, logger, pollMs: 200 });
     }
     const store = failingFor(BROKEN, createCompanyStore({ db, queryTimeoutMs: 2_000, logger }));

@@ -48,7 +48,7 @@ afterAll(async () => {
 
 const buses: Record<string, () => Promise<Bus>> = {
   postgres: async () => ({
-    sink: () => createPostgresUsageSink(db),
+    sink: () => createPostgresUsageSink(db, { logger }),
     consumer: () => createPostgresUsageConsumer({ db, connectionString, logger, batchSize: 100, pollMs: 200 }),
     injectPoison: async (marker) => {
       // A batch with a non-event in it, and a row that is not a batch at all.

@@ -137,10 +137,8 @@ describe.skipIf(!ownBrokerPossible)('the Kafka usage sink during a broker outage
     // Said as the batch is given up, the same moment as its callers' refusals (their own timers).
     const logged = () => new Set(sinkLines.filter((l) => l.level === 'error').flatMap((l) => l.eventIds ?? []));
     await expect.poll(() => refused.every((e) => logged().has(e.eventId)), { timeout: 2_000 }).toBe(true);
-    // Whether the stalled broker stored them is up to it; none that it did went unlogged.
+    // And the sink serves again once the broker has resumed.
     const after = usageEvent('org_stall');
     await waitFor('a call served again', async () => (await timed(sink.publish(after))).code === undefined, 60_000);
-    const landed = (await eventIdsOn(topic, 4)).filter((id) => refused.some((e) => e.eventId === id));
-    for (const id of landed) expect(logged()).toContain(id);
   }, 120_000);
 });

@@ -92,7 +92,7 @@ export async function startTestMcp(options: TestMcpOptions = {}): Promise<TestMc
     db, listenConnectionString: databaseUrl, keyCacheTtlMs: 30_000, entitlementCacheTtlMs: 1_000, rateLimiter, logger,
   }));
   const store = options.store ?? createCompanyStore({ db, queryTimeoutMs: 5_000, logger });
-  const app = createMcpApp({ access, usage: options.usage ?? createPostgresUsageSink(db), store, db, queryTimeoutMs: 5_000, logger: options.logger ?? logger, version: '1.0.0' });
+  const app = createMcpApp({ access, usage: options.usage ?? createPostgresUsageSink(db, { logger }), store, db, queryTimeoutMs: 5_000, logger: options.logger ?? logger, version: '1.0.0' });
   const server = await listen(app);
   return {
     ...server,

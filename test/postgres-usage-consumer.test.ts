@@ -86,7 +86,7 @@ describe('the Postgres usage bus consumer', () => {
     });
     // Let the first claim find the bus empty, so the loop sleeps until it is woken.
     await new Promise((r) => setTimeout(r, 300));
-    const sink = createPostgresUsageSink(db);
+    const sink = createPostgresUsageSink(db, { logger });
     const event = { v: 1 as const, eventId: newRequestId(), organizationId: 'org_waker', keyId: 'key_waker', source: 'api' as const, product: 'company-report', quantity: 1, unit: 'calls' as const, occurredAt: new Date().toISOString() };
     const started = Date.now();
     await sink.publish(event);

@@ -209,10 +209,6 @@ export function createKafkaUsageSink(options: KafkaUsageSinkOptions): KafkaUsage
           // request timeout may have fired first, never hears of it). Said now, with the ids,
           // since no later line may come.
           logger.error('usage events sent to Kafka were not acknowledged within the deadline, and their calls were refused (503); any of them the broker stored will be charged: look them up in the ledger and refund them', { err: messageOf(err), eventIds });
-        } else {
-          logger.error('usage events not acknowledged by Kafka; refusing their calls', { err: messageOf(err), eventIds });
-        }
-        if (err instanceof DeadlinePassed) {
           // kafkajs is still retrying: disconnect once it stops (a disconnect now would only make
           // it reconnect). A request it had already sent may still be acknowledged.
           const rest = acknowledged
@@ -230,6 +226,7 @@ export function createKafkaUsageSink(options: KafkaUsageSinkOptions): KafkaUsage
           abandoned.add(rest);
           void rest.finally(() => abandoned.delete(rest));
         } else {
+          logger.error('usage events not acknowledged by Kafka; refusing their calls', { err: messageOf(err), eventIds });
           void p.disconnect().catch(() => {});
         }
         throw meteringUnavailable(err);

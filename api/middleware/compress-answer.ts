@@ -20,6 +20,15 @@ const MIN_BYTES = 1_024;
 export function compressAnswer(logger: Logger): Middleware<ApiState> {
   const compressedAssets = new WeakMap<Buffer, Buffer>();
   const compress = async (ctx: ParameterizedContext<ApiState>) => {
+    // Runs outside errorEnvelope, after the answer was made: whatever fails here leaves the
+    // answer as it is.
+    try {
+      await compressBody(ctx);
+    } catch (err) {
+      logger.warn('could not compress an answer; sent as it is', { requestId: ctx.state.requestId, err });
+    }
+  };
+  const compressBody = async (ctx: ParameterizedContext<ApiState>) => {
     const body: unknown = ctx.body;
     if (body === null || body === undefined || ctx.method === 'HEAD' || ctx.response.get('Content-Encoding')) return;
     if (typeof (body as { pipe?: unknown }).pipe === 'function') return; // a stream: none of ours
@@ -31,15 +40,11 @@ export function compressAnswer(logger: Logger): Middleware<ApiState> {
     // to a request with Authorization (RFC 9111 §3.5): the docs page's are the ones to mark.
     if (!ctx.get('Authorization')) ctx.vary('Accept-Encoding');
     if (!ctx.get('Accept-Encoding') || ctx.acceptsEncodings('gzip', 'identity') !== 'gzip') return;
-    try {
-      const reused = Buffer.isBuffer(body) ? compressedAssets.get(body) : undefined;
-      const compressed = reused ?? (await gzipAsync(json ?? (body as string | Buffer)));
-      if (Buffer.isBuffer(body) && !reused) compressedAssets.set(body, compressed);
-      ctx.body = compressed;
-      ctx.set('Content-Encoding', 'gzip');
-    } catch (err) {
-      logger.warn('could not compress an answer; sent as it is', { requestId: ctx.state.requestId, err });
-    }
+    const reused = Buffer.isBuffer(body) ? compressedAssets.get(body) : undefined;
+    const compressed = reused ?? (await gzipAsync(json ?? (body as string | Buffer)));
+    if (Buffer.isBuffer(body) && !reused) compressedAssets.set(body, compressed);
+    ctx.body = compressed;
+    ctx.set('Content-Encoding', 'gzip');
   };
   // A keyed request that does not ask for gzip (most machine clients: curl, autocannon) has
   // nothing to do here: it passes straight through, without a step after the answer (which

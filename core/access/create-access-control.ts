@@ -27,6 +27,9 @@ export interface AccessControlHandle extends AccessControl {
   ready(): Promise<void>;
 }
 
+// How long an unapplied call counts at most (see createPendingCharges below).
+const PENDING_MAX_AGE_MS = 3_600_000;
+
 /**
  * Order of checks in authorize, and why:
  * 1. Read the organization's state (cached): the rate limits live in its plan, so they must be
@@ -37,8 +40,6 @@ export interface AccessControlHandle extends AccessControl {
  * 3. Then configuration, entitlement and the allowance flags, cheapest first; none does I/O,
  *    except when only this process's unapplied calls would refuse it (one fresh read then).
  */
-const PENDING_MAX_AGE_MS = 3_600_000;
-
 export function createAccessControl(options: AccessControlOptions): AccessControlHandle {
   const nowMs = options.now ?? Date.now;
   const now = () => new Date(nowMs());

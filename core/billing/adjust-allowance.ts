@@ -75,9 +75,10 @@ export async function changeCredits(
     if (input.eventId !== undefined) {
       // Asked again (a retried command): the row is read under the allowance lock, so a change
       // racing this one with the same id has committed or waits for us.
-      const earlier = await trx('usage_ledger').where({ event_id: eventId }).first<{ organization_id: string; entry_type: string; credits_delta: number | string; applied_at: Date } | undefined>('organization_id', 'entry_type', 'credits_delta', 'applied_at');
+      // The id names the organization and the kind (referencedEventId): only the amount can differ.
+      const earlier = await trx('usage_ledger').where({ event_id: eventId }).first<{ entry_type: string; credits_delta: number | string; applied_at: Date } | undefined>('entry_type', 'credits_delta', 'applied_at');
       if (earlier) {
-        if (earlier.organization_id !== row.organization_id || earlier.entry_type !== input.kind || Number(earlier.credits_delta) !== input.credits) {
+        if (Number(earlier.credits_delta) !== input.credits) {
           throw new AppError('invalid_params', `${eventId} is already on the ledger for a ${earlier.entry_type} of ${earlier.credits_delta} credits (${earlier.applied_at.toISOString()}): a different change needs a reference of its own`, { details: [{ path: 'reference', message: 'already used for a different change' }] });
         }
         return { eventId, changes: {}, alreadyRecordedAt: earlier.applied_at };
@@ -163,7 +164,10 @@ async function administer(db: Knex, input: AdministrationInput, change: Change):
     if (row.period < current) row = (await rollOverAllowance(trx, row, current, now, cheapest)).row;
     const { eventId, changes, alreadyRecordedAt } = await change(trx, row, now);
     const next = { ...row, ...changes };
-    const flags = await writeAllowance(trx, row, changes, cheapest, { reason: input.reason, actor: input.actor }, now);
+    // A change already made writes nothing, flags included: none would be this command's doing.
+    const flags = alreadyRecordedAt
+      ? { credits_exhausted: row.credits_exhausted, limit_reached: row.limit_reached }
+      : await writeAllowance(trx, row, changes, cheapest, { reason: input.reason, actor: input.actor }, now);
     return {
       organizationId: row.organization_id,
       period: next.period,

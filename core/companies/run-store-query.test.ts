@@ -31,18 +31,15 @@ describe('runStoreQuery / runPreparedStoreQuery', () => {
     expect(rows.map((r) => r[0]!.n)).toEqual([1, 2]);
   });
 
-  it('when the server has dropped the pooled connections (pg_terminate_backend, a failover) then the query runs on fresh ones, not upstream_error', async () => {
-    const options = { db, queryTimeoutMs: 2_000, logger };
-    const one = storeStatement('test_one', 'SELECT $1::int AS n');
-    // Both pooled connections open, then ended by the server.
-    await Promise.all([1, 2].map((n) => runPreparedStoreQuery(options, 'one', one, [n])));
+  it('when the server drops the connection a query is running on (pg_terminate_backend, a failover) then the query runs again on a fresh one, not upstream_error', async () => {
+    const options = { db, queryTimeoutMs: 5_000, logger };
     const other = testDb({ poolMax: 1 });
     try {
-      const ended = await other.raw<{ rows: unknown[] }>('SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = ?', [applicationName]);
-      expect(ended.rows.length).toBe(2);
-      // At once, before the pool has heard of it: the query meets a dropped connection.
-      const rows = await runPreparedStoreQuery<{ n: number }>(options, 'one', one, [7]);
-      expect(rows[0]!.n).toBe(7);
+      // Ended while it runs, so it meets the dropped connection for certain.
+      const running = runPreparedStoreQuery<{ n: number }>(options, 'slow one', storeStatement('test_slow_one', 'SELECT pg_sleep($1::float), 7 AS n'), [0.5]);
+      await expect.poll(activeSleeps, { timeout: 2_000 }).toBe(1);
+      await other.raw("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = ? AND query LIKE '%pg_sleep%' AND pid <> pg_backend_pid()", [applicationName]);
+      expect((await running)[0]!.n).toBe(7);
     } finally {
       await other.destroy();
     }

@@ -73,12 +73,13 @@ export async function withMigrationLock<T>(db: Knex, events: MigrationLockEvents
   }
 }
 
-// An advisory lock on a bigint key shows in pg_locks as its high and low 32 bits.
+// An advisory lock on a bigint key shows in pg_locks as its high and low 32 bits, objsubid 1
+// (2 for a key of two int4s).
 async function lockHolder(connection: pg.Client): Promise<MigrationLockHolder | null> {
   const { rows } = await connection.query<{ pid: number; application: string; client: string | null; since: Date }>(
     `SELECT a.pid, a.application_name AS application, host(a.client_addr) AS client, a.backend_start AS since
        FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid
-      WHERE l.locktype = 'advisory' AND l.granted AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database())
+      WHERE l.locktype = 'advisory' AND l.objsubid = 1 AND l.granted AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database())
         AND ((l.classid::bigint << 32) | l.objid::bigint) = $1::bigint`,
     [MIGRATION_LOCK_KEY],
   );

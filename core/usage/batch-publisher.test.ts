@@ -77,7 +77,8 @@ describe('batch publisher with a deadline', () => {
     const began = Date.now();
     const results = await Promise.all([1, 2, 3].map((i) => outcome(publisher.add(i))));
     expect(results).toEqual(['cancelled', 'cancelled', 'refused']);
-    expect(Date.now() - began).toBeLessThan(40 + 2 * 10 + 50);
+    // The deadline and two sweeps, with room for a busy machine.
+    expect(Date.now() - began).toBeLessThan(40 + 2 * 10 + 500);
     expect(written).toEqual([[1, 2]]); // 3 was never written
     expect(late).toEqual([]);
   });

@@ -17,9 +17,10 @@ export interface PostgresUsageSinkOptions {
   deadlineMs?: number;
   /**
    * Where a failed wake-up is reported (at debug: the consumer's poll covers it), and events
-   * that committed after their callers were refused (at error: to be refunded).
+   * that committed after their callers were refused (at error: to be refunded). Required: those
+   * lines are how a refused call that was charged all the same gets found.
    */
-  logger?: Logger;
+  logger: Logger;
 }
 
 /**
@@ -98,7 +99,7 @@ export function meteringUnavailable(cause: unknown): AppError {
  * throughput at 4 the lowest.) Order between batches does not matter: the consumer claims
  * whatever is committed, oldest `seq` first.
  */
-export function createPostgresUsageSink(db: Db, options: PostgresUsageSinkOptions = {}): UsageSink {
+export function createPostgresUsageSink(db: Db, options: PostgresUsageSinkOptions): UsageSink {
   const client = db.client as unknown as PooledPgClient;
   let closed = false;
   const waker = createConsumerWaker({
@@ -106,7 +107,7 @@ export function createPostgresUsageSink(db: Db, options: PostgresUsageSinkOption
       await db.raw(WAKE_CONSUMERS);
     },
     intervalMs: options.wakeIntervalMs ?? 10,
-    onError: (err) => options.logger?.debug('could not wake the usage consumers; they poll', { err }),
+    onError: (err) => options.logger.debug('could not wake the usage consumers; they poll', { err }),
   });
   const deadlineMs = options.deadlineMs ?? USAGE_PUBLISH_DEADLINE_MS;
   const batches = createBatchPublisher<UsageEvent>(
@@ -121,7 +122,7 @@ export function createPostgresUsageSink(db: Db, options: PostgresUsageSinkOption
           throw new Error('the deadline passed before a connection was free');
         }
         const cancel = () => {
-          db.raw(CANCEL_INSERT, [connection.processID]).catch((err: unknown) => options.logger?.warn('could not cancel a usage batch refused at its deadline', { err }));
+          db.raw(CANCEL_INSERT, [connection.processID]).catch((err: unknown) => options.logger.warn('could not cancel a usage batch refused at its deadline', { err }));
         };
         signal?.addEventListener('abort', cancel, { once: true });
         try {
@@ -142,7 +143,7 @@ export function createPostgresUsageSink(db: Db, options: PostgresUsageSinkOption
       deadline: {
         ms: deadlineMs,
         refusal: () => meteringUnavailable(new Error(`the usage bus did not commit within ${deadlineMs} ms`)),
-        landedAfterRefusal: (events) => options.logger?.error('usage events committed after their calls were refused (503); they will be charged: refund them', { eventIds: events.map((e) => e.eventId) }),
+        landedAfterRefusal: (events) => options.logger.error('usage events committed after their calls were refused (503); they will be charged: refund them', { eventIds: events.map((e) => e.eventId) }),
       },
     },
   );
