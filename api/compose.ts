@@ -4,6 +4,7 @@ import { createConfiguredCompanyStore, type CompanyCache } from '../core/compani
 import type { Config } from '../core/config/index.js';
 import type { OpenDatabase } from '../core/db/index.js';
 import type { Logger } from '../core/logging/index.js';
+import { recordRefusedCalls } from '../core/billing/index.js';
 import { createPostgresUsageSink, type UsageSink } from '../core/usage/index.js';
 import { createApp } from './app.js';
 import type { ApiState } from './state.js';
@@ -11,7 +12,8 @@ import type { ApiState } from './state.js';
 /** Builds the usage sink of the process; the Postgres bus unless the caller injects another (Kafka). */
 export type UsageSinkFactory = (deps: { config: Config; database: OpenDatabase; logger: Logger }) => UsageSink | Promise<UsageSink>;
 
-export const postgresUsageSink: UsageSinkFactory = ({ database, logger }) => createPostgresUsageSink(database.db, { logger });
+export const postgresUsageSink: UsageSinkFactory = ({ database, logger }) =>
+  createPostgresUsageSink(database.db, { logger, recordRefused: (events) => recordRefusedCalls(database.db, events) });
 
 export interface ComposeApiOptions {
   config: Config;

@@ -4,6 +4,7 @@ import { createConfiguredCompanyStore, type CompanyCache } from '../core/compani
 import type { Config } from '../core/config/index.js';
 import type { OpenDatabase } from '../core/db/index.js';
 import type { Logger } from '../core/logging/index.js';
+import { recordRefusedCalls } from '../core/billing/index.js';
 import { createPostgresUsageSink, type UsageSink } from '../core/usage/index.js';
 import { createMcpApp } from './http.js';
 
@@ -43,7 +44,7 @@ export function composeMcp(options: ComposeMcpOptions): ComposedMcp {
   }
   let usage = options.usage;
   if (!usage) {
-    const owned = createPostgresUsageSink(db, { logger });
+    const owned = createPostgresUsageSink(db, { logger, recordRefused: (events) => recordRefusedCalls(db, events) });
     usage = owned;
     closers.unshift(() => owned.close());
   }

@@ -23,6 +23,7 @@ import * as capChangeEntries from './20261125_021_cap_change_entries.js';
 import * as sessionFlashes from './20261126_022_session_flashes.js';
 import * as flagEventActor from './20261126_023_flag_event_actor.js';
 import * as sessionSubmissions from './20261126_024_session_submissions.js';
+import * as refusedCalls from './20261126_025_refused_calls.js';
 
 export interface Migration {
   name: string;
@@ -55,4 +56,5 @@ export const migrations: Migration[] = [
   { name: '20261126_022_session_flashes', ...sessionFlashes },
   { name: '20261126_023_flag_event_actor', ...flagEventActor },
   { name: '20261126_024_session_submissions', ...sessionSubmissions },
+  { name: '20261126_025_refused_calls', ...refusedCalls },
 ];

@@ -1,7 +1,8 @@
 import type { Config } from '../../core/config/index.js';
 import type { OpenDatabase } from '../../core/db/index.js';
 import type { Logger } from '../../core/logging/index.js';
-import { createPostgresUsageSink, type UsageSink } from '../../core/usage/index.js';
+import { recordRefusedCalls } from '../../core/billing/index.js';
+import { createPostgresUsageSink, type UsageEvent, type UsageSink } from '../../core/usage/index.js';
 import { createKafka } from './create-kafka.js';
 import { kafkaUnreachableError } from './kafka-unreachable.js';
 import { createKafkaUsageSink } from './kafka-usage-sink.js';
@@ -13,12 +14,15 @@ import { createKafkaUsageSink } from './kafka-usage-sink.js';
  * (503) until Kafka answers.
  */
 export function configuredUsageSink({ config, database, logger }: { config: Config; database: OpenDatabase; logger: Logger }): UsageSink {
-  if (!config.KAFKA_BROKERS) return createPostgresUsageSink(database.db, { logger });
+  // A call refused while its event may still reach the bus gets a `refused` ledger row, so it is not charged.
+  const recordRefused = (events: UsageEvent[]) => recordRefusedCalls(database.db, events);
+  if (!config.KAFKA_BROKERS) return createPostgresUsageSink(database.db, { logger, recordRefused });
   const sink = createKafkaUsageSink({
     kafka: createKafka({ brokers: config.KAFKA_BROKERS, clientId: `${config.KAFKA_CLIENT_ID}-usage`, logger }),
     topic: config.KAFKA_USAGE_TOPIC,
     partitions: config.KAFKA_PARTITIONS,
     logger,
+    recordRefused,
   });
   // kafkajs's own lines say how each attempt failed; this one says what it means.
   sink.connect().catch((err: unknown) =>

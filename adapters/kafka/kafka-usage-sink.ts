@@ -1,6 +1,6 @@
 import { Partitioners, type Kafka, type Message, type Producer } from 'kafkajs';
 import type { Logger } from '../../core/logging/index.js';
-import { createBatchPublisher, meteringUnavailable, USAGE_PUBLISH_DEADLINE_MS, type UsageEvent, type UsageSink } from '../../core/usage/index.js';
+import { createBatchPublisher, meteringUnavailable, settleRefusedCalls, USAGE_PUBLISH_DEADLINE_MS, type RecordRefusedCalls, type UsageEvent, type UsageSink } from '../../core/usage/index.js';
 import { ensureTopics } from './create-kafka.js';
 
 /**
@@ -28,6 +28,11 @@ export interface KafkaUsageSinkOptions {
   retry?: { initialRetryTime: number; retries: number; maxRetryTime: number };
   /** PUBLISH_DEADLINE_MS unless a test needs it shorter. */
   deadlineMs?: number;
+  /**
+   * Records calls refused while their events may still reach the topic, so those are not
+   * charged (core/billing's recordRefusedCalls); without it they are only logged for refund.
+   */
+  recordRefused?: RecordRefusedCalls;
 }
 
 export interface KafkaUsageSink extends UsageSink {
@@ -61,10 +66,11 @@ interface Pending {
  * Every caller is answered within the deadline. A caller refused at its deadline must not be
  * charged, so its event must not reach Kafka afterwards: an event still queued is never sent,
  * and a batch whose send is still retrying inside kafkajs is emptied, so kafkajs's later
- * attempts send nothing. Only a request already on the wire at the deadline can still land:
- * its event ids are logged at error at the deadline, to be looked up and refunded (a stalled
- * broker may store it on resuming without kafkajs ever hearing of it), and again should its
- * acknowledgement still arrive.
+ * attempts send nothing. Only a request already on the wire at the deadline can still land (a
+ * stalled broker stores it on resuming without kafkajs ever hearing of it): its events are
+ * recorded as refused in the ledger at the deadline (`recordRefused`), so the worker charges
+ * none of them; any the ledger had already charged, or all when that record fails, are logged
+ * at error with their ids for refund.
  *
  * While Kafka is unreachable (a send or a reconnect failed and none succeeded since) calls are
  * refused at once, and one reconnect at a time runs in the background, every 2 s until one
@@ -158,6 +164,13 @@ export function createKafkaUsageSink(options: KafkaUsageSinkOptions): KafkaUsage
     return connectOnce();
   };
 
+  // Settling refused calls writes to the ledger: close() waits for it, as for abandoned sends.
+  const settle = (events: UsageEvent[]) => {
+    const settling = settleRefusedCalls(events, options.recordRefused, logger, 'Kafka topic');
+    abandoned.add(settling);
+    void settling.finally(() => abandoned.delete(settling));
+  };
+
   const giveUp = (p: Producer) => {
     if (producer === p) producer = undefined;
     failing = true;
@@ -194,11 +207,7 @@ export function createKafkaUsageSink(options: KafkaUsageSinkOptions): KafkaUsage
         // A caller refused at the very moment its request was on the wire: sent all the same
         // (an emptied send acknowledges nothing).
         const refusedYetSent = sending.filter((e) => e.refused);
-        if (refusedYetSent.length > 0 && results.length > 0) {
-          logger.error('Kafka acknowledged usage events after their calls were refused (503); they will be charged: refund them', {
-            eventIds: refusedYetSent.map((e) => e.event.eventId),
-          });
-        }
+        if (refusedYetSent.length > 0 && results.length > 0) settle(refusedYetSent.map((e) => e.event));
       } catch (err) {
         abandon();
         giveUp(p);
@@ -206,27 +215,20 @@ export function createKafkaUsageSink(options: KafkaUsageSinkOptions): KafkaUsage
         if (err instanceof DeadlinePassed) {
           // Sent, and neither acknowledged nor refused: the broker may have stored them (a
           // broker that stalls stores what it had read once it resumes, and kafkajs, whose own
-          // request timeout may have fired first, never hears of it). Said now, with the ids,
-          // since no later line may come.
-          logger.error('usage events sent to Kafka were not acknowledged within the deadline, and their calls were refused (503); any of them the broker stored will be charged: look them up in the ledger and refund them', { err: messageOf(err), eventIds });
+          // request timeout may have fired first, never hears of it). Recorded as refused now,
+          // before the worker could meet them, so that they are not charged if they arrive.
+          logger.warn('usage events not acknowledged by Kafka within the deadline; refusing their calls', { err: messageOf(err), events: eventIds.length });
+          settle(sending.map((e) => e.event));
           // kafkajs is still retrying: disconnect once it stops (a disconnect now would only make
-          // it reconnect). A request it had already sent may still be acknowledged.
-          const rest = acknowledged
-            .then(
-              (results) => {
-                if (results.length > 0) {
-                  logger.error('Kafka acknowledged usage events after their calls were refused (503); they will be charged: refund them', {
-                    eventIds: sending.map((e) => e.event.eventId),
-                  });
-                }
-              },
-              () => {},
-            )
-            .finally(() => p.disconnect().catch(() => {}));
+          // it reconnect). A request it had already sent may still be acknowledged: recorded above.
+          const rest = acknowledged.then(() => {}, () => {}).finally(() => p.disconnect().catch(() => {}));
           abandoned.add(rest);
           void rest.finally(() => abandoned.delete(rest));
         } else {
-          logger.error('usage events not acknowledged by Kafka; refusing their calls', { err: messageOf(err), eventIds });
+          // A send that failed after being sent may have been stored all the same (every
+          // acknowledgement lost): recorded as refused too, which costs nothing if it was not.
+          logger.error('usage events not acknowledged by Kafka; refusing their calls', { err: messageOf(err), events: eventIds.length });
+          settle(sending.map((e) => e.event));
           void p.disconnect().catch(() => {});
         }
         throw meteringUnavailable(err);

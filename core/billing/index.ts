@@ -2,6 +2,7 @@ export { productCatalogue, findProduct, type Product, type ProductSlug, type End
 export * from './plans/index.js';
 // Usage, allowances, ledger and reports (the billing pipeline).
 export { applyUsageBatch, type ApplyUsageOptions } from './apply-usage-batch.js';
+export { recordRefusedCalls } from './record-refused-calls.js';
 export { changeCredits, referencedEventId, setCallsCap, type AllowanceSnapshot, type CreditChangeKind, type AdministrationInput } from './adjust-allowance.js';
 export { evaluateFlags, cheapestCreditCalls, type AllowanceFlag, type Flags } from './allowance-flags.js';
 export { buildAllowanceReport, flagReasonLabel, keyLabel, type AllowanceReport } from './allowance-report.js';

@@ -3,7 +3,7 @@ import { apiKeyLabels } from '../auth/api-key-labels.js';
 import { userEmails } from '../dashboard-auth/user-emails.js';
 import { pageWindow, type Db } from '../db/index.js';
 
-export const ledgerEntryTypes = ['usage', 'grant', 'top_up', 'adjustment', 'period_rollover', 'cap_change'] as const;
+export const ledgerEntryTypes = ['usage', 'grant', 'top_up', 'adjustment', 'period_rollover', 'cap_change', 'refused'] as const;
 export type LedgerEntryType = (typeof ledgerEntryTypes)[number];
 
 /** A ledger row as the dashboard's ledger page lists it: the export's fields, who acted as

@@ -6,3 +6,4 @@ export type { ApplyUsageBatch, DeadLetter, UsageBatchOutcome, UsageBusConsumer, 
 export { batchMessages, createPostgresUsageConsumer, type PostgresUsageConsumerOptions } from './postgres-usage-consumer.js';
 export { messageText, parseUsageMessage } from './parse-usage-message.js';
 export { applyOneByOne, databaseReason, deadLetterRow, isDataError } from './apply-one-by-one.js';
+export { settleRefusedCalls, type RecordRefusedCalls } from './refused-calls.js';

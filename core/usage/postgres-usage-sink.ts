@@ -1,8 +1,9 @@
-import type { Db } from '../db/index.js';
+import { isDroppedConnection, type Db } from '../db/index.js';
 import { AppError } from '../errors/index.js';
 import type { Logger } from '../logging/index.js';
 import { createBatchPublisher } from './batch-publisher.js';
 import { createConsumerWaker } from './consumer-waker.js';
+import { settleRefusedCalls, type RecordRefusedCalls } from './refused-calls.js';
 import type { UsageEvent } from './usage-event.js';
 import type { UsageSink } from './usage-sink.js';
 
@@ -15,6 +16,11 @@ export interface PostgresUsageSinkOptions {
   wakeIntervalMs?: number;
   /** How long a caller waits for its event's commit before it is refused (USAGE_PUBLISH_DEADLINE_MS). */
   deadlineMs?: number;
+  /**
+   * Records calls refused while their batch still committed afterwards, so those are not
+   * charged (core/billing's recordRefusedCalls); without it they are only logged for refund.
+   */
+  recordRefused?: RecordRefusedCalls;
   /**
    * Where a failed wake-up is reported (at debug: the consumer's poll covers it), and events
    * that committed after their callers were refused (at error: to be refunded). Required: those
@@ -60,7 +66,7 @@ const WAKE_CONSUMERS = "SELECT pg_notify('usage_bus', ''), set_config('synchrono
 // connection, by backend pid: only while that backend still runs a bus INSERT, so a pid whose
 // INSERT ended meanwhile cancels nothing, or at worst another batch, whose callers are refused
 // and not charged. Where the server itself stalls, the cancel waits with it, and a batch that
-// commits late is logged for refund (landedAfterRefusal).
+// commits late is recorded as refused in the ledger, so it is not charged (landedAfterRefusal).
 const CANCEL_INSERT = "SELECT pg_cancel_backend(pid) FROM pg_stat_activity WHERE pid = ? AND state = 'active' AND query LIKE 'INSERT INTO usage_bus_batches%'";
 
 /**
@@ -127,6 +133,11 @@ export function createPostgresUsageSink(db: Db, options: PostgresUsageSinkOption
         signal?.addEventListener('abort', cancel, { once: true });
         try {
           await connection.query({ ...insertBatch, values: [batch, events.length] });
+        } catch (err) {
+          // The connection dropped under the INSERT: its commit may have happened (the answer
+          // lost). Recorded as refused, which costs nothing if it did not.
+          if (isDroppedConnection(err)) void settleRefusedCalls(events, options.recordRefused, options.logger, 'Postgres bus');
+          throw err;
         } finally {
           signal?.removeEventListener('abort', cancel);
           await client.releaseConnection(connection);
@@ -143,7 +154,7 @@ export function createPostgresUsageSink(db: Db, options: PostgresUsageSinkOption
       deadline: {
         ms: deadlineMs,
         refusal: () => meteringUnavailable(new Error(`the usage bus did not commit within ${deadlineMs} ms`)),
-        landedAfterRefusal: (events) => options.logger.error('usage events committed after their calls were refused (503); they will be charged: refund them', { eventIds: events.map((e) => e.eventId) }),
+        landedAfterRefusal: (events) => void settleRefusedCalls(events, options.recordRefused, options.logger, 'Postgres bus'),
       },
     },
   );

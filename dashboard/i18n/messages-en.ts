@@ -183,6 +183,7 @@ export const en = {
   'ledger.type.adjustment': 'Adjustment',
   'ledger.type.period_rollover': 'Period rollover',
   'ledger.type.cap_change': 'Calls cap change',
+  'ledger.type.refused': 'Refused call (not charged)',
   // Reasons the system writes on ledger rows and flag changes (views/ledger-reasons.ts).
   'reason.includedCredits': 'plan {plan}: included credits for {period}',
   'reason.rollover': { one: 'calendar month rollover: {credits} credit granted, calls count restarts', other: 'calendar month rollover: {credits} credits granted, calls count restarts' },

@@ -184,6 +184,7 @@ export const it: Catalogue = {
   'ledger.type.adjustment': 'Rettifica',
   'ledger.type.period_rollover': 'Cambio periodo',
   'ledger.type.cap_change': 'Modifica tetto chiamate',
+  'ledger.type.refused': 'Chiamata rifiutata (non addebitata)',
   'reason.includedCredits': 'piano {plan}: crediti inclusi di {period}',
   'reason.rollover': { one: 'cambio di mese: assegnato {credits} credito, il conteggio delle chiamate riparte', other: 'cambio di mese: assegnati {credits} crediti, il conteggio delle chiamate riparte' },
   'reason.capChange': 'tetto chiamate da {from} a {to}: {why}',
