@@ -62,8 +62,12 @@ describe('batch publisher with a deadline', () => {
   const refusal = new Error('refused at the deadline');
   const setup = (write: (items: number[], signal?: AbortSignal) => Promise<void>) => {
     const late: number[][] = [];
-    const publisher = createBatchPublisher<number>(write, { maxBatch: 2, lingerMs: 1, deadline: { ms: 40, refusal: () => refusal, landedAfterRefusal: (items) => late.push(items) } });
-    return { publisher, late };
+    const refusedWriting: number[][] = [];
+    const publisher = createBatchPublisher<number>(write, {
+      maxBatch: 2, lingerMs: 1,
+      deadline: { ms: 40, refusal: () => refusal, refusedWhileWriting: (items) => refusedWriting.push(items), landedAfterRefusal: (items) => late.push(items) },
+    });
+    return { publisher, late, refusedWriting };
   };
   const outcome = (p: Promise<void>) => p.then(() => 'written', (err: unknown) => (err === refusal ? 'refused' : (err as Error).message));
   const hang = (signal?: AbortSignal) => new Promise<void>((_, reject) => signal?.addEventListener('abort', () => reject(new Error('cancelled'))));
@@ -85,8 +89,10 @@ describe('batch publisher with a deadline', () => {
 
   it('when the write ignores the cancel and lands a sweep after it, then its callers were refused and the landing is reported with its items', async () => {
     let land!: () => void;
-    const { publisher, late } = setup(() => new Promise<void>((resolve) => (land = resolve)));
+    const { publisher, late, refusedWriting } = setup(() => new Promise<void>((resolve) => (land = resolve)));
     expect(await Promise.all([1, 2].map((i) => outcome(publisher.add(i))))).toEqual(['refused', 'refused']);
+    expect(refusedWriting).toEqual([[1, 2]]); // said at the refusal, before the write lands
+    expect(late).toEqual([]);
     land();
     await publisher.drain();
     expect(late).toEqual([[1, 2]]);

@@ -24,6 +24,8 @@ export interface BatchPublisher<T> {
 export interface BatchDeadline<T> {
   ms: number;
   refusal(): unknown;
+  /** A batch still being written was refused: it may land all the same. */
+  refusedWhileWriting?(items: T[]): void;
   landedAfterRefusal(items: T[]): void;
 }
 
@@ -103,6 +105,7 @@ export function createBatchPublisher<T>(write: (items: T[], signal?: AbortSignal
       }
       batch.refused = true;
       for (const p of batch.entries) p.reject(deadline!.refusal());
+      deadline!.refusedWhileWriting?.(batch.entries.map((p) => p.item));
     }
     if (queue.length === 0 && writing.size === 0) {
       clearInterval(sweeper);

@@ -154,6 +154,9 @@ export function createPostgresUsageSink(db: Db, options: PostgresUsageSinkOption
       deadline: {
         ms: deadlineMs,
         refusal: () => meteringUnavailable(new Error(`the usage bus did not commit within ${deadlineMs} ms`)),
+        // Recorded as refused as soon as they are, before the stalled INSERT may commit and the
+        // worker apply it; and again if it lands, which finds any the worker charged first.
+        refusedWhileWriting: (events) => void settleRefusedCalls(events, options.recordRefused, options.logger, 'Postgres bus'),
         landedAfterRefusal: (events) => void settleRefusedCalls(events, options.recordRefused, options.logger, 'Postgres bus'),
       },
     },
