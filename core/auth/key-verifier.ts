@@ -1,6 +1,6 @@
 import type { Principal } from '../access/access-control.js';
 import { createStoreBackedCache, StoreUnavailableError } from '../cache/index.js';
-import { createNotificationListener, isDroppedConnection, type Db, type NotificationListener } from '../db/index.js';
+import { createNotificationListener, retryOnDroppedConnection, type Db, type NotificationListener } from '../db/index.js';
 import { AppError } from '../errors/index.js';
 import type { Logger } from '../logging/index.js';
 import { hashApiKey, isApiKeyShaped, type KeyKind, type KeyMode } from './api-key-format.js';
@@ -67,13 +67,13 @@ export function createKeyVerifier(options: KeyVerifierOptions): KeyVerifier {
     now,
     lookupTimeoutMs: options.lookupTimeoutMs,
     trustMs: (key) => (key === null ? negativeTtlMs : notifications.connected ? options.ttlMs : disconnectedTtlMs),
-    retryAtOnce: isDroppedConnection,
     load: async (hash) => {
-      const row = await options.db('api_keys')
+      // A dropped pooled connection would otherwise pause every key check for a second.
+      const row = await retryOnDroppedConnection(async () => options.db('api_keys')
         .where({ hash })
         .first<{ id: string; organization_id: string; kind: KeyKind; mode: KeyMode; expires_at: Date | null; revoked_at: Date | null } | undefined>(
           'id', 'organization_id', 'kind', 'mode', 'expires_at', 'revoked_at',
-        );
+        ));
       if (!row) return null;
       return {
         id: row.id,

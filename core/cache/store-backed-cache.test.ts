@@ -63,41 +63,6 @@ describe('store-backed cache', () => {
     expect(await cache.get('unknown')).toEqual({ value: 'unknown', stale: false });
   });
 
-  it('when a load fails in a way worth retrying (a dropped connection) then it is tried again at once, up to twice, before the store counts as down; other failures are not retried', async () => {
-    const failures: Error[] = [];
-    let loads = 0;
-    const cache = createStoreBackedCache<string>({
-      trustMs: () => 0,
-      retryAtOnce: (err) => (err as Error).message === 'dropped',
-      load: async (k) => {
-        loads++;
-        const failure = failures.shift();
-        if (failure) throw failure;
-        return k;
-      },
-    });
-    failures.push(new Error('dropped'), new Error('dropped'));
-    expect(await cache.get('a')).toEqual({ value: 'a', stale: false });
-    expect(loads).toBe(3);
-    failures.push(new Error('dropped'), new Error('dropped'), new Error('dropped'));
-    await expect(cache.get('b')).rejects.toBeInstanceOf(StoreUnavailableError);
-    expect(loads).toBe(6);
-  });
-
-  it('when a load fails otherwise then it is not retried', async () => {
-    let loads = 0;
-    const cache = createStoreBackedCache<string>({
-      trustMs: () => 0,
-      retryAtOnce: (err) => (err as Error).message === 'dropped',
-      load: async () => {
-        loads++;
-        throw new Error('syntax error');
-      },
-    });
-    await expect(cache.get('a')).rejects.toBeInstanceOf(StoreUnavailableError);
-    expect(loads).toBe(1);
-  });
-
   it('when a trusted entry is past three quarters of its trust then it is served at once and reloaded in the background', async () => {
     let clock = 0;
     let loads = 0;

@@ -37,13 +37,6 @@ export interface StoreBackedCacheOptions<V> {
   maxEntries?: number;
   /** Share of an entry's trust after which a hit also reloads it in the background (1: never). */
   refreshAfter?: number;
-  /**
-   * A load failure worth trying again at once, up to twice, within the same deadline, before the
-   * store counts as down: a pooled connection the server dropped, when the next may be a fresh one
-   * (a failover drops them all; the pool discards each as it hears of it). Without it, one dropped
-   * connection paused every key for `retryAfterFailureMs`.
-   */
-  retryAtOnce?(err: unknown): boolean;
   now?: () => number;
 }
 
@@ -91,9 +84,7 @@ export function createStoreBackedCache<V>(options: StoreBackedCacheOptions<V>): 
     const existing = flights.get(key);
     if (existing) return existing.promise;
     const flight: Flight<V> = { invalidated: false, promise: undefined as unknown as Promise<V> };
-    const attempt = (retries: number): Promise<V> =>
-      options.load(key).catch((err: unknown) => (retries > 0 && options.retryAtOnce?.(err) ? attempt(retries - 1) : Promise.reject(err)));
-    flight.promise = withDeadline(attempt(2), lookupTimeoutMs)
+    flight.promise = withDeadline(options.load(key), lookupTimeoutMs)
       .then((value) => {
         if (!flight.invalidated) remember(key, value);
         return value;

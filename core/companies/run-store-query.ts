@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { Knex } from 'knex';
-import { isDroppedConnection, type Db } from '../db/index.js';
+import { retryOnDroppedConnection, type Db } from '../db/index.js';
 import { AppError } from '../errors/index.js';
 import type { Logger } from '../logging/index.js';
 
@@ -70,16 +70,8 @@ export async function runPreparedStoreQuery<Row>(options: StoreQueryOptions & { 
     }
   };
   // A pooled connection the server dropped (pg_terminate_backend, a failover) fails this query
-  // only: up to twice more on the next ones, within the same deadline, as the key and plan caches do.
-  const work = (async () => {
-    for (let retries = 2; ; retries--) {
-      try {
-        return await attempt();
-      } catch (err) {
-        if (retries === 0 || timedOut || !isDroppedConnection(err)) throw err;
-      }
-    }
-  })();
+  // only: again on the next ones, within the same deadline, as the key and plan reads do.
+  const work = retryOnDroppedConnection(attempt, () => timedOut);
 
   try {
     return await Promise.race([work, deadline]);

@@ -63,6 +63,23 @@ function serverOf(connectionString: string): { where: string; user?: string } {
 }
 
 /**
+ * Runs `run` again at once, up to twice, while it fails on a pooled connection the server
+ * dropped (isDroppedConnection): the pool hands the next try a fresh connection, as it learns of
+ * each dropped one (a failover drops them all). Any other failure, or `stop()` turning true (the
+ * caller's deadline passed), ends it. For reads: a statement whose connection dropped may
+ * have run.
+ */
+export async function retryOnDroppedConnection<T>(run: () => Promise<T>, stop: () => boolean = () => false): Promise<T> {
+  for (let retries = 2; ; retries--) {
+    try {
+      return await run();
+    } catch (err) {
+      if (retries === 0 || stop() || !isDroppedConnection(err)) throw err;
+    }
+  }
+}
+
+/**
  * A pooled connection the server ended (an administrator's pg_terminate_backend, a restart or a
  * failover, an idle timeout): the statement failed on that connection only, and the pool hands
  * the next query a fresh one. A statement that failed for its own reasons is not this.

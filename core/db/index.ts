@@ -1,5 +1,5 @@
 export { databaseErrorParts } from './database-error.js';
-export { DatabaseUnreachableError, isDroppedConnection, unreachableError } from './connection-failure.js';
+export { DatabaseUnreachableError, isDroppedConnection, retryOnDroppedConnection, unreachableError } from './connection-failure.js';
 export { createDb, createListenClient, type Db, type DbOptions } from './create-db.js';
 export { migrateLatest, migrateRollbackAll, migrationStatus, type MigrationStatus } from './migrate.js';
 export { startEmbeddedPostgres, type EmbeddedPostgresHandle, type EmbeddedPostgresOptions } from './embedded-postgres.js';

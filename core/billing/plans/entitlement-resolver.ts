@@ -1,5 +1,5 @@
 import { createStoreBackedCache, StoreUnavailableError } from '../../cache/index.js';
-import { isDroppedConnection, type Db, type NotificationListener } from '../../db/index.js';
+import { retryOnDroppedConnection, type Db, type NotificationListener } from '../../db/index.js';
 import { AppError } from '../../errors/index.js';
 import type { Logger } from '../../logging/index.js';
 import type { RateLimits } from '../../ratelimit/index.js';
@@ -103,14 +103,15 @@ export function createEntitlementResolver(options: EntitlementResolverOptions): 
   const now = options.now ?? Date.now;
   const load = async (organizationId: string): Promise<OrganizationAccess> => {
     const unapplied = options.unappliedEvents?.(organizationId) ?? [];
-    return toAccess(organizationId, (await options.db.raw<{ rows: AccessRow[] }>(ACCESS_QUERY, [unapplied, organizationId])).rows[0], now());
+    // A dropped pooled connection would otherwise pause every organization's calls for a second.
+    const { rows } = await retryOnDroppedConnection(async () => options.db.raw<{ rows: AccessRow[] }>(ACCESS_QUERY, [unapplied, organizationId]));
+    return toAccess(organizationId, rows[0], now());
   };
   const cache = createStoreBackedCache<OrganizationAccess>({
     now,
     lookupTimeoutMs: options.lookupTimeoutMs,
     trustMs: () => options.ttlMs,
     load: (organizationId) => load(organizationId),
-    retryAtOnce: isDroppedConnection,
   });
   options.notifications.subscribe('organization_changed', (organizationId) => cache.evict(organizationId));
   // Plan changes are rare and touch many organizations: start afresh.
