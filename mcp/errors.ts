@@ -1,5 +1,5 @@
 import { ErrorCode as RpcCode, type CallToolResult, type JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
-import { errorCatalogue, issueDetails, toErrorObject, type AppError, type ErrorCode, type ErrorObject } from '../core/errors/index.js';
+import { errorCatalogue, errorMessage, issueDetails, toErrorObject, type AppError, type ErrorCode, type ErrorObject } from '../core/errors/index.js';
 import type { Logger } from '../core/logging/index.js';
 
 // The one MCP edge mapper: every failure on the tool server leaves through here, as
@@ -28,7 +28,7 @@ function mapped(err: unknown, requestId: string, logger: Logger): { error: Error
   if (result.appError.code === 'internal_error' && result.appError !== err) logger.error('tool server failure', { requestId, err });
   else if (result.appError.status >= 500) {
     const cause = result.appError.cause;
-    logger.warnRepeating(result.appError.code, 'tool server dependency failure', { requestId, code: result.appError.code, ...(cause !== undefined ? { cause: cause instanceof Error ? cause.message : String(cause) } : {}) });
+    logger.warnRepeating(result.appError.code, 'tool server dependency failure', { requestId, code: result.appError.code, ...(cause !== undefined ? { cause: errorMessage(cause) } : {}) });
   }
   return result;
 }

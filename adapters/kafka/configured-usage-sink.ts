@@ -1,4 +1,5 @@
 import type { Config } from '../../core/config/index.js';
+import { errorMessage } from '../../core/errors/index.js';
 import type { OpenDatabase } from '../../core/db/index.js';
 import type { Logger } from '../../core/logging/index.js';
 import { recordRefusedCalls } from '../../core/billing/index.js';
@@ -26,7 +27,7 @@ export function configuredUsageSink({ config, database, logger }: { config: Conf
   });
   // kafkajs's own lines say how each attempt failed; this one says what it means.
   sink.connect().catch((err: unknown) =>
-    logger.warn('Kafka not reachable yet; paid calls are refused until it is', { reason: kafkaUnreachableError(err)?.message ?? (err instanceof Error ? err.message : String(err)) }),
+    logger.warn('Kafka not reachable yet; paid calls are refused until it is', { reason: kafkaUnreachableError(err)?.message ?? errorMessage(err) }),
   );
   return sink;
 }

@@ -1,4 +1,5 @@
 import { Partitioners, type Kafka, type Message, type Producer } from 'kafkajs';
+import { errorMessage } from '../../core/errors/index.js';
 import type { Logger } from '../../core/logging/index.js';
 import { createBatchPublisher, meteringUnavailable, settleRefusedCalls, USAGE_PUBLISH_DEADLINE_MS, type RecordRefusedCalls, type UsageEvent, type UsageSink } from '../../core/usage/index.js';
 import { ensureTopics } from './create-kafka.js';
@@ -137,7 +138,7 @@ export function createKafkaUsageSink(options: KafkaUsageSinkOptions): KafkaUsage
         // Tried every few seconds through an outage: said once in a while, not each time.
         if (Date.now() - lastStillUnreachable < STILL_UNREACHABLE_EVERY_MS) return;
         lastStillUnreachable = Date.now();
-        logger.warn('Kafka still unreachable; paid calls are refused until it answers', { err: messageOf(err) });
+        logger.warn('Kafka still unreachable; paid calls are refused until it answers', { err: errorMessage(err) });
       },
     );
   };
@@ -217,7 +218,7 @@ export function createKafkaUsageSink(options: KafkaUsageSinkOptions): KafkaUsage
           // broker that stalls stores what it had read once it resumes, and kafkajs, whose own
           // request timeout may have fired first, never hears of it). Recorded as refused now,
           // before the worker could meet them, so that they are not charged if they arrive.
-          logger.warn('usage events not acknowledged by Kafka within the deadline; refusing their calls', { err: messageOf(err), events: eventIds.length });
+          logger.warn('usage events not acknowledged by Kafka within the deadline; refusing their calls', { err: errorMessage(err), events: eventIds.length });
           settle(sending.map((e) => e.event));
           // kafkajs is still retrying: disconnect once it stops (a disconnect now would only make
           // it reconnect). A request it had already sent may still be acknowledged: recorded above.
@@ -227,7 +228,7 @@ export function createKafkaUsageSink(options: KafkaUsageSinkOptions): KafkaUsage
         } else {
           // A send that failed after being sent may have been stored all the same (every
           // acknowledgement lost): recorded as refused too, which costs nothing if it was not.
-          logger.error('usage events not acknowledged by Kafka; refusing their calls', { err: messageOf(err), events: eventIds.length });
+          logger.error('usage events not acknowledged by Kafka; refusing their calls', { err: errorMessage(err), events: eventIds.length });
           settle(sending.map((e) => e.event));
           void p.disconnect().catch(() => {});
         }
@@ -307,8 +308,4 @@ function within<T>(promise: Promise<T>, deadline: number): Promise<T> {
       },
     );
   });
-}
-
-function messageOf(err: unknown): string {
-  return err instanceof Error ? err.message : String(err);
 }

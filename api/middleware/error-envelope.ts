@@ -1,5 +1,5 @@
 import type { Middleware } from 'koa';
-import { AppError, isAppError, toErrorObject } from '../../core/errors/index.js';
+import { AppError, errorMessage, isAppError, toErrorObject } from '../../core/errors/index.js';
 import type { Logger } from '../../core/logging/index.js';
 import type { ApiState } from '../state.js';
 
@@ -19,7 +19,7 @@ export function errorEnvelope(logger: Logger): Middleware<ApiState> {
       const appError = toAppError(err);
       const requestId = ctx.state.requestId;
       if (!isAppError(err) && appError.code === 'internal_error') logger.error('unhandled error', { requestId, err });
-      else if (appError.status >= 500) logger.warnRepeating(appError.code, 'request failed', { requestId, code: appError.code, cause: causeOf(appError.cause ?? err) });
+      else if (appError.status >= 500) logger.warnRepeating(appError.code, 'request failed', { requestId, code: appError.code, cause: errorMessage(appError.cause ?? err) });
       if (ctx.headerSent) return;
 
       const { error } = toErrorObject(appError, requestId);
@@ -44,5 +44,3 @@ function toAppError(err: unknown): AppError {
   }
   return new AppError('internal_error', undefined, { cause: err });
 }
-
-const causeOf = (cause: unknown): string => (cause instanceof Error ? cause.message : String(cause));

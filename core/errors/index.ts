@@ -3,3 +3,4 @@ export { AppError, isAppError, type ErrorDetail, type AppErrorOptions } from './
 export { errorEnvelopeSchema, errorObjectSchema, requestIdSchema, toErrorObject, type ErrorObject } from './error-envelope.js';
 export { issueDetails, parseInput } from './parse-input.js';
 export { networkReason } from './network-reason.js';
+export { errorMessage } from './error-message.js';

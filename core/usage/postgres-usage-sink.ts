@@ -116,6 +116,7 @@ export function createPostgresUsageSink(db: Db, options: PostgresUsageSinkOption
     onError: (err) => options.logger.debug('could not wake the usage consumers; they poll', { err }),
   });
   const deadlineMs = options.deadlineMs ?? USAGE_PUBLISH_DEADLINE_MS;
+  const settle = (events: UsageEvent[]) => void settleRefusedCalls(events, options.recordRefused, options.logger, 'Postgres bus');
   const batches = createBatchPublisher<UsageEvent>(
     async (events, signal) => {
       const batch = JSON.stringify(events);
@@ -136,7 +137,7 @@ export function createPostgresUsageSink(db: Db, options: PostgresUsageSinkOption
         } catch (err) {
           // The connection dropped under the INSERT: its commit may have happened (the answer
           // lost). Recorded as refused, which costs nothing if it did not.
-          if (isDroppedConnection(err)) void settleRefusedCalls(events, options.recordRefused, options.logger, 'Postgres bus');
+          if (isDroppedConnection(err)) settle(events);
           throw err;
         } finally {
           signal?.removeEventListener('abort', cancel);
@@ -156,8 +157,8 @@ export function createPostgresUsageSink(db: Db, options: PostgresUsageSinkOption
         refusal: () => meteringUnavailable(new Error(`the usage bus did not commit within ${deadlineMs} ms`)),
         // Recorded as refused as soon as they are, before the stalled INSERT may commit and the
         // worker apply it; and again if it lands, which finds any the worker charged first.
-        refusedWhileWriting: (events) => void settleRefusedCalls(events, options.recordRefused, options.logger, 'Postgres bus'),
-        landedAfterRefusal: (events) => void settleRefusedCalls(events, options.recordRefused, options.logger, 'Postgres bus'),
+        refusedWhileWriting: settle,
+        landedAfterRefusal: settle,
       },
     },
   );

@@ -1,3 +1,4 @@
+import { errorMessage } from '../errors/index.js';
 import type { Logger } from '../logging/index.js';
 import type { UsageEvent } from './usage-event.js';
 
@@ -15,10 +16,10 @@ export type RecordRefusedCalls = (events: UsageEvent[]) => Promise<string[]>;
  * logged at error with their ids, to be refunded.
  */
 export async function settleRefusedCalls(events: UsageEvent[], record: RecordRefusedCalls | undefined, logger: Logger, bus: string): Promise<void> {
-  const eventIds = events.map((e) => e.eventId);
   if (events.length === 0) return;
+  const eventIds = events.map((e) => e.eventId);
   const unsettled = (why: string, ids: string[], err?: unknown) =>
-    logger.error(`usage events of calls refused (503) ${why}; any the ${bus} stored will be charged: look them up in the ledger and refund them`, { eventIds: ids, ...(err === undefined ? {} : { err: err instanceof Error ? err.message : String(err) }) });
+    logger.error(`usage events of calls refused (503) ${why}; any the ${bus} stored will be charged: look them up in the ledger and refund them`, { eventIds: ids, ...(err === undefined ? {} : { err: errorMessage(err) }) });
   if (!record) return unsettled('were not confirmed in time and could not be recorded as refused (no recorder)', eventIds);
   try {
     const charged = await record(events);
