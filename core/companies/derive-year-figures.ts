@@ -1,4 +1,4 @@
-import { classifyCompanySize, type CompanySize } from './company-size.js';
+import { classifyCompanySize, type CompanySize, type SizeFigures } from './company-size.js';
 import type { DossierYear } from './schemas/index.js';
 
 // Metric slugs the store relies on (they are in the metric catalogue): the profile's size rule
@@ -59,8 +59,15 @@ export function yoyChange(value: number | null, previous: number | null): number
   return Math.round(((value - previous) / Math.abs(previous)) * 10_000) / 10_000;
 }
 
-const metricValue = (year: DossierYear | undefined, slug: string): number | null =>
+const metricValue = (year: Pick<DossierYear, 'metrics'> | undefined, slug: string): number | null =>
   year?.metrics.find((m) => m.slug === slug)?.value ?? null;
+
+/** A year's figures the EU SME rule reads: its employees, revenue and total assets. */
+export const sizeFiguresOf = (year: Pick<DossierYear, 'employees' | 'metrics'>): SizeFigures => ({
+  employees: year.employees,
+  revenue: metricValue(year, REVENUE_SLUG),
+  totalAssets: metricValue(year, TOTAL_ASSETS_SLUG),
+});
 
 /**
  * A line item's previousValue and yoyChange: as stored when stored, else derived from the
@@ -98,7 +105,7 @@ export function deriveYearFigures(years: DossierYear[]): DerivedYear[] {
     return {
       year: y.year,
       isForecasted: y.isForecasted,
-      size: y.size ?? classifyCompanySize({ employees: y.employees, revenue: metricValue(y, REVENUE_SLUG), totalAssets: metricValue(y, TOTAL_ASSETS_SLUG) }),
+      size: y.size ?? classifyCompanySize(sizeFiguresOf(y)),
       statementDate: y.statementDate,
       employees: y.employees,
       employeesYoY,

@@ -4,7 +4,7 @@ import {
   registrySchema, riskIndicatorsSchema, roleCategoryValues, sizeValues, stateAidsSchema,
 } from './common.js';
 import { classifyCompanySize, type CompanySize } from '../company-size.js';
-import { REVENUE_SLUG, TOTAL_ASSETS_SLUG } from '../derive-year-figures.js';
+import { sizeFiguresOf } from '../derive-year-figures.js';
 
 // The canonical import format: one CompanyDossier per line of a JSON Lines file. The sample
 // generator writes it, `cli import` reads it, and docs/import-format.md documents it. Optional
@@ -168,10 +168,9 @@ export const dossierYearSchema = z.strictObject({
  * ones count as zero); with all three known, the size itself. A stated size above the bound
  * with figures missing stands: the source may know what the line leaves out.
  */
-function sizeContradiction(year: { size: CompanySize | null; employees: number | null; metrics: { slug: string; value: number }[] }): string | undefined {
+function sizeContradiction(year: Pick<DossierYear, 'size' | 'employees' | 'metrics'>): string | undefined {
   if (year.size === null) return undefined;
-  const value = (slug: string) => year.metrics.find((m) => m.slug === slug)?.value ?? null;
-  const figures = { employees: year.employees, revenue: value(REVENUE_SLUG), totalAssets: value(TOTAL_ASSETS_SLUG) };
+  const figures = sizeFiguresOf(year);
   const atLeast = classifyCompanySize(figures);
   if (atLeast === null) return undefined;
   const complete = figures.employees !== null && figures.revenue !== null && figures.totalAssets !== null;
