@@ -137,10 +137,11 @@ export const registerBillingCommands: RegisterCommands = (program, context) => {
       .action(async (opts: { org: string; credits: number; reason: string; reference?: string }) => {
         const ctx = context();
         const organizationId = await org(opts.org);
-        const eventId = opts.reference === undefined ? undefined : referencedEventId(kind, organizationId, opts.reference);
+        const reference = opts.reference?.trim();
+        const eventId = reference === undefined ? undefined : referencedEventId(kind, organizationId, reference);
         const change = { organizationId, kind, credits: opts.credits, actor: ctx.actor, reason: opts.reason, eventId };
-        const snapshot = await withAudit(await db(), (trx) => changeCredits(trx, change), (s) => (s.alreadyRecordedAt ? null : { organizationId, actor: ctx.actor, action: `credits.${kind}`, details: { credits: opts.credits, reason: opts.reason, ...(opts.reference === undefined ? {} : { reference: opts.reference.trim() }) } }));
-        if (snapshot.alreadyRecordedAt) ctx.out(`already on the ledger since ${snapshot.alreadyRecordedAt.toISOString()} under reference ${opts.reference!.trim()}: nothing changed, no ledger row written`);
+        const snapshot = await withAudit(await db(), (trx) => changeCredits(trx, change), (s) => (s.alreadyRecordedAt ? null : { organizationId, actor: ctx.actor, action: `credits.${kind}`, details: { credits: opts.credits, reason: opts.reason, ...(reference === undefined ? {} : { reference }) } }));
+        if (snapshot.alreadyRecordedAt) ctx.out(`already on the ledger since ${snapshot.alreadyRecordedAt.toISOString()} under reference ${reference}: nothing changed, no ledger row written`);
         printSnapshot(ctx, snapshot);
       });
   creditCommand('grant', 'grant', 'Grant included credits (e.g. a contract bonus).', positiveInt);
