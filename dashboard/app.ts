@@ -51,7 +51,7 @@ export function createDashboardApp(deps: DashboardDeps): Koa<DashboardState> {
 
   // As the API's and the tool server's: JSON, 503 within a second when the database is gone.
   router.get('/healthz', async (ctx) => {
-    const answer = await checkHealth(() => deps.db.raw('SELECT 1'));
+    const answer = await checkHealth({ database: () => deps.db.raw('SELECT 1') });
     ctx.status = answer.status;
     ctx.body = answer.body;
   });

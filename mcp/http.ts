@@ -163,7 +163,7 @@ export function createMcpApp(options: McpAppOptions): Koa<McpRequestState> {
     try {
       // Liveness for load balancers and compose health checks: no key, no billing.
       if (ctx.path === '/healthz' && ctx.method === 'GET') {
-        const answer = await checkHealth(() => options.db.raw('SELECT 1'));
+        const answer = await checkHealth({ database: () => options.db.raw('SELECT 1'), usageBus: options.usage.reachable?.bind(options.usage) });
         ctx.status = answer.status;
         ctx.body = answer.body;
         return;

@@ -249,6 +249,7 @@ export function createKafkaUsageSink(options: KafkaUsageSinkOptions): KafkaUsage
         if (!closed) throw err;
       }
     },
+    reachable: () => producer !== undefined && !closed,
     publish(event) {
       if (closed) return Promise.reject(meteringUnavailable(new Error('usage sink closed')));
       if (failing && !producer) {

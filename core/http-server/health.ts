@@ -1,20 +1,37 @@
-// The /healthz answer of every HTTP service (API, tool server, dashboard): liveness plus one
-// cheap database round trip, bounded so a probe never hangs on a dead pool. No key needed and
-// nothing about the data revealed.
+// The /healthz answer of every HTTP service (API, tool server, dashboard): liveness plus what a
+// paid call needs, checked cheaply: one database round trip, bounded so a probe never hangs on a
+// dead pool, and, on services that publish usage to Kafka, whether the producer is connected.
+// No key needed and nothing about the data revealed.
 
 const DEADLINE_MS = 1_000;
 
-export interface HealthAnswer {
-  status: 200 | 503;
-  body: { status: 'ok' } | { status: 'unavailable'; checks: { database: 'unreachable' } };
+type CheckState = 'ok' | 'unreachable';
+
+export interface HealthChecks {
+  /** One cheap round trip (SELECT 1). */
+  database(): Promise<unknown>;
+  /**
+   * Whether usage events can be made durable now (UsageSink.reachable), on services whose bus
+   * is not the database itself: a process whose Kafka is unreachable (a wrong KAFKA_BROKERS, a
+   * broker down) refuses every paid call with 503, so it must not pass for healthy.
+   */
+  usageBus?(): boolean;
 }
 
-export async function checkHealth(checkDatabase: () => Promise<unknown>, deadlineMs = DEADLINE_MS): Promise<HealthAnswer> {
+export interface HealthAnswer {
+  status: 200 | 503;
+  body: { status: 'ok' } | { status: 'unavailable'; checks: { database: CheckState; usageBus?: CheckState } };
+}
+
+export async function checkHealth(checks: HealthChecks, deadlineMs = DEADLINE_MS): Promise<HealthAnswer> {
   let timer: NodeJS.Timeout | undefined;
   const deadline = new Promise<false>((resolve) => { timer = setTimeout(() => resolve(false), deadlineMs); });
   try {
-    const healthy = await Promise.race([checkDatabase().then(() => true, () => false), deadline]);
-    return healthy ? { status: 200, body: { status: 'ok' } } : { status: 503, body: { status: 'unavailable', checks: { database: 'unreachable' } } };
+    const database = await Promise.race([checks.database().then(() => true, () => false), deadline]);
+    const usageBus = checks.usageBus?.();
+    if (database && usageBus !== false) return { status: 200, body: { status: 'ok' } };
+    const state = (up: boolean): CheckState => (up ? 'ok' : 'unreachable');
+    return { status: 503, body: { status: 'unavailable', checks: { database: state(database), ...(usageBus === undefined ? {} : { usageBus: state(usageBus) }) } } };
   } finally {
     clearTimeout(timer);
   }

@@ -1,5 +1,5 @@
 export { tuneHeap } from './tune-heap.js';
 export { serveHttp, stopOnSignal, type HttpService } from './serve-http.js';
 export { serveOnPort, type PortVariable, type ServeOnPortOptions } from './serve-on-port.js';
-export { checkHealth, type HealthAnswer } from './health.js';
+export { checkHealth, type HealthAnswer, type HealthChecks } from './health.js';
 export { accessLog } from './access-log.js';

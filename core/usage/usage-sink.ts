@@ -8,5 +8,11 @@ import type { UsageEvent } from './usage-event.js';
  */
 export interface UsageSink {
   publish(event: UsageEvent): Promise<void>;
+  /**
+   * False while a publish would be refused at once (the Kafka producer not connected: at
+   * start-up, or through an outage), for /healthz. Absent on the Postgres bus, whose health is
+   * the database's.
+   */
+  reachable?(): boolean;
   close(): Promise<void>;
 }
