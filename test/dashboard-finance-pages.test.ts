@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { changeCredits, periodStart, setCallsCap } from '../core/billing/index.js';
+import { changeCredits, periodStart, recordRefusedCalls, setCallsCap } from '../core/billing/index.js';
 import { createApiKey } from '../core/auth/index.js';
 import { formats } from '../dashboard/i18n/translate.js';
 import { adminOfNewOrg, applyUsage, createOperator, dashboardForFile, httpSession, usageEventFor } from './dashboard-fixtures.js';
@@ -82,6 +82,10 @@ describe('finance pages', () => {
     const period = new Date().toISOString().slice(0, 7);
     await env.db('allowances').where({ organization_id: orgId }).update({ period: new Date(periodStart(period).getTime() - 1).toISOString().slice(0, 7) });
     await changeCredits(env.db, { organizationId: orgId, kind: 'top_up', credits: 100, actor: 'cli:maria', reason: 'invoice 7' });
+    // A call charged, then refused (503) before its event was confirmed: refunded by the system.
+    const refusedCall = usageEventFor(orgId);
+    await applyUsage(env.db, [refusedCall]);
+    expect(await recordRefusedCalls(env.db, [refusedCall])).toEqual([refusedCall.eventId]);
 
     client.jar.set('dash_lang', 'it');
     const month = formats('it').period(period);
@@ -91,6 +95,7 @@ describe('finance pages', () => {
     expect(ledger).toContain('tetto chiamate da 50 a 0 (solo questo periodo): piano standard');
     expect(ledger).toContain('cambio di mese: assegnati 100.000 crediti, il conteggio delle chiamate riparte');
     expect(ledger).toContain('invoice 7 <span class="muted small">· cli:maria</span>');
+    expect(ledger).toContain('rimborso: chiamata rifiutata (503) dopo l&#39;addebito <span class="muted small">· sistema</span>');
     const report = await (await client.get(`/orgs/${orgId}/report`)).text();
     expect(report).toContain(`piano standard: crediti inclusi di ${month}`);
     expect(report).toMatch(/<td>Tetto chiamate raggiunto<\/td><td>attivato<\/td><td>piano standard \(sistema\)<\/td>/);
@@ -98,7 +103,7 @@ describe('finance pages', () => {
     // Said in Italian on the page; written as ever in the ledger, which the CLI and CSV read.
     expect(await env.db('usage_ledger').where({ organization_id: orgId, entry_type: 'grant' }).pluck('reason')).toEqual([`plan standard: included credits for ${period}`]);
     for (const body of [ledger, report]) {
-      expect(body).not.toMatch(/included credits|calls cap|month rollover|period rollover|operator dashboard|limit_reached|[>(]system[<)]/);
+      expect(body).not.toMatch(/included credits|calls cap|month rollover|period rollover|operator dashboard|limit_reached|call refused|[>(]system[<)]/);
     }
   });
 });

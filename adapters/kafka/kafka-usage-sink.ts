@@ -31,7 +31,8 @@ export interface KafkaUsageSinkOptions {
   deadlineMs?: number;
   /**
    * Records calls refused while their events may still reach the topic, so those are not
-   * charged (core/billing's recordRefusedCalls); without it they are only logged for refund.
+   * charged, and refunds any already charged (core/billing's recordRefusedCalls); without it
+   * they are only logged for refund.
    */
   recordRefused?: RecordRefusedCalls;
 }
@@ -70,8 +71,8 @@ interface Pending {
  * attempts send nothing. Only a request already on the wire at the deadline can still land (a
  * stalled broker stores it on resuming without kafkajs ever hearing of it): its events are
  * recorded as refused in the ledger at the deadline (`recordRefused`), so the worker charges
- * none of them; any the ledger had already charged, or all when that record fails, are logged
- * at error with their ids for refund.
+ * none of them, and any the ledger had already charged is refunded; when that record fails,
+ * all are logged at error with their ids for refund.
  *
  * While Kafka is unreachable (a send or a reconnect failed and none succeeded since) calls are
  * refused at once, and one reconnect at a time runs in the background, every 2 s until one

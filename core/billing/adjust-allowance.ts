@@ -145,6 +145,73 @@ export async function setCallsCap(db: Knex, input: AdministrationInput & { calls
   });
 }
 
+/** A usage row the worker charged for a call that was then refused (record-refused-calls.ts). */
+export interface ChargedRefusal {
+  eventId: string;
+  organizationId: string;
+  keyId: string | null;
+  product: string | null;
+  quantity: number;
+  unit: string | null;
+  creditsDelta: number;
+  callsDelta: number;
+  period: string;
+}
+
+/** The ledger row that gives back the charge of event `eventId`: one per charge, ever. */
+export const refundEventId = (eventId: string) => `adj_refund_${eventId}`;
+
+/**
+ * Gives back charges of calls that were refused (503) after the worker had applied their
+ * events: per organization, under its allowance lock, one `adjustment` row each (actor
+ * `system`) with the opposite deltas, under an id made from the charge's own (refundEventId), so
+ * a charge is refunded once however often this runs. The calls count comes back only within the
+ * charge's own period (a new period counts afresh). Usage rows stay as they are: the report shows
+ * the use, and the refund among the month's adjustments. Returns the event ids refunded now.
+ */
+export async function refundRefusedCharges(db: Knex, charges: ChargedRefusal[], now: Date = new Date()): Promise<string[]> {
+  const refunded: string[] = [];
+  // Not Map.groupBy: Node 20 has none.
+  const byOrganization = new Map<string, ChargedRefusal[]>();
+  for (const charge of charges) byOrganization.set(charge.organizationId, [...(byOrganization.get(charge.organizationId) ?? []), charge]);
+  for (const [organizationId, ofOrganization] of byOrganization) {
+    const reason = systemReason.refusedCallRefund();
+    await administer(db, { organizationId, actor: 'system', reason, now }, async (trx, row, at) => {
+      const done = new Set(await trx('usage_ledger').whereIn('event_id', ofOrganization.map((c) => refundEventId(c.eventId))).pluck<string[]>('event_id'));
+      let balance = row.credits_balance;
+      let callsUsed = row.calls_used;
+      const rows = ofOrganization.filter((c) => !done.has(refundEventId(c.eventId))).map((c) => {
+        const callsBack = c.period === row.period ? -c.callsDelta : 0;
+        balance -= c.creditsDelta;
+        callsUsed += callsBack;
+        refunded.push(c.eventId);
+        return {
+          event_id: refundEventId(c.eventId),
+          organization_id: organizationId,
+          entry_type: 'adjustment',
+          source: 'system',
+          key_id: c.keyId,
+          product: c.product,
+          quantity: c.quantity,
+          unit: c.unit,
+          credits_delta: -c.creditsDelta,
+          calls_delta: callsBack,
+          credits_balance_after: balance,
+          period: row.period,
+          occurred_at: at,
+          applied_at: at,
+          actor: 'system',
+          reason,
+        };
+      });
+      if (rows.length === 0) return { eventId: refundEventId(ofOrganization[0]!.eventId), changes: {} };
+      await trx('usage_ledger').insert(rows);
+      return { eventId: rows[0]!.event_id, changes: { credits_balance: balance, calls_used: callsUsed } };
+    });
+  }
+  return refunded;
+}
+
 function requireReason(reason: string): void {
   if (reason.trim() === '') throw new AppError('invalid_params', 'a reason is required: it goes on the ledger', { details: [{ path: 'reason', message: 'required' }] });
   // One line in the report's table, the ledger export's CSV and an operator's terminal.

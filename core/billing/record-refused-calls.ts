@@ -1,5 +1,6 @@
 import type { Db } from '../db/index.js';
 import type { UsageEvent } from '../usage/index.js';
+import { refundRefusedCharges } from './adjust-allowance.js';
 import { periodOf } from './billing-period.js';
 
 /**
@@ -7,9 +8,9 @@ import { periodOf } from './billing-period.js';
  * store them after their callers were refused (a stalled broker stores what it had read when it
  * resumes). Each gets a `refused` ledger row at once, worth nothing, under the event's own id
  * (migration 025): the ledger charges each id once, so the worker then takes a late event for
- * one already applied and charges nothing. Returns the ids the ledger already held as usage:
- * applied before this ran, they were charged though their calls were refused, and are to be
- * refunded.
+ * one already applied and charges nothing. An event the worker applied before this ran was
+ * charged though its call was refused: that charge is given back at once (an `adjustment`
+ * row, adjust-allowance.ts's refundRefusedCharges). Returns the ids refunded.
  */
 export async function recordRefusedCalls(db: Db, events: UsageEvent[], now: Date = new Date()): Promise<string[]> {
   if (events.length === 0) return [];
@@ -38,5 +39,36 @@ export async function recordRefusedCalls(db: Db, events: UsageEvent[], now: Date
   );
   const held = events.map((e) => e.eventId).filter((id) => !recorded.has(id));
   if (held.length === 0) return [];
-  return db('usage_ledger').whereIn('event_id', held).andWhere({ entry_type: 'usage' }).pluck<string[]>('event_id');
+  const charged = await db('usage_ledger')
+    .whereIn('event_id', held)
+    .andWhere({ entry_type: 'usage' })
+    .select<ChargedRow[]>('event_id', 'organization_id', 'key_id', 'product', 'quantity', 'unit', 'credits_delta', 'calls_delta', 'period');
+  return refundRefusedCharges(
+    db,
+    charged.map((r) => ({
+      eventId: r.event_id,
+      organizationId: r.organization_id,
+      keyId: r.key_id,
+      product: r.product,
+      quantity: Number(r.quantity),
+      unit: r.unit,
+      creditsDelta: Number(r.credits_delta),
+      callsDelta: Number(r.calls_delta),
+      period: r.period,
+    })),
+    now,
+  );
+}
+
+// bigint columns come back as strings.
+interface ChargedRow {
+  event_id: string;
+  organization_id: string;
+  key_id: string | null;
+  product: string | null;
+  quantity: string | number;
+  unit: string | null;
+  credits_delta: string | number;
+  calls_delta: string | number;
+  period: string;
 }

@@ -10,6 +10,7 @@ describe('system reasons', () => {
       ['capChange', systemReason.capChange(10, null, false, 'signed'), { from: '10', to: 'none', thisPeriod: undefined, why: 'signed' }],
       ['planCap', systemReason.planCap('standard'), { plan: 'standard' }],
       ['planChanged', systemReason.planChanged('standard', 'pro'), { from: 'standard', to: 'pro' }],
+      ['refusedCallRefund', systemReason.refusedCallRefund(), {}],
       ['usage', systemReason.usage(), {}],
       ['periodRollover', systemReason.periodRollover('2026-12'), { period: '2026-12' }],
       ['productChanged', systemReason.productChanged('company-report'), { product: 'company-report' }],

@@ -13,6 +13,8 @@ export const systemReason = {
   // Why a calls cap changed with a plan (the `why` of capChange).
   planCap: (plan: string) => `plan ${plan}`,
   planChanged: (from: string, to: string) => `plan changed from ${from} to ${to}`,
+  // A charge given back: its call was refused (503) after the worker had applied its event.
+  refusedCallRefund: () => 'refund: call refused (503) after it was charged',
   // Flag changes.
   usage: () => 'usage',
   periodRollover: (period: string) => `period rollover to ${period}`,
@@ -27,6 +29,7 @@ export const systemReasonPattern: Record<keyof typeof systemReason, RegExp> = {
   capChange: /^calls cap (?<from>\d+|none) -> (?<to>\d+|none)(?<thisPeriod> \(this period only\))?: (?<why>.*)$/s,
   planCap: /^plan (?<plan>\S+)$/,
   planChanged: /^plan changed from (?<from>\S+) to (?<to>\S+)$/,
+  refusedCallRefund: /^refund: call refused \(503\) after it was charged$/,
   usage: /^usage$/,
   periodRollover: /^period rollover to (?<period>\d{4}-\d{2})$/,
   productChanged: /^product (?<product>\S+) changed$/,

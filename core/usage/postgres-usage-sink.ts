@@ -18,13 +18,15 @@ export interface PostgresUsageSinkOptions {
   deadlineMs?: number;
   /**
    * Records calls refused while their batch still committed afterwards, so those are not
-   * charged (core/billing's recordRefusedCalls); without it they are only logged for refund.
+   * charged, and refunds any already charged (core/billing's recordRefusedCalls); without it
+   * they are only logged for refund.
    */
   recordRefused?: RecordRefusedCalls;
   /**
    * Where a failed wake-up is reported (at debug: the consumer's poll covers it), and events
-   * that committed after their callers were refused (at error: to be refunded). Required: those
-   * lines are how a refused call that was charged all the same gets found.
+   * that committed after their callers were refused (at warn when recorded as refused or
+   * refunded; at error, to be refunded by hand, when that record failed). Required: those lines
+   * are how a refused call that was charged all the same gets found.
    */
   logger: Logger;
 }

@@ -192,6 +192,7 @@ export const en = {
   'reason.plan': 'plan {plan}',
   'reason.planChanged': 'plan changed from {from} to {to}',
   'reason.operatorDashboard': 'set in the operator dashboard',
+  'reason.refusedCallRefund': 'refund: call refused (503) after it was charged',
   'reason.usage': 'usage',
   'reason.periodRollover': 'period rollover to {period}',
   'reason.productChanged': 'product {product} changed',

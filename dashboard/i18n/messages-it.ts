@@ -192,6 +192,7 @@ export const it: Catalogue = {
   'reason.plan': 'piano {plan}',
   'reason.planChanged': 'piano cambiato da {from} a {to}',
   'reason.operatorDashboard': "impostato dalla dashboard dell'operatore",
+  'reason.refusedCallRefund': "rimborso: chiamata rifiutata (503) dopo l'addebito",
   'reason.usage': 'consumo',
   'reason.periodRollover': 'cambio di periodo a {period}',
   'reason.productChanged': 'prodotto {product} modificato',

@@ -28,6 +28,7 @@ const rowReasons: Saying[] = [
   [systemReasonPattern.rollover, (r, g) => r.t('reason.rollover', { credits: r.f.number(Number(g.credits)), count: Number(g.credits) })],
   [systemReasonPattern.capChange, (r, g) =>
     r.t(g.thisPeriod ? 'reason.capChangeThisPeriod' : 'reason.capChange', { from: cap(r, g.from!), to: cap(r, g.to!), why: say(r, g.why!, capReasons) ?? g.why! })],
+  [systemReasonPattern.refusedCallRefund, (r) => r.t('reason.refusedCallRefund')],
   // Flag changes.
   [systemReasonPattern.usage, (r) => r.t('reason.usage')],
   [systemReasonPattern.periodRollover, (r, g) => r.t('reason.periodRollover', { period: r.f.period(g.period!) })],

@@ -123,7 +123,11 @@ try {
 
   const missing = [...ok].filter((id) => !ledger.has(id));
   const extra = [...ledger].filter((id) => !ok.has(id));
-  const chargedFailures = [...failed].filter((id) => ledger.has(id));
+  // A refused call the worker charged before its refusal was recorded is refunded at once
+  // (core/billing's recordRefusedCalls): charged and given back, so not charged in the end.
+  const refunded = new Set((await db('usage_ledger').where({ entry_type: 'adjustment' }).whereLike('event_id', 'adj_refund_%').pluck<string[]>('event_id')).map((id) => id.slice('adj_refund_'.length)));
+  const refundedFailures = [...failed].filter((id) => ledger.has(id) && refunded.has(id));
+  const chargedFailures = [...failed].filter((id) => ledger.has(id) && !refunded.has(id));
   const perEvent = await db('usage_ledger').where({ entry_type: 'usage' }).select(db.raw('COUNT(*)::int AS rows'), db.raw('COUNT(DISTINCT event_id)::int AS events')).first<{ rows: number; events: number }>();
   const deadLetters = Number((await db('usage_dead_letters').count<{ n: string }>({ n: '*' }).first())?.n ?? 0);
   const reconcile = await reconcileLedger(db);
@@ -140,7 +144,7 @@ try {
   say(`  usage ledger rows:                  ${perEvent?.rows} (${perEvent?.events} distinct event ids)`);
   say(`  2xx without a ledger row:           ${missing.length}`);
   say(`  ledger rows without a 2xx:          ${extra.length} (allowed: at most the ${noAnswer} calls whose answer never arrived)`);
-  say(`  non-2xx answers with a ledger row: ${chargedFailures.length}`);
+  say(`  non-2xx answers with a ledger row: ${chargedFailures.length} (and ${refundedFailures.length} charged, then refunded)`);
   say(`  dead letters:                       ${deadLetters}`);
   say(`  reconcile differences:              ${reconcile.differences.length} (${reconcile.organizations} organizations, ${reconcile.ledgerRows} ledger rows)`);
   const passed = ok.size >= TARGET && missing.length === 0 && extra.length <= noAnswer && chargedFailures.length === 0 && perEvent?.rows === perEvent?.events && reconcile.differences.length === 0 && deadLetters === 0;
