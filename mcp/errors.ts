@@ -97,10 +97,13 @@ const codeOfRpc = (rpc: number): ErrorCode =>
  * ours on the way out, and never let an internal error's own text through: it goes to the log
  * under the requestId instead, as the catalogue's message tells the caller.
  */
-export function withErrorData(message: JSONRPCMessage, requestId: string, logger: Logger): JSONRPCMessage {
+export function withErrorData(message: JSONRPCMessage, requestIdOf: string | (() => string), logger: Logger): JSONRPCMessage {
   if (!('error' in message)) return message;
   const data = message.error.data as { code?: unknown } | undefined;
   if (data !== null && typeof data === 'object' && typeof data.code === 'string') return message;
+  // Taken only now: in a batch each answer gets an id of its own (McpCall.nextRequestId), and
+  // one that already carries ours must not use one up.
+  const requestId = typeof requestIdOf === 'string' ? requestIdOf : requestIdOf();
   const code = codeOfRpc(message.error.code);
   const refused = code === 'invalid_params' ? sdkParamsRefusal(message.error.message) : undefined;
   if (refused) return { ...message, error: { code: message.error.code, message: refused.message, data: { code, requestId, details: refused.details } } };

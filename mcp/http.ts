@@ -275,7 +275,7 @@ export function createMcpApp(options: McpAppOptions): Koa<McpRequestState> {
         responses = [await answerToolCall(createToolHandlers(options, parts, call), toolCall, requestId, logger)];
       } else {
         const server = createServer(options, parts, call);
-        const transport = new JsonResponseTransport(requestId, logger);
+        const transport = new JsonResponseTransport(call.nextRequestId, logger);
         await server.connect(transport);
         // No server.close() afterwards: every request has been answered once handle() resolves,
         // the server and transport hold no timers or sockets and are simply dropped. Closing

@@ -25,7 +25,8 @@ export class JsonResponseTransport implements Transport {
   private done: (() => void) | undefined;
 
   constructor(
-    private readonly requestId: string,
+    /** The request id of an error the SDK answers itself: the batch's next (McpCall.nextRequestId). */
+    private readonly nextRequestId: () => string,
     private readonly logger: Logger,
   ) {}
 
@@ -47,7 +48,7 @@ export class JsonResponseTransport implements Transport {
     // Only responses matter on a stateless answer; server-to-client requests and
     // notifications (progress, logging) have nowhere to go and are dropped, as the SDK does.
     if (!('id' in message) || 'method' in message || message.id === undefined || !this.pending.has(message.id)) return;
-    this.responses.set(message.id, withErrorData(message, this.requestId, this.logger));
+    this.responses.set(message.id, withErrorData(message, this.nextRequestId, this.logger));
     this.pending.delete(message.id);
     if (this.pending.size === 0) this.done?.();
   }

@@ -210,6 +210,38 @@ describe('protocol-level errors', () => {
     expect(call).toMatchObject({ id: 2, error: { code: -32602, data: { code: 'invalid_params' } } });
   });
 
+  it('when a batch holds a billed call and errors the SDK answers itself, then each answer has a requestId of its own and only the billed call\'s names its usage event', async () => {
+    const group = sampleGroup();
+    await upsertCompanies(mcp.db, [group.root]);
+    const own = await createToolOrganization(mcp.db);
+    const batch = [
+      { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'service_get_company_profile', arguments: { taxId: group.root.fiscalCode } } },
+      { jsonrpc: '2.0', id: 2, method: 'resources/list' },
+      { jsonrpc: '2.0', id: 3, method: 'tools/call', params: { name: 'service_search_companies', arguments: 'rossi' } },
+    ];
+    for (const accept of ['application/json, text/event-stream', 'text/event-stream, application/json']) {
+      const res = await rpc(mcp.mcpUrl, batch, { ...auth(own.key), Accept: accept });
+      expect(res.status).toBe(200);
+      const text = await res.text();
+      const answers = (accept.startsWith('text/event-stream') ? text.split('\n').filter((l) => l.startsWith('data: ')).map((l) => JSON.parse(l.slice(6))) : JSON.parse(text)) as {
+        id: number;
+        result?: { _meta: { requestId: string } };
+        error?: { code: number; data: { requestId: string } };
+      }[];
+      const byId = new Map(answers.map((a) => [a.id, a]));
+      const billed = byId.get(1)!.result!._meta.requestId;
+      const unknownMethod = byId.get(2)!.error!;
+      const badParams = byId.get(3)!.error!;
+      expect([unknownMethod.code, badParams.code]).toEqual([-32601, -32602]);
+      const ids = [billed, unknownMethod.data.requestId, badParams.data.requestId];
+      for (const id of ids) expect(requestIdSchema.safeParse(id).success, id).toBe(true);
+      expect(new Set(ids).size).toBe(3);
+      // The billed call's id is the usage event's; neither error's id names an event.
+      expect(await eventsOnBus(mcp.db, { eventId: billed })).toHaveLength(1);
+      for (const id of ids.slice(1)) expect(await eventsOnBus(mcp.db, { eventId: id })).toEqual([]);
+    }
+  });
+
   it('when a batch repeats a request id then the whole batch is refused as an invalid request naming the id, and nothing runs or is billed', async () => {
     const group = sampleGroup();
     await upsertCompanies(mcp.db, [group.root]);
