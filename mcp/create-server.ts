@@ -51,7 +51,7 @@ export interface ServerParts {
   // per stateless request dominated a tool call. It only validates elicitation answers, which
   // this server never asks for; one shared instance is plenty.
   jsonSchemaValidator: AjvJsonSchemaValidator;
-  /** initialize's instructions, written from the tools' schemas. */
+  /** initialize's instructions naming every tool, written from the tools' schemas (see instructionsFor). */
   instructions: string;
 }
 
@@ -98,20 +98,46 @@ export function prepareTools(definitions: ToolDefinition<any, any>[] = toolDefin
 // The arguments that name one company, as the tools' input schemas call them.
 const companyArguments = ['taxId', 'fiscalCode'] as const;
 
+// How initialize tells an agent to find what the company tools take, per search tool.
+const finders: Record<string, string> = {
+  service_search_companies: 'a company with service_search_companies (by name, fiscal code or VAT number)',
+  service_search_people: 'a person with service_search_people',
+};
+const orList = (items: string[]) => (items.length < 2 ? items.join('') : `${items.slice(0, -1).join(', ')} or ${items.at(-1)}`);
+
 /**
- * What initialize tells an agent. The company tools are grouped by the argument that takes the
- * fiscal code, read from their input schemas, so the text cannot name an argument a tool does not
- * take (an agent following it would get "Unrecognized key").
+ * What initialize tells an agent, naming only `definitions` (the tools the caller may use: a
+ * model told of a tool that tools/list leaves out calls it and loses a turn). The company tools
+ * are grouped by the argument that takes the fiscal code, read from their input schemas, so the
+ * text cannot name an argument a tool does not take (an agent following it would get
+ * "Unrecognized key").
  */
 function serverInstructions(definitions: ToolDefinition<any, any>[]): string {
+  const about = 'Italian company data: identity, registry, risk indicators, ownership, officers and filed financial statements. ';
+  if (definitions.length === 0) return `${about}Your organization's plan includes none of these tools yet, so tools/list is empty: its administrator can change the plan.`;
   const byArgument = companyArguments.flatMap((argument) => {
     const names = definitions.filter((d) => argument in d.inputSchema.shape).map((d) => d.name as string);
-    return names.length === 0 ? [] : [`to ${names.join(', ').replace(/, ([^,]*)$/, ' or $1')} as ${argument}`];
+    return names.length === 0 ? [] : [`to ${orList(names)} as ${argument}`];
   });
-  return 'Italian company data: identity, registry, risk indicators, ownership, officers and filed financial statements. ' +
-    'Find a company with service_search_companies (by name, fiscal code or VAT number) or a person with service_search_people, then pass ' +
-    `the company's fiscalCode ${byArgument.join(', and ')}. ` +
-    'Each successful tool call is billed to your organization as its description says; failed calls are free.';
+  const find = definitions.flatMap((d) => finders[d.name] ?? []);
+  const steps = byArgument.length === 0
+    ? `Find ${orList(find)}.`
+    : `${find.length === 0 ? 'Pass a' : `Find ${orList(find)}, then pass the`} company's fiscalCode ${byArgument.join(', and ')}.`;
+  return `${about}${steps} Each successful tool call is billed to your organization as its description says; failed calls are free.`;
+}
+
+/**
+ * initialize's instructions for this caller: the tools its organization's plan includes, as
+ * tools/list shows them. When the plan cannot be read now, the text for every tool (initialize
+ * still succeeds; tools/list then says what is wrong).
+ */
+export async function instructionsFor(deps: McpDeps, parts: ServerParts, principal: Principal): Promise<string> {
+  try {
+    const entitled = await deps.access.entitlements(principal, 'tool');
+    return serverInstructions(parts.tools.map((t) => t.definition).filter((d) => entitled.has(d.name)));
+  } catch {
+    return parts.instructions;
+  }
 }
 
 const measureText = (m: Measure) => `${m.quantity} ${m.quantity === 1 ? m.unit.replace(/s$/, '') : m.unit}`;
@@ -227,10 +253,11 @@ export function authorizesMessage(parts: ServerParts, message: JSONRPCMessage): 
   return parsed.success && authorizesTool(parts, parsed.data.params.name);
 }
 
-export function createServer(deps: McpDeps, parts: ServerParts, call: McpCall): Server {
+/** `instructions`: the caller's (instructionsFor), for an initialize; else every tool's. */
+export function createServer(deps: McpDeps, parts: ServerParts, call: McpCall, instructions = parts.instructions): Server {
   const server = new Server(
     { name: 'italian-company-data', title: 'Italian Company Data', version: deps.version },
-    { capabilities: { tools: { listChanged: false } }, instructions: parts.instructions, jsonSchemaValidator: parts.jsonSchemaValidator },
+    { capabilities: { tools: { listChanged: false } }, instructions, jsonSchemaValidator: parts.jsonSchemaValidator },
   );
   const handlers = createToolHandlers(deps, parts, call);
   server.setRequestHandler(methodOnly('tools/list'), (request) => {

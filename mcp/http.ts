@@ -11,7 +11,7 @@ import { accessLog, checkHealth } from '../core/http-server/index.js';
 import { rateLimitHeaders } from '../core/ratelimit/index.js';
 import { jsonWithCachedParts } from './cached-json.js';
 import {
-  authorizesMessage, authorizesTool, createServer, createToolHandlers, prepareServerParts, type McpCall, type McpDeps,
+  authorizesMessage, authorizesTool, createServer, createToolHandlers, instructionsFor, prepareServerParts, type McpCall, type McpDeps,
 } from './create-server.js';
 import { answerToolCall, plainToolCall } from './direct-tool-call.js';
 import { httpErrorResponse, jsonRpcErrorBody, retryAfterOfResults } from './errors.js';
@@ -274,7 +274,7 @@ export function createMcpApp(options: McpAppOptions): Koa<McpRequestState> {
       if (toolCall) {
         responses = [await answerToolCall(createToolHandlers(options, parts, call), toolCall, requestId, logger)];
       } else {
-        const server = createServer(options, parts, call);
+        const server = createServer(options, parts, call, initializing ? await instructionsFor(options, parts, principal) : undefined);
         const transport = new JsonResponseTransport(call.nextRequestId, logger);
         await server.connect(transport);
         // No server.close() afterwards: every request has been answered once handle() resolves,

@@ -122,6 +122,32 @@ describe('tools/list', () => {
       await limitedClient.close();
     }
   });
+
+  it('when the plan lacks tools then initialize\'s instructions name only the tools it lists, and say so when it lists none', async () => {
+    const toolsIn = (text: string) => [...new Set(text.match(/service_[a-z_]+/g))].sort();
+    for (const plan of [['service_search_companies', 'service_get_company_profile'], ['service_get_company_metrics'], ['service_search_people']]) {
+      const limited = await createToolOrganization(mcp.db, { tools: plan });
+      const limitedClient = await connectClient(mcp.mcpUrl, limited.key);
+      try {
+        const listed = (await limitedClient.listTools()).tools.map((t) => t.name).sort();
+        expect(listed).toEqual([...plan].sort());
+        expect(toolsIn(limitedClient.getInstructions()!), limitedClient.getInstructions()).toEqual(listed);
+        if (plan.includes('service_search_companies')) expect(limitedClient.getInstructions()).toContain('service_search_companies (by name, fiscal code or VAT number)');
+      } finally {
+        await limitedClient.close();
+      }
+    }
+    expect(toolsIn(client.getInstructions()!)).toEqual((await client.listTools()).tools.map((t) => t.name).sort());
+    const none = await createToolOrganization(mcp.db, { tools: [] });
+    const noneClient = await connectClient(mcp.mcpUrl, none.key);
+    try {
+      expect((await noneClient.listTools()).tools).toEqual([]);
+      expect(noneClient.getInstructions()).toMatch(/plan includes none of these tools yet, so tools\/list is empty/);
+      expect(toolsIn(noneClient.getInstructions()!)).toEqual([]);
+    } finally {
+      await noneClient.close();
+    }
+  });
 });
 
 describe('service_search_companies', () => {
