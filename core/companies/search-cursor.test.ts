@@ -21,6 +21,17 @@ describe('search cursors', () => {
     }
   });
 
+  it('when a cursor of the other search tool is passed then the message says it belongs to another search, not that it was never returned', () => {
+    // A people search's cursor (no id) handed to the company search, and the other way round.
+    const people = encodeCursor({ score: '0.5', name: 'MARIO ROSSI', id: '' }, criteriaFingerprint({ name: 'rossi' }));
+    const companies = encodeCursor(position, fingerprint);
+    for (const [cursor, companyId] of [[people, true], [companies, false]] as const) {
+      expect(() => decodeCursor(cursor, criteriaFingerprint({ query: 'rossi', other: companyId }), { companyId })).toThrow(
+        expect.objectContaining({ code: 'invalid_params', message: expect.stringMatching(/^The cursor belongs to another search \(other criteria, or the other search tool\)/) }),
+      );
+    }
+  });
+
   it('when a field of a well-encoded cursor is not what the query binds (an id past a bigint, no id, a NUL in the name, a huge score) then invalid_params names the cursor, before any query', () => {
     const tampered = [
       { ...position, id: '99999999999999999999' },

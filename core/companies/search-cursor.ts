@@ -37,16 +37,21 @@ export function decodeCursor(cursor: string, fingerprint: string, options: { com
     throw invalidCursor('The cursor is not one this service returned: pass nextCursor exactly as received.');
   }
   const c = parsed as { v?: unknown; f?: unknown; s?: unknown; n?: unknown; i?: unknown } | null;
+  if (c === null || typeof c !== 'object' || c.v !== 1 || typeof c.f !== 'string') {
+    throw invalidCursor('The cursor is not one this service returned: pass nextCursor exactly as received.');
+  }
+  // Before the fields' checks: a cursor of the other search tool (whose id field differs) is
+  // one this service returned, and telling its holder to pass it "exactly as received" would
+  // only have it sent again.
+  if (c.f !== fingerprint) {
+    throw invalidCursor('The cursor belongs to another search (other criteria, or the other search tool): repeat the same search, query and filters with it, or drop it to start over.');
+  }
   if (
-    c === null || typeof c !== 'object' || c.v !== 1
-    || typeof c.s !== 'string' || !/^-?\d{1,20}(?:\.\d{1,20})?$/.test(c.s)
+    typeof c.s !== 'string' || !/^-?\d{1,20}(?:\.\d{1,20})?$/.test(c.s)
     || typeof c.n !== 'string' || holdsNul(c.n)
     || typeof c.i !== 'string' || !(options.companyId ? /^\d{1,18}$/ : /^$/).test(c.i)
   ) {
     throw invalidCursor('The cursor is not one this service returned: pass nextCursor exactly as received.');
-  }
-  if (c.f !== fingerprint) {
-    throw invalidCursor('The cursor belongs to a search with other criteria: repeat the same query and filters with it, or drop it to start over.');
   }
   return { score: c.s, name: c.n, id: c.i };
 }
