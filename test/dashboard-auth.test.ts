@@ -221,4 +221,19 @@ describe('when the language is switched', () => {
     expect(page).toContain('<html lang="it">');
     expect(page).toContain('Accedi alla dashboard');
   });
+
+  it('then the switch on a page with a query (a month, a page of the ledger, a view) comes back to that very page', async () => {
+    const org = await createOrganization(db, { name: 'Language switch query test', planId: 'standard' });
+    const admin = await createMember(db, org.id, 'admin');
+    const client = httpSession(dashboard.url);
+    await client.signIn(admin.email, admin.password);
+    const month = new Date().toISOString().slice(0, 7);
+    for (const path of [`/orgs/${org.id}/report?period=${month}`, `/orgs/${org.id}/ledger?page=1`, `/orgs/${org.id}/usage?view=key&measure=calls`]) {
+      const page = await (await client.get(path)).text();
+      // The other language's link: Italian first, English once the cookie says Italian.
+      const [, link, lang] = /<a href="(\/language\?lang=(en|it)&amp;next=[^"]+)"/.exec(page) ?? [];
+      expect(link?.replaceAll('&amp;', '&'), path).toBe(`/language?lang=${lang}&next=${encodeURIComponent(path)}`);
+      expect((await client.get(link!.replaceAll('&amp;', '&'))).headers.get('location')).toBe(path);
+    }
+  });
 });

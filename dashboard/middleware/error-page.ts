@@ -36,8 +36,8 @@ export function errorPage(logger: Logger): Middleware<DashboardState> {
       // A refusal or a missing page is not a failure: its heading says which it is.
       const title = ctx.status === 404 ? t('error.titleNotFound') : ctx.status === 403 && message !== 'csrf' ? t('error.titleForbidden') : t('error.title');
       ctx.body = ctx.state.session
-        ? page(ctx.state, { title, body, path: ctx.path })
-        : bareLayout(ctx.state, { title, body, path: ctx.path });
+        ? page(ctx.state, { title, body, path: ctx.url })
+        : bareLayout(ctx.state, { title, body, path: ctx.url });
     }
   };
 }

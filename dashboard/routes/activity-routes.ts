@@ -25,6 +25,6 @@ export function registerActivityRoutes(router: Router<DashboardState>, deps: { d
         empty: t('common.noRows'),
       })}
       ${pagination(ctx.state, result, link)}`, { id: 'activity-table' })}`;
-    ctx.body = page(ctx.state, { title: t('activity.title'), body, org: view.org, active: 'activity', memberships: view.memberships, banners: view.banners, path: ctx.path });
+    ctx.body = page(ctx.state, { title: t('activity.title'), body, org: view.org, active: 'activity', memberships: view.memberships, banners: view.banners, path: ctx.url });
   });
 }

@@ -133,7 +133,7 @@ export function registerFinanceRoutes(router: Router<DashboardState>, deps: Fina
         </div>
         ${asOfStamp(ctx.state, glance.asOf)}
         ${report ? section(t('overview.usageThisPeriod'), usageChart(ctx.state, report, 'day', 'credits'), { actions: html`<a class="btn btn-secondary" href="/orgs/${view.org.id}/usage">${t('nav.usage')} →</a>` }) : ''}` : ''}`;
-    ctx.body = page(ctx.state, { title: t('overview.title'), body, org: view.org, active: 'overview', memberships: view.memberships, banners: view.banners, path: ctx.path });
+    ctx.body = page(ctx.state, { title: t('overview.title'), body, org: view.org, active: 'overview', memberships: view.memberships, banners: view.banners, path: ctx.url });
   });
 
   router.get('/orgs/:orgId/usage', async (ctx) => {
@@ -154,7 +154,7 @@ export function registerFinanceRoutes(router: Router<DashboardState>, deps: Fina
       </div>
       ${section(t('usage.title'), usageChart(ctx.state, report, chartView, measure), { id: 'usage-chart' })}
       ${asOfStamp(ctx.state, report.asOf)}`;
-    ctx.body = page(ctx.state, { title: t('usage.title'), body, org: view.org, active: 'usage', memberships: view.memberships, banners: view.banners, path: ctx.path });
+    ctx.body = page(ctx.state, { title: t('usage.title'), body, org: view.org, active: 'usage', memberships: view.memberships, banners: view.banners, path: ctx.url });
   });
 
   router.get('/orgs/:orgId/report', async (ctx) => {
@@ -200,7 +200,7 @@ export function registerFinanceRoutes(router: Router<DashboardState>, deps: Fina
       ${section(t('report.byDay'), table({ caption: t('report.byDay'), headers: [t('usage.day'), t('report.quantity'), t('report.unit'), t('common.calls')], rows: r.byDay.map((d) => [d.day, ...usageRow(d)]), numeric: [1, 3], empty: t('common.noRows') }), { id: 'report-days' })}
       ${section(t('report.flags'), table({ caption: t('report.flags'), headers: [t('report.at'), t('report.flag'), t('report.change'), t('report.reason')], rows: r.flagHistory.map((x) => [f.dateTime(new Date(x.at)), flagName(ctx.state, x.flag), t(x.value ? 'report.set' : 'report.cleared'), flagReason(ctx.state, x)]), empty: t('common.noRows') }), { id: 'report-flags' })}
       <p class="muted small">${t('report.generated', { time: f.dateTime(new Date(r.generatedAt)) })}</p>`;
-    ctx.body = page(ctx.state, { title: `${t('report.title')} · ${f.period(period)}`, body, org: view.org, active: 'report', memberships: view.memberships, banners: view.banners, path: ctx.path });
+    ctx.body = page(ctx.state, { title: `${t('report.title')} · ${f.period(period)}`, body, org: view.org, active: 'report', memberships: view.memberships, banners: view.banners, path: ctx.url });
   });
 
   // The same bytes as `cli report --format csv` (one line each, newline-terminated), from the
@@ -250,6 +250,6 @@ export function registerFinanceRoutes(router: Router<DashboardState>, deps: Fina
         empty: t('common.noRows'),
       })}
       ${pagination(ctx.state, result, link)}`, { id: 'ledger-table' })}`;
-    ctx.body = page(ctx.state, { title: t('ledger.title'), body, org: view.org, active: 'ledger', memberships: view.memberships, banners: view.banners, path: ctx.path });
+    ctx.body = page(ctx.state, { title: t('ledger.title'), body, org: view.org, active: 'ledger', memberships: view.memberships, banners: view.banners, path: ctx.url });
   });
 }

@@ -127,7 +127,7 @@ async function renderKeysPage(ctx: DashboardContext, deps: KeysRouteDeps, view: 
       rows,
       empty: t('keys.none'),
     }), { id: 'keys-list' })}`;
-  ctx.body = page(ctx.state, { title: t('keys.title'), body, org: view.org, active: 'keys', memberships: view.memberships, banners: view.banners, path: ctx.path });
+  ctx.body = page(ctx.state, { title: t('keys.title'), body, org: view.org, active: 'keys', memberships: view.memberships, banners: view.banners, path: ctx.url });
 }
 
 export function registerKeysRoutes(router: Router<DashboardState>, deps: KeysRouteDeps): void {

@@ -13,6 +13,6 @@ export function registerOrgsRoutes(router: Router<DashboardState>, deps: { db: D
     const body = memberships.length === 0
       ? html`<p class="empty">${t('orgs.none')}</p>`
       : html`<ul class="org-list">${memberships.map((m) => html`<li class="card"><a href="/orgs/${m.organizationId}"><strong>${m.organizationName}</strong></a> ${badge(t(`role.${m.role}`), 'info')}</li>`)}</ul>`;
-    ctx.body = page(ctx.state, { title: t('orgs.title'), body, active: 'orgs', memberships, path: ctx.path });
+    ctx.body = page(ctx.state, { title: t('orgs.title'), body, active: 'orgs', memberships, path: ctx.url });
   });
 }
