@@ -7,7 +7,7 @@ import type { Principal } from '../core/access/index.js';
 import { requestAuthorization } from '../core/auth/index.js';
 import { AppError, issueDetails, type ErrorCode, type ErrorDetail } from '../core/errors/index.js';
 import { newRequestId } from '../core/ids/index.js';
-import { accessLog, checkHealth } from '../core/http-server/index.js';
+import { accessLog, checkHealth, closeAfterAnswer } from '../core/http-server/index.js';
 import { rateLimitHeaders } from '../core/ratelimit/index.js';
 import { jsonWithCachedParts } from './cached-json.js';
 import {
@@ -219,7 +219,10 @@ export function createMcpApp(options: McpAppOptions): Koa<McpRequestState> {
       try {
         raw = JSON.parse(await readBody(ctx.req, maxBodyBytes));
       } catch (err) {
-        if (err instanceof BodyTooLarge) return refuse(413, -32000, 'invalid_params', `Request body larger than ${maxBodyBytes} bytes.`);
+        if (err instanceof BodyTooLarge) {
+          closeAfterAnswer(ctx.res);
+          return refuse(413, -32000, 'invalid_params', `Request body larger than ${maxBodyBytes} bytes.`);
+        }
         return refuse(400, RpcCode.ParseError, 'invalid_params', 'Parse error: the body is not valid JSON.');
       }
       const list = Array.isArray(raw) ? raw : [raw];

@@ -3,3 +3,4 @@ export { serveHttp, stopOnSignal, type HttpService } from './serve-http.js';
 export { serveOnPort, type PortVariable, type ServeOnPortOptions } from './serve-on-port.js';
 export { checkHealth, type HealthAnswer, type HealthChecks } from './health.js';
 export { accessLog } from './access-log.js';
+export { closeAfterAnswer } from './close-after-answer.js';

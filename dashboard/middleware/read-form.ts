@@ -1,4 +1,5 @@
 import type { Middleware } from 'koa';
+import { closeAfterAnswer } from '../../core/http-server/index.js';
 import type { DashboardState } from '../state.js';
 
 const LIMIT_BYTES = 64 * 1024;
@@ -12,7 +13,10 @@ export function readForm(): Middleware<DashboardState> {
       let size = 0;
       for await (const chunk of ctx.req) {
         size += (chunk as Buffer).length;
-        if (size > LIMIT_BYTES) ctx.throw(413, 'form too large');
+        if (size > LIMIT_BYTES) {
+          closeAfterAnswer(ctx.res);
+          ctx.throw(413, 'form too large');
+        }
         chunks.push(chunk as Buffer);
       }
       const params = new URLSearchParams(Buffer.concat(chunks).toString('utf8'));
