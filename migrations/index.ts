@@ -24,6 +24,7 @@ import * as sessionFlashes from './20261126_022_session_flashes.js';
 import * as flagEventActor from './20261126_023_flag_event_actor.js';
 import * as sessionSubmissions from './20261126_024_session_submissions.js';
 import * as refusedCalls from './20261126_025_refused_calls.js';
+import * as holderKind from './20261126_026_holder_kind.js';
 
 export interface Migration {
   name: string;
@@ -57,4 +58,5 @@ export const migrations: Migration[] = [
   { name: '20261126_023_flag_event_actor', ...flagEventActor },
   { name: '20261126_024_session_submissions', ...sessionSubmissions },
   { name: '20261126_025_refused_calls', ...refusedCalls },
+  { name: '20261126_026_holder_kind', ...holderKind },
 ];

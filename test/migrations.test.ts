@@ -69,7 +69,7 @@ describe('migrations', () => {
     const missing = Number(id) + 1_000_000;
     for (const insert of [
       () => db('company_years').insert([{ company_id: id, year: 2025 }, { company_id: missing, year: 2025 }]),
-      () => db('company_holders').insert({ company_id: missing, relation: 'shareholder', position: 0, name: 'X' }),
+      () => db('company_holders').insert({ company_id: missing, relation: 'shareholder', position: 0, name: 'X', holder_kind: 'person' }),
       () => db('company_officers').where({ company_id: id }).update({ company_id: missing }),
     ]) {
       await expect(insert()).rejects.toMatchObject({ code: '23503', detail: `Key (company_id)=(${missing}) is not present in table "companies".` });

@@ -78,10 +78,12 @@ export async function searchPeople(deps: CompanyQueryDeps, input: SearchPeopleIn
     if (input.roleCategory) bindings.push(input.roleCategory);
   }
   if (kind !== 'officer') {
-    // A holder linked to a company, or named by an 11-digit fiscal code, is a company, not a person.
+    // Only holders stored as persons (the import's kind, given or inferred from the fiscal code and
+    // a legal form ending the name). A holder linked to a stored company, or named by an 11-digit
+    // fiscal code, is a company whatever its line said.
     parts.push(`SELECT h.name, h.relation AS kind, NULL::text AS role, NULL::text AS role_category, h.share, h.company_id
       FROM company_holders h
-      WHERE h.relation IN (${kind === undefined ? "'shareholder', 'beneficial_owner'" : '?'})
+      WHERE h.relation IN (${kind === undefined ? "'shareholder', 'beneficial_owner'" : '?'}) AND h.holder_kind = 'person'
         AND h.related_company_id IS NULL AND (h.related_fiscal_code IS NULL OR h.related_fiscal_code !~ '^[0-9]{11}$')
         AND (h.name ILIKE ? OR ? <% h.name)`);
     if (kind !== undefined) bindings.push(kind);

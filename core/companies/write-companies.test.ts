@@ -43,7 +43,7 @@ describe('upsertCompanies', () => {
     const address = { line1: 'Via "Larga", 1\\b', line2: '{x}', locality: 'NULL', postalCode: null, countryCode: 'IT' };
     await upsertCompanies(db, [{
       ...base,
-      shareholders: awkward.filter((n) => n !== '').map((name, i) => ({ name, share: i === 0 ? 1e-7 : null, fiscalCode: i === 1 ? 'NULL' : null })),
+      shareholders: awkward.filter((n) => n !== '').map((name, i) => ({ name, share: i === 0 ? 1e-7 : null, fiscalCode: i === 1 ? 'NULL' : null, kind: 'person' as const })),
       officers: awkward.filter((n) => n !== '').map((name, i) => ({ name, role: i === 0 ? '' : name, roleCategory: 'director' as const })),
       branches: [{ legalName: awkward[0]!, address }, { legalName: 'NULL', address: null }],
     }]);

@@ -13,7 +13,7 @@ export interface UpsertResult {
 
 // Bump when what is derived from a dossier changes (a new derived column, a different rule):
 // every company's hash then differs and the next import rewrites it.
-const WRITER_VERSION = '4';
+const WRITER_VERSION = '5';
 
 // Each statement carries a whole chunk (one JSON document, or one array per column), so a
 // chunk costs a handful of round trips whatever its size; the chunk bounds one parameter's size.
@@ -45,7 +45,7 @@ type Cell = string | number | boolean | null;
 // The child tables as INSERT_CHILDREN_SQL takes them: after each table's company ids, one
 // array per column, in this order (years then take their metrics as one text).
 const CHILD_TABLES = [
-  ['relation', 'position', 'name', 'share', 'related_fiscal_code'], // company_holders
+  ['relation', 'position', 'name', 'share', 'related_fiscal_code', 'holder_kind'], // company_holders
   ['position', 'name', 'role', 'role_category'], // company_officers
   ['position', 'legal_name', 'address'], // company_branches
   ['year', 'is_forecasted', 'size', 'statement_date', 'employees', 'employees_yoy'], // company_years
@@ -56,7 +56,7 @@ export function prepareCompany(d: CompanyDossier): PreparedCompany {
   const holders: Cell[][] = [];
   const relations = [['shareholder', d.shareholders], ['beneficial_owner', d.beneficialOwners], ['subsidiary', d.subsidiaries]] as const;
   for (const [relation, list] of relations) {
-    list.forEach((h, position) => holders.push([relation, position, h.name, h.share, h.fiscalCode]));
+    list.forEach((h, position) => holders.push([relation, position, h.name, h.share, h.fiscalCode, h.kind]));
   }
   const officers = d.officers.map((o, position): Cell[] => [position, o.name, o.role, o.roleCategory]);
   const branches = d.branches.map((b, position): Cell[] => [position, b.legalName, b.address === null ? null : JSON.stringify(b.address)]);
@@ -241,11 +241,11 @@ const METRICS_SEPARATOR = '\u001f';
 // metrics (several MB) spills to a temporary file.
 const INSERT_CHILDREN_SQL = `
 WITH h AS (
-  INSERT INTO company_holders (company_id, relation, position, name, share, related_fiscal_code, related_company_id)
-  SELECT r.company_id, r.relation, r.position, r.name, r.share, r.related_fiscal_code,
+  INSERT INTO company_holders (company_id, relation, position, name, share, related_fiscal_code, holder_kind, related_company_id)
+  SELECT r.company_id, r.relation, r.position, r.name, r.share, r.related_fiscal_code, r.holder_kind,
     (SELECT rc.id FROM companies rc WHERE rc.fiscal_code = r.related_fiscal_code)
-  FROM unnest(?::bigint[], ?::text[], ?::smallint[], ?::text[], ?::float8[], ?::text[])
-    AS r(company_id, relation, position, name, share, related_fiscal_code)
+  FROM unnest(?::bigint[], ?::text[], ?::smallint[], ?::text[], ?::float8[], ?::text[], ?::text[])
+    AS r(company_id, relation, position, name, share, related_fiscal_code, holder_kind)
 ), o AS (
   INSERT INTO company_officers (company_id, position, name, role, role_category)
   SELECT * FROM unnest(?::bigint[], ?::smallint[], ?::text[], ?::text[], ?::text[])

@@ -6,6 +6,7 @@ import { isValidCodiceFiscale } from './codice-fiscale.js';
 import { sizeClassOf } from './financial-statements.js';
 import { generateDossiers, SAMPLE_SOURCE } from './generate-dossiers.js';
 import { LATEST_YEAR_RANGE } from './latest-year-range.js';
+import { foreignParents } from './names.js';
 import { isValidPartitaIva } from './partita-iva.js';
 import { loadReferenceData } from './reference-data.js';
 
@@ -131,6 +132,20 @@ describe('sample dossier generator', () => {
         }
       }
     }
+  });
+
+  it('when holders are generated then each says its kind: companies of the set and foreign parents are companies, the rest people', () => {
+    let foreign = 0;
+    for (const d of dossiers) {
+      for (const h of d.shareholders!) {
+        const isCompany = h.fiscalCode !== null || (foreignParents as readonly string[]).includes(h.name!);
+        if (isCompany && h.fiscalCode === null) foreign++;
+        expect(h.kind, h.name!).toBe(isCompany ? 'company' : 'person');
+      }
+      for (const h of d.beneficialOwners!) expect(h.kind, h.name!).toBe('person');
+      for (const h of d.subsidiaries!) expect(h.kind, h.name!).toBe('company');
+    }
+    expect(foreign).toBeGreaterThan(0);
   });
 
   it('when ownership is generated then holders and subsidiaries point at companies of the set and chains run four or more levels deep', () => {

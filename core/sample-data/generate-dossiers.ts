@@ -358,7 +358,7 @@ function baseFigures(rng: Rng, s: Skeleton, rpe: number): { employees: number; r
   }
 }
 
-const holderOf = (s: Skeleton, share: number) => ({ name: s.legalName, share, fiscalCode: s.fiscalCode });
+const holderOf = (s: Skeleton, share: number) => ({ name: s.legalName, share, fiscalCode: s.fiscalCode, kind: 'company' as const });
 
 function buildDossier(index: number, seed: number, latestYear: number, includeDerived: boolean, skeletons: Skeleton[], children: Map<number, { index: number; share: number }[]>, p: Pickers): CompanyDossierInput {
   const s = skeletons[index]!;
@@ -405,24 +405,26 @@ function buildDossier(index: number, seed: number, latestYear: number, includeDe
   const controllingEntity = s.foreignParent ?? ultimate?.legalName ?? null;
 
   // Beneficial owners: people with 25% or more, directly or through the chain of companies.
-  const beneficialOwners: { name: string; share: number | null }[] = [];
-  for (const person of s.people) if ((person.share ?? 0) >= 0.25) beneficialOwners.push({ name: person.name, share: person.share });
+  const beneficialOwners: { name: string; share: number | null; kind: 'person' }[] = [];
+  for (const person of s.people) if ((person.share ?? 0) >= 0.25) beneficialOwners.push({ name: person.name, share: person.share, kind: 'person' });
   if (ultimate) for (const person of ultimate.people) {
     const effective = round4((person.share ?? 0) * s.ultimateShare);
-    if (effective >= 0.25) beneficialOwners.push({ name: person.name, share: effective });
+    if (effective >= 0.25) beneficialOwners.push({ name: person.name, share: effective, kind: 'person' });
   }
 
   const officers = officersFor(rng, s.legalForm, latest.size, s.people, dissolved);
   if (beneficialOwners.length === 0 && s.legalForm !== 'FONDAZIONE' && s.legalForm !== 'ASSOCIAZIONE') {
     // No natural person above 25%: the register names the senior managing official.
     const rep = officers.find((o) => o.roleCategory === 'legal_representative') ?? officers[0];
-    if (rep?.name) beneficialOwners.push({ name: rep.name, share: null });
+    if (rep?.name) beneficialOwners.push({ name: rep.name, share: null, kind: 'person' });
   }
 
+  // Every holder says what it is: the import would infer the same for these names, but a generated
+  // name is not proof (a foreign parent's legal form may be one the inference does not know).
   const shareholders = [
     ...s.companyHolders.map((h) => holderOf(skeletons[h.index]!, h.share)),
-    ...(s.foreignParent ? [{ name: s.foreignParent, share: round4(1 - s.people.reduce((a, p) => a + (p.share ?? 0), 0)), fiscalCode: null }] : []),
-    ...(s.legalForm === 'DI' ? [] : s.people.map((person) => ({ name: person.name, share: person.share, fiscalCode: null }))),
+    ...(s.foreignParent ? [{ name: s.foreignParent, share: round4(1 - s.people.reduce((a, p) => a + (p.share ?? 0), 0)), fiscalCode: null, kind: 'company' as const }] : []),
+    ...(s.legalForm === 'DI' ? [] : s.people.map((person) => ({ name: person.name, share: person.share, fiscalCode: null, kind: 'person' as const }))),
   ];
   const subsidiaries = (children.get(index) ?? []).map((c) => holderOf(skeletons[c.index]!, c.share));
 

@@ -1,9 +1,12 @@
+import { randomInt } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { createDb, type Db } from '../../db/index.js';
+import { randomBase62 } from '../../ids/index.js';
 import { createLogger } from '../../logging/index.js';
 import { generateDossiers } from '../../sample-data/index.js';
 import { createCompanyStore, type CompanyStore } from '../company-store.js';
 import type { CompanyDossierInput } from '../schemas/index.js';
+import { searchPeople } from '../search-people.js';
 import { upsertPreparedCompanies } from '../write-companies.js';
 import { importDossiers, type UpsertFn } from './import-dossiers.js';
 import { readLineBlocks } from './line-blocks.js';
@@ -308,6 +311,30 @@ describe('importDossiers with parser threads', () => {
     expect(threaded).toMatchObject({ parserThreads: 2, lines: 120, created: 120, rejected: 0 });
     // Same content hash for every company: the stored form is identical.
     expect(await importDossiers({ db, lines, batchSize: 25, workers: 0 })).toMatchObject({ parserThreads: 0, unchanged: 120 });
+  });
+});
+
+describe('importDossiers of holders that are companies', () => {
+  it('when a file names foreign companies as holders (by legal form, by a foreign code, or said so) then a people search finds only the people', async () => {
+    const token = `Hk${randomBase62(6).replace(/[^A-Za-z]/g, 'q')}`;
+    const code = `8120${String(randomInt(0, 10_000_000)).padStart(7, '0')}`;
+    const line = {
+      fiscalCode: code, legalName: `${token} Italia S.r.l.`,
+      shareholders: [
+        { name: `${token} Beteiligungs GmbH`, share: 0.4 },
+        { name: `${token} Nordsee Partner`, share: 0.2, fiscalCode: 'DEHRB12345678901' },
+        { name: `Anna ${token} Trust`, share: 0.1, kind: 'company' },
+        { name: `Paolo ${token} Neri`, share: 0.3 },
+      ],
+      beneficialOwners: [{ name: `Paolo ${token} Neri`, share: 0.3 }],
+    };
+    for (const workers of [0, 2]) {
+      // Written again by the second pass (a new hash each time: the name changes), through the parser threads.
+      const lines = [JSON.stringify({ ...line, legalName: `${line.legalName} ${workers}` })];
+      expect(await importDossiers({ db, lines: slowly(lines), batchSize: 10, workers })).toMatchObject({ accepted: 1, rejected: 0 });
+      const found = await searchPeople({ db, queryTimeoutMs: 15_000, logger: createLogger({ level: 'silent' }) }, { name: token, limit: 25 });
+      expect(found.people.map((p) => [p.name, p.roles.map((r) => r.kind).sort()])).toEqual([[`Paolo ${token} Neri`, ['beneficial_owner', 'shareholder']]]);
+    }
   });
 });
 

@@ -94,3 +94,36 @@ describe('a year\'s stated size', () => {
     expect(refusal(year('small', 60))).toContain('years[0].size: is small, but the year\'s figures (employees 60) make the company at least medium');
   });
 });
+
+describe('a holder\'s kind', () => {
+  const parse = (input: Record<string, unknown>) => companyDossierSchema.safeParse({ fiscalCode: '27703020100', legalName: 'Kind Test S.r.l.', ...input });
+
+  it('when a line says a holder\'s kind then it is kept, and when it does not then the kind its code and name point at is filled in', () => {
+    const result = parse({
+      shareholders: [
+        { name: 'Müller Beteiligungs GmbH', share: 0.5 },
+        { name: 'Nordsee Partner', fiscalCode: 'dehrb12345678901' },
+        { name: 'Anna Conti Trust', kind: 'company' },
+        { name: 'Rossi S.r.l.', kind: 'person' },
+        { name: 'Laura Bianchi', share: 0.5 },
+      ],
+      beneficialOwners: [{ name: 'Hudson Ridge Holdings Inc.' }, { name: 'Laura Bianchi' }],
+      subsidiaries: [{ name: 'Figlia S.r.l.', fiscalCode: '12345678901' }, { name: 'Mario Rossi', kind: 'company' }],
+    });
+    expect(result.success ? 'ok' : formatIssues(result.error.issues)).toBe('ok');
+    const kinds = (list: { kind: string }[]) => list.map((h) => h.kind);
+    expect(kinds(result.data!.shareholders)).toEqual(['company', 'company', 'company', 'person', 'person']);
+    expect(kinds(result.data!.beneficialOwners)).toEqual(['company', 'person']);
+    expect(kinds(result.data!.subsidiaries)).toEqual(['company', 'company']);
+  });
+
+  it('when a kind is outside person and company, or a subsidiary is said to be a person, then the line is refused at that field', () => {
+    const refusal = (input: Record<string, unknown>) => {
+      const result = parse(input);
+      return result.success ? undefined : formatIssues(result.error.issues);
+    };
+    expect(refusal({ shareholders: [{ name: 'Fondo Alfa', kind: 'trust' }] })).toContain('shareholders[0].kind');
+    expect(refusal({ beneficialOwners: [{ name: 'Laura Bianchi', kind: 'Person' }] })).toContain('beneficialOwners[0].kind');
+    expect(refusal({ subsidiaries: [{ name: 'Mario Rossi', kind: 'person' }] })).toContain('subsidiaries[0].kind');
+  });
+});

@@ -5,6 +5,7 @@ import {
 } from './common.js';
 import { classifyCompanySize, type CompanySize } from '../company-size.js';
 import { sizeFiguresOf } from '../derive-year-figures.js';
+import { holderKindValues, inferHolderKind } from '../infer-holder-kind.js';
 
 // The canonical import format: one CompanyDossier per line of a JSON Lines file. The sample
 // generator writes it, `cli import` reads it, and docs/import-format.md documents it. Optional
@@ -53,12 +54,21 @@ export const dossierFiscalCodeSchema = z
   .pipe(z.string().regex(/^(?:\d{11}|[A-Z0-9]{16})$/, 'must be 11 digits (partita IVA / codice fiscale numerico) or a 16-character codice fiscale'));
 
 // A name is left out like any other field (docs/import-format.md): stored as null, unknown.
-export const dossierHolderSchema = z.strictObject({
+const holderFields = {
   name: name().nullable().default(null),
   share: z.number().min(0).max(1).nullable().default(null),
   /** The holder's (or subsidiary's) own fiscal code, when it is a company: links ownership chains. */
   fiscalCode: dossierFiscalCodeSchema.nullable().default(null),
-});
+};
+
+// A shareholder or beneficial owner is a person or a company (any entity that is not a natural
+// person). The people search lists only persons, so a line that does not say gets the kind its
+// fiscal code and name point at, and every stored holder has one.
+export const dossierHolderSchema = z.strictObject({ ...holderFields, kind: z.enum(holderKindValues).optional() })
+  .transform((holder) => ({ ...holder, kind: holder.kind ?? inferHolderKind(holder) }));
+
+/** A subsidiary is a company: `kind` may say so, and nothing else. */
+export const dossierSubsidiarySchema = z.strictObject({ ...holderFields, kind: z.literal('company').default('company') });
 
 export const dossierOfficerSchema = z.strictObject({
   name: name().nullable().default(null),
@@ -214,7 +224,7 @@ export const companyDossierSchema = z.strictObject({
   stateAids: dossierStateAidsSchema.nullable().default(null),
   shareholders: list(dossierHolderSchema).default([]),
   beneficialOwners: list(dossierHolderSchema).default([]),
-  subsidiaries: list(dossierHolderSchema).default([]),
+  subsidiaries: list(dossierSubsidiarySchema).default([]),
   officers: list(dossierOfficerSchema).default([]),
   branches: list(dossierBranchSchema).default([]),
   /** Any order; years must be unique. */
