@@ -27,7 +27,8 @@ const newWebhookSecret = () => `whsec_${randomBase62(32)}`;
 
 // Only http(s); the receiver is the customer's own server. Whether it may be a private address
 // is decided when sending, where the address is resolved (post-webhook.ts).
-export const webhookUrlSchema = z.url({ protocol: /^https?$/ }).max(2_000);
+const MAX_WEBHOOK_URL = 2_000;
+export const webhookUrlSchema = z.url({ protocol: /^https?$/ }).max(MAX_WEBHOOK_URL);
 
 /** The organization's settings, made (with a fresh secret) on first read. */
 export async function alertSettings(db: Db, organizationId: string): Promise<AlertSettings> {
@@ -46,6 +47,9 @@ export const PRIVATE_WEBHOOK_TARGET = 'a private address';
  */
 export async function setWebhookUrl(db: Db, organizationId: string, url: string | null, options: { allowPrivateTargets?: boolean } = {}): Promise<AlertSettings & { changed: boolean }> {
   const parsed = url === null || url.trim() === '' ? null : webhookUrlSchema.safeParse(url.trim());
+  if (parsed && !parsed.success && url!.trim().length > MAX_WEBHOOK_URL) {
+    throw new AppError('invalid_params', `The webhook address must be at most ${MAX_WEBHOOK_URL} characters.`, { details: [{ path: 'webhookUrl', message: `at most ${MAX_WEBHOOK_URL} characters` }] });
+  }
   if (parsed && !parsed.success) throw new AppError('invalid_params', 'The webhook address must be an http(s) URL.', { details: [{ path: 'webhookUrl', message: 'an http(s) URL' }] });
   if (parsed && !options.allowPrivateTargets && isPrivateAtSight(parsed.data)) {
     throw new AppError('invalid_params', 'The webhook address is a private one, which this service does not send to.', { details: [{ path: 'webhookUrl', message: PRIVATE_WEBHOOK_TARGET }] });

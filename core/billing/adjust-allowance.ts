@@ -212,8 +212,12 @@ export async function refundRefusedCharges(db: Knex, charges: ChargedRefusal[], 
   return refunded;
 }
 
+/** A reason is a line on the ledger, the report, its CSV and the flag history, each time in full. */
+export const MAX_REASON = 500;
+
 function requireReason(reason: string): void {
   if (reason.trim() === '') throw new AppError('invalid_params', 'a reason is required: it goes on the ledger', { details: [{ path: 'reason', message: 'required' }] });
+  if (reason.length > MAX_REASON) throw new AppError('invalid_params', `The reason must be at most ${MAX_REASON} characters.`, { details: [{ path: 'reason', message: `at most ${MAX_REASON} characters` }] });
   // One line in the report's table, the ledger export's CSV and an operator's terminal.
   if (holdsControlCharacter(reason)) throw new AppError('invalid_params', `The reason ${CONTROL_MESSAGE}.`, { details: [{ path: 'reason', message: CONTROL_MESSAGE }] });
 }

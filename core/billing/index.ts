@@ -3,12 +3,13 @@ export * from './plans/index.js';
 // Usage, allowances, ledger and reports (the billing pipeline).
 export { applyUsageBatch, type ApplyUsageOptions } from './apply-usage-batch.js';
 export { recordRefusedCalls } from './record-refused-calls.js';
-export { changeCredits, referencedEventId, setCallsCap, type AllowanceSnapshot, type CreditChangeKind, type AdministrationInput } from './adjust-allowance.js';
+export { changeCredits, MAX_REASON, referencedEventId, setCallsCap, type AllowanceSnapshot, type CreditChangeKind, type AdministrationInput } from './adjust-allowance.js';
 export { evaluateFlags, cheapestCreditCalls, type AllowanceFlag, type Flags } from './allowance-flags.js';
 export { buildAllowanceReport, flagReasonLabel, keyLabel, type AllowanceReport } from './allowance-report.js';
 export { allowanceReportCsv, csvLine } from './allowance-report-csv.js';
 export { FIRST_PERIOD, isPeriod, LAST_PERIOD, nextPeriod, periodStart, secondsUntilNextPeriod } from './billing-period.js';
 export { exportLedger, ledgerColumns, type LedgerEntry } from './ledger-export.js';
+export { ledgerCsvLines } from './ledger-csv.js';
 export { reconcileLedger, type ReconcileDifference, type ReconcileResult } from './reconcile-ledger.js';
 export { countOpenDeadLetters, replayDeadLetters, type ReplayDeadLettersOptions, type ReplayOutcome, type ReplayResult } from './replay-dead-letters.js';
 export { rebuildUsageTotals, type RebuiltUsageTotals } from './rebuild-usage-totals.js';

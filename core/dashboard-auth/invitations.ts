@@ -15,7 +15,8 @@ export const INVITATION_TTL_MS = 7 * 24 * 60 * 60 * 1000;
 
 export const invitationInputSchema = z.object({
   organizationId: z.string().min(1),
-  email: z.string().trim().toLowerCase().pipe(z.email()),
+  // RFC 5321's longest address: a longer one could not receive the invitation anyway.
+  email: z.string().trim().toLowerCase().pipe(z.email().max(254)),
   role: z.enum(memberRoles as [MemberRole, ...MemberRole[]]),
   invitedBy: z.string().min(1),
 });

@@ -1,6 +1,6 @@
 import type { Router } from '@koa/router';
 import {
-  changeCredits, clearProductOverride, countOpenDeadLetters, createOrganization, ensureDefaultPlans, getOrganization, getPlan, listPlans, planDefinitionSchema, productCatalogue,
+  changeCredits, clearProductOverride, countOpenDeadLetters, createOrganization, ensureDefaultPlans, getOrganization, getPlan, listPlans, MAX_REASON, planDefinitionSchema, productCatalogue,
   setCallsCap, setOrganizationLimits, setOrganizationPlan, setProductOverride, type CreditChangeKind,
 } from '../../core/billing/index.js';
 import { createInvitation, recentAudit, withAudit, type CreatedInvitation } from '../../core/dashboard-auth/index.js';
@@ -62,7 +62,7 @@ const creditsFormSchema = z
   .object({
     kind: z.enum(creditKinds),
     credits: wholeNumberField.pipe(z.number({ error: NON_ZERO }).refine((n) => n !== 0, NON_ZERO)),
-    reason: z.string().default('').refine((r) => r.trim() !== '', 'required'),
+    reason: z.string().default('').refine((r) => r.trim() !== '', 'required').refine((r) => r.length <= MAX_REASON, `at most ${MAX_REASON} characters`),
   })
   .superRefine(({ kind, credits }, ctx) => {
     if (kind !== 'adjustment' && credits < 0) ctx.addIssue({ code: 'custom', path: ['credits'], message: 'must be positive' });
