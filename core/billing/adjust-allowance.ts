@@ -5,6 +5,7 @@ import { newId } from '../ids/index.js';
 import { cheapestCreditCalls, evaluateFlags, flagChanges, recordFlagChanges, type Flags } from './allowance-flags.js';
 import { lockAllowances, type AllowanceRow } from './allowance-rows.js';
 import { periodOf } from './billing-period.js';
+import type { LedgerEntry } from './ledger-export.js';
 import { rollOverAllowance } from './roll-over-period.js';
 import { systemReason } from './system-reasons.js';
 
@@ -146,17 +147,7 @@ export async function setCallsCap(db: Knex, input: AdministrationInput & { calls
 }
 
 /** A usage row the worker charged for a call that was then refused (record-refused-calls.ts). */
-export interface ChargedRefusal {
-  eventId: string;
-  organizationId: string;
-  keyId: string | null;
-  product: string | null;
-  quantity: number;
-  unit: string | null;
-  creditsDelta: number;
-  callsDelta: number;
-  period: string;
-}
+export type ChargedRefusal = Pick<LedgerEntry, 'eventId' | 'keyId' | 'product' | 'quantity' | 'unit' | 'creditsDelta' | 'callsDelta' | 'period'> & { organizationId: string };
 
 /** The ledger row that gives back the charge of event `eventId`: one per charge, ever. */
 export const refundEventId = (eventId: string) => `adj_refund_${eventId}`;

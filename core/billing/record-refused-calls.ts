@@ -2,6 +2,7 @@ import type { Db } from '../db/index.js';
 import type { UsageEvent } from '../usage/index.js';
 import { refundRefusedCharges } from './adjust-allowance.js';
 import { periodOf } from './billing-period.js';
+import { ledgerEntryFromRow } from './ledger-export.js';
 
 /**
  * Calls refused (503) whose usage events were sent and not confirmed in time: the bus may still
@@ -39,36 +40,6 @@ export async function recordRefusedCalls(db: Db, events: UsageEvent[], now: Date
   );
   const held = events.map((e) => e.eventId).filter((id) => !recorded.has(id));
   if (held.length === 0) return [];
-  const charged = await db('usage_ledger')
-    .whereIn('event_id', held)
-    .andWhere({ entry_type: 'usage' })
-    .select<ChargedRow[]>('event_id', 'organization_id', 'key_id', 'product', 'quantity', 'unit', 'credits_delta', 'calls_delta', 'period');
-  return refundRefusedCharges(
-    db,
-    charged.map((r) => ({
-      eventId: r.event_id,
-      organizationId: r.organization_id,
-      keyId: r.key_id,
-      product: r.product,
-      quantity: Number(r.quantity),
-      unit: r.unit,
-      creditsDelta: Number(r.credits_delta),
-      callsDelta: Number(r.calls_delta),
-      period: r.period,
-    })),
-    now,
-  );
-}
-
-// bigint columns come back as strings.
-interface ChargedRow {
-  event_id: string;
-  organization_id: string;
-  key_id: string | null;
-  product: string | null;
-  quantity: string | number;
-  unit: string | null;
-  credits_delta: string | number;
-  calls_delta: string | number;
-  period: string;
+  const charged = await db('usage_ledger').whereIn('event_id', held).andWhere({ entry_type: 'usage' }).select<Record<string, unknown>[]>('*');
+  return refundRefusedCharges(db, charged.map((r) => ({ ...ledgerEntryFromRow(r), organizationId: r.organization_id as string })), now);
 }
