@@ -102,6 +102,31 @@ describe('ledger export', () => {
     expect(Number(counted[0]?.n)).toBe(6);
   });
 
+  it('when no month is given then every month comes whole, one after the other, each in its own export\'s order; a type keeps its rows alone', async () => {
+    const org = await organizationWithUsage(5);
+    // A March row written after April began (a refund of a March charge, say) is March's.
+    const row = (period: string, at: Date, entryType: string) => ({
+      event_id: `adm_${randomUUID()}`, organization_id: org, entry_type: entryType, source: 'admin', credits_delta: 10, period, occurred_at: at, actor: 'cli:maria', reason: 'x',
+    });
+    await db('usage_ledger').insert([
+      row('2026-04', new Date(Date.UTC(2026, 3, 1, 0, 0, 1)), 'top_up'),
+      row(PERIOD, new Date(Date.UTC(2026, 3, 1, 0, 0, 5)), 'adjustment'),
+      row('2026-02', new Date(Date.UTC(2026, 1, 2)), 'top_up'),
+    ]);
+    const ids = (rows: { eventId: string }[]) => rows.map((r) => r.eventId);
+    const months = await Promise.all(['2026-02', PERIOD, '2026-04'].map((p) => drain(exportLedger(db, org, p))));
+    const all = await drain(exportLedger(db, org, null, { chunkSize: 2 }));
+    expect(ids(all)).toEqual(ids(months.flat()));
+    expect(all.map((r) => r.period)).toEqual(['2026-02', ...Array(6).fill(PERIOD), '2026-04']);
+    expect(all[6]!.entryType).toBe('adjustment');
+
+    const topUps = await drain(exportLedger(db, org, null, { entryType: 'top_up', chunkSize: 1 }));
+    expect(ids(topUps)).toEqual(ids(all.filter((r) => r.entryType === 'top_up')));
+    expect(topUps).toHaveLength(2);
+    expect(ids(await drain(exportLedger(db, org, PERIOD, { entryType: 'usage' })))).toEqual(ids(months[1]!.slice(0, 5)));
+    expect(await drain(exportLedger(db, org, PERIOD, { entryType: 'grant' }))).toEqual([]);
+  });
+
   it('when the period is malformed then the call fails at once with invalid_params', () => {
     expect(() => exportLedger(db, 'org_x', '2026-3')).toThrow(expect.objectContaining({ code: 'invalid_params' }));
   });

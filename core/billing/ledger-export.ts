@@ -53,27 +53,35 @@ export interface ExportLedgerOptions {
   chunkSize?: number;
   /** What "a month that has not begun" is measured from (tests). */
   now?: Date;
+  /** Only rows of this entry type (`usage`, `grant`, …), as the dashboard's ledger filter. */
+  entryType?: string | null;
 }
 
 /**
- * Every ledger row of one organization and month, in the order they happened, as they are
- * read. A busy organization's month is millions of rows (one per call), so the rows are not
- * gathered first: a cursor in a read-only transaction fetches them a chunk at a time, all from
+ * Every ledger row of one organization and month (`period` null: every month, one after the
+ * other, each as its own export gives it), in the order they happened, as they are read. A
+ * busy organization's month is millions of rows (one per call), so the rows are not gathered
+ * first: a cursor in a read-only transaction fetches them a chunk at a time, all from
  * the snapshot taken when it was declared (the billing worker keeps appending while the export
  * runs; the export is the month as it stood when it began). Stopping early (a `break`, a
  * failed write) ends the transaction.
  */
-export function exportLedger(db: Knex, organizationId: string, period: string, options: ExportLedgerOptions = {}): AsyncGenerator<LedgerEntry> {
+export function exportLedger(db: Knex, organizationId: string, period: string | null, options: ExportLedgerOptions = {}): AsyncGenerator<LedgerEntry> {
   // Checked here, not when the first row is asked for: a caller learns of a bad period
   // before it has written anything.
-  assertReportablePeriod(period, options.now ?? new Date());
-  return readLedger(db, organizationId, period, options.chunkSize ?? 5_000);
+  if (period !== null) assertReportablePeriod(period, options.now ?? new Date());
+  return readLedger(db, organizationId, period, options.entryType ?? null, options.chunkSize ?? 5_000);
 }
 
-async function* readLedger(db: Knex, organizationId: string, period: string, chunkSize: number): AsyncGenerator<LedgerEntry> {
-  const query = db('usage_ledger')
-    .where({ organization_id: organizationId, period })
-    .orderBy([{ column: 'occurred_at' }, { column: 'id' }])
+async function* readLedger(db: Knex, organizationId: string, period: string | null, entryType: string | null, chunkSize: number): AsyncGenerator<LedgerEntry> {
+  const selection = db('usage_ledger').where({ organization_id: organizationId });
+  if (period !== null) selection.andWhere({ period });
+  if (entryType !== null) selection.andWhere({ entry_type: entryType });
+  // Month first, not time: a row's month need not be that of its time, and an all-months export
+  // must be the monthly exports one after the other. The ledger index's order (migration 013):
+  // nothing to sort.
+  const query = selection
+    .orderBy([{ column: 'period' }, { column: 'occurred_at' }, { column: 'id' }])
     .select('*')
     .toSQL();
   const trx = await db.transaction({ readOnly: true });

@@ -2,7 +2,7 @@ import { InvalidArgumentError, Option } from 'commander';
 import type { Db } from '../../../core/db/index.js';
 import { periodOf } from '../../../core/billing/billing-period.js';
 import {
-  buildAllowanceReport, changeCredits, exportLedger, findOrganizationId, FIRST_PERIOD, isPeriod, LAST_PERIOD, ledgerColumns, reconcileLedger,
+  buildAllowanceReport, changeCredits, exportLedger, findOrganizationId, FIRST_PERIOD, isPeriod, LAST_PERIOD, ledgerCsvLines, reconcileLedger,
   rebuildUsageTotals, referencedEventId, replayDeadLetters, rollOverDueAllowances, setCallsCap, type AllowanceSnapshot, type CreditChangeKind, type ReplayOutcome,
 } from '../../../core/billing/index.js';
 import { AppError } from '../../../core/errors/index.js';
@@ -11,7 +11,7 @@ import type { RegisterCommands } from '../index.js';
 import type { CliContext } from '../../context.js';
 import { createLineWriter } from '../../line-writer.js';
 import { count, MAX_WHOLE, positiveInt, printTable, table, wholeNumber } from '../orgs/cli-format.js';
-import { csvLine, renderReport, type ReportFormat } from './render-report.js';
+import { renderReport, type ReportFormat } from './render-report.js';
 
 const period = (value: string): string => {
   if (!isPeriod(value)) throw new InvalidArgumentError(`must be a month, YYYY-MM (UTC), from ${FIRST_PERIOD} to ${LAST_PERIOD}.`);
@@ -86,14 +86,13 @@ export const registerBillingCommands: RegisterCommands = (program, context) => {
         }
         await out.line(previous === undefined ? '[]' : `${previous}\n]`);
       } else {
-        // The header once the first chunk has been read: a store that fails at once leaves
-        // stdout empty.
-        const header = () => out.line(csvLine([...ledgerColumns]));
-        for await (const row of rows) {
-          if (count++ === 0) await header();
-          await out.line(csvLine(ledgerColumns.map((c) => row[c])));
+        // The dashboard's ledger download writes the same lines. A store that fails at once
+        // leaves stdout empty.
+        for await (const line of ledgerCsvLines(rows)) {
+          await out.line(line);
+          count++;
         }
-        if (count === 0) await header();
+        count--; // the header
       }
       await out.flush();
       process.stderr.write(`exported ${count} ledger row(s) of ${opts.period}\n`);
