@@ -2,6 +2,7 @@ export { generateApiKey, hashApiKey, displayPrefix, isApiKeyShaped, type KeyKind
 export { bearerToken } from './parse-authorization.js';
 export { requestAuthorization } from './request-authorization.js';
 export { apiKeyState, type ApiKeyRecord } from './api-key-record.js';
+export { apiKeysPage, apiKeyStates, type ApiKeyState, type ApiKeysPage } from './api-keys-page.js';
 export { createApiKey, listApiKeys, getApiKey, revokeApiKey, createApiKeyInputSchema, type CreateApiKeyInput, type CreatedApiKey } from './manage-api-keys.js';
 export { createKeyVerifier, type KeyVerifier, type KeyVerifierOptions } from './key-verifier.js';
 export { createLastUsedRecorder, type LastUsedRecorder } from './last-used-recorder.js';

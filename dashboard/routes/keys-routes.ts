@@ -1,6 +1,6 @@
 import type { Router } from '@koa/router';
 import { z } from 'zod';
-import { apiKeyState, createApiKey, endOfDayUtc, getApiKey, listApiKeys, revokeApiKey, type ApiKeyRecord } from '../../core/auth/index.js';
+import { apiKeysPage, apiKeyState, apiKeyStates, createApiKey, endOfDayUtc, getApiKey, revokeApiKey, type ApiKeyRecord, type ApiKeyState } from '../../core/auth/index.js';
 import { withAudit } from '../../core/dashboard-auth/index.js';
 import type { Db } from '../../core/db/index.js';
 import { AppError, parseInput } from '../../core/errors/index.js';
@@ -8,7 +8,7 @@ import { rotateApiKey, rotationGraceSeconds } from '../../core/key-rotation/inde
 import type { MessageKey } from '../i18n/translate.js';
 import { orgAccess, type OrgView } from '../org-access.js';
 import type { DashboardContext, DashboardState } from '../state.js';
-import { badge, csrfField, field, notice, postButton, section, select, table } from '../views/components.js';
+import { badge, csrfField, field, notice, pagination, postButton, section, select, table } from '../views/components.js';
 import { fieldRefusals, invalidInputMessage } from '../views/invalid-input.js';
 import { html, type Html, type HtmlValue } from '../views/html.js';
 import { page } from '../views/layout.js';
@@ -47,6 +47,19 @@ type NewKeyFlash = z.input<typeof newKeyFlashSchema>;
 
 const keysPath = (orgId: string) => `/orgs/${orgId}/keys`;
 
+// Which keys the list shows (`?state=`): the active ones unless asked otherwise. An admin comes
+// here to manage the keys in use; the revoked and expired ones, which pile up with every
+// rotation, are one click away for an audit. A value the page does not offer shows the default,
+// as the ledger treats an unknown type.
+type KeysFilter = ApiKeyState | 'all';
+const keysFilters: readonly KeysFilter[] = ['all', ...apiKeyStates];
+const DEFAULT_FILTER: KeysFilter = 'active';
+const isKeysFilter = (value: unknown): value is KeysFilter => keysFilters.includes(value as KeysFilter);
+
+/** The list at one filter and page: `?state=…&page=…`, which the pager's links and the revocation's return keep. */
+const keysListPath = (orgId: string, filter: KeysFilter, pageNumber?: number) =>
+  `${keysPath(orgId)}?${new URLSearchParams({ state: filter, ...(pageNumber === undefined ? {} : { page: String(pageNumber) }) })}`;
+
 // "Expiring" warns of a key that stops working soon (a rotated one in its grace period, or a
 // dated key near its date), not of every key that has a date years ahead.
 const EXPIRING_WITHIN_MS = 30 * 86_400_000;
@@ -79,20 +92,36 @@ function newKeyTop(state: DashboardState, flash: z.output<typeof newKeyFlashSche
   return html`${notice(t('keys.rotated', { prefix: `${flash.fromPrefix}…`, when }), 'good')}${panel}`;
 }
 
+/** All / Active / Revoked / Expired, each with its count; a filter starts at its first page. */
+function filterTabs(state: DashboardState, orgId: string, current: KeysFilter, counts: Record<KeysFilter, number>): Html {
+  const { t, f } = state;
+  return html`<nav class="tabs" aria-label="${t('keys.filter')}">${keysFilters.map((s) => html`<a class="tab" href="${keysListPath(orgId, s)}"${s === current ? html` aria-current="page"` : ''}>${t(`keys.filter.${s}`)} <span class="muted">${f.number(counts[s])}</span></a>`)}</nav>`;
+}
+
 async function renderKeysPage(ctx: DashboardContext, deps: KeysRouteDeps, view: OrgView, extra: { top?: HtmlValue; typed?: { name?: string; expiresOn?: string }; refusals?: Partial<Record<string, string>> } = {}): Promise<void> {
   const { t, f } = ctx.state;
+  const { db } = deps;
   const now = new Date();
-  const keys = (await listApiKeys(deps.db, view.org.id)).reverse();
-  const prefixById = new Map(keys.map((k) => [k.id, k.prefix]));
-  const rotatedFrom = new Map((await deps.db('api_keys').where({ organization_id: view.org.id }).whereNotNull('rotated_from').select<{ id: string; rotated_from: string }[]>('id', 'rotated_from')).map((r) => [r.id, r.rotated_from]));
+  const filter = isKeysFilter(ctx.query.state) ? ctx.query.state : DEFAULT_FILTER;
+  // Paged as the ledger is: not a number, the first page; past the end, the last.
+  const result = await apiKeysPage(db, view.org.id, { state: filter === 'all' ? null : filter, page: Number.parseInt(String(ctx.query.page ?? '1'), 10), now });
+  const keys = result.rows;
+  const ids = keys.map((k) => k.id);
+  // Rotations of this page's keys only: the key each replaces (by its prefix, wherever it is
+  // listed), and which of them a newer key replaces.
+  const [predecessors, successors] = await Promise.all([
+    db('api_keys as k').join('api_keys as p', 'p.id', 'k.rotated_from').whereIn('k.id', ids).select<{ id: string; prefix: string }[]>('k.id', 'p.prefix'),
+    db('api_keys').where({ organization_id: view.org.id }).whereIn('rotated_from', ids).select<{ rotated_from: string }[]>('rotated_from'),
+  ]);
+  const rotatedFromPrefix = new Map(predecessors.map((r) => [r.id, r.prefix]));
   // A key already replaced cannot be rotated again (its successor can): no Rotate on it.
-  const replaced = new Set(rotatedFrom.values());
+  const replaced = new Set(successors.map((r) => r.rotated_from));
   const graceChoices = rotationGraceSeconds.map((s) => ({ value: String(s), label: t(`keys.grace.${s}` as MessageKey) }));
   const rows = keys.map((k) => {
     const active = apiKeyState(k, now) === 'active';
-    const from = rotatedFrom.get(k.id);
+    const fromPrefix = rotatedFromPrefix.get(k.id);
     return [
-      html`<strong>${k.name}</strong>${from ? html`<div class="muted small">${t('keys.rotatedFrom', { prefix: `${prefixById.get(from) ?? from}…` })}</div>` : ''}`,
+      html`<strong>${k.name}</strong>${fromPrefix ? html`<div class="muted small">${t('keys.rotatedFrom', { prefix: `${fromPrefix}…` })}</div>` : ''}`,
       html`<code>${k.prefix}…</code>`,
       keyStatus(ctx.state, k, now),
       f.dateTime(k.createdAt),
@@ -107,7 +136,7 @@ async function renderKeysPage(ctx: DashboardContext, deps: KeysRouteDeps, view: 
                 <button type="submit" class="btn btn-primary">${t('keys.rotate')}</button>
               </form>
             </details>`}
-            ${postButton(ctx.state, `/orgs/${view.org.id}/keys/${k.id}/revoke`, t('keys.revoke'), { tone: 'danger', confirm: t('keys.revokeConfirm', { name: k.name }) })}
+            ${postButton(ctx.state, `/orgs/${view.org.id}/keys/${k.id}/revoke`, t('keys.revoke'), { tone: 'danger', confirm: t('keys.revokeConfirm', { name: k.name }), fields: { state: filter, page: String(result.page) } })}
           </div>`
         : '',
     ];
@@ -121,12 +150,13 @@ async function renderKeysPage(ctx: DashboardContext, deps: KeysRouteDeps, view: 
         ${field({ label: t('keys.expiry'), name: 'expiresOn', type: 'date', help: t('keys.expiryHelp'), id: 'key-expiry', value: extra.typed?.expiresOn ?? '', error: extra.refusals?.expiresOn ?? extra.refusals?.['body.expiresAt'] })}
         <div class="field field-button"><button type="submit" class="btn btn-primary">${t('keys.create')}</button></div>
       </form>`)}
-    ${section(t('keys.title'), table({
+    ${section(t('keys.title'), html`${table({
       caption: t('keys.title'),
       headers: [t('common.name'), t('keys.prefix'), t('common.status'), t('common.created'), t('keys.lastUsed'), t('keys.expires'), t('common.actions')],
       rows,
-      empty: t('keys.none'),
-    }), { id: 'keys-list' })}`;
+      empty: result.counts.all === 0 || filter === 'all' ? t('keys.none') : t(`keys.noneInState.${filter}`),
+    })}
+      ${pagination(ctx.state, result, (p) => keysListPath(view.org.id, filter, p))}`, { id: 'keys-list', actions: filterTabs(ctx.state, view.org.id, filter, result.counts) })}`;
   ctx.body = page(ctx.state, { title: t('keys.title'), body, org: view.org, active: 'keys', memberships: view.memberships, banners: view.banners, path: ctx.url });
 }
 
@@ -209,7 +239,10 @@ export function registerKeysRoutes(router: Router<DashboardState>, deps: KeysRou
       // A second click (or a stale page) changes nothing: no second row.
       (r) => (r.revoked ? { organizationId: view.org.id, actor: ctx.state.session!.user.id, action: 'key.revoked', details: { keyId: key.id } } : null),
     );
-    ctx.redirect(`/orgs/${view.org.id}/keys?done=revoked&key=${encodeURIComponent(key.id)}`);
+    // Back to the filter and page the key was revoked from (sent by its form), if any.
+    const { state, page: pageNumber } = ctx.state.form;
+    const back = { ...(isKeysFilter(state) ? { state } : {}), ...(/^[1-9]\d{0,5}$/.test(pageNumber ?? '') ? { page: pageNumber! } : {}) };
+    ctx.redirect(`/orgs/${view.org.id}/keys?${new URLSearchParams({ done: 'revoked', key: key.id, ...back })}`);
   });
 
   // A rotation once answered at this address (before it redirected): opened again from history

@@ -1,0 +1,62 @@
+import type { Knex } from 'knex';
+import { pageWindow, type Db } from '../db/index.js';
+import { apiKeyColumns, toApiKeyRecord, type ApiKeyRecord, type ApiKeyRow } from './api-key-record.js';
+
+/** The states `apiKeyState` tells apart, which `cli key list --state` and the keys page filter by. */
+export const apiKeyStates = ['active', 'revoked', 'expired'] as const;
+export type ApiKeyState = (typeof apiKeyStates)[number];
+
+export interface ApiKeysPage {
+  /** Newest first. */
+  rows: ApiKeyRecord[];
+  page: number;
+  pages: number;
+  /** Keys in the state asked for (all of them without one). */
+  total: number;
+  /** The organization's keys in each state, and in all. */
+  counts: Record<ApiKeyState | 'all', number>;
+}
+
+// The same tests as apiKeyState, against the same `now`: a key the page lists as active must be
+// one the filter "active" picks, even when it expires between two queries.
+function inState(query: Knex.QueryBuilder, state: ApiKeyState, now: Date): Knex.QueryBuilder {
+  if (state === 'revoked') return query.whereNotNull('revoked_at');
+  query.whereNull('revoked_at');
+  if (state === 'expired') return query.whereNotNull('expires_at').andWhere('expires_at', '<=', now);
+  return query.where((w) => void w.whereNull('expires_at').orWhere('expires_at', '>', now));
+}
+
+/**
+ * One page of an organization's keys (the dashboard's keys page), newest first with the id as
+ * tie-breaker, optionally only those in one state; a page past the end is the last, one that is
+ * not a number the first (pageWindow, as the ledger and activity pages).
+ */
+export async function apiKeysPage(
+  db: Db,
+  organizationId: string,
+  options: { state?: ApiKeyState | null; page?: number; pageSize?: number; now?: Date } = {},
+): Promise<ApiKeysPage> {
+  const pageSize = options.pageSize ?? 50;
+  const now = options.now ?? new Date();
+  const counted = await db('api_keys')
+    .where({ organization_id: organizationId })
+    .first<{ all: string | number; revoked: string | number; expired: string | number }>(
+      db.raw('COUNT(*) AS "all"'),
+      db.raw('COUNT(*) FILTER (WHERE revoked_at IS NOT NULL) AS revoked'),
+      db.raw('COUNT(*) FILTER (WHERE revoked_at IS NULL AND expires_at <= ?) AS expired', [now]),
+    );
+  const all = Number(counted?.all ?? 0);
+  const revoked = Number(counted?.revoked ?? 0);
+  const expired = Number(counted?.expired ?? 0);
+  const counts = { all, revoked, expired, active: all - revoked - expired };
+  const total = options.state ? counts[options.state] : all;
+  const { page, pages, offset } = pageWindow(total, options.page, pageSize);
+  const query = db('api_keys').where({ organization_id: organizationId });
+  if (options.state) inState(query, options.state, now);
+  const rows = (await query
+    .orderBy([{ column: 'created_at', order: 'desc' }, { column: 'id', order: 'desc' }])
+    .offset(offset)
+    .limit(pageSize)
+    .select([...apiKeyColumns])) as ApiKeyRow[];
+  return { rows: rows.map(toApiKeyRecord), page, pages, total, counts };
+}
