@@ -152,7 +152,10 @@ describe.skipIf(!haveBrowser)('the dashboard in a browser', () => {
     const tookMs = Date.now() - revokedAt;
     expect(status).toBe(401);
     expect(tookMs).toBeLessThan(1_000);
-    expect(await admin.locator('#keys-list').textContent()).toContain('Revoked');
+    // Revoked, the key leaves the default list (active keys) and is listed under Revoked.
+    expect(await admin.locator('#keys-list').textContent()).not.toContain(revokedKeyPrefix);
+    await admin.goto(`${dashboard.url}/orgs/${orgId}/keys?state=revoked`);
+    expect(await admin.locator('#keys-list').textContent()).toContain(revokedKeyPrefix);
 
     // Who did what: the activity page, reached from the side bar, newest first.
     await admin.getByRole('link', { name: 'Activity' }).click();
