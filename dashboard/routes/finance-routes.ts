@@ -1,8 +1,9 @@
 import type { Router } from '@koa/router';
-import { allowanceReportCsv, buildAllowanceReport, isPeriod, keyLabel, nextPeriod, periodStart, type AllowanceReport } from '../../core/billing/index.js';
+import { allowanceReportCsv, buildAllowanceReport, exportLedger, isPeriod, keyLabel, ledgerCsvLines, nextPeriod, periodStart, type AllowanceReport } from '../../core/billing/index.js';
 import { AppError } from '../../core/errors/index.js';
 import type { Db } from '../../core/db/index.js';
 import { allowanceGlance, BURN_WINDOW_DAYS, ledgerEntryTypes, ledgerPage, ledgerPeriods, type LedgerEntryType } from '../../core/finance/index.js';
+import { lineStream } from '../line-stream.js';
 import { orgAccess } from '../org-access.js';
 import type { DashboardContext, DashboardState } from '../state.js';
 import { barList, columnChart, type ChartPoint } from '../views/charts.js';
@@ -45,6 +46,17 @@ function askedPeriod(ctx: DashboardContext): string | null {
 
 /** The month asked for, else the current one. */
 const chosenPeriod = (ctx: DashboardContext): string => askedPeriod(ctx) ?? currentPeriod();
+
+/** The ledger page's filters, which its download reads too, so the file is what the page lists:
+ * a month (null: all) and an entry type (null: all; one the page does not offer, as all). */
+function ledgerFilters(ctx: DashboardContext): { period: string | null; type: LedgerEntryType | null } {
+  const period = askedPeriod(ctx);
+  const type = (ledgerEntryTypes as readonly string[]).includes(String(ctx.query.type)) ? (ctx.query.type as LedgerEntryType) : null;
+  return { period, type };
+}
+
+const ledgerQuery = (filters: { period: string | null; type: LedgerEntryType | null }, extra: Record<string, string> = {}) =>
+  new URLSearchParams({ ...(filters.period ? { period: filters.period } : {}), ...(filters.type ? { type: filters.type } : {}), ...extra }).toString();
 
 function periodSelector(state: DashboardState, action: string, periods: string[], current: string, hidden: Record<string, string> = {}): Html {
   const { t, f } = state;
@@ -217,11 +229,12 @@ export function registerFinanceRoutes(router: Router<DashboardState>, deps: Fina
   router.get('/orgs/:orgId/ledger', async (ctx) => {
     const view = await orgAccess(ctx, db, ctx.params.orgId!, 'view_finance');
     const { t, f } = ctx.state;
-    const period = askedPeriod(ctx);
-    const type = (ledgerEntryTypes as readonly string[]).includes(String(ctx.query.type)) ? (ctx.query.type as LedgerEntryType) : null;
+    const filters = ledgerFilters(ctx);
+    const { period, type } = filters;
     const pageNumber = Number.parseInt(String(ctx.query.page ?? '1'), 10);
     const [result, periods] = await Promise.all([ledgerPage(db, view.org.id, { period, type, page: pageNumber }), periodChoices(db, view.org.id, period)]);
-    const link = (p: number) => `/orgs/${view.org.id}/ledger?${new URLSearchParams({ ...(period ? { period } : {}), ...(type ? { type } : {}), page: String(p) })}`;
+    const link = (p: number) => `/orgs/${view.org.id}/ledger?${ledgerQuery(filters, { page: String(p) })}`;
+    const download = `/orgs/${view.org.id}/ledger.csv${period || type ? `?${ledgerQuery(filters)}` : ''}`;
     const signed = (n: number) => (n > 0 ? `+${f.number(n)}` : f.number(n));
     const rows = result.rows.map((r) => [
       f.dateTime(new Date(r.occurredAt)),
@@ -235,13 +248,17 @@ export function registerFinanceRoutes(router: Router<DashboardState>, deps: Fina
     ]);
     const body = html`
       <p class="lead">${t('ledger.intro')}</p>
-      <form method="get" action="/orgs/${view.org.id}/ledger" class="toolbar">
-        <label for="ledger-period">${t('common.period')}</label>
-        <select id="ledger-period" name="period"><option value="">${t('ledger.allPeriods')}</option>${periods.map((p) => html`<option value="${p}"${p === period ? html` selected` : ''}>${f.period(p)}</option>`)}</select>
-        <label for="ledger-type">${t('ledger.type')}</label>
-        <select id="ledger-type" name="type"><option value="">${t('ledger.allTypes')}</option>${ledgerEntryTypes.map((x) => html`<option value="${x}"${x === type ? html` selected` : ''}>${t(`ledger.type.${x}`)}</option>`)}</select>
-        <button type="submit" class="btn btn-secondary">${t('common.show')}</button>
-      </form>
+      <div class="toolbar-row">
+        <form method="get" action="/orgs/${view.org.id}/ledger" class="toolbar">
+          <label for="ledger-period">${t('common.period')}</label>
+          <select id="ledger-period" name="period"><option value="">${t('ledger.allPeriods')}</option>${periods.map((p) => html`<option value="${p}"${p === period ? html` selected` : ''}>${f.period(p)}</option>`)}</select>
+          <label for="ledger-type">${t('ledger.type')}</label>
+          <select id="ledger-type" name="type"><option value="">${t('ledger.allTypes')}</option>${ledgerEntryTypes.map((x) => html`<option value="${x}"${x === type ? html` selected` : ''}>${t(`ledger.type.${x}`)}</option>`)}</select>
+          <button type="submit" class="btn btn-secondary">${t('common.show')}</button>
+        </form>
+        <a class="btn btn-primary" href="${download}" download>${t('ledger.downloadCsv')}</a>
+      </div>
+      <p class="muted small">${t('ledger.downloadHint')}</p>
       ${section(t('ledger.title'), html`${table({
         caption: t('ledger.title'),
         headers: [t('report.at'), t('ledger.type'), t('ledger.what'), t('ledger.credits'), t('ledger.calls'), t('ledger.balance')],
@@ -251,5 +268,18 @@ export function registerFinanceRoutes(router: Router<DashboardState>, deps: Fina
       })}
       ${pagination(ctx.state, result, link)}`, { id: 'ledger-table' })}`;
     ctx.body = page(ctx.state, { title: t('ledger.title'), body, org: view.org, active: 'ledger', memberships: view.memberships, banners: view.banners, path: ctx.url });
+  });
+
+  // The same bytes as `ledger export --format csv` (the shared core lines, newline-terminated)
+  // for the page's month and type, every row rather than a page's 50, oldest first. Streamed
+  // from the export's cursor: a busy month is millions of rows. All months: each month's export
+  // in turn, one header.
+  router.get('/orgs/:orgId/ledger.csv', async (ctx) => {
+    const view = await orgAccess(ctx, db, ctx.params.orgId!, 'view_finance');
+    const { period, type } = ledgerFilters(ctx);
+    const body = await lineStream(ledgerCsvLines(exportLedger(db, view.org.id, period, { entryType: type })));
+    ctx.set('Content-Type', 'text/csv; charset=utf-8');
+    ctx.set('Content-Disposition', `attachment; filename="ledger-${view.org.id}-${period ?? 'all'}${type ? `-${type}` : ''}.csv"`);
+    ctx.body = body;
   });
 }
