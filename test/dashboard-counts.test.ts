@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { changeCredits } from '../core/billing/index.js';
 import { recordAudit } from '../core/dashboard-auth/index.js';
 import { adminOfNewOrg, applyUsage, dashboardForFile, usageEventFor } from './dashboard-fixtures.js';
 
@@ -44,7 +45,7 @@ describe('when a count is one', () => {
     ]);
 
     const overview = await (await client.get(`/orgs/${orgId}`)).text();
-    expect(overview).toContain('1 credit and 1 call a day');
+    expect(overview).toContain('1 credit and 1 call (call-priced) a day');
     const report = await (await client.get(`/orgs/${orgId}/report?period=${period()}`)).text();
     expect(report).toMatch(/<td class="num">1<\/td><td>credit<\/td>/);
     expect(report).toMatch(/<td class="num">1<\/td><td>call<\/td>/);
@@ -53,11 +54,23 @@ describe('when a count is one', () => {
 
     client.jar.set('dash_lang', 'it');
     const overviewIt = await (await client.get(`/orgs/${orgId}`)).text();
-    expect(overviewIt).toContain('1 credito e 1 chiamata al giorno');
+    expect(overviewIt).toContain('1 credito e 1 chiamata (a consumo) al giorno');
     const reportIt = await (await client.get(`/orgs/${orgId}/report?period=${period()}`)).text();
     expect(reportIt).toMatch(/<td class="num">1<\/td><td>credito<\/td>/);
     expect(reportIt).toMatch(/<td class="num">1<\/td><td>chiamata<\/td>/);
     const ledgerIt = await (await client.get(`/orgs/${orgId}/ledger?type=grant`)).text();
     expect(ledgerIt).toContain('Pagina 1 di 1 · 1 riga<');
+  });
+
+  it('then an organization whose credits have run out is told so, not given today as a forecast', async () => {
+    const { orgId, client } = await adminOfNewOrg(env, 'Credits already out test');
+    const { credits_balance: balance } = (await env.db('allowances').where({ organization_id: orgId }).first('credits_balance')) as { credits_balance: number };
+    if (balance !== 0) await changeCredits(env.db, { organizationId: orgId, kind: 'adjustment', credits: -balance, actor: 'test', reason: 'spent elsewhere' });
+    // Served past zero (the calls in flight), as the worker charges them.
+    await applyUsage(env.db, [usageEventFor(orgId, { product: 'company-financials', quantity: 5, unit: 'credits' })]);
+    const overview = await (await client.get(`/orgs/${orgId}`)).text();
+    expect(overview).toMatch(/<div class="stat-label">Credits run out<\/div><div class="stat-value">already \(balance -5 credits\)<\/div>/);
+    client.jar.set('dash_lang', 'it');
+    expect(await (await client.get(`/orgs/${orgId}`)).text()).toMatch(/<div class="stat-label">Esaurimento crediti<\/div><div class="stat-value">già \(saldo -5 crediti\)<\/div>/);
   });
 });

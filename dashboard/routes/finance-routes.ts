@@ -2,7 +2,7 @@ import type { Router } from '@koa/router';
 import { allowanceReportCsv, buildAllowanceReport, exportLedger, isPeriod, keyLabel, ledgerCsvLines, nextPeriod, periodStart, type AllowanceReport } from '../../core/billing/index.js';
 import { AppError } from '../../core/errors/index.js';
 import type { Db } from '../../core/db/index.js';
-import { allowanceGlance, BURN_WINDOW_DAYS, ledgerEntryTypes, ledgerPage, ledgerPeriods, type LedgerEntryType } from '../../core/finance/index.js';
+import { allowanceGlance, BURN_WINDOW_DAYS, type AllowanceGlance, ledgerEntryTypes, ledgerPage, ledgerPeriods, type LedgerEntryType } from '../../core/finance/index.js';
 import { lineStream } from '../line-stream.js';
 import { orgAccess } from '../org-access.js';
 import type { DashboardContext, DashboardState } from '../state.js';
@@ -94,6 +94,13 @@ function groupedPoints(lines: { label: string; quantity: number; unit: string; c
   return [...values].map(([label, value]) => ({ label, value })).sort((a, b) => b.value - a.value);
 }
 
+/** When the credits run out: already, once nothing more can be spent (not a forecast of today). */
+function runOut(state: DashboardState, glance: AllowanceGlance): string {
+  const { t, f } = state;
+  if (glance.creditsExhausted || glance.creditsBalance <= 0) return t('overview.runOutAlready', { balance: measure(state, glance.creditsBalance, 'credits') });
+  return glance.creditsRunOutAt ? t('overview.runOutAt', { date: f.date(glance.creditsRunOutAt) }) : t('overview.runOutNever');
+}
+
 function usageChart(state: DashboardState, report: AllowanceReport, view: View, measure: Measure): Html {
   const { t, f } = state;
   const measureLabel = t(measure === 'calls' ? 'common.calls' : 'common.credits');
@@ -140,7 +147,7 @@ export function registerFinanceRoutes(router: Router<DashboardState>, deps: Fina
           ${stat(t('overview.callsUsed'), glance.callsCap === null ? f.number(glance.callsUsed) : t('overview.callsOfCap', { used: f.number(glance.callsUsed), cap: f.number(glance.callsCap) }),
             glance.callsCap === null ? t('common.noCap') : html`<meter min="0" max="${glance.callsCap}" value="${Math.min(glance.callsUsed, glance.callsCap)}" low="${Math.floor(glance.callsCap * 0.8)}" high="${Math.floor(glance.callsCap * 0.95)}" optimum="0">${glance.callsUsed}/${glance.callsCap}</meter>`)}
           ${stat(t('overview.flags'), flags.some((x) => x !== '') ? flags : badge(t('overview.flagOk'), 'good'), glance.percentUsed === null ? '' : t('overview.percentUsed', { percent: glance.percentUsed }))}
-          ${stat(t('overview.runOut'), glance.creditsRunOutAt ? t('overview.runOutAt', { date: f.date(glance.creditsRunOutAt) }) : t('overview.runOutNever'),
+          ${stat(t('overview.runOut'), runOut(ctx.state, glance),
             html`${t('overview.burn', { credits: measure(ctx.state, glance.creditsPerDay, 'credits'), calls: measure(ctx.state, glance.callsPerDay, 'calls'), days: BURN_WINDOW_DAYS })}${glance.callsCapReachedAt ? html`<br>${t('overview.capReached', { date: f.date(glance.callsCapReachedAt) })}` : ''}`)}
         </div>
         ${asOfStamp(ctx.state, glance.asOf)}
