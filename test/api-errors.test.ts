@@ -120,6 +120,19 @@ describe('when the caller is not authenticated', () => {
     }
   });
 
+  it('then a key in the URL is refused even next to a valid Authorization header, and nothing is charged', async () => {
+    for (const path of [`/companies/${company.fiscalCode}/report?api_key=${org.key}`, `/companies/${company.fiscalCode}/report?lang=it&x=${org.key}`]) {
+      const result = await call(api.url, path, { key: org.key });
+      const error = expectError(result, 'missing_api_key');
+      expect(error.message).toContain('URL');
+      expect(await eventsOnBus(api.db, { eventId: error.requestId })).toEqual([]);
+    }
+    // A parameter named like a key's that holds no key is the caller's own business with a header.
+    // (Served, so billed: to an organization of its own, as this file's last test counts the main one's events.)
+    const other = await createTestOrganization(api.db);
+    expect((await call(api.url, `/companies/${company.fiscalCode}/report?key=quarterly`, { key: other.key })).res.status).toBe(200);
+  });
+
   it('then an unknown key is invalid_api_key (401)', async () => {
     const unknown = await call(api.url, `/companies/${company.fiscalCode}/report`, { key: 'sk_live_0000000000000000000000000000000A' });
     expectError(unknown, 'invalid_api_key');

@@ -81,7 +81,7 @@ describe('authentication on every request', () => {
   it('when the key is in the URL instead of the header then 401 missing_api_key saying so, as the API does', async () => {
     const res = await rpc(`${mcp.mcpUrl}?api_key=${org.key}`, initializeRequest());
     await expect401(res.clone(), 'missing_api_key');
-    expect((await json(res)).error.message).toBe('API keys are not accepted in the URL: send Authorization: Bearer <API_KEY>.');
+    expect((await json(res)).error.message).toBe('API keys are not accepted in the URL: send Authorization: Bearer <API_KEY> only, and take the key out of the URL.');
   });
 
   it('when the key is unknown then 401 invalid_api_key', async () => {

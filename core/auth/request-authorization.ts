@@ -10,15 +10,15 @@ const KEY_IN_TEXT = /sk_(?:live|test)_[0-9A-Za-z]{32}/;
 /**
  * The Authorization header a request authenticates with, as both edges (API and tool server)
  * read it: one header at most, and a key in the URL refused even when valid, with a message
- * that says why, so the caller does not think the key itself is bad.
+ * that says why, so the caller does not think the key itself is bad. Refused with a header
+ * too: a client that sends the key both ways would otherwise keep working while every proxy
+ * and gateway access log on the way (deploy/nginx.conf's included) keeps the key from its URL.
  */
 export function requestAuthorization(req: Pick<IncomingMessage, 'rawHeaders' | 'url'>): string | undefined {
   const authorization = authorizationHeader(req.rawHeaders);
-  if (authorization === undefined) {
-    const query = new URL(req.url ?? '/', 'http://localhost').searchParams;
-    if (KEY_QUERY_PARAMETERS.some((p) => query.has(p)) || [...query.values()].some((v) => KEY_IN_TEXT.test(v))) {
-      throw new AppError('missing_api_key', 'API keys are not accepted in the URL: send Authorization: Bearer <API_KEY>.');
-    }
-  }
+  const query = new URL(req.url ?? '/', 'http://localhost').searchParams;
+  // With a header, only what is a key by its shape: `?key=…` may be something else of the caller's.
+  const keyInUrl = [...query.values()].some((v) => KEY_IN_TEXT.test(v)) || (authorization === undefined && KEY_QUERY_PARAMETERS.some((p) => query.has(p)));
+  if (keyInUrl) throw new AppError('missing_api_key', 'API keys are not accepted in the URL: send Authorization: Bearer <API_KEY> only, and take the key out of the URL.');
   return authorization;
 }
