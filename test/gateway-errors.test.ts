@@ -20,6 +20,8 @@ let api: TestApi;
 let key: string;
 let dir: string;
 const gateways: ChildProcess[] = [];
+// Each gateway's access log file, by its API address.
+const accessLogs = new Map<string, () => Promise<string>>();
 
 beforeAll(async () => {
   if (!existsSync(NGINX)) throw new Error(`${NGINX} is missing: the gateway tests run Debian's nginx (apt-get install nginx; .ci/run installs it)`);
@@ -59,6 +61,8 @@ async function startGateway(apiUpstream: string, readTimeoutS?: number): Promise
   swap('set $api api:3000;', `set $api ${apiUpstream};`);
   swap('set $mcp mcp:3001;', `set $mcp 127.0.0.1:${await freePort()};`);
   if (readTimeoutS) swap('proxy_read_timeout 30s;', `proxy_read_timeout ${readTimeoutS}s;`);
+  const accessLog = path.join(prefix, 'logs', 'access.log');
+  swap('access_log /var/log/nginx/access.log gateway;', `access_log ${accessLog} gateway;`);
   conf = conf.replaceAll('include gateway-errors.conf;', `include ${path.join(root, 'deploy/gateway-errors.conf')};`);
   conf = `daemon off;\nmaster_process off;\npid ${path.join(prefix, 'nginx.pid')};\n${conf}`;
   await writeFile(path.join(prefix, 'nginx.conf'), conf);
@@ -67,6 +71,7 @@ async function startGateway(apiUpstream: string, readTimeoutS?: number): Promise
   let stderr = '';
   gateway.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
   const url = `http://127.0.0.1:${apiPort}`;
+  accessLogs.set(url, () => readFile(accessLog, 'utf8').catch(() => ''));
   for (let i = 0; i < 100; i++) {
     if (gateway.exitCode !== null) throw new Error(`nginx exited: ${stderr}`);
     if (await fetch(`${url}/`).then(() => true, () => false)) return url;
@@ -94,6 +99,20 @@ describe('the gateway (deploy/nginx.conf)', () => {
     const refused = await fetch(`${gateway}/companies/${exampleCompanyCode}/report`);
     expect(refused.status).toBe(401);
     expect(((await refused.json()) as { error: { code: string } }).error.code).toBe('missing_api_key');
+  });
+
+  it('when a client puts its key in the URL then the gateway\'s access log keeps the path without it, and no answer names nginx\'s version', async () => {
+    const gateway = await startGateway(new URL(api.url).host);
+    const res = await fetch(`${gateway}/companies/${exampleCompanyCode}/report?api_key=${key}`, { headers: { Authorization: `Bearer ${key}` } });
+    expect(res.status).toBe(401);
+    expect(res.headers.get('server')).toBe('nginx');
+    const gone = await fetch(`${gateway}/nowhere`, { method: 'DELETE' });
+    expect(gone.headers.get('server')).toBe('nginx');
+    for (let i = 0; i < 50 && !(await accessLogs.get(gateway)!()).includes(`/companies/${exampleCompanyCode}/report`); i++) await new Promise((resolve) => setTimeout(resolve, 50));
+    const log = await accessLogs.get(gateway)!();
+    expect(log).toContain(`"GET /companies/${exampleCompanyCode}/report HTTP/1.1" 401`);
+    expect(log).not.toContain(key);
+    expect(log).not.toContain('api_key');
   });
 
   it('when no replica can be reached, then the client gets internal_error in our envelope, not nginx\'s HTML page, each time with a request id of its own', async () => {
