@@ -1,5 +1,5 @@
 export { tuneHeap } from './tune-heap.js';
-export { serveHttp, stopOnSignal, type HttpService } from './serve-http.js';
+export { REQUEST_TIMEOUT_MS, serveHttp, stopOnSignal, type HttpService, type ServeHttpOptions } from './serve-http.js';
 export { serveOnPort, type PortVariable, type ServeOnPortOptions } from './serve-on-port.js';
 export { checkHealth, type HealthAnswer, type HealthChecks } from './health.js';
 export { accessLog } from './access-log.js';

@@ -12,12 +12,31 @@ export interface HttpService {
   close(graceMs?: number): Promise<void>;
 }
 
+export interface ServeHttpOptions {
+  jsonErrors?: boolean;
+  /** How long a client may take to send a whole request, body included (default REQUEST_TIMEOUT_MS). */
+  requestTimeoutMs?: number;
+}
+
+// A request is a few KB (a GET, a tool call, a 64 KB form at most): a client still sending one
+// after this long is trickling it to hold the connection (Node's own default is 300 s, checked
+// every 30 s, so a few thousand such sockets could hold the dashboard's, which reads its form
+// bodies before any session or CSRF check). Answered 408, then closed.
+export const REQUEST_TIMEOUT_MS = 30_000;
+
 // Node's http server, not Koa: each process hands in its app's callback. Keep-alive is longer
 // than common load balancers' idle timeouts, so they close idle connections first and never
 // send a request on a socket we are closing. `jsonErrors`: requests Node's parser refuses are
 // answered in the `{ error }` envelope (the API and the tool server), not with Node's bare 400.
-export function serveHttp(listener: RequestListener, port: number, host: string, options: { jsonErrors?: boolean } = {}): Promise<HttpService> {
-  const server = http.createServer(listener);
+export function serveHttp(listener: RequestListener, port: number, host: string, options: ServeHttpOptions = {}): Promise<HttpService> {
+  const requestTimeout = options.requestTimeoutMs ?? REQUEST_TIMEOUT_MS;
+  const server = http.createServer({
+    requestTimeout,
+    // Node refuses a headers timeout longer than the request's; its 60 s default is longer than ours.
+    headersTimeout: Math.min(requestTimeout, 20_000),
+    // How often Node looks for connections past those timeouts (default 30 s: up to twice the limit).
+    connectionsCheckingInterval: Math.min(2_000, requestTimeout),
+  }, listener);
   server.keepAliveTimeout = 65_000;
   if (options.jsonErrors) answerMalformedRequests(server);
   return new Promise((resolve, reject) => {
