@@ -4,7 +4,7 @@ import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv
 import {
   CallToolRequestSchema, ListToolsRequestSchema, type CallToolRequest, type CallToolResult, type JSONRPCMessage, type ListToolsResult, type Tool,
 } from '@modelcontextprotocol/sdk/types.js';
-import { countMalformedAttempt, type AccessControl, type Measure, type Principal } from '../core/access/index.js';
+import { countMalformedAttempt, type AccessControl, type Grant, type Measure, type Principal } from '../core/access/index.js';
 import type { CompanyStore } from '../core/companies/index.js';
 import type { Db } from '../core/db/index.js';
 import { AppError, errorObjectSchema, issueDetails } from '../core/errors/index.js';
@@ -189,6 +189,7 @@ export function createToolHandlers(deps: McpDeps, parts: ServerParts, call: McpC
         throw protocolError(new AppError('unknown_endpoint', `Unknown tool: ${name.slice(0, 100)}. Call tools/list for the tools this key can use.`), requestId, toolLog);
       }
       const { definition } = tool;
+      let grant: Grant | undefined;
       try {
         // As on the API: the caller learns about malformed arguments first, whatever the plan
         // or the allowance says; the attempt still counts against the rate limit and carries
@@ -202,7 +203,9 @@ export function createToolHandlers(deps: McpDeps, parts: ServerParts, call: McpC
             headers: counted,
           });
         }
-        const grant = await deps.access.authorize(principal, name, 'tool');
+        // The charge is held from here (for an organization near its balance), so the calls of
+        // one batch are judged against each other's; released below if this one fails.
+        grant = await deps.access.authorize(principal, name, 'tool', requestId);
         call.setHeaders(rateLimitHeaders(grant.rateLimit));
         const output = await definition.run(parsed.data, { requestId, store: deps.store, companies: { db: deps.db, queryTimeoutMs: deps.queryTimeoutMs, logger: toolLog } });
         // The output schema is not checked here: run() is typed by it, and test/mcp-tools.test.ts
@@ -231,6 +234,7 @@ export function createToolHandlers(deps: McpDeps, parts: ServerParts, call: McpC
           structuredContent: structured,
         };
       } catch (err) {
+        if (grant) deps.access.release(grant);
         // Refusals after authentication carry the RateLimit-* headers too.
         if (err instanceof AppError && err.headers) call.setHeaders(err.headers);
         return toolErrorResult(err, requestId, toolLog);

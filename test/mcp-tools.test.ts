@@ -422,6 +422,18 @@ describe('billing of tool calls', () => {
     }
   });
 
+  it('when an agent sends a batch of calls its balance covers only some of, then only those are served, on one connection and one request', async () => {
+    const small = await createToolOrganization(mcp.db);
+    await mcp.db('allowances').where({ organization_id: small.organizationId }).update({ credits_balance: 12 });
+    // Five structure calls (5 credits each) at once on 12 credits: two fit.
+    const batch = Array.from({ length: 5 }, (_, i) => ({ jsonrpc: '2.0', id: i + 1, method: 'tools/call', params: { name: 'service_get_company_structure', arguments: { fiscalCode: group.root.fiscalCode } } }));
+    const res = await rpc(mcp.mcpUrl, batch, { Authorization: `Bearer ${small.key}` });
+    const answers = (await json(res)) as { result: { isError?: boolean; structuredContent: any } }[];
+    const outcomes = answers.map((a) => (a.result.isError ? a.result.structuredContent.error.code : 'ok')).sort();
+    expect(outcomes).toEqual(['credits_exhausted', 'credits_exhausted', 'credits_exhausted', 'ok', 'ok']);
+    expect(await eventsOnBus(mcp.db, { organizationId: small.organizationId })).toHaveLength(2);
+  });
+
   it('when a tool call is answered as JSON then it carries the organization\'s RateLimit headers, like the API', async () => {
     const res = await rpc(mcp.mcpUrl, { jsonrpc: '2.0', id: 4, method: 'tools/call', params: { name: 'service_search_companies', arguments: { query: group.token } } }, { Authorization: `Bearer ${org.key}` });
     expect(res.status).toBe(200);

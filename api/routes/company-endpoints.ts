@@ -50,28 +50,35 @@ function serve(endpoint: EndpointDefinition, deps: CompanyEndpointDeps) {
       });
     }
 
-    const grant = await deps.access.authorize(principal, endpoint.slug, 'endpoint');
+    // The charge is held from here (for an organization near its balance), so parallel calls
+    // are judged against each other's; released if the call is not served after all.
+    const grant = await deps.access.authorize(principal, endpoint.slug, 'endpoint', ctx.state.requestId);
     ctx.set(rateLimitHeaders(grant.rateLimit));
 
-    // As text, not as an object: only this one string, not the answer's object graph (a
-    // report: hundreds of objects), needs to outlive the usage event's batch write below, and
-    // a cached answer is sent without being parsed or serialised again.
-    const code = parsed.data.toUpperCase();
-    const dataJson = deps.lookupJson ? await deps.lookupJson(endpoint.lookupName, code) : jsonOrNull(await deps.store[endpoint.lookupName](code));
-    if (dataJson === null) throw new AppError('not_found', notFoundMessage(endpoint.param.name, code));
-
+    let dataJson: string | null;
     const meta: Meta = { requestId: ctx.state.requestId, endpoint: endpoint.slug, usage: { ...grant.measure } };
-    await deps.usage.publish({
-      v: 1,
-      eventId: ctx.state.requestId,
-      organizationId: principal.organizationId,
-      keyId: principal.keyId,
-      source: 'api',
-      product: endpoint.slug,
-      quantity: grant.measure.quantity,
-      unit: grant.measure.unit,
-      occurredAt: new Date().toISOString(),
-    });
+    try {
+      // As text, not as an object: only this one string, not the answer's object graph (a
+      // report: hundreds of objects), needs to outlive the usage event's batch write below, and
+      // a cached answer is sent without being parsed or serialised again.
+      const code = parsed.data.toUpperCase();
+      dataJson = deps.lookupJson ? await deps.lookupJson(endpoint.lookupName, code) : jsonOrNull(await deps.store[endpoint.lookupName](code));
+      if (dataJson === null) throw new AppError('not_found', notFoundMessage(endpoint.param.name, code));
+      await deps.usage.publish({
+        v: 1,
+        eventId: ctx.state.requestId,
+        organizationId: principal.organizationId,
+        keyId: principal.keyId,
+        source: 'api',
+        product: endpoint.slug,
+        quantity: grant.measure.quantity,
+        unit: grant.measure.unit,
+        occurredAt: new Date().toISOString(),
+      });
+    } catch (err) {
+      deps.access.release(grant);
+      throw err;
+    }
     deps.access.charged(grant, ctx.state.requestId);
     // The same bytes and Content-Type as `ctx.body = { data, meta }`, without serialising a
     // cached answer again on every hit.

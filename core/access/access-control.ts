@@ -41,8 +41,13 @@ export interface AccessControl {
    * Admits one call of `product` or throws AppError: rate_limited, client_not_configured,
    * not_entitled, credits_exhausted, limit_reached, entitlement_unavailable. Errors raised
    * after authentication carry the RateLimit-* headers in AppError.headers.
+   *
+   * `eventId`: the usage event the call will publish if served. Its charge is then held from
+   * this moment (for an organization within reach of its balance or cap), so calls this process
+   * admits at the same time (an MCP batch, parallel requests) are judged against each other's
+   * charges, not each against the same balance. A call not served after all must be released.
    */
-  authorize(principal: Principal, product: string, kind: ProductKind): Promise<Grant>;
+  authorize(principal: Principal, product: string, kind: ProductKind, eventId?: string): Promise<Grant>;
   /**
    * Counts an authenticated request that is not a product call (the per-key OpenAPI document,
    * MCP initialize and tools/list) against the organization's rate limit, so every
@@ -58,6 +63,8 @@ export interface AccessControl {
    * has not deducted yet.
    */
   charged(grant: Grant, eventId: string): void;
+  /** Drops the charge held for a granted call that was not served (not found, failed, refused later). */
+  release(grant: Grant): void;
   /** The organization's products of one kind with their measures (per-key OpenAPI, tools/list). */
   entitlements(principal: Principal, kind: ProductKind): Promise<Map<string, Measure>>;
   close(): Promise<void>;

@@ -209,6 +209,27 @@ describe('access control', () => {
     await seenWithin(1_000, async () => (await access.authorize(principal, 'company-financials', 'endpoint').then(() => true, () => false)));
   });
 
+  it('when calls are admitted at the same time (an MCP batch, parallel requests) then each holds its charge from its grant: only those the balance covers are granted, and a released one frees its share', async () => {
+    const { organizationId, principal } = await organizationWithKey();
+    await leaveCredits(organizationId, 20);
+    await seenWithin(1_000, async () => (await access.authorize(principal, 'company-credit-report', 'endpoint').then(() => true, () => false)));
+    // Five 8-credit calls at once on 20 credits, none charged yet: two fit.
+    const outcomes = await Promise.allSettled(Array.from({ length: 5 }, () => access.authorize(principal, 'company-profile', 'endpoint', `req_${randomUUID()}`)));
+    const granted = outcomes.flatMap((o) => (o.status === 'fulfilled' ? [o.value] : []));
+    expect(granted).toHaveLength(2);
+    expect(outcomes.filter((o) => o.status === 'rejected').map((o) => (o as PromiseRejectedResult).reason.code)).toEqual(['credits_exhausted', 'credits_exhausted', 'credits_exhausted']);
+    // One is not served after all (its company not found): its 8 credits are free again, once.
+    access.release(granted[0]!);
+    access.release(granted[0]!);
+    const nextId = `req_${randomUUID()}`;
+    const next = await access.authorize(principal, 'company-profile', 'endpoint', nextId);
+    expect((await refusal(access.authorize(principal, 'company-profile', 'endpoint', `req_${randomUUID()}`))).code).toBe('credits_exhausted');
+    // A served call keeps its hold (20 - 8 - 8 leaves 4): releasing it after the charge changes nothing.
+    access.charged(next, nextId);
+    access.release(next);
+    expect((await refusal(access.authorize(principal, 'company-financials', 'endpoint', `req_${randomUUID()}`))).code).toBe('credits_exhausted');
+  });
+
   it('when the billing worker stays stopped for minutes then the calls served meanwhile still count: the last balance read is not spent again', async () => {
     let clock = Date.now();
     const stopped = createAccessControl({

@@ -57,6 +57,9 @@ export function createAccessControl(options: AccessControlOptions): AccessContro
   sweep.unref();
   // Grants whose calls, once charged, count against the allowance here until applied.
   const tracked = new WeakSet<Grant>();
+  // Tracked grants whose charge is held from authorize on (an event id was given), until the
+  // call is charged (kept) or released (dropped).
+  const held = new WeakMap<Grant, string>();
   const entitlements = createEntitlementResolver({
     db: options.db,
     logger: options.logger,
@@ -103,7 +106,7 @@ export function createAccessControl(options: AccessControlOptions): AccessContro
   return {
     authenticate: (authorization) => keys.verify(authorization),
 
-    async authorize(principal, product, kind): Promise<Grant> {
+    async authorize(principal, product, kind, eventId): Promise<Grant> {
       const { state, rateLimit } = await count(principal);
       if (!state.configured) throw refuse('client_not_configured', rateLimit);
       const entry = state.products.get(product);
@@ -126,12 +129,28 @@ export function createAccessControl(options: AccessControlOptions): AccessContro
       const grant: Grant = { principal, product, measure: { ...entry.measure }, rateLimit };
       // Decided here, from the state just read: charged() must not depend on the cache still
       // holding it (a flag change evicts it, most often just when the balance runs low).
-      if (entry.measure.quantity > 0 && couldRunOut(state, pending.totals(organizationId), entry.measure, state.limits, horizonSeconds)) tracked.add(grant);
+      if (entry.measure.quantity > 0 && couldRunOut(state, pending.totals(organizationId), entry.measure, state.limits, horizonSeconds)) {
+        tracked.add(grant);
+        // Held now, with no await since the refusal check above: the next call this process
+        // admits sees it, however many are admitted at once.
+        if (eventId !== undefined) {
+          held.set(grant, eventId);
+          pending.add(organizationId, eventId, entry.measure, nowMs());
+        }
+      }
       return grant;
     },
 
     charged(grant, eventId) {
+      held.delete(grant);
       if (tracked.has(grant)) pending.add(grant.principal.organizationId, eventId, grant.measure, nowMs());
+    },
+
+    release(grant) {
+      const eventId = held.get(grant);
+      if (eventId === undefined) return;
+      held.delete(grant);
+      pending.remove(grant.principal.organizationId, eventId);
     },
 
     async admit(principal, admitOptions = {}): Promise<RateLimitStatus> {

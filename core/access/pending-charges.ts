@@ -30,6 +30,8 @@ const none: PendingTotals = Object.freeze({ credits: 0, calls: 0 });
 
 export interface PendingCharges {
   add(organizationId: string, eventId: string, measure: Measure, nowMs: number): void;
+  /** Forgets one event: its call was not served after all. */
+  remove(organizationId: string, eventId: string): void;
   totals(organizationId: string): PendingTotals;
   /** The events a reload of the organization's state should look up in the ledger. */
   eventIds(organizationId: string): string[];
@@ -71,6 +73,12 @@ export function createPendingCharges(options: { maxAgeMs: number }): PendingChar
       charges.credits += entry.credits;
       charges.calls += entry.calls;
       if (!byOrganization.has(organizationId)) byOrganization.set(organizationId, charges);
+    },
+
+    remove(organizationId, eventId) {
+      const charges = byOrganization.get(organizationId);
+      const entry = charges?.entries.get(eventId);
+      if (charges && entry) forget(organizationId, charges, eventId, entry);
     },
 
     totals: (organizationId) => byOrganization.get(organizationId) ?? none,
