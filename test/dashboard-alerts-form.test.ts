@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { adminOfNewOrg, dashboardForFile } from './dashboard-fixtures.js';
+import { setWebhookUrl } from '../core/alerts/index.js';
+import { adminOfNewOrg, createMember, dashboardForFile, httpSession } from './dashboard-fixtures.js';
 
 // The alerts page's forms over plain HTTP: what a threshold accepts, and what a refusal shows.
 
@@ -76,5 +77,20 @@ describe('webhook address form, where private targets are not allowed', () => {
     expect((await production.db('alert_settings').where({ organization_id: orgId }).first('webhook_url'))?.webhook_url ?? null).toBeNull();
     expect((await save('https://hooks.example.com/italian-company-data')).headers.get('location')).toBe(`${page}?done=saved`);
     expect((await production.db('alert_settings').where({ organization_id: orgId }).first('webhook_url')).webhook_url).toBe('https://hooks.example.com/italian-company-data');
+  });
+});
+
+describe('the webhook address as finance sees it', () => {
+  it('when finance opens the alerts page then it sees where alerts go, not the path or credentials that let anyone post there; the admin sees it whole', async () => {
+    const { orgId, client } = await adminOfNewOrg(env, 'Webhook address finance test');
+    const url = 'https://hook-user:s3cr3t-pass@hooks.example.com/services/T000/B000/XXXXSECRETTOKEN?sig=abc';
+    await setWebhookUrl(env.db, orgId, url);
+    const finance = await createMember(env.db, orgId, 'finance');
+    const reader = httpSession(env.dashboard.url);
+    await reader.signIn(finance.email, finance.password);
+    const seen = await (await reader.get(`/orgs/${orgId}/alerts`)).text();
+    expect(seen).toContain('https://hooks.example.com/…');
+    for (const secret of ['s3cr3t-pass', 'hook-user', 'XXXXSECRETTOKEN', 'sig=abc']) expect(seen).not.toContain(secret);
+    expect(await (await client.get(`/orgs/${orgId}/alerts`)).text()).toContain('XXXXSECRETTOKEN');
   });
 });

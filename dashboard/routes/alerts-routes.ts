@@ -47,7 +47,7 @@ async function renderAlerts(ctx: DashboardContext, db: Db, view: OrgView, option
           <button type="button" class="btn btn-secondary" data-copy="webhook-secret" data-copied="${t('common.copied')}">${t('common.copy')}</button>
           ${postButton(ctx.state, `/orgs/${view.org.id}/alerts/secret`, t('alerts.rotateSecret'), { tone: 'secondary' })}</div>
           <p class="muted small">${t('alerts.verifyHelp')}</p>
-        </details>` : html`<p>${settings.webhookUrl ?? '—'}</p>`}`, { id: 'alerts-webhook' })}
+        </details>` : html`<p>${settings.webhookUrl ? webhookSite(settings.webhookUrl) : '—'}</p>`}`, { id: 'alerts-webhook' })}
       ${section(t('alerts.thresholds'), html`
         ${table({
           caption: t('alerts.thresholds'),
@@ -81,6 +81,20 @@ async function renderAlerts(ctx: DashboardContext, db: Db, view: OrgView, option
         empty: t('common.noRows'),
       }), { id: 'alerts-deliveries' })}`;
   ctx.body = page(ctx.state, { title: t('alerts.title'), body, org: view.org, active: 'alerts', memberships: view.memberships, banners: view.banners, path: `/orgs/${view.org.id}/alerts` });
+}
+
+/**
+ * The webhook address as a reader who may not manage alerts sees it (finance): where it goes,
+ * not the path, query or user info, which for many receivers (chat incoming webhooks, basic
+ * auth in the URL) are the secret that lets anyone post to it.
+ */
+function webhookSite(url: string): string {
+  try {
+    const u = new URL(url);
+    return `${u.protocol}//${u.host}/…`;
+  } catch {
+    return '…';
+  }
 }
 
 export function registerAlertsRoutes(router: Router<DashboardState>, deps: AlertsRouteDeps): void {
