@@ -29,6 +29,13 @@ export async function composeDashboard(options: ComposeDashboardOptions): Promis
   const { config, logger, database } = options;
   const publicUrl = config.PUBLIC_DASHBOARD_URL ?? `http://${config.HOST}:${config.DASHBOARD_PORT}`;
   const allowPrivateWebhookTargets = config.WEBHOOK_ALLOW_PRIVATE_TARGETS ?? config.NODE_ENV !== 'production';
+  // Said once at start: an http address in production sends the 12-hour session cookie without
+  // Secure, so a TLS proxy in front does not keep it off plain http (docker-compose.yml's
+  // localhost address is the one place this is meant).
+  const localhost = /^http:\/\/(localhost|127\.0\.0\.1|\[::1\])(:\d+)?(\/|$)/.test(publicUrl);
+  if (config.NODE_ENV === 'production' && !publicUrl.startsWith('https:') && !localhost) {
+    logger.warn('PUBLIC_DASHBOARD_URL is not https: session cookies are sent without Secure; behind TLS, set PUBLIC_DASHBOARD_URL to the https address people use', { publicUrl });
+  }
   await ensureDefaultPlans(database.db);
   const app = createDashboardApp({
     db: database.db,

@@ -45,3 +45,19 @@ describe('when a sign-in attempt carries X-Forwarded-For', () => {
     expect(await recordedIp(await dashboardWith({ TRUST_PROXY: 'true' }))).toBe('6.6.6.6');
   });
 });
+
+describe('when the dashboard starts in production', () => {
+  it('then an http public address (other than localhost) is warned of, as its session cookies go without Secure; https and localhost are not', async () => {
+    const warned = async (publicUrl: string) => {
+      const lines: { level: string; msg: string }[] = [];
+      const config = parseConfig({ DATABASE_URL: inject('databaseUrl'), NODE_ENV: 'production', PUBLIC_DASHBOARD_URL: publicUrl });
+      const database = { db, connectionString: inject('databaseUrl'), embedded: false, close: async () => {} };
+      const composed = await composeDashboard({ config, logger: createLogger({ level: 'info', write: (line) => lines.push(JSON.parse(line)) }), database, alertIntervalMs: 60_000 });
+      await composed.close();
+      return lines.filter((l) => l.level === 'warn' && l.msg.startsWith('PUBLIC_DASHBOARD_URL is not https')).length;
+    };
+    expect(await warned('http://dashboard.example.com')).toBe(1);
+    expect(await warned('https://dashboard.example.com')).toBe(0);
+    expect(await warned('http://localhost:3002')).toBe(0);
+  });
+});
