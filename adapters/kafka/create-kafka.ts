@@ -23,9 +23,11 @@ export function createKafka(options: KafkaClientOptions): Kafka {
       const { message, ...fields } = entry;
       const routine = level === logLevel.ERROR ? routineError(message, fields) : level === logLevel.WARN ? routineWarning(message) : undefined;
       if (routine === 'warn') {
-        // A retry: what the caller does when they run out is its own error line.
+        // A retry: what the caller does when they run out is its own error line. The same retry
+        // line is said once per 10 s (with how many were held back): a broker that is down is
+        // retried several times a second by every client.
         delete fields.stack;
-        log.warn(message, fields);
+        log.warnRepeating('kafkajs retry', message, fields);
       } else if (routine === 'info') log.info(message, fields);
       else if (routine === 'debug') log.debug(message, fields);
       else if (level === logLevel.ERROR) log.error(message, fields);
