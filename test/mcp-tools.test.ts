@@ -180,6 +180,14 @@ describe('service_search_companies', () => {
     expect(result.items.map((i: any) => i.fiscalCode)).toEqual([group.subs[2]!.fiscalCode]);
   });
 
+  it('when the query is retyped in another case or spacing between pages then the cursor still pages on, as the search is the same', async () => {
+    const first = data(await call('service_search_companies', { query: group.token, limit: 2 }));
+    const next = data(await call('service_search_companies', { query: `  ${group.token.toUpperCase()} `, limit: 2, cursor: first.nextCursor }));
+    const same = data(await call('service_search_companies', { query: group.token, limit: 2, cursor: first.nextCursor }));
+    expect(next.items.map((i: any) => i.fiscalCode)).toEqual(same.items.map((i: any) => i.fiscalCode));
+    expect(next.items.length).toBeGreaterThan(0);
+  });
+
   it('when a cursor is reused with other criteria then an invalid_params error result names the cursor', async () => {
     const first = data(await call('service_search_companies', { query: group.token, limit: 1 }));
     const result = await call('service_search_companies', { query: `${group.token} holding`, limit: 1, cursor: first.nextCursor });

@@ -3,7 +3,7 @@ import type { Knex } from 'knex';
 import { likeEscape, withoutNul, type Db } from '../db/index.js';
 import type { Logger } from '../logging/index.js';
 import { runStoreQuery } from './run-store-query.js';
-import { criteriaFingerprint, decodeCursor, encodeCursor } from './search-cursor.js';
+import { criteriaFingerprint, decodeCursor, encodeCursor, searchTextKey } from './search-cursor.js';
 import { legalFormValues, naceSectionValues, sizeValues, type CompanySize, type LegalForm, type NaceSection } from './schemas/index.js';
 
 // Company search: by name fragment (trigram similarity on the GIN index of legal_name), or by
@@ -96,7 +96,7 @@ export function classifyQuery(query: string | undefined): Match {
 export async function searchCompanies(deps: CompanyQueryDeps, input: SearchCompaniesInput): Promise<SearchCompaniesResult> {
   const match = classifyQuery(input.query);
   const { limit, cursor, ...criteria } = input;
-  const fingerprint = criteriaFingerprint(criteria);
+  const fingerprint = criteriaFingerprint({ ...criteria, query: criteria.query === undefined ? undefined : searchTextKey(criteria.query) });
   const position = cursor === undefined ? undefined : decodeCursor(cursor, fingerprint, { companyId: true });
 
   const where: string[] = [];

@@ -15,6 +15,13 @@ export interface CursorPosition {
   id: string;
 }
 
+/**
+ * A search's text as its cursor knows it: the searches match and rank it without regard to
+ * case or runs of spaces, so "Rossi" and "ROSSI  " are the same search and either may carry
+ * the other's cursor (an agent retyping its query between pages).
+ */
+export const searchTextKey = (text: string) => text.trim().replace(/\s+/g, ' ').toLowerCase();
+
 export function criteriaFingerprint(criteria: unknown): string {
   return createHash('sha256').update(JSON.stringify(criteria)).digest('base64url').slice(0, 12);
 }

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import type { Knex } from 'knex';
 import { likeEscape, withoutNul } from '../db/index.js';
 import { runStoreQuery } from './run-store-query.js';
-import { criteriaFingerprint, decodeCursor, encodeCursor } from './search-cursor.js';
+import { criteriaFingerprint, decodeCursor, encodeCursor, searchTextKey } from './search-cursor.js';
 import { roleCategoryValues } from './schemas/index.js';
 import type { CompanyQueryDeps } from './search-companies.js';
 
@@ -63,7 +63,7 @@ const personKey = (column: string) => `upper(regexp_replace(btrim(${column}), '\
 
 export async function searchPeople(deps: CompanyQueryDeps, input: SearchPeopleInput): Promise<SearchPeopleResult> {
   const { limit, cursor, ...criteria } = input;
-  const fingerprint = criteriaFingerprint(criteria);
+  const fingerprint = criteriaFingerprint({ ...criteria, name: searchTextKey(criteria.name) });
   const position = cursor === undefined ? undefined : decodeCursor(cursor, fingerprint, { companyId: false });
   const text = input.name.replace(/\s+/g, ' ');
   const pattern = `%${likeEscape(text)}%`;
