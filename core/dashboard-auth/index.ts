@@ -2,6 +2,7 @@ export { hashPassword, verifyPassword, MIN_PASSWORD_LENGTH } from './password-ha
 export { newSecretToken, hashToken } from './secret-token.js';
 export { createSession, readSession, endSession, endAllSessions, SESSION_TTL_MS, type Session, type SessionUser, type CreatedSession } from './session-store.js';
 export { signIn, defaultSignInLimits, type SignInLimits, type SignInResult } from './sign-in.js';
+export { passwordCheckSlots, defaultPasswordCheckBounds, type PasswordCheckSlots, type PasswordCheckBounds } from './password-check-slots.js';
 export {
   can, roleIn, membershipsOf, membersOf, addMembership, removeMember, memberRoles,
   type Capability, type MemberRole, type OrganizationRole, type MembershipSummary, type Member,

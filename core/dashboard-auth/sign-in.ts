@@ -1,4 +1,6 @@
+import { createHash } from 'node:crypto';
 import type { Db } from '../db/index.js';
+import type { PasswordCheckSlots } from './password-check-slots.js';
 import { verifyPassword } from './password-hash.js';
 import { createSession, type CreatedSession } from './session-store.js';
 
@@ -6,6 +8,11 @@ export interface SignInLimits {
   /** Failed attempts per e-mail allowed inside the window before we stop checking passwords. */
   maxFailures: number;
   windowMs: number;
+  /**
+   * The process's password-check slots, when not the ones the dashboard makes for itself from
+   * the machine's cores (tests choose their own bounds, and read `peakRunning`).
+   */
+  passwordChecks?: PasswordCheckSlots;
 }
 
 export const defaultSignInLimits: SignInLimits = { maxFailures: 5, windowMs: 15 * 60 * 1000 };
@@ -13,39 +20,71 @@ export const defaultSignInLimits: SignInLimits = { maxFailures: 5, windowMs: 15 
 export type SignInResult =
   | { ok: true; userId: string; session: CreatedSession }
   | { ok: false; reason: 'invalid' }
-  | { ok: false; reason: 'locked'; retryAfterSeconds: number };
+  | { ok: false; reason: 'locked'; retryAfterSeconds: number }
+  | { ok: false; reason: 'busy'; retryAfterSeconds: number };
+
+// The first key of our two-key advisory locks on sign-in e-mails ('SIGN'); the migration lock
+// takes a one-key (bigint) lock, which Postgres keeps apart from every two-key one.
+const SIGN_IN_LOCK_SPACE = 0x5349474e;
+
+/** A 32-bit lock key of the normalised e-mail: two e-mails that share one only take turns. */
+function emailLockKey(email: string): number {
+  return createHash('sha256').update(email).digest().readInt32BE(0);
+}
 
 /**
  * E-mail + password. Failures are counted per e-mail (any IP) since the last success: past the
  * limit we answer "locked" without running the password check, so guessing is bounded no matter
  * how many addresses the guesser uses. Unknown e-mails are counted and timed like known ones.
+ *
+ * The count and the attempt's own row are one transaction under a lock on the e-mail, and the
+ * row says "failed" until the password has proved right: however many guesses arrive at once,
+ * each sees those before it, so at most `maxFailures` passwords are checked per window.
+ * The check itself runs outside the transaction, in one of the process's password-check slots;
+ * with none free soon enough (or this client address holding its share) the answer is "busy"
+ * and the attempt is forgotten.
  */
 export async function signIn(
   db: Db,
-  input: { email: string; password: string; ip: string | null; now?: Date; limits?: SignInLimits },
+  input: { email: string; password: string; ip: string | null; now?: Date; limits?: SignInLimits; passwordChecks: PasswordCheckSlots },
 ): Promise<SignInResult> {
   const now = input.now ?? new Date();
   const limits = input.limits ?? defaultSignInLimits;
+  const slots = input.passwordChecks;
   const email = input.email.trim().toLowerCase();
   const since = new Date(now.getTime() - limits.windowMs);
+  const busy = { ok: false, reason: 'busy', retryAfterSeconds: slots.retryAfterSeconds } as const;
+  // A full queue turns a flood away before it costs the database anything.
+  if (!slots.hasRoom(input.ip)) return busy;
 
-  const lastSuccess = await db('sign_in_attempts').whereRaw('lower(email) = ?', [email]).andWhere({ succeeded: true }).max<{ at: Date | null }>({ at: 'at' }).first();
-  const from = lastSuccess?.at && lastSuccess.at > since ? lastSuccess.at : since;
-  const failures = await db('sign_in_attempts')
-    .whereRaw('lower(email) = ?', [email])
-    .andWhere({ succeeded: false })
-    .andWhere('at', '>', from)
-    .orderBy('at', 'asc')
-    .select<{ at: Date }[]>('at');
-  if (failures.length >= limits.maxFailures) {
-    const oldestCounted = failures[failures.length - limits.maxFailures]!.at;
-    const retryAfterSeconds = Math.max(1, Math.ceil((oldestCounted.getTime() + limits.windowMs - now.getTime()) / 1000));
-    return { ok: false, reason: 'locked', retryAfterSeconds };
-  }
+  const attempt = await db.transaction(async (trx) => {
+    await trx.raw('SELECT pg_advisory_xact_lock(?::int, ?::int)', [SIGN_IN_LOCK_SPACE, emailLockKey(email)]);
+    const lastSuccess = await trx('sign_in_attempts').whereRaw('lower(email) = ?', [email]).andWhere({ succeeded: true }).max<{ at: Date | null }>({ at: 'at' }).first();
+    const from = lastSuccess?.at && lastSuccess.at > since ? lastSuccess.at : since;
+    const failures = await trx('sign_in_attempts')
+      .whereRaw('lower(email) = ?', [email])
+      .andWhere({ succeeded: false })
+      .andWhere('at', '>', from)
+      .orderBy('at', 'asc')
+      .select<{ at: Date }[]>('at');
+    if (failures.length >= limits.maxFailures) {
+      const oldestCounted = failures[failures.length - limits.maxFailures]!.at;
+      const retryAfterSeconds = Math.max(1, Math.ceil((oldestCounted.getTime() + limits.windowMs - now.getTime()) / 1000));
+      return { locked: true, retryAfterSeconds } as const;
+    }
+    const [row] = (await trx('sign_in_attempts').insert({ email, ip: input.ip, succeeded: false, at: now }).returning('id')) as { id: string }[];
+    return { locked: false, id: row!.id } as const;
+  });
+  if (attempt.locked) return { ok: false, reason: 'locked', retryAfterSeconds: attempt.retryAfterSeconds };
 
   const user = await db('users').whereRaw('lower(email) = ?', [email]).whereNull('disabled_at').first<{ id: string; password_hash: string | null } | undefined>('id', 'password_hash');
-  const valid = await verifyPassword(input.password, user?.password_hash ?? null);
-  await db('sign_in_attempts').insert({ email, ip: input.ip, succeeded: valid && user !== undefined, at: now });
-  if (!valid || !user) return { ok: false, reason: 'invalid' };
+  const checked = await slots.run(() => verifyPassword(input.password, user?.password_hash ?? null), input.ip);
+  if (!checked.ran) {
+    // No password was checked: the attempt counts for nothing.
+    await db('sign_in_attempts').where({ id: attempt.id }).delete();
+    return busy;
+  }
+  if (!checked.value || !user) return { ok: false, reason: 'invalid' };
+  await db('sign_in_attempts').where({ id: attempt.id }).update({ succeeded: true });
   return { ok: true, userId: user.id, session: await createSession(db, user.id, now) };
 }

@@ -25,6 +25,7 @@ export const en = {
   'auth.signOutEverywhere': 'Sign out everywhere',
   'auth.invalid': 'The e-mail or password is not right.',
   'auth.locked': 'Too many attempts for this e-mail. Try again in {minutes} min.',
+  'auth.busy': 'The service is busy signing people in. Try again in a few seconds.',
   'auth.signedOutEverywhere': 'You have been signed out on every device.',
   'auth.signedInAs': 'Signed in as {email}',
   'invite.title': 'Join {org}',

@@ -27,6 +27,7 @@ export const it: Catalogue = {
   'auth.signOutEverywhere': 'Esci da tutti i dispositivi',
   'auth.invalid': "L'e-mail o la password non sono corrette.",
   'auth.locked': 'Troppi tentativi per questa e-mail. Riprova tra {minutes} min.',
+  'auth.busy': 'Il servizio è impegnato con molti accessi. Riprova tra qualche secondo.',
   'auth.signedOutEverywhere': 'Sei uscito da tutti i dispositivi.',
   'auth.signedInAs': 'Accesso come {email}',
   'invite.title': 'Entra in {org}',

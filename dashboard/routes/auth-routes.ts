@@ -1,6 +1,6 @@
 import type { Router } from '@koa/router';
 import {
-  acceptInvitation, endAllSessions, endSession, findInvitation, justAcceptedInvitation, membershipsOf, MIN_PASSWORD_LENGTH, signIn, type SignInLimits,
+  acceptInvitation, endAllSessions, endSession, findInvitation, justAcceptedInvitation, membershipsOf, MIN_PASSWORD_LENGTH, passwordCheckSlots, signIn, type SignInLimits,
 } from '../../core/dashboard-auth/index.js';
 import type { Db } from '../../core/db/index.js';
 import { isLanguage } from '../i18n/translate.js';
@@ -42,6 +42,9 @@ function signInPage(state: DashboardState, options: { email?: string; error?: Ht
 
 export function registerAuthRoutes(router: Router<DashboardState>, deps: AuthRouteDeps): void {
   const { db } = deps;
+  // One set of slots for every sign-in this app answers (the form and an accepted invitation):
+  // the app is the process's only dashboard, so it bounds the process's password checks.
+  const passwordChecks = deps.signInLimits?.passwordChecks ?? passwordCheckSlots();
 
   router.get('/', async (ctx) => {
     const session = ctx.state.session;
@@ -58,12 +61,13 @@ export function registerAuthRoutes(router: Router<DashboardState>, deps: AuthRou
 
   router.post('/sign-in', async (ctx) => {
     const { email = '', password = '', next } = ctx.state.form;
-    const result = await signIn(db, { email, password, ip: ctx.ip || null, limits: deps.signInLimits });
+    const result = await signIn(db, { email, password, ip: ctx.ip || null, limits: deps.signInLimits, passwordChecks });
     if (!result.ok) {
       const t = ctx.state.t;
-      ctx.status = result.reason === 'locked' ? 429 : 401;
-      if (result.reason === 'locked') ctx.set('Retry-After', String(result.retryAfterSeconds));
-      const error = result.reason === 'locked' ? t('auth.locked', { minutes: Math.ceil(result.retryAfterSeconds / 60) }) : t('auth.invalid');
+      ctx.status = result.reason === 'invalid' ? 401 : 429;
+      if (result.reason !== 'invalid') ctx.set('Retry-After', String(result.retryAfterSeconds));
+      const error = result.reason === 'locked' ? t('auth.locked', { minutes: Math.ceil(result.retryAfterSeconds / 60) })
+        : result.reason === 'busy' ? t('auth.busy') : t('auth.invalid');
       ctx.body = signInPage(ctx.state, { email, error, next: safeNext(next) });
       return;
     }
@@ -136,7 +140,7 @@ export function registerAuthRoutes(router: Router<DashboardState>, deps: AuthRou
     }
     if (ctx.state.session) return ctx.redirect(`/orgs/${result.organizationId}`);
     // A new person signs in with the password they just chose: the usual path, rate limit and all.
-    const signedIn = await signIn(db, { email: invitation.email, password: ctx.state.form.password ?? '', ip: ctx.ip || null, limits: deps.signInLimits });
+    const signedIn = await signIn(db, { email: invitation.email, password: ctx.state.form.password ?? '', ip: ctx.ip || null, limits: deps.signInLimits, passwordChecks });
     if (signedIn.ok) {
       setCookie(ctx, SESSION_COOKIE, signedIn.session.token, { secure: deps.secureCookies, maxAge: Math.floor((signedIn.session.expiresAt.getTime() - Date.now()) / 1000) });
       return ctx.redirect(`/orgs/${result.organizationId}`);
