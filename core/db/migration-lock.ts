@@ -4,7 +4,8 @@ import type pg from 'pg';
 // The advisory lock every migrator of ours holds for its whole run, so that processes started
 // together (replicas of a scaled-out service, a worker, `cli migrate up`) take turns: the first
 // applies what is pending, the others then find nothing left to do. Any fixed bigint would do;
-// nothing else in the product takes advisory locks, and they are per database, so separate
+// the only other advisory locks (the dashboard's sign-in, per e-mail) use the two-number form,
+// which never meets a one-number key, and they are per database, so separate
 // databases on one server never wait for each other. Changing it lets an old and a new version
 // migrate at the same time: keep it.
 export const MIGRATION_LOCK_KEY = '4774951003241102001';
