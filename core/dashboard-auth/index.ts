@@ -7,6 +7,7 @@ export {
   can, roleIn, membershipsOf, membersOf, addMembership, removeMember, memberRoles,
   type Capability, type MemberRole, type OrganizationRole, type MembershipSummary, type Member,
 } from './memberships.js';
+export { changeMemberRole, memberRoleChangeSchema, type MemberRoleChange } from './change-member-role.js';
 export {
   createInvitation, findInvitation, justAcceptedInvitation, acceptInvitation, pendingInvitations, cancelInvitation, invitationInputSchema, invitationIdSchema, INVITATION_TTL_MS, MAX_NAME_LENGTH, ALREADY_MEMBER,
   type CreatedInvitation, type PendingInvitation, type PendingInvitationSummary, type AcceptInvitationResult, type InvitationInput,

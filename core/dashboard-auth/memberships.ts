@@ -84,6 +84,27 @@ export async function addMembership(db: Db, input: { userId: string; organizatio
 }
 
 /**
+ * Locks, in user-id order, the organization's admins and the one member a change is about: the
+ * lock every change to who is an admin takes (removal, role change), so two of them at once
+ * cannot both take away what they each counted as the other admin. `role` is undefined when
+ * `userId` is not a member; `admins` counts the admins as they are once locked.
+ */
+export async function lockAdminsAndMember(trx: Db, organizationId: string, userId: string): Promise<{ role: MemberRole | undefined; admins: number }> {
+  const locked = await trx('memberships')
+    .where({ organization_id: organizationId })
+    .andWhere((q) => q.where({ role: 'admin' }).orWhere({ user_id: userId }))
+    .orderBy('user_id')
+    .forUpdate()
+    .select<{ user_id: string; role: MemberRole }[]>('user_id', 'role');
+  return { role: locked.find((m) => m.user_id === userId)?.role, admins: locked.filter((m) => m.role === 'admin').length };
+}
+
+/** The refusal of a change that would leave the organization without an admin (invalid_params on `userId`). */
+export function lastAdminRefusal(verb: 'removed' | 'given another role'): AppError {
+  return new AppError('invalid_params', `userId: the last admin of the organization cannot be ${verb}`, { details: [{ path: 'userId', message: 'the last admin of the organization' }] });
+}
+
+/**
  * Removes a person from an organization, with the invitations of their address that were not
  * accepted: an older link must not let them back in. An organization keeps at least one admin,
  * whoever asks (the admin themselves, another admin, an operator): that removal is refused with
@@ -97,18 +118,10 @@ export async function removeMember(trx: Db, input: { organizationId: string; use
   if (!user) throw new AppError('not_found', 'No such member.');
   // Invitations before memberships: the order acceptInvitation takes its locks in.
   const invitations = await lockUnacceptedInvitations(trx, organizationId, user.email);
-  const locked = await trx('memberships')
-    .where({ organization_id: organizationId })
-    .andWhere((q) => q.where({ role: 'admin' }).orWhere({ user_id: userId }))
-    .orderBy('user_id')
-    .forUpdate()
-    .select<{ user_id: string; role: MemberRole }[]>('user_id', 'role');
-  const member = locked.find((m) => m.user_id === userId);
-  if (!member) throw new AppError('not_found', 'No such member.');
-  if (member.role === 'admin' && locked.filter((m) => m.role === 'admin').length === 1) {
-    throw new AppError('invalid_params', 'userId: the last admin of the organization cannot be removed', { details: [{ path: 'userId', message: 'the last admin of the organization' }] });
-  }
+  const { role, admins } = await lockAdminsAndMember(trx, organizationId, userId);
+  if (!role) throw new AppError('not_found', 'No such member.');
+  if (role === 'admin' && admins === 1) throw lastAdminRefusal('removed');
   await closeInvitations(trx, invitations.map((i) => i.tokenHash));
   await trx('memberships').where({ organization_id: organizationId, user_id: userId }).delete();
-  return { email: user.email, role: member.role };
+  return { email: user.email, role };
 }

@@ -1,6 +1,6 @@
 import type { Router } from '@koa/router';
 import { z } from 'zod';
-import { cancelInvitation, createInvitation, memberRoles, membersOf, pendingInvitations, removeMember, withAudit, type CreatedInvitation, type MemberRole } from '../../core/dashboard-auth/index.js';
+import { can, cancelInvitation, changeMemberRole, createInvitation, memberRoles, membersOf, pendingInvitations, removeMember, withAudit, type CreatedInvitation, type Member, type MemberRole } from '../../core/dashboard-auth/index.js';
 import type { Db } from '../../core/db/index.js';
 import { AppError } from '../../core/errors/index.js';
 import { orgAccess, type OrgView } from '../org-access.js';
@@ -8,7 +8,7 @@ import { answerRepeated, claimSubmission, submissionField } from '../form-submis
 import { putFlash, takeFlash } from '../session-flash.js';
 import type { DashboardContext, DashboardState } from '../state.js';
 import { badge, csrfField, field, notice, postButton, section, select, table } from '../views/components.js';
-import { html, type Html, type HtmlValue } from '../views/html.js';
+import { html, raw, type Html, type HtmlValue } from '../views/html.js';
 import { fieldRefusals, invalidInputMessage } from '../views/invalid-input.js';
 import { page } from '../views/layout.js';
 
@@ -71,12 +71,27 @@ export const invitationFlashSchema = z.object({
 
 const membersPath = (orgId: string) => `/orgs/${orgId}/members`;
 
-async function renderMembers(ctx: DashboardContext, db: Db, view: OrgView, top?: HtmlValue, refused?: { typed: Partial<Record<string, string>>; error: AppError }): Promise<void> {
+/** A member's role form: the roles, theirs chosen, and a button; one's own asks first. */
+function roleForm(state: DashboardState, orgId: string, member: Member, own: boolean): Html {
+  const { t } = state;
+  const id = `role-${member.userId}`;
+  return html`<form method="post" action="/orgs/${orgId}/members/${member.userId}/role" class="inline"${own ? html` data-confirm="${t('members.changeOwnRoleConfirm')}"` : ''}>
+    ${csrfField(state)}
+    <label class="visually-hidden" for="${id}">${t('members.roleOf', { email: member.email })}</label>
+    <select id="${id}" name="role">${memberRoles.map((r) => html`<option value="${r}"${r === member.role ? raw(' selected') : ''}>${t(`role.${r}`)}</option>`)}</select>
+    <button type="submit" class="btn btn-secondary">${t('members.changeRole')}</button>
+  </form>`;
+}
+
+// What the page says after a role change (Post/Redirect/Get): the member's role as it is now.
+const roleNotice = { role: 'members.roleChanged', role_unchanged: 'members.roleUnchanged' } as const;
+
+async function renderMembers(ctx: DashboardContext, db: Db, view: OrgView, top?: HtmlValue | ((members: Member[]) => HtmlValue), refused?: { typed: Partial<Record<string, string>>; error: AppError }): Promise<void> {
   const { t, f } = ctx.state;
   const [members, invitations] = await Promise.all([membersOf(db, view.org.id), pendingInvitations(db, view.org.id)]);
   const me = ctx.state.session!.user.id;
   const body = html`
-    ${top ?? ''}
+    ${(typeof top === 'function' ? top(members) : top) ?? ''}
     ${refused ? notice(t('error.invalid', { message: invalidInputMessage(ctx.state, refused.error) }), 'bad') : ''}
     ${inviteForm(ctx.state, `/orgs/${view.org.id}/members/invite`, { roles: ['admin', 'finance'], title: t('members.invite'), typed: refused?.typed, refusals: refused && fieldRefusals(ctx.state, refused.error) })}
     ${section(t('members.title'), table({
@@ -87,7 +102,8 @@ async function renderMembers(ctx: DashboardContext, db: Db, view: OrgView, top?:
         m.name ?? '—',
         badge(t(`role.${m.role}`), 'info'),
         f.date(m.since),
-        m.userId === me ? '' : postButton(ctx.state, `/orgs/${view.org.id}/members/${m.userId}/remove`, t('common.remove'), { tone: 'danger', confirm: `${t('common.remove')} ${m.email}?` }),
+        html`${roleForm(ctx.state, view.org.id, m, m.userId === me)}
+          ${m.userId === me ? '' : postButton(ctx.state, `/orgs/${view.org.id}/members/${m.userId}/remove`, t('common.remove'), { tone: 'danger', confirm: `${t('common.remove')} ${m.email}?` })}`,
       ]),
       empty: t('common.noRows'),
     }), { id: 'members-list' })}
@@ -115,6 +131,14 @@ export function registerMembersRoutes(router: Router<DashboardState>, deps: Memb
     const view = await orgAccess(ctx, db, ctx.params.orgId!, 'manage_members');
     const invitation = await takeFlash(db, ctx.state.sessionToken!, membersPath(view.org.id), invitationFlashSchema);
     if (invitation) return renderMembers(ctx, db, view, invitationPanel(ctx, invitation, { publicUrl: deps.publicUrl }));
+    if (ctx.query.done === 'role' || ctx.query.done === 'role_unchanged') {
+      const said = roleNotice[ctx.query.done];
+      const userId = ctx.query.member;
+      return renderMembers(ctx, db, view, (members) => {
+        const m = members.find((x) => x.userId === userId);
+        return m ? notice(ctx.state.t(said, { email: m.email, role: ctx.state.t(`role.${m.role}`) }), said === 'members.roleChanged' ? 'good' : 'info') : '';
+      });
+    }
     const key = ctx.query.done === 'removed' || ctx.query.done === 'cancelled' || ctx.query.done === 'repeated' ? done[ctx.query.done] : undefined;
     await renderMembers(ctx, db, view, key ? notice(ctx.state.t(key), key === 'form.repeated' ? 'info' : 'good') : undefined);
   });
@@ -163,6 +187,32 @@ export function registerMembersRoutes(router: Router<DashboardState>, deps: Memb
       return;
     }
     ctx.redirect(`/orgs/${view.org.id}/members?done=removed`);
+  });
+
+  router.post('/orgs/:orgId/members/:userId/role', async (ctx) => {
+    const view = await orgAccess(ctx, db, ctx.params.orgId!, 'manage_members');
+    const actor = ctx.state.session!.user;
+    let change;
+    try {
+      change = await withAudit(
+        db,
+        (trx) => changeMemberRole(trx, { organizationId: view.org.id, userId: ctx.params.userId!, role: ctx.state.form.role ?? '' }),
+        // The same role again (a double submit, two admins at once) changed nothing: no row.
+        (c) => c.from === c.to ? null : { organizationId: view.org.id, actor: actor.id, action: 'member.role_changed', details: { userId: c.userId, email: c.email, from: c.from, to: c.to } },
+      );
+    } catch (err) {
+      if (!(err instanceof AppError && err.code === 'invalid_params')) throw err;
+      ctx.status = 422;
+      const lastAdmin = err.details?.some((d) => d.path === 'userId');
+      const { t } = ctx.state;
+      await renderMembers(ctx, db, view, notice(lastAdmin ? t('members.lastAdminRole') : t('error.invalid', { message: invalidInputMessage(ctx.state, err) }), 'bad'));
+      return;
+    }
+    // An admin who made themselves finance may no longer open the members page: they land on the
+    // organization's overview, which finance reads.
+    const ownAccessLost = change.userId === actor.id && !can(change.to, 'manage_members');
+    ctx.redirect(ownAccessLost ? `/orgs/${view.org.id}` : `${membersPath(view.org.id)}?done=${change.from === change.to ? 'role_unchanged' : 'role'}&member=${encodeURIComponent(change.userId)}`);
+    ctx.status = 303;
   });
 
   router.post('/orgs/:orgId/invitations/:invitationId/cancel', async (ctx) => {
