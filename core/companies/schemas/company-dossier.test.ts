@@ -117,6 +117,21 @@ describe('a holder\'s kind', () => {
     expect(kinds(result.data!.subsidiaries)).toEqual(['company', 'company']);
   });
 
+  it('when a holder\'s code is a foreign entity\'s (a VAT number abroad) or an IT-prefixed Italian one, then the line is taken: the foreign kept as given, an entity, the Italian without IT', () => {
+    const result = parse({
+      shareholders: [
+        { name: 'Siemens Beteiligungen', fiscalCode: 'DE811907980', share: 0.6 },
+        { name: 'Groupe Dupont', fiscalCode: 'fr 403 032 650 45' },
+        { name: 'Bianchi Holding', fiscalCode: 'IT04178130283' },
+        { name: 'Acme Corp', fiscalCode: '12-3456789' },
+      ],
+    });
+    expect(result.success ? 'ok' : formatIssues(result.error.issues)).toBe('ok');
+    expect(result.data!.shareholders.map((h) => [h.fiscalCode, h.kind])).toEqual([['DE811907980', 'company'], ['FR40303265045', 'company'], ['04178130283', 'company'], ['123456789', 'company']]);
+    const refused = parse({ shareholders: [{ name: 'Nobody', fiscalCode: 'X!' }] });
+    expect(refused.success ? 'ok' : formatIssues(refused.error.issues)).toContain("shareholders[0].fiscalCode: must be an Italian fiscal code (11 digits or 16 characters) or a foreign entity's identifier");
+  });
+
   it('when a kind is outside person and company, or a subsidiary is said to be a person, then the line is refused at that field', () => {
     const refusal = (input: Record<string, unknown>) => {
       const result = parse(input);

@@ -53,12 +53,24 @@ export const dossierFiscalCodeSchema = z
   .transform(upper)
   .pipe(z.string().regex(/^(?:\d{11}|[A-Z0-9]{16})$/, 'must be 11 digits (partita IVA / codice fiscale numerico) or a 16-character codice fiscale'));
 
+/**
+ * A holder's (or subsidiary's) code: an Italian one as a company's own (an `IT` VAT prefix
+ * dropped), which links ownership chains, or a foreign entity's identifier (a VAT number such as
+ * DE811907980, a registry number), kept as given without its spaces, dots and dashes, and
+ * never linked: the parents of Italian companies are often abroad.
+ */
+export const holderFiscalCodeSchema = z
+  .string()
+  .transform((code) => upper(code).replace(/[\s.\-/]/g, ''))
+  .transform((code) => (/^IT\d{11}$/.test(code) ? code.slice(2) : code))
+  .pipe(z.string().regex(/^[A-Z0-9]{4,30}$/, "must be an Italian fiscal code (11 digits or 16 characters) or a foreign entity's identifier (4 to 30 letters and digits, e.g. DE811907980)"));
+
 // A name is left out like any other field (docs/import-format.md): stored as null, unknown.
 const holderFields = {
   name: name().nullable().default(null),
   share: z.number().min(0).max(1).nullable().default(null),
-  /** The holder's (or subsidiary's) own fiscal code, when it is a company: links ownership chains. */
-  fiscalCode: dossierFiscalCodeSchema.nullable().default(null),
+  /** The holder's (or subsidiary's) own code, when it is an entity: an Italian one links ownership chains. */
+  fiscalCode: holderFiscalCodeSchema.nullable().default(null),
 };
 
 // A shareholder or beneficial owner is a person or a company (any entity that is not a natural
