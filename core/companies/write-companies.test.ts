@@ -4,6 +4,7 @@ import { dossier, fiscalCodes, fullDossier, years } from '../../test/support/com
 import { createLogger } from '../logging/index.js';
 import { createCompanyStore } from './company-store.js';
 import { upsertCompanies } from './write-companies.js';
+import { MetricDefinitionConflict } from './custom-metric-definitions.js';
 import { upsertMetricDefinitions } from './write-metric-definitions.js';
 
 const db = testDb({ applicationName: 'write-companies.test' });
@@ -153,6 +154,17 @@ describe('upsertCompanies', () => {
     // A later bare mention does not erase the description.
     await upsertCompanies(db, [dossier(nextCode(), { years: [{ year: 2024, metrics: [{ slug, value: 5 }] }] })]);
     expect((await db('metric_definitions').where({ slug }).first()).name).toBe('Test KPI');
+  });
+
+  it('when a write describes a stored custom slug otherwise then it throws MetricDefinitionConflict and writes nothing', async () => {
+    const slug = `test_kpi_${nextCode()}`;
+    const [first, second] = [nextCode(), nextCode()];
+    await upsertCompanies(db, [dossier(first, { years: [{ year: 2024, metrics: [{ slug, value: 1, name: 'Test KPI', unit: 'EUR' }] }] })]);
+    const redefining = upsertCompanies(db, [dossier(second, { years: [{ year: 2024, metrics: [{ slug, value: 0.1, name: 'Test KPI', unit: 'ratio' }] }] })]);
+    await expect(redefining).rejects.toBeInstanceOf(MetricDefinitionConflict);
+    await expect(redefining).rejects.toThrow(`years[0].metrics[0].unit: ${slug} is already defined in the store as name "Test KPI", categories [], unit "EUR", not unit "ratio"`);
+    expect(await company(second)).toBeUndefined();
+    expect(await db('metric_definitions').where({ slug }).first('name', 'unit')).toEqual({ name: 'Test KPI', unit: 'EUR' });
   });
 
   it('when two writers send the same catalogue side by side then neither waits for the other', async () => {

@@ -22,11 +22,12 @@ const CHUNK = 500;
 /**
  * A dossier in its stored form: the company row as JSON text; for each column of each child
  * table, this company's elements of the Postgres array literal the column is sent as; each
- * year's metrics as JSON text; and the metric names it defines. Built once per company (in a
- * parser thread when there are some) and hashed as built, so an unchanged company costs no
- * more than building it. All strings: cheap to send back from a thread, and a batch is then
- * written by joining them, not by serialising hundreds of values per company on the main
- * thread, which also feeds the database.
+ * year's metrics as JSON text; and its metrics outside the catalogue as it describes them
+ * (not hashed: they are checked against the stored definitions whenever it is written). Built
+ * once per company (in a parser thread when there are some) and hashed as built, so an
+ * unchanged company costs no more than building it. Mostly strings: cheap to send back from a
+ * thread, and a batch is then written by joining them, not by serialising hundreds of values
+ * per company on the main thread, which also feeds the database.
  */
 export interface PreparedCompany {
   readonly fiscalCode: string;

@@ -1,5 +1,7 @@
+import { MetricDefinitionConflict } from '../custom-metric-definitions.js';
 import { databaseErrorParts, type Db } from '../../db/index.js';
 import { linkUnlinkedHolders, upsertPreparedCompanies, type PreparedCompany, type UpsertResult } from '../write-companies.js';
+import { checkMetricDefinitions, type CheckMetricDefinitions, type StoredMetricDefinition } from './check-metric-definitions.js';
 import { trackInputDone } from './input-done.js';
 import { blockLineBytes, blockLines, type LineBlock } from './line-blocks.js';
 import { IDLE, markIdle, type Idle } from './mark-idle.js';
@@ -16,7 +18,11 @@ import { prepareEntry, prepareLine, type PreparedEntry } from './prepare-line.js
 // - holders are linked to companies by fiscal code at write time, and two concurrent
 //   transactions do not see each other's rows (a parent and its subsidiary written side by
 //   side would stay unlinked), so once batches have overlapped, the import ends by linking
-//   every holder that names a stored company (linkUnlinkedHolders).
+//   every holder that names a stored company (linkUnlinkedHolders);
+// - a line that describes a metric outside the catalogue otherwise than an earlier line or the
+//   store is rejected before it is batched, in line order, and a line that agrees carries the
+//   definition settled on, so batches landing in any order store the same one
+//   (check-metric-definitions.ts).
 // An input that goes quiet (a producer piping a line now and then) has what arrived written
 // without waiting for more: a batch not yet full, then (see mark-idle.ts).
 
@@ -266,7 +272,8 @@ export async function importDossiers(options: ImportDossiersOptions): Promise<Im
   }
 
   try {
-    const summary = await writePreparedEntries(handed(pool ? viaPool(pool) : inThread()), {
+    const parsed = pool ? viaPool(pool) : inThread();
+    const summary = await writePreparedEntries(handed(withAgreedDefinitions(parsed, definitionCheck(rest.db))), {
       ...rest,
       onProgress: onProgress && ((counts) => onProgress({ ...counts, bytesDone: done.bytes() })),
       onReject: onReject && ((r) => {
@@ -314,7 +321,24 @@ export async function writeDossiers(
     // instead of being carried by the garbage collector until the batch is written.
     for await (const entry of entries) yield prepareEntry(entry);
   }
-  return writePreparedEntries(prepared(), options);
+  return writePreparedEntries(withAgreedDefinitions(prepared(), definitionCheck(options.db)), options);
+}
+
+const definitionCheck = (db: Db): CheckMetricDefinitions =>
+  checkMetricDefinitions(() => db('metric_definitions').select<StoredMetricDefinition[]>('slug', 'name', 'categories', 'unit'));
+
+/** The entries, with those that describe a metric otherwise than it is defined turned into rejections. */
+async function* withAgreedDefinitions(entries: AsyncIterable<PreparedEntry | Idle>, check: CheckMetricDefinitions): AsyncGenerator<PreparedEntry | Idle> {
+  for await (const entry of entries) {
+    if (entry === IDLE || !entry.ok) {
+      yield entry;
+      continue;
+    }
+    const verdict = await check(entry.line, entry.company);
+    yield verdict.ok
+      ? { ...entry, company: verdict.company }
+      : { ok: false, rejection: { line: entry.line, fiscalCode: entry.company.fiscalCode, reason: verdict.reason } };
+  }
 }
 
 async function writePreparedEntries(
@@ -349,7 +373,9 @@ async function writePreparedEntries(
           add(await upsertWithOneRetry([item.company]));
         } catch (single) {
           if (isUnavailable(single)) throw single;
-          reject({ line: item.line, fiscalCode: item.company.fiscalCode, reason: `database refused the company: ${databaseReason(single)}` });
+          // A metric another import defined otherwise meanwhile: the reason says how, as the check before batching does.
+          const reason = single instanceof MetricDefinitionConflict ? single.message : `database refused the company: ${databaseReason(single)}`;
+          reject({ line: item.line, fiscalCode: item.company.fiscalCode, reason });
         }
       }
     }
