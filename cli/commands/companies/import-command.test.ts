@@ -1,9 +1,11 @@
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { closeSync, existsSync, openSync } from 'node:fs';
+import { chmod, link, mkdir, mkdtemp, readFile, rm, symlink, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { createDb, type Db } from '../../../core/db/index.js';
 import { COMPANY_YEARS, FISCAL_YEARS, MAX_COUNT } from '../../../core/companies/schemas/index.js';
@@ -19,24 +21,70 @@ let dir: string;
 
 const cli = (...args: string[]) => runCli(databaseUrl, ...args);
 
+const cliOptions = () => ({ cwd: fileURLToPath(new URL('../../../', import.meta.url)), env: { ...process.env, DATABASE_URL: databaseUrl, LOG_LEVEL: 'error' } });
+
 /** The real CLI with its standard input a pipe the test writes to; what it printed so far, and its exit. */
 function spawnCli(...args: string[]) {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'cli/main.ts', ...args], {
-    cwd: fileURLToPath(new URL('../../../', import.meta.url)),
-    env: { ...process.env, DATABASE_URL: databaseUrl, LOG_LEVEL: 'error' },
-    stdio: ['pipe', 'pipe', 'pipe'],
-  });
+  const child = spawn(process.execPath, ['--import', 'tsx', 'cli/main.ts', ...args], { ...cliOptions(), stdio: ['pipe', 'pipe', 'pipe'] });
   const output = { stdout: '', stderr: '' };
   child.stdout.on('data', (d: Buffer) => (output.stdout += d.toString()));
   child.stderr.on('data', (d: Buffer) => (output.stderr += d.toString()));
-  return { child, output, exited: once(child, 'exit') };
+  return { child, output, exited: once(child, 'exit') as Promise<[number | null, NodeJS.Signals | null]> };
+}
+
+// As cli, with standard input redirected from `file` (`cli … < file`).
+async function cliWithStdinFrom(file: string, ...args: string[]): Promise<CliRun> {
+  const fd = openSync(file, 'r');
+  try {
+    const child = spawn(process.execPath, ['--import', 'tsx', 'cli/main.ts', ...args], { ...cliOptions(), stdio: [fd, 'pipe', 'pipe'] });
+    const output = { stdout: '', stderr: '' };
+    child.stdout!.on('data', (d: Buffer) => (output.stdout += d.toString()));
+    child.stderr!.on('data', (d: Buffer) => (output.stderr += d.toString()));
+    const [code] = (await once(child, 'exit')) as [number | null];
+    return { code: code ?? 1, ...output };
+  } finally {
+    closeSync(fd);
+  }
+}
+
+const storedCount = async (codes: string[]) => {
+  const { rows } = await db.raw<{ rows: { n: number }[] }>('SELECT count(*)::int AS n FROM companies WHERE fiscal_code = ANY(?)', [codes]);
+  return rows[0]!.n;
+};
+
+async function until(what: string, condition: () => Promise<boolean> | boolean, withinMs = 30_000): Promise<void> {
+  const deadline = Date.now() + withinMs;
+  while (!(await condition())) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting until ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
+/** Holds a company in an open transaction that inserted it: a batch naming it waits until release(). */
+async function holdCompany(fiscalCode: string) {
+  const hold = await db.transaction();
+  await hold.raw('INSERT INTO companies (fiscal_code) VALUES (?)', [fiscalCode]);
+  const { rows: [holder] } = await hold.raw<{ rows: { pid: number }[] }>('SELECT pg_backend_pid() AS pid');
+  let released = false;
+  return {
+    /** Whether a session (the import's batch) is waiting for the held company. */
+    waitedFor: async () => {
+      const { rows } = await db.raw<{ rows: { n: number }[] }>('SELECT count(*)::int AS n FROM pg_stat_activity WHERE ? = ANY(pg_blocking_pids(pid))', [holder!.pid]);
+      return rows[0]!.n > 0;
+    },
+    release: async () => {
+      if (released) return;
+      released = true;
+      await hold.rollback();
+    },
+  };
 }
 
 // As cli, with `input` piped to its standard input.
 async function cliWithStdin(input: Buffer, ...args: string[]): Promise<CliRun> {
   const { child, output, exited } = spawnCli(...args);
   child.stdin.end(input);
-  const [code] = (await exited) as [number | null];
+  const [code] = await exited;
   return { code: code ?? 1, ...output };
 }
 
@@ -235,5 +283,192 @@ describe('cli import', () => {
     expect(missing.stderr.trim()).toBe(`error: cannot read ${path.join(dir, 'no-such-file.jsonl')}: no such file`);
     expect(folder.code).toBe(1);
     expect(folder.stderr.trim()).toBe(`error: cannot read ${dir}: not a file`);
+  });
+
+  describe('--rejects naming the file being imported', () => {
+    // One good company, one bad line: the shape of a rejects file being fixed and imported again.
+    async function rejectsToFix(name: string) {
+      const [good] = [...generateDossiers({ count: 1, seed: 81_200_210 + name.length })];
+      const file = path.join(dir, `${name}.jsonl`);
+      const content = Buffer.from(`${JSON.stringify(good)}\n{"fiscalCode": "1"}\n`);
+      await writeFile(file, content);
+      return { file, content, fiscalCode: good!.fiscalCode };
+    }
+
+    it.each([
+      ['the same path', async (file: string) => file, () => 'the file being imported'],
+      ['the same file by another path', async (file: string) => path.join(path.dirname(file), '.', `..${path.sep}${path.basename(path.dirname(file))}`, path.basename(file)), () => 'the file being imported'],
+      ['a hard link to it', async (file: string) => {
+        await link(file, `${file}.hardlink`);
+        return `${file}.hardlink`;
+      }, (file: string) => `the file being imported (${file})`],
+      ['a symbolic link to it', async (file: string) => {
+        await symlink(file, `${file}.symlink`);
+        return `${file}.symlink`;
+      }, (file: string) => `the file being imported (${file})`],
+    ])('when --rejects is %s then it is refused in one line, the file keeps its bytes and nothing is imported', async (name, rejectsPath, what) => {
+      const { file, content, fiscalCode } = await rejectsToFix(`rejects-over-input-${name.replace(/\W+/g, '-')}`);
+      const rejects = await rejectsPath(file);
+
+      const run = await cli('import', file, '--rejects', rejects, '--quiet');
+      expect(run).toMatchObject({ code: 1, stdout: '' });
+      expect(run.stderr.trim()).toBe(`error: --rejects ${rejects} is ${what(file)}: writing it would empty it before it is read; name another file`);
+      expect(Buffer.compare(await readFile(file), content)).toBe(0);
+      expect(await storedCount([fiscalCode])).toBe(0);
+    });
+
+    it('when standard input is redirected from the file --rejects names then it is refused in one line and the file keeps its bytes', async () => {
+      const { file, content, fiscalCode } = await rejectsToFix('rejects-over-stdin');
+
+      const run = await cliWithStdinFrom(file, 'import', '-', '--rejects', file, '--quiet');
+      expect(run).toMatchObject({ code: 1, stdout: '' });
+      expect(run.stderr.trim()).toBe(`error: --rejects ${file} is the file standard input reads: writing it would empty it before it is read; name another file`);
+      expect(Buffer.compare(await readFile(file), content)).toBe(0);
+      expect(await storedCount([fiscalCode])).toBe(0);
+    });
+  });
+
+  describe('a --rejects file that cannot be written', () => {
+    const oneGoodOneBad = async (name: string) => {
+      const [good] = [...generateDossiers({ count: 1, seed: 81_200_220 + name.length })];
+      const file = path.join(dir, `${name}.jsonl`);
+      await writeFile(file, `{"fiscalCode": "1"}\n${JSON.stringify(good)}\n`);
+      return { file, fiscalCode: good!.fiscalCode };
+    };
+
+    it.each([
+      ['in a folder that does not exist', async () => path.join(dir, 'no-such-folder', 'rejects.jsonl'), 'no such directory'],
+      ['a folder', async () => dir, 'it is a directory'],
+      // root writes anywhere, whatever the permissions.
+      ...(process.getuid?.() === 0 ? [] : [['in a folder without write permission', async () => {
+        const folder = path.join(dir, 'read-only');
+        await mkdir(folder, { recursive: true });
+        await chmod(folder, 0o500);
+        return path.join(folder, 'rejects.jsonl');
+      }, 'permission denied'] as const]),
+    ] as const)('when it is %s then one line says why before any line is imported', async (name, rejectsPath, why) => {
+      const { file, fiscalCode } = await oneGoodOneBad(`unwritable-rejects-${name.replace(/\W+/g, '-')}`);
+      const rejects = await rejectsPath();
+
+      const run = await cli('import', file, '--rejects', rejects, '--quiet');
+      expect(run).toMatchObject({ code: 1, stdout: '' });
+      expect(run.stderr.trim()).toBe(`error: cannot write the rejects file ${rejects}: ${why}`);
+      expect(await storedCount([fiscalCode])).toBe(0);
+    });
+
+    it.skipIf(!existsSync('/dev/full'))('when writing it fails part way (a full disk) then the import stops with its summary and one line naming the file and why, and no stack trace', async () => {
+      const { file, fiscalCode } = await oneGoodOneBad('rejects-on-a-full-disk');
+
+      const run = await cli('import', file, '--rejects', '/dev/full', '--quiet', '--workers', '0');
+      expect(run.code).toBe(1);
+      expect(run.stderr.trim()).toBe('error: cannot write the rejects file /dev/full: no space left on device');
+      const summary = /^imported \d+ lines? in .*: (\d+) created, 0 updated, 0 unchanged, 1 rejected/m.exec(run.stdout);
+      expect(summary, run.stdout).not.toBeNull();
+      expect(await storedCount([fiscalCode])).toBe(Number(summary![1]));
+    });
+  });
+
+  describe('an input that is not JSON Lines in UTF-8', () => {
+    const line = () => JSON.stringify({ fiscalCode: '01234567897', legalName: 'Formato S.r.l.' }) + '\r\n';
+    const utf16be = (text: string) => Buffer.from(text, 'utf16le').swap16();
+    const name = (what: string) => path.join(dir, `not-utf8-${what}`);
+    it.each([
+      ['gzip', 'export.jsonl.gz', () => gzipSync(line()), (f: string) => `${f} is gzip-compressed: decompress it first, e.g. \`zcat ${f} | npm run -s cli -- import -\``],
+      ['zip', 'export.zip', () => Buffer.concat([Buffer.from([0x50, 0x4b, 0x03, 0x04, 0x14, 0x00]), Buffer.alloc(40)]), (f: string) => `${f} is a zip archive: extract it first, e.g. \`unzip -p ${f} | npm run -s cli -- import -\``],
+      ['UTF-16LE with BOM (PowerShell 5 >)', 'utf16le.jsonl', () => Buffer.from('\uFEFF' + line(), 'utf16le'), (f: string) => `${f} is UTF-16 text: save it as UTF-8, e.g. \`iconv -f UTF-16LE -t UTF-8 ${f} > companies-utf8.jsonl\``],
+      ['UTF-16BE with BOM', 'utf16be.jsonl', () => utf16be('\uFEFF' + line()), (f: string) => `${f} is UTF-16 text: save it as UTF-8, e.g. \`iconv -f UTF-16BE -t UTF-8 ${f} > companies-utf8.jsonl\``],
+      ['UTF-16LE without BOM', 'utf16le-nobom.jsonl', () => Buffer.from(line(), 'utf16le'), (f: string) => `${f} is UTF-16 text: save it as UTF-8, e.g. \`iconv -f UTF-16LE -t UTF-8 ${f} > companies-utf8.jsonl\``],
+    ])('when the file is %s then one line says so and how to get JSON Lines, and nothing is imported', async (_kind, fileName, content, message) => {
+      const file = name(fileName);
+      await writeFile(file, content());
+
+      const run = await cli('import', file, '--quiet');
+      expect(run).toMatchObject({ code: 1, stdout: '' });
+      expect(run.stderr.trim()).toBe(`error: ${message(file)}`);
+      expect(await storedCount(['01234567897'])).toBe(0);
+    });
+
+    it('when standard input is gzip-compressed or UTF-16 then one line says so, before anything is imported', async () => {
+      const gz = await cliWithStdin(gzipSync(line()), 'import', '-', '--quiet');
+      expect(gz).toMatchObject({ code: 1, stdout: '' });
+      expect(gz.stderr.trim()).toBe('error: standard input is gzip-compressed: decompress it first, e.g. `zcat FILE | npm run -s cli -- import -`');
+      const utf16 = await cliWithStdin(Buffer.from('\uFEFF' + line(), 'utf16le'), 'import', '-', '--quiet');
+      expect(utf16).toMatchObject({ code: 1, stdout: '' });
+      expect(utf16.stderr.trim()).toMatch(/^error: standard input is UTF-16 text: save it as UTF-8/);
+    });
+  });
+
+  describe('interrupted', () => {
+    // ~13 kB a company: 1,500 are ~20 MB, read in 1 MB blocks. The batch of line 201 is held
+    // by the database until the signal has come, so the import is surely running then, and
+    // what it read by then (batches in flight, those parsed ahead: under 800 lines) is far
+    // from the end.
+    const HELD_LINE = 201;
+    async function runningImport(seed: number) {
+      const dossiers = [...generateDossiers({ count: 1_500, seed })];
+      const file = path.join(dir, `interrupted-${seed}.jsonl`);
+      await writeFile(file, dossiers.map((d) => JSON.stringify(d) + '\n').join(''));
+      const codes = dossiers.map((d) => d.fiscalCode);
+      const hold = await holdCompany(codes[HELD_LINE - 1]!);
+      const run = spawnCli('import', file, '--batch-size', '50', '--rejects', `${file}.rejects`);
+      try {
+        await until('the import waits for the held company', async () => run.child.exitCode === null && (await hold.waitedFor()));
+      } catch (err) {
+        await hold.release();
+        run.child.kill('SIGKILL');
+        throw new Error(`${String(err)}; stderr: ${run.output.stderr}`);
+      }
+      return { ...run, hold, codes };
+    }
+
+    it.each([
+      ['SIGINT', 130],
+      ['SIGTERM', 143],
+    ] as const)('when %s comes mid-import then the lines read are written, the rest is not read, and the summary says interrupted with the counts the database holds, the process ending by that signal', async (signal, status) => {
+      const { child, output, exited, hold, codes } = await runningImport(81_200_230 + status);
+      try {
+        child.kill(signal);
+        await until('the import says it is stopping', () => output.stderr.includes(`import: stopping (${signal})`), 10_000);
+      } finally {
+        await hold.release();
+      }
+      const [code, ended] = await exited;
+
+      // Ended by the signal, as a shell sees it: status 128 + the signal's number.
+      expect({ code, ended }, output.stderr).toEqual({ code: null, ended: signal });
+      expect(128 + os.constants.signals[signal]).toBe(status);
+      const summary = new RegExp(`^imported (\\d+) lines in .*: (\\d+) created, 0 updated, 0 unchanged, 0 rejected \\(interrupted by ${signal}: the rest of the input was not read\\)$`, 'm').exec(output.stdout);
+      expect(summary, output.stdout + output.stderr).not.toBeNull();
+      const [lines, created] = [Number(summary![1]), Number(summary![2])];
+      expect(created).toBe(lines);
+      expect(lines).toBeGreaterThanOrEqual(HELD_LINE);
+      expect(lines).toBeLessThan(codes.length);
+      expect(await storedCount(codes)).toBe(created);
+      // The first `lines` lines, exactly: what was read was written in full, in order.
+      expect(await storedCount(codes.slice(0, lines))).toBe(created);
+    });
+
+    it('when Ctrl-C comes a second time then the CLI quits at once, and the batches being written are rolled back', async () => {
+      const { child, output, exited, hold, codes } = await runningImport(81_200_240);
+      try {
+        child.kill('SIGINT');
+        await until('the import says it is stopping', () => output.stderr.includes('import: stopping (SIGINT)'), 10_000);
+        // Later than a repeat of the same Ctrl-C (npm run passes it on too) would come.
+        await new Promise((resolve) => setTimeout(resolve, 400));
+        child.kill('SIGINT');
+        // Held still: the CLI does not wait for the batch the database holds back.
+        const [code, ended] = await Promise.race([exited, new Promise<never>((_, reject) => setTimeout(() => reject(new Error(`still running: ${output.stderr}`)), 10_000))]);
+        expect({ code, ended }).toEqual({ code: null, ended: 'SIGINT' });
+      } finally {
+        await hold.release();
+        if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+      }
+      expect(output.stderr).toContain('import: quitting at once (SIGINT)');
+      expect(output.stdout).toBe('');
+      // The held batch's other companies: its transaction never committed.
+      const heldBatch = codes.slice(HELD_LINE - 1 - ((HELD_LINE - 1) % 50), HELD_LINE - 1 - ((HELD_LINE - 1) % 50) + 50).filter((c) => c !== codes[HELD_LINE - 1]);
+      expect(await storedCount(heldBatch)).toBe(0);
+      expect(await storedCount(codes.slice(0, 50))).toBe(50);
+    });
   });
 });

@@ -1,4 +1,3 @@
-import { createWriteStream } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { InvalidArgumentError, type Command } from 'commander';
 import { DEFAULT_BATCH_SIZE, importDossiers } from '../../../core/companies/import/index.js';
@@ -6,6 +5,8 @@ import type { CliContext } from '../../context.js';
 import { parseNonNegativeInt, parsePositiveInt } from './parse-options.js';
 import { createProgressReporter } from './progress-reporter.js';
 import { openLineSource } from './read-lines.js';
+import { openRejectsFile, refuseRejectsOverInput } from './rejects-file.js';
+import { stopOnSignal, type StopOnSignal } from './stop-on-signal.js';
 
 const MAX_PRINTED_REJECTIONS = 100;
 const NEWLINE = Buffer.from('\n');
@@ -47,29 +48,49 @@ export function registerImportCommand(program: Command, context: () => CliContex
     .option('--quiet', 'no progress output')
     .action(async (file: string, opts: { batchSize: number; rejects?: string; quiet?: boolean; workers?: number }) => {
       const ctx = context();
-      const { db } = await ctx.database();
-      const source = await openLineSource(file, process.stdin);
-      const rejectsFile = opts.rejects ? createWriteStream(opts.rejects) : undefined;
-      const progress = createProgressReporter(process.stderr, { quiet: opts.quiet, totalBytes: source.bytes });
-
+      // Stops reading when a signal comes (stop-on-signal.ts) or the rejects file cannot be written.
+      const stop = new AbortController();
+      const source = await openLineSource(file, process.stdin, { stop: stop.signal });
       let summary;
+      let rejectsClosed: Promise<void> | undefined;
+      let signals: StopOnSignal | undefined;
       try {
-        summary = await importDossiers({
-          db,
-          blocks: source.blocks,
-          batchSize: opts.batchSize,
-          workers: opts.workers ?? defaultParserThreads(source.bytes),
-          onProgress: (p) => progress.update(p),
-          // Each line as read, its break included; a last line without one gets "\n", so the
-          // line rejected after it (a database refusal comes later) starts a line of its own.
-          onReject: rejectsFile ? (_r, line) => rejectsFile.write(line.at(-1) === 0x0a ? line : Buffer.concat([line, NEWLINE])) : undefined,
+        // Before the rejects file is opened for writing, which would empty it.
+        if (opts.rejects) await refuseRejectsOverInput(opts.rejects, { file, identity: source.identity });
+        const { db } = await ctx.database();
+        const rejectsFile = opts.rejects ? await openRejectsFile(opts.rejects, () => stop.abort()) : undefined;
+        // Awaited after the summary: if writing it failed, what was written is still worth
+        // saying first. If the import fails, its own error is the one reported.
+        const closeRejects = () => {
+          rejectsClosed ??= rejectsFile?.close();
+          rejectsClosed?.catch(() => undefined);
+        };
+        const progress = createProgressReporter(process.stderr, { quiet: opts.quiet, totalBytes: source.bytes });
+        signals = stopOnSignal((signal) => {
+          const again = signal === 'SIGINT' ? 'press Ctrl-C again' : 'send SIGTERM again';
+          progress.message(`import: stopping (${signal}): no further lines are read, those read are written; ${again} to quit at once`);
+          stop.abort();
         });
+        try {
+          summary = await importDossiers({
+            db,
+            blocks: source.blocks,
+            batchSize: opts.batchSize,
+            workers: opts.workers ?? defaultParserThreads(source.bytes),
+            onProgress: (p) => progress.update(p),
+            // Each line as read, its break included; a last line without one gets "\n", so the
+            // line rejected after it (a database refusal comes later) starts a line of its own.
+            onReject: rejectsFile ? (_r, line) => rejectsFile.write(line.at(-1) === 0x0a ? line : Buffer.concat([line, NEWLINE])) : undefined,
+          });
+        } finally {
+          progress.done();
+          closeRejects();
+        }
       } finally {
+        signals?.dispose();
         // A failed import can stop while stdin still waits for a quiet producer's next line
         // (core/companies/import/mark-idle.ts); ended here, the CLI exits now, not then.
         if (file === '-') process.stdin.destroy();
-        progress.done();
-        if (rejectsFile) await new Promise<void>((resolve, reject) => rejectsFile.end((err?: Error | null) => (err ? reject(err) : resolve())));
       }
 
       const seconds = summary.durationMs / 1000;
@@ -79,12 +100,17 @@ export function registerImportCommand(program: Command, context: () => CliContex
         process.stderr.write(`note: parser threads unavailable (${summary.parserThreadsUnavailable}); parsed on the main thread\n`);
       }
       const threads = summary.parserThreads > 0 ? `, ${summary.parserThreads} parser thread${summary.parserThreads === 1 ? '' : 's'}` : '';
+      // Every line read was written or rejected, so the counts are what the database holds.
+      const interrupted = signals.stoppedBy();
+      const rest = source.cutShort() ? 'the rest of the input was not read' : 'the input was read to its end';
+      const stopped = interrupted ? ` (interrupted by ${interrupted}: ${rest})` : source.cutShort() ? ` (stopped: ${rest})` : '';
       ctx.out(`imported ${summary.lines} line${summary.lines === 1 ? '' : 's'} in ${seconds.toFixed(1)} s (${rate}/s${threads}): ${summary.created} created, `
-        + `${summary.updated} updated, ${summary.unchanged} unchanged, ${summary.rejected} rejected`);
+        + `${summary.updated} updated, ${summary.unchanged} unchanged, ${summary.rejected} rejected${stopped}`);
       for (const r of summary.rejections.slice(0, MAX_PRINTED_REJECTIONS)) ctx.out(`line ${r.line}: ${r.reason}`);
       if (summary.rejections.length > MAX_PRINTED_REJECTIONS) {
         ctx.out(`… ${summary.rejections.length - MAX_PRINTED_REJECTIONS} more rejected lines${opts.rejects ? ` (all in ${opts.rejects})` : ' (use --rejects FILE to keep them all)'}`);
       }
       if (summary.rejected > 0) process.exitCode = 1;
+      await rejectsClosed;
     });
 }

@@ -7,6 +7,8 @@ import type { ImportProgress } from '../../../core/companies/import/index.js';
 
 export interface ProgressReporter {
   update(progress: ImportProgress): void;
+  /** A line for the operator (shown with --quiet too): on a terminal it replaces the bar, which the next update redraws below it. */
+  message(text: string): void;
   done(): void;
 }
 
@@ -59,6 +61,9 @@ export function createProgressReporter(stream: NodeJS.WriteStream, options: Prog
       if (tty) stream.write(`\r\x1b[2K${line(progress)}`);
       else stream.write(line(progress) + '\n');
       drawn = true;
+    },
+    message(text) {
+      stream.write(tty && drawn && !options.quiet ? `\r\x1b[2K${text}\n` : `${text}\n`);
     },
     done() {
       if (tty && drawn && !options.quiet) stream.write('\r\x1b[2K');
