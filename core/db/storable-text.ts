@@ -29,20 +29,62 @@ export const singleLine = <T extends z.ZodString>(schema: T): T => schema.refine
  * six characters \u0000, which JSON reads back as the same NUL. */
 export const escapeNul = (text: string): string => (holdsNul(text) ? text.replaceAll(NUL, '\\u0000') : text);
 
+// A UTF-16 surrogate not in a pair: JSON can carry one as an escape ("\ud83d", an emoji cut
+// in half), and JavaScript keeps it, but Postgres refuses it in jsonb (SQLSTATE 22P02, naming
+// no field) and stores U+FFFD in its place in text. Without the u flag the pattern reads code
+// units, as it must here.
+const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
+const LONE_SURROGATES = new RegExp(LONE_SURROGATE.source, 'g');
+
+/** The first surrogate of `text` that is not in a pair, as a JSON escape (`\ud83d`); null when there is none. */
+export function loneSurrogateIn(text: string): string | null {
+  const found = LONE_SURROGATE.exec(text);
+  return found === null ? null : `\\u${found[0].charCodeAt(0).toString(16)}`;
+}
+
+export const loneSurrogateMessage = (escape: string): string =>
+  `holds an unpaired UTF-16 surrogate (${escape}): the text was cut inside a character; fix or remove it`;
+
+/** Text for a message: NUL and unpaired surrogates written as their JSON escapes. */
+export const escapeUnstorable = (text: string): string =>
+  escapeNul(text).replace(LONE_SURROGATES, (s) => `\\u${s.charCodeAt(0).toString(16)}`);
+
+/** Why a text cannot be stored as it is, or null when it can. */
+export function unstorableTextReason(text: string): string | null {
+  if (holdsNul(text)) return NUL_MESSAGE;
+  const surrogate = loneSurrogateIn(text);
+  return surrogate === null ? null : loneSurrogateMessage(surrogate);
+}
+
+export interface UnstorableText {
+  /** Where the text sits (object keys that are unstorable themselves escaped, as escapeUnstorable does). */
+  path: PropertyKey[];
+  reason: string;
+}
+
+/** Each string (or object key) of a parsed JSON value that the store cannot hold, at most `limit`, in document order. */
+export const unstorableTexts = (value: unknown, limit = 5): UnstorableText[] => findTexts(value, unstorableTextReason, limit);
+
 /** Where NUL sits in a parsed JSON value: each string (or object key) holding one, as a path,
  * at most `limit` of them in document order. */
-export function nulPaths(value: unknown, limit = 5): PropertyKey[][] {
-  const found: PropertyKey[][] = [];
+export const nulPaths = (value: unknown, limit = 5): PropertyKey[][] =>
+  findTexts(value, (text) => (holdsNul(text) ? NUL_MESSAGE : null), limit).map((found) => found.path);
+
+function findTexts(value: unknown, reasonOf: (text: string) => string | null, limit: number): UnstorableText[] {
+  const found: UnstorableText[] = [];
   const walk = (v: unknown, path: PropertyKey[]) => {
     if (found.length >= limit) return;
     if (typeof v === 'string') {
-      if (holdsNul(v)) found.push(path);
+      const reason = reasonOf(v);
+      if (reason !== null) found.push({ path, reason });
     } else if (Array.isArray(v)) {
       v.forEach((item, i) => walk(item, [...path, i]));
     } else if (v !== null && typeof v === 'object') {
       for (const [key, item] of Object.entries(v)) {
-        if (holdsNul(key) && found.length < limit) found.push([...path, escapeNul(key)]);
-        walk(item, [...path, key]);
+        const reason = reasonOf(key);
+        const shown = reason === null ? key : escapeUnstorable(key);
+        if (reason !== null && found.length < limit) found.push({ path: [...path, shown], reason });
+        walk(item, [...path, shown]);
       }
     }
   };

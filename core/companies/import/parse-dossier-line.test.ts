@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { MAX_LINE_CHARACTERS } from './line-blocks.js';
 import { formatIssuePath, parseDossierLine } from './parse-dossier-line.js';
 
 const minimal = { fiscalCode: '00905811006', legalName: 'Esempio S.p.A.' };
@@ -35,6 +36,50 @@ describe('parseDossierLine', () => {
     const entry = parseDossierLine(JSON.stringify({ ...minimal, legalName: 'Esempio\u0000 S.p.A.', officers }), 8);
     expect(entry).toEqual({ ok: false, rejection: { line: 8, fiscalCode: '00905811006', reason: 'legalName: must not contain the NUL character (U+0000); officers[1].name: must not contain the NUL character (U+0000)' } });
     expect(parseDossierLine(JSON.stringify({ ...minimal, legalName: 'C:\\u0000 S.p.A.' }), 9)).toMatchObject({ ok: true, dossier: { legalName: 'C:\\u0000 S.p.A.' } });
+  });
+
+  it('when texts hold a UTF-16 surrogate not in a pair (an emoji cut in half) then each such field is named with the escape, wherever it sits', () => {
+    // JSON.stringify writes a lone surrogate as its escape, as the file of such a producer holds it.
+    const line = JSON.stringify({
+      ...minimal,
+      legalName: 'Caff\u00e8 \ud83d',
+      address: { line1: 'Via Roma 1', locality: '\ude00Roma', countryCode: 'IT' },
+      shareholders: [{ name: 'Anna \ud83d\ud83d\ude00', share: 0.5 }],
+      officers: [{ name: 'Mario Rossi', role: 'CEO \udbff', roleCategory: 'director' }],
+      branches: [{ legalName: 'Sede \ud800x', address: null }],
+      years: [{ year: 2024, metrics: [{ slug: 'order_backlog', name: 'Backlog \udfff', value: 1 }] }],
+    });
+    expect(line).toContain('"Caffè \\ud83d"');
+    const message = (escape: string) => `holds an unpaired UTF-16 surrogate (${escape}): the text was cut inside a character; fix or remove it`;
+    expect(parseDossierLine(line, 3)).toEqual({ ok: false, rejection: { line: 3, fiscalCode: '00905811006', reason: [
+      `legalName: ${message('\\ud83d')}`,
+      `address.locality: ${message('\\ude00')}`,
+      `shareholders[0].name: ${message('\\ud83d')}`,
+      `officers[0].role: ${message('\\udbff')}`,
+      `branches[0].legalName: ${message('\\ud800')}`,
+    ].join('; ') } });
+    const metricName = parseDossierLine(JSON.stringify({ ...minimal, years: [{ year: 2024, metrics: [{ slug: 'order_backlog', name: 'Backlog \udfff', value: 1 }] }] }), 4);
+    expect(!metricName!.ok && metricName!.rejection.reason).toBe(`years[0].metrics[0].name: ${message('\\udfff')}`);
+    // A key: refused as any unknown key is, but named by its escape, not the broken character.
+    const key = parseDossierLine('{"fiscalCode":"00905811006","legalName":"K","x\\ud83d":1}', 5);
+    expect(!key!.ok && key!.rejection.reason).toBe(`x\\ud83d: ${message('\\ud83d')}`);
+    // A lone surrogate as the string itself, not an escape (a caller's own lines).
+    const raw = parseDossierLine('{"fiscalCode":"00905811006","legalName":"K","municipality":"Milano\ud83d"}', 6);
+    expect(!raw!.ok && raw!.rejection.reason).toBe(`municipality: ${message('\\ud83d')}`);
+  });
+
+  it('when texts hold whole emoji, escaped as a surrogate pair or as they are, then the line is accepted and keeps them', () => {
+    const escaped = '{"fiscalCode":"00905811006","legalName":"Caff\\u00e8 \\ud83d\\ude00 S.r.l.","officers":[{"name":"\\uD83C\\uDF55 Pizza","roleCategory":"director"}]}';
+    expect(parseDossierLine(escaped, 1)).toMatchObject({ ok: true, dossier: { legalName: 'Caffè 😀 S.r.l.', officers: [{ name: '🍕 Pizza' }] } });
+    expect(parseDossierLine(JSON.stringify({ ...minimal, legalName: 'Fiori 🌸 S.r.l.' }), 2)).toMatchObject({ ok: true, dossier: { legalName: 'Fiori 🌸 S.r.l.' } });
+    expect(parseDossierLine(JSON.stringify({ ...minimal, legalName: 'C:\\ud83d S.r.l.' }), 3)).toMatchObject({ ok: true, dossier: { legalName: 'C:\\ud83d S.r.l.' } });
+  });
+
+  it('when a long line has CR-only line ends or is a JSON array then the refusal says what the file likely is', () => {
+    const reason = (text: string) => { const e = parseDossierLine(text, 2); return e && !e.ok ? e.rejection.reason : 'accepted'; };
+    expect(reason(`{"legalName":"${'x'.repeat(MAX_LINE_CHARACTERS)}"}\r{"a":1}`)).toMatch(/^line too long: \d+ characters, at most 4194304 for one company \(CR-only line ends, or a JSON array instead of one object per line\?\)$/);
+    expect(reason(`[{"legalName":"${'x'.repeat(MAX_LINE_CHARACTERS)}"}]`)).toMatch(/\(CR-only line ends, or a JSON array instead of one object per line\?\)$/);
+    expect(reason('[line too long, not kept: 20000000 bytes]')).toBe('line too long: 20000000 bytes, at most 4194304 characters for one company (CR-only line ends, or a JSON array instead of one object per line?)');
   });
 
   it('when a year repeats a metric, a date does not exist or a headcount or aid is negative then each is named', () => {

@@ -1,5 +1,6 @@
 import type { z } from 'zod';
-import { escapeNul, NUL_MESSAGE, nulPaths } from '../../db/storable-text.js';
+import { escapeUnstorable, unstorableTexts } from '../../db/storable-text.js';
+import { MAX_LINE_CHARACTERS, readTooLongLine } from './line-blocks.js';
 import { companyDossierSchema, type CompanyDossier } from '../schemas/index.js';
 
 // One line of the import file → a validated dossier, or a rejection an operator can act on:
@@ -42,21 +43,34 @@ const fiscalCodeOf = (value: unknown): string | null => {
 export function parseDossierValue(value: unknown, line: number): ParsedEntry {
   const result = companyDossierSchema.safeParse(value);
   if (result.success) return { ok: true, line, dossier: result.data };
-  return { ok: false, rejection: { line, fiscalCode: escapeNul(fiscalCodeOf(value) ?? '') || null, reason: formatIssues(result.error.issues) } };
+  return { ok: false, rejection: { line, fiscalCode: escapeUnstorable(fiscalCodeOf(value) ?? '') || null, reason: formatIssues(result.error.issues) } };
 }
 
-/** null for a blank line (skipped, not an error). */
 // Bytes that are not UTF-8 decode to U+FFFD (line-blocks.ts). Kept, a Latin-1 "Forlì" would be
 // stored as "Forl\uFFFD" for good; a company's data never holds that character on purpose.
 const NOT_UTF8 = '\uFFFD';
 const NOT_UTF8_MESSAGE = 'not UTF-8 text: the line holds bytes that are not UTF-8 (e.g. Latin-1 "ì"), which would be stored as "\uFFFD"; save the file as UTF-8';
 
-/** A company's line, at most: ~300 times a sample company's, and no copy of a runaway file into the store. */
-export const MAX_LINE_CHARACTERS = 4 * 1024 * 1024;
+// A file with no "\n" (CR-only line ends) or a JSON array on one line is one long line: say so.
+const LONG_LINE_HINT = '(CR-only line ends, or a JSON array instead of one object per line?)';
+// JSON carries NUL and UTF-16 surrogates as escapes (\u0000, \ud800 to \udfff); decoded
+// UTF-8 holds surrogates only in pairs (an emoji), so a raw lone one comes only in a caller's
+// own strings. Only a line holding either is searched field by field. Tested in this order, most lines cost one includes(): a text
+// V8 holds in one byte per character (no character past U+00FF) has no surrogate to find.
+const UNSTORABLE_ESCAPE = /\\u(?:0000|[dD][89a-fA-F])/;
+const SURROGATE = /[\ud800-\udfff]/;
+const mayHoldUnstorable = (text: string) => (text.includes('\\u') && UNSTORABLE_ESCAPE.test(text)) || SURROGATE.test(text);
 
+/** null for a blank line (skipped, not an error). */
 export function parseDossierLine(text: string, line: number): ParsedEntry | null {
+  const tooLong = readTooLongLine(text);
+  if (tooLong !== null) {
+    const what = tooLong.ended ? `${tooLong.bytes} bytes` : `no line break in ${tooLong.bytes} bytes to the end of the input`;
+    return { ok: false, rejection: { line, fiscalCode: null, reason: `line too long: ${what}, at most ${MAX_LINE_CHARACTERS} characters for one company ${LONG_LINE_HINT}` } };
+  }
   if (text.length > MAX_LINE_CHARACTERS) {
-    return { ok: false, rejection: { line, fiscalCode: null, reason: `line too long: ${text.length} characters, at most ${MAX_LINE_CHARACTERS} for one company` } };
+    const hint = text.includes('\r') || text.trimStart().startsWith('[') ? ` ${LONG_LINE_HINT}` : '';
+    return { ok: false, rejection: { line, fiscalCode: null, reason: `line too long: ${text.length} characters, at most ${MAX_LINE_CHARACTERS} for one company${hint}` } };
   }
   const trimmed = text.trim();
   if (trimmed === '') return null;
@@ -67,11 +81,14 @@ export function parseDossierLine(text: string, line: number): ParsedEntry | null
   } catch (err) {
     return { ok: false, rejection: { line, fiscalCode: null, reason: `invalid JSON: ${(err as Error).message}` } };
   }
-  // JSON can carry a NUL only as the escape \u0000; the store cannot hold one (a field-by-field
-  // reason here, rather than the database refusing the whole company).
-  if (trimmed.includes('\\u0000')) {
-    const paths = nulPaths(value);
-    if (paths.length > 0) return { ok: false, rejection: { line, fiscalCode: escapeNul(fiscalCodeOf(value) ?? '') || null, reason: paths.map((p) => `${formatIssuePath(p)}: ${NUL_MESSAGE}`).join('; ') } };
+  // Text the store cannot hold (a NUL, a surrogate not in a pair): a field-by-field reason
+  // here, rather than the database refusing the whole company, and its batch with it.
+  if (mayHoldUnstorable(trimmed)) {
+    const found = unstorableTexts(value);
+    if (found.length > 0) {
+      const reason = found.map((f) => `${formatIssuePath(f.path)}: ${f.reason}`).join('; ');
+      return { ok: false, rejection: { line, fiscalCode: escapeUnstorable(fiscalCodeOf(value) ?? '') || null, reason } };
+    }
   }
   return parseDossierValue(value, line);
 }
