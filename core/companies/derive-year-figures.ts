@@ -72,7 +72,8 @@ export const sizeFiguresOf = (year: Pick<DossierYear, 'employees' | 'metrics'>):
 /**
  * A line item's previousValue and yoyChange: as stored when stored, else derived from the
  * fiscal year just before (year - 1, not the nearest older one: a gap means there is no
- * comparable figure). The writer and every reader use this one rule.
+ * comparable figure). The writer and every reader use this one rule; where comparesWith says
+ * no to year - 1 (a filed year after a forecast), the writer stores previousValue null.
  */
 export function metricChanges(m: StoredMetric, previousYear: ReadonlyMap<string, number> | undefined): { previousValue: number | null; yoyChange: number | null } {
   const previousValue = m.previousValue !== undefined ? m.previousValue : previousYear?.get(m.slug) ?? null;
@@ -88,19 +89,32 @@ export const storedMetricValues = (rows: readonly StoredMetricRow[] | undefined)
   new Map(rows?.map((r) => [r[0], r[1]]));
 
 /**
+ * Whether `year`'s changes are measured against `previous`: the fiscal year just before (a gap
+ * means no comparable figure), and for a filed year only a filed one (a forecast is no base
+ * for what was filed). A forecast is compared with the year before it, filed or forecast.
+ */
+export const comparesWith = (year: Pick<DossierYear, 'year' | 'isForecasted'>, previous: Pick<DossierYear, 'year' | 'isForecasted'> | undefined): boolean =>
+  previous !== undefined && previous.year === year.year - 1 && (year.isForecasted || !previous.isForecasted);
+
+/**
  * Prepares a dossier's years for storage. What the dossier omits is derived: employeesYoY
- * from the year before, and size from the EU rule when the year has figures but no size.
- * Line items keep only what cannot be derived again on reading (see StoredMetric); a value
- * the dossier gives that differs from the derived one, including an explicit null, is kept.
+ * from the year it compares with (comparesWith), and size from the EU rule when the year has
+ * figures but no size. Line items keep only what cannot be derived again on reading (see
+ * StoredMetric); a value the dossier gives that differs from the derived one, including an
+ * explicit null, is kept.
  */
 export function deriveYearFigures(years: DossierYear[]): DerivedYear[] {
   const byYear = new Map(years.map((y) => [y.year, y]));
   return years.map((y) => {
-    const prev = byYear.get(y.year - 1);
+    const before = byYear.get(y.year - 1);
+    const prev = comparesWith(y, before) ? before : undefined;
+    // Reading derives a line item's changes from year - 1 whatever it is (metricChanges): after
+    // a forecast, a filed year stores previousValue null explicitly, so reading gives null too.
+    const readsForecast = prev === undefined && before !== undefined;
     // Only line items that state a previous value or a change need the year before's values:
     // built on first use, as most dossiers state neither (the importer's hot path).
-    let prevValues: Map<string, number> | undefined;
-    const previousOf = (slug: string) => (prevValues ??= metricValues(prev?.metrics)).get(slug) ?? null;
+    let beforeValues: Map<string, number> | undefined;
+    const valueBefore = (slug: string) => (beforeValues ??= metricValues(before?.metrics)).get(slug) ?? null;
     const employeesYoY = y.employeesYoY !== undefined ? y.employeesYoY : yoyChange(y.employees, prev?.employees ?? null);
     return {
       year: y.year,
@@ -110,11 +124,11 @@ export function deriveYearFigures(years: DossierYear[]): DerivedYear[] {
       employees: y.employees,
       employeesYoY,
       metrics: y.metrics.map((m): StoredMetricRow => {
-        if (m.previousValue === undefined && m.yoyChange === undefined && m.marketValue === null && m.score === null) return [m.slug, m.value];
+        if (m.previousValue === undefined && m.yoyChange === undefined && m.marketValue === null && m.score === null && !readsForecast) return [m.slug, m.value];
         let extras: StoredMetricExtras | undefined;
-        const derivedPrevious = previousOf(m.slug);
-        if (m.previousValue !== undefined && m.previousValue !== derivedPrevious) (extras ??= {}).previousValue = m.previousValue;
-        const previousValue = m.previousValue !== undefined ? m.previousValue : derivedPrevious;
+        const readPrevious = valueBefore(m.slug);
+        const previousValue = m.previousValue !== undefined ? m.previousValue : readsForecast ? null : readPrevious;
+        if (previousValue !== readPrevious) (extras ??= {}).previousValue = previousValue;
         if (m.yoyChange !== undefined && m.yoyChange !== yoyChange(m.value, previousValue)) (extras ??= {}).yoyChange = m.yoyChange;
         if (m.marketValue !== null) (extras ??= {}).marketValue = m.marketValue;
         if (m.score !== null) (extras ??= {}).score = m.score;
