@@ -378,6 +378,7 @@ describe('cli import', () => {
       ['UTF-16LE with BOM (PowerShell 5 >)', 'utf16le.jsonl', () => Buffer.from('\uFEFF' + line(), 'utf16le'), (f: string) => `${f} is UTF-16 text: save it as UTF-8, e.g. \`iconv -f UTF-16LE -t UTF-8 ${f} > companies-utf8.jsonl\``],
       ['UTF-16BE with BOM', 'utf16be.jsonl', () => utf16be('\uFEFF' + line()), (f: string) => `${f} is UTF-16 text: save it as UTF-8, e.g. \`iconv -f UTF-16BE -t UTF-8 ${f} > companies-utf8.jsonl\``],
       ['UTF-16LE without BOM', 'utf16le-nobom.jsonl', () => Buffer.from(line(), 'utf16le'), (f: string) => `${f} is UTF-16 text: save it as UTF-8, e.g. \`iconv -f UTF-16LE -t UTF-8 ${f} > companies-utf8.jsonl\``],
+      ['UTF-32LE without BOM', 'utf32le-nobom.jsonl', () => Buffer.concat([...line()].map((c) => Buffer.from([c.charCodeAt(0), 0, 0, 0]))), (f: string) => `${f} is UTF-32 text: save it as UTF-8`],
     ])('when the file is %s then one line says so and how to get JSON Lines, and nothing is imported', async (_kind, fileName, content, message) => {
       const file = name(fileName);
       await writeFile(file, content());

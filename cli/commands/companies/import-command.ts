@@ -39,10 +39,11 @@ export function registerImportCommand(program: Command, context: () => CliContex
     .command('import')
     .description('Import companies from a JSON Lines file (format: docs/import-format.md). Upserts by fiscal code, '
       + 'each company atomically; re-importing the same file changes nothing. Rejected lines are listed with their '
-      + 'line number and reason, and the command then exits with status 1.')
+      + 'line number and reason, and the command then exits with status 1. Ctrl-C stops reading, writes the lines read and '
+      + 'prints the summary marked interrupted (a second Ctrl-C quits at once).')
     .argument('<file>', 'JSON Lines file, one company dossier per line; "-" reads standard input')
     .option('--batch-size <n>', 'companies written per database transaction', parsePositiveInt, DEFAULT_BATCH_SIZE)
-    .option('--rejects <file>', 'also write each rejected line, unchanged, to this file (fix it and import it again)')
+    .option('--rejects <file>', 'also write each rejected line, unchanged, to this file, which may not be the input (fix it, then import it with --rejects naming another file)')
     .option('--workers <n>', `parser threads, 0 to ${maxParserThreads()} (twice the CPUs): JSON parsing and validation off the main `
       + 'thread; 0 parses on the main thread (default: 2 on a machine with 3+ CPUs, 1 with 2, 0 for files under 1 MB)', parseParserThreads)
     .option('--quiet', 'no progress output')

@@ -13,8 +13,8 @@ const UNCOMPRESS: readonly { magic: readonly number[]; what: string; command: st
   { magic: [0x28, 0xb5, 0x2f, 0xfd], what: 'zstd-compressed', command: 'zstdcat' },
 ];
 const ZIP = [0x50, 0x4b, 0x03, 0x04];
-// Byte order marks, UTF-32 first: its little-endian mark begins with UTF-16's.
-const UTF32 = [[0xff, 0xfe, 0x00, 0x00], [0x00, 0x00, 0xfe, 0xff]];
+// Byte order marks, or a "{" with no mark; UTF-32 first: its little-endian forms begin with UTF-16's.
+const UTF32 = [[0xff, 0xfe, 0x00, 0x00], [0x00, 0x00, 0xfe, 0xff], [0x7b, 0x00, 0x00, 0x00], [0x00, 0x00, 0x00, 0x7b]];
 // A line of JSON starts with "{": in UTF-16 without a mark, that is 7B 00 or 00 7B. A raw NUL
 // byte is never in UTF-8 JSON text, so neither pair starts a file that could import.
 const UTF16: readonly { mark: readonly number[]; encoding: string }[] = [
