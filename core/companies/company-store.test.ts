@@ -197,8 +197,8 @@ describe('company store: metric definitions', () => {
   });
 });
 
-describe('company store behind the cache: a metric renamed by an import', () => {
-  it('when an import renames a metric the store already holds then, once companies_changed is heard, reports carry the new name, unit and categories', async () => {
+describe('company store behind the cache: a metric redefined in the store', () => {
+  it('when a metric\'s definition is corrected in the store (imports never redefine one) then, once companies_changed is heard, reports carry the new name, unit and categories', async () => {
     const code = nextCode();
     const slug = `test_renamed_${code}`;
     const metric = (name: string, unit: string | null, categories: 'ratio'[]) => ({ year: 2024, metrics: [{ slug, value: 1, name, categories, unit }] });
@@ -210,7 +210,7 @@ describe('company store behind the cache: a metric renamed by an import', () => 
       await listener.whenConnected();
       const named = async () => (await cache.companyReport(code))!.financials[0]!.metrics[0]!;
       expect(await named()).toMatchObject({ name: 'Old name', unit: null, categories: [] });
-      await upsertCompanies(db, [dossier(code, { years: [metric('New name', 'ratio', ['ratio'])] })]);
+      await db('metric_definitions').where({ slug }).update({ name: 'New name', unit: 'ratio', categories: ['ratio'] });
       await expect.poll(named, { timeout: 5_000 }).toMatchObject({ name: 'New name', unit: 'ratio', categories: ['ratio'] });
     } finally {
       await listener.close();
