@@ -1,5 +1,5 @@
 import { describe, expect, it, vi } from 'vitest';
-import { createBatchPublisher } from './batch-publisher.js';
+import { createBatchPublisher, type WriteDeadline } from './batch-publisher.js';
 
 describe('batch publisher', () => {
   it('when many publishes arrive at once then they are written in a few batches and each resolves only after its own batch is written', async () => {
@@ -60,7 +60,7 @@ describe('batch publisher with several batches in flight', () => {
 describe('batch publisher with a deadline', () => {
   // A sweep every 10 ms (a quarter of 40).
   const refusal = new Error('refused at the deadline');
-  const setup = (write: (items: number[], signal?: AbortSignal) => Promise<void>) => {
+  const setup = (write: (items: number[], deadline?: WriteDeadline) => Promise<void>) => {
     const late: number[][] = [];
     const refusedWriting: number[][] = [];
     const publisher = createBatchPublisher<number>(write, {
@@ -70,13 +70,13 @@ describe('batch publisher with a deadline', () => {
     return { publisher, late, refusedWriting };
   };
   const outcome = (p: Promise<void>) => p.then(() => 'written', (err: unknown) => (err === refusal ? 'refused' : (err as Error).message));
-  const hang = (signal?: AbortSignal) => new Promise<void>((_, reject) => signal?.addEventListener('abort', () => reject(new Error('cancelled'))));
+  const hang = (deadline?: WriteDeadline) => new Promise<void>((_, reject) => deadline?.onPass(() => reject(new Error('cancelled'))));
 
   it('when the write hangs and is cancelled at the deadline, then its callers get the cancel\'s failure, those queued behind it are refused unwritten, and all within the deadline and two sweeps', async () => {
     const written: number[][] = [];
-    const { publisher, late } = setup(async (items, signal) => {
+    const { publisher, late } = setup(async (items, deadline) => {
       written.push(items);
-      await hang(signal);
+      await hang(deadline);
     });
     // The clock in the test's hands: the three are added in one millisecond, as the case needs
     // (with real time, 3 could be a millisecond younger, miss the first sweep, and be written).
@@ -107,7 +107,7 @@ describe('batch publisher with a deadline', () => {
   });
 
   it('when the write lands after the cancel was asked but before the next sweep, then its callers are served', async () => {
-    const { publisher, late } = setup((_, signal) => new Promise<void>((resolve) => signal?.addEventListener('abort', () => resolve())));
+    const { publisher, late } = setup((_, deadline) => new Promise<void>((resolve) => deadline?.onPass(() => resolve())));
     expect(await Promise.all([1, 2].map((i) => outcome(publisher.add(i))))).toEqual(['written', 'written']);
     expect(late).toEqual([]);
   });

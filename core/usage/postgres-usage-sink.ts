@@ -120,20 +120,21 @@ export function createPostgresUsageSink(db: Db, options: PostgresUsageSinkOption
   const deadlineMs = options.deadlineMs ?? USAGE_PUBLISH_DEADLINE_MS;
   const settle = (events: UsageEvent[]) => void settleRefusedCalls(events, options.recordRefused, options.logger, 'Postgres bus');
   const batches = createBatchPublisher<UsageEvent>(
-    async (events, signal) => {
+    async (events, deadline) => {
       const batch = JSON.stringify(events);
       try {
         const connection = await client.acquireConnection();
         // Its deadline passed while it waited for a connection: not written at all, and a
         // failure, not a return (the publisher would take a return for "written" and serve it).
-        if (signal?.aborted) {
+        if (deadline?.passed) {
           await client.releaseConnection(connection);
           throw new Error('the deadline passed before a connection was free');
         }
-        const cancel = () => {
+        let inserting = true;
+        deadline?.onPass(() => {
+          if (!inserting) return;
           db.raw(CANCEL_INSERT, [connection.processID]).catch((err: unknown) => options.logger.warn('could not cancel a usage batch refused at its deadline', { err }));
-        };
-        signal?.addEventListener('abort', cancel, { once: true });
+        });
         try {
           await connection.query({ ...insertBatch, values: [batch, events.length] });
         } catch (err) {
@@ -142,7 +143,8 @@ export function createPostgresUsageSink(db: Db, options: PostgresUsageSinkOption
           if (isDroppedConnection(err)) settle(events);
           throw err;
         } finally {
-          signal?.removeEventListener('abort', cancel);
+          // The connection goes back to the pool: a cancel from now on could hit another query.
+          inserting = false;
           await client.releaseConnection(connection);
         }
       } catch (err) {
