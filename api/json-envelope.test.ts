@@ -1,4 +1,6 @@
 import { describe, expect, it } from 'vitest';
+import { endpointCatalogue, usageSchema } from '../core/companies/endpoint-catalogue.js';
+import { newRequestId } from '../core/ids/index.js';
 import { successEnvelopeJson } from './json-envelope.js';
 
 describe('success envelope text', () => {
@@ -8,5 +10,16 @@ describe('success envelope text', () => {
     const body = successEnvelopeJson(JSON.stringify(data), meta);
     expect(body).toBe(JSON.stringify({ data, meta }));
     expect(JSON.parse(body)).toEqual({ data, meta });
+  });
+
+  it('when meta is any endpoint of the catalogue with either unit and any quantity then its text is JSON.stringify\'s', () => {
+    for (const { slug } of endpointCatalogue) {
+      for (const unit of usageSchema.shape.unit.options) {
+        for (const quantity of [0, 1, 25, 1_000_000]) {
+          const meta = { requestId: newRequestId(), endpoint: slug, usage: { quantity, unit } };
+          expect(successEnvelopeJson('{}', meta)).toBe(JSON.stringify({ data: {}, meta }));
+        }
+      }
+    }
   });
 });

@@ -10,7 +10,7 @@ import type { Db } from '../core/db/index.js';
 import { AppError, errorObjectSchema, issueDetails } from '../core/errors/index.js';
 import type { Logger } from '../core/logging/index.js';
 import { rateLimitHeaders } from '../core/ratelimit/index.js';
-import type { UsageSink } from '../core/usage/index.js';
+import { occurredNow, type UsageSink } from '../core/usage/index.js';
 import { argumentDetails } from './argument-details.js';
 import { jsonWithCachedParts, type CachedText } from './cached-json.js';
 import { protocolError, toolErrorResult } from './errors.js';
@@ -221,7 +221,7 @@ export function createToolHandlers(deps: McpDeps, parts: ServerParts, call: McpC
           product: name,
           quantity: grant.measure.quantity,
           unit: grant.measure.unit,
-          occurredAt: new Date().toISOString(),
+          occurredAt: occurredNow(),
         });
         deps.access.charged(grant, requestId);
         const structured = output as Record<string, unknown>;

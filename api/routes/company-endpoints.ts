@@ -2,7 +2,7 @@ import type { Router, RouterContext } from '@koa/router';
 import { countMalformedAttempt, type AccessControl } from '../../core/access/index.js';
 import { endpointCatalogue, notFoundMessage, type CompanyLookupName, type CompanyLookups, type EndpointDefinition, type Meta } from '../../core/companies/endpoint-catalogue.js';
 import { AppError } from '../../core/errors/index.js';
-import type { UsageSink } from '../../core/usage/index.js';
+import { occurredNow, type UsageSink } from '../../core/usage/index.js';
 import { authenticateRequest } from '../authenticate-request.js';
 import { successEnvelopeJson } from '../json-envelope.js';
 import { rateLimitHeaders } from '../../core/ratelimit/index.js';
@@ -73,7 +73,7 @@ function serve(endpoint: EndpointDefinition, deps: CompanyEndpointDeps) {
         product: endpoint.slug,
         quantity: grant.measure.quantity,
         unit: grant.measure.unit,
-        occurredAt: new Date().toISOString(),
+        occurredAt: occurredNow(),
       });
     } catch (err) {
       deps.access.release(grant);
