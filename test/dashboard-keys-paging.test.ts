@@ -33,13 +33,13 @@ describe('when an organization has 120 keys', () => {
     await withKeys(orgId, 120);
     const first = await open(client, `/orgs/${orgId}/keys`);
     expect(listed(first)).toEqual(Array.from({ length: 50 }, (_, i) => `key ${120 - i}`));
-    expect(first).toContain('Page 1 of 3 · 120 rows');
+    expect(first).toContain('Page 1 of 3 · 120 keys');
     expect(first).toContain(`rel="next" href="${amp(`/orgs/${orgId}/keys?state=active&page=2`)}"`);
     expect(first).not.toContain('rel="prev"');
 
     const third = await open(client, `/orgs/${orgId}/keys?page=3`);
     expect(listed(third)).toEqual(Array.from({ length: 20 }, (_, i) => `key ${20 - i}`));
-    expect(third).toContain('Page 3 of 3 · 120 rows');
+    expect(third).toContain('Page 3 of 3 · 120 keys');
     expect(third).toContain(`rel="prev" href="${amp(`/orgs/${orgId}/keys?state=active&page=2`)}"`);
     expect(third).not.toContain('rel="next"');
   });
@@ -49,7 +49,7 @@ describe('when an organization has 120 keys', () => {
     await withKeys(orgId, 120);
     for (const [asked, shown] of [['abc', 1], ['0', 1], ['-2', 1], ['99', 3], ['2.7', 2]] as const) {
       const body = await open(client, `/orgs/${orgId}/keys?page=${asked}`);
-      expect(body, asked).toContain(`Page ${shown} of 3 · 120 rows`);
+      expect(body, asked).toContain(`Page ${shown} of 3 · 120 keys`);
       // The ledger answers the same address the same way.
       const ledger = await client.get(`/orgs/${orgId}/ledger?page=${asked}`);
       expect(ledger.status, asked).toBe(200);
@@ -74,7 +74,7 @@ describe('when some keys are revoked or expired', () => {
     const active = await open(client, `/orgs/${orgId}/keys`);
     expect(listed(active)).toEqual(['key 10', 'key 9', 'key 7', 'key 6', 'key 4', 'key 3']);
     expect(active).toMatch(/<a class="tab" href="[^"]*state=active" aria-current="page">Active <span class="muted">6<\/span><\/a>/);
-    expect(active).toContain('Page 1 of 1 · 6 rows');
+    expect(active).toContain('Page 1 of 1 · 6 keys');
     for (const [state, count] of [['all', 10], ['revoked', 3], ['expired', 1]] as const) {
       expect(active).toContain(`<a class="tab" href="/orgs/${orgId}/keys?state=${state}">`);
       expect(active).toMatch(new RegExp(`state=${state}">\\w+ <span class="muted">${count}</span>`));
@@ -82,7 +82,7 @@ describe('when some keys are revoked or expired', () => {
 
     const revoked = await open(client, `/orgs/${orgId}/keys?state=revoked`);
     expect(listed(revoked)).toEqual(['key 8', 'key 5', 'key 2']);
-    expect(revoked).toContain('Page 1 of 1 · 3 rows');
+    expect(revoked).toContain('Page 1 of 1 · 3 keys');
     expect(revoked).not.toContain(`/keys/${ids[1]}/revoke`);
     expect(listed(await open(client, `/orgs/${orgId}/keys?state=expired`))).toEqual(['key 1']);
     expect(listed(await open(client, `/orgs/${orgId}/keys?state=all`))).toHaveLength(10);
@@ -100,7 +100,7 @@ describe('when some keys are revoked or expired', () => {
     await env.db('api_keys').whereIn('id', ids.slice(10)).update({ revoked_at: new Date() });
 
     const first = await open(client, `/orgs/${orgId}/keys?state=revoked`);
-    expect(first).toContain('Page 1 of 2 · 60 rows');
+    expect(first).toContain('Page 1 of 2 · 60 keys');
     expect(first).toContain(`rel="next" href="${amp(`/orgs/${orgId}/keys?state=revoked&page=2`)}"`);
     const second = await open(client, `/orgs/${orgId}/keys?state=revoked&page=2`);
     expect(listed(second)).toEqual(Array.from({ length: 10 }, (_, i) => `key ${20 - i}`));
@@ -110,14 +110,14 @@ describe('when some keys are revoked or expired', () => {
     expect(second).toContain(`<a class="tab" href="/orgs/${orgId}/keys?state=active">`);
 
     const all = await open(client, `/orgs/${orgId}/keys?state=all&page=2`);
-    expect(all).toContain('Page 2 of 2 · 70 rows');
+    expect(all).toContain('Page 2 of 2 · 70 keys');
     expect(listed(all)).toEqual(Array.from({ length: 20 }, (_, i) => `key ${20 - i}`));
     // A revoke button on page 2 of "all" brings the admin back to page 2 of "all".
     expect(all).toContain(`action="/orgs/${orgId}/keys/${ids[0]}/revoke"`);
     expect(all).toMatch(/<input type="hidden" name="state" value="all"><input type="hidden" name="page" value="2">/);
     const res = await client.post(`/orgs/${orgId}/keys/${ids[0]}/revoke`, { _csrf: await client.csrf(`/orgs/${orgId}/keys`), state: 'all', page: '2' });
     const back = await open(client, res.headers.get('location')!);
-    expect(back).toContain('Page 2 of 2 · 70 rows');
+    expect(back).toContain('Page 2 of 2 · 70 keys');
     expect(back).toContain('Key ');
     expect(back).toMatch(/revoked: the API refuses it from now on/);
   });
@@ -140,7 +140,7 @@ describe('when the keys page is read in Italian', () => {
     await withKeys(orgId, 51);
     client.jar.set('dash_lang', 'it');
     const first = await open(client, `/orgs/${orgId}/keys`);
-    expect(first).toContain('Pagina 1 di 2 · 51 righe');
+    expect(first).toContain('Pagina 1 di 2 · 51 chiavi');
     expect(first).toContain('Successiva');
     for (const word of ['Tutte', 'Attive', 'Revocate', 'Scadute']) expect(first).toContain(`">${word} <span class="muted">`);
     expect(first).toContain('aria-label="Mostra le chiavi"');

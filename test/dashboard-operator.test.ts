@@ -40,6 +40,7 @@ describe('operator overview: finding organizations', () => {
     expect(first).toContain(`href="/operator?q=${token.toLowerCase()}&amp;page=2"`);
     const second = await (await client.get(`/operator?q=${token.toLowerCase()}&page=2`)).text();
     expect(names(second)).toEqual(orgs.slice(50).map((o) => o.name));
+    expect(second).toContain('Page 2 of 2 · 55 organizations');
     const all = Number((await env.db('organizations').count<{ n: string }[]>({ n: '*' }))[0]!.n);
     const shown = Number(/Organizations<\/div><div class="stat-value">([\d,]+)</.exec(second)?.[1]?.replaceAll(',', ''));
     expect(shown).toBeGreaterThanOrEqual(Math.min(all, 55));

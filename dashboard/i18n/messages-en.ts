@@ -58,6 +58,8 @@ export const en = {
   'common.previous': 'Previous',
   'common.next': 'Next',
   'common.pageOf': { one: 'Page {page} of {pages} · {total} row', other: 'Page {page} of {pages} · {total} rows' },
+  'common.pageOfKeys': { one: 'Page {page} of {pages} · {total} key', other: 'Page {page} of {pages} · {total} keys' },
+  'common.pageOfOrganizations': { one: 'Page {page} of {pages} · {total} organization', other: 'Page {page} of {pages} · {total} organizations' },
   'common.pageOfMore': 'Page {page} · more than {total} rows: choose a month or a type to narrow it',
   'common.noRows': 'Nothing here yet.',
   'common.asOf': 'As of {time}',

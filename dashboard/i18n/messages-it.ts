@@ -60,6 +60,8 @@ export const it: Catalogue = {
   'common.previous': 'Precedente',
   'common.next': 'Successiva',
   'common.pageOf': { one: 'Pagina {page} di {pages} · {total} riga', other: 'Pagina {page} di {pages} · {total} righe' },
+  'common.pageOfKeys': { one: 'Pagina {page} di {pages} · {total} chiave', other: 'Pagina {page} di {pages} · {total} chiavi' },
+  'common.pageOfOrganizations': { one: 'Pagina {page} di {pages} · {total} organizzazione', other: 'Pagina {page} di {pages} · {total} organizzazioni' },
   'common.pageOfMore': 'Pagina {page} · oltre {total} righe: scegli un mese o un tipo per restringere',
   'common.noRows': 'Ancora niente qui.',
   'common.asOf': 'Aggiornato al {time}',

@@ -156,7 +156,7 @@ async function renderKeysPage(ctx: DashboardContext, deps: KeysRouteDeps, view: 
       rows,
       empty: result.counts.all === 0 || filter === 'all' ? t('keys.none') : t(`keys.noneInState.${filter}`),
     })}
-      ${pagination(ctx.state, result, (p) => keysListPath(view.org.id, filter, p))}`, { id: 'keys-list', actions: filterTabs(ctx.state, view.org.id, filter, result.counts) })}`;
+      ${pagination(ctx.state, result, (p) => keysListPath(view.org.id, filter, p), 'keys')}`, { id: 'keys-list', actions: filterTabs(ctx.state, view.org.id, filter, result.counts) })}`;
   ctx.body = page(ctx.state, { title: t('keys.title'), body, org: view.org, active: 'keys', memberships: view.memberships, banners: view.banners, path: ctx.url });
 }
 

@@ -146,7 +146,7 @@ async function renderOverview(ctx: DashboardContext, db: Db, top?: HtmlValue, { 
         numeric: [2, 3, 5, 6],
         empty: search ? t('operator.noMatch', { search }) : t('common.noRows'),
       })}
-      ${overview.pages > 1 ? pagination(ctx.state, overview, link) : ''}`, { id: 'all-orgs' })}`;
+      ${overview.pages > 1 ? pagination(ctx.state, overview, link, 'organizations') : ''}`, { id: 'all-orgs' })}`;
   // After a form's POST too, the language switch comes back to the page, not to the form's address.
   ctx.body = page(ctx.state, { title: t('operator.title'), body, active: 'operator', path: '/operator' });
 }

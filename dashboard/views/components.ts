@@ -105,13 +105,16 @@ export function asOfStamp(state: DashboardState, asOf: Date | string | null): Ht
   return html`<p class="as-of" title="${t('common.asOfHelp')}"><span aria-hidden="true">◷</span> ${text}</p>`;
 }
 
-/** Previous / "page N of M" / next, under a paged table (the ledger, the activity log). */
-export function pagination(state: DashboardState, result: { page: number; pages: number; total: number; more?: boolean }, link: (page: number) => string): Html {
+const pageOfMessage = { rows: 'common.pageOf', keys: 'common.pageOfKeys', organizations: 'common.pageOfOrganizations' } as const;
+
+/** Previous / "page N of M" / next, under a paged table (the ledger, the activity log, the keys,
+ * the organizations), counting what the table lists. */
+export function pagination(state: DashboardState, result: { page: number; pages: number; total: number; more?: boolean }, link: (page: number) => string, counting: keyof typeof pageOfMessage = 'rows'): Html {
   const { t, f } = state;
   // `more`: the total is a lower bound (a count that stopped, see ledgerPage), so no page count.
   const where = result.more
     ? t('common.pageOfMore', { page: f.number(result.page), total: f.number(result.total) })
-    : t('common.pageOf', { page: result.page, pages: result.pages, total: f.number(result.total), count: result.total });
+    : t(pageOfMessage[counting], { page: result.page, pages: result.pages, total: f.number(result.total), count: result.total });
   return html`<nav class="pagination" aria-label="${where}">
     ${result.page > 1 ? html`<a class="btn btn-secondary" rel="prev" href="${link(result.page - 1)}">← ${t('common.previous')}</a>` : html`<span></span>`}
     <span class="muted">${where}</span>
