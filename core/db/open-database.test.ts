@@ -1,4 +1,6 @@
+import { existsSync } from 'node:fs';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -50,5 +52,28 @@ describe('opening the embedded database', () => {
     const again = await openDatabase(config, logger, 'open-database.test');
     await again.close();
     expect(again.embedded).toBe(false);
+  }, 60_000);
+
+  it('when EMBEDDED_PG_PORT is taken by a server that is not this data folder\'s, then opening refuses, naming the port and the way out, and neither starts nor uses a database', async () => {
+    // Another checkout's embedded server, or any other program: here the server of the first test's folder.
+    const otherDir = await mkdtemp(path.join(os.tmpdir(), 'open-database-other-'));
+    try {
+      const config = parseConfig({ DATA_DIR: otherDir, EMBEDDED_PG_PORT: String(serverPort), MIGRATE_ON_START: 'false' });
+      await expect(openDatabase(config, logger, 'open-database.test')).rejects.toThrow(
+        new RegExp(`^EMBEDDED_PG_PORT ${serverPort} is already in use on 127\\.0\\.0\\.1 by another server, not the embedded PostgreSQL of ${otherDir.replaceAll('.', '\\.')}/postgres: .*set EMBEDDED_PG_PORT to a free port, or set DATABASE_URL`),
+      );
+      expect(existsSync(path.join(otherDir, 'postgres'))).toBe(false);
+      // And a port held by something that is not PostgreSQL at all.
+      const foreign = net.createServer((socket) => socket.destroy());
+      await new Promise<void>((resolve) => foreign.listen(0, '127.0.0.1', resolve));
+      const port = (foreign.address() as net.AddressInfo).port;
+      try {
+        await expect(openDatabase(parseConfig({ DATA_DIR: otherDir, EMBEDDED_PG_PORT: String(port), MIGRATE_ON_START: 'false' }), logger, 'open-database.test')).rejects.toThrow(`EMBEDDED_PG_PORT ${port} is already in use`);
+      } finally {
+        foreign.close();
+      }
+    } finally {
+      await rm(otherDir, { recursive: true, force: true });
+    }
   }, 60_000);
 });

@@ -21,7 +21,8 @@ export interface OpenDatabase {
  * process of ours (say `npm start`) already runs the embedded server, we connect to it instead
  * of starting a second one on the same folder: that is how the CLI works next to a running
  * service. Its port is read from the folder's postmaster.pid, so a service started with another
- * EMBEDDED_PG_PORT is found too.
+ * EMBEDDED_PG_PORT is found too. A server on EMBEDDED_PG_PORT that is not this folder's is
+ * refused, never used.
  */
 export async function openDatabase(config: Config, logger: Logger, applicationName: string): Promise<OpenDatabase> {
   let connectionString = config.DATABASE_URL;
@@ -38,10 +39,15 @@ export async function openDatabase(config: Config, logger: Logger, applicationNa
     if (running !== undefined && running !== config.EMBEDDED_PG_PORT) {
       logger.info('using the embedded PostgreSQL another process runs on this data folder', { port: running, dataDir });
     }
-    if (await isListening('127.0.0.1', port)) {
+    const listening = await isListening('127.0.0.1', port);
+    if (listening && running !== undefined) {
       connectionString = `postgres://postgres:postgres@127.0.0.1:${port}/companies`;
     } else if (running !== undefined) {
       throw new Error(`The embedded PostgreSQL in ${dataDir} belongs to a running process but does not answer on port ${running}: wait for it to finish starting, or stop it.`);
+    } else if (listening) {
+      // Not this folder's server (none runs on it): another checkout's, or another program. Using
+      // it would read and write someone else's data as if it were this DATA_DIR's.
+      throw new Error(`EMBEDDED_PG_PORT ${port} is already in use on 127.0.0.1 by another server, not the embedded PostgreSQL of ${path.resolve(dataDir)}: stop what listens there, set EMBEDDED_PG_PORT to a free port, or set DATABASE_URL to use that server`);
     } else {
       const handle = await startEmbeddedPostgres({ dataDir: path.join(config.DATA_DIR, 'postgres'), port: config.EMBEDDED_PG_PORT, logger });
       connectionString = handle.connectionString;
