@@ -121,16 +121,35 @@ describe('when the caller is not authenticated', () => {
   });
 
   it('then a key in the URL is refused even next to a valid Authorization header, and nothing is charged', async () => {
-    for (const path of [`/companies/${company.fiscalCode}/report?api_key=${org.key}`, `/companies/${company.fiscalCode}/report?lang=it&x=${org.key}`]) {
+    const paths = [
+      `/companies/${company.fiscalCode}/report?api_key=${org.key}`,
+      `/companies/${company.fiscalCode}/report?lang=it&x=${org.key}`,
+      // As a parameter's name, percent-encoded, or pasted in place of the company's code.
+      `/companies/${company.fiscalCode}/report?${org.key}`,
+      `/companies/${company.fiscalCode}/report?x=${org.key.replace('_', '%5F')}`,
+      `/companies/${org.key}/profile`,
+    ];
+    for (const path of paths) {
       const result = await call(api.url, path, { key: org.key });
       const error = expectError(result, 'missing_api_key');
-      expect(error.message).toContain('URL');
+      expect(error.message, path).toContain('URL');
+      expect(JSON.stringify(error)).not.toContain(org.key.slice(8));
       expect(await eventsOnBus(api.db, { eventId: error.requestId })).toEqual([]);
     }
     // A parameter named like a key's that holds no key is the caller's own business with a header.
     // (Served, so billed: to an organization of its own, as this file's last test counts the main one's events.)
     const other = await createTestOrganization(api.db);
     expect((await call(api.url, `/companies/${company.fiscalCode}/report?key=quarterly`, { key: other.key })).res.status).toBe(200);
+  });
+
+  it('then the access log keeps no key from the path, naming its mode only', async () => {
+    const logged: { msg: string; path?: string; status?: number }[] = [];
+    const other = await startOther({ logger: createLogger({ level: 'info', write: (line) => logged.push(JSON.parse(line)) }) });
+    const own = await createTestOrganization(other.db);
+    expect((await call(other.url, `/companies/${own.key}/profile`, { key: own.key })).res.status).toBe(401);
+    const line = logged.find((l) => l.msg === 'request' && l.path?.endsWith('/profile'));
+    expect(line).toMatchObject({ path: `/companies/sk_${own.key.slice(3, 7)}_[redacted]/profile`, status: 401 });
+    expect(JSON.stringify(logged)).not.toContain(own.key.slice(8));
   });
 
   it('then an unknown key is invalid_api_key (401)', async () => {

@@ -106,12 +106,16 @@ describe('the gateway (deploy/nginx.conf)', () => {
     const res = await fetch(`${gateway}/companies/${exampleCompanyCode}/report?api_key=${key}`, { headers: { Authorization: `Bearer ${key}` } });
     expect(res.status).toBe(401);
     expect(res.headers.get('server')).toBe('nginx');
+    // Pasted in place of the company's code: the log names the key's mode only.
+    expect((await fetch(`${gateway}/companies/${key}/profile`, { headers: { Authorization: `Bearer ${key}` } })).status).toBe(401);
     const gone = await fetch(`${gateway}/nowhere`, { method: 'DELETE' });
     expect(gone.headers.get('server')).toBe('nginx');
     for (let i = 0; i < 50 && !(await accessLogs.get(gateway)!()).includes(`/companies/${exampleCompanyCode}/report`); i++) await new Promise((resolve) => setTimeout(resolve, 50));
     const log = await accessLogs.get(gateway)!();
     expect(log).toContain(`"GET /companies/${exampleCompanyCode}/report HTTP/1.1" 401`);
     expect(log).not.toContain(key);
+    expect(log).not.toContain(key.slice(8));
+    expect(log).toContain(`"GET /companies/sk_${key.slice(3, 7)}_[redacted]/profile HTTP/1.1" 401`);
     expect(log).not.toContain('api_key');
   });
 

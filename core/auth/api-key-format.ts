@@ -19,6 +19,19 @@ export function isApiKeyShaped(token: string): boolean {
   return API_KEY_PATTERN.test(token);
 }
 
+const KEY_IN_TEXT = /sk_(?:live|test)_[0-9A-Za-z]{32}/;
+const KEYS_IN_TEXT = /sk_(live|test)_[0-9A-Za-z]{32}/g;
+
+/** Whether text (a URL, a path) holds something shaped like a key. Cheap when it does not. */
+export function containsApiKey(text: string): boolean {
+  return text.includes('sk_') && KEY_IN_TEXT.test(text);
+}
+
+/** The text with each key-shaped part replaced by `sk_<mode>_[redacted]`: for what is logged. */
+export function withoutApiKeys(text: string): string {
+  return text.includes('sk_') ? text.replace(KEYS_IN_TEXT, 'sk_$1_[redacted]') : text;
+}
+
 export function hashApiKey(key: string): string {
   return createHash('sha256').update(key, 'utf8').digest('hex');
 }

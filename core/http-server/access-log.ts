@@ -1,3 +1,4 @@
+import { withoutApiKeys } from '../auth/api-key-format.js';
 import type { Logger } from '../logging/index.js';
 
 /** What the request log reads of a request, whatever framework carries it (Koa's ctx has it). */
@@ -8,8 +9,9 @@ export interface LoggedRequest {
 }
 
 /**
- * One line per request, at info: method, path (without its query string: a caller who puts a
- * key in the URL, refused, must not also get it written to our logs), status, milliseconds and
+ * One line per request, at info: method, path (without its query string, and with any key in
+ * it redacted: a caller who puts a key in the URL, refused, must not also get it written to our
+ * logs), status, milliseconds and
  * what `fieldsOf` adds (the request id, the organization and key, what was asked). Support finds
  * a caller's call by the requestId the caller was given. A middleware in Koa's shape, for the
  * API and the tool server.
@@ -25,7 +27,7 @@ export function accessLog<C extends LoggedRequest>(logger: Logger, fieldsOf: (ct
     } finally {
       logger.info('request', {
         method: ctx.method,
-        path: ctx.path,
+        path: withoutApiKeys(ctx.path),
         status: ctx.status,
         ms: Number(process.hrtime.bigint() - started) / 1e6,
         ...fieldsOf(ctx),
