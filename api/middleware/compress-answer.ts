@@ -36,9 +36,11 @@ export function compressAnswer(logger: Logger): Middleware<ApiState> {
     const size = typeof body === 'string' ? Buffer.byteLength(body) : Buffer.isBuffer(body) ? body.length : -1;
     const json = size === -1 ? JSON.stringify(body) : undefined; // what Koa would send for an object (type already json)
     if ((json === undefined ? size : Buffer.byteLength(json)) < MIN_BYTES) return;
-    // The answer differs by Accept-Encoding. Only shared caches need told, and they keep no answer
-    // to a request with Authorization (RFC 9111 §3.5): the docs page's are the ones to mark.
-    if (!ctx.get('Authorization')) ctx.vary('Accept-Encoding');
+    // The answer differs by Accept-Encoding, so it says so (RFC 9110 §12.5.5): a private cache (a
+    // browser's, an HTTP client's) may keep answers to requests with a key, and must not hand a
+    // gzip answer to a client that cannot read it. Only a keyed request without Accept-Encoding
+    // (most machine clients) skips this middleware and the header: its plain answer suits anyone.
+    ctx.vary('Accept-Encoding');
     if (!ctx.get('Accept-Encoding') || ctx.acceptsEncodings('gzip', 'identity') !== 'gzip') return;
     const reused = Buffer.isBuffer(body) ? compressedAssets.get(body) : undefined;
     const compressed = reused ?? (await gzipAsync(json ?? (body as string | Buffer)));
