@@ -42,6 +42,19 @@ describe('requests the HTTP parser refuses', () => {
     expect(headers['x-request-id']).toBe(envelope.error.requestId);
   });
 
+  it('when an HTTP/1.1 request has no Host header, then the answer is invalid_params in the envelope naming it, and the connection closes; HTTP/1.0 needs none', async () => {
+    const { statusLine, headers, body } = parse(await send('GET /companies/43102060159/financials HTTP/1.1\r\n\r\n'));
+    expect(statusLine).toBe('HTTP/1.1 422 Unprocessable Entity');
+    expect(headers['content-type']).toBe('application/json; charset=utf-8');
+    expect(headers.connection).toBe('close');
+    const envelope = errorEnvelopeSchema.parse(body);
+    expect(envelope.error).toMatchObject({ code: 'invalid_params', message: 'The request has no Host header, which HTTP/1.1 requires.' });
+    expect(envelope.error.details).toEqual([{ path: 'headers.host', message: 'required in HTTP/1.1' }]);
+    expect(headers['x-request-id']).toBe(envelope.error.requestId);
+    expect(await send('GET / HTTP/1.0\r\n\r\n')).toMatch(/^HTTP\/1\.1 200 OK\r\n[\s\S]*\r\n\r\nok$/);
+    expect(await send('GET / HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n')).toMatch(/\r\n\r\nok$/);
+  });
+
   it('when the request line is not HTTP, then the answer says so in the envelope', async () => {
     for (const garbage of ['HELLO\r\n\r\n', 'GET /a b c HTTP/1.1\r\n\r\n', 'G@T / HTTP/1.1\r\nHost: a\r\n\r\n']) {
       const { statusLine, body } = parse(await send(garbage));

@@ -34,19 +34,42 @@ function refusalFor(code: string | undefined): { message: string; detail: { path
   return { message: 'The request is not valid HTTP/1.1.', detail: { path: 'request', message: 'not valid HTTP/1.1' } };
 }
 
-/** The bytes written for one refused request. */
-function malformedRequestResponse(error: AppError): string {
+/** The headers and body of one refused request's answer. */
+function refusalAnswer(error: AppError): { headers: Record<string, string>; body: string } {
   const requestId = newRequestId();
   const body = JSON.stringify({ error: toErrorObject(error, requestId).error });
-  return [
-    `HTTP/1.1 ${error.status} ${http.STATUS_CODES[error.status]}`,
-    'Content-Type: application/json; charset=utf-8',
-    `Content-Length: ${Buffer.byteLength(body)}`,
-    `X-Request-Id: ${requestId}`,
-    'Connection: close',
-    '',
+  return {
+    headers: { 'Content-Type': 'application/json; charset=utf-8', 'Content-Length': String(Buffer.byteLength(body)), 'X-Request-Id': requestId, Connection: 'close' },
     body,
-  ].join('\r\n');
+  };
+}
+
+/** The bytes written for one refused request. */
+function malformedRequestResponse(error: AppError): string {
+  const { headers, body } = refusalAnswer(error);
+  return [`HTTP/1.1 ${error.status} ${http.STATUS_CODES[error.status]}`, ...Object.entries(headers).map(([name, value]) => `${name}: ${value}`), '', body].join('\r\n');
+}
+
+type RequestListener = (req: http.IncomingMessage, res: http.ServerResponse) => void;
+
+/**
+ * An HTTP/1.1 request must name its host (RFC 9112 §3.2). Node's own check (`requireHostHeader`,
+ * turned off where this runs) answers a bare 400 with an empty body; this answers
+ * invalid_params in the envelope, naming the header, and closes the connection, as for the
+ * requests the parser refuses. HTTP/1.0 had no Host header: such a request is served.
+ */
+export function requireHost(listener: RequestListener): RequestListener {
+  return (req, res) => {
+    if (req.headers.host !== undefined || req.httpVersionMajor !== 1 || req.httpVersionMinor === 0) {
+      listener(req, res);
+      return;
+    }
+    const { headers, body } = refusalAnswer(
+      new AppError('invalid_params', 'The request has no Host header, which HTTP/1.1 requires.', { details: [{ path: 'headers.host', message: 'required in HTTP/1.1' }] }),
+    );
+    res.writeHead(422, headers);
+    res.end(body);
+  };
 }
 
 export function answerMalformedRequests(server: http.Server): void {

@@ -1,6 +1,6 @@
 import http from 'node:http';
 import type { Logger } from '../logging/index.js';
-import { answerMalformedRequests } from './answer-malformed-requests.js';
+import { answerMalformedRequests, requireHost } from './answer-malformed-requests.js';
 
 type RequestListener = (req: http.IncomingMessage, res: http.ServerResponse) => void;
 
@@ -26,17 +26,20 @@ export const REQUEST_TIMEOUT_MS = 30_000;
 
 // Node's http server, not Koa: each process hands in its app's callback. Keep-alive is longer
 // than common load balancers' idle timeouts, so they close idle connections first and never
-// send a request on a socket we are closing. `jsonErrors`: requests Node's parser refuses are
-// answered in the `{ error }` envelope (the API and the tool server), not with Node's bare 400.
+// send a request on a socket we are closing. `jsonErrors`: requests Node's parser refuses, and
+// HTTP/1.1 requests without a Host header, are answered in the `{ error }` envelope (the API and
+// the tool server), not with Node's bare 400.
 export function serveHttp(listener: RequestListener, port: number, host: string, options: ServeHttpOptions = {}): Promise<HttpService> {
   const requestTimeout = options.requestTimeoutMs ?? REQUEST_TIMEOUT_MS;
   const server = http.createServer({
+    // Checked by requireHost instead, which answers in the envelope.
+    requireHostHeader: !options.jsonErrors,
     requestTimeout,
     // Node refuses a headers timeout longer than the request's; its 60 s default is longer than ours.
     headersTimeout: Math.min(requestTimeout, 20_000),
     // How often Node looks for connections past those timeouts (default 30 s: up to twice the limit).
     connectionsCheckingInterval: Math.min(2_000, requestTimeout),
-  }, listener);
+  }, options.jsonErrors ? requireHost(listener) : listener);
   server.keepAliveTimeout = 65_000;
   if (options.jsonErrors) answerMalformedRequests(server);
   return new Promise((resolve, reject) => {
