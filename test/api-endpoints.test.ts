@@ -62,6 +62,19 @@ describe('when an entitled key calls each endpoint', () => {
     });
   }
 
+  it('then a code whose letters only upper-case to the company\'s (the dotless ı, the long ſ) finds no company', async () => {
+    const code = 'MSSLNI80A01H501I';
+    await insertCompanies(api.db, [makeDossier({ fiscalCode: code })]);
+    expect((await get(`/companies/${code.toLowerCase()}/profile`, org.key)).res.status).toBe(200);
+    for (const lookalike of ['mssln\u013180a01h501\u0131', 'm\u017f\u017flni80a01h501i']) {
+      for (const path of [`/companies/${encodeURIComponent(lookalike)}/profile`, `/companies/${encodeURIComponent(lookalike)}/financials`]) {
+        const { res, body } = await get(path, org.key);
+        expect(res.status, path).toBe(404);
+        expect(body.error.code).toBe('not_found');
+      }
+    }
+  });
+
   it('then the profile takes the peers branch for a large company and the risk branch otherwise', async () => {
     const { body: largeBody } = await get(`/companies/${large.fiscalCode}/profile`, org.key);
     expect(largeBody.data).toHaveProperty('peers');

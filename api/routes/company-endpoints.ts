@@ -1,6 +1,7 @@
 import type { Router, RouterContext } from '@koa/router';
 import { countMalformedAttempt, type AccessControl } from '../../core/access/index.js';
 import { endpointCatalogue, notFoundMessage, type CompanyLookupName, type CompanyLookups, type EndpointDefinition, type Meta } from '../../core/companies/endpoint-catalogue.js';
+import { upperCaseIdentifier } from '../../core/companies/company-store.js';
 import { AppError } from '../../core/errors/index.js';
 import { occurredNow, type UsageSink } from '../../core/usage/index.js';
 import { authenticateRequest } from '../authenticate-request.js';
@@ -61,7 +62,7 @@ function serve(endpoint: EndpointDefinition, deps: CompanyEndpointDeps) {
       // As text, not as an object: only this one string, not the answer's object graph (a
       // report: hundreds of objects), needs to outlive the usage event's batch write below, and
       // a cached answer is sent without being parsed or serialised again.
-      const code = parsed.data.toUpperCase();
+      const code = upperCaseIdentifier(parsed.data);
       dataJson = deps.lookupJson ? await deps.lookupJson(endpoint.lookupName, code) : jsonOrNull(await deps.store[endpoint.lookupName](code));
       if (dataJson === null) throw new AppError('not_found', notFoundMessage(endpoint.param.name, code));
       await deps.usage.publish({

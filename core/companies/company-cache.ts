@@ -1,5 +1,5 @@
 import type { NotificationListener } from '../db/index.js';
-import type { CompanyStore } from './company-store.js';
+import { upperCaseIdentifier, type CompanyStore } from './company-store.js';
 import type { CompanyLookupName } from './endpoint-catalogue.js';
 import type { CompanyFinancialsData, CompanyProfileData, CompanyReportData, CreditReportData } from './schemas/index.js';
 
@@ -189,7 +189,7 @@ export function createCompanyCache(options: CompanyCacheOptions): CompanyCache {
   /** The cached entry, or the load every concurrent miss shares. */
   function lookup(name: CompanyLookupName, input: string): Entry | Promise<Loaded> {
     // The store upper-cases and trims too; an `IT`-prefixed VAT number gets its own entry.
-    const key = `${name}:${input.trim().toUpperCase()}`;
+    const key = `${name}:${upperCaseIdentifier(input.trim())}`;
     const t = now();
     const entry = small.get(key, t) ?? large.get(key, t);
     if (entry) {

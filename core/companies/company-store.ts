@@ -31,12 +31,23 @@ export interface CompanyStoreOptions {
   logger: Logger;
 }
 
+const NON_ASCII = /[^\x00-\x7f]/;
+
+/**
+ * An identifier in upper case, its ASCII letters only: `toUpperCase` alone turns some other
+ * letters into ASCII ones (the dotless ı into I, the long ſ into S), so a code that is not a
+ * company's would find it, and be billed.
+ */
+export function upperCaseIdentifier(text: string): string {
+  return NON_ASCII.test(text) ? text.replace(/[a-z]+/g, (letters) => letters.toUpperCase()) : text.toUpperCase();
+}
+
 /**
  * How a caller's identifier finds a company: upper case, then the fiscal code, else the VAT
  * number (which is stored without its IT prefix).
  */
 export function lookupKeys(input: string): { code: string; vatNumber: string } {
-  const code = input.trim().toUpperCase();
+  const code = upperCaseIdentifier(input.trim());
   return { code, vatNumber: /^IT\d{11}$/.test(code) ? code.slice(2) : code };
 }
 
