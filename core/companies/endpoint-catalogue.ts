@@ -85,13 +85,14 @@ export interface EndpointDefinition {
   lookupName: CompanyLookupName;
 }
 
+// What lookupKeys (company-store.ts) does with the value, said to the caller.
 const fiscalCodeTexts: Record<Language, string> = {
-  en: 'The company\'s fiscal code: an 11-digit code (partita IVA / codice fiscale numerico) or a 16-character codice fiscale. Case-insensitive.',
-  it: 'Il codice fiscale dell\'impresa: un codice di 11 cifre (partita IVA / codice fiscale numerico) oppure un codice fiscale di 16 caratteri. Maiuscole e minuscole sono equivalenti.',
+  en: 'The company\'s fiscal code: an 11-digit code (partita IVA / codice fiscale numerico) or a 16-character codice fiscale. Case-insensitive. Its VAT number finds it too, where the two differ (a sole proprietorship).',
+  it: 'Il codice fiscale dell\'impresa: un codice di 11 cifre (partita IVA / codice fiscale numerico) oppure un codice fiscale di 16 caratteri. Maiuscole e minuscole sono equivalenti. La trova anche la sua partita IVA, dove i due sono diversi (una ditta individuale).',
 };
 const taxIdTexts: Record<Language, string> = {
-  en: 'The company\'s Italian tax ID (any non-empty value). Case-insensitive.',
-  it: 'L\'identificativo fiscale italiano dell\'impresa (qualsiasi valore non vuoto). Maiuscole e minuscole sono equivalenti.',
+  en: 'The company\'s Italian tax ID (any non-empty value): its fiscal code, or its VAT number with or without the IT prefix. Case-insensitive.',
+  it: 'L\'identificativo fiscale italiano dell\'impresa (qualsiasi valore non vuoto): il codice fiscale, oppure la partita IVA con o senza il prefisso IT. Maiuscole e minuscole sono equivalenti.',
 };
 
 function defaultMeasureOf(slug: EndpointSlug): Usage {
