@@ -292,6 +292,21 @@ describe('service_get_company_metrics', () => {
     expect(revenue.values[0].yoyChange).toBeCloseTo(0.1, 4);
   });
 
+  it('when no slug asked names a metric then invalid_params names each with the nearest slugs, and nothing is billed; with one known slug the rest come back in missingSlugs', async () => {
+    const result = await call('service_get_company_metrics', { fiscalCode: group.root.fiscalCode, slugs: ['revenu', 'zzz_nothing'] });
+    expect(result.isError).toBe(true);
+    const error = (result.structuredContent as any).error;
+    expect(error).toMatchObject({ code: 'invalid_params', message: expect.stringMatching(/^No metric has any of the slugs revenu, zzz_nothing\./) });
+    expect(error.details).toEqual([
+      { path: 'slugs.0', message: expect.stringMatching(/^no metric has this slug; did you mean revenue\b/) },
+      { path: 'slugs.1', message: 'no metric has this slug' },
+    ]);
+    expect(await usageEvents(error.requestId)).toEqual([]);
+    const mixed = data(await call('service_get_company_metrics', { fiscalCode: group.root.fiscalCode, slugs: ['revenue', 'revenu'] }));
+    expect(mixed.metrics.map((s: any) => s.slug)).toEqual(['revenue']);
+    expect(mixed.missingSlugs).toEqual(['revenu']);
+  });
+
   it('when an argument is invalid then an invalid_params error result lists the path, so the model can fix it', async () => {
     const result = await call('service_get_company_metrics', { fiscalCode: 'nope', years: ['2023'] });
     expect(result.isError).toBe(true);

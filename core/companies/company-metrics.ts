@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { AppError } from '../errors/index.js';
 import { fiscalCodePattern, metricCategoryValues, type CompanyReportData } from './schemas/index.js';
 
 // Chosen line items of a company across chosen years, as series (one entry per metric, one
@@ -75,4 +76,48 @@ export function selectCompanyMetrics(report: CompanyReportData, input: CompanyMe
     metrics: [...series.values()],
     missingSlugs: input.slugs ? input.slugs.filter((s) => !series.has(s)) : [],
   };
+}
+
+/**
+ * The refusal of a request whose slugs are all unknown to the metric definitions (a typo, a
+ * guess) and that names no category: there is nothing to answer, so it is invalid_params (not
+ * billed), naming each slug with the nearest defined ones, rather than an empty answer billed
+ * as a call. null when any slug is known (the others come back in `missingSlugs`).
+ */
+export function unknownMetricSlugs(input: Pick<CompanyMetricsInput, 'slugs' | 'categories'>, defined: ReadonlySet<string>): AppError | null {
+  if (!input.slugs || input.categories || input.slugs.some((slug) => defined.has(slug))) return null;
+  const details = input.slugs.map((slug, i) => {
+    const near = nearestSlugs(slug, defined);
+    return { path: `slugs.${i}`, message: near.length > 0 ? `no metric has this slug; did you mean ${near.join(' or ')}?` : 'no metric has this slug' };
+  });
+  const named = input.slugs.length === 1 ? `the slug ${input.slugs[0]}` : `any of the slugs ${input.slugs.join(', ')}`;
+  return new AppError('invalid_params', `No metric has ${named}. Name metrics by their slugs (e.g. revenue, ebitda, net_income, total_equity) or ask by categories.`, { details });
+}
+
+/** Up to three defined slugs within a third of the slug's length in edits, nearest first. */
+function nearestSlugs(slug: string, defined: ReadonlySet<string>): string[] {
+  const limit = Math.max(1, Math.floor(slug.length / 3));
+  return [...defined]
+    .map((candidate) => ({ candidate, distance: editDistance(slug, candidate, limit) }))
+    .filter((c) => c.distance <= limit)
+    .sort((a, b) => a.distance - b.distance || a.candidate.localeCompare(b.candidate))
+    .slice(0, 3)
+    .map((c) => c.candidate);
+}
+
+/** Levenshtein distance, or limit + 1 as soon as it must exceed `limit`. */
+function editDistance(a: string, b: string, limit: number): number {
+  if (Math.abs(a.length - b.length) > limit) return limit + 1;
+  let previous = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= a.length; i++) {
+    const current = [i];
+    let rowMin = i;
+    for (let j = 1; j <= b.length; j++) {
+      current[j] = Math.min(previous[j]! + 1, current[j - 1]! + 1, previous[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1));
+      rowMin = Math.min(rowMin, current[j]!);
+    }
+    if (rowMin > limit) return limit + 1;
+    previous = current;
+  }
+  return previous[b.length]!;
 }

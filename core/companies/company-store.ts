@@ -22,6 +22,9 @@ export interface CompanyStore {
   reloadMetricDefinitions(): Promise<void>;
   /** Drops the metric definitions held, without reading them now: the next report reads them. */
   forgetMetricDefinitions(): void;
+  /** The slug of every metric defined (the catalogue's and imported custom ones), read again
+   * (at most every 5 s) when `wanted` names one not held. */
+  metricSlugs(wanted?: readonly string[]): Promise<ReadonlySet<string>>;
 }
 
 export interface CompanyStoreOptions {
@@ -105,6 +108,11 @@ export function createCompanyStore(options: CompanyStoreOptions): CompanyStore {
     },
 
     forgetMetricDefinitions: () => definitions.forget(),
+    async metricSlugs(wanted = []) {
+      let defs = await definitions.get();
+      if (wanted.some((slug) => !defs.has(slug))) defs = await definitions.refreshForMissing();
+      return new Set(defs.keys());
+    },
     async reloadMetricDefinitions() {
       await definitions.reload();
     },

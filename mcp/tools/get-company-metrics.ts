@@ -1,4 +1,4 @@
-import { companyMetricsInputSchema, companyMetricsSchema, selectCompanyMetrics } from '../../core/companies/company-metrics.js';
+import { companyMetricsInputSchema, companyMetricsSchema, selectCompanyMetrics, unknownMetricSlugs } from '../../core/companies/company-metrics.js';
 import { AppError } from '../../core/errors/index.js';
 import { defineTool } from './tool-definition.js';
 
@@ -10,11 +10,17 @@ export const getCompanyMetricsTool = defineTool({
     'one series per metric with its name, categories and unit, and per year the value, the previous year\'s value and the year-on-year change. ' +
     'Choose metrics by slug (e.g. revenue, ebitda, net_income, total_assets, total_equity, total_debts, cash_and_equivalents, ebitda_margin, ' +
     'roe, current_ratio, debt_to_equity) and/or by category (balance_sheet, income_statement, assets, liabilities, equity, revenue, costs, ' +
-    'profitability, liquidity, solvency, efficiency, ratio). The figures are exactly those of the company report.',
+    'profitability, liquidity, solvency, efficiency, ratio). Slugs of no metric are refused with the nearest ones, unbilled, unless one slug or a category matches. ' +
+    'The figures are exactly those of the company report.',
   inputSchema: companyMetricsInputSchema,
   outputSchema: companyMetricsSchema,
   annotations: { title: 'Get a company\'s financial metrics', readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
   async run(args, ctx) {
+    // Before the lookup: slugs that name no metric are refused (not billed), with suggestions.
+    if (args.slugs && !args.categories) {
+      const refusal = unknownMetricSlugs(args, await ctx.store.metricSlugs(args.slugs));
+      if (refusal) throw refusal;
+    }
     const report = await ctx.store.companyReport(args.fiscalCode);
     if (report === null) throw new AppError('not_found', `No company has the fiscal code ${args.fiscalCode.toUpperCase()}.`);
     return selectCompanyMetrics(report, args);
