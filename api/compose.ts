@@ -39,11 +39,12 @@ export interface ComposedApi {
 export async function composeApi(options: ComposeApiOptions): Promise<ComposedApi> {
   const { config, logger, database } = options;
   const db = database.db;
+  // First: a usage bus refused by the config (usage-bus.ts) then leaves nothing open behind it.
+  const usage = await (options.createUsageSink ?? postgresUsageSink)({ config, database, logger });
   const accessControl = createConfiguredAccessControl({ config, database, logger });
   const access = accessControl.access;
   const companies = createConfiguredCompanyStore({ config, database, logger });
   const store = companies.store;
-  const usage = await (options.createUsageSink ?? postgresUsageSink)({ config, database, logger });
 
   const app = createApp({
     access,

@@ -134,6 +134,14 @@ describe('a service run alone when start-up fails', () => {
     expectOneClearFailure(run, 'could not start: DATABASE_URL is required when NODE_ENV is production: the embedded PostgreSQL is for running on one machine (npm start, tests)');
   });
 
+  // The three that publish or read usage events: in production, a forgotten or misspelt
+  // KAFKA_BROKERS would put one process on the Postgres bus, never read by the others on Kafka.
+  const usageBusProcesses = services.filter((s) => s.entry !== 'dashboard/main.ts');
+  it.each(usageBusProcesses)('when NODE_ENV is production without KAFKA_BROKERS then $entry refuses to use the Postgres bus unless USAGE_BUS=postgres asks for it, and exits 1', async ({ entry }) => {
+    const run = await runService(entry, { NODE_ENV: 'production', DATABASE_URL: database.url, KAFKA_BROKER: '127.0.0.1:9092' });
+    expectOneClearFailure(run, 'could not start: Invalid configuration:\n  - KAFKA_BROKERS: required when NODE_ENV is production, where usage events go through Kafka; or set USAGE_BUS=postgres to use the Postgres usage bus instead (every API, tool server and billing worker of the deployment must then use it)');
+  });
+
   it('when KAFKA_BROKERS names no broker then the billing worker names it and the variable, without kafkajs stacks, and exits 1', async () => {
     const run = await runService('billing-worker/main.ts', { DATABASE_URL: database.url, KAFKA_BROKERS: '127.0.0.1:1' });
     expectOneClearFailure(run, 'could not start: cannot reach Kafka at 127.0.0.1:1 (connection refused); check KAFKA_BROKERS');

@@ -43,7 +43,12 @@ export const configSchema = z.object({
    */
   TRUST_PROXY: flag(false),
 
-  /** Unset: usage events go through the Postgres bus. Comma-separated host:port list. */
+  /**
+   * `kafka` or `postgres`: which bus carries usage events (usage-bus.ts). Unset: Kafka when
+   * KAFKA_BROKERS is set, else the Postgres bus, which in production must be asked for by name.
+   */
+  USAGE_BUS: z.enum(['kafka', 'postgres']).optional(),
+  /** Unset: usage events go through the Postgres bus (see USAGE_BUS). Comma-separated host:port list. */
   KAFKA_BROKERS: z
     .string()
     .trim()
