@@ -5,6 +5,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { withClient } from './services/databases.js';
 import { createScratchDatabase, type ScratchDatabase } from './support/database.js';
 
 // The four services run alone, as production runs them, when start-up fails: one JSON log line
@@ -79,10 +80,10 @@ function errorsIn(output: string): string[] {
 }
 
 /** Exit code 1, promptly, with `line` as the only error and no stack anywhere. */
-function expectOneClearFailure(run: ServiceRun, line: string): void {
+function expectOneClearFailure(run: ServiceRun, line: string | RegExp): void {
   const tail = run.output.slice(-3000);
   expect({ code: run.code, signal: run.signal }, tail).toEqual({ code: 1, signal: null });
-  expect(run.errors, tail).toEqual([line]);
+  expect(run.errors, tail).toEqual([typeof line === 'string' ? line : expect.stringMatching(line)]);
   expect(run.exitAfterErrorMs, tail).toBeLessThan(PROMPT_MS);
   // Neither Node's uncaught-error dump nor a stack in a log line.
   expect(run.output).not.toMatch(/Node\.js v\d/);
@@ -132,6 +133,19 @@ describe('a service run alone when start-up fails', () => {
   it.each(services)('when NODE_ENV is production without DATABASE_URL then $entry refuses to start a database of its own, and exits 1', async ({ entry }) => {
     const run = await runService(entry, { NODE_ENV: 'production', DATABASE_URL: '' });
     expectOneClearFailure(run, 'could not start: DATABASE_URL is required when NODE_ENV is production: the embedded PostgreSQL is for running on one machine (npm start, tests)');
+  });
+
+  it.each(services)('when MIGRATE_ON_START is off and the schema is behind this release then $entry names the first migration missing and the command to run, and exits 1', async ({ entry }) => {
+    const empty = await createScratchDatabase('services_unmigrated');
+    try {
+      const run = await runService(entry, { DATABASE_URL: empty.url, MIGRATE_ON_START: 'false' });
+      expectOneClearFailure(run, new RegExp('^could not start: The database schema is behind this release: \\d+ migrations not applied, the first 20\\d{6}_001_\\w+\\. Run `cli migrate up` .*or set MIGRATE_ON_START=true$'));
+      // Only read: no table made in the database it refused.
+      const tables = await withClient(empty.url, async (client) => (await client.query("SELECT tablename FROM pg_tables WHERE schemaname = 'public'")).rows);
+      expect(tables).toEqual([]);
+    } finally {
+      await empty.drop();
+    }
   });
 
   // The three that publish or read usage events: in production, a forgotten or misspelt

@@ -1,9 +1,9 @@
 export { databaseErrorParts } from './database-error.js';
 export { DatabaseUnreachableError, isDroppedConnection, retryOnDroppedConnection, unreachableError } from './connection-failure.js';
 export { createDb, createListenClient, type Db, type DbOptions } from './create-db.js';
-export { migrateLatest, migrateRollbackAll, migrationStatus, type MigrationStatus } from './migrate.js';
+export { migrateLatest, migrateRollbackAll, migrationStatus, pendingMigrations, type MigrationStatus } from './migrate.js';
 export { startEmbeddedPostgres, type EmbeddedPostgresHandle, type EmbeddedPostgresOptions } from './embedded-postgres.js';
-export { openDatabase, type OpenDatabase } from './open-database.js';
+export { openDatabase, type OpenDatabase, type OpenDatabaseOptions } from './open-database.js';
 export { createNotificationListener, type NotificationListener, type NotificationListenerOptions, type NotificationHandler, type ConnectionHandler } from './notification-listener.js';
 export { pageWindow } from './page-window.js';
 export { CONTROL_MESSAGE, escapeNul, holdsControlCharacter, holdsNul, NUL_MESSAGE, nulPaths, singleLine, withoutNul } from './storable-text.js';

@@ -111,6 +111,17 @@ export interface MigrationStatus {
 }
 
 /** Every known migration in order, with whether it has been applied (`cli migrate status`). */
+/**
+ * The migrations of this release the database has not applied, in order; none when its schema is
+ * this release's or a newer one's (a rolling upgrade runs the older release on it for a while).
+ * Only reads: knex's own `migrate.list` would create its table in a database never migrated.
+ */
+export async function pendingMigrations(db: Knex): Promise<string[]> {
+  const { rows } = (await db.raw('SELECT to_regclass(?) IS NOT NULL AS present', [config.tableName])) as { rows: { present: boolean }[] };
+  const applied = rows[0]?.present ? new Set(((await db(config.tableName).select('name')) as { name: string }[]).map((r) => r.name)) : new Set<string>();
+  return migrations.filter((m) => !applied.has(m.name)).map((m) => m.name);
+}
+
 export async function migrationStatus(db: Knex): Promise<MigrationStatus[]> {
   const [completed] = (await db.migrate.list(config)) as [{ name: string }[], unknown[]];
   const applied = new Set(completed.map((m) => m.name));

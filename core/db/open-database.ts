@@ -6,7 +6,7 @@ import type { Logger } from '../logging/index.js';
 import { unreachableError } from './connection-failure.js';
 import { createDb, type Db } from './create-db.js';
 import { startEmbeddedPostgres } from './embedded-postgres.js';
-import { migrateLatest } from './migrate.js';
+import { migrateLatest, pendingMigrations } from './migrate.js';
 
 export interface OpenDatabase {
   db: Db;
@@ -24,7 +24,16 @@ export interface OpenDatabase {
  * EMBEDDED_PG_PORT is found too. A server on EMBEDDED_PG_PORT that is not this folder's is
  * refused, never used.
  */
-export async function openDatabase(config: Config, logger: Logger, applicationName: string): Promise<OpenDatabase> {
+export interface OpenDatabaseOptions {
+  /**
+   * With MIGRATE_ON_START off, refuse a database whose schema is behind this release (default
+   * true): a service would start, pass its health check and then fail every call on a missing
+   * table. Off only for the migrate commands, whose job that schema is.
+   */
+  requireCurrentSchema?: boolean;
+}
+
+export async function openDatabase(config: Config, logger: Logger, applicationName: string, options: OpenDatabaseOptions = {}): Promise<OpenDatabase> {
   let connectionString = config.DATABASE_URL;
   let stopEmbedded: (() => Promise<void>) | undefined;
   // A production process without DATABASE_URL would start a database of its own inside its
@@ -66,6 +75,11 @@ export async function openDatabase(config: Config, logger: Logger, applicationNa
     if (config.MIGRATE_ON_START) {
       const applied = await migrateLatest(db, { logger });
       if (applied.length > 0) logger.info('migrations applied', { applied });
+    } else if (options.requireCurrentSchema !== false) {
+      const pending = await pendingMigrations(db);
+      if (pending.length > 0) {
+        throw new Error(`The database schema is behind this release: ${pending.length} migration${pending.length === 1 ? '' : 's'} not applied, the first ${pending[0]}. Run \`cli migrate up\` (the compose file's migrate job) first, or set MIGRATE_ON_START=true`);
+      }
     }
   } catch (err) {
     await close().catch((closeErr: unknown) => logger.warn('could not close the database after failing to open it', { err: closeErr }));

@@ -49,7 +49,7 @@ export function registerMigrateCommands(program: Command, context: () => CliCont
 // Not ctx.database(): that one applies migrations on open (MIGRATE_ON_START), which would
 // make `status` always report "up to date" and `down` first migrate up.
 async function withDatabase(ctx: CliContext, use: (ctx: CliContext, database: OpenDatabase) => Promise<void>): Promise<void> {
-  const database = await openDatabase({ ...ctx.config, MIGRATE_ON_START: false }, ctx.logger, 'cli-migrate');
+  const database = await openDatabase({ ...ctx.config, MIGRATE_ON_START: false }, ctx.logger, 'cli-migrate', { requireCurrentSchema: false });
   try {
     await use(ctx, database);
   } finally {
