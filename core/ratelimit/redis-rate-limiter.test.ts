@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import net from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createLogger } from '../logging/index.js';
 import { createRedisRateLimiter, type RedisRateLimiter } from './redis-rate-limiter.js';
@@ -10,7 +11,7 @@ afterEach(async () => {
 });
 
 function limiter(url = REDIS_URL, keyPrefix = `test:ratelimit:${randomUUID()}:`, warnings: string[] = []) {
-  const logger = createLogger({ level: 'warn', write: (line) => warnings.push(line) });
+  const logger = createLogger({ level: 'info', write: (line) => warnings.push(line) });
   const l = createRedisRateLimiter({ url, logger, keyPrefix });
   opened.push(l);
   return l;
@@ -58,4 +59,39 @@ describe('Redis rate limiter', () => {
     expect(results.map((r) => r.allowed)).toEqual([true, true, false]);
     expect(warnings.some((w) => w.includes('fail open'))).toBe(true);
   });
+
+  it('when Redis cannot be reached at start then that is said at once, before any call, and when it answers again that is said too', async () => {
+    // A door to the real Redis that the test opens and closes.
+    let open = false;
+    const sockets = new Set<net.Socket>();
+    const door = net.createServer((client) => {
+      if (!open) return client.destroy();
+      const upstream = net.connect(6379, '127.0.0.1');
+      sockets.add(client).add(upstream);
+      client.pipe(upstream).pipe(client);
+      client.on('error', () => upstream.destroy());
+      upstream.on('error', () => client.destroy());
+    });
+    await new Promise<void>((resolve) => door.listen(0, '127.0.0.1', resolve));
+    const port = (door.address() as net.AddressInfo).port;
+    try {
+      const lines: string[] = [];
+      const l = limiter(`redis://127.0.0.1:${port}`, undefined, lines);
+      const said = async (text: string) => {
+        for (let i = 0; i < 100 && !lines.some((line) => line.includes(text)); i++) await new Promise((resolve) => setTimeout(resolve, 50));
+        return lines.filter((line) => line.includes(text)).map((line) => JSON.parse(line) as { level: string; redis: unknown });
+      };
+      const down = await said('Redis rate limiter unavailable');
+      expect(down).toEqual([expect.objectContaining({ level: 'warn', redis: { host: '127.0.0.1', port } })]);
+      open = true;
+      await l.ready();
+      expect(await said('reachable again')).toEqual([expect.objectContaining({ level: 'info', redis: { host: '127.0.0.1', port } })]);
+      // Shared again: the call goes to Redis.
+      expect((await l.consume('org_back', { perSecond: 1, burst: 1, perMinute: 10 })).allowed).toBe(true);
+    } finally {
+      for (const socket of sockets) socket.destroy();
+      door.close();
+    }
+  });
 });
+

@@ -69,16 +69,29 @@ export function createRedisRateLimiter(options: RedisRateLimiterOptions): RedisR
     retryStrategy: (attempt) => Math.min(100 * 2 ** attempt, 5_000),
   }) as RedisWithScript;
   redis.defineCommand('consumeRateLimit', { numberOfKeys: 1, lua: SCRIPT });
-  redis.on('error', () => {}); // reported once per outage below, not per reconnect attempt
   const fallback = createInMemoryRateLimiter();
   let warnedAt = 0;
+  // Between a failure and the next connection. Said when it begins, whether or not a call comes
+  // (a wrong REDIS_URL is seen at start, not at the first call), and when it ends.
+  let outage = false;
+  const where = { host: redis.options.host, port: redis.options.port };
 
   const warn = (err: unknown) => {
+    outage = true;
     const at = Date.now();
     if (at - warnedAt < 10_000) return;
     warnedAt = at;
-    options.logger.warn('Redis rate limiter unavailable: limiting in process only (fail open)', { err, status: redis.status });
+    options.logger.warn('Redis rate limiter unavailable: limiting in process only (fail open)', { err, status: redis.status, redis: where });
   };
+  // Once per outage here, then at most every 10 s from the calls below; not once per reconnect attempt.
+  redis.on('error', (err: unknown) => {
+    if (!outage) warn(err);
+  });
+  redis.on('ready', () => {
+    if (!outage) return;
+    outage = false;
+    options.logger.info('Redis rate limiter reachable again: limits are shared across processes', { redis: where });
+  });
 
   return {
     ready: () => (redis.status === 'ready' ? Promise.resolve() : new Promise((resolve) => redis.once('ready', () => resolve()))),
