@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import net from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
+import { startTcpProxy } from '../../test/support/tcp-proxy.js';
 import { createLogger } from '../logging/index.js';
 import { createRedisRateLimiter, type RedisRateLimiter } from './redis-rate-limiter.js';
 
@@ -62,18 +62,9 @@ describe('Redis rate limiter', () => {
 
   it('when Redis cannot be reached at start then that is said at once, before any call, and when it answers again that is said too', async () => {
     // A door to the real Redis that the test opens and closes.
-    let open = false;
-    const sockets = new Set<net.Socket>();
-    const door = net.createServer((client) => {
-      if (!open) return client.destroy();
-      const upstream = net.connect(6379, '127.0.0.1');
-      sockets.add(client).add(upstream);
-      client.pipe(upstream).pipe(client);
-      client.on('error', () => upstream.destroy());
-      upstream.on('error', () => client.destroy());
-    });
-    await new Promise<void>((resolve) => door.listen(0, '127.0.0.1', resolve));
-    const port = (door.address() as net.AddressInfo).port;
+    const door = await startTcpProxy({ host: '127.0.0.1', port: 6379 });
+    door.cut();
+    const port = door.port;
     try {
       const lines: string[] = [];
       const l = limiter(`redis://127.0.0.1:${port}`, undefined, lines);
@@ -83,14 +74,13 @@ describe('Redis rate limiter', () => {
       };
       const down = await said('Redis rate limiter unavailable');
       expect(down).toEqual([expect.objectContaining({ level: 'warn', redis: { host: '127.0.0.1', port } })]);
-      open = true;
+      door.restore();
       await l.ready();
       expect(await said('reachable again')).toEqual([expect.objectContaining({ level: 'info', redis: { host: '127.0.0.1', port } })]);
       // Shared again: the call goes to Redis.
       expect((await l.consume('org_back', { perSecond: 1, burst: 1, perMinute: 10 })).allowed).toBe(true);
     } finally {
-      for (const socket of sockets) socket.destroy();
-      door.close();
+      await door.close();
     }
   });
 });
