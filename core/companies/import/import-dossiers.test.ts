@@ -10,6 +10,7 @@ import { searchPeople } from '../search-people.js';
 import { upsertPreparedCompanies } from '../write-companies.js';
 import { importDossiers, type UpsertFn } from './import-dossiers.js';
 import { readLineBlocks } from './line-blocks.js';
+import { inReads } from '../../../test/support/byte-reads.js';
 import type { ImportRejection } from './parse-dossier-line.js';
 
 // Seeds of this file only, so its fiscal codes do not collide with other tests' companies.
@@ -34,9 +35,6 @@ afterAll(async () => {
 const toLines = (dossiers: CompanyDossierInput[]) => dossiers.map((d) => JSON.stringify(d));
 async function* slowly(lines: string[]): AsyncGenerator<string> {
   for (const line of lines) yield line;
-}
-async function* inReads(bytes: Buffer, size: number): AsyncGenerator<Uint8Array> {
-  for (let at = 0; at < bytes.length; at += size) yield bytes.subarray(at, at + size);
 }
 // A pipe from a producer still running: `lines` arrive, then nothing until `closed` settles.
 async function* staysOpen(lines: string[], closed: Promise<void>): AsyncGenerator<Uint8Array> {

@@ -8,6 +8,7 @@ import { upsertPreparedCompanies } from '../write-companies.js';
 import { importDossiers, type UpsertFn } from './import-dossiers.js';
 import { MAX_LINE_BYTES } from './line-blocks.js';
 import { readLineBlocks } from './line-blocks.js';
+import { inReads } from '../../../test/support/byte-reads.js';
 
 // Lines that used to get past the parser: a file with no "\n" (gathered whole, then decoded,
 // until memory or V8's string length ran out) and a text holding half an emoji (refused by
@@ -26,9 +27,6 @@ afterAll(async () => {
   await db?.destroy();
 });
 
-async function* inReads(bytes: Buffer, size: number): AsyncGenerator<Uint8Array> {
-  for (let at = 0; at < bytes.length; at += size) yield bytes.subarray(at, at + size);
-}
 // Counts the batches written, to tell a batch written once from one retried company by company.
 function countingUpsert(): { upsert: UpsertFn; calls: number[] } {
   const calls: number[] = [];

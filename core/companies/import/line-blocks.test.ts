@@ -1,19 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import { parseDossierLine } from './parse-dossier-line.js';
+import { inReads } from '../../../test/support/byte-reads.js';
 import { blockLineBytes, blockLines, MAX_LINE_BYTES, MAX_LINE_CHARACTERS, readLineBlocks, type LineBlock } from './line-blocks.js';
 
-async function* reads(bytes: Buffer, sizes: number[]): AsyncGenerator<Uint8Array> {
-  let at = 0;
-  for (let i = 0; at < bytes.length; i++) {
-    const size = sizes[i % sizes.length]!;
-    yield bytes.subarray(at, at + size);
-    at += size;
-  }
-}
 
 async function blocksOf(text: string, sizes: number[]): Promise<LineBlock[]> {
   const out: LineBlock[] = [];
-  for await (const block of readLineBlocks(reads(Buffer.from(text), sizes))) out.push(block);
+  for await (const block of readLineBlocks(inReads(Buffer.from(text), sizes))) out.push(block);
   return out;
 }
 
@@ -128,6 +121,6 @@ describe('line blocks', () => {
 
 async function blocksOfBytes(bytes: Buffer, size: number): Promise<LineBlock[]> {
   const out: LineBlock[] = [];
-  for await (const block of readLineBlocks(reads(bytes, [size]))) out.push(block);
+  for await (const block of readLineBlocks(inReads(bytes, [size]))) out.push(block);
   return out;
 }
