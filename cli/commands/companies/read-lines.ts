@@ -1,6 +1,7 @@
 import { constants, createReadStream, fstatSync, type Stats } from 'node:fs';
 import { access, stat } from 'node:fs/promises';
 import type { Readable } from 'node:stream';
+import { leaveIterator } from '../../../core/companies/import/leave-iterator.js';
 import { readLineBlocks, type LineBlock } from '../../../core/companies/import/line-blocks.js';
 import { refusalOfInputStart, SIGNATURE_BYTES } from './input-signature.js';
 
@@ -93,13 +94,8 @@ async function* untilStopped<T>(source: AsyncIterable<T>, stop: AbortSignal, onC
   } finally {
     if (!ended) {
       onCut();
-      // A read still under way ends by itself (a file's soon, stdin's when the CLI destroys
-      // it); awaiting it here would hold the import's end on it.
-      if (waiting === null) await items.return?.();
-      else {
-        waiting.catch(() => undefined);
-        items.return?.().catch(() => undefined);
-      }
+      // A read still under way ends by itself (a file's soon, stdin's when the CLI destroys it).
+      await leaveIterator(items, waiting);
     }
   }
 }

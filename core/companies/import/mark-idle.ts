@@ -4,6 +4,8 @@
 // A file's next read, or a busy producer's next line, comes well within IDLE_MS, so a file
 // still imports in full batches.
 
+import { leaveIterator } from './leave-iterator.js';
+
 export const IDLE: unique symbol = Symbol('input idle');
 export type Idle = typeof IDLE;
 
@@ -33,16 +35,9 @@ export async function* markIdle<T>(source: AsyncIterable<T>, idleMs = IDLE_MS): 
       yield result.value;
     }
   } finally {
-    if (!ended) {
-      // Stopped early (the import failed) while the source still waits for its input, e.g. a
-      // pipe that stays quiet: closing it would wait as long, so it is left to close when that
-      // read ends (the CLI ends its stdin itself). Otherwise it is closed now.
-      if (waiting === null) await items.return?.();
-      else {
-        waiting.catch(() => undefined);
-        items.return?.().catch(() => undefined);
-      }
-    }
+    // Stopped early (the import failed), maybe while the source still waits for its input, e.g.
+    // a pipe that stays quiet (the CLI ends its stdin itself).
+    if (!ended) await leaveIterator(items, waiting);
   }
 }
 
