@@ -62,9 +62,10 @@ function serve(endpoint: EndpointDefinition, deps: CompanyEndpointDeps) {
       // As text, not as an object: only this one string, not the answer's object graph (a
       // report: hundreds of objects), needs to outlive the usage event's batch write below, and
       // a cached answer is sent without being parsed or serialised again.
-      const code = upperCaseIdentifier(parsed.data);
+      // Upper-cased by the store (and the cache's key), not again here: only the refusal names it.
+      const code = parsed.data;
       dataJson = deps.lookupJson ? await deps.lookupJson(endpoint.lookupName, code) : jsonOrNull(await deps.store[endpoint.lookupName](code));
-      if (dataJson === null) throw new AppError('not_found', notFoundMessage(endpoint.param.name, code));
+      if (dataJson === null) throw new AppError('not_found', notFoundMessage(endpoint.param.name, upperCaseIdentifier(code)));
       await deps.usage.publish({
         v: 1,
         eventId: ctx.state.requestId,

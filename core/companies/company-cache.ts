@@ -281,7 +281,7 @@ export function createCompanyCache(options: CompanyCacheOptions): CompanyCache {
       clear(); // reports carry metric names
     },
     forgetMetricDefinitions: changed,
-    metricSlugs: (wanted) => store.metricSlugs(wanted),
+    metricDefinitions: (wanted) => store.metricDefinitions(wanted),
     clear,
     serialised: (value) => (value !== null && typeof value === 'object' ? texts.get(value) : undefined),
     get stats() {

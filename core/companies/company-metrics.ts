@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { AppError } from '../errors/index.js';
+import type { MetricDefinitions } from './read-metric-definitions.js';
 import { fiscalCodePattern, metricCategoryValues, type CompanyReportData } from './schemas/index.js';
 
 // Chosen line items of a company across chosen years, as series (one entry per metric, one
@@ -84,7 +85,7 @@ export function selectCompanyMetrics(report: CompanyReportData, input: CompanyMe
  * billed), naming each slug with the nearest defined ones, rather than an empty answer billed
  * as a call. null when any slug is known (the others come back in `missingSlugs`).
  */
-export function unknownMetricSlugs(input: Pick<CompanyMetricsInput, 'slugs' | 'categories'>, defined: ReadonlySet<string>): AppError | null {
+export function unknownMetricSlugs(input: Pick<CompanyMetricsInput, 'slugs' | 'categories'>, defined: MetricDefinitions): AppError | null {
   if (!input.slugs || input.categories || input.slugs.some((slug) => defined.has(slug))) return null;
   const details = input.slugs.map((slug, i) => {
     const near = nearestSlugs(slug, defined);
@@ -95,9 +96,9 @@ export function unknownMetricSlugs(input: Pick<CompanyMetricsInput, 'slugs' | 'c
 }
 
 /** Up to three defined slugs within a third of the slug's length in edits, nearest first. */
-function nearestSlugs(slug: string, defined: ReadonlySet<string>): string[] {
+function nearestSlugs(slug: string, defined: MetricDefinitions): string[] {
   const limit = Math.max(1, Math.floor(slug.length / 3));
-  return [...defined]
+  return [...defined.keys()]
     .map((candidate) => ({ candidate, distance: editDistance(slug, candidate, limit) }))
     .filter((c) => c.distance <= limit)
     .sort((a, b) => a.distance - b.distance || a.candidate.localeCompare(b.candidate))

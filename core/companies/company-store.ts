@@ -6,7 +6,7 @@ import { assembleCompanyReport, companyReportShape, namesUnknownSlug } from './a
 import { assembleCreditReport, creditReportShape } from './assemble-credit-report.js';
 import { assembleLargeProfile, assembleSmallProfile, companyProfileShape, isLargeProfile, MAX_PEERS, naceDivision } from './assemble-company-profile.js';
 import { assembleCompanyFinancials, companyFinancialsShape } from './assemble-company-financials.js';
-import { createMetricDefinitionCache, type MetricDefinitionRow } from './read-metric-definitions.js';
+import { createMetricDefinitionCache, type MetricDefinitionRow, type MetricDefinitions } from './read-metric-definitions.js';
 import { runPreparedStoreQuery, storeStatement, type StoreStatement } from './run-store-query.js';
 
 /**
@@ -22,9 +22,9 @@ export interface CompanyStore {
   reloadMetricDefinitions(): Promise<void>;
   /** Drops the metric definitions held, without reading them now: the next report reads them. */
   forgetMetricDefinitions(): void;
-  /** The slug of every metric defined (the catalogue's and imported custom ones), read again
-   * (at most every 5 s) when `wanted` names one not held. */
-  metricSlugs(wanted?: readonly string[]): Promise<ReadonlySet<string>>;
+  /** Every metric defined (the catalogue's and imported custom ones), by slug, read again (at
+   * most every 5 s) when `wanted` names a slug not held. */
+  metricDefinitions(wanted?: readonly string[]): Promise<MetricDefinitions>;
 }
 
 export interface CompanyStoreOptions {
@@ -108,10 +108,9 @@ export function createCompanyStore(options: CompanyStoreOptions): CompanyStore {
     },
 
     forgetMetricDefinitions: () => definitions.forget(),
-    async metricSlugs(wanted = []) {
-      let defs = await definitions.get();
-      if (wanted.some((slug) => !defs.has(slug))) defs = await definitions.refreshForMissing();
-      return new Set(defs.keys());
+    async metricDefinitions(wanted = []) {
+      const defs = await definitions.get();
+      return wanted.some((slug) => !defs.has(slug)) ? definitions.refreshForMissing() : defs;
     },
     async reloadMetricDefinitions() {
       await definitions.reload();

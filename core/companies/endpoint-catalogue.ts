@@ -30,8 +30,8 @@ export const successEnvelopeSchema = <T extends z.ZodType>(data: T) => z.strictO
 export type Usage = z.infer<typeof usageSchema>;
 export type Meta = z.infer<typeof metaSchema>;
 
-// Path parameters as the spec states them. Lookups are case-insensitive: the route upper-cases
-// the value after validation, so the schema (and the OpenAPI pattern) accepts both cases.
+// Path parameters as the spec states them. Lookups are case-insensitive: the store upper-cases
+// the value (lookupKeys), so the schema (and the OpenAPI pattern) accepts both cases.
 export const fiscalCodeParamSchema = z.string().regex(fiscalCodePattern, 'must be an 11-digit code or a 16-character codice fiscale');
 // A tax ID is any non-empty text (the spec: "minimum length 1, any non-empty value accepted"):
 // one of spaces only is looked up as it is, and no company has it. Spaces around a real one (a

@@ -18,7 +18,7 @@ export const getCompanyMetricsTool = defineTool({
   async run(args, ctx) {
     // Before the lookup: slugs that name no metric are refused (not billed), with suggestions.
     if (args.slugs && !args.categories) {
-      const refusal = unknownMetricSlugs(args, await ctx.store.metricSlugs(args.slugs));
+      const refusal = unknownMetricSlugs(args, await ctx.store.metricDefinitions(args.slugs));
       if (refusal) throw refusal;
     }
     const report = await ctx.store.companyReport(args.fiscalCode);
