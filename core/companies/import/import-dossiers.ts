@@ -142,7 +142,7 @@ export async function importDossiers(options: ImportDossiersOptions): Promise<Im
   async function* read(): AsyncGenerator<{ input: ParseInput; lineCount: number; bytes: number } | Idle> {
     if (blocks !== undefined) {
       for await (const block of markIdle(blocks)) {
-        yield block === IDLE ? IDLE : { input: { firstLine: block.firstLine, bytes: block.bytes }, lineCount: block.lineCount, bytes: block.bytes.byteLength };
+        yield block === IDLE ? IDLE : { input: { firstLine: block.firstLine, bytes: block.bytes }, lineCount: block.lineCount, bytes: block.inputBytes };
       }
       return;
     }

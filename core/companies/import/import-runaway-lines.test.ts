@@ -48,9 +48,15 @@ describe('importing runaway lines', () => {
     }]);
 
     const rejected: Buffer[] = [];
+    const bytesDone: number[] = [];
     const input = Buffer.concat([crOnly, Buffer.from(`\n\n${JSON.stringify(later)}\n`)]);
-    const summary = await importDossiers({ db, blocks: readLineBlocks(inReads(input, 1 << 20)), batchSize: 100, workers, onReject: (_r, line) => rejected.push(Buffer.from(line)) });
+    const summary = await importDossiers({
+      db, blocks: readLineBlocks(inReads(input, 1 << 20)), batchSize: 100, workers,
+      onReject: (_r, line) => rejected.push(Buffer.from(line)), onProgress: (p) => bytesDone.push(p.bytesDone),
+    });
     expect(summary).toMatchObject({ lines: 2, rejected: 1, created: 1, parserThreads: workers });
+    // The progress bar ends at 100%: the line not kept counts its own bytes, not its stand-in's.
+    expect(bytesDone.at(-1)).toBe(input.length);
     expect(summary.rejections).toEqual([{ line: 1, fiscalCode: null, reason: `line too long: ${crOnly.length} bytes, at most 4194304 characters for one company ${HINT}` }]);
     // What a rejects file gets: a note in the line's place, not 14 MB.
     expect(rejected.map((line) => line.toString())).toEqual([`[line too long, not kept: ${crOnly.length} bytes]\n`]);

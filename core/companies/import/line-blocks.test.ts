@@ -82,6 +82,9 @@ describe('line blocks', () => {
       expect(largest).toBeLessThan(1024);
       expect(ms).toBeLessThan(5_000);
       expect(blocks.map((b) => [b.firstLine, b.lineCount])).toEqual([[1, 2], [3, 2], [5, 1]]);
+      // What the progress bar counts: every byte of the input, the line not kept included.
+      const dossierBytes = (name: string) => Buffer.byteLength(dossier(name));
+      expect(blocks.map((b) => b.inputBytes)).toEqual([dossierBytes('Prima S.r.l.') + 2, size + 1 + dossierBytes('Dopo S.r.l.') + 1, dossierBytes('Ultima S.r.l.')]);
       expect(reasons(blocks)).toEqual([
         'line 1: ok',
         null,
@@ -95,7 +98,7 @@ describe('line blocks', () => {
       const size = 30 * 1024 * 1024 + 7;
       const { blocks, largest } = await collect(noBreak(size, '[', ']'));
       expect(largest).toBeLessThan(1024);
-      expect(blocks.map((b) => [b.firstLine, b.lineCount])).toEqual([[1, 1]]);
+      expect(blocks.map((b) => [b.firstLine, b.lineCount, b.inputBytes])).toEqual([[1, 1, size + 2]]);
       expect(reasons(blocks)).toEqual([
         `line 1: line too long: no line break in ${size + 2} bytes to the end of the input, at most ${MAX_LINE_CHARACTERS} characters for one company (CR-only line ends, or a JSON array instead of one object per line?)`,
       ]);
@@ -114,6 +117,7 @@ describe('line blocks', () => {
         expect(lines.map((l) => l.length), `reads of ${size}`).toEqual([MAX_LINE_CHARACTERS, 41, 7]);
         expect(lines[1]).toBe(`[line too long, not kept: ${over.length - 1} bytes]`);
         expect(blocks.reduce((n, b) => n + b.lineCount, 0)).toBe(3);
+        expect(blocks.reduce((n, b) => n + b.inputBytes, 0), `reads of ${size}`).toBe(longest.length + over.length + 8);
       }
     });
   });

@@ -11,6 +11,11 @@ export interface LineBlock {
   firstLine: number;
   /** Lines in the block, blank ones included. */
   lineCount: number;
+  /**
+   * The input's bytes the block stands for: `bytes`'s length, but a too-long line counts its own
+   * bytes, not its stand-in's (a progress bar counting stand-ins stopped short of 100%).
+   */
+  inputBytes: number;
 }
 
 const NEWLINE = 0x0a;
@@ -87,7 +92,7 @@ export async function* readLineBlocks(input: AsyncIterable<Uint8Array>): AsyncGe
       start = nl + 1;
     }
     parts.push(bytes.subarray(from, start));
-    const block = { bytes: parts.length === 1 ? parts[0]! : Buffer.concat(parts), firstLine: nextLine, lineCount };
+    const block = { bytes: parts.length === 1 ? parts[0]! : Buffer.concat(parts), firstLine: nextLine, lineCount, inputBytes: restBytes + start };
     nextLine += lineCount;
     yield block;
     const tail = bytes.subarray(start);
@@ -95,8 +100,8 @@ export async function* readLineBlocks(input: AsyncIterable<Uint8Array>): AsyncGe
     skipping = restBytes > MAX_LINE_BYTES;
     rest = skipping || restBytes === 0 ? [] : [tail];
   }
-  if (skipping) yield { bytes: tooLongLine(restBytes, false), firstLine: nextLine, lineCount: 1 };
-  else if (restBytes > 0) yield { bytes: rest.length === 1 ? rest[0]! : Buffer.concat(rest, restBytes), firstLine: nextLine, lineCount: 1 };
+  if (skipping) yield { bytes: tooLongLine(restBytes, false), firstLine: nextLine, lineCount: 1, inputBytes: restBytes };
+  else if (restBytes > 0) yield { bytes: rest.length === 1 ? rest[0]! : Buffer.concat(rest, restBytes), firstLine: nextLine, lineCount: 1, inputBytes: restBytes };
 }
 
 /** A block's lines as text (a block's bytes), without their line breaks ("\n" or "\r\n"): what is parsed. */
