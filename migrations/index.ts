@@ -25,6 +25,7 @@ import * as flagEventActor from './20261126_023_flag_event_actor.js';
 import * as sessionSubmissions from './20261126_024_session_submissions.js';
 import * as refusedCalls from './20261126_025_refused_calls.js';
 import * as holderKind from './20261126_026_holder_kind.js';
+import * as trustedDevices from './20261126_027_trusted_devices.js';
 
 export interface Migration {
   name: string;
@@ -59,4 +60,5 @@ export const migrations: Migration[] = [
   { name: '20261126_024_session_submissions', ...sessionSubmissions },
   { name: '20261126_025_refused_calls', ...refusedCalls },
   { name: '20261126_026_holder_kind', ...holderKind },
+  { name: '20261126_027_trusted_devices', ...trustedDevices },
 ];

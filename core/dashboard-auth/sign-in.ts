@@ -3,11 +3,20 @@ import type { Db } from '../db/index.js';
 import type { PasswordCheckSlots } from './password-check-slots.js';
 import { verifyPassword } from './password-hash.js';
 import { createSession, type CreatedSession } from './session-store.js';
+import { forgetDevice, trustDevice, trustedDeviceFor, type TrustedDevice } from './trusted-devices.js';
 
 export interface SignInLimits {
-  /** Failed attempts per e-mail allowed inside the window before we stop checking passwords. */
+  /**
+   * Failed attempts per e-mail, from browsers not trusted for it, allowed inside the window
+   * before we stop checking their passwords.
+   */
   maxFailures: number;
   windowMs: number;
+  /**
+   * Wrong passwords a browser trusted for the e-mail may send, with no success in between,
+   * before it is trusted no more (then the e-mail's lock applies to it too); default `maxFailures`.
+   */
+  maxDeviceFailures?: number;
   /**
    * The process's password-check slots, when not the ones the dashboard makes for itself from
    * the machine's cores (tests choose their own bounds, and read `peakRunning`).
@@ -15,10 +24,15 @@ export interface SignInLimits {
   passwordChecks?: PasswordCheckSlots;
 }
 
-export const defaultSignInLimits: SignInLimits = { maxFailures: 5, windowMs: 15 * 60 * 1000 };
+export const defaultSignInLimits: SignInLimits = { maxFailures: 5, maxDeviceFailures: 5, windowMs: 15 * 60 * 1000 };
+
+/** The form of an e-mail that sign-in counts, locks and trusts browsers by. */
+export function signInEmail(email: string): string {
+  return email.trim().toLowerCase();
+}
 
 export type SignInResult =
-  | { ok: true; userId: string; session: CreatedSession }
+  | { ok: true; userId: string; email: string; session: CreatedSession; device: TrustedDevice }
   | { ok: false; reason: 'invalid' }
   | { ok: false; reason: 'locked'; retryAfterSeconds: number }
   | { ok: false; reason: 'busy'; retryAfterSeconds: number };
@@ -37,21 +51,44 @@ function emailLockKey(email: string): number {
  * limit we answer "locked" without running the password check, so guessing is bounded no matter
  * how many addresses the guesser uses. Unknown e-mails are counted and timed like known ones.
  *
- * The count and the attempt's own row are one transaction under a lock on the e-mail, and the
+ * That lock is for browsers not trusted for the e-mail. One that presents the secret it was
+ * given when it last signed in as this e-mail (`device`: the browser's device cookie; see
+ * trusted-devices.ts) is counted on a budget of its own instead: whoever locks an e-mail from
+ * elsewhere does not lock its owner out of the browsers they use. Its wrong passwords do not
+ * lock the e-mail for others either, and once it has sent `maxDeviceFailures` of them without a
+ * success it is trusted no more, so a stolen cookie buys a few guesses, once. The e-mail's lock
+ * counts only attempts from untrusted browsers, since the last success of one: a success from a
+ * trusted browser gives the guesser no fresh window.
+ *
+ * The counts and the attempt's own row are one transaction under a lock on the e-mail, and the
  * row says "failed" until the password has proved right: however many guesses arrive at once,
- * each sees those before it, so at most `maxFailures` passwords are checked per window.
+ * each sees those before it, so at most `maxFailures` passwords from untrusted browsers are
+ * checked per window, and at most `maxDeviceFailures` wrong ones from each trusted browser.
  * The check itself runs outside the transaction, in one of the process's password-check slots;
  * with none free soon enough (or this client address holding its share) the answer is "busy"
  * and the attempt is forgotten.
+ *
+ * A success trusts the browser afresh (`device` in the result goes in its cookie), replacing
+ * the secret it presented.
  */
 export async function signIn(
   db: Db,
-  input: { email: string; password: string; ip: string | null; now?: Date; limits?: SignInLimits; passwordChecks: PasswordCheckSlots },
+  input: {
+    email: string;
+    password: string;
+    ip: string | null;
+    /** The secret this browser's device cookie holds for this e-mail, if any. */
+    device?: string | null;
+    now?: Date;
+    limits?: SignInLimits;
+    passwordChecks: PasswordCheckSlots;
+  },
 ): Promise<SignInResult> {
   const now = input.now ?? new Date();
   const limits = input.limits ?? defaultSignInLimits;
+  const maxDeviceFailures = limits.maxDeviceFailures ?? limits.maxFailures;
   const slots = input.passwordChecks;
-  const email = input.email.trim().toLowerCase();
+  const email = signInEmail(input.email);
   const since = new Date(now.getTime() - limits.windowMs);
   const busy = { ok: false, reason: 'busy', retryAfterSeconds: slots.retryAfterSeconds } as const;
   // A full queue turns a flood away before it costs the database anything.
@@ -59,10 +96,21 @@ export async function signIn(
 
   const attempt = await db.transaction(async (trx) => {
     await trx.raw('SELECT pg_advisory_xact_lock(?::int, ?::int)', [SIGN_IN_LOCK_SPACE, emailLockKey(email)]);
-    const lastSuccess = await trx('sign_in_attempts').whereRaw('lower(email) = ?', [email]).andWhere({ succeeded: true }).max<{ at: Date | null }>({ at: 'at' }).first();
+    const device = input.device ? await trustedDeviceFor(trx, input.device, email, now) : undefined;
+    if (device) {
+      // Its failures since it was last trusted: each success trusts it again under a new id.
+      const [spent] = await trx('sign_in_attempts').where({ device_id_hash: device, succeeded: false }).count<{ count: string }[]>({ count: '*' });
+      if (Number(spent!.count) < maxDeviceFailures) {
+        const [row] = (await trx('sign_in_attempts').insert({ email, ip: input.ip, succeeded: false, at: now, device_id_hash: device }).returning('id')) as { id: string }[];
+        return { locked: false, id: row!.id, device } as const;
+      }
+      // Its budget spent: from now on, one more browser the e-mail's lock applies to.
+      await forgetDevice(trx, device);
+    }
+    const untrusted = () => trx('sign_in_attempts').whereRaw('lower(email) = ?', [email]).whereNull('device_id_hash');
+    const lastSuccess = await untrusted().andWhere({ succeeded: true }).max<{ at: Date | null }>({ at: 'at' }).first();
     const from = lastSuccess?.at && lastSuccess.at > since ? lastSuccess.at : since;
-    const failures = await trx('sign_in_attempts')
-      .whereRaw('lower(email) = ?', [email])
+    const failures = await untrusted()
       .andWhere({ succeeded: false })
       .andWhere('at', '>', from)
       .orderBy('at', 'asc')
@@ -73,7 +121,7 @@ export async function signIn(
       return { locked: true, retryAfterSeconds } as const;
     }
     const [row] = (await trx('sign_in_attempts').insert({ email, ip: input.ip, succeeded: false, at: now }).returning('id')) as { id: string }[];
-    return { locked: false, id: row!.id } as const;
+    return { locked: false, id: row!.id, device: null } as const;
   });
   if (attempt.locked) return { ok: false, reason: 'locked', retryAfterSeconds: attempt.retryAfterSeconds };
 
@@ -84,7 +132,8 @@ export async function signIn(
     await db('sign_in_attempts').where({ id: attempt.id }).delete();
     return busy;
   }
-  if (!checked.value || !user) return { ok: false, reason: 'invalid' };
+  if (!checked.value || !user?.password_hash) return { ok: false, reason: 'invalid' };
   await db('sign_in_attempts').where({ id: attempt.id }).update({ succeeded: true });
-  return { ok: true, userId: user.id, session: await createSession(db, user.id, now) };
+  const device = await trustDevice(db, { userId: user.id, passwordHash: user.password_hash, replacing: attempt.device, now });
+  return { ok: true, userId: user.id, email, session: await createSession(db, user.id, now), device };
 }

@@ -3,17 +3,21 @@ import type { Context } from 'koa';
 export const SESSION_COOKIE = 'dash_session';
 export const PRE_SESSION_CSRF_COOKIE = 'dash_csrf';
 export const LANGUAGE_COOKIE = 'dash_lang';
+/** Which people this browser has signed in as, and the secret that makes it trusted for each. */
+export const DEVICE_COOKIE = 'dash_device';
 
 export interface CookieOptions {
   secure: boolean;
   /** Seconds; 0 deletes the cookie; omitted: a session cookie. */
   maxAge?: number;
+  /** Default Lax; Strict for a cookie only our own pages' requests need. */
+  sameSite?: 'Lax' | 'Strict';
 }
 
 // Written by hand rather than through ctx.cookies: Koa refuses a Secure cookie on a request it
 // believes is plain http, which is exactly the case behind a TLS-terminating proxy.
 export function setCookie(ctx: Context, name: string, value: string, options: CookieOptions): void {
-  const parts = [`${name}=${encodeURIComponent(value)}`, 'Path=/', 'HttpOnly', 'SameSite=Lax'];
+  const parts = [`${name}=${encodeURIComponent(value)}`, 'Path=/', 'HttpOnly', `SameSite=${options.sameSite ?? 'Lax'}`];
   if (options.secure) parts.push('Secure');
   if (options.maxAge !== undefined) parts.push(`Max-Age=${options.maxAge}`);
   const existing = ctx.response.get('Set-Cookie') as unknown as string[] | string | undefined;

@@ -1,8 +1,10 @@
 import type { Router } from '@koa/router';
 import {
-  acceptInvitation, endAllSessions, endSession, findInvitation, justAcceptedInvitation, membershipsOf, MIN_PASSWORD_LENGTH, passwordCheckSlots, signIn, type SignInLimits,
+  acceptInvitation, endAllSessions, endSession, findInvitation, forgetOtherDevices, justAcceptedInvitation, membershipsOf, MIN_PASSWORD_LENGTH, passwordCheckSlots, signIn,
+  type SignInLimits,
 } from '../../core/dashboard-auth/index.js';
 import type { Db } from '../../core/db/index.js';
+import { deviceTokenFor, rememberDevice } from '../device-cookie.js';
 import { isLanguage } from '../i18n/translate.js';
 import { LANGUAGE_COOKIE, SESSION_COOKIE, setCookie } from '../middleware/cookies.js';
 import type { DashboardContext, DashboardState } from '../state.js';
@@ -61,17 +63,22 @@ export function registerAuthRoutes(router: Router<DashboardState>, deps: AuthRou
 
   router.post('/sign-in', async (ctx) => {
     const { email = '', password = '', next } = ctx.state.form;
-    const result = await signIn(db, { email, password, ip: ctx.ip || null, limits: deps.signInLimits, passwordChecks });
+    const device = deviceTokenFor(ctx, email);
+    const result = await signIn(db, { email, password, ip: ctx.ip || null, device, limits: deps.signInLimits, passwordChecks });
     if (!result.ok) {
       const t = ctx.state.t;
       ctx.status = result.reason === 'invalid' ? 401 : 429;
       if (result.reason !== 'invalid') ctx.set('Retry-After', String(result.retryAfterSeconds));
-      const error = result.reason === 'locked' ? t('auth.locked', { minutes: Math.ceil(result.retryAfterSeconds / 60) })
+      // Locked, a browser that holds a secret for the e-mail is one that lost its trust: telling
+      // it to use a browser it signed in with before would send it round in a circle. Said by
+      // what the cookie holds, not by what the database knows, so it tells a forger nothing.
+      const error = result.reason === 'locked' ? t(device ? 'auth.lockedHere' : 'auth.locked', { minutes: Math.ceil(result.retryAfterSeconds / 60) })
         : result.reason === 'busy' ? t('auth.busy') : t('auth.invalid');
       ctx.body = signInPage(ctx.state, { email, error, next: safeNext(next) });
       return;
     }
     setCookie(ctx, SESSION_COOKIE, result.session.token, { secure: deps.secureCookies, maxAge: Math.floor((result.session.expiresAt.getTime() - Date.now()) / 1000) });
+    rememberDevice(ctx, result.email, result.device, deps.secureCookies);
     ctx.redirect(safeNext(next));
   });
 
@@ -81,8 +88,16 @@ export function registerAuthRoutes(router: Router<DashboardState>, deps: AuthRou
     ctx.redirect('/sign-in');
   });
 
+  // Everywhere also means the browsers that were trusted to sign in past a lock on the e-mail
+  // (a lost laptop's cookie would still be worth a few guesses), all but this one.
   router.post('/sign-out-everywhere', async (ctx) => {
-    if (ctx.state.session) await endAllSessions(db, ctx.state.session.user.id);
+    const user = ctx.state.session?.user;
+    if (user) {
+      await db.transaction(async (trx) => {
+        await endAllSessions(trx, user.id);
+        await forgetOtherDevices(trx, user.id, deviceTokenFor(ctx, user.email));
+      });
+    }
     setCookie(ctx, SESSION_COOKIE, '', { secure: deps.secureCookies, maxAge: 0 });
     ctx.redirect('/sign-in?done=everywhere');
   });
@@ -140,9 +155,12 @@ export function registerAuthRoutes(router: Router<DashboardState>, deps: AuthRou
     }
     if (ctx.state.session) return ctx.redirect(`/orgs/${result.organizationId}`);
     // A new person signs in with the password they just chose: the usual path, rate limit and all.
-    const signedIn = await signIn(db, { email: invitation.email, password: ctx.state.form.password ?? '', ip: ctx.ip || null, limits: deps.signInLimits, passwordChecks });
+    const signedIn = await signIn(db, {
+      email: invitation.email, password: ctx.state.form.password ?? '', ip: ctx.ip || null, device: deviceTokenFor(ctx, invitation.email), limits: deps.signInLimits, passwordChecks,
+    });
     if (signedIn.ok) {
       setCookie(ctx, SESSION_COOKIE, signedIn.session.token, { secure: deps.secureCookies, maxAge: Math.floor((signedIn.session.expiresAt.getTime() - Date.now()) / 1000) });
+      rememberDevice(ctx, signedIn.email, signedIn.device, deps.secureCookies);
       return ctx.redirect(`/orgs/${result.organizationId}`);
     }
     ctx.redirect(`/sign-in?next=${encodeURIComponent(`/orgs/${result.organizationId}`)}`);
