@@ -34,7 +34,7 @@ export async function composeDashboard(options: ComposeDashboardOptions): Promis
   // localhost address is the one place this is meant).
   const localhost = /^http:\/\/(localhost|127\.0\.0\.1|\[::1\])(:\d+)?(\/|$)/.test(publicUrl);
   if (config.NODE_ENV === 'production' && !publicUrl.startsWith('https:') && !localhost) {
-    logger.warn('PUBLIC_DASHBOARD_URL is not https: session cookies are sent without Secure; behind TLS, set PUBLIC_DASHBOARD_URL to the https address people use', { publicUrl });
+    logger.warn('PUBLIC_DASHBOARD_URL is not https: the session and trusted-browser cookies are sent without Secure; behind TLS, set PUBLIC_DASHBOARD_URL to the https address people use', { publicUrl });
   }
   await ensureDefaultPlans(database.db);
   const app = createDashboardApp({
