@@ -38,7 +38,9 @@ describe('runStoreQuery / runPreparedStoreQuery', () => {
       // Ended while it runs, so it meets the dropped connection for certain.
       const running = runPreparedStoreQuery<{ n: number }>(options, 'slow one', storeStatement('test_slow_one', 'SELECT pg_sleep($1::float), 7 AS n'), [0.5]);
       await expect.poll(activeSleeps, { timeout: 2_000 }).toBe(1);
-      await other.raw("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = ? AND query LIKE '%pg_sleep%' AND pid <> pg_backend_pid()", [applicationName]);
+      // Only the running one: an idle pooled connection whose last statement was an earlier
+      // test's pg_sleep also matches the text, and ending it too made the retry meet it.
+      await other.raw("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = ? AND state = 'active' AND query LIKE '%pg_sleep%' AND pid <> pg_backend_pid()", [applicationName]);
       expect((await running)[0]!.n).toBe(7);
     } finally {
       await other.destroy();
