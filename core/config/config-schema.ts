@@ -3,6 +3,7 @@ import { z } from 'zod';
 // Environment variables arrive as strings; these helpers turn them into typed values and
 // keep the error message naming the variable, so one start-up error lists every problem.
 const port = (fallback: number) => z.coerce.number().int().min(0).max(65535).default(fallback);
+const optionalPort = z.coerce.number().int().min(0).max(65535).optional();
 const positiveInt = (fallback: number) => z.coerce.number().int().positive().default(fallback);
 // A URL of the schemes the variable's client speaks: `localhost:3000` parses as a URL of the
 // scheme "localhost:", and a mysql:// DATABASE_URL got as far as pg's protocol error.
@@ -33,6 +34,11 @@ export const configSchema = z.object({
   API_PORT: port(3000),
   MCP_PORT: port(3001),
   DASHBOARD_PORT: port(3002),
+  /**
+   * The billing worker's GET /healthz (billing-worker/main.ts). Unset: it listens on no port, as
+   * before; `npm start` runs the worker in-process and never listens on it.
+   */
+  BILLING_WORKER_PORT: optionalPort,
   /** Addresses printed and written to demo.json; default to http://HOST:PORT. */
   PUBLIC_BASE_URL: httpUrl,
   PUBLIC_MCP_URL: httpUrl,

@@ -2,7 +2,8 @@ import type { Knex } from 'knex';
 import { createNotificationListener, type NotificationListener } from '../db/notification-listener.js';
 import type { Logger } from '../logging/index.js';
 import { applyOneByOne, isDataError } from './apply-one-by-one.js';
-import type { ApplyUsageBatch, UsageBusConsumer, UsageBusMessage } from './usage-bus.js';
+import { describeError, isCodeFault, UsageConsumerFailure } from './consumer-failure.js';
+import type { ApplyUsageBatch, UsageBacklog, UsageBusConsumer, UsageBusMessage } from './usage-bus.js';
 
 export interface PostgresUsageConsumerOptions {
   db: Knex;
@@ -46,12 +47,21 @@ const CLAIM_ROWS = `
   DELETE FROM usage_bus_batches b USING taken WHERE b.seq = taken.seq
   RETURNING b.seq, b.events`;
 
+// What waits, rows being applied included (they leave when their transaction commits). The
+// table holds a few rows while the workers keep up; it is long only when they do not.
+const BACKLOG = `SELECT count(*)::int AS batches, coalesce(sum(event_count), 0)::bigint AS events, min(enqueued_at) AS oldest FROM usage_bus_batches`;
+
 /**
  * The Postgres usage bus, consuming side. Each loop claims the oldest rows with
  * FOR UPDATE SKIP LOCKED and DELETEs them in the same transaction that applies them, so a
  * row leaves the bus exactly when its ledger rows commit. LISTEN usage_bus wakes the loops
  * when a publisher's batches land (consumer-waker.ts, within 10 ms); polling covers a lost
  * connection, and rows written by anything else.
+ *
+ * A loop retries a failing batch for ever, with backoff, as long as the failure may pass (the
+ * database away). A fault in the code (a TypeError, say) does not pass: retried, it would keep
+ * the worker up and billing nothing. So, as kafkajs does on the Kafka bus, it ends consuming
+ * for good (`failed`), and so does anything else that ends a loop while it should run.
  */
 export function createPostgresUsageConsumer(options: PostgresUsageConsumerOptions): UsageBusConsumer {
   const { db, logger } = options;
@@ -59,6 +69,13 @@ export function createPostgresUsageConsumer(options: PostgresUsageConsumerOption
   const concurrency = options.concurrency ?? 1;
   const pollMs = options.pollMs ?? 1_000;
   let running = false;
+  let started = false;
+  let failure: UsageConsumerFailure | undefined;
+  let fail!: (failure: UsageConsumerFailure) => void;
+  const failed = new Promise<UsageConsumerFailure>((resolve) => (fail = resolve));
+  // Loops whose claim failed since the last one that committed: while any, it is `retrying`.
+  const failing = new Set<number>();
+  let backlog: Promise<UsageBacklog> | undefined;
   let listener: NotificationListener | undefined;
   let loops: Promise<void>[] = [];
   const sleepers = new Set<() => void>();
@@ -103,7 +120,7 @@ export function createPostgresUsageConsumer(options: PostgresUsageConsumerOption
       await applyOneByOne(trx, apply, rows.flatMap(batchMessages), 'postgres', logger);
     });
 
-  const loop = async (apply: ApplyUsageBatch) => {
+  const loop = async (apply: ApplyUsageBatch, id: number) => {
     let failures = 0;
     while (running) {
       const seen = notified;
@@ -111,12 +128,19 @@ export function createPostgresUsageConsumer(options: PostgresUsageConsumerOption
       try {
         const claimed = await claimAndApply(apply, limit);
         failures = 0;
+        // A claim that commits is the bus working again, whatever another loop met last.
+        failing.clear();
         if (claimed < limit) await sleep(pollMs, seen);
       } catch (err) {
+        if (isCodeFault(err)) throw err;
         failures += 1;
+        failing.add(id);
         logger.error('usage batch failed; it stays on the bus', { err, failures });
         if (limit === 1 && isDataError(err)) {
-          await applyOldestEventByEvent(apply).catch((e: unknown) => logger.error('could not apply the failing batch event by event', { err: e }));
+          await applyOldestEventByEvent(apply).catch((e: unknown) => {
+            if (isCodeFault(e)) throw e;
+            logger.error('could not apply the failing batch event by event', { err: e });
+          });
           failures = 0;
           continue;
         }
@@ -125,10 +149,30 @@ export function createPostgresUsageConsumer(options: PostgresUsageConsumerOption
     }
   };
 
+  // A loop that ended while it should run: the others stop after their batch in flight, and
+  // `failed` says why. The listener stays for stop() to close, as the loops' promises do.
+  const end = (err: unknown) => {
+    if (!running) {
+      logger.error('a usage claim loop failed while stopping', { err });
+      return;
+    }
+    running = false;
+    for (const wake of [...sleepers, ...stoppers]) wake();
+    failure = new UsageConsumerFailure(`a claim loop of the Postgres usage bus ended on an error it does not retry (${describeError(err)})`, { cause: err });
+    fail(failure);
+  };
+
+  const readBacklog = async (): Promise<UsageBacklog> => {
+    const { rows } = await db.raw<{ rows: { batches: number; events: number | string; oldest: Date | null }[] }>(BACKLOG);
+    const row = rows[0]!;
+    return { events: Number(row.events), batches: row.batches, oldestEnqueuedAt: row.oldest?.toISOString() ?? null };
+  };
+
   return {
     bus: 'postgres',
     async start(apply) {
       if (running) throw new Error('consumer already started');
+      started = true;
       running = true;
       listener = createNotificationListener({ connectionString: options.connectionString, logger });
       listener.subscribe('usage_bus', wakeAll);
@@ -136,13 +180,27 @@ export function createPostgresUsageConsumer(options: PostgresUsageConsumerOption
       listener.onConnectionChange((connected) => {
         if (connected) wakeAll();
       });
-      loops = Array.from({ length: concurrency }, () => loop(apply));
+      loops = Array.from({ length: concurrency }, (_, id) => loop(apply, id).catch(end));
     },
     async stop() {
       running = false;
       for (const wake of [...sleepers, ...stoppers]) wake();
       await Promise.all(loops);
       await listener?.close();
+    },
+    failed,
+    state() {
+      if (failure) return 'failed';
+      if (!started) return 'starting';
+      if (!running) return 'stopped';
+      return failing.size > 0 ? 'retrying' : 'consuming';
+    },
+    backlog() {
+      // One count at a time, however many probes ask while it runs (a long table, a slow database).
+      backlog ??= readBacklog().finally(() => {
+        backlog = undefined;
+      });
+      return backlog;
     },
   };
 }

@@ -1,4 +1,5 @@
 import type { Knex } from 'knex';
+import type { UsageConsumerFailure } from './consumer-failure.js';
 
 /** One message as a bus delivered it, before parsing: a poison message must still be carried. */
 export interface UsageBusMessage {
@@ -40,4 +41,32 @@ export interface UsageBusConsumer {
   start(apply: ApplyUsageBatch): Promise<void>;
   /** Finishes the batch in flight (its transaction and position commit), then disconnects. */
   stop(): Promise<void>;
+  /**
+   * Settles, with why, if consuming ends on its own and nothing will start it again (Kafka: a
+   * crash kafkajs does not restart from; either bus: a fault in the code). Never settles after
+   * stop(). Whoever runs the consumer must not stay up without it: paid calls would go on being
+   * served, never charged, and no allowance flag would ever stop them. Call stop() to release
+   * what is still open.
+   */
+  readonly failed: Promise<UsageConsumerFailure>;
+  /** Where consuming stands now (the billing worker's /healthz). */
+  state(): UsageConsumerState;
+  /** The usage events published and not yet applied; may be slow or fail when the bus is away. */
+  backlog(): Promise<UsageBacklog>;
+}
+
+/**
+ * `consuming`: the only healthy one. `starting`: before start() has joined (Kafka: its group).
+ * `retrying`: batches fail, or kafkajs restarts its crashed consumer, for a reason that may
+ * pass (the database, the broker). `stopped`: stop() was called. `failed`: see `failed`.
+ */
+export type UsageConsumerState = 'starting' | 'consuming' | 'retrying' | 'stopped' | 'failed';
+
+export interface UsageBacklog {
+  /** Usage events published and not yet applied (Kafka: by this consumer group). */
+  events: number;
+  /** Postgres bus: the published batches (rows of usage_bus_batches) holding them. */
+  batches?: number;
+  /** Postgres bus: when the oldest of them was published; null when none waits. */
+  oldestEnqueuedAt?: string | null;
 }

@@ -3,6 +3,7 @@ import type { Config } from '../../../core/config/index.js';
 import { openDatabase } from '../../../core/db/index.js';
 import { tuneHeap } from '../../../core/http-server/index.js';
 import { createLogger, type Logger } from '../../../core/logging/index.js';
+import { isCodeFault, type UsageConsumerFailure } from '../../../core/usage/index.js';
 import { startServices, type RunningService } from './start-services.js';
 
 export const registerStartCommand: RegisterCommands = (program, context) => {
@@ -55,13 +56,27 @@ async function run(config: Config, logger: Logger, started: number, signalled: P
     throw err;
   }
   startingUp = false;
+  let failure: UsageConsumerFailure | undefined;
   if (early === undefined) {
     printBanner(running.demo, config.DATA_DIR, Date.now() - started);
-    const signal = await signalled;
-    process.stdout.write(`\n${signal}: stopping…\n`);
+    // Until Ctrl-C, or until the billing worker stops consuming for good: the API and the tool
+    // server would then go on serving paid calls that nobody bills, with no balance or flag
+    // ever stopping them. So everything stops, and the command fails saying why.
+    const ended = await Promise.race([signalled.then((signal) => ({ signal })), running.failed.then((cause) => ({ failure: cause }))]);
+    if ('signal' in ended) {
+      process.stdout.write(`\n${ended.signal}: stopping…\n`);
+    } else {
+      failure = ended.failure;
+      // Whoever fixes a fault in the code needs where it was thrown.
+      if (isCodeFault(failure.cause)) logger.error('the billing worker stopped on a fault in the code', { err: failure.cause });
+      process.stdout.write('\nthe billing worker stopped consuming usage events: stopping…\n');
+    }
   }
   const clean = await running.stop();
   await database.close();
+  if (failure) {
+    throw new Error(`the billing worker stopped consuming usage events: ${failure.message}. Everything was stopped rather than serve calls that would never be billed; run npm start again`);
+  }
   if (!clean) throw new Error('stopped, but not cleanly: see the errors logged above');
   process.stdout.write('stopped cleanly\n');
 }

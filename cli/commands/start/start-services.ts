@@ -8,6 +8,7 @@ import { serveOnPort, type HttpService } from '../../../core/http-server/index.j
 import type { Logger } from '../../../core/logging/index.js';
 import { createStartedParts, type StartedParts } from '../../../core/process/index.js';
 import { pickSampleFiscalCodes, ensureSampleData } from '../../../core/sample-data/index.js';
+import type { UsageConsumerFailure } from '../../../core/usage/index.js';
 import { composeMcp } from '../../../mcp/compose.js';
 import { composeDashboard } from '../../../dashboard/compose.js';
 import { ensureOperator } from '../../../core/dashboard-auth/index.js';
@@ -15,6 +16,8 @@ import { ensureDemoOrganization, readDemoFile, writeDemoFile, type DemoFile } fr
 
 export interface RunningService {
   demo: DemoFile;
+  /** Settles if the billing worker stopped consuming for good (BillingWorker.failed). */
+  failed: Promise<UsageConsumerFailure>;
   /** Stops every part, the last started first; false when one failed to stop (logged). */
   stop(): Promise<boolean>;
 }
@@ -27,9 +30,9 @@ export interface RunningService {
  */
 export async function startServices(config: Config, logger: Logger, database: OpenDatabase): Promise<RunningService> {
   const parts = createStartedParts(logger);
-  let demo: DemoFile;
+  let started: { demo: DemoFile; failed: Promise<UsageConsumerFailure> };
   try {
-    demo = await startParts(config, logger, database, parts);
+    started = await startParts(config, logger, database, parts);
   } catch (err) {
     // What started before the failure (a port already taken, a query that failed) stops here:
     // left running, the worker, the alert runner and the key listeners would keep the process
@@ -37,12 +40,12 @@ export async function startServices(config: Config, logger: Logger, database: Op
     await parts.stopAll();
     throw err;
   }
-  return { demo, stop: () => parts.stopAll() };
+  return { ...started, stop: () => parts.stopAll() };
 }
 
 // In the order of `parts`, which stops them in reverse: the servers first, so every served
 // call's usage event is published before the worker and the database go away; the worker last.
-async function startParts(config: Config, logger: Logger, database: OpenDatabase, parts: StartedParts): Promise<DemoFile> {
+async function startParts(config: Config, logger: Logger, database: OpenDatabase, parts: StartedParts): Promise<{ demo: DemoFile; failed: Promise<UsageConsumerFailure> }> {
   const db = database.db;
   await ensureSampleData({ db, count: config.SAMPLE_COMPANIES, seed: config.SAMPLE_SEED, logger });
   const previous = await readDemoFile(config.DATA_DIR);
@@ -102,5 +105,5 @@ async function startParts(config: Config, logger: Logger, database: OpenDatabase
 
   const demo: DemoFile = { apiKey, organizationId, ...urls(apiServer.port, mcpServer.port, dashboardServer.port), operator, sampleFiscalCodes };
   await writeDemoFile(config.DATA_DIR, demo);
-  return demo;
+  return { demo, failed: worker.failed };
 }

@@ -1,0 +1,51 @@
+import type { Knex } from 'knex';
+import { checkHealth } from '../core/http-server/index.js';
+import type { UsageBacklog, UsageConsumerState } from '../core/usage/index.js';
+import type { BillingWorker } from './start-billing-worker.js';
+
+// The same deadline as the other services' probes: a probe never hangs on a dead pool or on a
+// broker that does not answer.
+const DEADLINE_MS = 1_000;
+
+interface WorkerFigures {
+  bus: BillingWorker['bus'];
+  /** Null when it could not be read within the deadline (the database, or Kafka, away). */
+  backlog: UsageBacklog | null;
+  lastBatchAt: string | null;
+}
+
+export interface WorkerHealthAnswer {
+  status: 200 | 503;
+  body:
+    | ({ status: 'ok' } & WorkerFigures)
+    | ({ status: 'unavailable'; checks: { database: 'ok' | 'unreachable'; consumer: UsageConsumerState } } & WorkerFigures);
+}
+
+/**
+ * The billing worker's /healthz: 200 while its consumer is consuming and the database answers,
+ * else 503 naming which. Either way the backlog (events published and not yet applied) and
+ * when this process last applied a batch: a worker that consumes nothing while the backlog
+ * grows is stuck, whatever its checks say. Two cheap reads, side by side, each bounded.
+ */
+export async function checkWorkerHealth(deps: { db: Knex; worker: BillingWorker }, deadlineMs = DEADLINE_MS): Promise<WorkerHealthAnswer> {
+  const { db, worker } = deps;
+  const [database, backlog] = await Promise.all([checkHealth({ database: () => db.raw('SELECT 1') }, deadlineMs), within(deadlineMs, () => worker.backlog())]);
+  const consumer = worker.state();
+  const figures: WorkerFigures = { bus: worker.bus, backlog, lastBatchAt: worker.stats().lastBatchAt?.toISOString() ?? null };
+  if (database.status === 200 && consumer === 'consuming') return { status: 200, body: { status: 'ok', ...figures } };
+  const databaseState = database.body.status === 'ok' ? 'ok' : database.body.checks.database;
+  return { status: 503, body: { status: 'unavailable', checks: { database: databaseState, consumer }, ...figures } };
+}
+
+/** `read`'s value, or null when it fails or takes longer than `ms` (it is left to finish). */
+async function within<T>(ms: number, read: () => Promise<T>): Promise<T | null> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<null>((resolve) => {
+    timer = setTimeout(() => resolve(null), ms);
+  });
+  try {
+    return await Promise.race([read().catch(() => null), late]);
+  } finally {
+    clearTimeout(timer);
+  }
+}

@@ -1,0 +1,349 @@
+// The billing worker run alone, as production runs it (`node dist/billing-worker/main.js`):
+// its /healthz on BILLING_WORKER_PORT, and its end when its consumer stops for good. Before,
+// it served no port at all (nobody could tell a stuck worker from a healthy one), and a Kafka
+// consumer that kafkajs would not restart left the process up, billing nothing, for ever.
+// Uses dist/: run `npm run build` after changing the code.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { mkdtemp, rm } from 'node:fs/promises';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { Knex } from 'knex';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { parse } from 'yaml';
+import { readFileSync } from 'node:fs';
+import { createKafka, createKafkaUsageSink } from '../adapters/kafka/index.js';
+import { createDb, migrateLatest } from '../core/db/index.js';
+import { errorEnvelopeSchema } from '../core/errors/index.js';
+import { createLogger } from '../core/logging/index.js';
+import { createPostgresUsageSink, type UsageSink } from '../core/usage/index.js';
+import { createBillingOrg, ledgerCount, usageEvent } from './billing-fixtures.js';
+import { createScratchDatabase, type ScratchDatabase } from './support/database.js';
+import { kafkaBrokers } from './support/kafka.js';
+import { hostAndPort, startTcpProxy, type TcpProxy } from './support/tcp-proxy.js';
+
+const repoRoot = fileURLToPath(new URL('../', import.meta.url));
+const logger = createLogger({ level: 'silent' });
+
+interface Health {
+  status: number;
+  body: {
+    status: 'ok' | 'unavailable';
+    checks?: { database: string; consumer: string };
+    bus: string;
+    backlog: { events: number; batches?: number; oldestEnqueuedAt?: string | null } | null;
+    lastBatchAt: string | null;
+  };
+}
+
+
+const running: ChildProcess[] = [];
+let dataDir: string;
+
+interface Spawned {
+  child: ChildProcess;
+  /** Everything it wrote so far, stdout and stderr. */
+  output(): string;
+  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+}
+
+/** The compiled worker, as the compose file runs it. */
+function spawnWorker(env: Record<string, string>): Spawned {
+  const child = spawn(process.execPath, ['dist/billing-worker/main.js'], {
+    cwd: repoRoot,
+    env: { ...process.env, KAFKA_BROKERS: '', REDIS_URL: '', HOST: '127.0.0.1', DATA_DIR: dataDir, LOG_LEVEL: 'info', BILLING_WORKER_PORT: '0', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  running.push(child);
+  let output = '';
+  child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.on('close', (code, signal) => resolve({ code, signal })));
+  return { child, output: () => output, exited };
+}
+
+/** spawnWorker, resolving once it says where its /healthz listens. */
+async function startWorker(env: Record<string, string>): Promise<Worker> {
+  const spawned = spawnWorker(env);
+  const listening = () => spawned.output().split('\n').find((l) => l.includes('"billing worker health listening"'));
+  const gone = spawned.exited.then(() => undefined);
+  for (;;) {
+    const line = listening();
+    if (line) return { ...spawned, healthUrl: (JSON.parse(line) as { url: string }).url };
+    const ended = await Promise.race([gone.then(() => true), new Promise<false>((resolve) => setTimeout(() => resolve(false), 50))]);
+    if (ended && !listening()) throw new Error(`the billing worker exited before listening:\n${spawned.output().slice(-3000)}`);
+  }
+}
+
+interface Worker extends Spawned {
+  healthUrl: string;
+}
+
+async function health(worker: Worker): Promise<Health> {
+  const response = await fetch(worker.healthUrl, { signal: AbortSignal.timeout(10_000) });
+  return { status: response.status, body: (await response.json()) as Health['body'] };
+}
+
+/** Asks /healthz until `wanted` holds; the last answer either way. */
+async function healthWhen(worker: Worker, wanted: (h: Health) => boolean, timeoutMs = 30_000): Promise<Health> {
+  const until = Date.now() + timeoutMs;
+  let last = await health(worker);
+  while (!wanted(last) && Date.now() < until) {
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    last = await health(worker);
+  }
+  return last;
+}
+
+/** The `msg` of every JSON log line at level error. */
+function errorsIn(output: string): string[] {
+  return output.split('\n').flatMap((line) => {
+    try {
+      const entry = JSON.parse(line) as { level?: unknown; msg?: unknown; service?: unknown };
+      return entry.level === 'error' ? [String(entry.msg)] : [];
+    } catch {
+      return [];
+    }
+  });
+}
+
+beforeAll(async () => {
+  dataDir = await mkdtemp(path.join(os.tmpdir(), 'billing-worker-process-'));
+});
+afterEach(async () => {
+  await Promise.all(
+    running.splice(0).map(
+      (child) =>
+        new Promise<void>((resolve) => {
+          if (child.exitCode !== null || child.signalCode !== null) return resolve();
+          child.once('close', () => resolve());
+          child.kill('SIGKILL');
+        }),
+    ),
+  );
+});
+afterAll(async () => {
+  if (dataDir) await rm(dataDir, { recursive: true, force: true });
+});
+
+/** A worker's variables for a bus, and a sink publishing where that worker reads. */
+interface BusUse {
+  env: Record<string, string>;
+  sink(): UsageSink;
+}
+
+describe.each(['postgres', 'kafka'] as const)('the billing worker on the %s bus', (name) => {
+  // The Postgres bus consumer takes every row of usage_bus_batches: a database of its own.
+  let scratch: ScratchDatabase;
+  let db: Knex;
+  const sinks: UsageSink[] = [];
+  beforeAll(async () => {
+    scratch = await createScratchDatabase(`worker_${name}`);
+    db = createDb({ connectionString: scratch.url, poolMax: 4, applicationName: 'billing-worker-process-test' });
+    await migrateLatest(db);
+  });
+  afterAll(async () => {
+    for (const sink of sinks) await sink.close();
+    await db?.destroy();
+    await scratch?.drop();
+  });
+
+  // Kafka: a topic and a group per test, so that a worker killed by the test before does not
+  // hold up the next one's join until its session times out.
+  const bus = (): BusUse => {
+    const made = (sink: UsageSink) => {
+      sinks.push(sink);
+      return sink;
+    };
+    if (name === 'postgres') return { env: { DATABASE_URL: scratch.url }, sink: () => made(createPostgresUsageSink(db, { logger })) };
+    const suffix = randomUUID().slice(0, 8);
+    const topic = `usage-events-worker-${suffix}`;
+    return {
+      env: {
+        DATABASE_URL: scratch.url,
+        KAFKA_BROKERS: kafkaBrokers().join(','),
+        KAFKA_USAGE_TOPIC: topic,
+        KAFKA_DEAD_LETTER_TOPIC: `${topic}-dlq`,
+        KAFKA_CONSUMER_GROUP: `worker-${suffix}`,
+        KAFKA_PARTITIONS: '2',
+      },
+      sink: () => made(createKafkaUsageSink({ kafka: createKafka({ brokers: kafkaBrokers(), clientId: 'worker-process-test', logger }), topic, partitions: 2, logger })),
+    };
+  };
+
+  it('when events wait behind a batch being applied then /healthz answers 200 with them as the backlog, and once they are applied the backlog is 0 with the time of the last batch', async () => {
+    const { organizationId } = await createBillingOrg(db, { credits: 1_000 });
+    const use = bus();
+    const worker = await startWorker(use.env);
+    // Kafka: once the consumer has joined its group.
+    const idle = await healthWhen(worker, (h) => h.status === 200);
+    expect(idle).toEqual({ status: 200, body: { status: 'ok', bus: name, backlog: expect.objectContaining({ events: 0 }), lastBatchAt: null } });
+
+    // The worker's batch waits for this lock on the organization's allowance, as it would
+    // behind a slow top-up: the events are on the bus, not applied.
+    const trx = await db.transaction();
+    try {
+      await trx('allowances').where({ organization_id: organizationId }).forUpdate().first();
+      const usage = use.sink();
+      await Promise.all(Array.from({ length: 5 }, () => usage.publish(usageEvent(organizationId))));
+      const behind = await healthWhen(worker, (h) => h.body.backlog?.events === 5);
+      expect(behind).toMatchObject({ status: 200, body: { status: 'ok', backlog: { events: 5 }, lastBatchAt: null } });
+      if (name === 'postgres') expect(behind.body.backlog).toMatchObject({ batches: expect.any(Number), oldestEnqueuedAt: expect.stringMatching(/^\d{4}-/) });
+    } finally {
+      await trx.commit();
+    }
+    const caughtUp = await healthWhen(worker, (h) => h.body.backlog?.events === 0 && h.body.lastBatchAt !== null);
+    expect(caughtUp).toMatchObject({ status: 200, body: { status: 'ok', backlog: { events: 0 }, lastBatchAt: expect.stringMatching(/^\d{4}-\d\d-\d\dT/) } });
+    expect(await ledgerCount(db, organizationId)).toBe(5);
+  });
+
+  it('when batches cannot be applied then /healthz answers 503 naming the consumer, the database ok and the events waiting; once they can, 200 and a backlog of 0', async () => {
+    const { organizationId } = await createBillingOrg(db, { credits: 1_000 });
+    const use = bus();
+    const worker = await startWorker(use.env);
+    await healthWhen(worker, (h) => h.status === 200);
+    // Every batch now fails on a missing table (a migration gone wrong): retried, never applied.
+    await db.raw('ALTER TABLE usage_ledger RENAME TO usage_ledger_away');
+    try {
+      const usage = use.sink();
+      await Promise.all(Array.from({ length: 3 }, () => usage.publish(usageEvent(organizationId))));
+      const failing = await healthWhen(worker, (h) => h.status === 503 && h.body.backlog?.events === 3);
+      expect(failing).toMatchObject({ status: 503, body: { status: 'unavailable', checks: { database: 'ok', consumer: 'retrying' }, bus: name, backlog: { events: 3 } } });
+    } finally {
+      await db.raw('ALTER TABLE usage_ledger_away RENAME TO usage_ledger');
+    }
+    const recovered = await healthWhen(worker, (h) => h.status === 200 && h.body.backlog?.events === 0, 45_000);
+    expect(recovered).toMatchObject({ status: 200, body: { status: 'ok', backlog: { events: 0 } } });
+    expect(await ledgerCount(db, organizationId)).toBe(3);
+  }, 90_000);
+
+  it('when the database stops answering then /healthz answers 503 naming it within its deadline, and 200 once it answers again', async () => {
+    const proxy: TcpProxy = await startTcpProxy(hostAndPort(scratch.url));
+    try {
+      const worker = await startWorker({ ...bus().env, DATABASE_URL: proxy.urlFor(scratch.url) });
+      await healthWhen(worker, (h) => h.status === 200);
+      proxy.cut();
+      const began = Date.now();
+      const down = await health(worker);
+      expect(Date.now() - began).toBeLessThan(3_000);
+      expect(down).toMatchObject({ status: 503, body: { status: 'unavailable', checks: { database: 'unreachable' }, bus: name } });
+      proxy.restore();
+      expect(await healthWhen(worker, (h) => h.status === 200)).toMatchObject({ status: 200, body: { status: 'ok' } });
+    } finally {
+      await proxy.close();
+    }
+  });
+});
+
+describe('the billing worker on the kafka bus when its consumer stops for good', () => {
+  let scratch: ScratchDatabase;
+  beforeAll(async () => {
+    scratch = await createScratchDatabase('worker_fatal');
+  });
+  afterAll(async () => {
+    await scratch?.drop();
+  });
+
+  it('when kafkajs will not restart its consumer then the worker logs one line saying why and exits 1, for its supervisor to restart it', async () => {
+    // A realistic crash kafkajs does not restart from: a dead letter larger than the dead-letter
+    // topic takes (MESSAGE_TOO_LARGE is not retriable). The message itself is a poison message.
+    const suffix = randomUUID().slice(0, 8);
+    const topic = `usage-events-fatal-${suffix}`;
+    const deadLetterTopic = `${topic}-dlq`;
+    const kafka = createKafka({ brokers: kafkaBrokers(), clientId: 'worker-fatal-test', logger });
+    const admin = kafka.admin();
+    await admin.connect();
+    await admin.createTopics({
+      topics: [
+        { topic, numPartitions: 1 },
+        { topic: deadLetterTopic, numPartitions: 1, configEntries: [{ name: 'max.message.bytes', value: '1024' }] },
+      ],
+      waitForLeaders: true,
+    });
+    await admin.disconnect();
+    const producer = kafka.producer();
+    await producer.connect();
+    await producer.send({ topic, messages: [{ key: 'nobody', value: `not a usage event ${'x'.repeat(4_000)}` }] });
+    await producer.disconnect();
+
+    const worker = spawnWorker({
+      DATABASE_URL: scratch.url,
+      KAFKA_BROKERS: kafkaBrokers().join(','),
+      KAFKA_USAGE_TOPIC: topic,
+      KAFKA_DEAD_LETTER_TOPIC: deadLetterTopic,
+      KAFKA_CONSUMER_GROUP: `worker-fatal-${suffix}`,
+    });
+    const ended = await Promise.race([worker.exited, new Promise<undefined>((resolve) => setTimeout(() => resolve(undefined), 45_000))]);
+    const output = worker.output();
+    expect(ended, output.slice(-3000)).toEqual({ code: 1, signal: null });
+    const ours = errorsIn(output).filter((msg) => msg.startsWith('billing worker stopped consuming usage events'));
+    expect(ours).toEqual([
+      expect.stringMatching(
+        /^billing worker stopped consuming usage events: the Kafka consumer crashed on an error kafkajs does not retry, and kafkajs will not restart it \(KafkaJSProtocolError: The request included a message larger than the max message size the server will accept\); nothing is billed until it runs again, so it exits with status 1 for its supervisor to restart it$/,
+      ),
+    ]);
+    expect(output).not.toMatch(/Node\.js v\d/);
+  }, 90_000);
+});
+
+describe('the billing worker\'s HTTP port', () => {
+  let scratch: ScratchDatabase;
+  beforeAll(async () => {
+    scratch = await createScratchDatabase('worker_http');
+  });
+  afterAll(async () => {
+    await scratch?.drop();
+  });
+
+  it('when asked anything but GET /healthz then it answers unknown_endpoint in the error envelope (405 with Allow for another method)', async () => {
+    const worker = await startWorker({ DATABASE_URL: scratch.url });
+    const base = new URL(worker.healthUrl).origin;
+    const unknown = await fetch(`${base}/companies/x`);
+    expect(unknown.status).toBe(404);
+    const body = errorEnvelopeSchema.parse(await unknown.json());
+    expect(body.error.code).toBe('unknown_endpoint');
+    expect(unknown.headers.get('x-request-id')).toBe(body.error.requestId);
+    const wrongMethod = await fetch(worker.healthUrl, { method: 'POST' });
+    expect(wrongMethod.status).toBe(405);
+    expect(wrongMethod.headers.get('allow')).toBe('GET, HEAD');
+    expect(errorEnvelopeSchema.parse(await wrongMethod.json()).error).toMatchObject({ code: 'unknown_endpoint', message: 'This path only answers GET.' });
+    const head = await fetch(worker.healthUrl, { method: 'HEAD' });
+    expect(head.status).toBe(200);
+  });
+
+  it('when sent SIGTERM then the worker closes its port, drains and exits 0', async () => {
+    const worker = await startWorker({ DATABASE_URL: scratch.url });
+    expect((await health(worker)).status).toBe(200);
+    worker.child.kill('SIGTERM');
+    expect(await worker.exited).toEqual({ code: 0, signal: null });
+    expect(worker.output()).toContain('"msg":"billing worker stopped"');
+    await expect(fetch(worker.healthUrl)).rejects.toThrow();
+  });
+
+  it('when BILLING_WORKER_PORT is taken then the worker names it, stops what it started and exits 1', async () => {
+    const server = net.createServer();
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const port = (server.address() as net.AddressInfo).port;
+    try {
+      const worker = spawnWorker({ DATABASE_URL: scratch.url, BILLING_WORKER_PORT: String(port) });
+      const ended = await worker.exited;
+      const output = worker.output();
+      expect(ended.code, output.slice(-3000)).toBe(1);
+      expect(errorsIn(output)).toEqual([`could not start: BILLING_WORKER_PORT ${port} is already in use on 127.0.0.1: stop what listens there, or set BILLING_WORKER_PORT to a free port`]);
+    } finally {
+      await new Promise((resolve) => server.close(resolve));
+    }
+  });
+
+  it('when docker-compose runs the worker then it sets BILLING_WORKER_PORT and checks /healthz on it, as it does the API\'s', () => {
+    const compose = parse(readFileSync(path.join(repoRoot, 'docker-compose.yml'), 'utf8'), { merge: true }) as {
+      services: Record<string, { environment?: Record<string, string>; healthcheck?: { test?: string[] } }>;
+    };
+    const worker = compose.services['billing-worker']!;
+    const port = worker.environment?.BILLING_WORKER_PORT;
+    expect(port).toMatch(/^\d+$/);
+    expect(worker.healthcheck?.test).toEqual(['CMD', 'node', '-e', `fetch('http://127.0.0.1:${port}/healthz').then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))`]);
+  });
+});
