@@ -1,5 +1,6 @@
 import { Kafka, logLevel, type LogEntry } from 'kafkajs';
 import type { Logger } from '../../core/logging/index.js';
+import { stopIdleRequestQueueLoop } from './request-queue-idle-fix.js';
 
 export interface KafkaClientOptions {
   brokers: string[];
@@ -12,6 +13,7 @@ export interface KafkaClientOptions {
  * they go to debug). Connection retries are short: the callers decide how long to wait.
  */
 export function createKafka(options: KafkaClientOptions): Kafka {
+  stopIdleRequestQueueLoop();
   const log = options.logger.child({ component: 'kafkajs' });
   return new Kafka({
     clientId: options.clientId,
