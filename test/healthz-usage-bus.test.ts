@@ -1,6 +1,11 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from 'vitest';
+import { killAndWait, readKafkaControl, startKafkaBroker, stopKafkaBroker, writeKafkaControl } from './services/kafka-control.js';
+import { startLocalKafka } from './services/kafka-local.js';
 import { createScratchDatabase, type ScratchDatabase } from './support/database.js';
 
 // /healthz of the services that publish usage to Kafka, run alone as production runs them.
@@ -9,6 +14,9 @@ import { createScratchDatabase, type ScratchDatabase } from './support/database.
 const repoRoot = fileURLToPath(new URL('../', import.meta.url));
 // Empty when the run was started with TEST_SERVICES=postgres.
 const kafkaBrokers = inject('kafkaBrokers');
+// A broker of this file's own to stop and start (stopping the suite's would fail whatever Kafka
+// test another worker runs meanwhile), from the jars the suite's local broker came from.
+const ownBrokerPossible = (await readKafkaControl(inject('kafkaControlFile'))).kind === 'local';
 
 const services = [
   { entry: 'api/main.ts', listening: 'API listening' },
@@ -18,6 +26,8 @@ const services = [
 interface Running {
   child: ChildProcess;
   baseUrl: string;
+  /** Its JSON log lines so far. */
+  lines(): { msg?: string; level?: string }[];
 }
 
 const running: ChildProcess[] = [];
@@ -38,7 +48,7 @@ function startService(service: (typeof services)[number], env: Record<string, st
       for (const line of output.split('\n')) {
         if (!line.includes(service.listening)) continue;
         const entry = JSON.parse(line) as { port?: number; url?: string };
-        resolve({ child, baseUrl: entry.url ? new URL(entry.url).origin : `http://127.0.0.1:${entry.port}` });
+        resolve({ child, baseUrl: entry.url ? new URL(entry.url).origin : `http://127.0.0.1:${entry.port}`, lines: () => jsonLines(output) });
       }
     };
     child.stdout.on('data', collect);
@@ -48,9 +58,30 @@ function startService(service: (typeof services)[number], env: Record<string, st
   });
 }
 
+function jsonLines(output: string): { msg?: string; level?: string }[] {
+  return output.split('\n').flatMap((line) => {
+    try {
+      return [JSON.parse(line) as { msg?: string; level?: string }];
+    } catch {
+      return [];
+    }
+  });
+}
+
 async function health(baseUrl: string): Promise<{ status: number; body: unknown }> {
   const response = await fetch(`${baseUrl}/healthz`);
   return { status: response.status, body: await response.json() };
+}
+
+/** Polls /healthz until it answers `status`; resolves with that answer, or the last one after `timeoutMs`. */
+async function healthOnce(baseUrl: string, status: number, timeoutMs: number): Promise<{ status: number; body: unknown }> {
+  const until = Date.now() + timeoutMs;
+  let last = await health(baseUrl);
+  while (last.status !== status && Date.now() < until) {
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    last = await health(baseUrl);
+  }
+  return last;
 }
 
 beforeAll(async () => {
@@ -92,4 +123,56 @@ describe('/healthz of a service publishing usage to Kafka', () => {
     }
     expect(last).toEqual({ status: 200, body: { status: 'ok' } });
   });
+});
+
+describe.skipIf(!ownBrokerPossible)('/healthz of services serving no calls when Kafka stops and comes back', () => {
+  let workDir = '';
+  let controlFile = '';
+  let brokers: string[] = [];
+
+  beforeAll(async () => {
+    workDir = await mkdtemp(path.join(os.tmpdir(), 'healthz-usage-bus-'));
+    const cacheRoot = path.join(process.env.XDG_CACHE_HOME || path.join(os.homedir(), '.cache'), 'italian-company-data');
+    const local = await startLocalKafka({ cacheRoot, workDir, log: () => {} });
+    brokers = local.brokers;
+    controlFile = path.join(workDir, 'kafka-control.json');
+    await writeKafkaControl(controlFile, local.control);
+  });
+  afterAll(async () => {
+    if (controlFile) {
+      const state = await readKafkaControl(controlFile);
+      if (state.kind === 'local') await killAndWait(state.pid, 'SIGTERM', 15_000);
+    }
+    if (workDir) await rm(workDir, { recursive: true, force: true });
+  });
+
+  // Before, only a paid call's failed send made a process notice: an idle replica answered 200
+  // all through an outage, the gateway kept routing to it, and its first calls got the 503s.
+  it('when the broker stops then an idle API and tool server answer 503 (usageBus unreachable) within seconds, say so once, and answer 200 once it is back', async () => {
+    const started = await Promise.all(services.map((service) => startService(service, { KAFKA_BROKERS: brokers.join(','), KAFKA_USAGE_TOPIC: `healthz-idle-${Date.now()}` })));
+    for (const { baseUrl } of started) expect(await healthOnce(baseUrl, 200, 30_000)).toEqual({ status: 200, body: { status: 'ok' } });
+
+    await stopKafkaBroker(controlFile);
+    const stoppedAt = Date.now();
+    const noticed = await Promise.all(
+      started.map(async ({ baseUrl }) => ({ answer: await healthOnce(baseUrl, 503, 30_000), afterMs: Date.now() - stoppedAt })),
+    );
+    for (const { answer, afterMs } of noticed) {
+      expect(answer).toEqual({ status: 503, body: { status: 'unavailable', checks: { database: 'ok', usageBus: 'unreachable' } } });
+      // Two failed checks three seconds apart, plus a poll: about six seconds.
+      expect(afterMs).toBeLessThan(10_000);
+    }
+    // Through several more checks' and reconnects' worth of outage, said once, not once per try.
+    await new Promise((resolve) => setTimeout(resolve, 8_000));
+    for (const running of started) {
+      expect((await health(running.baseUrl)).status).toBe(503);
+      expect(running.lines().filter((l) => l.msg === 'Kafka unreachable; paid calls are refused until it answers')).toEqual([expect.objectContaining({ level: 'warn' })]);
+    }
+
+    await startKafkaBroker(controlFile);
+    for (const running of started) {
+      expect(await healthOnce(running.baseUrl, 200, 60_000)).toEqual({ status: 200, body: { status: 'ok' } });
+      expect(running.lines().filter((l) => l.msg === 'Kafka reachable again; paid calls are served')).toHaveLength(1);
+    }
+  }, 240_000);
 });

@@ -1,8 +1,9 @@
-import { Partitioners, type Kafka, type Message, type Producer } from 'kafkajs';
+import { Partitioners, type Admin, type Kafka, type Message, type Producer } from 'kafkajs';
 import { errorMessage } from '../../core/errors/index.js';
 import type { Logger } from '../../core/logging/index.js';
 import { createBatchPublisher, meteringUnavailable, settleRefusedCalls, USAGE_PUBLISH_DEADLINE_MS, type RecordRefusedCalls, type UsageEvent, type UsageSink } from '../../core/usage/index.js';
 import { ensureTopics } from './create-kafka.js';
+import { failedToReachKafka, refusedByEveryBroker, type BrokerAddress } from './kafka-unreachable.js';
 
 /**
  * The longest a caller waits for Kafka to acknowledge its event: then its call is refused (503
@@ -14,6 +15,21 @@ export const PUBLISH_DEADLINE_MS = USAGE_PUBLISH_DEADLINE_MS;
 /** While Kafka is unreachable: how often a reconnect is tried, and how often that is logged. */
 const RECONNECT_EVERY_MS = 2_000;
 const STILL_UNREACHABLE_EVERY_MS = 30_000;
+
+// The idle check (see createKafkaUsageSink). Constants, not settings: they decide how soon an
+// idle replica's /healthz says Kafka is gone (here: within about 2 × 3 s), nothing a deployment
+// tunes. A check is a TCP connection to the brokers and one metadata request, made only when no
+// batch was acknowledged since the previous tick, so a replica serving calls never makes one.
+const IDLE_CHECK_EVERY_MS = 3_000;
+// A metadata request is answered in milliseconds. Two checks in a row unanswered this long (a
+// broker that takes connections and says nothing) is about as long as a paid call waits before
+// it is refused (PUBLISH_DEADLINE_MS). Shorter than kafkajs's own request timeout (createKafka:
+// 10 s), which some admin requests turn into a TypeError that would not count as unreachable.
+const IDLE_CHECK_DEADLINE_MS = 5_000;
+// One failed check is not enough: a broker restarting for a second, or, of several brokers, the
+// one kafkajs happened to ask, is something a paid call would ride out (kafkajs retries a send
+// for about ten seconds), and counting Kafka as unreachable refuses every call at once.
+const IDLE_CHECK_FAILURES = 2;
 
 export interface KafkaUsageSinkOptions {
   kafka: Kafka;
@@ -74,9 +90,20 @@ interface Pending {
  * none of them, and any the ledger had already charged is refunded; when that record fails,
  * all are logged at error with their ids for refund.
  *
- * While Kafka is unreachable (a send or a reconnect failed and none succeeded since) calls are
- * refused at once, and one reconnect at a time runs in the background, every 2 s until one
- * succeeds (and at once when a call comes).
+ * While Kafka is unreachable (a send, a reconnect or the idle check failed and none succeeded
+ * since) calls are refused at once, and one reconnect at a time runs in the background, every 2 s
+ * until one succeeds (and at once when a call comes).
+ *
+ * The idle check: a send is what finds out that Kafka has gone, so a replica that serves no
+ * calls would go on counting it as reachable (/healthz 200) through an outage, and its first
+ * calls would be the ones refused. While no batch is acknowledged, every 3 s a check asks Kafka
+ * whether it still answers (a TCP connection to its brokers, then a metadata request); two
+ * checks in a row that fail to reach it (refused, closed, no answer within 5 s) count Kafka as
+ * unreachable, as a failed send does, said in one line. A send outweighs the checks: a check
+ * is not made while a send is under way, and one that fails while a send was acknowledged is
+ * dropped. A check that reaches Kafka never counts it as reachable again: only a reconnect
+ * that succeeds does, as after a failed send. A check that fails for another reason (the
+ * broker refused the request) changes nothing.
  */
 export function createKafkaUsageSink(options: KafkaUsageSinkOptions): KafkaUsageSink {
   const { kafka, topic, logger } = options;
@@ -91,6 +118,18 @@ export function createKafkaUsageSink(options: KafkaUsageSinkOptions): KafkaUsage
   // While Kafka is unreachable, the next reconnect, due whether or not calls come.
   let retryTimer: NodeJS.Timeout | undefined;
   let lastStillUnreachable = 0;
+  // Sends waiting for their acknowledgement, and batches acknowledged so far: the idle check's
+  // evidence that Kafka answers (one increment per batch, nothing per call).
+  let sendsUnderWay = 0;
+  let batchesAcknowledged = 0;
+  let batchesAcknowledgedAtLastTick = 0;
+  // The idle check's admin client, connected with the producer and kept (a check is then one
+  // request), the brokers Kafka last said it has (host and port as the producer reaches them),
+  // and the check under way.
+  let checker: { admin: Admin; connected: Promise<Admin> } | undefined;
+  let brokers: BrokerAddress[] = [];
+  let checking: Promise<void> | undefined;
+  let failedChecks = 0;
 
   const connectOnce = (): Promise<Producer> =>
     (connecting ??= (async () => {
@@ -119,6 +158,7 @@ export function createKafkaUsageSink(options: KafkaUsageSinkOptions): KafkaUsage
       }
       producer = p;
       failing = false;
+      void prepareChecker();
       return p;
     })()
       .catch((err: unknown) => {
@@ -204,8 +244,10 @@ export function createKafkaUsageSink(options: KafkaUsageSinkOptions): KafkaUsage
         messages.length = 0;
       };
       for (const e of sending) e.abandon = abandon;
+      sendsUnderWay++;
       try {
         const results = await within(acknowledged, deadline);
+        batchesAcknowledged++;
         // A caller refused at the very moment its request was on the wire: sent all the same
         // (an emptied send acknowledges nothing).
         const refusedYetSent = sending.filter((e) => e.refused);
@@ -235,11 +277,119 @@ export function createKafkaUsageSink(options: KafkaUsageSinkOptions): KafkaUsage
         }
         throw meteringUnavailable(err);
       } finally {
+        sendsUnderWay--;
         for (const e of sending) e.abandon = undefined;
       }
     },
     { maxBatch: options.maxBatch ?? 1_000, lingerMs: options.lingerMs ?? 2 },
   );
+
+  /** Kafka's metadata (its brokers), asked on the check's own connection. */
+  const describeCluster = async (admin: Admin) => {
+    const cluster = await admin.describeCluster();
+    brokers = cluster.brokers.map(({ host, port }) => ({ host, port }));
+  };
+
+  // Connected while Kafka answers (with the producer), so the brokers are known before any outage.
+  const prepareChecker = (): Promise<Admin> => {
+    if (checker) return checker.connected;
+    const admin = kafka.admin();
+    const connected = (async () => {
+      try {
+        await admin.connect();
+        await describeCluster(admin);
+        return admin;
+      } catch (err) {
+        await admin.disconnect().catch(() => {});
+        throw err;
+      }
+    })();
+    const made = { admin, connected };
+    checker = made;
+    // A connect that failed is not kept: the next check tries again (and counts the failure).
+    connected.catch(() => {
+      if (checker === made) checker = undefined;
+    });
+    return connected;
+  };
+
+  // Kept through checks that fail otherwise, dropped after one with no answer (its connection
+  // may be stuck), once Kafka counts as unreachable (checks stop until a reconnect succeeds,
+  // which makes a new one) and on close. Disconnected at once, which ends a request under way
+  // (close() waits for that, not for a stuck request), and again once a connect still under way
+  // has ended, should kafkajs's retries have completed it meanwhile.
+  const dropChecker = () => {
+    const dropped = checker;
+    checker = undefined;
+    if (!dropped) return;
+    const disconnecting = dropped.admin.disconnect().catch(() => {});
+    abandoned.add(disconnecting);
+    void disconnecting.finally(() => abandoned.delete(disconnecting));
+    void dropped.connected.then(() => dropped.admin.disconnect(), () => {}).catch(() => {});
+  };
+
+  // First the brokers themselves: kafkajs admin clients keep no metadata, so during an outage
+  // every admin request goes through kafkajs's client-wide connect retries (about nine seconds)
+  // before it fails, and a broker that is down would be told only by the check's deadline.
+  // Refused by every broker, the check fails at once. Then one metadata request, for no topic (a
+  // producer allowed to write its topic may not be allowed to describe others): a broker that
+  // takes connections but does not answer fails at the deadline.
+  const askKafka = async () => {
+    const refused = await refusedByEveryBroker(brokers, IDLE_CHECK_DEADLINE_MS);
+    if (refused) throw refused;
+    await describeCluster(await prepareChecker());
+  };
+
+  /** One idle check of Kafka while `p` is the producer; counts Kafka unreachable after enough failures. */
+  const check = async (p: Producer): Promise<void> => {
+    const acknowledgedBefore = batchesAcknowledged;
+    let failure: unknown;
+    try {
+      await within(askKafka(), Date.now() + IDLE_CHECK_DEADLINE_MS);
+      failedChecks = 0;
+      return;
+    } catch (err) {
+      failure = err;
+      if (err instanceof DeadlinePassed) dropChecker();
+    }
+    // What a send found out meanwhile outweighs the check: the sink was closed, the producer
+    // was given up or replaced, or Kafka acknowledged a batch, or a send is still under way
+    // and will tell (given up if it fails).
+    if (closed || producer !== p || batchesAcknowledged !== acknowledgedBefore || sendsUnderWay > 0) {
+      failedChecks = 0;
+      return;
+    }
+    if (!(failure instanceof DeadlinePassed) && !failedToReachKafka(failure)) {
+      failedChecks = 0;
+      logger.warnRepeating('kafka idle check', 'Kafka idle check failed for a reason other than reaching Kafka; not counted', { err: errorMessage(failure) });
+      return;
+    }
+    if (++failedChecks < IDLE_CHECK_FAILURES) return;
+    failedChecks = 0;
+    // As after a failed send: no producer, calls refused at once, reconnects every 2 s; the
+    // first that succeeds says "reachable again". Said once here; "still unreachable" after 30 s.
+    producer = undefined;
+    failing = true;
+    void p.disconnect().catch(() => {});
+    dropChecker();
+    retrySoon();
+    lastStillUnreachable = Date.now();
+    logger.warn('Kafka unreachable; paid calls are refused until it answers', { err: errorMessage(failure) });
+  };
+
+  const checkTimer = setInterval(() => {
+    if (closed || checking || !producer) return;
+    // Acknowledged since the last tick: Kafka answers, and the replica is not idle.
+    if (batchesAcknowledged !== batchesAcknowledgedAtLastTick || sendsUnderWay > 0) {
+      batchesAcknowledgedAtLastTick = batchesAcknowledged;
+      failedChecks = 0;
+      return;
+    }
+    checking = check(producer).finally(() => {
+      checking = undefined;
+    });
+  }, IDLE_CHECK_EVERY_MS);
+  checkTimer.unref();
 
   return {
     connect: async () => {
@@ -279,6 +429,10 @@ export function createKafkaUsageSink(options: KafkaUsageSinkOptions): KafkaUsage
     async close() {
       closed = true;
       clearTimeout(retryTimer);
+      clearInterval(checkTimer);
+      // A check under way ends with its connection: not waited for up to its deadline.
+      dropChecker();
+      await checking;
       // Deliver what was accepted before closing: those callers are waiting for their answer.
       await batches.drain();
       // A connect still under way (a start-up that failed elsewhere) disconnects when it ends.

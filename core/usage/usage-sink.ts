@@ -10,8 +10,9 @@ export interface UsageSink {
   publish(event: UsageEvent): Promise<void>;
   /**
    * False while a publish would be refused at once (the Kafka producer not connected: at
-   * start-up, or through an outage), for /healthz. Absent on the Postgres bus, whose health is
-   * the database's.
+   * start-up, or through an outage, found by a failed send or, with no calls coming, by the
+   * sink's own checks), for /healthz. Absent on the Postgres bus, whose health is the
+   * database's.
    */
   reachable?(): boolean;
   close(): Promise<void>;
