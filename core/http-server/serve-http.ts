@@ -63,8 +63,11 @@ export function serveHttp(listener: RequestListener, port: number, host: string,
 
 /**
  * On SIGINT/SIGTERM: run `stop` once (drain servers, flush usage, close pools), then re-raise
- * the signal so the process ends the way its supervisor expects. A failure while stopping is
- * logged and turns into exit code 1.
+ * the signal so the process ends the way its supervisor expects (143 for SIGTERM). The last
+ * line says how it ended: "stopped" with the drain's duration once `stop` finished, so a
+ * drained stop can be told from one killed half way (whose last line is "shutting down"), or
+ * "unclean shutdown" when `stop` failed. (The re-raised signal ends the process either way:
+ * the exit code 1 set on failure is not what a supervisor sees.)
  */
 export function stopOnSignal(logger: Logger, stop: () => Promise<void>): void {
   let stopping = false;
@@ -72,8 +75,11 @@ export function stopOnSignal(logger: Logger, stop: () => Promise<void>): void {
     if (stopping) return;
     stopping = true;
     logger.info('shutting down', { signal });
+    const began = Date.now();
     try {
       await stop();
+      // Written before the re-raise ends the process: on Linux, stderr writes are synchronous.
+      logger.info('stopped', { signal, drainMs: Date.now() - began });
     } catch (err) {
       logger.error('unclean shutdown', { err });
       process.exitCode = 1;
