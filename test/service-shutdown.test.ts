@@ -83,4 +83,21 @@ describe('a service stopped with SIGTERM', () => {
       if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
     }
   }, 60_000);
+
+  it('when the drain fails then the last line is "unclean shutdown" and the process exits with status 1, not by the signal', async () => {
+    const child = spawn(process.execPath, ['--import', 'tsx', 'test/support/stop-that-fails.ts'], { cwd: repoRoot, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stderr = '';
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.on('exit', (code, signal) => resolve({ code, signal })));
+    try {
+      await new Promise<void>((resolve) => child.stdout.on('data', (chunk: Buffer) => chunk.toString().includes('ready') && resolve()));
+      child.kill('SIGTERM');
+      expect(await exited).toEqual({ code: 1, signal: null });
+      const lines = logLines(stderr);
+      expect(lines.at(-1), stderr.slice(-2000)).toEqual(expect.objectContaining({ level: 'error', msg: 'unclean shutdown' }));
+      expect(lines.filter((l) => l.msg === 'stopped')).toEqual([]);
+    } finally {
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+    }
+  }, 30_000);
 });

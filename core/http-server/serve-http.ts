@@ -66,8 +66,8 @@ export function serveHttp(listener: RequestListener, port: number, host: string,
  * the signal so the process ends the way its supervisor expects (143 for SIGTERM). The last
  * line says how it ended: "stopped" with the drain's duration once `stop` finished, so a
  * drained stop can be told from one killed half way (whose last line is "shutting down"), or
- * "unclean shutdown" when `stop` failed. (The re-raised signal ends the process either way:
- * the exit code 1 set on failure is not what a supervisor sees.)
+ * "unclean shutdown" when `stop` failed, and then the process exits with status 1 instead: a
+ * re-raised signal would tell the supervisor it stopped as asked.
  */
 export function stopOnSignal(logger: Logger, stop: () => Promise<void>): void {
   let stopping = false;
@@ -82,10 +82,9 @@ export function stopOnSignal(logger: Logger, stop: () => Promise<void>): void {
       logger.info('stopped', { signal, drainMs: Date.now() - began });
     } catch (err) {
       logger.error('unclean shutdown', { err });
-      process.exitCode = 1;
-    } finally {
-      process.kill(process.pid, signal);
+      process.exit(1);
     }
+    process.kill(process.pid, signal);
   };
   for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, (s) => void handle(s));
 }
