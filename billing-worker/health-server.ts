@@ -1,6 +1,6 @@
 import type http from 'node:http';
 import { AppError, toErrorObject } from '../core/errors/index.js';
-import { serveOnPort, type HttpService, type PortVariable } from '../core/http-server/index.js';
+import { serveOnPort, type HttpService } from '../core/http-server/index.js';
 import { newRequestId } from '../core/ids/index.js';
 import type { Logger } from '../core/logging/index.js';
 import type { WorkerHealthAnswer } from './worker-health.js';
@@ -20,9 +20,8 @@ export interface HealthServerOptions {
  * seconds would bury the worker's own lines.
  */
 export function serveWorkerHealth(options: HealthServerOptions): Promise<HttpService> {
-  // serveOnPort words a taken port in terms of the variable to change. Its PortVariable does
-  // not list this one yet (core/http-server is not ours to change here); the text is all it uses.
-  return serveOnPort('BILLING_WORKER_PORT' as PortVariable, healthListener(options), options.port, options.host, { jsonErrors: true });
+  // serveOnPort words a taken port in terms of the variable to change.
+  return serveOnPort('BILLING_WORKER_PORT', healthListener(options), options.port, options.host, { jsonErrors: true });
 }
 
 function healthListener(options: HealthServerOptions): http.RequestListener {

@@ -76,7 +76,7 @@ describe('docker-compose.yml', () => {
         if (rule.condition === 'service_healthy') expect(services[dep]?.healthcheck?.test, `${dep} needs a healthcheck`).toBeDefined();
       }
     }
-    for (const name of ['postgres', 'kafka', 'redis', 'api', 'mcp']) expect(services[name]?.healthcheck?.test, `${name} has no healthcheck`).toBeDefined();
+    for (const name of ['postgres', 'kafka', 'redis', 'api', 'mcp', 'billing-worker']) expect(services[name]?.healthcheck?.test, `${name} has no healthcheck`).toBeDefined();
     expect(services.api?.depends_on).toMatchObject({ migrate: { condition: 'service_completed_successfully' } });
   });
 

@@ -2,7 +2,7 @@ import type http from 'node:http';
 import { serveHttp, type HttpService } from './serve-http.js';
 
 /** The setting that chose the port: what a person changes when it cannot be opened. */
-export type PortVariable = 'API_PORT' | 'MCP_PORT' | 'DASHBOARD_PORT';
+export type PortVariable = 'API_PORT' | 'MCP_PORT' | 'DASHBOARD_PORT' | 'BILLING_WORKER_PORT';
 
 export interface ServeOnPortOptions {
   jsonErrors?: boolean;
