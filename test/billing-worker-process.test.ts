@@ -1,8 +1,7 @@
-// The billing worker run alone, as production runs it (`node dist/billing-worker/main.js`):
-// its /healthz on BILLING_WORKER_PORT, and its end when its consumer stops for good. Before,
+// The billing worker run alone, as production runs it (here from its source, through tsx): its
+// /healthz on BILLING_WORKER_PORT, and its end when its consumer stops for good. Before,
 // it served no port at all (nobody could tell a stuck worker from a healthy one), and a Kafka
 // consumer that kafkajs would not restart left the process up, billing nothing, for ever.
-// Uses dist/: run `npm run build` after changing the code.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -51,7 +50,7 @@ interface Spawned {
 
 /** The compiled worker, as the compose file runs it. */
 function spawnWorker(env: Record<string, string>): Spawned {
-  const child = spawn(process.execPath, ['dist/billing-worker/main.js'], {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'billing-worker/main.ts'], {
     cwd: repoRoot,
     env: { ...process.env, KAFKA_BROKERS: '', REDIS_URL: '', HOST: '127.0.0.1', DATA_DIR: dataDir, LOG_LEVEL: 'info', BILLING_WORKER_PORT: '0', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],

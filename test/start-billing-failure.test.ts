@@ -1,7 +1,7 @@
 // `npm start` runs the billing worker in-process beside the API and the tool server. When that
 // worker's consumer stops for good, the one process must not go on serving paid calls that are
 // never billed: it stops everything and exits 1, saying why. Before, it kept serving, and no
-// balance or flag moved again. Kafka runs on the suite's real broker; uses dist/ (`npm run build`).
+// balance or flag moved again. Kafka runs on the suite's real broker.
 import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -59,7 +59,7 @@ describe('npm start when its billing worker stops consuming for good', () => {
     await admin.disconnect();
 
     const ports = { API_PORT: await freePort(), MCP_PORT: await freePort(), DASHBOARD_PORT: await freePort() };
-    const child = spawn(process.execPath, ['dist/cli/main.js', 'start'], {
+    const child = spawn(process.execPath, ['--import', 'tsx', 'cli/main.ts', 'start'], {
       cwd: repoRoot,
       env: {
         ...process.env,
