@@ -20,8 +20,9 @@ import { createLogger } from '../core/logging/index.js';
 import { createPostgresUsageSink, type UsageSink } from '../core/usage/index.js';
 import { createBillingOrg, ledgerCount, usageEvent } from './billing-fixtures.js';
 import { createScratchDatabase, type ScratchDatabase } from './support/database.js';
-import { kafkaBrokers } from './support/kafka.js';
+import { kafkaBrokers, topicsWithAnUnrestartableCrash } from './support/kafka.js';
 import { hostAndPort, startTcpProxy, type TcpProxy } from './support/tcp-proxy.js';
+import { killChildren } from './support/child-processes.js';
 
 const repoRoot = fileURLToPath(new URL('../', import.meta.url));
 const logger = createLogger({ level: 'silent' });
@@ -111,18 +112,7 @@ function errorsIn(output: string): string[] {
 beforeAll(async () => {
   dataDir = await mkdtemp(path.join(os.tmpdir(), 'billing-worker-process-'));
 });
-afterEach(async () => {
-  await Promise.all(
-    running.splice(0).map(
-      (child) =>
-        new Promise<void>((resolve) => {
-          if (child.exitCode !== null || child.signalCode !== null) return resolve();
-          child.once('close', () => resolve());
-          child.kill('SIGKILL');
-        }),
-    ),
-  );
-});
+afterEach(() => killChildren(running));
 afterAll(async () => {
   if (dataDir) await rm(dataDir, { recursive: true, force: true });
 });
@@ -248,31 +238,16 @@ describe('the billing worker on the kafka bus when its consumer stops for good',
   it('when kafkajs will not restart its consumer then the worker logs one line saying why and exits 1, for its supervisor to restart it', async () => {
     // A realistic crash kafkajs does not restart from: a dead letter larger than the dead-letter
     // topic takes (MESSAGE_TOO_LARGE is not retriable). The message itself is a poison message.
-    const suffix = randomUUID().slice(0, 8);
-    const topic = `usage-events-fatal-${suffix}`;
-    const deadLetterTopic = `${topic}-dlq`;
     const kafka = createKafka({ brokers: kafkaBrokers(), clientId: 'worker-fatal-test', logger });
-    const admin = kafka.admin();
-    await admin.connect();
-    await admin.createTopics({
-      topics: [
-        { topic, numPartitions: 1 },
-        { topic: deadLetterTopic, numPartitions: 1, configEntries: [{ name: 'max.message.bytes', value: '1024' }] },
-      ],
-      waitForLeaders: true,
-    });
-    await admin.disconnect();
-    const producer = kafka.producer();
-    await producer.connect();
-    await producer.send({ topic, messages: [{ key: 'nobody', value: `not a usage event ${'x'.repeat(4_000)}` }] });
-    await producer.disconnect();
+    const { topic, deadLetterTopic, groupId, poison } = await topicsWithAnUnrestartableCrash(kafka, 'usage-events-fatal');
+    await poison();
 
     const worker = spawnWorker({
       DATABASE_URL: scratch.url,
       KAFKA_BROKERS: kafkaBrokers().join(','),
       KAFKA_USAGE_TOPIC: topic,
       KAFKA_DEAD_LETTER_TOPIC: deadLetterTopic,
-      KAFKA_CONSUMER_GROUP: `worker-fatal-${suffix}`,
+      KAFKA_CONSUMER_GROUP: groupId,
     });
     const ended = await Promise.race([worker.exited, new Promise<undefined>((resolve) => setTimeout(() => resolve(undefined), 45_000))]);
     const output = worker.output();

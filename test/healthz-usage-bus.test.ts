@@ -7,6 +7,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from 'vi
 import { killAndWait, readKafkaControl, startKafkaBroker, stopKafkaBroker, writeKafkaControl } from './services/kafka-control.js';
 import { startLocalKafka } from './services/kafka-local.js';
 import { createScratchDatabase, type ScratchDatabase } from './support/database.js';
+import { killChildren } from './support/child-processes.js';
 
 // /healthz of the services that publish usage to Kafka, run alone as production runs them.
 // Before, a process whose KAFKA_BROKERS named no broker answered 200 ok to every health check
@@ -87,18 +88,7 @@ async function healthOnce(baseUrl: string, status: number, timeoutMs: number): P
 beforeAll(async () => {
   database = await createScratchDatabase('healthz_bus');
 });
-afterEach(async () => {
-  await Promise.all(
-    running.splice(0).map(
-      (child) =>
-        new Promise<void>((resolve) => {
-          if (child.exitCode !== null || child.signalCode !== null) return resolve();
-          child.once('exit', () => resolve());
-          child.kill('SIGKILL');
-        }),
-    ),
-  );
-});
+afterEach(() => killChildren(running));
 afterAll(async () => {
   await database?.drop();
 });

@@ -3,7 +3,6 @@
 // never billed: it stops everything and exits 1, saying why. Before, it kept serving, and no
 // balance or flag moved again. Kafka runs on the suite's real broker.
 import { spawn } from 'node:child_process';
-import { randomUUID } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -13,7 +12,7 @@ import { createKafka } from '../adapters/kafka/index.js';
 import { createLogger } from '../core/logging/index.js';
 import { freePort, isListening } from './services/free-port.js';
 import { createScratchDatabase, type ScratchDatabase } from './support/database.js';
-import { kafkaBrokers } from './support/kafka.js';
+import { kafkaBrokers, topicsWithAnUnrestartableCrash } from './support/kafka.js';
 
 const repoRoot = fileURLToPath(new URL('../', import.meta.url));
 const logger = createLogger({ level: 'silent' });
@@ -43,20 +42,8 @@ describe('npm start when its billing worker stops consuming for good', () => {
   it('when kafkajs will not restart the consumer then start stops every service, closes its ports and exits 1 with one line saying why', async () => {
     // As in test/billing-worker-process.test.ts: a dead letter the dead-letter topic refuses as
     // too large is a crash kafkajs does not restart from.
-    const suffix = randomUUID().slice(0, 8);
-    const topic = `usage-events-start-${suffix}`;
-    const deadLetterTopic = `${topic}-dlq`;
     const kafka = createKafka({ brokers: kafkaBrokers(), clientId: 'start-billing-failure', logger });
-    const admin = kafka.admin();
-    await admin.connect();
-    await admin.createTopics({
-      topics: [
-        { topic, numPartitions: 1 },
-        { topic: deadLetterTopic, numPartitions: 1, configEntries: [{ name: 'max.message.bytes', value: '1024' }] },
-      ],
-      waitForLeaders: true,
-    });
-    await admin.disconnect();
+    const { topic, deadLetterTopic, groupId, poison } = await topicsWithAnUnrestartableCrash(kafka, 'usage-events-start');
 
     const ports = { API_PORT: await freePort(), MCP_PORT: await freePort(), DASHBOARD_PORT: await freePort() };
     const child = spawn(process.execPath, ['--import', 'tsx', 'cli/main.ts', 'start'], {
@@ -71,7 +58,7 @@ describe('npm start when its billing worker stops consuming for good', () => {
         KAFKA_BROKERS: kafkaBrokers().join(','),
         KAFKA_USAGE_TOPIC: topic,
         KAFKA_DEAD_LETTER_TOPIC: deadLetterTopic,
-        KAFKA_CONSUMER_GROUP: `start-${suffix}`,
+        KAFKA_CONSUMER_GROUP: groupId,
         ...Object.fromEntries(Object.entries(ports).map(([k, v]) => [k, String(v)])),
       },
       stdio: ['ignore', 'pipe', 'pipe'],
@@ -85,10 +72,7 @@ describe('npm start when its billing worker stops consuming for good', () => {
       const allUp = () => Promise.all(Object.values(ports).map((port) => isListening(port))).then((up) => up.every(Boolean));
       expect(await waitUntil(allUp, START_MS), (stdout + stderr).slice(-3000)).toBe(true);
 
-      const producer = kafka.producer();
-      await producer.connect();
-      await producer.send({ topic, messages: [{ key: 'nobody', value: `not a usage event ${'x'.repeat(4_000)}` }] });
-      await producer.disconnect();
+      await poison();
 
       const ended = await Promise.race([exited, new Promise<undefined>((resolve) => setTimeout(() => resolve(undefined), 60_000))]);
       expect(ended, (stdout + stderr).slice(-3000)).toEqual({ code: 1, signal: null });

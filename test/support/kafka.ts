@@ -1,3 +1,5 @@
+import { randomUUID } from 'node:crypto';
+import type { Kafka } from 'kafkajs';
 import { inject } from 'vitest';
 import { canControlKafka, restartKafkaBroker, startKafkaBroker, stopKafkaBroker, type StopOptions } from '../services/kafka-control.js';
 
@@ -24,4 +26,43 @@ export function startKafka(): Promise<void> {
 
 export function restartKafka(options?: StopOptions): Promise<void> {
   return restartKafkaBroker(inject('kafkaControlFile'), options);
+}
+
+/**
+ * Usage topics on which a billing worker's consumer crashes in a way kafkajs does not restart
+ * from, as in production: a dead-letter topic that takes at most 1 KB, so the dead letter of a
+ * poison message larger than that is refused (MESSAGE_TOO_LARGE is not retriable). `poison()`
+ * publishes that message; `groupId` is a fresh consumer group.
+ */
+export async function topicsWithAnUnrestartableCrash(kafka: Kafka, prefix: string): Promise<{ topic: string; deadLetterTopic: string; groupId: string; poison(): Promise<void> }> {
+  const suffix = randomUUID().slice(0, 8);
+  const topic = `${prefix}-${suffix}`;
+  const deadLetterTopic = `${topic}-dlq`;
+  const admin = kafka.admin();
+  await admin.connect();
+  try {
+    await admin.createTopics({
+      topics: [
+        { topic, numPartitions: 1 },
+        { topic: deadLetterTopic, numPartitions: 1, configEntries: [{ name: 'max.message.bytes', value: '1024' }] },
+      ],
+      waitForLeaders: true,
+    });
+  } finally {
+    await admin.disconnect();
+  }
+  return {
+    topic,
+    deadLetterTopic,
+    groupId: `${prefix}-${suffix}`,
+    async poison() {
+      const producer = kafka.producer();
+      await producer.connect();
+      try {
+        await producer.send({ topic, messages: [{ key: 'nobody', value: `not a usage event ${'x'.repeat(4_000)}` }] });
+      } finally {
+        await producer.disconnect();
+      }
+    },
+  };
 }
