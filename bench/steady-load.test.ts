@@ -63,7 +63,9 @@ describe('steadyLoad', () => {
     const result = await steadyLoad({ url, rate: 200, durationS: 1, connections: 1, path: () => '/', headers: {} });
 
     expect(result.completed).toBe(200);
-    expect(result.max).toBeGreaterThanOrEqual(300);
+    // 299 ms: Node's timers run on a whole-millisecond clock, and one came 0.01 ms early by
+    // performance.now() in a CI run.
+    expect(result.max).toBeGreaterThanOrEqual(299);
     // Timed from when each left instead, only the one slow answer (0.5%) would be slow.
     expect(result.p99).toBeGreaterThan(200);
   });
