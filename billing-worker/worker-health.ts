@@ -1,5 +1,5 @@
 import type { Knex } from 'knex';
-import { checkHealth } from '../core/http-server/index.js';
+import { checkHealth, valueWithin } from '../core/http-server/index.js';
 import type { UsageBacklog, UsageConsumerState } from '../core/usage/index.js';
 import type { BillingWorker } from './start-billing-worker.js';
 
@@ -29,23 +29,10 @@ export interface WorkerHealthAnswer {
  */
 export async function checkWorkerHealth(deps: { db: Knex; worker: BillingWorker }, deadlineMs = DEADLINE_MS): Promise<WorkerHealthAnswer> {
   const { db, worker } = deps;
-  const [database, backlog] = await Promise.all([checkHealth({ database: () => db.raw('SELECT 1') }, deadlineMs), within(deadlineMs, () => worker.backlog())]);
+  const [database, backlog] = await Promise.all([checkHealth({ database: () => db.raw('SELECT 1') }, deadlineMs), valueWithin(deadlineMs, () => worker.backlog(), null)]);
   const consumer = worker.state();
   const figures: WorkerFigures = { bus: worker.bus, backlog, lastBatchAt: worker.stats().lastBatchAt?.toISOString() ?? null };
   if (database.status === 200 && consumer === 'consuming') return { status: 200, body: { status: 'ok', ...figures } };
   const databaseState = database.body.status === 'ok' ? 'ok' : database.body.checks.database;
   return { status: 503, body: { status: 'unavailable', checks: { database: databaseState, consumer }, ...figures } };
-}
-
-/** `read`'s value, or null when it fails or takes longer than `ms` (it is left to finish). */
-async function within<T>(ms: number, read: () => Promise<T>): Promise<T | null> {
-  let timer: NodeJS.Timeout | undefined;
-  const late = new Promise<null>((resolve) => {
-    timer = setTimeout(() => resolve(null), ms);
-  });
-  try {
-    return await Promise.race([read().catch(() => null), late]);
-  } finally {
-    clearTimeout(timer);
-  }
 }

@@ -1,5 +1,5 @@
 import net from 'node:net';
-import { networkReason } from '../../core/errors/index.js';
+import { causeChain, networkReason } from '../../core/errors/index.js';
 
 /**
  * Kafka could not be reached: a person reads its message (a service's start-up prints it as its
@@ -68,16 +68,11 @@ export function refusedByEveryBroker(brokers: BrokerAddress[], timeoutMs: number
 }
 
 /** `err` and its causes: kafkajs wraps the socket's failure (retries exceeded → its cause). */
-function causes(err: unknown): KafkaErrorLike[] {
-  const chain: KafkaErrorLike[] = [];
-  for (let e = err as KafkaErrorLike | undefined; e && chain.length < 5; e = e.cause as KafkaErrorLike | undefined) chain.push(e);
-  return chain;
-}
+const causes = (err: unknown) => causeChain(err) as KafkaErrorLike[];
 
 interface KafkaErrorLike {
   name?: unknown;
   message?: unknown;
   code?: unknown;
   broker?: unknown;
-  cause?: unknown;
 }

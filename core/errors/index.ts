@@ -4,3 +4,4 @@ export { errorEnvelopeSchema, errorObjectSchema, requestIdSchema, toErrorObject,
 export { issueDetails, parseInput } from './parse-input.js';
 export { networkReason } from './network-reason.js';
 export { errorMessage } from './error-message.js';
+export { causeChain } from './cause-chain.js';

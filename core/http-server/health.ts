@@ -24,14 +24,21 @@ export interface HealthAnswer {
 }
 
 export async function checkHealth(checks: HealthChecks, deadlineMs = DEADLINE_MS): Promise<HealthAnswer> {
+  const database = await valueWithin(deadlineMs, () => checks.database().then(() => true), false);
+  const usageBus = checks.usageBus?.();
+  if (database && usageBus !== false) return { status: 200, body: { status: 'ok' } };
+  const state = (up: boolean): CheckState => (up ? 'ok' : 'unreachable');
+  return { status: 503, body: { status: 'unavailable', checks: { database: state(database), ...(usageBus === undefined ? {} : { usageBus: state(usageBus) }) } } };
+}
+
+/** `read`'s value, or `fallback` when it fails or takes longer than `ms` (it is left to finish). */
+export async function valueWithin<T, F>(ms: number, read: () => Promise<T>, fallback: F): Promise<T | F> {
   let timer: NodeJS.Timeout | undefined;
-  const deadline = new Promise<false>((resolve) => { timer = setTimeout(() => resolve(false), deadlineMs); });
+  const late = new Promise<F>((resolve) => {
+    timer = setTimeout(() => resolve(fallback), ms);
+  });
   try {
-    const database = await Promise.race([checks.database().then(() => true, () => false), deadline]);
-    const usageBus = checks.usageBus?.();
-    if (database && usageBus !== false) return { status: 200, body: { status: 'ok' } };
-    const state = (up: boolean): CheckState => (up ? 'ok' : 'unreachable');
-    return { status: 503, body: { status: 'unavailable', checks: { database: state(database), ...(usageBus === undefined ? {} : { usageBus: state(usageBus) }) } } };
+    return await Promise.race([read().catch(() => fallback), late]);
   } finally {
     clearTimeout(timer);
   }

@@ -1,3 +1,5 @@
+import { causeChain } from '../errors/index.js';
+
 /** Why a consumer stopped for good; `cause` is the error that stopped it. */
 export class UsageConsumerFailure extends Error {
   override name = 'UsageConsumerFailure';
@@ -14,9 +16,7 @@ export function isCodeFault(err: unknown): boolean {
 
 /** The error at the end of `err`'s cause chain (kafkajs wraps what eachBatch threw). */
 export function rootCause(err: unknown): unknown {
-  let e = err;
-  for (let depth = 0; depth < 10 && e instanceof Error && e.cause !== undefined; depth++) e = e.cause;
-  return e;
+  return causeChain(err).at(-1);
 }
 
 /** An error as `Name: message`, for the one line that says why consuming ended. */
