@@ -7,7 +7,11 @@ export type KeyKind = 'organization' | 'personal';
 // sk_live_ / sk_test_ + 32 base62 characters: about 190 bits of entropy, so a plain SHA-256
 // (no salt, no slow hash) is enough to store it, and lets us look a key up by its hash.
 const SECRET_LENGTH = 32;
-const API_KEY_PATTERN = /^sk_(live|test)_[0-9A-Za-z]{32}$/;
+// One shape for a whole key, for one inside text (a URL), and for each of them (to redact).
+const KEY_SHAPE = `sk_(live|test)_[0-9A-Za-z]{${SECRET_LENGTH}}`;
+const API_KEY_PATTERN = new RegExp(`^${KEY_SHAPE}$`);
+const KEY_IN_TEXT = new RegExp(KEY_SHAPE);
+const KEYS_IN_TEXT = new RegExp(KEY_SHAPE, 'g');
 /** Enough to recognise a key in a list without weakening it: the mode and 4 secret characters. */
 const DISPLAY_PREFIX_LENGTH = 12;
 
@@ -18,9 +22,6 @@ export function generateApiKey(mode: KeyMode): string {
 export function isApiKeyShaped(token: string): boolean {
   return API_KEY_PATTERN.test(token);
 }
-
-const KEY_IN_TEXT = /sk_(?:live|test)_[0-9A-Za-z]{32}/;
-const KEYS_IN_TEXT = /sk_(live|test)_[0-9A-Za-z]{32}/g;
 
 /** Whether text (a URL, a path) holds something shaped like a key. Cheap when it does not. */
 export function containsApiKey(text: string): boolean {
