@@ -110,7 +110,6 @@ export interface MigrationStatus {
   applied: boolean;
 }
 
-/** Every known migration in order, with whether it has been applied (`cli migrate status`). */
 /**
  * The migrations of this release the database has not applied, in order; none when its schema is
  * this release's or a newer one's (a rolling upgrade runs the older release on it for a while).
@@ -122,6 +121,7 @@ export async function pendingMigrations(db: Knex): Promise<string[]> {
   return migrations.filter((m) => !applied.has(m.name)).map((m) => m.name);
 }
 
+/** Every known migration in order, with whether it has been applied (`cli migrate status`). */
 export async function migrationStatus(db: Knex): Promise<MigrationStatus[]> {
   const [completed] = (await db.migrate.list(config)) as [{ name: string }[], unknown[]];
   const applied = new Set(completed.map((m) => m.name));
