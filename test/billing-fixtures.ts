@@ -8,6 +8,8 @@ import { newId } from '../core/ids/index.js';
 import type { UsageEvent } from '../core/usage/index.js';
 
 export interface BillingOrgOptions {
+  /** An id chosen beforehand (say, one that usage events named before it existed); default a new one. */
+  organizationId?: string;
   credits?: number;
   callsCap?: number | null;
   creditsPerPeriod?: number;
@@ -27,7 +29,7 @@ export const defaultMeasures: Record<string, [number, 'credits' | 'calls']> = {
 
 export async function createBillingOrg(db: Knex, options: BillingOrgOptions = {}): Promise<{ organizationId: string; planId: string; keyId: string }> {
   const planId = `test_plan_${randomUUID().slice(0, 8)}`;
-  const organizationId = newId('org');
+  const organizationId = options.organizationId ?? newId('org');
   const keyId = newId('key');
   await db('plans').insert({ id: planId, name: planId, rate_per_second: options.ratePerSecond ?? 1000, burst: options.burst ?? 1000, rate_per_minute: 60_000, credits_per_period: options.creditsPerPeriod ?? 0, calls_cap_per_period: options.callsCap ?? null });
   const measures = options.measures ?? defaultMeasures;

@@ -3,12 +3,13 @@
 // it served no port at all (nobody could tell a stuck worker from a healthy one), and a Kafka
 // consumer that kafkajs would not restart left the process up, billing nothing, for ever.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { randomUUID } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import type { Kafka } from 'kafkajs';
 import type { Knex } from 'knex';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
@@ -16,11 +17,13 @@ import { readFileSync } from 'node:fs';
 import { createKafka, createKafkaUsageSink } from '../adapters/kafka/index.js';
 import { createDb, migrateLatest } from '../core/db/index.js';
 import { errorEnvelopeSchema } from '../core/errors/index.js';
+import { newId } from '../core/ids/index.js';
 import { createLogger } from '../core/logging/index.js';
 import { createPostgresUsageSink, type UsageSink } from '../core/usage/index.js';
-import { createBillingOrg, ledgerCount, usageEvent } from './billing-fixtures.js';
+import { allowanceOf, createBillingOrg, ledgerCount, usageEvent, waitFor } from './billing-fixtures.js';
 import { createScratchDatabase, type ScratchDatabase } from './support/database.js';
-import { kafkaBrokers, topicsWithAnUnrestartableCrash } from './support/kafka.js';
+import { kafkaBrokers, topicsWithADeadLetterLimit, topicsWithAnUnrestartableCrash } from './support/kafka.js';
+import { runCli } from './support/run-cli.js';
 import { hostAndPort, startTcpProxy, type TcpProxy } from './support/tcp-proxy.js';
 import { killChildren } from './support/child-processes.js';
 
@@ -107,6 +110,27 @@ function errorsIn(output: string): string[] {
       return [];
     }
   });
+}
+
+/** The first `count` messages of `topic` (key, value and headers as text), read by a fresh group; then any that followed within a second. */
+async function readMessages(kafka: Kafka, topic: string, count: number): Promise<{ key: string; value: string; headers: Record<string, string> }[]> {
+  const reader = kafka.consumer({ groupId: `reader-${randomUUID()}` });
+  const read: { key: string; value: string; headers: Record<string, string> }[] = [];
+  await reader.connect();
+  try {
+    await reader.subscribe({ topic, fromBeginning: true });
+    await reader.run({
+      eachMessage: async ({ message }) => {
+        const headers = Object.fromEntries(Object.entries(message.headers ?? {}).map(([name, value]) => [name, String(value)]));
+        read.push({ key: message.key?.toString() ?? '', value: message.value?.toString() ?? '', headers });
+      },
+    });
+    await waitFor(`${count} message(s) on ${topic}`, async () => read.length >= count, 45_000);
+    await new Promise((resolve) => setTimeout(resolve, 1_000));
+  } finally {
+    await reader.disconnect();
+  }
+  return read;
 }
 
 beforeAll(async () => {
@@ -236,8 +260,9 @@ describe('the billing worker on the kafka bus when its consumer stops for good',
   });
 
   it('when kafkajs will not restart its consumer then the worker logs one line saying why and exits 1, for its supervisor to restart it', async () => {
-    // A realistic crash kafkajs does not restart from: a dead letter larger than the dead-letter
-    // topic takes (MESSAGE_TOO_LARGE is not retriable). The message itself is a poison message.
+    // A realistic crash kafkajs does not restart from: a dead-letter topic configured too small
+    // for any dead letter, even the truncated stand-in the consumer sends for one too large
+    // (MESSAGE_TOO_LARGE is not retriable). The message itself is a poison message.
     const kafka = createKafka({ brokers: kafkaBrokers(), clientId: 'worker-fatal-test', logger });
     const { topic, deadLetterTopic, groupId, poison } = await topicsWithAnUnrestartableCrash(kafka, 'usage-events-fatal');
     await poison();
@@ -260,6 +285,130 @@ describe('the billing worker on the kafka bus when its consumer stops for good',
     ]);
     expect(output).not.toMatch(/Node\.js v\d/);
   }, 90_000);
+});
+
+describe('the billing worker on the kafka bus when a dead letter is larger than the dead-letter topic takes', () => {
+  // A poison message near the usage topic's limit, or a dead-letter topic configured smaller:
+  // before, its dead letter was refused (MESSAGE_TOO_LARGE), the consumer crashed for good, and
+  // every restart crashed on it again, so that partition was never billed again.
+  const poison = `not a usage event ${'x'.repeat(4_000)}`;
+  const sha256 = createHash('sha256').update(poison).digest('hex');
+  const kafka = () => createKafka({ brokers: kafkaBrokers(), clientId: 'worker-dead-letter-size-test', logger });
+  const kafkaEnv = (topics: { topic: string; deadLetterTopic: string; groupId: string }, databaseUrl: string) => ({
+    DATABASE_URL: databaseUrl,
+    KAFKA_BROKERS: kafkaBrokers().join(','),
+    KAFKA_USAGE_TOPIC: topics.topic,
+    KAFKA_DEAD_LETTER_TOPIC: topics.deadLetterTopic,
+    KAFKA_CONSUMER_GROUP: topics.groupId,
+  });
+  const publish = async (client: Kafka, topic: string, values: string[]) => {
+    const producer = client.producer();
+    await producer.connect();
+    try {
+      await producer.send({ topic, messages: values.map((value) => ({ key: 'one-partition', value })) });
+    } finally {
+      await producer.disconnect();
+    }
+  };
+  const logEntries = (output: string) => output.split('\n').flatMap((line) => {
+    try {
+      return [JSON.parse(line) as Record<string, unknown>];
+    } catch {
+      return [];
+    }
+  });
+
+  let scratch: ScratchDatabase;
+  let db: Knex;
+  beforeAll(async () => {
+    scratch = await createScratchDatabase('worker_dead_letter_size');
+    db = createDb({ connectionString: scratch.url, poolMax: 2, applicationName: 'billing-worker-process-test' });
+    await migrateLatest(db);
+  });
+  afterAll(async () => {
+    await db?.destroy();
+    await scratch?.drop();
+  });
+
+  it('when a poison message\'s dead letter is larger than the dead-letter topic takes then a truncated stand-in goes there, the worker keeps consuming and the messages after it are billed once', async () => {
+    const client = kafka();
+    const topics = await topicsWithADeadLetterLimit(client, 'usage-events-big-dlq', 1024);
+    const { organizationId } = await createBillingOrg(db, { credits: 1_000 });
+    await publish(client, topics.topic, [JSON.stringify(usageEvent(organizationId)), poison]);
+    const worker = await startWorker(kafkaEnv(topics, scratch.url));
+
+    const source = `${topics.topic}/0@1`;
+    const [letter, ...more] = await readMessages(client, topics.deadLetterTopic, 1);
+    expect(more).toEqual([]);
+    expect(letter).toEqual({
+      key: source,
+      value: poison.slice(0, 512),
+      headers: { 'dead-letter-reason': 'not JSON', 'dead-letter-source': source, 'dead-letter-truncated': String(poison.length), 'dead-letter-sha256': sha256 },
+    });
+
+    // Published once the poison message was passed over: billed only by a consumer still running.
+    await publish(client, topics.topic, [usageEvent(organizationId), usageEvent(organizationId)].map((e) => JSON.stringify(e)));
+    const caughtUp = await healthWhen(worker, (h) => h.status === 200 && h.body.backlog?.events === 0 && h.body.lastBatchAt !== null, 60_000);
+    await waitFor('three ledger rows', async () => (await ledgerCount(db, organizationId)) === 3, 30_000);
+    expect(caughtUp, worker.output().slice(-3000)).toMatchObject({ status: 200, body: { status: 'ok', backlog: { events: 0 } } });
+    expect(worker.child.exitCode).toBeNull();
+    expect((await allowanceOf(db, organizationId))?.credits_balance).toBe(1_000 - 15);
+    const admin = client.admin();
+    await admin.connect();
+    try {
+      const [committed] = await admin.fetchOffsets({ groupId: topics.groupId, topics: [topics.topic] });
+      expect(committed?.partitions).toEqual([expect.objectContaining({ partition: 0, offset: '4' })]);
+      expect(await admin.fetchTopicOffsets(topics.deadLetterTopic)).toEqual([expect.objectContaining({ partition: 0, high: '1' })]);
+    } finally {
+      await admin.disconnect();
+    }
+    expect(await db('usage_dead_letters').pluck('payload')).toEqual([poison]);
+
+    // Counted once (the worker's deadLetters stat is counted with this line), and said truncated.
+    const entries = logEntries(worker.output());
+    expect(entries.filter((e) => e.msg === 'usage message dead-lettered')).toEqual([expect.objectContaining({ level: 'warn', ref: source, reason: 'not JSON' })]);
+    expect(entries.filter((e) => String(e.msg).startsWith('usage dead letter truncated'))).toEqual([
+      expect.objectContaining({ level: 'warn', ref: source, topic: topics.deadLetterTopic, bytes: poison.length, kept: 512, sha256 }),
+    ]);
+    expect(errorsIn(worker.output())).toEqual([]);
+  }, 120_000);
+
+  it('when dead letters are replayed, one whose copy on the dead-letter topic was truncated is read whole from its row: it is reported still failing and the others are charged', async () => {
+    // A database of its own: --all replays every open dead letter.
+    const own = await createScratchDatabase('worker_dead_letter_replay');
+    const ownDb = createDb({ connectionString: own.url, poolMax: 2, applicationName: 'billing-worker-process-test' });
+    try {
+      await migrateLatest(ownDb);
+      const client = kafka();
+      // Too small for the poison message's stand-in with 512 bytes of it, not for the one with
+      // none, nor for the other dead letter whole: they are refused together, then sent one by one.
+      const topics = await topicsWithADeadLetterLimit(client, 'usage-events-replay-dlq', 640);
+      const late = newId('org');
+      const early = usageEvent(late); // its organization does not exist yet
+      await publish(client, topics.topic, [JSON.stringify(early), poison]);
+      const worker = await startWorker(kafkaEnv(topics, own.url));
+      const letters = await readMessages(client, topics.deadLetterTopic, 2);
+      // The batch's parse failures come first, then its events for no known organization.
+      expect(letters).toEqual([
+        { key: `${topics.topic}/0@1`, value: '', headers: expect.objectContaining({ 'dead-letter-truncated': String(poison.length), 'dead-letter-sha256': sha256 }) },
+        { key: `event ${early.eventId}`, value: JSON.stringify(early), headers: { 'dead-letter-reason': `unknown organization ${late}`, 'dead-letter-source': `event ${early.eventId}` } },
+      ]);
+      expect((await healthWhen(worker, (h) => h.status === 200 && h.body.backlog?.events === 0)).status).toBe(200);
+
+      await createBillingOrg(ownDb, { organizationId: late, credits: 1_000 });
+      const rows = await ownDb('usage_dead_letters').orderBy('id').select<{ id: number; payload: string }[]>('id', 'payload');
+      expect(rows.map((r) => r.payload)).toEqual([poison, JSON.stringify(early)]);
+      const replay = await runCli(own.url, 'billing', 'replay-dead-letters', '--all');
+      expect(replay.code, replay.stderr).toBe(1);
+      expect(replay.stdout.trim().split('\n')).toEqual([`#${rows[1]!.id} charged ${early.eventId}`, '1 charged, 0 already charged, 1 still failing, 0 not open']);
+      expect(replay.stderr.trim().split('\n')).toEqual([`#${rows[0]!.id} still failing: not JSON`]);
+      expect((await allowanceOf(ownDb, late))?.credits_balance).toBe(1_000 - 5);
+      expect(await ownDb('usage_dead_letters').whereNull('resolved_at').pluck('payload')).toEqual([poison]);
+    } finally {
+      await ownDb.destroy();
+      await own.drop();
+    }
+  }, 120_000);
 });
 
 describe('the billing worker\'s HTTP port', () => {

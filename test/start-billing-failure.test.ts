@@ -40,8 +40,8 @@ async function waitUntil(check: () => Promise<boolean>, ms: number): Promise<boo
 
 describe('npm start when its billing worker stops consuming for good', () => {
   it('when kafkajs will not restart the consumer then start stops every service, closes its ports and exits 1 with one line saying why', async () => {
-    // As in test/billing-worker-process.test.ts: a dead letter the dead-letter topic refuses as
-    // too large is a crash kafkajs does not restart from.
+    // As in test/billing-worker-process.test.ts: a dead-letter topic that refuses every dead
+    // letter as too large, even a truncated stand-in, is a crash kafkajs does not restart from.
     const kafka = createKafka({ brokers: kafkaBrokers(), clientId: 'start-billing-failure', logger });
     const { topic, deadLetterTopic, groupId, poison } = await topicsWithAnUnrestartableCrash(kafka, 'usage-events-start');
 

@@ -64,13 +64,20 @@ function routineWarning(message: string): 'info' | 'debug' | undefined {
   return undefined;
 }
 
+// A produce refused as too large (kafkajs says it twice: the response, then the failed send).
+// Whoever sent it handles it and says so: the usage consumer sends a truncated stand-in for a
+// dead letter (and if even that is refused, its crash is the error line); the usage sink
+// refuses the calls whose events those were.
+const TOO_LARGE = 'The request included a message larger than the max message size the server will accept';
+
 /**
- * How to log a kafkajs ERROR line that is routine: 'info' for the start-up races above,
- * 'warn' for a connection attempt kafkajs retries (its stack says nothing); undefined for a
- * real error.
+ * How to log a kafkajs ERROR line that is routine: 'info' for the start-up races above and a
+ * message refused as too large, 'warn' for a connection attempt kafkajs retries (its stack says
+ * nothing); undefined for a real error.
  */
 function routineError(message: string, fields: Record<string, unknown>): 'info' | 'warn' | undefined {
   if (message.startsWith('Response ') && typeof fields.error === 'string' && routineResponseErrors.has(fields.error)) return 'info';
+  if (message === TOO_LARGE || (message.startsWith('Response Produce') && fields.error === TOO_LARGE)) return 'info';
   if (
     message.startsWith('Connection error: ') ||
     message === 'Connection timeout' ||

@@ -14,6 +14,7 @@ import {
   type UsageConsumerState,
 } from '../../core/usage/index.js';
 import { ensureTopics } from './create-kafka.js';
+import { forwardDeadLetters } from './forward-dead-letters.js';
 import { kafkaUnreachableError } from './kafka-unreachable.js';
 
 export interface KafkaUsageConsumerOptions {
@@ -39,12 +40,14 @@ export interface KafkaUsageConsumerOptions {
  * which the ledger turns into a no-op; a poison message is dead-lettered and passed over, so
  * it never blocks its partition. A chunk that fails on one message's own data (a time Postgres
  * cannot store, say) is applied again one message at a time, as the Postgres bus does, and only
- * that message is dead-lettered: kafkajs would otherwise fetch the same chunk for ever.
+ * that message is dead-lettered: kafkajs would otherwise fetch the same chunk for ever. A dead
+ * letter larger than the dead-letter topic takes goes there as a truncated stand-in
+ * (forward-dead-letters.ts), for the same reason.
  *
  * kafkajs restarts its consumer after a crash only when the crash's cause may pass (a broker
  * away, retries run out). One that may not (a TypeError in our code, an error Kafka marks not
- * retriable, such as a dead letter larger than the dead-letter topic takes) makes it disconnect
- * and stay down (consumer/index.js, onCrash): that ends in `failed`.
+ * retriable, such as a dead-letter topic too small for even an empty stand-in) makes it
+ * disconnect and stay down (consumer/index.js, onCrash): that ends in `failed`.
  */
 export function createKafkaUsageConsumer(options: KafkaUsageConsumerOptions): UsageBusConsumer {
   const { kafka, db, logger, topic } = options;
@@ -101,17 +104,7 @@ export function createKafkaUsageConsumer(options: KafkaUsageConsumerOptions): Us
       logger.warn('usage chunk failed on its own data; applying it one message at a time', { err, partition, messages: messages.length });
       dead = await db.transaction((trx) => applyOneByOne(trx, apply, busMessages, 'kafka', logger));
     }
-    if (dead.length > 0) {
-      await deadLetters!.send({
-        topic: options.deadLetterTopic,
-        acks: -1,
-        messages: dead.map((d) => ({
-          key: d.ref,
-          value: d.value,
-          headers: { 'dead-letter-reason': d.reason, 'dead-letter-source': d.ref },
-        })),
-      });
-    }
+    if (dead.length > 0) await forwardDeadLetters(dead, { producer: deadLetters!, topic: options.deadLetterTopic, logger });
   };
 
   return {

@@ -29,12 +29,10 @@ export function restartKafka(options?: StopOptions): Promise<void> {
 }
 
 /**
- * Usage topics on which a billing worker's consumer crashes in a way kafkajs does not restart
- * from, as in production: a dead-letter topic that takes at most 1 KB, so the dead letter of a
- * poison message larger than that is refused (MESSAGE_TOO_LARGE is not retriable). `poison()`
- * publishes that message; `groupId` is a fresh consumer group.
+ * A fresh usage topic (one partition), its dead-letter topic taking messages of at most
+ * `deadLetterMaxBytes` (its `max.message.bytes`), and a fresh consumer group.
  */
-export async function topicsWithAnUnrestartableCrash(kafka: Kafka, prefix: string): Promise<{ topic: string; deadLetterTopic: string; groupId: string; poison(): Promise<void> }> {
+export async function topicsWithADeadLetterLimit(kafka: Kafka, prefix: string, deadLetterMaxBytes: number): Promise<{ topic: string; deadLetterTopic: string; groupId: string }> {
   const suffix = randomUUID().slice(0, 8);
   const topic = `${prefix}-${suffix}`;
   const deadLetterTopic = `${topic}-dlq`;
@@ -44,22 +42,32 @@ export async function topicsWithAnUnrestartableCrash(kafka: Kafka, prefix: strin
     await admin.createTopics({
       topics: [
         { topic, numPartitions: 1 },
-        { topic: deadLetterTopic, numPartitions: 1, configEntries: [{ name: 'max.message.bytes', value: '1024' }] },
+        { topic: deadLetterTopic, numPartitions: 1, configEntries: [{ name: 'max.message.bytes', value: String(deadLetterMaxBytes) }] },
       ],
       waitForLeaders: true,
     });
   } finally {
     await admin.disconnect();
   }
+  return { topic, deadLetterTopic, groupId: `${prefix}-${suffix}` };
+}
+
+/**
+ * Usage topics on which a billing worker's consumer crashes in a way kafkajs does not restart
+ * from, as in production: a dead-letter topic that takes at most 100 bytes, less than any dead
+ * letter with its headers, even the truncated stand-in with no value that the consumer sends for
+ * one too large; so the dead letter of any poison message is refused (MESSAGE_TOO_LARGE is not
+ * retriable). `poison()` publishes that message; `groupId` is a fresh consumer group.
+ */
+export async function topicsWithAnUnrestartableCrash(kafka: Kafka, prefix: string): Promise<{ topic: string; deadLetterTopic: string; groupId: string; poison(): Promise<void> }> {
+  const topics = await topicsWithADeadLetterLimit(kafka, prefix, 100);
   return {
-    topic,
-    deadLetterTopic,
-    groupId: `${prefix}-${suffix}`,
+    ...topics,
     async poison() {
       const producer = kafka.producer();
       await producer.connect();
       try {
-        await producer.send({ topic, messages: [{ key: 'nobody', value: `not a usage event ${'x'.repeat(4_000)}` }] });
+        await producer.send({ topic: topics.topic, messages: [{ key: 'nobody', value: 'not a usage event' }] });
       } finally {
         await producer.disconnect();
       }
