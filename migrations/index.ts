@@ -26,6 +26,7 @@ import * as sessionSubmissions from './20261126_024_session_submissions.js';
 import * as refusedCalls from './20261126_025_refused_calls.js';
 import * as holderKind from './20261126_026_holder_kind.js';
 import * as trustedDevices from './20261126_027_trusted_devices.js';
+import * as signInPruningIndexes from './20261126_028_sign_in_pruning_indexes.js';
 
 export interface Migration {
   name: string;
@@ -61,4 +62,5 @@ export const migrations: Migration[] = [
   { name: '20261126_025_refused_calls', ...refusedCalls },
   { name: '20261126_026_holder_kind', ...holderKind },
   { name: '20261126_027_trusted_devices', ...trustedDevices },
+  { name: '20261126_028_sign_in_pruning_indexes', ...signInPruningIndexes },
 ];
