@@ -2,6 +2,7 @@ import type Koa from 'koa';
 import { startAlertRunner, type AlertRunner, type DeliveryOptions } from '../core/alerts/index.js';
 import { ensureDefaultPlans } from '../core/billing/index.js';
 import type { Config } from '../core/config/index.js';
+import { defaultSignInLimits, startSignInPruner, type SignInPruner } from '../core/dashboard-auth/index.js';
 import type { OpenDatabase } from '../core/db/index.js';
 import type { Logger } from '../core/logging/index.js';
 import { createDashboardApp } from './app.js';
@@ -15,12 +16,15 @@ export interface ComposeDashboardOptions {
   /** How often thresholds are evaluated and due webhooks sent. */
   alertIntervalMs?: number;
   delivery?: DeliveryOptions;
+  /** How often sign-in rows nothing reads any more are deleted (default hourly; also at start). */
+  pruneIntervalMs?: number;
 }
 
 export interface ComposedDashboard {
   app: Koa<DashboardState>;
   alerts: AlertRunner;
-  /** Stops the alert runner (not the database). */
+  pruner: SignInPruner;
+  /** Stops the alert runner and the pruner (not the database). */
   close(): Promise<void>;
 }
 
@@ -37,6 +41,8 @@ export async function composeDashboard(options: ComposeDashboardOptions): Promis
     logger.warn('PUBLIC_DASHBOARD_URL is not https: the session and trusted-browser cookies are sent without Secure; behind TLS, set PUBLIC_DASHBOARD_URL to the https address people use', { publicUrl });
   }
   await ensureDefaultPlans(database.db);
+  // One value for the sign-in and the pruner: the pruner keeps what these limits' lock reads.
+  const signInLimits = defaultSignInLimits;
   const app = createDashboardApp({
     db: database.db,
     logger,
@@ -46,8 +52,17 @@ export async function composeDashboard(options: ComposeDashboardOptions): Promis
     // Unset, the request's own host makes a better link than HOST:PORT (which may be 0.0.0.0).
     publicUrl: config.PUBLIC_DASHBOARD_URL,
     allowPrivateWebhookTargets,
+    signInLimits,
   });
   const delivery: DeliveryOptions = { allowPrivateTargets: allowPrivateWebhookTargets, ...options.delivery };
   const alerts = startAlertRunner({ db: database.db, logger: logger.child({ component: 'alerts' }), intervalMs: options.alertIntervalMs ?? 5_000, delivery });
-  return { app, alerts, close: () => alerts.stop() };
+  const pruner = startSignInPruner({ db: database.db, logger: logger.child({ component: 'sign-in-pruner' }), intervalMs: options.pruneIntervalMs ?? 60 * 60 * 1000, limits: signInLimits });
+  return {
+    app,
+    alerts,
+    pruner,
+    close: async () => {
+      await Promise.all([alerts.stop(), pruner.stop()]);
+    },
+  };
 }

@@ -16,7 +16,7 @@ await startOrExit(base, async (parts) => {
   const database = await openDatabase(config, logger, 'dashboard');
   parts.add('database', () => database.close());
   const dashboard = await composeDashboard({ config, logger, database });
-  parts.add('alert runner', () => dashboard.close());
+  parts.add('alert runner and sign-in pruner', () => dashboard.close());
 
   // A fresh installation gets a first operator; its password is printed once, here.
   const operator = await ensureOperator(database.db, { email: 'operator@example.com' });

@@ -26,6 +26,15 @@ export interface SignInLimits {
 
 export const defaultSignInLimits: SignInLimits = { maxFailures: 5, maxDeviceFailures: 5, windowMs: 15 * 60 * 1000 };
 
+/**
+ * The oldest attempt the e-mail's lock reads: its failures and its last success count only
+ * inside the window. Attempts from trusted browsers are read by another rule (their budget,
+ * for as long as their browser stays trusted): see prune-sign-in-rows.ts.
+ */
+export function lockWindowStart(now: Date, limits: SignInLimits): Date {
+  return new Date(now.getTime() - limits.windowMs);
+}
+
 /** The form of an e-mail that sign-in counts, locks and trusts browsers by. */
 export function signInEmail(email: string): string {
   return email.trim().toLowerCase();
@@ -89,7 +98,7 @@ export async function signIn(
   const maxDeviceFailures = limits.maxDeviceFailures ?? limits.maxFailures;
   const slots = input.passwordChecks;
   const email = signInEmail(input.email);
-  const since = new Date(now.getTime() - limits.windowMs);
+  const since = lockWindowStart(now, limits);
   const busy = { ok: false, reason: 'busy', retryAfterSeconds: slots.retryAfterSeconds } as const;
   // A full queue turns a flood away before it costs the database anything.
   if (!slots.hasRoom(input.ip)) return busy;

@@ -86,7 +86,7 @@ async function startParts(config: Config, logger: Logger, database: OpenDatabase
   const mcp = composeMcp({ config, logger, database, access: api.access, usage, companies: api.companies });
   parts.add('tool server services', () => mcp.close());
   const dashboard = await composeDashboard({ config, logger, database });
-  parts.add('alert runner', () => dashboard.close());
+  parts.add('alert runner and sign-in pruner', () => dashboard.close());
   await api.ready();
 
   // Closed together: each waits up to 5 s for its calls in flight.
