@@ -1,6 +1,6 @@
 import Koa from 'koa';
 import { Router } from '@koa/router';
-import type { SignInLimits } from '../core/dashboard-auth/index.js';
+import { passwordCheckSlots, type SignInLimits } from '../core/dashboard-auth/index.js';
 import type { Db } from '../core/db/index.js';
 import type { Logger } from '../core/logging/index.js';
 import { checkHealth } from '../core/http-server/index.js';
@@ -10,6 +10,7 @@ import { readForm } from './middleware/read-form.js';
 import { refuseNul } from './middleware/refuse-nul.js';
 import { securityHeaders } from './middleware/security-headers.js';
 import { loadSession, requireCsrf } from './middleware/session.js';
+import { registerAccountRoutes } from './routes/account-routes.js';
 import { registerAlertsRoutes } from './routes/alerts-routes.js';
 import { registerAssetRoutes } from './routes/asset-routes.js';
 import { registerAuthRoutes } from './routes/auth-routes.js';
@@ -56,7 +57,11 @@ export function createDashboardApp(deps: DashboardDeps): Koa<DashboardState> {
     ctx.body = answer.body;
   });
   registerAssetRoutes(router);
-  registerAuthRoutes(router, { db: deps.db, secureCookies: deps.secureCookies, signInLimits: deps.signInLimits });
+  // One set of slots for every password this app checks (sign-in, an accepted invitation, a
+  // password change): the app is the process's only dashboard, so it bounds the process's checks.
+  const passwordChecks = deps.signInLimits?.passwordChecks ?? passwordCheckSlots();
+  registerAuthRoutes(router, { db: deps.db, secureCookies: deps.secureCookies, signInLimits: deps.signInLimits, passwordChecks });
+  registerAccountRoutes(router, { db: deps.db, secureCookies: deps.secureCookies, signInLimits: deps.signInLimits, passwordChecks });
   registerOrgsRoutes(router, { db: deps.db });
   registerKeysRoutes(router, { db: deps.db, apiBaseUrl: deps.apiBaseUrl });
   registerFinanceRoutes(router, { db: deps.db });

@@ -53,6 +53,23 @@ export async function claimSubmission(trx: Db, ctx: DashboardContext): Promise<b
 }
 
 /**
+ * Whether this POST's submission token was used already, without using it. For a form whose
+ * making cannot share the claim's transaction (a password change, whose check runs first): it
+ * asks here before the check, and claims the token once the change is made. A repeat that comes
+ * after the first one's change is then answered as a repeat, not checked against a password
+ * that has just changed.
+ */
+export async function submissionUsed(db: Db, ctx: DashboardContext): Promise<boolean> {
+  const token = ctx.state.form[FIELD];
+  if (token === undefined || !TOKEN_SHAPE.test(token)) return false;
+  const row = await db('sessions')
+    .where({ id_hash: hashToken(ctx.state.sessionToken!) })
+    .whereRaw(`coalesce(submissions, '[]'::jsonb) @> jsonb_build_array(?::text)`, [token])
+    .first('id_hash');
+  return row !== undefined;
+}
+
+/**
  * The answer to a form sent again with a used token: the same 303 to `path` as the first. While
  * the first one's key or link waits there unshown (a double-click: the browser follows only the
  * last answer), the page shows it, exactly as after one click. Once shown, it is not shown

@@ -18,9 +18,12 @@ await startOrExit(base, async (parts) => {
   const dashboard = await composeDashboard({ config, logger, database });
   parts.add('alert runner and sign-in pruner', () => dashboard.close());
 
-  // A fresh installation gets a first operator; its password is printed once, here.
+  // A fresh installation gets a first operator; its password is printed once, here. A log
+  // collector may keep this line: changed after the first sign-in, it opens nothing.
   const operator = await ensureOperator(database.db, { email: 'operator@example.com' });
-  if (operator.password) process.stdout.write(`first operator: ${operator.email} / ${operator.password} (shown once)\n`);
+  if (operator.password) {
+    process.stdout.write(`first operator: ${operator.email} / ${operator.password} (shown once: sign in and change it at /account/password)\n`);
+  }
 
   const http = await serveOnPort('DASHBOARD_PORT', dashboard.app.callback(), config.DASHBOARD_PORT, config.HOST);
   logger.info('dashboard listening', { url: config.PUBLIC_DASHBOARD_URL ?? `http://${config.HOST}:${http.port}` });

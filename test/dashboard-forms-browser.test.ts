@@ -170,5 +170,33 @@ describe.skipIf(!haveBrowser)('refused forms in a browser', () => {
       expect(await db('organizations').where({ id: orgId }).first('rate_per_second', 'rate_per_minute')).toEqual({ rate_per_second: null, rate_per_minute: null });
     });
   });
-});
 
+  it('when a person changes their password from the top bar, then a new one too short is refused under its field, and a good one changes it with the page saying so', async () => {
+    const { id: orgId } = await createOrganization(db, { name: 'Browser password change test', planId: 'standard' });
+    const admin = await createMember(db, orgId, 'admin');
+    const newPassword = 'a browser-typed new password';
+    await onPageAs(admin, `/orgs/${orgId}`, async (page) => {
+      await page.getByRole('link', { name: 'Change password' }).click();
+      await page.waitForURL(/\/account\/password$/);
+      await page.getByLabel('Current password').fill(admin.password);
+      await page.getByLabel('New password', { exact: true }).fill('too short');
+      await page.getByLabel('New password, again').fill('too short');
+      await page.getByRole('button', { name: 'Change password' }).click();
+      await page.waitForLoadState('domcontentloaded');
+      expect(await errorUnder(page, '#new-password')).toBe('at least 12 characters');
+
+      await page.getByLabel('Current password').fill(admin.password);
+      await page.getByLabel('New password', { exact: true }).fill(newPassword);
+      await page.getByLabel('New password, again').fill(newPassword);
+      await page.getByRole('button', { name: 'Change password' }).click();
+      await page.waitForURL(/done=changed$/);
+      expect(await page.getByRole('status').first().textContent()).toContain('Your password has been changed.');
+      // Still signed in here.
+      await page.goto(`${dashboard.url}/orgs/${orgId}`);
+      expect(new URL(page.url()).pathname).toBe(`/orgs/${orgId}`);
+    });
+    await onPageAs({ email: admin.email, password: newPassword }, `/orgs/${orgId}`, async (page) => {
+      expect(new URL(page.url()).pathname).toBe(`/orgs/${orgId}`);
+    });
+  });
+});

@@ -2,6 +2,7 @@ export { hashPassword, verifyPassword, MIN_PASSWORD_LENGTH } from './password-ha
 export { newSecretToken, hashToken } from './secret-token.js';
 export { createSession, readSession, endSession, endAllSessions, SESSION_TTL_MS, type Session, type SessionUser, type CreatedSession } from './session-store.js';
 export { signIn, signInEmail, defaultSignInLimits, type SignInLimits, type SignInResult } from './sign-in.js';
+export { changePassword, PASSWORD_MISMATCH, type ChangePasswordResult } from './change-password.js';
 export { pruneSignInRows, type PrunedSignInRows, type PruneSignInRowsOptions } from './prune-sign-in-rows.js';
 export { startSignInPruner, type SignInPruner } from './sign-in-pruner.js';
 export { forgetOtherDevices, DEVICE_TRUST_TTL_MS, type TrustedDevice } from './trusted-devices.js';

@@ -40,11 +40,33 @@ export function signInEmail(email: string): string {
   return email.trim().toLowerCase();
 }
 
-export type SignInResult =
-  | { ok: true; userId: string; email: string; session: CreatedSession; device: TrustedDevice }
+export type PasswordRefusal =
   | { ok: false; reason: 'invalid' }
   | { ok: false; reason: 'locked'; retryAfterSeconds: number }
   | { ok: false; reason: 'busy'; retryAfterSeconds: number };
+
+export type SignInResult = { ok: true; userId: string; email: string; session: CreatedSession; device: TrustedDevice } | PasswordRefusal;
+
+/** A password that proved right: whose it is, and the trusted browser it came from, if any. */
+export interface ProvenPassword {
+  ok: true;
+  userId: string;
+  email: string;
+  passwordHash: string;
+  /** The stored id of the trusted browser the attempt came from (it is trusted afresh). */
+  device: string | null;
+}
+
+export interface PasswordAttempt {
+  email: string;
+  password: string;
+  ip: string | null;
+  /** The secret this browser's device cookie holds for this e-mail, if any. */
+  device?: string | null;
+  now?: Date;
+  limits?: SignInLimits;
+  passwordChecks: PasswordCheckSlots;
+}
 
 // The first key of our two-key advisory locks on sign-in e-mails ('SIGN'); the migration lock
 // takes a one-key (bigint) lock, which Postgres keeps apart from every two-key one.
@@ -80,19 +102,20 @@ function emailLockKey(email: string): number {
  * A success trusts the browser afresh (`device` in the result goes in its cookie), replacing
  * the secret it presented.
  */
-export async function signIn(
-  db: Db,
-  input: {
-    email: string;
-    password: string;
-    ip: string | null;
-    /** The secret this browser's device cookie holds for this e-mail, if any. */
-    device?: string | null;
-    now?: Date;
-    limits?: SignInLimits;
-    passwordChecks: PasswordCheckSlots;
-  },
-): Promise<SignInResult> {
+export async function signIn(db: Db, input: PasswordAttempt): Promise<SignInResult> {
+  const now = input.now ?? new Date();
+  const proven = await checkPasswordAttempt(db, { ...input, now });
+  if (!proven.ok) return proven;
+  const device = await trustDevice(db, { userId: proven.userId, passwordHash: proven.passwordHash, replacing: proven.device, now });
+  return { ok: true, userId: proven.userId, email: proven.email, session: await createSession(db, proven.userId, now), device };
+}
+
+/**
+ * The password check of a sign-in, with its counting and locks (above), and nothing after it:
+ * no session, no browser trusted. Changing one's password checks the current one through here,
+ * so a session left open in someone else's hands buys no more guesses than the sign-in form.
+ */
+export async function checkPasswordAttempt(db: Db, input: PasswordAttempt): Promise<ProvenPassword | PasswordRefusal> {
   const now = input.now ?? new Date();
   const limits = input.limits ?? defaultSignInLimits;
   const maxDeviceFailures = limits.maxDeviceFailures ?? limits.maxFailures;
@@ -143,6 +166,5 @@ export async function signIn(
   }
   if (!checked.value || !user?.password_hash) return { ok: false, reason: 'invalid' };
   await db('sign_in_attempts').where({ id: attempt.id }).update({ succeeded: true });
-  const device = await trustDevice(db, { userId: user.id, passwordHash: user.password_hash, replacing: attempt.device, now });
-  return { ok: true, userId: user.id, email, session: await createSession(db, user.id, now), device };
+  return { ok: true, userId: user.id, email, passwordHash: user.password_hash, device: attempt.device };
 }

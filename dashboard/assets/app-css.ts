@@ -110,6 +110,7 @@ input[readonly] { background: var(--bg); color: var(--muted); }
 input[aria-invalid=true], select[aria-invalid=true] { border-color: var(--bad); }
 .input-sm { width: 6rem; }
 .stack { display: flex; flex-direction: column; }
+.narrow { max-width: 28rem; }
 .form-row { display: flex; flex-wrap: wrap; gap: 0 1rem; align-items: flex-start; }
 .form-row .field { flex: 1 1 200px; }
 .field-button { flex: 0 0 auto !important; padding-top: 1.6rem; }

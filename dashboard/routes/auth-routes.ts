@@ -1,7 +1,7 @@
 import type { Router } from '@koa/router';
 import {
-  acceptInvitation, endAllSessions, endSession, findInvitation, forgetOtherDevices, justAcceptedInvitation, membershipsOf, MIN_PASSWORD_LENGTH, passwordCheckSlots, signIn,
-  type SignInLimits,
+  acceptInvitation, endAllSessions, endSession, findInvitation, forgetOtherDevices, justAcceptedInvitation, membershipsOf, MIN_PASSWORD_LENGTH, signIn,
+  type PasswordCheckSlots, type SignInLimits,
 } from '../../core/dashboard-auth/index.js';
 import type { Db } from '../../core/db/index.js';
 import { deviceTokenFor, rememberDevice } from '../device-cookie.js';
@@ -17,6 +17,8 @@ export interface AuthRouteDeps {
   db: Db;
   secureCookies: boolean;
   signInLimits?: SignInLimits;
+  /** The app's password-check slots (app.ts), shared with the password change. */
+  passwordChecks: PasswordCheckSlots;
 }
 
 /** Only our own paths: never an open redirect to another site. */
@@ -43,10 +45,7 @@ function signInPage(state: DashboardState, options: { email?: string; error?: Ht
 }
 
 export function registerAuthRoutes(router: Router<DashboardState>, deps: AuthRouteDeps): void {
-  const { db } = deps;
-  // One set of slots for every sign-in this app answers (the form and an accepted invitation):
-  // the app is the process's only dashboard, so it bounds the process's password checks.
-  const passwordChecks = deps.signInLimits?.passwordChecks ?? passwordCheckSlots();
+  const { db, passwordChecks } = deps;
 
   router.get('/', async (ctx) => {
     const session = ctx.state.session;

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { PRIVATE_WEBHOOK_TARGET, THRESHOLD_ALREADY_SET } from '../../core/alerts/index.js';
-import { ALREADY_MEMBER } from '../../core/dashboard-auth/index.js';
+import { ALREADY_MEMBER, PASSWORD_MISMATCH } from '../../core/dashboard-auth/index.js';
 import { CONTROL_MESSAGE } from '../../core/db/index.js';
 import type { AppError } from '../../core/errors/index.js';
 import type { Language, MessageKey } from '../i18n/translate.js';
@@ -23,6 +23,9 @@ const fieldLabels: Record<string, MessageKey> = {
   graceSeconds: 'keys.grace',
   email: 'members.email',
   password: 'invite.password',
+  currentPassword: 'account.currentPassword',
+  newPassword: 'account.newPassword',
+  confirmPassword: 'account.confirmPassword',
   role: 'members.role',
   period: 'common.period',
   kind: 'operator.org.kind',
@@ -54,6 +57,7 @@ const ownWordings: [RegExp, MessageKey][] = [
   [new RegExp(`^${CONTROL_MESSAGE}$`), 'error.msg.controlCharacters'],
   [/^at most (?<n>\d+) characters$/, 'error.msg.atMostCharacters'],
   [/^at least (?<n>\d+) characters$/, 'error.msg.atLeastCharacters'],
+  [new RegExp(`^${PASSWORD_MISMATCH}$`), 'error.msg.passwordMismatch'],
   [/^at most (?<n>\d+)$/, 'error.msg.atMost'],
   [/^must be a date as YYYY-MM-DD/, 'error.msg.expiryDate'],
   [/^must be in the future$/, 'error.msg.future'],

@@ -84,6 +84,7 @@ export function page(state: DashboardState, options: PageOptions): string {
       <div class="account">
         ${languageSwitch(state, options.path)}
         ${user ? html`<span class="who" title="${t('auth.signedInAs', { email: user.email })}">${user.email}</span>
+        <a class="btn btn-ghost" href="/account/password">${t('account.changePassword')}</a>
         <form method="post" action="/sign-out" class="inline">${csrfField(state)}<button class="btn btn-ghost" type="submit">${t('auth.signOut')}</button></form>
         <form method="post" action="/sign-out-everywhere" class="inline">${csrfField(state)}<button class="btn btn-ghost" type="submit">${t('auth.signOutEverywhere')}</button></form>` : ''}
       </div>

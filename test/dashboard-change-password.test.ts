@@ -1,0 +1,147 @@
+import { describe, expect, it } from 'vitest';
+import { createOrganization } from '../core/billing/index.js';
+import { passwordCheckSlots } from '../core/dashboard-auth/index.js';
+import { createMember, createOperator, dashboardForFile, httpSession } from './dashboard-fixtures.js';
+
+// "Change password" against the real dashboard and Postgres: the current password proven as a
+// sign-in's is (and counted the same way), the new one checked field by field, the person's
+// other sessions and trusted browsers ended, this browser kept signed in.
+
+// Enough password-check places that no request here is turned away as busy.
+const slots = passwordCheckSlots({ running: 1, queued: 40, maxWaitMs: 30_000, perAddress: 40 });
+const env = dashboardForFile({ signInLimits: { maxFailures: 5, maxDeviceFailures: 5, windowMs: 15 * 60 * 1000, passwordChecks: slots } });
+
+type Client = ReturnType<typeof httpSession>;
+const PATH = '/account/password';
+const NEW_PASSWORD = 'a new password, long enough';
+
+async function admin() {
+  const org = await createOrganization(env.db, { name: 'Password change', planId: 'standard' });
+  return { orgId: org.id, ...(await createMember(env.db, org.id, 'admin')) };
+}
+
+async function signedIn(who: { email: string; password: string }): Promise<Client> {
+  const client = httpSession(env.dashboard.url);
+  expect((await client.signIn(who.email, who.password)).status).toBe(302);
+  return client;
+}
+
+/** The change form as the page draws it (its CSRF and submission tokens), filled with `fields`. */
+async function filledForm(client: Client, fields: Record<string, string>): Promise<Record<string, string>> {
+  const page = await (await client.get(PATH)).text();
+  const hidden = (name: string) => new RegExp(`name="${name}" value="([^"]+)"`).exec(page)?.[1];
+  return { _csrf: hidden('_csrf')!, _submission: hidden('_submission')!, ...fields };
+}
+
+const failedAttempts = async (email: string) =>
+  Number((await env.db('sign_in_attempts').whereRaw('lower(email) = ?', [email.toLowerCase()]).where({ succeeded: false }).count<{ count: string }[]>({ count: '*' }))[0]!.count);
+
+describe('when a signed-in person changes their password with the right current one', () => {
+  it('then the new password signs in and the old one does not, their other sessions and browsers end, and this browser stays signed in', async () => {
+    const who = await admin();
+    const here = await signedIn(who);
+    const elsewhere = await signedIn(who);
+    expect((await elsewhere.get(`/orgs/${who.orgId}`)).status).toBe(200);
+    const userId = who.userId;
+    expect(Number((await env.db('trusted_devices').where({ user_id: userId }).count<{ count: string }[]>({ count: '*' }))[0]!.count)).toBe(2);
+    const deviceBefore = here.jar.get('dash_device');
+
+    const page = await (await here.get(`/orgs/${who.orgId}`)).text();
+    expect(page).toContain(`href="${PATH}"`);
+    const res = await here.post(PATH, await filledForm(here, { currentPassword: who.password, newPassword: NEW_PASSWORD, confirmPassword: NEW_PASSWORD }));
+    expect(res.status).toBe(303);
+    expect(res.headers.get('location')).toBe(`${PATH}?done=changed`);
+    expect(await (await here.get(`${PATH}?done=changed`)).text()).toContain('Your password has been changed.');
+
+    // This browser: still signed in, and trusted afresh under the new password.
+    expect((await here.get(`/orgs/${who.orgId}`)).status).toBe(200);
+    expect(here.jar.get('dash_device')).not.toBe(deviceBefore);
+    expect(Number((await env.db('trusted_devices').where({ user_id: userId }).count<{ count: string }[]>({ count: '*' }))[0]!.count)).toBe(1);
+    // The other session: ended.
+    const other = await elsewhere.get(`/orgs/${who.orgId}`);
+    expect(other.status).toBe(302);
+    expect(other.headers.get('location')).toMatch(/^\/sign-in/);
+
+    expect((await httpSession(env.dashboard.url).signIn(who.email, who.password)).status).toBe(401);
+    expect((await httpSession(env.dashboard.url).signIn(who.email, NEW_PASSWORD)).status).toBe(302);
+  });
+
+  it('then an operator can change theirs too', async () => {
+    const operator = await createOperator(env.db);
+    const client = await signedIn(operator);
+    expect(await (await client.get('/operator')).text()).toContain(`href="${PATH}"`);
+    const res = await client.post(PATH, await filledForm(client, { currentPassword: operator.password, newPassword: NEW_PASSWORD, confirmPassword: NEW_PASSWORD }));
+    expect(res.status).toBe(303);
+    expect((await httpSession(env.dashboard.url).signIn(operator.email, NEW_PASSWORD)).status).toBe(302);
+  });
+});
+
+describe('when the form is sent twice (a double-click)', () => {
+  it('then the second is answered as a repeat of the first, not refused as a wrong current password', async () => {
+    const who = await admin();
+    const client = await signedIn(who);
+    const form = await filledForm(client, { currentPassword: who.password, newPassword: NEW_PASSWORD, confirmPassword: NEW_PASSWORD });
+    expect((await client.post(PATH, form)).headers.get('location')).toBe(`${PATH}?done=changed`);
+    const again = await client.post(PATH, form);
+    expect(again.status).toBe(303);
+    expect(again.headers.get('location')).toBe(`${PATH}?done=repeated`);
+    expect(await (await client.get(`${PATH}?done=repeated`)).text()).toContain('This form had already been sent: your password was changed then.');
+    expect(await failedAttempts(who.email)).toBe(0);
+  });
+});
+
+describe('when the current password is wrong', () => {
+  it('then the page says so under that field, nothing changes, and the wrong guesses count toward the lock as at sign-in', async () => {
+    const who = await admin();
+    const client = await signedIn(who);
+    // A browser not trusted for the e-mail (its device cookie gone): the e-mail's own lock applies.
+    client.jar.delete('dash_device');
+    const guess = async (i: number) => client.post(PATH, await filledForm(client, { currentPassword: `guess ${i}`, newPassword: NEW_PASSWORD, confirmPassword: NEW_PASSWORD }));
+    const first = await guess(0);
+    expect(first.status).toBe(422);
+    const body = await first.text();
+    expect(body).toContain('The current password is not right.');
+    expect(body).not.toContain(NEW_PASSWORD);
+    for (let i = 1; i < 5; i++) expect((await guess(i)).status).toBe(422);
+    const locked = await guess(5);
+    expect(locked.status).toBe(429);
+    expect(Number(locked.headers.get('retry-after'))).toBeGreaterThan(0);
+    expect(await locked.text()).toContain('Too many wrong passwords for this e-mail.');
+    // The same lock as the sign-in form's: an unknown browser is refused there too.
+    expect((await httpSession(env.dashboard.url).signIn(who.email, who.password)).status).toBe(429);
+    // And nothing changed: this session still works with the password it had.
+    expect((await client.get(`/orgs/${who.orgId}`)).status).toBe(200);
+    expect(await failedAttempts(who.email)).toBe(5);
+  });
+});
+
+describe('when the new password is refused', () => {
+  it('then each refused field is named, in the reader language, and the current password is not checked', async () => {
+    const who = await admin();
+    const client = await signedIn(who);
+    const res = await client.post(PATH, await filledForm(client, { currentPassword: 'not even checked', newPassword: 'short', confirmPassword: 'other' }));
+    expect(res.status).toBe(422);
+    const body = await res.text();
+    expect(body).toContain('at least 12 characters');
+    expect(body).toContain('does not match the new password');
+
+    client.jar.set('dash_lang', 'it');
+    const italian = await client.post(PATH, await filledForm(client, { currentPassword: 'not even checked', newPassword: 'a long enough password', confirmPassword: 'a different one' }));
+    expect(italian.status).toBe(422);
+    const text = await italian.text();
+    expect(text).toContain('Cambia la tua password');
+    expect(text).toContain('non corrisponde alla nuova password');
+    expect(await failedAttempts(who.email)).toBe(0);
+    expect((await httpSession(env.dashboard.url).signIn(who.email, who.password)).status).toBe(302);
+  });
+});
+
+describe('when nobody is signed in', () => {
+  it('then the page sends them to sign in first, and the form is refused', async () => {
+    const anonymous = httpSession(env.dashboard.url);
+    const res = await anonymous.get(PATH);
+    expect(res.status).toBe(302);
+    expect(res.headers.get('location')).toBe(`/sign-in?next=${encodeURIComponent(PATH)}`);
+    expect((await anonymous.post(PATH, { currentPassword: 'x', newPassword: NEW_PASSWORD, confirmPassword: NEW_PASSWORD })).status).toBe(403);
+  });
+});
