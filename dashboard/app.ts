@@ -9,6 +9,7 @@ import { language } from './middleware/language.js';
 import { readForm } from './middleware/read-form.js';
 import { refuseNul } from './middleware/refuse-nul.js';
 import { securityHeaders } from './middleware/security-headers.js';
+import { untrustedProxyHint } from './middleware/untrusted-proxy-hint.js';
 import { loadSession, requireCsrf } from './middleware/session.js';
 import { registerAccountRoutes } from './routes/account-routes.js';
 import { registerAlertsRoutes } from './routes/alerts-routes.js';
@@ -71,6 +72,7 @@ export function createDashboardApp(deps: DashboardDeps): Koa<DashboardState> {
   registerOperatorRoutes(router, { db: deps.db, publicUrl: deps.publicUrl });
 
   app.use(securityHeaders());
+  app.use(untrustedProxyHint(deps.logger));
   app.use(language());
   app.use(errorPage(deps.logger));
   app.use(readForm());

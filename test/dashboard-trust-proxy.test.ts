@@ -17,10 +17,10 @@ afterAll(async () => {
   await db.destroy();
 });
 
-async function dashboardWith(env: Record<string, string>): Promise<RunningServer> {
+async function dashboardWith(env: Record<string, string>, logger = createLogger({ level: 'silent' })): Promise<RunningServer> {
   const config = parseConfig({ DATABASE_URL: inject('databaseUrl'), PUBLIC_DASHBOARD_URL: 'http://localhost:3002', ...env });
   const database = { db, connectionString: inject('databaseUrl'), embedded: false, close: async () => {} };
-  const composed = await composeDashboard({ config, logger: createLogger({ level: 'silent' }), database, alertIntervalMs: 60_000 });
+  const composed = await composeDashboard({ config, logger, database, alertIntervalMs: 60_000 });
   cleanups.push(() => composed.close());
   const server = await listen(composed.app);
   cleanups.push(() => server.close());
@@ -43,6 +43,25 @@ describe('when a sign-in attempt carries X-Forwarded-For', () => {
 
   it('then with TRUST_PROXY=true the forwarded address is recorded', async () => {
     expect(await recordedIp(await dashboardWith({ TRUST_PROXY: 'true' }))).toBe('6.6.6.6');
+  });
+});
+
+describe('when requests come through a proxy the dashboard does not trust', () => {
+  const hints = (lines: string[]) => lines.filter((l) => l.includes('X-Forwarded-For') && l.includes('TRUST_PROXY'));
+
+  it('then the first one with X-Forwarded-For makes one warning saying what TRUST_PROXY would change, and with TRUST_PROXY=true none', async () => {
+    const lines: string[] = [];
+    const untrusted = await dashboardWith({}, createLogger({ level: 'info', write: (line) => lines.push(line) }));
+    await fetch(`${untrusted.url}/sign-in`);
+    expect(hints(lines)).toEqual([]);
+    for (let i = 0; i < 3; i++) await fetch(`${untrusted.url}/sign-in`, { headers: { 'X-Forwarded-For': '203.0.113.9' } });
+    expect(hints(lines)).toHaveLength(1);
+    expect(JSON.parse(hints(lines)[0]!)).toMatchObject({ level: 'warn', socketAddress: expect.stringMatching(/127\.0\.0\.1$/) });
+
+    const trustedLines: string[] = [];
+    const trusted = await dashboardWith({ TRUST_PROXY: 'true' }, createLogger({ level: 'info', write: (line) => trustedLines.push(line) }));
+    await fetch(`${trusted.url}/sign-in`, { headers: { 'X-Forwarded-For': '203.0.113.9' } });
+    expect(hints(trustedLines)).toEqual([]);
   });
 });
 
