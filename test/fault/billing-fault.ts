@@ -16,7 +16,7 @@ import { reconcileLedger } from '../../core/billing/reconcile-ledger.js';
 import { createDb } from '../../core/db/index.js';
 import { freePort } from '../services/free-port.js';
 import { restartKafkaBroker } from '../services/kafka-control.js';
-import { apiProcess, COMPANY_CODE, createCustomers, insertCompany, managedProcess, startServices, type ManagedProcess } from './harness.js';
+import { apiProcess, COMPANY_CODE, createCustomers, insertCompany, managedProcess, startServices, type ManagedProcess, type UnplannedExit } from './harness.js';
 
 const TARGET = Number(process.env.FAULT_CALLS ?? 20_000);
 const CONCURRENCY = Number(process.env.FAULT_CONCURRENCY ?? 48);
@@ -45,8 +45,15 @@ try {
   await insertCompany(db);
   const customers = await createCustomers(db, 20, 100_000_000);
   const ports = [await freePort(), await freePort()];
-  const apis = ports.map((port) => apiProcess(`api-${port}`, port, childEnv, logDir));
-  const workers = ['worker-a', 'worker-b'].map((name) => managedProcess({ name, script: 'billing-worker/main.ts', env: childEnv, logDir }));
+  // A process that ends by itself is restarted, as its supervisor would, and counted: the
+  // charges must come out exact through that too.
+  const unplanned: UnplannedExit[] = [];
+  const supervise = (exit: UnplannedExit) => {
+    unplanned.push(exit);
+    say(`${exit.name} exited by itself (${exit.signal ?? `status ${exit.code}`}): restarting it, as its supervisor would; its log is in ${logDir}`);
+  };
+  const apis = ports.map((port) => apiProcess(`api-${port}`, port, childEnv, logDir, supervise));
+  const workers = ['worker-a', 'worker-b'].map((name) => managedProcess({ name, script: 'billing-worker/main.ts', env: childEnv, logDir, supervise }));
   processes.push(...apis, ...workers);
   await Promise.all([...apis, ...workers].map((p) => p.start()));
   say(`2 API processes (ports ${ports.join(', ')}) and 2 billing workers running; logs in ${logDir}`);
@@ -146,6 +153,7 @@ try {
   say(`  ledger rows without a 2xx:          ${extra.length} (allowed: at most the ${noAnswer} calls whose answer never arrived)`);
   say(`  non-2xx answers with a ledger row: ${chargedFailures.length} (and ${refundedFailures.length} charged, then refunded)`);
   say(`  dead letters:                       ${deadLetters}`);
+  say(`  processes that exited by themselves (restarted): ${unplanned.length}${unplanned.length > 0 ? ` (${unplanned.map((e) => `${e.name}: ${e.signal ?? `status ${e.code}`}`).join(', ')})` : ''}`);
   say(`  reconcile differences:              ${reconcile.differences.length} (${reconcile.organizations} organizations, ${reconcile.ledgerRows} ledger rows)`);
   const passed = ok.size >= TARGET && missing.length === 0 && extra.length <= noAnswer && chargedFailures.length === 0 && perEvent?.rows === perEvent?.events && reconcile.differences.length === 0 && deadLetters === 0;
   say(passed ? 'PASS' : 'FAIL');

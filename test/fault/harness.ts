@@ -187,26 +187,56 @@ export interface ManagedProcess {
   stop(): Promise<number | null>;
 }
 
+/** A child that ended without being asked to (neither kill9 nor stop). */
+export interface UnplannedExit {
+  name: string;
+  code: number | null;
+  signal: NodeJS.Signals | null;
+}
+
 /**
  * A child process of ours run from source (`node --import tsx script`), output appended to
- * `logDir/name.log`; `ready` decides when start() resolves.
+ * `logDir/name.log`; `ready` decides when start() resolves. With `supervise`, a child that ends
+ * by itself (a billing worker whose consumer failed for good exits 1 for its supervisor to
+ * restart it) is reported there and started again a second later, as a supervisor would.
  */
-export function managedProcess(options: { name: string; script: string; env: NodeJS.ProcessEnv; logDir: string; ready?: () => Promise<void> }): ManagedProcess {
+export function managedProcess(options: {
+  name: string;
+  script: string;
+  env: NodeJS.ProcessEnv;
+  logDir: string;
+  ready?: () => Promise<void>;
+  supervise?: (exit: UnplannedExit) => void;
+}): ManagedProcess {
   const root = path.resolve(import.meta.dirname, '../..');
   let child: ChildProcess | undefined;
+  // Set by kill9 and stop: the exit that follows was asked for.
+  let ending = false;
+  const start = async (): Promise<void> => {
+    ending = false;
+    const log = createWriteStream(path.join(options.logDir, `${options.name}.log`), { flags: 'a' });
+    const c = spawn(process.execPath, ['--import', 'tsx', options.script], { cwd: root, env: options.env, stdio: ['ignore', 'pipe', 'pipe'] });
+    child = c;
+    c.stdout!.pipe(log);
+    c.stderr!.pipe(log);
+    c.once('exit', (code, signal) => {
+      if (ending || child !== c || !options.supervise) return;
+      options.supervise({ name: options.name, code, signal });
+      setTimeout(() => {
+        if (!ending && child === c) start().catch(() => {});
+      }, 1_000);
+    });
+    if (options.ready) await options.ready();
+  };
   return {
     name: options.name,
-    async start() {
-      const log = createWriteStream(path.join(options.logDir, `${options.name}.log`), { flags: 'a' });
-      child = spawn(process.execPath, ['--import', 'tsx', options.script], { cwd: root, env: options.env, stdio: ['ignore', 'pipe', 'pipe'] });
-      child.stdout!.pipe(log);
-      child.stderr!.pipe(log);
-      if (options.ready) await options.ready();
-    },
+    start,
     kill9() {
+      ending = true;
       child?.kill('SIGKILL');
     },
     stop() {
+      ending = true;
       const c = child;
       if (!c || c.exitCode !== null) return Promise.resolve(c?.exitCode ?? null);
       return new Promise((resolve) => {
@@ -226,9 +256,10 @@ export async function waitUntil(what: string, probe: () => Promise<boolean>, tim
 }
 
 /** An API process (test/fault/api-process.ts) on `port`, ready once /healthz answers. */
-export function apiProcess(name: string, port: number, env: NodeJS.ProcessEnv, logDir: string): ManagedProcess {
+export function apiProcess(name: string, port: number, env: NodeJS.ProcessEnv, logDir: string, supervise?: (exit: UnplannedExit) => void): ManagedProcess {
   return managedProcess({
     name,
+    supervise,
     script: 'test/fault/api-process.ts',
     env: { ...env, API_PORT: String(port) },
     logDir,
