@@ -18,6 +18,15 @@ const types = {
   },
 };
 
+// TCP keepalive on every connection we open. Without it a server whose host died, or a network
+// path that drops packets without a RST, leaves the socket open for ever, and with it whatever
+// waits on it: a pooled connection, the LISTEN client. After 10 s without traffic the kernel
+// probes (Node sets 10 probes 1 s apart), so an idle connection to a dead peer errors within
+// about 20 s. A backstop only: no probe goes while a query waits for its acknowledgement (then
+// the kernel's retransmissions give up after some 15 minutes), and a host whose kernel still
+// answers (Postgres itself frozen) passes them.
+const keepAlive = { keepAlive: true, keepAliveInitialDelayMillis: 10_000 };
+
 export interface DbOptions {
   connectionString: string;
   poolMax?: number;
@@ -29,7 +38,7 @@ export interface DbOptions {
 export function createDb(options: DbOptions): Db {
   return knexFactory({
     client: 'pg',
-    connection: { connectionString: options.connectionString, types, application_name: options.applicationName ?? 'italian-company-data' } as Knex.PgConnectionConfig,
+    connection: { connectionString: options.connectionString, types, application_name: options.applicationName ?? 'italian-company-data', ...keepAlive } as Knex.PgConnectionConfig,
     pool: { min: 0, max: options.poolMax ?? 10 },
     // Fail fast when Postgres is down instead of queueing requests for knex's default 60 s.
     acquireConnectionTimeout: 5_000,
@@ -61,5 +70,5 @@ function knexLog(logger: Logger): Knex.Logger {
 
 /** A plain pg client for LISTEN, which needs one long-lived connection outside the pool. */
 export function createListenClient(connectionString: string): pg.Client {
-  return new pg.Client({ connectionString, types });
+  return new pg.Client({ connectionString, types, ...keepAlive });
 }
