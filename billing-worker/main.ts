@@ -18,10 +18,13 @@ const FAILED_EXIT_MS = 10_000;
 await startOrExit(base, async (parts) => {
   const config = parseConfig(process.env);
   const logger = createLogger({ level: config.LOG_LEVEL, base });
-  const database = await openDatabase(config, logger, 'billing-worker');
+  // Every transaction of this pool waits on the database alone (the apply paths of both buses
+  // talk to Kafka only before BEGIN or after COMMIT), so one idle in a transaction for as long
+  // as a batch may take is a worker gone: Postgres ends its session and releases its locks.
+  const database = await openDatabase(config, logger, 'billing-worker', { idleInTransactionTimeoutMs: config.BILLING_BATCH_STALL_MS });
   parts.add('database', () => database.close());
   const consumer = createUsageConsumer({ config, db: database.db, connectionString: database.connectionString, logger });
-  const worker = await startBillingWorker({ db: database.db, consumer, logger });
+  const worker = await startBillingWorker({ db: database.db, consumer, logger, batchStallMs: config.BILLING_BATCH_STALL_MS });
   parts.add('billing worker', () => worker.stop());
   const health =
     config.BILLING_WORKER_PORT === undefined
@@ -30,14 +33,17 @@ await startOrExit(base, async (parts) => {
   if (health) logger.info('billing worker health listening', { url: `http://${config.HOST}:${health.port}/healthz` });
 
   let stopping = false;
+  // The port closes after the worker has stopped, not before: while it drains (or waits out a
+  // stalled batch), /healthz still says why it is going (`stopped`, `failed`, `stalled`).
   const stopAll = async () => {
-    await health?.close(1_000);
     await worker.stop();
+    await health?.close(1_000);
     await database.close();
   };
 
-  // A consumer that stopped for good (kafkajs will not restart it, or a fault in our code) bills
-  // nothing while the API keeps serving: balances never move and no flag ever stops a caller.
+  // A consumer that stopped for good (kafkajs will not restart it, or a fault in our code), or a
+  // batch stalled on a connection that stopped answering, bills nothing while the API keeps
+  // serving: balances never move and no flag ever stops a caller.
   // The process must not stay up like that: one line says why, and exit code 1 has the
   // supervisor (compose's restart: unless-stopped) start a fresh worker, which redelivery makes
   // safe. A cause that persists shows as a restart loop, not as silence.

@@ -2,7 +2,8 @@ import type { Knex } from 'knex';
 import { applyUsageBatch } from '../core/billing/apply-usage-batch.js';
 import { rollOverDueAllowances } from '../core/billing/roll-over-period.js';
 import type { Logger } from '../core/logging/index.js';
-import type { UsageBacklog, UsageBatchOutcome, UsageBusConsumer, UsageConsumerFailure, UsageConsumerState } from '../core/usage/index.js';
+import { UsageConsumerFailure, type UsageBacklog, type UsageBatchOutcome, type UsageBusConsumer, type UsageConsumerState } from '../core/usage/index.js';
+import { watchForStall } from './stall-watchdog.js';
 
 export interface BillingWorkerDeps {
   db: Knex;
@@ -12,6 +13,11 @@ export interface BillingWorkerDeps {
   rolloverIntervalMs?: number;
   /** Called after each committed batch (bench, tests). */
   onBatch?: (outcome: UsageBatchOutcome) => void;
+  /**
+   * BILLING_BATCH_STALL_MS: a batch in flight longer than this ends the worker as `failed` does,
+   * its state `stalled` (stall-watchdog.ts). Unset: no watchdog (tests, the bench).
+   */
+  batchStallMs?: number;
 }
 
 export interface BillingWorkerStats {
@@ -23,16 +29,26 @@ export interface BillingWorkerStats {
   lastBatchAt: Date | null;
 }
 
+/**
+ * The consumer's state, or `stalled`: a batch has been in flight longer than batchStallMs (a
+ * database connection that stopped answering, most likely), so the worker is ending.
+ */
+export type BillingWorkerState = UsageConsumerState | 'stalled';
+
 export interface BillingWorker {
   readonly bus: UsageBusConsumer['bus'];
   stats(): BillingWorkerStats;
-  /** The consumer's state: `consuming` is the only healthy one. */
-  state(): UsageConsumerState;
+  /** `consuming` is the only healthy one. */
+  state(): BillingWorkerState;
+  /** When the batch that stalled began; null unless the state is `stalled`. */
+  stalledSince(): Date | null;
   /** The usage events waiting on the bus (UsageBusConsumer.backlog). */
   backlog(): Promise<UsageBacklog>;
   /**
-   * Settles if the consumer stopped on its own for good (UsageBusConsumer.failed): nothing is
-   * billed any more, so the process running the worker must end (then call stop()).
+   * Settles if the consumer stopped on its own for good (UsageBusConsumer.failed), or a batch
+   * stalled: nothing is billed any more, so the process running the worker must end (then call
+   * stop()). Its batches come back to the next worker, and any that did commit charge
+   * nothing twice: the ledger takes each event id once.
    */
   readonly failed: Promise<UsageConsumerFailure>;
   /** Drains the batch in flight (commits it and its position), then disconnects. */
@@ -88,20 +104,39 @@ export async function startBillingWorker(deps: BillingWorkerDeps): Promise<Billi
     throw err;
   }
   logger.info('billing worker consuming', { bus });
+
+  let stalledSince: Date | null = null;
+  let stalled!: (failure: UsageConsumerFailure) => void;
+  const stall = new Promise<UsageConsumerFailure>((resolve) => (stalled = resolve));
+  const stallMs = deps.batchStallMs;
+  const stopWatching =
+    stallMs === undefined
+      ? () => {}
+      : watchForStall({
+          inFlightSince: () => consumer.batchInFlightSince(),
+          stallMs,
+          onStall(since, inFlightMs) {
+            stalledSince = since;
+            stalled(new UsageConsumerFailure(`a usage batch has been in flight ${Math.floor(inFlightMs / 1000)} s (BILLING_BATCH_STALL_MS allows ${stallMs / 1000} s): likely a database connection that stopped answering`));
+          },
+        });
   // No rollover sweeps for a worker that bills nothing: its process is about to end.
-  const failed = consumer.failed.then((failure) => {
+  const failed = Promise.race([consumer.failed, stall]).then((failure) => {
     clearInterval(timer);
+    stopWatching();
     return failure;
   });
 
   return {
     bus,
     stats: () => ({ ...stats }),
-    state: () => consumer.state(),
+    state: () => (stalledSince ? 'stalled' : consumer.state()),
+    stalledSince: () => stalledSince,
     backlog: () => consumer.backlog(),
     failed,
     async stop() {
       clearInterval(timer);
+      stopWatching();
       await consumer.stop();
       logger.info('billing worker stopped', { ...stats });
     },

@@ -1,7 +1,7 @@
 import type { Knex } from 'knex';
 import { checkHealth, valueWithin } from '../core/http-server/index.js';
-import type { UsageBacklog, UsageConsumerState } from '../core/usage/index.js';
-import type { BillingWorker } from './start-billing-worker.js';
+import type { UsageBacklog } from '../core/usage/index.js';
+import type { BillingWorker, BillingWorkerState } from './start-billing-worker.js';
 
 // The same deadline as the other services' probes: a probe never hangs on a dead pool or on a
 // broker that does not answer.
@@ -18,7 +18,12 @@ export interface WorkerHealthAnswer {
   status: 200 | 503;
   body:
     | ({ status: 'ok' } & WorkerFigures)
-    | ({ status: 'unavailable'; checks: { database: 'ok' | 'unreachable'; consumer: UsageConsumerState } } & WorkerFigures);
+    | ({
+        status: 'unavailable';
+        checks: { database: 'ok' | 'unreachable'; consumer: BillingWorkerState };
+        /** Consumer `stalled`: when the batch that stalled began. */
+        batchInFlightSince?: string;
+      } & WorkerFigures);
 }
 
 /**
@@ -34,5 +39,6 @@ export async function checkWorkerHealth(deps: { db: Knex; worker: BillingWorker 
   const figures: WorkerFigures = { bus: worker.bus, backlog, lastBatchAt: worker.stats().lastBatchAt?.toISOString() ?? null };
   if (database.status === 200 && consumer === 'consuming') return { status: 200, body: { status: 'ok', ...figures } };
   const databaseState = database.body.status === 'ok' ? 'ok' : database.body.checks.database;
-  return { status: 503, body: { status: 'unavailable', checks: { database: databaseState, consumer }, ...figures } };
+  const stalledSince = worker.stalledSince();
+  return { status: 503, body: { status: 'unavailable', checks: { database: databaseState, consumer }, ...(stalledSince ? { batchInFlightSince: stalledSince.toISOString() } : {}), ...figures } };
 }

@@ -224,6 +224,31 @@ describe.each(Object.keys(buses))('the %s usage bus', (name) => {
     expect((await allowanceOf(db, organizationId))?.credits_balance).toBe(99_000);
   });
 
+  it('when a batch stays in flight longer than batchStallMs then the worker is `stalled` and `failed` says for how long, and the batch is still charged once', async () => {
+    await worker?.stop();
+    const { organizationId } = await createBillingOrg(db, { credits: 1_000 });
+    const stalling = await startBillingWorker({ db, consumer: bus.consumer(), logger, rolloverIntervalMs: 60_000, batchStallMs: 1_000 });
+    worker = stalling;
+    // Its batch waits for this lock on the allowance, in flight as on a connection that stopped
+    // answering (test/billing-worker-process.test.ts freezes a real one).
+    const trx = await db.transaction();
+    let failure: Awaited<BillingWorker['failed']> | undefined;
+    try {
+      await trx('allowances').where({ organization_id: organizationId }).forUpdate().first();
+      await publishAll([usageEvent(organizationId), usageEvent(organizationId)]);
+      failure = await Promise.race([stalling.failed, new Promise<undefined>((resolve) => setTimeout(() => resolve(undefined), 30_000))]);
+      expect(stalling.state()).toBe('stalled');
+      expect(stalling.stalledSince()!.getTime()).toBeLessThanOrEqual(Date.now() - 1_000);
+    } finally {
+      await trx.commit();
+    }
+    expect(failure?.message).toMatch(/^a usage batch has been in flight \d+ s \(BILLING_BATCH_STALL_MS allows 1 s\): likely a database connection that stopped answering$/);
+    await stalling.stop();
+    await start();
+    await ledgerHas(organizationId, 2);
+    expect((await allowanceOf(db, organizationId))?.credits_balance).toBe(1_000 - 10);
+  });
+
   if (name === 'kafka') {
     it('when the whole topic is replayed by a fresh consumer group then no balance changes', async () => {
       const orgIds = (await db('allowances').pluck<string[]>('organization_id'));

@@ -35,6 +35,7 @@ interface Health {
   body: {
     status: 'ok' | 'unavailable';
     checks?: { database: string; consumer: string };
+    batchInFlightSince?: string;
     bus: string;
     backlog: { events: number; batches?: number; oldestEnqueuedAt?: string | null } | null;
     lastBatchAt: string | null;
@@ -408,6 +409,88 @@ describe('the billing worker on the kafka bus when a dead letter is larger than 
       await ownDb.destroy();
       await own.drop();
     }
+  }, 120_000);
+});
+
+describe('the billing worker when a batch waits on a database connection that stopped answering', () => {
+  // Small, so the test is quick; the default is two minutes.
+  const STALL_MS = 2_000;
+  // billing-worker/main.ts's FAILED_EXIT_MS: how long it gives a stop before it exits anyway.
+  const FAILED_EXIT_MS = 10_000;
+  let scratch: ScratchDatabase;
+  let db: Knex;
+  let proxy: TcpProxy | undefined;
+  let usage: UsageSink | undefined;
+  beforeAll(async () => {
+    scratch = await createScratchDatabase('worker_stall');
+    db = createDb({ connectionString: scratch.url, poolMax: 4, applicationName: 'billing-worker-stall-test' });
+    await migrateLatest(db);
+  });
+  afterAll(async () => {
+    await usage?.close();
+    await proxy?.close();
+    await db?.destroy();
+    await scratch?.drop();
+  });
+
+  /** The billing workers' sessions on the scratch database (pg_stat_activity), by state. */
+  const workerSessions = async () => {
+    const { rows } = await db.raw<{ rows: { state: string; wait_event_type: string | null }[] }>(
+      "SELECT state, wait_event_type FROM pg_stat_activity WHERE datname = current_database() AND application_name = 'billing-worker'",
+    );
+    return rows;
+  };
+
+  it('when its batch waits on a half-open connection then /healthz answers 503 `stalled` saying since when, one line says why and it exits 1; Postgres ends the dead session, and a new worker applies the batch once', async () => {
+    const { organizationId } = await createBillingOrg(db, { credits: 1_000 });
+    usage = createPostgresUsageSink(db, { logger });
+    proxy = await startTcpProxy(hostAndPort(scratch.url));
+    const worker = await startWorker({ DATABASE_URL: proxy.urlFor(scratch.url), BILLING_BATCH_STALL_MS: String(STALL_MS) });
+    await usage.publish(usageEvent(organizationId));
+    await healthWhen(worker, (h) => h.status === 200 && h.body.lastBatchAt !== null);
+
+    // The next batch is claimed and then waits for this lock on the allowance, as behind a slow
+    // top-up; the connection freezes meanwhile, so the rows the lock lets it read never arrive.
+    const trx = await db.transaction();
+    try {
+      await trx('allowances').where({ organization_id: organizationId }).forUpdate().first();
+      await Promise.all(Array.from({ length: 3 }, () => usage!.publish(usageEvent(organizationId))));
+      await waitFor('the worker\'s batch waiting for the allowance lock', async () => (await workerSessions()).some((s) => s.wait_event_type === 'Lock'));
+      proxy.freeze();
+    } finally {
+      await trx.commit();
+    }
+    const frozeAt = Date.now();
+
+    const stalled = await healthWhen(worker, (h) => h.body.checks?.consumer === 'stalled');
+    expect(stalled, worker.output().slice(-3000)).toMatchObject({
+      status: 503,
+      body: { status: 'unavailable', checks: { consumer: 'stalled' }, batchInFlightSince: expect.stringMatching(/^\d{4}-\d\d-\d\dT/), bus: 'postgres' },
+    });
+    expect(Date.parse(stalled.body.batchInFlightSince!)).toBeLessThanOrEqual(frozeAt);
+    // Its stop cannot drain the stalled batch: it exits when main.ts stops waiting for it.
+    const ended = await Promise.race([worker.exited, new Promise<undefined>((resolve) => setTimeout(() => resolve(undefined), STALL_MS + FAILED_EXIT_MS + 20_000))]);
+    expect(ended, worker.output().slice(-3000)).toEqual({ code: 1, signal: null });
+    // A rollover sweep that began before the stall may fail on the frozen pool too: its own line.
+    const errors = errorsIn(worker.output()).filter((msg) => !msg.startsWith('rollover sweep failed'));
+    expect(errors, worker.output().slice(-3000)).toEqual([
+      expect.stringMatching(
+        /^billing worker stopped consuming usage events: a usage batch has been in flight \d+ s \(BILLING_BATCH_STALL_MS allows 2 s\): likely a database connection that stopped answering; nothing is billed until it runs again, so it exits with status 1 for its supervisor to restart it$/,
+      ),
+    ]);
+
+    // The proxy still holds the dead worker's connections open, as a dead network path would:
+    // Postgres itself ends its session, idle in the batch's transaction, and with it the locks on
+    // the allowance and on the claimed rows of the bus.
+    await waitFor('the stalled session ended by Postgres', async () => (await workerSessions()).every((s) => !s.state.startsWith('idle in transaction')), 20_000);
+    expect(await ledgerCount(db, organizationId)).toBe(1);
+
+    // Redelivered to a new worker (its supervisor's restart), the batch is charged once.
+    const fresh = await startWorker({ DATABASE_URL: scratch.url, BILLING_BATCH_STALL_MS: String(STALL_MS) });
+    const caughtUp = await healthWhen(fresh, (h) => h.status === 200 && h.body.backlog?.events === 0 && h.body.lastBatchAt !== null);
+    expect(caughtUp).toMatchObject({ status: 200, body: { status: 'ok', backlog: { events: 0 } } });
+    expect(await ledgerCount(db, organizationId)).toBe(4);
+    expect((await allowanceOf(db, organizationId))?.credits_balance).toBe(1_000 - 4 * 5);
   }, 120_000);
 });
 

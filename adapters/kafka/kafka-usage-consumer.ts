@@ -3,6 +3,7 @@ import type { Knex } from 'knex';
 import type { Logger } from '../../core/logging/index.js';
 import {
   applyOneByOne,
+  createBatchesInFlight,
   describeError,
   isDataError,
   rootCause,
@@ -62,6 +63,7 @@ export function createKafkaUsageConsumer(options: KafkaUsageConsumerOptions): Us
   const failingPartitions = new Set<number>();
   let fail!: (failure: UsageConsumerFailure) => void;
   const failed = new Promise<UsageConsumerFailure>((resolve) => (fail = resolve));
+  const inFlight = createBatchesInFlight();
 
   // One admin client, connected at the first probe and kept: a probe is then two requests.
   // It asks once (no retries): the next probe asks again.
@@ -98,11 +100,11 @@ export function createKafkaUsageConsumer(options: KafkaUsageConsumerOptions): Us
     const busMessages = messages.map((m) => ({ value: m.value, ref: `${topic}/${partition}@${m.offset}` }));
     let dead: DeadLetter[];
     try {
-      dead = (await db.transaction((trx) => apply(trx, busMessages))).deadLetters;
+      dead = (await inFlight.run(() => db.transaction((trx) => apply(trx, busMessages)))).deadLetters;
     } catch (err) {
       if (!isDataError(err)) throw err;
       logger.warn('usage chunk failed on its own data; applying it one message at a time', { err, partition, messages: messages.length });
-      dead = await db.transaction((trx) => applyOneByOne(trx, apply, busMessages, 'kafka', logger));
+      dead = await inFlight.run(() => db.transaction((trx) => applyOneByOne(trx, apply, busMessages, 'kafka', logger)));
     }
     if (dead.length > 0) await forwardDeadLetters(dead, { producer: deadLetters!, topic: options.deadLetterTopic, logger });
   };
@@ -198,5 +200,6 @@ export function createKafkaUsageConsumer(options: KafkaUsageConsumerOptions): Us
       });
       return lag;
     },
+    batchInFlightSince: () => inFlight.oldestSince(),
   };
 }

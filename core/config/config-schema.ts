@@ -39,6 +39,14 @@ export const configSchema = z.object({
    * before; `npm start` runs the worker in-process and never listens on it.
    */
   BILLING_WORKER_PORT: optionalPort,
+  /**
+   * How long one usage batch's transaction may stay open in the billing worker before the
+   * worker counts itself stalled (a database connection that stopped answering), answers 503
+   * on /healthz and exits 1 for its supervisor to restart it. Postgres also ends the worker's
+   * sessions left idle in a transaction this long, releasing their locks. Far above what a
+   * batch takes (tens of milliseconds); at least a second.
+   */
+  BILLING_BATCH_STALL_MS: z.coerce.number().int().min(1_000, 'must be at least 1000 (milliseconds)').default(120_000),
   /** Addresses printed and written to demo.json; default to http://HOST:PORT. */
   PUBLIC_BASE_URL: httpUrl,
   PUBLIC_MCP_URL: httpUrl,

@@ -56,6 +56,22 @@ describe('parseConfig', () => {
     });
   });
 
+  it('when BILLING_BATCH_STALL_MS is unset, then a batch may take two minutes; under a second, or not a whole number of milliseconds, it is refused by name', () => {
+    expect(parseConfig({}).BILLING_BATCH_STALL_MS).toBe(120_000);
+    expect(parseConfig({ BILLING_BATCH_STALL_MS: '2000' }).BILLING_BATCH_STALL_MS).toBe(2_000);
+    const problems = (value: string) => {
+      try {
+        parseConfig({ BILLING_BATCH_STALL_MS: value });
+        return [];
+      } catch (err) {
+        return (err as ConfigError).problems;
+      }
+    };
+    expect(problems('999')).toEqual(['BILLING_BATCH_STALL_MS: must be at least 1000 (milliseconds)']);
+    expect(problems('0')).toEqual(['BILLING_BATCH_STALL_MS: must be at least 1000 (milliseconds)']);
+    for (const value of ['1500.5', 'two minutes', '2m']) expect(problems(value)).toEqual([expect.stringMatching(/^BILLING_BATCH_STALL_MS: /)]);
+  });
+
   it('when variables unknown to the schema are present, then they are ignored', () => {
     expect(() => parseConfig({ PATH: '/usr/bin', HOME: '/root' })).not.toThrow();
   });

@@ -24,7 +24,8 @@ const types = {
 // probes (Node sets 10 probes 1 s apart), so an idle connection to a dead peer errors within
 // about 20 s. A backstop only: no probe goes while a query waits for its acknowledgement (then
 // the kernel's retransmissions give up after some 15 minutes), and a host whose kernel still
-// answers (Postgres itself frozen) passes them.
+// answers (Postgres itself frozen) passes them. The billing worker's stall watchdog is what
+// notices a batch that waits for ever (billing-worker/stall-watchdog.ts).
 const keepAlive = { keepAlive: true, keepAliveInitialDelayMillis: 10_000 };
 
 export interface DbOptions {
@@ -33,12 +34,19 @@ export interface DbOptions {
   applicationName?: string;
   /** Where knex's own warnings go; without it knex prints them on stdout (console.log). */
   logger?: Logger;
+  /**
+   * Postgres ends a session of this pool left idle inside a transaction for longer, rolling it
+   * back: the locks of a client that will never come back are released. Only for a pool whose
+   * transactions wait on nothing but the database (the billing worker's). Unset: never.
+   */
+  idleInTransactionTimeoutMs?: number;
 }
 
 export function createDb(options: DbOptions): Db {
+  const idleInTransaction = options.idleInTransactionTimeoutMs === undefined ? {} : { idle_in_transaction_session_timeout: options.idleInTransactionTimeoutMs };
   return knexFactory({
     client: 'pg',
-    connection: { connectionString: options.connectionString, types, application_name: options.applicationName ?? 'italian-company-data', ...keepAlive } as Knex.PgConnectionConfig,
+    connection: { connectionString: options.connectionString, types, application_name: options.applicationName ?? 'italian-company-data', ...keepAlive, ...idleInTransaction } as Knex.PgConnectionConfig,
     pool: { min: 0, max: options.poolMax ?? 10 },
     // Fail fast when Postgres is down instead of queueing requests for knex's default 60 s.
     acquireConnectionTimeout: 5_000,

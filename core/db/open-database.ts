@@ -31,6 +31,8 @@ export interface OpenDatabaseOptions {
    * table. Off only for the migrate commands, whose job that schema is.
    */
   requireCurrentSchema?: boolean;
+  /** The pool's DbOptions.idleInTransactionTimeoutMs (the billing worker's). */
+  idleInTransactionTimeoutMs?: number;
 }
 
 export async function openDatabase(config: Config, logger: Logger, applicationName: string, options: OpenDatabaseOptions = {}): Promise<OpenDatabase> {
@@ -63,7 +65,7 @@ export async function openDatabase(config: Config, logger: Logger, applicationNa
       stopEmbedded = handle.stop;
     }
   }
-  const db = createDb({ connectionString, poolMax: config.DATABASE_POOL_MAX, applicationName, logger });
+  const db = createDb({ connectionString, poolMax: config.DATABASE_POOL_MAX, applicationName, logger, idleInTransactionTimeoutMs: options.idleInTransactionTimeoutMs });
   const close = async () => {
     await db.destroy();
     if (stopEmbedded) await stopEmbedded();

@@ -2,6 +2,7 @@ import type { Knex } from 'knex';
 import { createNotificationListener, type NotificationListener } from '../db/notification-listener.js';
 import type { Logger } from '../logging/index.js';
 import { applyOneByOne, isDataError } from './apply-one-by-one.js';
+import { createBatchesInFlight } from './batches-in-flight.js';
 import { describeError, isCodeFault, UsageConsumerFailure } from './consumer-failure.js';
 import type { ApplyUsageBatch, UsageBacklog, UsageBusConsumer, UsageBusMessage } from './usage-bus.js';
 
@@ -81,6 +82,7 @@ export function createPostgresUsageConsumer(options: PostgresUsageConsumerOption
   const sleepers = new Set<() => void>();
   const stoppers = new Set<() => void>();
   let notified = 0;
+  const inFlight = createBatchesInFlight();
 
   const wakeAll = () => {
     notified += 1;
@@ -103,22 +105,26 @@ export function createPostgresUsageConsumer(options: PostgresUsageConsumerOption
     });
 
   const claimAndApply = (apply: ApplyUsageBatch, events: number) =>
-    db.transaction(async (trx) => {
-      const { rows } = await trx.raw<{ rows: BatchRow[] }>(CLAIM_ROWS, [events, events]);
-      if (rows.length === 0) return 0;
-      rows.sort((a, b) => a.seq - b.seq);
-      const messages = rows.flatMap(batchMessages);
-      await apply(trx, messages);
-      return messages.length;
-    });
+    inFlight.run(() =>
+      db.transaction(async (trx) => {
+        const { rows } = await trx.raw<{ rows: BatchRow[] }>(CLAIM_ROWS, [events, events]);
+        if (rows.length === 0) return 0;
+        rows.sort((a, b) => a.seq - b.seq);
+        const messages = rows.flatMap(batchMessages);
+        await apply(trx, messages);
+        return messages.length;
+      }),
+    );
 
   // A batch whose application fails on its own data (not a failing database) would come back
   // for ever: after repeated failures the oldest batch is applied one event at a time.
   const applyOldestEventByEvent = (apply: ApplyUsageBatch) =>
-    db.transaction(async (trx) => {
-      const { rows } = await trx.raw<{ rows: BatchRow[] }>(CLAIM_ROWS, [1, 1]);
-      await applyOneByOne(trx, apply, rows.flatMap(batchMessages), 'postgres', logger);
-    });
+    inFlight.run(() =>
+      db.transaction(async (trx) => {
+        const { rows } = await trx.raw<{ rows: BatchRow[] }>(CLAIM_ROWS, [1, 1]);
+        await applyOneByOne(trx, apply, rows.flatMap(batchMessages), 'postgres', logger);
+      }),
+    );
 
   const loop = async (apply: ApplyUsageBatch, id: number) => {
     let failures = 0;
@@ -133,6 +139,13 @@ export function createPostgresUsageConsumer(options: PostgresUsageConsumerOption
         if (claimed < limit) await sleep(pollMs, seen);
       } catch (err) {
         if (isCodeFault(err)) throw err;
+        // Stopping (a signal, or the billing worker ending on a stall whose line says why): the
+        // batch stays on the bus for the next worker, not retried, and its error is no news (no
+        // free connection, say, while the others wait on a database that stopped answering).
+        if (!running) {
+          logger.warn('usage batch failed while the consumer stopped; it stays on the bus', { err });
+          return;
+        }
         failures += 1;
         failing.add(id);
         logger.error('usage batch failed; it stays on the bus', { err, failures });
@@ -202,5 +215,6 @@ export function createPostgresUsageConsumer(options: PostgresUsageConsumerOption
       });
       return backlog;
     },
+    batchInFlightSince: () => inFlight.oldestSince(),
   };
 }

@@ -53,6 +53,11 @@ export interface UsageBusConsumer {
   state(): UsageConsumerState;
   /** The usage events published and not yet applied; may be slow or fail when the bus is away. */
   backlog(): Promise<UsageBacklog>;
+  /**
+   * When the oldest batch transaction still open began (from its BEGIN, the claim included, to
+   * its COMMIT); null when none is. The billing worker's stall watchdog reads it.
+   */
+  batchInFlightSince(): Date | null;
 }
 
 /**

@@ -7,6 +7,13 @@ export interface TcpProxy {
   /** Drops every connection and refuses new ones: the server "went away". */
   cut(): void;
   restore(): void;
+  /**
+   * Stops forwarding, both ways, on every connection, and closes none: half-open connections,
+   * as when the server's host froze or a network path drops packets without a RST. Nothing the
+   * server or the client does afterwards (answer, close) reaches the other side; connections
+   * made meanwhile are accepted and get nothing. Until close().
+   */
+  freeze(): void;
   close(): Promise<void>;
 }
 
@@ -17,17 +24,26 @@ export interface TcpProxy {
 export async function startTcpProxy(target: { host: string; port: number }): Promise<TcpProxy> {
   const sockets = new Set<net.Socket>();
   let open = true;
-  const server = net.createServer((client) => {
+  let frozen = false;
+  // allowHalfOpen: a frozen relay must not answer a client's FIN with its own.
+  const server = net.createServer({ allowHalfOpen: true }, (client) => {
     if (!open) return client.destroy();
-    const upstream = net.connect(target.port, target.host);
-    for (const s of [client, upstream]) {
+    const track = (s: net.Socket) => {
       sockets.add(s);
       s.on('close', () => sockets.delete(s));
       s.on('error', () => {});
-    }
+    };
+    track(client);
+    if (frozen) return void client.pause();
+    const upstream = net.connect({ port: target.port, host: target.host, allowHalfOpen: true });
+    track(upstream);
     client.pipe(upstream).pipe(client);
-    client.on('close', () => upstream.destroy());
-    upstream.on('close', () => client.destroy());
+    client.on('close', () => {
+      if (!frozen) upstream.destroy();
+    });
+    upstream.on('close', () => {
+      if (!frozen) client.destroy();
+    });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const port = (server.address() as net.AddressInfo).port;
@@ -44,6 +60,13 @@ export async function startTcpProxy(target: { host: string; port: number }): Pro
     },
     restore() {
       open = true;
+    },
+    freeze() {
+      frozen = true;
+      for (const s of sockets) {
+        s.unpipe();
+        s.pause();
+      }
     },
     close: () =>
       new Promise<void>((resolve) => {

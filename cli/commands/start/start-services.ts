@@ -78,6 +78,7 @@ async function startParts(config: Config, logger: Logger, database: OpenDatabase
     db,
     consumer: createUsageConsumer({ config, db, connectionString: database.connectionString, logger }),
     logger,
+    batchStallMs: config.BILLING_BATCH_STALL_MS,
   });
   parts.add('billing worker', () => worker.stop());
   const usage = configuredUsageSink({ config, database, logger });
