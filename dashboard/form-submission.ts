@@ -61,7 +61,9 @@ export async function claimSubmission(trx: Db, ctx: DashboardContext): Promise<b
  */
 export async function submissionUsed(db: Db, ctx: DashboardContext): Promise<boolean> {
   const token = ctx.state.form[FIELD];
-  if (token === undefined || !TOKEN_SHAPE.test(token)) return false;
+  if (token === undefined) return false;
+  // Refused here, before anything is made: claimSubmission would refuse it only afterwards.
+  if (!TOKEN_SHAPE.test(token)) ctx.throw(400, 'This form is damaged: reload the page and send it again.');
   const row = await db('sessions')
     .where({ id_hash: hashToken(ctx.state.sessionToken!) })
     .whereRaw(`coalesce(submissions, '[]'::jsonb) @> jsonb_build_array(?::text)`, [token])

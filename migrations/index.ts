@@ -27,6 +27,7 @@ import * as refusedCalls from './20261126_025_refused_calls.js';
 import * as holderKind from './20261126_026_holder_kind.js';
 import * as trustedDevices from './20261126_027_trusted_devices.js';
 import * as signInPruningIndexes from './20261126_028_sign_in_pruning_indexes.js';
+import * as sessionPasswordDigest from './20261126_029_session_password_digest.js';
 
 export interface Migration {
   name: string;
@@ -63,4 +64,5 @@ export const migrations: Migration[] = [
   { name: '20261126_026_holder_kind', ...holderKind },
   { name: '20261126_027_trusted_devices', ...trustedDevices },
   { name: '20261126_028_sign_in_pruning_indexes', ...signInPruningIndexes },
+  { name: '20261126_029_session_password_digest', ...sessionPasswordDigest },
 ];

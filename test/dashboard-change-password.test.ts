@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { createOrganization } from '../core/billing/index.js';
-import { passwordCheckSlots } from '../core/dashboard-auth/index.js';
+import { createSession, passwordCheckSlots } from '../core/dashboard-auth/index.js';
 import { createMember, createOperator, dashboardForFile, httpSession } from './dashboard-fixtures.js';
 
 // "Change password" against the real dashboard and Postgres: the current password proven as a
@@ -45,6 +45,7 @@ describe('when a signed-in person changes their password with the right current 
     const userId = who.userId;
     expect(Number((await env.db('trusted_devices').where({ user_id: userId }).count<{ count: string }[]>({ count: '*' }))[0]!.count)).toBe(2);
     const deviceBefore = here.jar.get('dash_device');
+    const sessionBefore = here.jar.get('dash_session');
 
     const page = await (await here.get(`/orgs/${who.orgId}`)).text();
     expect(page).toContain(`href="${PATH}"`);
@@ -53,8 +54,13 @@ describe('when a signed-in person changes their password with the right current 
     expect(res.headers.get('location')).toBe(`${PATH}?done=changed`);
     expect(await (await here.get(`${PATH}?done=changed`)).text()).toContain('Your password has been changed.');
 
-    // This browser: still signed in, and trusted afresh under the new password.
+    // This browser: still signed in, with a new session cookie (a copy of the old one opens
+    // nothing), and trusted afresh under the new password.
     expect((await here.get(`/orgs/${who.orgId}`)).status).toBe(200);
+    expect(here.jar.get('dash_session')).not.toBe(sessionBefore);
+    const oldCookie = httpSession(env.dashboard.url);
+    oldCookie.jar.set('dash_session', sessionBefore!);
+    expect((await oldCookie.get(`/orgs/${who.orgId}`)).status).toBe(302);
     expect(here.jar.get('dash_device')).not.toBe(deviceBefore);
     expect(Number((await env.db('trusted_devices').where({ user_id: userId }).count<{ count: string }[]>({ count: '*' }))[0]!.count)).toBe(1);
     // The other session: ended.
@@ -85,8 +91,48 @@ describe('when the form is sent twice (a double-click)', () => {
     const again = await client.post(PATH, form);
     expect(again.status).toBe(303);
     expect(again.headers.get('location')).toBe(`${PATH}?done=repeated`);
-    expect(await (await client.get(`${PATH}?done=repeated`)).text()).toContain('This form had already been sent: your password was changed then.');
+    expect(await (await client.get(`${PATH}?done=repeated`)).text()).toContain('Your password had just been changed');
     expect(await failedAttempts(who.email)).toBe(0);
+  });
+});
+
+describe('when two changes race (a double-click before the first answer, two tabs)', () => {
+  it('then exactly one changes the password, the other is answered as a repeat, and no wrong guess is counted', async () => {
+    const who = await admin();
+    const client = await signedIn(who);
+    const form = await filledForm(client, { currentPassword: who.password, newPassword: NEW_PASSWORD, confirmPassword: NEW_PASSWORD });
+    const [a, b] = await Promise.all([client.post(PATH, { ...form }), client.post(PATH, { ...form, _submission: `${form._submission}x` })]);
+    expect([a.status, b.status]).toEqual([303, 303]);
+    expect([a.headers.get('location'), b.headers.get('location')].sort()).toEqual([`${PATH}?done=changed`, `${PATH}?done=repeated`]);
+    expect(await failedAttempts(who.email)).toBe(0);
+    expect((await httpSession(env.dashboard.url).signIn(who.email, NEW_PASSWORD)).status).toBe(302);
+  });
+});
+
+describe('when a sign-in with the old password was still in flight as the password changed', () => {
+  it('then the session it makes afterwards is never read: sessions are bound to the password they were opened with', async () => {
+    const who = await admin();
+    const client = await signedIn(who);
+    const { password_hash: oldHash } = await env.db('users').where({ id: who.userId }).first<{ password_hash: string }>('password_hash');
+    expect((await client.post(PATH, await filledForm(client, { currentPassword: who.password, newPassword: NEW_PASSWORD, confirmPassword: NEW_PASSWORD }))).status).toBe(303);
+    // What that sign-in writes once its check of the old hash has passed.
+    const late = await createSession(env.db, { userId: who.userId, passwordHash: oldHash });
+    const lateClient = httpSession(env.dashboard.url);
+    lateClient.jar.set('dash_session', late.token);
+    const res = await lateClient.get(`/orgs/${who.orgId}/keys`);
+    expect(res.status).toBe(302);
+    expect(res.headers.get('location')).toMatch(/^\/sign-in/);
+    expect((await client.get(`/orgs/${who.orgId}/keys`)).status).toBe(200);
+  });
+});
+
+describe('when the form comes with a damaged submission token', () => {
+  it('then it is refused before the password is checked or changed', async () => {
+    const who = await admin();
+    const client = await signedIn(who);
+    const form = await filledForm(client, { currentPassword: who.password, newPassword: NEW_PASSWORD, confirmPassword: NEW_PASSWORD });
+    expect((await client.post(PATH, { ...form, _submission: 'not/a token' })).status).toBe(400);
+    expect((await httpSession(env.dashboard.url).signIn(who.email, who.password)).status).toBe(302);
   });
 });
 

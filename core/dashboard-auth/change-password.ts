@@ -3,6 +3,7 @@ import type { Db } from '../db/index.js';
 import { AppError, parseInput } from '../errors/index.js';
 import { hashPassword, MIN_PASSWORD_LENGTH } from './password-hash.js';
 import { hashToken } from './secret-token.js';
+import { createSession, rotateSession, type CreatedSession } from './session-store.js';
 import { checkPasswordAttempt, type PasswordAttempt, type PasswordRefusal } from './sign-in.js';
 import { forgetOtherDevices, trustDevice, type TrustedDevice } from './trusted-devices.js';
 
@@ -19,9 +20,11 @@ const newPasswordSchema = z
   .refine((v) => v.newPassword === v.confirmPassword, { path: ['confirmPassword'], message: PASSWORD_MISMATCH });
 
 export type ChangePasswordResult =
-  | { ok: true; email: string; device: TrustedDevice; sessionsEnded: number }
+  | { ok: true; email: string; session: CreatedSession; device: TrustedDevice }
   | PasswordRefusal
-  | { ok: false; reason: 'invalid_params'; error: AppError };
+  | { ok: false; reason: 'invalid_params'; error: AppError }
+  /** Another change of this person's password committed between the check and this one. */
+  | { ok: false; reason: 'changed_meanwhile' };
 
 /**
  * A signed-in person sets a new password, proving the current one first. The current one is
@@ -29,9 +32,13 @@ export type ChangePasswordResult =
  * trusted browser's own budget, so an unattended session is not an unbounded guessing oracle.
  *
  * What the old password opened ends with it, in the transaction that changes it: every other
- * session of the person, and every browser trusted for it (trust is bound to the password's
- * hash, so they would be refused anyway: deleting them says so at once). The session that
- * made the change stays, and its browser is trusted afresh under the new password.
+ * session of the person, and every browser trusted for it. Both are bound to the password's
+ * hash, so a sign-in with the old password still in flight makes a session that is never read;
+ * ending them here says so at once. The session making the change carries on under a new token
+ * (a copy of its old cookie opens nothing), and its browser is trusted afresh.
+ *
+ * The new hash is written only over the one that was checked: of two changes at once (a
+ * double-click, two tabs), the second finds it changed and makes nothing (`changed_meanwhile`).
  */
 export async function changePassword(
   db: Db,
@@ -40,8 +47,8 @@ export async function changePassword(
     currentPassword: string;
     newPassword: string;
     confirmPassword: string;
-    /** The cookie value of the session making the change: it stays signed in. */
-    keepSessionToken: string;
+    /** The cookie value of the session making the change: it carries on under a new one. */
+    sessionToken: string;
   },
 ): Promise<ChangePasswordResult> {
   const now = input.now ?? new Date();
@@ -58,15 +65,14 @@ export async function changePassword(
   if (proven.userId !== input.userId) return { ok: false, reason: 'invalid' };
 
   const passwordHash = await hashPassword(fresh.newPassword);
-  return db.transaction(async (trx) => {
-    await trx('users').where({ id: input.userId }).update({ password_hash: passwordHash });
-    const sessionsEnded = await trx('sessions')
-      .where({ user_id: input.userId })
-      .whereNull('revoked_at')
-      .whereNot({ id_hash: hashToken(input.keepSessionToken) })
-      .update({ revoked_at: now });
+  return db.transaction(async (trx): Promise<ChangePasswordResult> => {
+    const changed = await trx('users').where({ id: input.userId, password_hash: proven.passwordHash }).update({ password_hash: passwordHash });
+    if (changed === 0) return { ok: false, reason: 'changed_meanwhile' };
+    await trx('sessions').where({ user_id: input.userId }).whereNull('revoked_at').whereNot({ id_hash: hashToken(input.sessionToken) }).update({ revoked_at: now });
+    // Signed out meanwhile (from another browser): the person has just proved the password.
+    const session = (await rotateSession(trx, { token: input.sessionToken, passwordHash, now })) ?? (await createSession(trx, { userId: input.userId, passwordHash, now }));
     const device = await trustDevice(trx, { userId: input.userId, passwordHash, replacing: proven.device, now });
     await forgetOtherDevices(trx, input.userId, device.token);
-    return { ok: true, email: proven.email, device, sessionsEnded };
+    return { ok: true, email: proven.email, session, device };
   });
 }

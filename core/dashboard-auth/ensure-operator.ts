@@ -2,7 +2,7 @@ import { z } from 'zod';
 import type { Db } from '../db/index.js';
 import { parseInput } from '../errors/index.js';
 import { newId, randomBase62 } from '../ids/index.js';
-import { hashPassword } from './password-hash.js';
+import { hashPassword, verifyPassword } from './password-hash.js';
 
 export interface OperatorSignIn {
   email: string;
@@ -25,6 +25,16 @@ export async function ensureOperator(db: Db, input: { email: string }): Promise<
   const passwordHash = await hashPassword(password);
   await saveOperator(db, email, passwordHash);
   return { email, password };
+}
+
+/**
+ * Whether `password` still signs in as the operator `email`: a password shown once and kept
+ * (`npm start` keeps the first one in demo.json) is not shown again once it was changed.
+ */
+export async function operatorPasswordWorks(db: Db, email: string, password: string): Promise<boolean> {
+  const row = await db('users').whereRaw('lower(email) = ?', [email.trim().toLowerCase()]).where({ is_operator: true }).whereNull('disabled_at')
+    .first<{ password_hash: string | null } | undefined>('password_hash');
+  return row?.password_hash ? verifyPassword(password, row.password_hash) : false;
 }
 
 /** Creates or promotes an operator with a known password (tests, the CLI). */

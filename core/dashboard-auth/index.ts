@@ -16,6 +16,6 @@ export {
   createInvitation, findInvitation, justAcceptedInvitation, acceptInvitation, pendingInvitations, cancelInvitation, invitationInputSchema, invitationIdSchema, INVITATION_TTL_MS, MAX_NAME_LENGTH, ALREADY_MEMBER,
   type CreatedInvitation, type PendingInvitation, type PendingInvitationSummary, type AcceptInvitationResult, type InvitationInput,
 } from './invitations.js';
-export { ensureOperator, upsertOperator, type OperatorSignIn } from './ensure-operator.js';
+export { ensureOperator, operatorPasswordWorks, upsertOperator, type OperatorSignIn } from './ensure-operator.js';
 export { auditPage, recordAudit, recentAudit, withAudit, type AuditEntry, type AuditPage, type AuditRow } from './audit-log.js';
 export { userEmails } from './user-emails.js';

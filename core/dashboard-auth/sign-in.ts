@@ -107,7 +107,7 @@ export async function signIn(db: Db, input: PasswordAttempt): Promise<SignInResu
   const proven = await checkPasswordAttempt(db, { ...input, now });
   if (!proven.ok) return proven;
   const device = await trustDevice(db, { userId: proven.userId, passwordHash: proven.passwordHash, replacing: proven.device, now });
-  return { ok: true, userId: proven.userId, email: proven.email, session: await createSession(db, proven.userId, now), device };
+  return { ok: true, userId: proven.userId, email: proven.email, session: await createSession(db, { userId: proven.userId, passwordHash: proven.passwordHash, now }), device };
 }
 
 /**

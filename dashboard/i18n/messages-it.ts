@@ -40,7 +40,7 @@ export const it: Catalogue = {
   'account.currentWrong': 'La password attuale non è corretta.',
   'account.locked': 'Troppe password errate per questa e-mail. Riprova tra {minutes} min.',
   'account.changed': 'La password è stata cambiata. Le altre sessioni sono state chiuse e gli altri browser richiederanno la nuova password.',
-  'account.repeated': 'Il modulo era già stato inviato: la password è stata cambiata allora.',
+  'account.repeated': "La password era appena stata cambiata (il modulo è stato inviato due volte, o da un'altra scheda nello stesso momento): vale il primo cambio.",
   'invite.title': 'Entra in {org}',
   'invite.intro': 'Sei stato invitato in {org} come {role}. Scegli una password per completare.',
   'invite.introExisting': "Sei stato invitato in {org} come {role}. Accedi come {email}, poi riapri questo link per accettare.",

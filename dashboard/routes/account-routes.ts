@@ -3,6 +3,7 @@ import { changePassword, MIN_PASSWORD_LENGTH, type SignInLimits } from '../../co
 import type { PasswordCheckSlots } from '../../core/dashboard-auth/index.js';
 import type { Db } from '../../core/db/index.js';
 import { deviceTokenFor, rememberDevice } from '../device-cookie.js';
+import { SESSION_COOKIE, setCookie } from '../middleware/cookies.js';
 import { answerRepeated, claimSubmission, submissionField, submissionUsed } from '../form-submission.js';
 import type { DashboardState } from '../state.js';
 import { csrfField, field, notice } from '../views/components.js';
@@ -41,8 +42,9 @@ function passwordPage(state: DashboardState, options: { banner?: HtmlValue; refu
 
 /**
  * "Change password", for every signed-in person (operators, admins, finance). The passwords
- * typed never come back in the page. A change ends the person's other sessions and trusted
- * browsers (core/dashboard-auth/change-password.ts); this browser stays signed in and trusted.
+ * typed never come back in the page. A change ends every session and trusted browser of the
+ * person (core/dashboard-auth/change-password.ts); this browser carries on with a new session
+ * cookie and is trusted afresh.
  */
 export function registerAccountRoutes(router: Router<DashboardState>, deps: AccountRouteDeps): void {
   const { db } = deps;
@@ -67,13 +69,14 @@ export function registerAccountRoutes(router: Router<DashboardState>, deps: Acco
       currentPassword: form.currentPassword ?? '',
       newPassword: form.newPassword ?? '',
       confirmPassword: form.confirmPassword ?? '',
-      keepSessionToken: ctx.state.sessionToken!,
+      sessionToken: ctx.state.sessionToken!,
       ip: ctx.ip || null,
       device: deviceTokenFor(ctx, user.email),
       limits: deps.signInLimits,
       passwordChecks: deps.passwordChecks,
     });
     if (!result.ok) {
+      if (result.reason === 'changed_meanwhile') return answerRepeated(db, ctx, PATH);
       if (result.reason === 'invalid_params') {
         ctx.status = 422;
         ctx.body = passwordPage(ctx.state, { refusals: fieldRefusals(ctx.state, result.error) });
@@ -88,8 +91,11 @@ export function registerAccountRoutes(router: Router<DashboardState>, deps: Acco
       }
       return;
     }
-    // Made: the token is used from now on (a repeat in flight, which passed the check above
-    // with the old password, has changed it to the same new one: harmless).
+    // This session carries on under a new token: the browser gets it now. A repeat sent with
+    // the new cookie finds this form's token used; one already on its way with the old cookie
+    // is refused as a stale form (403), whose page says to reload.
+    setCookie(ctx, SESSION_COOKIE, result.session.token, { secure: deps.secureCookies, maxAge: Math.floor((result.session.expiresAt.getTime() - Date.now()) / 1000) });
+    ctx.state.sessionToken = result.session.token;
     await claimSubmission(db, ctx);
     rememberDevice(ctx, result.email, result.device, deps.secureCookies);
     ctx.status = 303;

@@ -90,7 +90,7 @@ function printBanner(demo: Awaited<ReturnType<typeof startServices>>['demo'], da
     `  API          ${demo.baseUrl}        docs: ${demo.baseUrl}/docs`,
     `  Tool server  ${demo.mcpEndpoint ?? `${demo.mcpUrl}/mcp`}`,
     demo.dashboardUrl ? `  Dashboard    ${demo.dashboardUrl}` : '',
-    demo.operator ? `  Operator     ${demo.operator.email} / ${demo.operator.password ?? `(password not recorded: npm run -s cli -- operator reset-password --email ${demo.operator.email} sets a new one)`}` : '',
+    demo.operator ? `  Operator     ${demo.operator.email} / ${demo.operator.password ?? `(password not recorded, or changed since: npm run -s cli -- operator reset-password --email ${demo.operator.email} sets a new one)`}` : '',
     '',
     `  Demo API key ${demo.apiKey}`,
     `  Organization ${demo.organizationId}`,

@@ -150,6 +150,12 @@ describe('cli start when start-up fails', () => {
     expect(await demoFile()).toMatchObject({ apiKey: first.apiKey, organizationId: first.organizationId, operator: first.operator });
     expect(await demoOrganizations()).toEqual([first.organizationId]);
 
+    // Changed since (the dashboard's Change password, here the CLI's reset): the kept password no
+    // longer signs in, so it is not shown again.
+    expect((await runCli(database.url, 'operator', 'reset-password', '--email', 'operator@example.com')).code).toBe(0);
+    expectOneClearFailure(await runStart(env), /^error: DASHBOARD_PORT /);
+    expect(await demoFile()).toMatchObject({ apiKey: first.apiKey, operator: { email: 'operator@example.com', password: null } });
+
     // demo.json gone: the same organization gets a new key, and the password cannot be shown.
     await rm(path.join(dataDir, 'demo.json'));
     const again = await runStart(env);

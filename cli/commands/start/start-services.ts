@@ -11,7 +11,7 @@ import { pickSampleFiscalCodes, ensureSampleData } from '../../../core/sample-da
 import type { UsageConsumerFailure } from '../../../core/usage/index.js';
 import { composeMcp } from '../../../mcp/compose.js';
 import { composeDashboard } from '../../../dashboard/compose.js';
-import { ensureOperator } from '../../../core/dashboard-auth/index.js';
+import { ensureOperator, operatorPasswordWorks } from '../../../core/dashboard-auth/index.js';
 import { ensureDemoOrganization, readDemoFile, writeDemoFile, type DemoFile } from './demo-credentials.js';
 
 export interface RunningService {
@@ -53,11 +53,12 @@ async function startParts(config: Config, logger: Logger, database: OpenDatabase
   if (created === 'key' && previous) logger.warn('the previous demo key no longer works; a new demo key was created for the demo organization');
   if (created === 'organization' && previous) logger.warn('the previous demo organization is gone; a new demo organization and key were created');
   // The first operator's password exists in plain text only at creation: keep it in demo.json
-  // so a restart can still show it.
+  // so a restart can still show it, as long as it still signs in (not once it was changed).
   const signIn = await ensureOperator(db, { email: 'operator@example.com' });
+  const kept = previous?.operator?.email === signIn.email ? previous.operator.password : null;
   const operator = {
     email: signIn.email,
-    password: signIn.password ?? (previous?.operator?.email === signIn.email ? previous.operator.password : null),
+    password: signIn.password ?? (kept !== null && (await operatorPasswordWorks(db, signIn.email, kept)) ? kept : null),
   };
   const urls = (apiPort: number, mcpPort: number, dashboardPort: number) => {
     const mcpUrl = config.PUBLIC_MCP_URL ?? `http://${config.HOST}:${mcpPort}`;
