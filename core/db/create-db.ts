@@ -76,7 +76,11 @@ function knexLog(logger: Logger): Knex.Logger {
   };
 }
 
+// How long a LISTEN client's connect may take: pg's default is no limit, and a connect to a host
+// that drops packets would otherwise hang the listener's reconnect for ever.
+const LISTEN_CONNECT_TIMEOUT_MS = 10_000;
+
 /** A plain pg client for LISTEN, which needs one long-lived connection outside the pool. */
-export function createListenClient(connectionString: string): pg.Client {
-  return new pg.Client({ connectionString, types, ...keepAlive });
+export function createListenClient(connectionString: string, options: { connectTimeoutMs?: number } = {}): pg.Client {
+  return new pg.Client({ connectionString, types, ...keepAlive, connectionTimeoutMillis: options.connectTimeoutMs ?? LISTEN_CONNECT_TIMEOUT_MS });
 }

@@ -22,6 +22,15 @@ export interface NotificationListenerOptions {
   maxBackoffMs?: number;
   /** A query on the idle connection to notice a half-open socket that never reports an error. */
   heartbeatMs?: number;
+  /**
+   * How long that query may take before the connection counts as lost. On a half-open socket
+   * (the server's host frozen, a path dropping packets) it never answers and never fails: the
+   * kernel's retransmissions give up after some 15 minutes, and all that time the listener
+   * would call itself connected while no notification arrives.
+   */
+  heartbeatTimeoutMs?: number;
+  /** How long a (re)connect may take (createListenClient's default otherwise). */
+  connectTimeoutMs?: number;
 }
 
 const CHANNEL = /^[a-z_][a-z0-9_]*$/;
@@ -35,6 +44,7 @@ export function createNotificationListener(options: NotificationListenerOptions)
   const minBackoff = options.minBackoffMs ?? 100;
   const maxBackoff = options.maxBackoffMs ?? 5_000;
   const heartbeatMs = options.heartbeatMs ?? 15_000;
+  const heartbeatTimeoutMs = options.heartbeatTimeoutMs ?? 5_000;
   const handlers = new Map<string, NotificationHandler[]>();
   const connectionHandlers: ConnectionHandler[] = [];
   let client: pg.Client | undefined;
@@ -62,6 +72,10 @@ export function createNotificationListener(options: NotificationListenerOptions)
     c.removeAllListeners('notification');
     c.on('error', () => {}); // the dead socket may still emit; never crash the process for it
     void c.end().catch(() => {});
+    // end() says goodbye and waits for the server's: on a socket that stopped answering that
+    // never comes, and the socket would linger for the kernel's 15 minutes. pg has no public
+    // way to drop it, hence its connection's stream.
+    (c as unknown as { connection?: { stream?: { destroy?: () => void } } }).connection?.stream?.destroy?.();
     if (closed) return;
     if (connected) options.logger.warn('notification listener disconnected; reconnecting', { err });
     setConnected(false);
@@ -72,7 +86,7 @@ export function createNotificationListener(options: NotificationListenerOptions)
 
   const connect = async () => {
     if (closed) return;
-    const c = createListenClient(options.connectionString);
+    const c = createListenClient(options.connectionString, { connectTimeoutMs: options.connectTimeoutMs });
     client = c;
     c.on('error', (err) => lost(c, err));
     c.on('end', () => lost(c));
@@ -84,8 +98,18 @@ export function createNotificationListener(options: NotificationListenerOptions)
       for (const channel of handlers.keys()) await c.query(`LISTEN ${channel}`);
       if (client !== c || closed) return;
       backoff = minBackoff;
+      let beating = false;
       heartbeat = setInterval(() => {
-        c.query('SELECT 1').catch((err) => lost(c, err));
+        // One at a time: on a socket that stopped answering, more would only queue behind it.
+        if (beating) return;
+        beating = true;
+        let deadline: NodeJS.Timeout | undefined;
+        const timedOut = new Promise<never>((_, reject) => {
+          deadline = setTimeout(() => reject(new Error(`no answer to the heartbeat within ${heartbeatTimeoutMs} ms`)), heartbeatTimeoutMs);
+        });
+        Promise.race([c.query('SELECT 1'), timedOut])
+          .then(() => (beating = false), (err: unknown) => lost(c, err))
+          .finally(() => clearTimeout(deadline));
       }, heartbeatMs);
       heartbeat.unref();
       setConnected(true);
