@@ -3,16 +3,18 @@
 // never billed: it stops everything and exits 1, saying why. Before, it kept serving, and no
 // balance or flag moved again. Kafka runs on the suite's real broker.
 import { spawn } from 'node:child_process';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createKafka } from '../adapters/kafka/index.js';
+import { createDb } from '../core/db/index.js';
 import { createLogger } from '../core/logging/index.js';
 import { freePort, isListening } from './services/free-port.js';
 import { createScratchDatabase, type ScratchDatabase } from './support/database.js';
 import { kafkaBrokers, topicsWithAnUnrestartableCrash } from './support/kafka.js';
+import { hostAndPort, startTcpProxy } from './support/tcp-proxy.js';
 
 const repoRoot = fileURLToPath(new URL('../', import.meta.url));
 const logger = createLogger({ level: 'silent' });
@@ -86,6 +88,79 @@ describe('npm start when its billing worker stops consuming for good', () => {
       expect(await anyUp()).toBe(false);
     } finally {
       if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+    }
+  }, START_MS + 90_000);
+});
+
+describe('npm start when its billing worker stalls on a database that stopped answering', () => {
+  it('then it stops what it can and, the stalled batch never draining, exits 1 within its stop deadline with one line saying why', async () => {
+    const STALL_MS = 2_000;
+    // cli/commands/start/index.ts's FAILED_STOP_MS.
+    const FAILED_STOP_MS = 15_000;
+    const stallDir = await mkdtemp(path.join(os.tmpdir(), 'start-billing-stall-'));
+    const scratch = await createScratchDatabase('start_billing_stall');
+    const proxy = await startTcpProxy(hostAndPort(scratch.url));
+    const db = createDb({ connectionString: scratch.url, poolMax: 2, applicationName: 'start-billing-stall-test' });
+    const ports = { API_PORT: await freePort(), MCP_PORT: await freePort(), DASHBOARD_PORT: await freePort() };
+    const child = spawn(process.execPath, ['--import', 'tsx', 'cli/main.ts', 'start'], {
+      cwd: repoRoot,
+      env: {
+        ...process.env,
+        DATABASE_URL: proxy.urlFor(scratch.url),
+        DATA_DIR: stallDir,
+        REDIS_URL: '',
+        KAFKA_BROKERS: '',
+        SAMPLE_COMPANIES: '20',
+        LOG_LEVEL: 'info',
+        BILLING_BATCH_STALL_MS: String(STALL_MS),
+        ...Object.fromEntries(Object.entries(ports).map(([k, v]) => [k, String(v)])),
+      },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.on('close', (code, signal) => resolve({ code, signal })));
+    try {
+      const allUp = () => Promise.all(Object.values(ports).map((port) => isListening(port))).then((up) => up.every(Boolean));
+      expect(await waitUntil(allUp, START_MS), (stdout + stderr).slice(-3000)).toBe(true);
+      const demo = JSON.parse(await readFile(path.join(stallDir, 'demo.json'), 'utf8')) as { apiKey: string; organizationId: string; baseUrl: string; sampleFiscalCodes: string[] };
+      const call = async () => {
+        const res = await fetch(`${demo.baseUrl}/companies/${demo.sampleFiscalCodes[0]}/financials`, { headers: { authorization: `Bearer ${demo.apiKey}` } });
+        expect(res.status).toBe(200);
+      };
+      const charged = async () => Number((await db('usage_ledger').where({ organization_id: demo.organizationId, entry_type: 'usage' }).count<{ n: string }[]>({ n: '*' }))[0]!.n);
+      await call();
+      expect(await waitUntil(async () => (await charged()) === 1, 20_000)).toBe(true);
+
+      // As in test/billing-worker-process.test.ts: the next batch waits for a lock on the
+      // allowance, the connection freezes meanwhile, and the rows the lock lets through never arrive.
+      const trx = await db.transaction();
+      try {
+        await trx('allowances').where({ organization_id: demo.organizationId }).forUpdate().first();
+        await call();
+        const waiting = async () => (await db.raw<{ rows: unknown[] }>("SELECT 1 FROM pg_stat_activity WHERE datname = current_database() AND application_name = 'start' AND wait_event_type = 'Lock'")).rows.length > 0;
+        expect(await waitUntil(waiting, 20_000)).toBe(true);
+        proxy.freeze();
+      } finally {
+        await trx.commit();
+      }
+
+      const ended = await Promise.race([exited, new Promise<undefined>((resolve) => setTimeout(() => resolve(undefined), STALL_MS + FAILED_STOP_MS + 20_000))]);
+      expect(ended, (stdout + stderr).slice(-3000)).toEqual({ code: 1, signal: null });
+      expect(stdout).toContain('the billing worker stopped consuming usage events: stopping…');
+      expect(stderr.split('\n').filter((line) => line.startsWith('error: ')), stderr.slice(-3000)).toEqual([
+        expect.stringMatching(
+          /^error: the billing worker stopped consuming usage events: a usage batch has been in flight \d+ s \(BILLING_BATCH_STALL_MS allows 2 s\): likely a database connection that stopped answering\. Everything was being stopped rather than serve calls that would never be billed, and the stop had not finished after 15 s, so the process ends; run npm start again$/,
+        ),
+      ]);
+    } finally {
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+      await proxy.close();
+      await db.destroy();
+      await scratch.drop();
+      await rm(stallDir, { recursive: true, force: true });
     }
   }, START_MS + 90_000);
 });

@@ -34,6 +34,10 @@ export const registerStartCommand: RegisterCommands = (program, context) => {
     });
 };
 
+// How long a stop after the billing worker failed may take: the API and the tool server drain
+// their calls for up to 5 s each, side by side, and the worker its batch in flight.
+const FAILED_STOP_MS = 15_000;
+
 async function run(config: Config, logger: Logger, started: number, signalled: Promise<NodeJS.Signals>): Promise<void> {
   // Start-up is not cut short (an embedded server half made, a migration half run), but a
   // signal during it is answered at once, and start-up ends in a stop instead of the banner.
@@ -72,11 +76,18 @@ async function run(config: Config, logger: Logger, started: number, signalled: P
       process.stdout.write('\nthe billing worker stopped consuming usage events: stopping…\n');
     }
   }
+  const failed = failure ? `the billing worker stopped consuming usage events: ${failure.message}` : undefined;
+  if (failed) {
+    // A batch stalled on a database that stopped answering (BILLING_BATCH_STALL_MS) cannot
+    // drain, and the stop would wait for it for ever: past this, the process ends anyway.
+    setTimeout(() => {
+      process.stderr.write(`error: ${failed}. Everything was being stopped rather than serve calls that would never be billed, and the stop had not finished after ${FAILED_STOP_MS / 1000} s, so the process ends; run npm start again\n`);
+      process.exit(1);
+    }, FAILED_STOP_MS).unref();
+  }
   const clean = await running.stop();
   await database.close();
-  if (failure) {
-    throw new Error(`the billing worker stopped consuming usage events: ${failure.message}. Everything was stopped rather than serve calls that would never be billed; run npm start again`);
-  }
+  if (failed) throw new Error(`${failed}. Everything was stopped rather than serve calls that would never be billed; run npm start again`);
   if (!clean) throw new Error('stopped, but not cleanly: see the errors logged above');
   process.stdout.write('stopped cleanly\n');
 }
