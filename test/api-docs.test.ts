@@ -49,7 +49,10 @@ describe('when a person opens /docs', () => {
     await expect.poll(() => page.locator('.opblock-summary-description').allTextContents(), { timeout: 20_000 }).toContain('Report aziendale');
     expect(await page.locator('html').getAttribute('lang')).toBe('it');
     expect(await page.locator('header.docs h1').textContent()).toBe('Documentazione API');
-    expect(await page.locator('.opblock-tag').allTextContents()).toEqual([expect.stringMatching(/^Imprese/)]);
+    // The tag's name is the same in both languages (generated clients are named by it); the page
+    // heads the group with its Italian x-displayName, followed by the Italian description.
+    expect(await page.locator('.opblock-tag').allTextContents()).toEqual([expect.stringMatching(/^Imprese\s*Dati su una singola impresa italiana/)]);
+    expect(await page.locator('.opblock-tag').getAttribute('data-tag')).toBe('Companies');
 
     expect(foreign).toEqual([]);
     expect(failed).toEqual([]);

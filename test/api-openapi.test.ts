@@ -31,12 +31,12 @@ async function expectValidOpenApi(document: Json) {
   expect(validator.version).toBe('3.1');
 }
 
-/** Everything but the prose: two languages must describe the same API. */
+/** Everything but the prose: two languages must describe the same API, tag names included. */
 function shape(document: Json): Json {
   const strip = (value: any): any => {
     if (Array.isArray(value)) return value.map(strip);
     if (value && typeof value === 'object') {
-      return Object.fromEntries(Object.entries(value).filter(([k]) => !['description', 'summary', 'title', 'tags'].includes(k)).map(([k, v]) => [k, strip(v)]));
+      return Object.fromEntries(Object.entries(value).filter(([k]) => !['description', 'summary', 'title', 'x-displayName'].includes(k)).map(([k, v]) => [k, strip(v)]));
     }
     return value;
   };
@@ -75,12 +75,16 @@ describe('when a key fetches /openapi.json', () => {
     expect(byQuery.paths['/companies/{fiscalCode}/report'].get.summary).toBe('Report aziendale');
     expect(byHeader).toEqual(byQuery);
     expect(shape(byQuery)).toEqual(shape(en));
-    // The tag's name is text too (/docs shows it as the group's heading): one tag, on every operation.
+    // One tag, on every operation. Generated clients name classes and folders by its name, so the
+    // name is the same in both languages; the heading readers see (x-displayName) and the
+    // description are in the document's.
     for (const document of [en, byQuery]) {
       expect(document.tags).toHaveLength(1);
       for (const path of Object.values<any>(document.paths)) expect(path.get.tags).toEqual([document.tags[0].name]);
     }
-    expect([en.tags[0].name, byQuery.tags[0].name]).toEqual(['Companies', 'Imprese']);
+    expect([en.tags[0].name, byQuery.tags[0].name]).toEqual(['Companies', 'Companies']);
+    expect([en.tags[0]['x-displayName'], byQuery.tags[0]['x-displayName']]).toEqual(['Companies', 'Imprese']);
+    expect(byQuery.tags[0].description).toContain('impresa italiana');
   });
 
   it('then it lists only the endpoints of the organization\'s plan', async () => {
@@ -102,6 +106,8 @@ describe('when a key fetches /openapi.json', () => {
   it('then each operation states the organization\'s usage measure, every error status and the bearer scheme', async () => {
     const { body } = await fetchJson('/openapi.json', bearer(full));
     expect(body.components.securitySchemes.bearerAuth).toMatchObject({ type: 'http', scheme: 'bearer' });
+    // bearerFormat is the keys' shape: the key this document was fetched with has it.
+    expect(full.key).toMatch(new RegExp(`^${body.components.securitySchemes.bearerAuth.bearerFormat}$`));
     expect(body.security).toEqual([{ bearerAuth: [] }]);
     expect(body.components.schemas).toHaveProperty('ErrorEnvelope');
     expect(body.components.schemas).toHaveProperty('Meta');
@@ -109,6 +115,8 @@ describe('when a key fetches /openapi.json', () => {
       const op = body.paths[endpoint.path].get;
       expect(op['x-usage']).toEqual(endpoint.defaultMeasure);
       expect(op.description).toContain(`${endpoint.defaultMeasure.quantity} ${endpoint.defaultMeasure.unit === 'calls' ? 'call' : 'credits'}`);
+      // Said as a sentence, not "1 call per successful call".
+      expect(op.description).toContain(`Each successful call is billed to your organization as ${endpoint.defaultMeasure.quantity} `);
       // A calls-priced endpoint cannot run out of credits, a credits-priced one cannot hit the calls cap.
       const excluded = endpoint.defaultMeasure.unit === 'calls' ? 'credits_exhausted' : 'limit_reached';
       for (const [code, { status }] of Object.entries(errorCatalogue)) {
@@ -123,37 +131,147 @@ describe('when a key fetches /openapi.json', () => {
       // The refusals that carry Retry-After say so: both 429s and the 503s.
       for (const status of ['429', '503']) expect(Object.keys(op.responses[status].headers), `${endpoint.slug} ${status}`).toContain('Retry-After');
       expect(Object.keys(op.responses['422'].headers)).not.toContain('Retry-After');
-      // A 401 counted nothing: it carries no RateLimit-* (every other status may).
-      expect(Object.keys(op.responses['401'].headers)).toEqual(['X-Request-Id']);
+      // A 401 counted nothing: it carries no RateLimit-* (every other status may), and names the scheme.
+      expect(Object.keys(op.responses['401'].headers)).toEqual(['X-Request-Id', 'WWW-Authenticate']);
       expect(Object.keys(op.responses['422'].headers)).toContain('RateLimit-Limit');
     }
   });
 
-  it('then the closed lists of decisions.md are enums in the response schemas', async () => {
+  it('then each closed list of decisions.md is one enum component, which every field holding it refers to', async () => {
     const { body } = await fetchJson('/openapi.json', bearer(full));
-    // Every property of that name, wherever it appears: a nullable enum is an anyOf with null.
-    const found = new Map<string, unknown[]>();
+    const schemas = body.components.schemas;
+    const expected: Record<string, { component: string; values: string[]; atLeast: number }> = {
+      size: { component: 'CompanySize', values: ['micro', 'small', 'medium', 'large'], atLeast: 2 },
+      legalForm: { component: 'LegalForm', values: ['SRL', 'SRLS', 'SPA', 'SAPA', 'SNC', 'SAS', 'SS', 'SC', 'DI', 'CONSORZIO', 'FONDAZIONE', 'ASSOCIAZIONE', 'ALTRO'], atLeast: 3 },
+      naceSection: { component: 'NaceSection', values: 'ABCDEFGHIJKLMNOPQRSTU'.split(''), atLeast: 3 },
+      roleCategory: { component: 'RoleCategory', values: ['legal_representative', 'director', 'board_member', 'statutory_auditor', 'auditor', 'manager', 'proxy', 'liquidator', 'other'], atLeast: 1 },
+      categories: { component: 'MetricCategory', values: ['balance_sheet', 'income_statement', 'assets', 'liabilities', 'equity', 'revenue', 'costs', 'profitability', 'liquidity', 'solvency', 'efficiency', 'ratio'], atLeast: 1 },
+    };
+    for (const { component, values } of Object.values(expected)) expect(schemas[component], component).toMatchObject({ type: 'string', enum: values });
+    // Every property of those names, at any depth: a $ref to the component, nullable (an anyOf
+    // with null) or, for categories, as the array's items. And no list written out elsewhere.
+    const refs = new Map<string, unknown[]>();
+    const inlineEnums: unknown[] = [];
     const walk = (value: any): void => {
       if (Array.isArray(value)) return value.forEach(walk);
       if (!value || typeof value !== 'object') return;
+      if (Array.isArray(value.enum)) inlineEnums.push(value.enum);
       for (const [name, schema] of Object.entries(value.properties ?? {}) as [string, any][]) {
+        if (!(name in expected)) continue;
         const item = name === 'categories' ? schema.items : schema;
-        const values = item?.enum ?? item?.anyOf?.find((s: any) => s.enum)?.enum;
-        found.set(name, [...(found.get(name) ?? []), values]);
+        refs.set(name, [...(refs.get(name) ?? []), item?.$ref ?? item?.anyOf?.find((s: any) => s.$ref)?.$ref]);
       }
       Object.values(value).forEach(walk);
     };
-    walk(body.components.schemas);
-    const expected: Record<string, string[]> = {
-      size: ['micro', 'small', 'medium', 'large'],
-      legalForm: ['SRL', 'SRLS', 'SPA', 'SAPA', 'SNC', 'SAS', 'SS', 'SC', 'DI', 'CONSORZIO', 'FONDAZIONE', 'ASSOCIAZIONE', 'ALTRO'],
-      naceSection: 'ABCDEFGHIJKLMNOPQRSTU'.split(''),
-      roleCategory: ['legal_representative', 'director', 'board_member', 'statutory_auditor', 'auditor', 'manager', 'proxy', 'liquidator', 'other'],
-      categories: ['balance_sheet', 'income_statement', 'assets', 'liabilities', 'equity', 'revenue', 'costs', 'profitability', 'liquidity', 'solvency', 'efficiency', 'ratio'],
+    const listComponents = new Set(Object.values(expected).map((e) => e.component));
+    for (const [id, schema] of Object.entries<any>(schemas)) if (!listComponents.has(id)) walk(schema);
+    for (const [name, { component, atLeast }] of Object.entries(expected)) {
+      expect(refs.get(name)?.length ?? 0, name).toBeGreaterThanOrEqual(atLeast);
+      for (const ref of refs.get(name)!) expect(ref, name).toBe(`#/components/schemas/${component}`);
+    }
+    for (const values of inlineEnums) expect(Object.values(expected).map((e) => e.values)).not.toContainEqual(values);
+  });
+
+  it('then the components are named for resources, one stem per endpoint, never as a client generator names an operation\'s own types', async () => {
+    const { body } = await fetchJson('/openapi.json', bearer(full));
+    const schemas = body.components.schemas;
+    const operations = Object.values<any>(body.paths).map((path) => path.get);
+    expect(operations.map((op) => op.operationId).sort()).toEqual(['companyCreditReport', 'companyFinancials', 'companyProfile', 'companyReport']);
+    // hey-api, orval, openapi-typescript-codegen … name an operation's types <operationId>Data,
+    // …Response(s), …Error(s), in either case: a component of such a name is renamed or clashes.
+    const generated = new Set(operations.flatMap((op) => ['Data', 'Response', 'Responses', 'Error', 'Errors'].map((suffix) => `${op.operationId}${suffix}`.toLowerCase())));
+    expect(Object.keys(schemas).filter((name) => generated.has(name.toLowerCase()))).toEqual([]);
+    for (const op of operations) {
+      const resource = `${op.operationId[0].toUpperCase()}${op.operationId.slice(1)}`;
+      expect(op.responses['200'].content['application/json'].schema.$ref).toBe(`#/components/schemas/${resource}Envelope`);
+      expect(schemas[`${resource}Envelope`].properties.data.$ref).toBe(`#/components/schemas/${resource}`);
+    }
+    // The reports' identities are named and closed, each with every field of CompanyIdentity
+    // written out (an allOf with the closed CompanyIdentity would refuse the fields they add).
+    for (const [report, identity, added] of [
+      ['CompanyReport', 'CompanyReportIdentity', ['activityStartDate', 'dissolutionYear', 'foreignOwned', 'controllingEntity']],
+      ['CompanyCreditReport', 'CompanyCreditReportIdentity', ['foreignOwned', 'controllingEntity']],
+    ] as const) {
+      expect(schemas[report].properties.identity.$ref).toBe(`#/components/schemas/${identity}`);
+      expect(schemas[identity]).toMatchObject({ type: 'object', additionalProperties: false });
+      expect(schemas[identity].allOf).toBeUndefined();
+      expect(schemas[identity].required).toEqual([...Object.keys(schemas.CompanyIdentity.properties), ...added]);
+    }
+  });
+
+  it('then the profile is one of two named branches that no answer can match both of, and no object is left unnamed in a union', async () => {
+    const { body } = await fetchJson('/openapi.json', bearer(full));
+    const schemas = body.components.schemas;
+    expect(schemas.CompanyProfile.oneOf).toEqual([{ $ref: '#/components/schemas/LargeCompanyProfile' }, { $ref: '#/components/schemas/SmallCompanyProfile' }]);
+    expect(schemas.CompanyProfile).not.toHaveProperty('anyOf');
+    const { LargeCompanyProfile: large, SmallCompanyProfile: small } = schemas;
+    // Closed, and each requires a field the other does not allow: oneOf accepts what anyOf did.
+    for (const [branch, other] of [[large, small], [small, large]]) {
+      expect(branch.additionalProperties).toBe(false);
+      expect(branch.required.filter((field: string) => !(field in other.properties)).length).toBeGreaterThan(0);
+    }
+    expect(large.required).toEqual(expect.arrayContaining(['peerCount', 'peers']));
+    expect(large.properties.peers.items).toEqual({ $ref: '#/components/schemas/CompanyPeer' });
+    expect(small.required).toContain('risk');
+    expect(small.properties.risk.$ref).toBe('#/components/schemas/CompanyProfileRisk');
+    // A generator names an object written out in an anyOf/oneOf by its position (AnyOf, AnyOfFive):
+    // renamed whenever a field is added. Every union member is a $ref or a bare type.
+    const unnamed: string[] = [];
+    const walk = (value: any, where: string): void => {
+      if (Array.isArray(value)) return value.forEach((v, i) => walk(v, `${where}[${i}]`));
+      if (!value || typeof value !== 'object') return;
+      for (const keyword of ['anyOf', 'oneOf']) {
+        for (const member of value[keyword] ?? []) if (member.type === 'object' || member.properties) unnamed.push(`${where}.${keyword}`);
+      }
+      for (const [key, v] of Object.entries(value)) walk(v, `${where}.${key}`);
     };
-    for (const [name, values] of Object.entries(expected)) {
-      expect(found.get(name)?.length, name).toBeGreaterThan(0);
-      for (const listed of found.get(name)!) expect(listed, name).toEqual(values);
+    walk(schemas, 'schemas');
+    expect(unnamed).toEqual([]);
+  });
+
+  it('then every whole date is format: date beside its YYYY-MM-DD pattern, and nothing else is', async () => {
+    const { body } = await fetchJson('/openapi.json', bearer(full));
+    const datePattern = '^\\d{4}-\\d{2}-\\d{2}$';
+    const dates: string[] = [];
+    const walk = (value: any, where: string): void => {
+      if (Array.isArray(value)) return value.forEach((v) => walk(v, where));
+      if (!value || typeof value !== 'object') return;
+      if (value.pattern === datePattern || value.format === 'date') {
+        expect(value, where).toMatchObject({ type: 'string', pattern: datePattern, format: 'date' });
+        dates.push(where);
+      }
+      for (const [key, v] of Object.entries(value)) {
+        if (key === 'properties') for (const [name, property] of Object.entries(v as Json)) walk(property, name);
+        else walk(v, where);
+      }
+    };
+    walk(body.components.schemas, '');
+    // The fields of the spec that hold a date, wherever they appear (the identities, the years).
+    expect([...new Set(dates)].sort()).toEqual(['activityStartDate', 'asOf', 'incorporationDate', 'statementDate']);
+    expect(dates.length).toBeGreaterThanOrEqual(6);
+  });
+
+  it('then the headers are declared as sent: X-Request-Id as meta.requestId, and on every 401 the WWW-Authenticate the server sends', async () => {
+    const { res, body } = await fetchJson('/openapi.json', bearer(full));
+    const { headers, schemas } = body.components;
+    const { description: _meta, ...requestId } = schemas.Meta.properties.requestId;
+    const { description: _error, ...errorRequestId } = schemas.Error.properties.requestId;
+    expect(headers['X-Request-Id'].schema).toEqual(requestId);
+    expect(headers['X-Request-Id'].schema).toEqual(errorRequestId);
+    expect(res.headers.get('x-request-id')).toMatch(new RegExp(headers['X-Request-Id'].schema.pattern));
+    // The 401s as the API answers them: no key, and a key-shaped one it does not know.
+    const sent = new Set<string | null>();
+    for (const auth of [{}, { Authorization: `Bearer sk_live_${'0'.repeat(32)}` }] as Record<string, string>[]) {
+      for (const path of ['/openapi.json', `/companies/${exampleCompanyCode}/report`]) {
+        const refused = await fetchJson(path, auth);
+        expect(refused.res.status, path).toBe(401);
+        sent.add(refused.res.headers.get('www-authenticate'));
+      }
+    }
+    expect(headers['WWW-Authenticate']).toMatchObject({ required: true, schema: { type: 'string' } });
+    expect([...sent].sort()).toEqual([...headers['WWW-Authenticate'].schema.enum].sort());
+    for (const endpoint of endpointCatalogue) {
+      expect(body.paths[endpoint.path].get.responses['401'].headers['WWW-Authenticate']).toEqual({ $ref: '#/components/headers/WWW-Authenticate' });
     }
   });
 
@@ -240,15 +358,15 @@ describe('when a key fetches /openapi.json', () => {
     expect(text('it', 'Holder.share')).toContain('da 0 a 1');
     expect(text('en', 'StateAids.amount')).toContain('euro');
     expect(text('it', 'StateAids.amount')).toContain('euro');
-    expect(text('en', 'CompanyReportData.identity.activityStartDate')).toContain('YYYY-MM-DD');
-    expect(text('it', 'CompanyReportData.identity.activityStartDate')).toContain('YYYY-MM-DD');
+    expect(text('en', 'CompanyReportIdentity.activityStartDate')).toContain('YYYY-MM-DD');
+    expect(text('it', 'CompanyReportIdentity.activityStartDate')).toContain('YYYY-MM-DD');
     // Its shape is checked as every other date's is, not only described.
-    const identity = documents.en.components.schemas.CompanyReportData.properties.identity.properties;
+    const identity = documents.en.components.schemas.CompanyReportIdentity.properties;
     const patternOf = (schema: unknown) => /"pattern":("[^"]*")/.exec(JSON.stringify(schema))?.[1];
     expect(patternOf(identity.activityStartDate)).toBe(patternOf(identity.incorporationDate));
     expect(patternOf(identity.activityStartDate)).toBeDefined();
-    expect(text('en', 'CompanyProfileData.peerCount')).toMatch(/same NACE division.*at most 10/);
-    expect(text('it', 'CompanyProfileData.peerCount')).toMatch(/stessa divisione NACE.*al massimo 10/);
+    expect(text('en', 'LargeCompanyProfile.peerCount')).toMatch(/same NACE division.*at most 10/);
+    expect(text('it', 'LargeCompanyProfile.peerCount')).toMatch(/stessa divisione NACE.*al massimo 10/);
   });
 
   it('then an operation priced at 0 credits for the organization does not document 402 credits_exhausted, which never refuses it', async () => {

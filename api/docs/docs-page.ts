@@ -42,9 +42,29 @@ export function renderDocsPage(language: Language): string {
 `;
 }
 
-/** Served as /docs/assets/docs.js (a file, not inline, so a strict CSP can forbid inline scripts). */
+/**
+ * Served as /docs/assets/docs.js (a file, not inline, so a strict CSP can forbid inline scripts).
+ * The tag's name is the same in both languages (api/openapi/build-document.ts) and Swagger UI
+ * has no notion of `x-displayName`, which says the heading in the document's language: the
+ * plugin shows it in the tag's heading (its DeepLink text) in place of the name. Links and the
+ * open/closed state still use the name, so #/Companies/… opens the same group in either language.
+ */
 export const docsClientScript = `(function () {
   var el = document.getElementById('swagger-ui');
+  function TagDisplayNames() {
+    return {
+      wrapComponents: {
+        DeepLink: function (Original, system) {
+          return function (props) {
+            var tags = system.specSelectors.specJson().get('tags');
+            var tag = tags && tags.find(function (t) { return t && t.get('name') === props.text; });
+            var shown = tag && tag.get('x-displayName');
+            return system.React.createElement(Original, shown ? Object.assign({}, props, { text: shown }) : props);
+          };
+        }
+      }
+    };
+  }
   window.ui = SwaggerUIBundle({
     url: el.getAttribute('data-spec-url'),
     dom_id: '#swagger-ui',
@@ -52,6 +72,7 @@ export const docsClientScript = `(function () {
     docExpansion: 'list',
     defaultModelsExpandDepth: 0,
     presets: [SwaggerUIBundle.presets.apis],
+    plugins: [TagDisplayNames],
     layout: 'BaseLayout'
   });
 })();

@@ -2,6 +2,7 @@ import type { Middleware } from 'koa';
 import { AppError, errorMessage, isAppError, toErrorObject } from '../../core/errors/index.js';
 import type { Logger } from '../../core/logging/index.js';
 import type { ApiState } from '../state.js';
+import { wwwAuthenticateFor } from '../www-authenticate.js';
 
 // The HTTP edge's one error mapper: whatever is thrown below becomes the `{ error }` envelope
 // with the catalogue's status. Only AppError messages are shown; anything else is logged in
@@ -26,8 +27,8 @@ export function errorEnvelope(logger: Logger): Middleware<ApiState> {
       ctx.status = appError.status;
       for (const [name, value] of Object.entries(appError.headers ?? {})) ctx.set(name, value);
       if (appError.retryAfterSeconds !== undefined) ctx.set('Retry-After', String(Math.max(1, Math.ceil(appError.retryAfterSeconds))));
-      // A 401 names its scheme (RFC 9110 §11.6.1, RFC 6750 §3), as the tool server's do.
-      if (appError.status === 401) ctx.set('WWW-Authenticate', appError.code === 'invalid_api_key' ? 'Bearer realm="api", error="invalid_token"' : 'Bearer realm="api"');
+      // A 401 names its scheme, as the tool server's do.
+      if (appError.status === 401) ctx.set('WWW-Authenticate', wwwAuthenticateFor(appError.code));
       ctx.body = { error };
       ctx.state.errorCode = error.code;
     }

@@ -1,8 +1,11 @@
+import { z } from 'zod';
 import type { Measure } from '../../core/access/index.js';
+import { API_KEY_SHAPE } from '../../core/auth/index.js';
 import { notFoundMessage, type EndpointDefinition, type Language } from '../../core/companies/endpoint-catalogue.js';
 import type { CompanyProfileData } from '../../core/companies/schemas/index.js';
-import { errorCatalogue, errorCodes, type ErrorCode } from '../../core/errors/index.js';
-import { responseSchemaName, type JsonSchema } from './component-schemas.js';
+import { errorCatalogue, errorCodes, requestIdSchema, type ErrorCode } from '../../core/errors/index.js';
+import { wwwAuthenticateValues } from '../www-authenticate.js';
+import { envelopeSchemaName, type JsonSchema } from './component-schemas.js';
 import { documentTexts } from './texts.js';
 
 export interface DocumentedEndpoint {
@@ -31,6 +34,11 @@ export interface BuildDocumentOptions {
 
 const exampleRequestId = 'req_3f0c9a52-7d1e-4b8a-9c61-2e5d4a7b8f10';
 const rateLimitHeaderNames = ['RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset'] as const;
+// The tag's name is the same in both languages: generated clients name their classes and folders
+// by it. Its heading for readers is `x-displayName`, in the document's language.
+const tagName = 'Companies';
+// The header carries what `meta.requestId` and `error.requestId` do: the same schema.
+const { $schema: _dialect, ...requestIdHeaderSchema } = z.toJSONSchema(requestIdSchema, { target: 'draft-2020-12' });
 
 // Error codes an operation can answer with: each allowance flag refuses only the calls priced in
 // its own unit (decisions.md "Plans, usage and allowances"), and a call priced at 0 credits
@@ -74,13 +82,14 @@ export function buildOpenApiDocument(options: BuildDocumentOptions): Record<stri
     info: { title: texts.title, version: '1.0.0', description: texts.description },
     servers: [{ url: options.serverUrl }],
     security: [{ bearerAuth: [] }],
-    tags: [texts.tag],
+    tags: [{ name: tagName, description: texts.tag.description, 'x-displayName': texts.tag.displayName }],
     paths,
     components: {
       schemas: options.components,
-      securitySchemes: { bearerAuth: { type: 'http', scheme: 'bearer', description: texts.securityDescription } },
+      securitySchemes: { bearerAuth: { type: 'http', scheme: 'bearer', bearerFormat: API_KEY_SHAPE, description: texts.securityDescription } },
       headers: {
-        'X-Request-Id': { description: texts.headers.requestId, schema: { type: 'string', pattern: '^req_[0-9a-f-]{36}$' } },
+        'X-Request-Id': { description: texts.headers.requestId, schema: requestIdHeaderSchema },
+        'WWW-Authenticate': { description: texts.headers.wwwAuthenticate, required: true, schema: { type: 'string', enum: [...wwwAuthenticateValues] } },
         'RateLimit-Limit': { description: texts.headers.limit, schema: { type: 'integer', minimum: 0 } },
         'RateLimit-Remaining': { description: texts.headers.remaining, schema: { type: 'integer', minimum: 0 } },
         'RateLimit-Reset': { description: texts.headers.reset, schema: { type: 'integer', minimum: 0 } },
@@ -98,7 +107,7 @@ function operation(endpoint: EndpointDefinition, measure: Measure, options: Buil
 
   const headerRefs = (names: readonly string[]) => Object.fromEntries(names.map((n) => [n, { $ref: `#/components/headers/${n}` }]));
   const envelope = (data: unknown) => ({ data, meta: { requestId: exampleRequestId, endpoint: endpoint.slug, usage: measure } });
-  const success: Record<string, unknown> = { schema: { $ref: `#/components/schemas/${responseSchemaName(endpoint.schemaName)}` } };
+  const success: Record<string, unknown> = { schema: { $ref: `#/components/schemas/${envelopeSchemaName(endpoint.schemaName)}` } };
   const paramExamples: Record<string, unknown> = {};
   if (options.example && endpoint.slug === branchingEndpoint) {
     // Named alike for the parameter and the answer, so each answer goes with its company.
@@ -127,11 +136,14 @@ function operation(endpoint: EndpointDefinition, measure: Measure, options: Buil
   }
   for (const [status, codes] of [...byStatus].sort(([a], [b]) => a - b)) {
     const retryAfter = codes.some((c) => retryAfterCodes.has(c));
-    // A 401 answers a request no key authenticated: nothing was counted, no RateLimit-* is sent.
-    const counted = status !== 401;
+    // A 401 answers a request no key authenticated: nothing was counted, no RateLimit-* is sent;
+    // it names the scheme to authenticate with instead.
+    const unauthenticated = status === 401;
     responses[status] = {
       description: [texts.statusDescriptions[status] ?? '', ...codes.map((c) => `\`${c}\`: ${texts.errorCodes[c]}`)].join('\n\n'),
-      headers: headerRefs(['X-Request-Id', ...(counted ? rateLimitHeaderNames : []), ...(retryAfter ? ['Retry-After'] : [])]),
+      headers: headerRefs([
+        'X-Request-Id', ...(unauthenticated ? ['WWW-Authenticate'] : rateLimitHeaderNames), ...(retryAfter ? ['Retry-After'] : []),
+      ]),
       content: {
         'application/json': {
           schema: { $ref: '#/components/schemas/ErrorEnvelope' },
@@ -143,7 +155,7 @@ function operation(endpoint: EndpointDefinition, measure: Measure, options: Buil
 
   return {
     operationId: endpoint.slug.replace(/-(\w)/g, (_, c: string) => c.toUpperCase()),
-    tags: [texts.tag.name],
+    tags: [tagName],
     summary: own.summary,
     description: `${own.description}\n\n${texts.usageSentence(measure, options.forOrganization)}`,
     parameters: [

@@ -13,6 +13,11 @@ import type { JsonSchema } from './component-schemas.js';
 // The envelope and error schemas, defined outside core/companies/schemas, are described in
 // texts.ts in both languages.
 export const italianDescriptions: Readonly<Record<string, string>> = {
+  // The closed lists (NACE sections and metric categories share their fields' sentences)
+  'Company size under the EU SME definition (Recommendation 2003/361/EC).': 'Dimensione dell\'impresa secondo la definizione UE di PMI (Raccomandazione 2003/361/CE).',
+  'Italian legal form, as commonly abbreviated.': 'Forma giuridica italiana, con l\'abbreviazione comune.',
+  'Category of an officer\'s role.': 'Categoria della carica di un esponente.',
+
   // Address
   'A postal address. Fields other than countryCode are null when unknown.': 'Un indirizzo postale. I campi diversi da countryCode sono null se non noti.',
   'First address line: street and number.': 'Prima riga dell\'indirizzo: via e numero civico.',
@@ -160,8 +165,11 @@ export const italianDescriptions: Readonly<Record<string, string>> = {
     'Fino a 10 imprese della stessa divisione NACE più vicine per dimensione: per ultimo fatturato, o per numero di dipendenti se l\'impresa non ha fatturato registrato.',
   'A comparable company: same NACE division, nearest in size.': 'Un\'impresa comparabile: stessa divisione NACE, la più vicina per dimensione.',
   'Profile of a micro, small or medium company: its risk summary.': 'Profilo di una micro, piccola o media impresa: la sintesi dei rischi.',
+  'Risk summary of the company: its risk flags, state aids and recent years.': 'Sintesi dei rischi dell\'impresa: indicatori di rischio, aiuti di Stato e anni recenti.',
   'Risk flags (each true, false, or null when unknown), state aids and recent history.':
     'Indicatori di rischio (ciascuno true, false, oppure null se non noto), aiuti di Stato e storico recente.',
+  'Number and total amount (in euro) of the state aids received. Each field is null when unknown.':
+    'Numero e importo totale (in euro) degli aiuti di Stato ricevuti. Ogni campo è null se non noto.',
   'Number and total amount (in euro) of the state aids received; null when unknown.': 'Numero e importo totale (in euro) degli aiuti di Stato ricevuti; null se non noti.',
   'Up to 5 recent fiscal years of headline figures, newest first.': 'Fino a 5 esercizi recenti di dati di sintesi, dal più recente.',
 

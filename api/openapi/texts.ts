@@ -15,17 +15,22 @@ export interface DocumentTexts {
   usageSentence(measure: Measure, forOrganization: boolean): string;
   errorCodes: Record<ErrorCode, string>;
   statusDescriptions: Record<number, string>;
-  headers: { requestId: string; limit: string; remaining: string; reset: string; retryAfter: string };
+  headers: { requestId: string; limit: string; remaining: string; reset: string; retryAfter: string; wwwAuthenticate: string };
   docsPage: { heading: string; intro: string; switchLabel: string };
-  /** The one tag every operation carries: /docs groups operations under it, not under "default". */
-  tag: { name: string; description: string };
+  /**
+   * The one tag every operation carries (/docs groups operations under it, not under "default").
+   * Its name is the same in both languages (build-document.ts), since generated clients name
+   * classes and folders by it; this is what readers see: `x-displayName` is the heading
+   * renderers show in its place (Redoc, and /docs: api/docs/docs-page.ts).
+   */
+  tag: { displayName: string; description: string };
   /** Summaries of the profile's named examples, one per branch. */
   profileExamples: { smallCompany: string; largeCompany: string };
   /** The components generated from schemas defined outside core/companies/schemas (the resource
-   * schemas describe themselves, see italian-descriptions.ts): every endpoint's `…Response`,
+   * schemas describe themselves, see italian-descriptions.ts): every endpoint's `…Envelope`,
    * `Meta`, `Usage`, `Error` and `ErrorEnvelope`. */
   envelopeSchemas: {
-    Response: ComponentTexts<'data' | 'meta'>;
+    Envelope: ComponentTexts<'data' | 'meta'>;
     Meta: ComponentTexts<keyof Meta>;
     Usage: ComponentTexts<keyof Usage>;
     Error: ComponentTexts<keyof ErrorObject | 'details.item' | 'details.path' | 'details.message'>;
@@ -56,10 +61,11 @@ export const documentTexts: Record<Language, DocumentTexts> = {
       'Send the organization API key as `Authorization: Bearer sk_...`; never put a key in a URL.',
     securityDescription: 'Organization API key (`sk_live_...` or `sk_test_...`) sent as a bearer token.',
     successDescription: 'The company was found. `meta.usage` is the measure recorded for this call.',
+    // The unit may itself be a call: "billed as 1 call", not "1 call per successful call".
     usageSentence: (m, forOrganization) =>
       forOrganization
-        ? `Usage for your organization: ${measureText('en', m)} per successful call.`
-        : `Default usage: ${measureText('en', m)} per successful call (your plan may set another measure; \`meta.usage\` is authoritative).`,
+        ? `Each successful call is billed to your organization as ${measureText('en', m)}.`
+        : `By default each successful call is billed as ${measureText('en', m)} (your plan may set another measure; \`meta.usage\` is authoritative).`,
     errorCodes: {
       missing_api_key: 'No `Authorization` header, or it is not a bearer token.',
       invalid_api_key: 'The key is unknown, revoked, expired, or not an organization key.',
@@ -87,8 +93,9 @@ export const documentTexts: Record<Language, DocumentTexts> = {
       remaining: 'Requests left in the current window.',
       reset: 'Seconds until the current window resets.',
       retryAfter: 'Whole seconds to wait before retrying.',
+      wwwAuthenticate: 'The scheme to authenticate with: `Bearer realm="api"`, followed by `error="invalid_token"` when a key was sent and refused (`invalid_api_key`).',
     },
-    tag: { name: 'Companies', description: 'Data on one Italian company, by fiscal code or tax ID.' },
+    tag: { displayName: 'Companies', description: 'Data on one Italian company, by fiscal code or tax ID.' },
     docsPage: { heading: 'API reference', intro: 'All endpoints of the service. Your own key\'s description, limited to your plan, is at GET /openapi.json.', switchLabel: 'Language' },
     // Example summaries are plain text (OpenAPI): Swagger UI shows Markdown's backticks as typed.
     profileExamples: {
@@ -96,7 +103,7 @@ export const documentTexts: Record<Language, DocumentTexts> = {
       largeCompany: 'A large company, with peerCount and peers',
     },
     envelopeSchemas: {
-      Response: {
+      Envelope: {
         description: 'Body of a successful response: the data and the metadata of the call.',
         properties: { data: 'The company data this endpoint returns.', meta: 'Request id, endpoint and usage of the call.' },
       },
@@ -138,8 +145,8 @@ export const documentTexts: Record<Language, DocumentTexts> = {
     successDescription: 'L\'impresa è stata trovata. `meta.usage` è la misura registrata per questa chiamata.',
     usageSentence: (m, forOrganization) =>
       forOrganization
-        ? `Consumo per la tua organizzazione: ${measureText('it', m)} per chiamata riuscita.`
-        : `Consumo predefinito: ${measureText('it', m)} per chiamata riuscita (il tuo piano può prevedere un'altra misura; fa fede \`meta.usage\`).`,
+        ? `Ogni chiamata riuscita viene addebitata alla tua organizzazione come ${measureText('it', m)}.`
+        : `Di norma ogni chiamata riuscita viene addebitata come ${measureText('it', m)} (il tuo piano può prevedere un'altra misura; fa fede \`meta.usage\`).`,
     errorCodes: {
       missing_api_key: 'Manca l\'header `Authorization`, oppure non è un bearer token.',
       invalid_api_key: 'La chiave è sconosciuta, revocata, scaduta o non è una chiave di organizzazione.',
@@ -167,15 +174,16 @@ export const documentTexts: Record<Language, DocumentTexts> = {
       remaining: 'Richieste ancora disponibili nella finestra corrente.',
       reset: 'Secondi al termine della finestra corrente.',
       retryAfter: 'Secondi interi da attendere prima di riprovare.',
+      wwwAuthenticate: 'Lo schema di autenticazione da usare: `Bearer realm="api"`, seguito da `error="invalid_token"` se una chiave è stata inviata e rifiutata (`invalid_api_key`).',
     },
-    tag: { name: 'Imprese', description: 'Dati su una singola impresa italiana, per codice fiscale o partita IVA.' },
+    tag: { displayName: 'Imprese', description: 'Dati su una singola impresa italiana, per codice fiscale o partita IVA.' },
     docsPage: { heading: 'Documentazione API', intro: 'Tutti gli endpoint del servizio. La descrizione della tua chiave, limitata al tuo piano, è in GET /openapi.json.', switchLabel: 'Lingua' },
     profileExamples: {
       smallCompany: 'Una micro, piccola o media impresa, con risk',
       largeCompany: 'Una grande impresa, con peerCount e peers',
     },
     envelopeSchemas: {
-      Response: {
+      Envelope: {
         description: 'Corpo di una risposta riuscita: i dati e i metadati della chiamata.',
         properties: { data: 'I dati dell\'impresa restituiti da questo endpoint.', meta: 'Identificativo della richiesta, endpoint e consumo della chiamata.' },
       },

@@ -7,11 +7,12 @@ export type KeyKind = 'organization' | 'personal';
 // sk_live_ / sk_test_ + 32 base62 characters: about 190 bits of entropy, so a plain SHA-256
 // (no salt, no slow hash) is enough to store it, and lets us look a key up by its hash.
 const SECRET_LENGTH = 32;
-// One shape for a whole key, for one inside text (a URL), and for each of them (to redact).
-const KEY_SHAPE = `sk_(live|test)_[0-9A-Za-z]{${SECRET_LENGTH}}`;
-const API_KEY_PATTERN = new RegExp(`^${KEY_SHAPE}$`);
-const KEY_IN_TEXT = new RegExp(KEY_SHAPE);
-const KEYS_IN_TEXT = new RegExp(KEY_SHAPE, 'g');
+// One shape for a whole key, for one inside text (a URL), for each of them (to redact), and for
+// the OpenAPI document's bearerFormat.
+export const API_KEY_SHAPE = `sk_(live|test)_[0-9A-Za-z]{${SECRET_LENGTH}}`;
+const API_KEY_PATTERN = new RegExp(`^${API_KEY_SHAPE}$`);
+const KEY_IN_TEXT = new RegExp(API_KEY_SHAPE);
+const KEYS_IN_TEXT = new RegExp(API_KEY_SHAPE, 'g');
 /** Enough to recognise a key in a list without weakening it: the mode and 4 secret characters. */
 const DISPLAY_PREFIX_LENGTH = 12;
 

@@ -76,7 +76,11 @@ export interface EndpointDefinition {
   path: string;
   param: { name: 'fiscalCode' | 'taxId'; schema: z.ZodString };
   data: z.ZodType;
-  /** Name of the schema in the OpenAPI components. */
+  /**
+   * Name of its `data` in the OpenAPI components (its answer is `<schemaName>Envelope`): the
+   * resource's, one stem for all four. Not `<operationId>Data` or `…Response`, the names client
+   * generators give an operation's own request and response types.
+   */
   schemaName: string;
   /** From the product catalogue (core/billing/products.ts), which the default plan also reads. */
   defaultMeasure: Usage;
@@ -107,7 +111,7 @@ export const endpointCatalogue: readonly EndpointDefinition[] = [
     path: '/companies/{fiscalCode}/report',
     param: { name: 'fiscalCode', schema: fiscalCodeParamSchema },
     data: companyReportDataSchema,
-    schemaName: 'CompanyReportData',
+    schemaName: 'CompanyReport',
     defaultMeasure: defaultMeasureOf('company-report'),
     lookupName: 'companyReport',
     texts: {
@@ -128,7 +132,7 @@ export const endpointCatalogue: readonly EndpointDefinition[] = [
     path: '/companies/{fiscalCode}/credit-report',
     param: { name: 'fiscalCode', schema: fiscalCodeParamSchema },
     data: creditReportDataSchema,
-    schemaName: 'CreditReportData',
+    schemaName: 'CompanyCreditReport',
     defaultMeasure: defaultMeasureOf('company-credit-report'),
     lookupName: 'creditReport',
     texts: {
@@ -149,7 +153,7 @@ export const endpointCatalogue: readonly EndpointDefinition[] = [
     path: '/companies/{taxId}/profile',
     param: { name: 'taxId', schema: taxIdParamSchema },
     data: companyProfileDataSchema,
-    schemaName: 'CompanyProfileData',
+    schemaName: 'CompanyProfile',
     defaultMeasure: defaultMeasureOf('company-profile'),
     lookupName: 'companyProfile',
     texts: {
@@ -170,7 +174,7 @@ export const endpointCatalogue: readonly EndpointDefinition[] = [
     path: '/companies/{taxId}/financials',
     param: { name: 'taxId', schema: taxIdParamSchema },
     data: companyFinancialsDataSchema,
-    schemaName: 'CompanyFinancialsData',
+    schemaName: 'CompanyFinancials',
     defaultMeasure: defaultMeasureOf('company-financials'),
     lookupName: 'companyFinancials',
     texts: {

@@ -4,7 +4,9 @@ import { z } from 'zod';
 // ones as null, lists as []. Objects are strict so an undocumented field is a test failure.
 
 export const fiscalCodePattern = /^(?:\d{11}|[A-Za-z0-9]{16})$/;
-export const isoDate = z.string().regex(/^\d{4}-\d{2}-\d{2}$/, 'expected YYYY-MM-DD');
+// Every value written with it is a whole date, so it is `format: date` too (generated clients
+// type it as a date); the pattern stays, as JSON Schema validators need not check formats.
+export const isoDate = z.string().regex(/^\d{4}-\d{2}-\d{2}$/, 'expected YYYY-MM-DD').meta({ format: 'date' });
 
 export const sizeValues = ['micro', 'small', 'medium', 'large'] as const;
 export const legalFormValues = ['SRL', 'SRLS', 'SPA', 'SAPA', 'SNC', 'SAS', 'SS', 'SC', 'DI', 'CONSORZIO', 'FONDAZIONE', 'ASSOCIAZIONE', 'ALTRO'] as const;
@@ -18,6 +20,14 @@ export type LegalForm = (typeof legalFormValues)[number];
 export type NaceSection = (typeof naceSectionValues)[number];
 export type RoleCategory = (typeof roleCategoryValues)[number];
 export type MetricCategory = (typeof metricCategoryValues)[number];
+
+// The response schemas' closed lists, one schema each: every field holding one refers to it, so
+// the OpenAPI document lists the values once, as a component a generated client can import.
+export const companySizeSchema = z.enum(sizeValues).describe('Company size under the EU SME definition (Recommendation 2003/361/EC).');
+export const legalFormSchema = z.enum(legalFormValues).describe('Italian legal form, as commonly abbreviated.');
+export const naceSectionSchema = z.enum(naceSectionValues).describe('NACE Rev. 2 section, a letter from A to U.');
+export const roleCategorySchema = z.enum(roleCategoryValues).describe('Category of an officer\'s role.');
+export const metricCategorySchema = z.enum(metricCategoryValues).describe('A category of line items.');
 
 // Each field and each object says what it means (`.describe()`): the OpenAPI document and the
 // MCP tools' output schemas are generated from these schemas and carry the text. The Italian
@@ -36,7 +46,7 @@ export const addressSchema = z.strictObject({
 
 export const companyIdentitySchema = z.strictObject({
   legalName: z.string().nullable().describe('Registered name of the company (ragione sociale).'),
-  legalForm: z.enum(legalFormValues).nullable()
+  legalForm: legalFormSchema.nullable()
     .describe('Legal form, as commonly abbreviated: e.g. SRL (società a responsabilità limitata), SPA (società per azioni), SC (cooperativa), DI (ditta individuale).'),
   foundingYear: z.number().int().nullable().describe('Year the company was founded.'),
   incorporationDate: isoDate.nullable().describe('Date of incorporation, YYYY-MM-DD.'),
@@ -44,7 +54,7 @@ export const companyIdentitySchema = z.strictObject({
   vatNumber: z.string().nullable().describe('Italian VAT number (partita IVA), 11 digits.'),
   fiscalCode: z.string().nullable().describe('Italian fiscal code (codice fiscale): 11 digits, or 16 characters for a person such as a sole proprietor.'),
   naceCode: z.string().nullable().describe('NACE Rev. 2 activity code, e.g. 62.01; its first two digits are the NACE division.'),
-  naceSection: z.enum(naceSectionValues).nullable().describe('NACE Rev. 2 section, a letter from A to U.'),
+  naceSection: naceSectionSchema.nullable().describe('NACE Rev. 2 section, a letter from A to U.'),
   address: addressSchema.nullable().describe('Address of the registered office.'),
 }).describe('Descriptive, non-financial data identifying the company. Each field is null when unknown.');
 
@@ -83,7 +93,7 @@ export const holderSchema = z.strictObject({
 export const officerSchema = z.strictObject({
   name: z.string().nullable().describe('Name of the officer; null when unknown.'),
   role: z.string().nullable().describe('Role as registered, in Italian (e.g. Amministratore unico); null when unknown.'),
-  roleCategory: z.enum(roleCategoryValues).describe('Category of the role, from a closed list.'),
+  roleCategory: roleCategorySchema.describe('Category of the role, from a closed list.'),
 }).describe('A person or entity holding an office in the company.');
 
 export const companyBranchSchema = z.strictObject({
@@ -94,7 +104,7 @@ export const companyBranchSchema = z.strictObject({
 export const annualSnapshotSchema = z.strictObject({
   year: z.number().int().describe('Fiscal year.'),
   isForecasted: z.boolean().describe('Whether the figures are a forecast rather than filed.'),
-  size: z.enum(sizeValues).nullable()
+  size: companySizeSchema.nullable()
     .describe('Company size that year under the EU SME definition (Recommendation 2003/361/EC); null when unknown.'),
   statementDate: isoDate.nullable().describe('Closing date of the financial statement, YYYY-MM-DD; null when unknown.'),
   employees: z.number().int().nullable().describe('Employee count that year; null when unknown.'),
@@ -105,7 +115,7 @@ export const annualSnapshotSchema = z.strictObject({
 export const financialMetricSchema = z.strictObject({
   slug: z.string().describe('Stable identifier of the line item or metric, in lower snake_case (e.g. revenue, total_assets).'),
   name: z.string().describe('Display name of the line item or metric.'),
-  categories: z.array(z.enum(metricCategoryValues).describe('A category of line items.')).describe('Categories the item belongs to, from a closed list.'),
+  categories: z.array(metricCategorySchema).describe('Categories the item belongs to, from a closed list.'),
   unit: z.string().nullable()
     .describe('Unit of the values: EUR for amounts in euro, ratio for fractions (0.12 = 12%), days for durations; null when none is given.'),
   value: z.number().describe('Value that year, in the unit given.'),

@@ -36,7 +36,7 @@ export const creditReportIdentitySchema = companyIdentitySchema.extend({
 export const companyReportDataSchema = z.strictObject({
   isConsolidated,
   latestFiledYear,
-  identity: reportIdentitySchema,
+  identity: reportIdentitySchema.describe('Identity of the company.'),
   registry,
   headcount,
   risk,
@@ -59,7 +59,7 @@ export const creditReportDataSchema = z.strictObject({
   id: companyId,
   isConsolidated,
   latestFiledYear,
-  identity: creditReportIdentitySchema,
+  identity: creditReportIdentitySchema.describe('Identity of the company.'),
   registry,
   headcount,
   risk,
@@ -78,8 +78,11 @@ export const peerSchema = z.strictObject({
   latest,
 }).describe('A comparable company: same NACE division, nearest in size.');
 
+export const stateAidsSummarySchema = stateAidsSchema.pick({ count: true, amount: true })
+  .describe('Number and total amount (in euro) of the state aids received. Each field is null when unknown.');
+
 export const profileRiskSchema = riskIndicatorsSchema.extend({
-  stateAids: stateAidsSchema.pick({ count: true, amount: true }).nullable()
+  stateAids: stateAidsSummarySchema.nullable()
     .describe('Number and total amount (in euro) of the state aids received; null when unknown.'),
   history: z.array(annualSnapshotSchema).max(5).describe('Up to 5 recent fiscal years of headline figures, newest first.'),
 }).describe('Risk flags (each true, false, or null when unknown), state aids and recent history.');
@@ -91,7 +94,8 @@ const profileBase = {
 };
 
 // Exactly one branch: large companies get peers, the others a risk summary (decisions.md:
-// EU SME definition).
+// EU SME definition). Both are strict and each requires a field the other may not have, so no
+// value matches both: z.xor (JSON Schema oneOf) says so to generated clients.
 export const companyProfileLargeSchema = z.strictObject({
   ...profileBase,
   peerCount: z.number().int().min(0)
@@ -100,9 +104,9 @@ export const companyProfileLargeSchema = z.strictObject({
 }).describe('Profile of a large company (EU SME definition: 250 or more employees, or turnover above EUR 50 million and balance-sheet total above EUR 43 million): its peers.');
 export const companyProfileSmallSchema = z.strictObject({
   ...profileBase,
-  risk: profileRiskSchema,
+  risk: profileRiskSchema.describe('Risk summary of the company: its risk flags, state aids and recent years.'),
 }).describe('Profile of a micro, small or medium company: its risk summary.');
-export const companyProfileDataSchema = z.union([companyProfileLargeSchema, companyProfileSmallSchema])
+export const companyProfileDataSchema = z.xor([companyProfileLargeSchema, companyProfileSmallSchema])
   .describe('The company profile: identity and latest figures, then exactly one branch by size: peerCount and peers for a large company, risk for the others.');
 
 export const companyFinancialsDataSchema = z.strictObject({
