@@ -40,6 +40,38 @@ async function waitUntil(check: () => Promise<boolean>, ms: number): Promise<boo
   return false;
 }
 
+/**
+ * `npm start` (from source, as `.ci/run` has no dist/) on free ports with `env` over the
+ * defaults, its output kept; resolves once its three ports listen.
+ */
+async function startNpmStart(env: Record<string, string>) {
+  const ports = { API_PORT: await freePort(), MCP_PORT: await freePort(), DASHBOARD_PORT: await freePort() };
+  const child = spawn(process.execPath, ['--import', 'tsx', 'cli/main.ts', 'start'], {
+    cwd: repoRoot,
+    env: { ...process.env, REDIS_URL: '', SAMPLE_COMPANIES: '20', LOG_LEVEL: 'info', ...env, ...Object.fromEntries(Object.entries(ports).map(([k, v]) => [k, String(v)])) },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const out = { stdout: '', stderr: '' };
+  child.stdout.on('data', (chunk: Buffer) => (out.stdout += chunk.toString()));
+  child.stderr.on('data', (chunk: Buffer) => (out.stderr += chunk.toString()));
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.on('close', (code, signal) => resolve({ code, signal })));
+  const started = {
+    ports,
+    out,
+    exited,
+    tail: () => (out.stdout + out.stderr).slice(-3000),
+    kill: () => {
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+    },
+  };
+  const allUp = () => Promise.all(Object.values(ports).map((port) => isListening(port))).then((up) => up.every(Boolean));
+  if (!(await waitUntil(allUp, START_MS))) {
+    started.kill();
+    throw new Error(`npm start did not listen within ${START_MS / 1000} s: ${started.tail()}`);
+  }
+  return started;
+}
+
 describe('npm start when its billing worker stops consuming for good', () => {
   it('when kafkajs will not restart the consumer then start stops every service, closes its ports and exits 1 with one line saying why', async () => {
     // As in test/billing-worker-process.test.ts: a dead-letter topic that refuses every dead
@@ -47,47 +79,29 @@ describe('npm start when its billing worker stops consuming for good', () => {
     const kafka = createKafka({ brokers: kafkaBrokers(), clientId: 'start-billing-failure', logger });
     const { topic, deadLetterTopic, groupId, poison } = await topicsWithAnUnrestartableCrash(kafka, 'usage-events-start');
 
-    const ports = { API_PORT: await freePort(), MCP_PORT: await freePort(), DASHBOARD_PORT: await freePort() };
-    const child = spawn(process.execPath, ['--import', 'tsx', 'cli/main.ts', 'start'], {
-      cwd: repoRoot,
-      env: {
-        ...process.env,
-        DATABASE_URL: database.url,
-        DATA_DIR: dir,
-        REDIS_URL: '',
-        SAMPLE_COMPANIES: '20',
-        LOG_LEVEL: 'info',
-        KAFKA_BROKERS: kafkaBrokers().join(','),
-        KAFKA_USAGE_TOPIC: topic,
-        KAFKA_DEAD_LETTER_TOPIC: deadLetterTopic,
-        KAFKA_CONSUMER_GROUP: groupId,
-        ...Object.fromEntries(Object.entries(ports).map(([k, v]) => [k, String(v)])),
-      },
-      stdio: ['ignore', 'pipe', 'pipe'],
+    const start = await startNpmStart({
+      DATABASE_URL: database.url,
+      DATA_DIR: dir,
+      KAFKA_BROKERS: kafkaBrokers().join(','),
+      KAFKA_USAGE_TOPIC: topic,
+      KAFKA_DEAD_LETTER_TOPIC: deadLetterTopic,
+      KAFKA_CONSUMER_GROUP: groupId,
     });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
-    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-    const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.on('close', (code, signal) => resolve({ code, signal })));
     try {
-      const allUp = () => Promise.all(Object.values(ports).map((port) => isListening(port))).then((up) => up.every(Boolean));
-      expect(await waitUntil(allUp, START_MS), (stdout + stderr).slice(-3000)).toBe(true);
-
       await poison();
 
-      const ended = await Promise.race([exited, new Promise<undefined>((resolve) => setTimeout(() => resolve(undefined), 60_000))]);
-      expect(ended, (stdout + stderr).slice(-3000)).toEqual({ code: 1, signal: null });
-      expect(stderr.split('\n').filter((line) => line.startsWith('error: '))).toEqual([
+      const ended = await Promise.race([start.exited, new Promise<undefined>((resolve) => setTimeout(() => resolve(undefined), 60_000))]);
+      expect(ended, start.tail()).toEqual({ code: 1, signal: null });
+      expect(start.out.stderr.split('\n').filter((line) => line.startsWith('error: '))).toEqual([
         expect.stringMatching(
           /^error: the billing worker stopped consuming usage events: the Kafka consumer crashed on an error kafkajs does not retry, and kafkajs will not restart it \(KafkaJSProtocolError: The request included a message larger than the max message size the server will accept\)\. Everything was stopped rather than serve calls that would never be billed; run npm start again$/,
         ),
       ]);
-      expect(stdout).toContain('the billing worker stopped consuming usage events: stopping…');
-      const anyUp = () => Promise.all(Object.values(ports).map((port) => isListening(port))).then((up) => up.some(Boolean));
+      expect(start.out.stdout).toContain('the billing worker stopped consuming usage events: stopping…');
+      const anyUp = () => Promise.all(Object.values(start.ports).map((port) => isListening(port))).then((up) => up.some(Boolean));
       expect(await anyUp()).toBe(false);
     } finally {
-      if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+      start.kill();
     }
   }, START_MS + 90_000);
 });
@@ -101,30 +115,9 @@ describe('npm start when its billing worker stalls on a database that stopped an
     const scratch = await createScratchDatabase('start_billing_stall');
     const proxy = await startTcpProxy(hostAndPort(scratch.url));
     const db = createDb({ connectionString: scratch.url, poolMax: 2, applicationName: 'start-billing-stall-test' });
-    const ports = { API_PORT: await freePort(), MCP_PORT: await freePort(), DASHBOARD_PORT: await freePort() };
-    const child = spawn(process.execPath, ['--import', 'tsx', 'cli/main.ts', 'start'], {
-      cwd: repoRoot,
-      env: {
-        ...process.env,
-        DATABASE_URL: proxy.urlFor(scratch.url),
-        DATA_DIR: stallDir,
-        REDIS_URL: '',
-        KAFKA_BROKERS: '',
-        SAMPLE_COMPANIES: '20',
-        LOG_LEVEL: 'info',
-        BILLING_BATCH_STALL_MS: String(STALL_MS),
-        ...Object.fromEntries(Object.entries(ports).map(([k, v]) => [k, String(v)])),
-      },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
-    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-    const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.on('close', (code, signal) => resolve({ code, signal })));
+    let start: Awaited<ReturnType<typeof startNpmStart>> | undefined;
     try {
-      const allUp = () => Promise.all(Object.values(ports).map((port) => isListening(port))).then((up) => up.every(Boolean));
-      expect(await waitUntil(allUp, START_MS), (stdout + stderr).slice(-3000)).toBe(true);
+      start = await startNpmStart({ DATABASE_URL: proxy.urlFor(scratch.url), DATA_DIR: stallDir, KAFKA_BROKERS: '', BILLING_BATCH_STALL_MS: String(STALL_MS) });
       const demo = JSON.parse(await readFile(path.join(stallDir, 'demo.json'), 'utf8')) as { apiKey: string; organizationId: string; baseUrl: string; sampleFiscalCodes: string[] };
       const call = async () => {
         const res = await fetch(`${demo.baseUrl}/companies/${demo.sampleFiscalCodes[0]}/financials`, { headers: { authorization: `Bearer ${demo.apiKey}` } });
@@ -147,16 +140,16 @@ describe('npm start when its billing worker stalls on a database that stopped an
         await trx.commit();
       }
 
-      const ended = await Promise.race([exited, new Promise<undefined>((resolve) => setTimeout(() => resolve(undefined), STALL_MS + FAILED_STOP_MS + 20_000))]);
-      expect(ended, (stdout + stderr).slice(-3000)).toEqual({ code: 1, signal: null });
-      expect(stdout).toContain('the billing worker stopped consuming usage events: stopping…');
-      expect(stderr.split('\n').filter((line) => line.startsWith('error: ')), stderr.slice(-3000)).toEqual([
+      const ended = await Promise.race([start.exited, new Promise<undefined>((resolve) => setTimeout(() => resolve(undefined), STALL_MS + FAILED_STOP_MS + 20_000))]);
+      expect(ended, start.tail()).toEqual({ code: 1, signal: null });
+      expect(start.out.stdout).toContain('the billing worker stopped consuming usage events: stopping…');
+      expect(start.out.stderr.split('\n').filter((line) => line.startsWith('error: ')), start.tail()).toEqual([
         expect.stringMatching(
           /^error: the billing worker stopped consuming usage events: a usage batch has been in flight \d+ s \(BILLING_BATCH_STALL_MS allows 2 s\): likely a database connection that stopped answering\. Everything was being stopped rather than serve calls that would never be billed, and the stop had not finished after 15 s, so the process ends; run npm start again$/,
         ),
       ]);
     } finally {
-      if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+      start?.kill();
       await proxy.close();
       await db.destroy();
       await scratch.drop();
