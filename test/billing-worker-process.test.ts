@@ -519,7 +519,7 @@ describe('the billing worker\'s HTTP port', () => {
     expect(head.status).toBe(200);
   });
 
-  it('when sent SIGTERM then the worker closes its port, drains and exits 0', async () => {
+  it('when sent SIGTERM then the worker drains, closes its port and exits 0', async () => {
     const worker = await startWorker({ DATABASE_URL: scratch.url });
     expect((await health(worker)).status).toBe(200);
     worker.child.kill('SIGTERM');
