@@ -28,6 +28,7 @@ import * as holderKind from './20261126_026_holder_kind.js';
 import * as trustedDevices from './20261126_027_trusted_devices.js';
 import * as signInPruningIndexes from './20261126_028_sign_in_pruning_indexes.js';
 import * as sessionPasswordDigest from './20261126_029_session_password_digest.js';
+import * as deadLetterSource from './20261126_030_dead_letter_source.js';
 
 export interface Migration {
   name: string;
@@ -65,4 +66,5 @@ export const migrations: Migration[] = [
   { name: '20261126_027_trusted_devices', ...trustedDevices },
   { name: '20261126_028_sign_in_pruning_indexes', ...signInPruningIndexes },
   { name: '20261126_029_session_password_digest', ...sessionPasswordDigest },
+  { name: '20261126_030_dead_letter_source', ...deadLetterSource },
 ];

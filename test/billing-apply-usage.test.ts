@@ -64,6 +64,25 @@ describe('applying usage batches', () => {
     expect((await allowanceOf(db, organizationId))?.credits_balance).toBe(95);
   });
 
+  it('when a chunk with dead letters is delivered again (its offset not committed) then each is kept once, and another message from the same source is kept too', async () => {
+    const { organizationId } = await createBillingOrg(db, { credits: 100 });
+    const marker = `again-${usageEvent(organizationId).eventId}`;
+    const chunk = (payloads: string[]): UsageBusMessage[] => payloads.map((p, i) => ({ value: Buffer.from(p), ref: `usage-events-${marker}/0@${i}` }));
+    const unknown = JSON.stringify(usageEvent(`org_missing_${marker}`));
+    const first = [`{not json ${marker}`, unknown, JSON.stringify(usageEvent(organizationId))];
+    const applyChunk = (messages: UsageBusMessage[]) => db.transaction((trx) => applyUsageBatch(trx, messages, { bus: 'kafka' }));
+    expect((await applyChunk(chunk(first))).deadLetters).toHaveLength(2);
+    // Delivered again: the bus still forwards them (the dead-letter topic takes them at least
+    // once), but the table keeps one row each, so nothing is counted twice.
+    expect((await applyChunk(chunk(first))).deadLetters).toHaveLength(2);
+    const kept = () => db('usage_dead_letters').where('payload', 'like', `%${marker}%`).orderBy('id').pluck<string[]>('source');
+    expect(await kept()).toEqual([`usage-events-${marker}/0@0`, `event ${JSON.parse(unknown).eventId}`]);
+    // A topic made again starts its offsets at 0: another message at a source already named is
+    // another dead letter.
+    await applyChunk(chunk([`{still not json ${marker}`]));
+    expect(await kept()).toEqual([`usage-events-${marker}/0@0`, `event ${JSON.parse(unknown).eventId}`, `usage-events-${marker}/0@0`]);
+  });
+
   it('when the balance falls below the cheapest credits-priced call then credits_exhausted is set, and a top-up that covers a call clears it', async () => {
     const { organizationId } = await createBillingOrg(db, { credits: 12 });
     await apply([usageEvent(organizationId, { quantity: 5 })]); // 7 left: a 5-credit call is still payable

@@ -1,5 +1,5 @@
 import type { Knex } from 'knex';
-import { deadLetterRow } from '../usage/apply-one-by-one.js';
+import { keepDeadLetters } from '../usage/apply-one-by-one.js';
 import { messageText, parseUsageMessage } from '../usage/parse-usage-message.js';
 import type { DeadLetter, UsageBatchOutcome, UsageBusMessage } from '../usage/usage-bus.js';
 import type { UsageEvent } from '../usage/usage-event.js';
@@ -150,7 +150,7 @@ export async function applyUsageBatch(trx: Knex.Transaction, messages: UsageBusM
   await recordFlagChanges(trx, changes, now);
 
   if (deadLetters.length > 0) {
-    await trx('usage_dead_letters').insert(deadLetters.map((d) => deadLetterRow(options.bus, d)));
+    await keepDeadLetters(trx, options.bus, deadLetters);
   }
   return { applied: ledger.length, appliedEventIds: ledger.map((l) => l.event.eventId), duplicates, deadLetters };
 }

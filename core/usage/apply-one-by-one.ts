@@ -20,7 +20,18 @@ export const deadLetterRow = (bus: UsageBusConsumer['bus'], dead: DeadLetter) =>
   bus,
   payload: escapeNul(dead.value),
   reason: escapeNul(`${dead.reason} (${dead.ref})`),
+  source: escapeNul(dead.ref),
 });
+
+/**
+ * Keeps dead letters, each message from each source once (migration 030): a message delivered
+ * again (a Kafka chunk whose offset was not committed before its worker stopped) keeps the row
+ * it had.
+ */
+export async function keepDeadLetters(trx: Knex.Transaction, bus: UsageBusConsumer['bus'], dead: DeadLetter[]): Promise<void> {
+  if (dead.length === 0) return;
+  await trx('usage_dead_letters').insert(dead.map((d) => deadLetterRow(bus, d))).onConflict(['source', 'payload_md5']).ignore();
+}
 
 /**
  * A batch whose application fails on its own data would come back for ever and hold up every
@@ -39,7 +50,7 @@ export async function applyOneByOne(trx: Knex.Transaction, apply: ApplyUsageBatc
     } catch (err) {
       if (!isDataError(err)) throw err;
       const dead = { ref: message.ref, value: messageText(message.value), reason: `apply failed: ${databaseReason(err)}` };
-      await trx('usage_dead_letters').insert(deadLetterRow(bus, dead));
+      await keepDeadLetters(trx, bus, [dead]);
       logger.warn('usage message dead-lettered', { bus, ref: dead.ref, reason: dead.reason });
       deadLetters.push(dead);
     }
