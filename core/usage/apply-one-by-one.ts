@@ -16,7 +16,7 @@ export const databaseReason = (err: unknown): string => {
 
 /** A dead letter's row. Postgres text cannot hold NUL, which a message off the bus may carry:
  * without the escape the insert fails and the message would block the bus it was set aside from. */
-export const deadLetterRow = (bus: UsageBusConsumer['bus'], dead: DeadLetter) => ({
+const deadLetterRow = (bus: UsageBusConsumer['bus'], dead: DeadLetter) => ({
   bus,
   payload: escapeNul(dead.value),
   reason: escapeNul(`${dead.reason} (${dead.ref})`),

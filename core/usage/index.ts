@@ -8,5 +8,5 @@ export { describeError, isCodeFault, rootCause, UsageConsumerFailure } from './c
 export { batchMessages, createPostgresUsageConsumer, type PostgresUsageConsumerOptions } from './postgres-usage-consumer.js';
 export { messageText, parseUsageMessage } from './parse-usage-message.js';
 export { createBatchesInFlight, type BatchesInFlight } from './batches-in-flight.js';
-export { applyOneByOne, databaseReason, deadLetterRow, isDataError } from './apply-one-by-one.js';
+export { applyOneByOne, databaseReason, isDataError, keepDeadLetters } from './apply-one-by-one.js';
 export { settleRefusedCalls, type RecordRefusedCalls } from './refused-calls.js';
