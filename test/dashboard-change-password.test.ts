@@ -91,7 +91,7 @@ describe('when the form is sent twice (a double-click)', () => {
     const again = await client.post(PATH, form);
     expect(again.status).toBe(303);
     expect(again.headers.get('location')).toBe(`${PATH}?done=repeated`);
-    expect(await (await client.get(`${PATH}?done=repeated`)).text()).toContain('Your password had just been changed');
+    expect(await (await client.get(`${PATH}?done=repeated`)).text()).toContain('Your password was changed by another request just before this one');
     expect(await failedAttempts(who.email)).toBe(0);
   });
 });

@@ -28,8 +28,24 @@ function selectText(node) {
   selection.addRange(range);
 }
 document.addEventListener('submit', function (event) {
-  var message = event.target.getAttribute && event.target.getAttribute('data-confirm');
-  if (message && !window.confirm(message)) event.preventDefault();
+  var form = event.target;
+  var message = form.getAttribute && form.getAttribute('data-confirm');
+  if (message && !window.confirm(message)) {
+    event.preventDefault();
+    return;
+  }
+  // A form sent once only (the password change gives the session a new cookie, which only the
+  // first answer carries: a second click, sent with the old one, would find itself signed out).
+  if (form.hasAttribute && form.hasAttribute('data-submit-once')) {
+    if (form.getAttribute('data-sent') === '1') event.preventDefault();
+    else form.setAttribute('data-sent', '1');
+  }
+});
+// A page shown again from the back-forward cache may be sent again.
+window.addEventListener('pageshow', function (event) {
+  if (!event.persisted) return;
+  var sent = document.querySelectorAll('form[data-sent]');
+  for (var i = 0; i < sent.length; i++) sent[i].removeAttribute('data-sent');
 });
 `;
 

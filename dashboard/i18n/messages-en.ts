@@ -38,7 +38,7 @@ export const en = {
   'account.currentWrong': 'The current password is not right.',
   'account.locked': 'Too many wrong passwords for this e-mail. Try again in {minutes} min.',
   'account.changed': 'Your password has been changed. Your other sessions were signed out, and other browsers will need the new password.',
-  'account.repeated': 'Your password had just been changed (this form was sent twice, or from another tab at the same time): the first change is the one that counts.',
+  'account.repeated': 'Your password was changed by another request just before this one (this form sent twice, or another tab): the password is the one that request set.',
   'invite.title': 'Join {org}',
   'invite.intro': 'You have been invited to {org} as {role}. Choose a password to finish.',
   'invite.introExisting': 'You have been invited to {org} as {role}. Sign in as {email}, then open this link again to accept.',

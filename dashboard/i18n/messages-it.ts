@@ -40,7 +40,7 @@ export const it: Catalogue = {
   'account.currentWrong': 'La password attuale non è corretta.',
   'account.locked': 'Troppe password errate per questa e-mail. Riprova tra {minutes} min.',
   'account.changed': 'La password è stata cambiata. Le altre sessioni sono state chiuse e gli altri browser richiederanno la nuova password.',
-  'account.repeated': "La password era appena stata cambiata (il modulo è stato inviato due volte, o da un'altra scheda nello stesso momento): vale il primo cambio.",
+  'account.repeated': "La password è stata cambiata da un'altra richiesta appena prima di questa (il modulo inviato due volte, o un'altra scheda): vale la password impostata da quella richiesta.",
   'invite.title': 'Entra in {org}',
   'invite.intro': 'Sei stato invitato in {org} come {role}. Scegli una password per completare.',
   'invite.introExisting': "Sei stato invitato in {org} come {role}. Accedi come {email}, poi riapri questo link per accettare.",

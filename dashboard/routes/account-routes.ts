@@ -29,7 +29,7 @@ function passwordPage(state: DashboardState, options: { banner?: HtmlValue; refu
     title: t('account.passwordTitle'),
     path: PATH,
     banners: options.banner,
-    body: html`<form method="post" action="${PATH}" class="stack narrow">
+    body: html`<form method="post" action="${PATH}" class="stack narrow" data-submit-once>
       ${csrfField(state)}${submissionField()}
       ${field({ label: t('auth.email'), name: 'email_display', type: 'email', value: user.email, autocomplete: 'username', id: 'account-email', readonly: true })}
       ${field({ label: t('account.currentPassword'), name: 'currentPassword', type: 'password', required: true, autocomplete: 'current-password', id: 'current-password', error: refusals.currentPassword })}
