@@ -59,3 +59,13 @@ describe('when the LISTEN connection stops answering without closing', () => {
     expect(changes).toEqual([true, false]);
   });
 });
+
+describe('when the process closes the listener while its connection stops answering', () => {
+  it('then close() does not wait for a goodbye that never comes: it drops the socket past the heartbeat deadline', async () => {
+    const { proxy, listener } = await listenerBehindProxy();
+    proxy.freeze();
+    const began = Date.now();
+    await Promise.race([listener.close(), new Promise((_, reject) => setTimeout(() => reject(new Error('close() still waiting after 5 s')), 5_000))]);
+    expect(Date.now() - began).toBeLessThan(5_000);
+  });
+});

@@ -35,6 +35,20 @@ export interface NotificationListenerOptions {
 
 const CHANNEL = /^[a-z_][a-z0-9_]*$/;
 
+// end() says goodbye and waits for the server's: on a socket that stopped answering that never
+// comes, and the socket would linger for the kernel's 15 minutes. pg has no public way to drop
+// it, hence its connection's stream.
+const dropSocket = (c: pg.Client) => (c as unknown as { connection?: { stream?: { destroy?: () => void } } }).connection?.stream?.destroy?.();
+
+/** `work`, or a rejection once `ms` have passed without it settling. */
+function withinMs<T>(ms: number, what: string, work: Promise<T>): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`no answer to ${what} within ${ms} ms`)), ms);
+  });
+  return Promise.race([work, late]).finally(() => clearTimeout(timer));
+}
+
 /**
  * One long-lived LISTEN connection shared by the caches of a process. It reconnects with
  * exponential backoff for ever; subscribers learn about each disconnect and reconnect so they
@@ -72,10 +86,7 @@ export function createNotificationListener(options: NotificationListenerOptions)
     c.removeAllListeners('notification');
     c.on('error', () => {}); // the dead socket may still emit; never crash the process for it
     void c.end().catch(() => {});
-    // end() says goodbye and waits for the server's: on a socket that stopped answering that
-    // never comes, and the socket would linger for the kernel's 15 minutes. pg has no public
-    // way to drop it, hence its connection's stream.
-    (c as unknown as { connection?: { stream?: { destroy?: () => void } } }).connection?.stream?.destroy?.();
+    dropSocket(c);
     if (closed) return;
     if (connected) options.logger.warn('notification listener disconnected; reconnecting', { err });
     setConnected(false);
@@ -95,7 +106,9 @@ export function createNotificationListener(options: NotificationListenerOptions)
     });
     try {
       await c.connect();
-      for (const channel of handlers.keys()) await c.query(`LISTEN ${channel}`);
+      // Bounded as the heartbeat is: a socket that froze right after connecting would otherwise
+      // leave this start waiting for ever, with no heartbeat yet to notice.
+      for (const channel of handlers.keys()) await withinMs(heartbeatTimeoutMs, `LISTEN ${channel}`, c.query(`LISTEN ${channel}`));
       if (client !== c || closed) return;
       backoff = minBackoff;
       let beating = false;
@@ -103,13 +116,10 @@ export function createNotificationListener(options: NotificationListenerOptions)
         // One at a time: on a socket that stopped answering, more would only queue behind it.
         if (beating) return;
         beating = true;
-        let deadline: NodeJS.Timeout | undefined;
-        const timedOut = new Promise<never>((_, reject) => {
-          deadline = setTimeout(() => reject(new Error(`no answer to the heartbeat within ${heartbeatTimeoutMs} ms`)), heartbeatTimeoutMs);
-        });
-        Promise.race([c.query('SELECT 1'), timedOut])
-          .then(() => (beating = false), (err: unknown) => lost(c, err))
-          .finally(() => clearTimeout(deadline));
+        withinMs(heartbeatTimeoutMs, 'the heartbeat', c.query('SELECT 1')).then(
+          () => (beating = false),
+          (err: unknown) => lost(c, err),
+        );
       }, heartbeatMs);
       heartbeat.unref();
       setConnected(true);
@@ -154,7 +164,9 @@ export function createNotificationListener(options: NotificationListenerOptions)
       if (c) {
         c.removeAllListeners();
         c.on('error', () => {});
-        await c.end().catch(() => {});
+        // A goodbye the server never answers (a socket that stopped answering) must not hold up
+        // the process's shutdown: past the heartbeat's deadline, the socket is dropped.
+        await withinMs(heartbeatTimeoutMs, 'the goodbye', c.end()).catch(() => dropSocket(c));
       }
     },
   };
