@@ -48,13 +48,15 @@ await startOrExit(base, async (parts) => {
   // supervisor (compose's restart: unless-stopped) start a fresh worker, which redelivery makes
   // safe. A cause that persists shows as a restart loop, not as silence.
   void worker.failed.then(async (failure) => {
-    if (stopping) return;
-    stopping = true;
     logger.error(`billing worker stopped consuming usage events: ${failure.message}; nothing is billed until it runs again, so it exits with status 1 for its supervisor to restart it`, {
       bus: worker.bus,
       ...(isCodeFault(failure.cause) ? { err: failure.cause } : {}),
     });
     setTimeout(() => process.exit(1), FAILED_EXIT_MS).unref();
+    // A signal's stop already under way (its batch stalled while it drained: the watchdog runs
+    // until the consumer has stopped) now has FAILED_EXIT_MS to finish, as this one has.
+    if (stopping) return;
+    stopping = true;
     await stopAll().catch((err: unknown) => logger.warn('could not stop cleanly after the usage consumer failed', { err }));
     process.exit(1);
   });

@@ -1,6 +1,8 @@
+import type { BatchInFlight } from '../core/usage/index.js';
+
 export interface StallWatchdogOptions {
-  /** When the oldest batch transaction still open began (UsageBusConsumer.batchInFlightSince). */
-  inFlightSince(): Date | null;
+  /** The oldest batch transaction still open (UsageBusConsumer.batchInFlight). */
+  inFlight(): BatchInFlight | null;
   /** BILLING_BATCH_STALL_MS. */
   stallMs: number;
   /** Called once, with when the stalled batch began and how long it has been in flight. */
@@ -18,12 +20,10 @@ export interface StallWatchdogOptions {
 export function watchForStall(options: StallWatchdogOptions): () => void {
   const timer = setInterval(
     () => {
-      const since = options.inFlightSince();
-      if (since === null) return;
-      const inFlightMs = Date.now() - since.getTime();
-      if (inFlightMs < options.stallMs) return;
+      const oldest = options.inFlight();
+      if (oldest === null || oldest.openMs < options.stallMs) return;
       clearInterval(timer);
-      options.onStall(since, inFlightMs);
+      options.onStall(oldest.since, oldest.openMs);
     },
     Math.min(1_000, options.stallMs / 4),
   );

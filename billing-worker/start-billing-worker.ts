@@ -113,7 +113,7 @@ export async function startBillingWorker(deps: BillingWorkerDeps): Promise<Billi
     stallMs === undefined
       ? () => {}
       : watchForStall({
-          inFlightSince: () => consumer.batchInFlightSince(),
+          inFlight: () => consumer.batchInFlight(),
           stallMs,
           onStall(since, inFlightMs) {
             stalledSince = since;
@@ -136,8 +136,10 @@ export async function startBillingWorker(deps: BillingWorkerDeps): Promise<Billi
     failed,
     async stop() {
       clearInterval(timer);
-      stopWatching();
+      // Still watched while it drains: a batch stalled on a connection that stopped answering
+      // would hold the stop for ever, and the process must learn it (`failed` settles).
       await consumer.stop();
+      stopWatching();
       logger.info('billing worker stopped', { ...stats });
     },
   };

@@ -441,16 +441,19 @@ describe('the billing worker when a batch waits on a database connection that st
     return rows;
   };
 
-  it('when its batch waits on a half-open connection then /healthz answers 503 `stalled` saying since when, one line says why and it exits 1; Postgres ends the dead session, and a new worker applies the batch once', async () => {
+  /**
+   * A worker behind a TCP relay that has applied one batch, and whose next batch is claimed and
+   * then waits for a lock on the allowance, as behind a slow top-up; the relay freezes meanwhile,
+   * so the rows the lock lets it read never arrive.
+   */
+  async function workerWithAStalledBatch() {
     const { organizationId } = await createBillingOrg(db, { credits: 1_000 });
-    usage = createPostgresUsageSink(db, { logger });
+    usage ??= createPostgresUsageSink(db, { logger });
+    await proxy?.close();
     proxy = await startTcpProxy(hostAndPort(scratch.url));
     const worker = await startWorker({ DATABASE_URL: proxy.urlFor(scratch.url), BILLING_BATCH_STALL_MS: String(STALL_MS) });
     await usage.publish(usageEvent(organizationId));
     await healthWhen(worker, (h) => h.status === 200 && h.body.lastBatchAt !== null);
-
-    // The next batch is claimed and then waits for this lock on the allowance, as behind a slow
-    // top-up; the connection freezes meanwhile, so the rows the lock lets it read never arrive.
     const trx = await db.transaction();
     try {
       await trx('allowances').where({ organization_id: organizationId }).forUpdate().first();
@@ -460,7 +463,11 @@ describe('the billing worker when a batch waits on a database connection that st
     } finally {
       await trx.commit();
     }
-    const frozeAt = Date.now();
+    return { worker, organizationId, frozeAt: Date.now() };
+  }
+
+  it('when its batch waits on a half-open connection then /healthz answers 503 `stalled` saying since when, one line says why and it exits 1; Postgres ends the dead session, and a new worker applies the batch once', async () => {
+    const { worker, organizationId, frozeAt } = await workerWithAStalledBatch();
 
     const stalled = await healthWhen(worker, (h) => h.body.checks?.consumer === 'stalled');
     expect(stalled, worker.output().slice(-3000)).toMatchObject({
@@ -491,6 +498,16 @@ describe('the billing worker when a batch waits on a database connection that st
     expect(caughtUp).toMatchObject({ status: 200, body: { status: 'ok', backlog: { events: 0 } } });
     expect(await ledgerCount(db, organizationId)).toBe(4);
     expect((await allowanceOf(db, organizationId))?.credits_balance).toBe(1_000 - 4 * 5);
+  }, 120_000);
+
+  it('when it is sent SIGTERM while a batch is stalled then the stop does not wait for ever: the stall is said and it exits 1', async () => {
+    const { worker } = await workerWithAStalledBatch();
+    // Before the stall limit: the signal's stop waits to drain the batch, which cannot drain.
+    worker.child.kill('SIGTERM');
+    const ended = await Promise.race([worker.exited, new Promise<undefined>((resolve) => setTimeout(() => resolve(undefined), STALL_MS + FAILED_EXIT_MS + 20_000))]);
+    expect(ended, worker.output().slice(-3000)).toEqual({ code: 1, signal: null });
+    const errors = errorsIn(worker.output()).filter((msg) => !msg.startsWith('rollover sweep failed'));
+    expect(errors, worker.output().slice(-3000)).toEqual([expect.stringMatching(/^billing worker stopped consuming usage events: a usage batch has been in flight \d+ s \(BILLING_BATCH_STALL_MS allows 2 s\)/)]);
   }, 120_000);
 });
 

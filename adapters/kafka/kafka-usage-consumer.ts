@@ -200,6 +200,6 @@ export function createKafkaUsageConsumer(options: KafkaUsageConsumerOptions): Us
       });
       return lag;
     },
-    batchInFlightSince: () => inFlight.oldestSince(),
+    batchInFlight: () => inFlight.oldest(),
   };
 }

@@ -46,7 +46,8 @@ export const configSchema = z.object({
    * sessions left idle in a transaction this long, releasing their locks. Far above what a
    * batch takes (tens of milliseconds); at least a second.
    */
-  BILLING_BATCH_STALL_MS: z.coerce.number().int().min(1_000, 'must be at least 1000 (milliseconds)').default(120_000),
+  // At most what Postgres takes for idle_in_transaction_session_timeout (a 32-bit int).
+  BILLING_BATCH_STALL_MS: z.coerce.number().int().min(1_000, 'must be at least 1000 (milliseconds)').max(2_147_483_647, 'must be at most 2147483647 (milliseconds)').default(120_000),
   /** Addresses printed and written to demo.json; default to http://HOST:PORT. */
   PUBLIC_BASE_URL: httpUrl,
   PUBLIC_MCP_URL: httpUrl,

@@ -56,7 +56,7 @@ describe('parseConfig', () => {
     });
   });
 
-  it('when BILLING_BATCH_STALL_MS is unset, then a batch may take two minutes; under a second, or not a whole number of milliseconds, it is refused by name', () => {
+  it('when BILLING_BATCH_STALL_MS is unset, then a batch may take two minutes; under a second, over what Postgres takes, or not a whole number of milliseconds, it is refused by name', () => {
     expect(parseConfig({}).BILLING_BATCH_STALL_MS).toBe(120_000);
     expect(parseConfig({ BILLING_BATCH_STALL_MS: '2000' }).BILLING_BATCH_STALL_MS).toBe(2_000);
     const problems = (value: string) => {
@@ -69,6 +69,9 @@ describe('parseConfig', () => {
     };
     expect(problems('999')).toEqual(['BILLING_BATCH_STALL_MS: must be at least 1000 (milliseconds)']);
     expect(problems('0')).toEqual(['BILLING_BATCH_STALL_MS: must be at least 1000 (milliseconds)']);
+    // Postgres's idle_in_transaction_session_timeout, which the worker's pool sets to it, is a 32-bit int.
+    expect(problems('2147483648')).toEqual(['BILLING_BATCH_STALL_MS: must be at most 2147483647 (milliseconds)']);
+    expect(parseConfig({ BILLING_BATCH_STALL_MS: '2147483647' }).BILLING_BATCH_STALL_MS).toBe(2_147_483_647);
     for (const value of ['1500.5', 'two minutes', '2m']) expect(problems(value)).toEqual([expect.stringMatching(/^BILLING_BATCH_STALL_MS: /)]);
   });
 

@@ -7,16 +7,22 @@
 export interface BatchesInFlight {
   /** Runs `transaction`, counting it in flight until it settles. */
   run<T>(transaction: () => Promise<T>): Promise<T>;
-  /** When the oldest of those still open began; null when none is. */
-  oldestSince(): Date | null;
+  /** The oldest of those still open: when it began, and for how long it has been open; null when none is. */
+  oldest(): BatchInFlight | null;
+}
+
+export interface BatchInFlight {
+  since: Date;
+  /** Measured on the monotonic clock: a step of the wall clock (an NTP correction) is no stall. */
+  openMs: number;
 }
 
 export function createBatchesInFlight(): BatchesInFlight {
   // A Set iterates in insertion order: the first entry left is the oldest still open.
-  const open = new Set<{ since: Date }>();
+  const open = new Set<{ since: Date; began: number }>();
   return {
     async run(transaction) {
-      const entry = { since: new Date() };
+      const entry = { since: new Date(), began: performance.now() };
       open.add(entry);
       try {
         return await transaction();
@@ -24,8 +30,8 @@ export function createBatchesInFlight(): BatchesInFlight {
         open.delete(entry);
       }
     },
-    oldestSince() {
-      for (const entry of open) return entry.since;
+    oldest() {
+      for (const entry of open) return { since: entry.since, openMs: performance.now() - entry.began };
       return null;
     },
   };

@@ -7,6 +7,6 @@ export type { ApplyUsageBatch, DeadLetter, UsageBacklog, UsageBatchOutcome, Usag
 export { describeError, isCodeFault, rootCause, UsageConsumerFailure } from './consumer-failure.js';
 export { batchMessages, createPostgresUsageConsumer, type PostgresUsageConsumerOptions } from './postgres-usage-consumer.js';
 export { messageText, parseUsageMessage } from './parse-usage-message.js';
-export { createBatchesInFlight, type BatchesInFlight } from './batches-in-flight.js';
+export { createBatchesInFlight, type BatchesInFlight, type BatchInFlight } from './batches-in-flight.js';
 export { applyOneByOne, databaseReason, isDataError, keepDeadLetters } from './apply-one-by-one.js';
 export { settleRefusedCalls, type RecordRefusedCalls } from './refused-calls.js';

@@ -215,6 +215,6 @@ export function createPostgresUsageConsumer(options: PostgresUsageConsumerOption
       });
       return backlog;
     },
-    batchInFlightSince: () => inFlight.oldestSince(),
+    batchInFlight: () => inFlight.oldest(),
   };
 }

@@ -1,3 +1,4 @@
+import type { BatchInFlight } from './batches-in-flight.js';
 import type { Knex } from 'knex';
 import type { UsageConsumerFailure } from './consumer-failure.js';
 
@@ -54,10 +55,11 @@ export interface UsageBusConsumer {
   /** The usage events published and not yet applied; may be slow or fail when the bus is away. */
   backlog(): Promise<UsageBacklog>;
   /**
-   * When the oldest batch transaction still open began (from its BEGIN, the claim included, to
-   * its COMMIT); null when none is. The billing worker's stall watchdog reads it.
+   * The oldest batch transaction still open (from its BEGIN, the claim included, to its COMMIT):
+   * when it began and how long it has been open; null when none is. The billing worker's stall
+   * watchdog reads it.
    */
-  batchInFlightSince(): Date | null;
+  batchInFlight(): BatchInFlight | null;
 }
 
 /**
