@@ -29,8 +29,10 @@ export interface ForwardDeadLettersOptions {
  * The broker's refusal is the trigger, rather than sizing against the topic's limit read
  * beforehand (describeConfigs): only the broker knows a batch's encoded size (record overhead,
  * headers, compression), the limit can change while we run, and reading it takes one more ACL.
- * A refusal costs nothing: the broker writes none of a refused batch, and kafkajs gives the
- * idempotent producer its sequence numbers back. A topic that refuses even an empty stand-in is
+ * A refusal costs little: a partition's broker writes none of a batch it refuses, and kafkajs
+ * gives the idempotent producer its sequence numbers back. Letters bound for other partitions
+ * of the dead-letter topic may have been written before one was refused; sent again one by one,
+ * they are there twice (the topic takes dead letters at least once; the table keeps each once). A topic that refuses even an empty stand-in is
  * misconfigured; that refusal is thrown (a crash kafkajs does not restart from: see the consumer).
  */
 export async function forwardDeadLetters(dead: DeadLetter[], options: ForwardDeadLettersOptions): Promise<void> {

@@ -52,8 +52,13 @@ try {
     unplanned.push(exit);
     say(`${exit.name} exited by itself (${exit.signal ?? `status ${exit.code}`}): restarting it, as its supervisor would; its log is in ${logDir}`);
   };
-  const apis = ports.map((port) => apiProcess(`api-${port}`, port, childEnv, logDir, supervise));
-  const workers = ['worker-a', 'worker-b'].map((name) => managedProcess({ name, script: 'billing-worker/main.ts', env: childEnv, logDir, supervise }));
+  const failedRestarts: string[] = [];
+  const restartFailed = (name: string, err: unknown) => {
+    failedRestarts.push(name);
+    say(`${name} did not come back up after exiting by itself (${err instanceof Error ? err.message : String(err)}): it stays down`);
+  };
+  const apis = ports.map((port) => apiProcess(`api-${port}`, port, childEnv, logDir, { supervise, restartFailed }));
+  const workers = ['worker-a', 'worker-b'].map((name) => managedProcess({ name, script: 'billing-worker/main.ts', env: childEnv, logDir, supervise, restartFailed }));
   processes.push(...apis, ...workers);
   await Promise.all([...apis, ...workers].map((p) => p.start()));
   say(`2 API processes (ports ${ports.join(', ')}) and 2 billing workers running; logs in ${logDir}`);
@@ -154,6 +159,7 @@ try {
   say(`  non-2xx answers with a ledger row: ${chargedFailures.length} (and ${refundedFailures.length} charged, then refunded)`);
   say(`  dead letters:                       ${deadLetters}`);
   say(`  processes that exited by themselves (restarted): ${unplanned.length}${unplanned.length > 0 ? ` (${unplanned.map((e) => `${e.name}: ${e.signal ?? `status ${e.code}`}`).join(', ')})` : ''}`);
+  if (failedRestarts.length > 0) say(`  of those, restarts that did not come up: ${failedRestarts.length} (${failedRestarts.join(', ')})`);
   say(`  reconcile differences:              ${reconcile.differences.length} (${reconcile.organizations} organizations, ${reconcile.ledgerRows} ledger rows)`);
   const passed = ok.size >= TARGET && missing.length === 0 && extra.length <= noAnswer && chargedFailures.length === 0 && perEvent?.rows === perEvent?.events && reconcile.differences.length === 0 && deadLetters === 0;
   say(passed ? 'PASS' : 'FAIL');

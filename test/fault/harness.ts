@@ -207,6 +207,8 @@ export function managedProcess(options: {
   logDir: string;
   ready?: () => Promise<void>;
   supervise?: (exit: UnplannedExit) => void;
+  /** A supervised restart that did not come up (its `ready` failed): the process stays down. */
+  restartFailed?: (name: string, err: unknown) => void;
 }): ManagedProcess {
   const root = path.resolve(import.meta.dirname, '../..');
   let child: ChildProcess | undefined;
@@ -223,7 +225,7 @@ export function managedProcess(options: {
       if (ending || child !== c || !options.supervise) return;
       options.supervise({ name: options.name, code, signal });
       setTimeout(() => {
-        if (!ending && child === c) start().catch(() => {});
+        if (!ending && child === c) start().catch((err: unknown) => options.restartFailed?.(options.name, err));
       }, 1_000);
     });
     if (options.ready) await options.ready();
@@ -256,10 +258,16 @@ export async function waitUntil(what: string, probe: () => Promise<boolean>, tim
 }
 
 /** An API process (test/fault/api-process.ts) on `port`, ready once /healthz answers. */
-export function apiProcess(name: string, port: number, env: NodeJS.ProcessEnv, logDir: string, supervise?: (exit: UnplannedExit) => void): ManagedProcess {
+export function apiProcess(
+  name: string,
+  port: number,
+  env: NodeJS.ProcessEnv,
+  logDir: string,
+  supervision: { supervise?: (exit: UnplannedExit) => void; restartFailed?: (name: string, err: unknown) => void } = {},
+): ManagedProcess {
   return managedProcess({
     name,
-    supervise,
+    ...supervision,
     script: 'test/fault/api-process.ts',
     env: { ...env, API_PORT: String(port) },
     logDir,
