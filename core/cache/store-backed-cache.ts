@@ -14,6 +14,8 @@
 //   call of an active organization in flight queued behind one Postgres read). The trust still
 //   bounds how old a served value can be.
 
+import { withinDeadline } from '../deadline/index.js';
+
 export class StoreUnavailableError extends Error {
   constructor(cause?: unknown) {
     super('store unavailable', cause === undefined ? undefined : { cause });
@@ -149,10 +151,4 @@ export function createStoreBackedCache<V>(options: StoreBackedCacheOptions<V>): 
   };
 }
 
-function withDeadline<T>(promise: Promise<T>, ms: number): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const deadline = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`store lookup exceeded ${ms} ms`)), ms);
-  });
-  return Promise.race([promise, deadline]).finally(() => clearTimeout(timer));
-}
+const withDeadline = <T>(promise: Promise<T>, ms: number): Promise<T> => withinDeadline(ms, promise, () => new Error(`store lookup exceeded ${ms} ms`));

@@ -1,4 +1,5 @@
 import type pg from 'pg';
+import { withinDeadline } from '../deadline/index.js';
 import type { Logger } from '../logging/index.js';
 import { createListenClient } from './create-db.js';
 
@@ -41,13 +42,7 @@ const CHANNEL = /^[a-z_][a-z0-9_]*$/;
 const dropSocket = (c: pg.Client) => (c as unknown as { connection?: { stream?: { destroy?: () => void } } }).connection?.stream?.destroy?.();
 
 /** `work`, or a rejection once `ms` have passed without it settling. */
-function withinMs<T>(ms: number, what: string, work: Promise<T>): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const late = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`no answer to ${what} within ${ms} ms`)), ms);
-  });
-  return Promise.race([work, late]).finally(() => clearTimeout(timer));
-}
+const withinMs = <T>(ms: number, what: string, work: Promise<T>): Promise<T> => withinDeadline(ms, work, () => new Error(`no answer to ${what} within ${ms} ms`));
 
 /**
  * One long-lived LISTEN connection shared by the caches of a process. It reconnects with

@@ -1,5 +1,6 @@
 import { createStoreBackedCache, StoreUnavailableError } from '../../cache/index.js';
 import { retryOnDroppedConnection, type Db, type NotificationListener } from '../../db/index.js';
+import { withinDeadline } from '../../deadline/index.js';
 import { AppError } from '../../errors/index.js';
 import type { Logger } from '../../logging/index.js';
 import type { RateLimits } from '../../ratelimit/index.js';
@@ -144,12 +145,7 @@ export function createEntitlementResolver(options: EntitlementResolverOptions): 
       let flight = freshReads.get(organizationId);
       if (!flight) {
         // Bounded as a cache load is: a caller waits for this before its answer.
-        let timer: NodeJS.Timeout | undefined;
-        const deadline = new Promise<never>((_, reject) => {
-          timer = setTimeout(() => reject(new Error('entitlement read timed out')), options.lookupTimeoutMs ?? 1_000);
-        });
-        flight = Promise.race([load(organizationId), deadline]).finally(() => {
-          clearTimeout(timer);
+        flight = withinDeadline(options.lookupTimeoutMs ?? 1_000, load(organizationId), () => new Error('entitlement read timed out')).finally(() => {
           freshReads.delete(organizationId);
         });
         freshReads.set(organizationId, flight);

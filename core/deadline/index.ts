@@ -1,0 +1,1 @@
+export { withinDeadline } from './within-deadline.js';
