@@ -25,6 +25,11 @@ export function setCookie(ctx: Context, name: string, value: string, options: Co
   ctx.set('Set-Cookie', [...list.filter((c) => !c.startsWith(`${name}=`)), parts.join('; ')]);
 }
 
+/** A session's cookie (sign-in, an accepted invitation, a password change), for as long as it lives. */
+export function setSessionCookie(ctx: Context, session: { token: string; expiresAt: Date }, secure: boolean): void {
+  setCookie(ctx, SESSION_COOKIE, session.token, { secure, maxAge: Math.floor((session.expiresAt.getTime() - Date.now()) / 1000) });
+}
+
 export function readCookie(ctx: Context, name: string): string | undefined {
   const header = ctx.get('Cookie');
   for (const part of header.split(';')) {

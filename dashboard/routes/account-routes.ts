@@ -3,7 +3,7 @@ import { changePassword, MIN_PASSWORD_LENGTH, type SignInLimits } from '../../co
 import type { PasswordCheckSlots } from '../../core/dashboard-auth/index.js';
 import type { Db } from '../../core/db/index.js';
 import { deviceTokenFor, rememberDevice } from '../device-cookie.js';
-import { SESSION_COOKIE, setCookie } from '../middleware/cookies.js';
+import { setSessionCookie } from '../middleware/cookies.js';
 import { answerRepeated, claimSubmission, submissionField, submissionUsed } from '../form-submission.js';
 import type { DashboardState } from '../state.js';
 import { csrfField, field, notice } from '../views/components.js';
@@ -94,7 +94,7 @@ export function registerAccountRoutes(router: Router<DashboardState>, deps: Acco
     // This session carries on under a new token: the browser gets it now. A repeat sent with
     // the new cookie finds this form's token used; one already on its way with the old cookie
     // is refused as a stale form (403), whose page says to reload.
-    setCookie(ctx, SESSION_COOKIE, result.session.token, { secure: deps.secureCookies, maxAge: Math.floor((result.session.expiresAt.getTime() - Date.now()) / 1000) });
+    setSessionCookie(ctx, result.session, deps.secureCookies);
     ctx.state.sessionToken = result.session.token;
     await claimSubmission(db, ctx);
     rememberDevice(ctx, result.email, result.device, deps.secureCookies);

@@ -6,7 +6,7 @@ import {
 import type { Db } from '../../core/db/index.js';
 import { deviceTokenFor, rememberDevice } from '../device-cookie.js';
 import { isLanguage } from '../i18n/translate.js';
-import { LANGUAGE_COOKIE, SESSION_COOKIE, setCookie } from '../middleware/cookies.js';
+import { LANGUAGE_COOKIE, SESSION_COOKIE, setCookie, setSessionCookie } from '../middleware/cookies.js';
 import type { DashboardContext, DashboardState } from '../state.js';
 import { csrfField, field, notice } from '../views/components.js';
 import { html, type HtmlValue } from '../views/html.js';
@@ -76,7 +76,7 @@ export function registerAuthRoutes(router: Router<DashboardState>, deps: AuthRou
       ctx.body = signInPage(ctx.state, { email, error, next: safeNext(next) });
       return;
     }
-    setCookie(ctx, SESSION_COOKIE, result.session.token, { secure: deps.secureCookies, maxAge: Math.floor((result.session.expiresAt.getTime() - Date.now()) / 1000) });
+    setSessionCookie(ctx, result.session, deps.secureCookies);
     rememberDevice(ctx, result.email, result.device, deps.secureCookies);
     ctx.redirect(safeNext(next));
   });
@@ -158,7 +158,7 @@ export function registerAuthRoutes(router: Router<DashboardState>, deps: AuthRou
       email: invitation.email, password: ctx.state.form.password ?? '', ip: ctx.ip || null, device: deviceTokenFor(ctx, invitation.email), limits: deps.signInLimits, passwordChecks,
     });
     if (signedIn.ok) {
-      setCookie(ctx, SESSION_COOKIE, signedIn.session.token, { secure: deps.secureCookies, maxAge: Math.floor((signedIn.session.expiresAt.getTime() - Date.now()) / 1000) });
+      setSessionCookie(ctx, signedIn.session, deps.secureCookies);
       rememberDevice(ctx, signedIn.email, signedIn.device, deps.secureCookies);
       return ctx.redirect(`/orgs/${result.organizationId}`);
     }
