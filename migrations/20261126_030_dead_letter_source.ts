@@ -1,7 +1,8 @@
 import type { Knex } from 'knex';
 
 // Where a dead letter came from (`topic/partition@offset` on Kafka, `usage_bus_batches#seq/i` on
-// the Postgres bus, `event <id>` for an event of an unknown organization), and the same message
+// the Postgres bus; `event <id>` for an event of an unknown organization until 26 Nov 2026, when
+// those too began to name their message), and the same message
 // from there, kept once. A Kafka worker that stops between a chunk's commit and its offset commit
 // gets the chunk again: its dead letters were written again, and the operators' count of unbilled
 // usage messages counted each twice. The payload's digest is part of the key because a source can

@@ -68,7 +68,8 @@ describe('applying usage batches', () => {
     const { organizationId } = await createBillingOrg(db, { credits: 100 });
     const marker = `again-${usageEvent(organizationId).eventId}`;
     const chunk = (payloads: string[]): UsageBusMessage[] => payloads.map((p, i) => ({ value: Buffer.from(p), ref: `usage-events-${marker}/0@${i}` }));
-    const unknown = JSON.stringify(usageEvent(`org_missing_${marker}`));
+    // Laid out as no serialiser of ours would: the dead letter must keep the message as it came.
+    const unknown = JSON.stringify(usageEvent(`org_missing_${marker}`), null, 2);
     const first = [`{not json ${marker}`, unknown, JSON.stringify(usageEvent(organizationId))];
     const applyChunk = (messages: UsageBusMessage[]) => db.transaction((trx) => applyUsageBatch(trx, messages, { bus: 'kafka' }));
     expect((await applyChunk(chunk(first))).deadLetters).toHaveLength(2);
@@ -76,11 +77,13 @@ describe('applying usage batches', () => {
     // once), but the table keeps one row each, so nothing is counted twice.
     expect((await applyChunk(chunk(first))).deadLetters).toHaveLength(2);
     const kept = () => db('usage_dead_letters').where('payload', 'like', `%${marker}%`).orderBy('id').pluck<string[]>('source');
-    expect(await kept()).toEqual([`usage-events-${marker}/0@0`, `event ${JSON.parse(unknown).eventId}`]);
+    // The unknown organization's event names its message, as a parse failure does.
+    expect(await kept()).toEqual([`usage-events-${marker}/0@0`, `usage-events-${marker}/0@1`]);
+    expect(await db('usage_dead_letters').where({ source: `usage-events-${marker}/0@1` }).pluck('payload')).toEqual([unknown]);
     // A topic made again starts its offsets at 0: another message at a source already named is
     // another dead letter.
     await applyChunk(chunk([`{still not json ${marker}`]));
-    expect(await kept()).toEqual([`usage-events-${marker}/0@0`, `event ${JSON.parse(unknown).eventId}`, `usage-events-${marker}/0@0`]);
+    expect(await kept()).toEqual([`usage-events-${marker}/0@0`, `usage-events-${marker}/0@1`, `usage-events-${marker}/0@0`]);
   });
 
   it('when the balance falls below the cheapest credits-priced call then credits_exhausted is set, and a top-up that covers a call clears it', async () => {

@@ -392,7 +392,7 @@ describe('the billing worker on the kafka bus when a dead letter is larger than 
       // The batch's parse failures come first, then its events for no known organization.
       expect(letters).toEqual([
         { key: `${topics.topic}/0@1`, value: '', headers: expect.objectContaining({ 'dead-letter-truncated': String(poison.length), 'dead-letter-sha256': sha256 }) },
-        { key: `event ${early.eventId}`, value: JSON.stringify(early), headers: { 'dead-letter-reason': `unknown organization ${late}`, 'dead-letter-source': `event ${early.eventId}` } },
+        { key: `${topics.topic}/0@0`, value: JSON.stringify(early), headers: { 'dead-letter-reason': `unknown organization ${late}`, 'dead-letter-source': `${topics.topic}/0@0` } },
       ]);
       expect((await healthWhen(worker, (h) => h.status === 200 && h.body.backlog?.events === 0)).status).toBe(200);
 

@@ -51,7 +51,9 @@ export async function applyUsageBatch(trx: Knex.Transaction, messages: UsageBusM
   const now = options.now ?? new Date();
   const deadLetters: DeadLetter[] = [];
   const events: UsageEvent[] = [];
-  const seen = new Set<string>();
+  // Each event's message, so that an event set aside later (an unknown organization) is kept as
+  // it arrived and names where it came from (`topic/partition@offset`), like a parse failure.
+  const messageOf = new Map<string, UsageBusMessage>();
   let duplicates = 0;
   for (const message of messages) {
     const parsed = parseUsageMessage(message.value);
@@ -59,11 +61,11 @@ export async function applyUsageBatch(trx: Knex.Transaction, messages: UsageBusM
       deadLetters.push({ ref: message.ref, value: messageText(message.value), reason: parsed.reason });
       continue;
     }
-    if (seen.has(parsed.event.eventId)) {
+    if (messageOf.has(parsed.event.eventId)) {
       duplicates += 1;
       continue;
     }
-    seen.add(parsed.event.eventId);
+    messageOf.set(parsed.event.eventId, message);
     events.push(parsed.event);
   }
 
@@ -74,7 +76,10 @@ export async function applyUsageBatch(trx: Knex.Transaction, messages: UsageBusM
   const known: UsageEvent[] = [];
   for (const event of events) {
     if (allowances.has(event.organizationId)) known.push(event);
-    else deadLetters.push({ ref: `event ${event.eventId}`, value: JSON.stringify(event), reason: `unknown organization ${event.organizationId}` });
+    else {
+      const message = messageOf.get(event.eventId)!;
+      deadLetters.push({ ref: message.ref, value: messageText(message.value), reason: `unknown organization ${event.organizationId}` });
+    }
   }
 
   const orgsWithUsage = [...new Set(known.map((e) => e.organizationId))].sort();
