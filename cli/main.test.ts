@@ -74,10 +74,10 @@ describe('cli output into a reader that stops early', () => {
     expect(run.stdout.length).toBeLessThan(1 << 20);
   });
 
-  it('when an import with rejected lines cannot print its summary then it still exits with status 1', async () => {
+  it('when an import with rejected lines cannot print its summary then it still exits with status 2', async () => {
     const file = path.join(dir, 'rejected.jsonl');
     await writeFile(file, '{"fiscalCode": "123", "legalName": "X"}\nnot json\n');
     const run = await runCliIntoEarlyExit(0, 'import', file, '--workers', '0', '--quiet');
-    expect(run).toMatchObject({ code: 1, signal: null, stderr: '' });
+    expect(run).toMatchObject({ code: 2, signal: null, stderr: '' });
   });
 });

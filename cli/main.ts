@@ -16,7 +16,7 @@ const program = new Command()
 // fails with EPIPE: Node reports it as an unhandled 'error' event (a stack trace), or, for an
 // export waiting on the stream (line-writer), as a failed command. Nobody is left to read the
 // rest, so the CLI stops at once and quietly, as `yes | head` does: status 0, unless the
-// command has already set a failure (an import with rejected lines). At once, so an export does
+// command has already set its status (2: an import with rejected lines). At once, so an export does
 // not wait for a 'drain' that will never come; a transaction still open then is rolled back by
 // Postgres when the connection drops. Any other write error still throws.
 for (const stream of [process.stdout, process.stderr]) {

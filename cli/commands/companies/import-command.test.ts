@@ -11,7 +11,8 @@ import { createDb, type Db } from '../../../core/db/index.js';
 import { COMPANY_YEARS, FISCAL_YEARS, MAX_COUNT } from '../../../core/companies/schemas/index.js';
 import { generateDossiers } from '../../../core/sample-data/index.js';
 import { fiscalCodes } from '../../../test/support/company-dossiers.js';
-import { runCli, type CliRun } from '../../../test/support/run-cli.js';
+import { freePort } from '../../../test/services/free-port.js';
+import { runCli, runCliWithEnv, type CliRun } from '../../../test/support/run-cli.js';
 
 // The real CLI in a child process, as an operator runs it in development (node --import tsx):
 // the only place the parser threads load through tsx the way they do outside the tests.
@@ -109,7 +110,7 @@ describe('cli import', () => {
 
     const run = await cli('import', file, '--workers', '2', '--batch-size', '50', '--rejects', rejects, '--quiet');
     expect(run.stderr).not.toMatch(/parser threads unavailable/);
-    expect(run.code).toBe(1);
+    expect(run.code).toBe(2);
     expect(run.stdout).toMatch(/imported 302 lines in .*2 parser threads\): 300 created, 0 updated, 0 unchanged, 2 rejected/);
     expect(run.stdout).toMatch(/^line 150: invalid JSON/m);
     expect(run.stdout).toMatch(/^line 251: fiscalCode: /m);
@@ -138,7 +139,7 @@ describe('cli import', () => {
     await writeFile(file, input);
 
     const run = stdin ? await cliWithStdin(input, 'import', '-', '--rejects', rejects, '--quiet') : await cli('import', file, ...workers, '--rejects', rejects, '--quiet');
-    expect(run.code, run.stderr).toBe(1);
+    expect(run.code, run.stderr).toBe(2);
     expect(run.stdout).toMatch(new RegExp(`imported 104 lines in .*${workers.length > 0 ? '/s\\)' : 'parser threads?\\)'}: .*, 4 rejected`));
     expect(run.stdout).toMatch(/^line 52: not UTF-8 text: /m);
     const written = await readFile(rejects);
@@ -217,7 +218,7 @@ describe('cli import', () => {
     await writeFile(file, [...lines, atBounds].map((l) => JSON.stringify(l)).join('\n') + '\n');
 
     const run = await cli('import', file, '--workers', '0', '--quiet');
-    expect(run.code).toBe(1);
+    expect(run.code).toBe(2);
     expect(run.stdout).toMatch(new RegExp(`imported ${lines.length + 1} lines in .*: 1 created, 0 updated, 0 unchanged, ${lines.length} rejected`));
     refused.forEach(([field], i) => expect(run.stdout).toMatch(new RegExp(`^line ${i + 1}: ${field.replace(/[[\].]/g, '\\$&')}: Too (big|small): [^;]*$`, 'm')));
     expect(run.stdout).not.toMatch(/database refused/);
@@ -283,6 +284,73 @@ describe('cli import', () => {
     expect(missing.stderr.trim()).toBe(`error: cannot read ${path.join(dir, 'no-such-file.jsonl')}: no such file`);
     expect(folder.code).toBe(1);
     expect(folder.stderr.trim()).toBe(`error: cannot read ${dir}: not a file`);
+  });
+
+  // What a script running nightly imports acts on (docs/import-format.md, "Exit status").
+  describe('exit status', () => {
+    // Good companies with a line of bad JSON and one failing the schema among them.
+    async function fileWithRejects(name: string) {
+      const nextCode = fiscalCodes();
+      const good = Array.from({ length: 5 }, () => ({ fiscalCode: nextCode(), legalName: 'Stato S.r.l.' }));
+      const bad = ['{"fiscalCode": ', JSON.stringify({ fiscalCode: '123', legalName: 'Corto S.r.l.' })];
+      const lines = [good[0], good[1], bad[0], good[2], good[3], bad[1], good[4]].map((l) => (typeof l === 'string' ? l : JSON.stringify(l)));
+      const file = path.join(dir, `${name}.jsonl`);
+      await writeFile(file, lines.join('\n') + '\n');
+      return { file, codes: good.map((g) => g.fiscalCode), bad };
+    }
+
+    it('when no line is rejected then the import exits with status 0 and every company is in the database', async () => {
+      const nextCode = fiscalCodes();
+      const codes = [nextCode(), nextCode(), nextCode()];
+      const file = path.join(dir, 'exit-clean.jsonl');
+      await writeFile(file, codes.map((fiscalCode) => JSON.stringify({ fiscalCode, legalName: 'Pulito S.r.l.' })).join('\n') + '\n');
+
+      const run = await cli('import', file, '--workers', '0', '--quiet');
+      expect(run, run.stderr).toMatchObject({ code: 0, stderr: '' });
+      expect(run.stdout).toMatch(/^imported 3 lines in .*: 3 created, 0 updated, 0 unchanged, 0 rejected\n$/);
+      expect(await storedCount(codes)).toBe(3);
+    });
+
+    it('when some lines are rejected then the import finishes with status 2, and the other lines are in the database', async () => {
+      const { file, codes, bad } = await fileWithRejects('exit-rejected');
+      const rejects = `${file}.rejects`;
+
+      const run = await cli('import', file, '--workers', '0', '--rejects', rejects, '--quiet');
+      expect(run, run.stderr).toMatchObject({ code: 2, stderr: '' });
+      expect(run.stdout).toMatch(/^imported 7 lines in .*: 5 created, 0 updated, 0 unchanged, 2 rejected\nline 3: invalid JSON: .*\nline 6: fiscalCode: .*\n$/);
+      expect(await storedCount(codes)).toBe(5);
+      expect(await readFile(rejects, 'utf8')).toBe(bad.join('\n') + '\n');
+    });
+
+    it('when the database cannot be reached then the import exits with status 1, not 2, and nothing is imported', async () => {
+      const { file, codes } = await fileWithRejects('exit-unreachable');
+
+      const run = await runCliWithEnv({ DATABASE_URL: `postgres://postgres@127.0.0.1:${await freePort()}/companies`, LOG_LEVEL: 'error' }, 'import', file, '--workers', '0', '--quiet');
+      expect(run).toMatchObject({ code: 1, stdout: '' });
+      expect(run.stderr).toMatch(/^error: cannot reach the database at 127\.0\.0\.1:\d+ \(connection refused\); check DATABASE_URL\n$/);
+      expect(await storedCount(codes)).toBe(0);
+    });
+
+    it.each([
+      ['a value that is not a number', ['--batch-size', 'many'], "error: option '--batch-size <n>' argument 'many' is invalid."],
+      ['an unknown option', ['--dry-run'], "error: unknown option '--dry-run'"],
+      ['a file that does not exist', ['no-such-file.jsonl'], 'error: cannot read '],
+    ])('when the command is given %s then it exits with status 1, not 2, and nothing is imported', async (_what, args, message) => {
+      const { file, codes } = await fileWithRejects(`exit-usage-${args[0]!.replace(/\W+/g, '')}`);
+      const given = args[0] === 'no-such-file.jsonl' ? [path.join(dir, args[0])] : [file, ...args];
+
+      const run = await cli('import', ...given, '--workers', '0', '--quiet');
+      expect(run).toMatchObject({ code: 1, stdout: '' });
+      expect(run.stderr).toContain(message);
+      expect(await storedCount(codes)).toBe(0);
+    });
+
+    it('when --help is asked for then it lists the exit statuses', async () => {
+      const help = await cli('import', '--help');
+      expect(help.code).toBe(0);
+      expect(help.stdout).toMatch(/^Exit status .*\n  0 +done, no line rejected\n  2 +done, some lines rejected: the other lines are imported\n  1 +failed or refused/m);
+      expect(help.stdout).toMatch(/^  130 +interrupted by Ctrl-C \(143: SIGTERM\)/m);
+    });
   });
 
   describe('--rejects naming the file being imported', () => {
@@ -405,10 +473,11 @@ describe('cli import', () => {
     // what it read by then (batches in flight, those parsed ahead: under 800 lines) is far
     // from the end.
     const HELD_LINE = 201;
-    async function runningImport(seed: number) {
+    // `rejectedLine`: a line (before the held one) that is not JSON, so the import has rejected it when the signal comes.
+    async function runningImport(seed: number, rejectedLine?: number) {
       const dossiers = [...generateDossiers({ count: 1_500, seed })];
       const file = path.join(dir, `interrupted-${seed}.jsonl`);
-      await writeFile(file, dossiers.map((d) => JSON.stringify(d) + '\n').join(''));
+      await writeFile(file, dossiers.map((d, i) => (i + 1 === rejectedLine ? 'not json' : JSON.stringify(d)) + '\n').join(''));
       const codes = dossiers.map((d) => d.fiscalCode);
       const hold = await holdCompany(codes[HELD_LINE - 1]!);
       const run = spawnCli('import', file, '--batch-size', '50', '--rejects', `${file}.rejects`);
@@ -423,10 +492,13 @@ describe('cli import', () => {
     }
 
     it.each([
-      ['SIGINT', 130],
-      ['SIGTERM', 143],
-    ] as const)('when %s comes mid-import then the lines read are written, the rest is not read, and the summary says interrupted with the counts the database holds, the process ending by that signal', async (signal, status) => {
-      const { child, output, exited, hold, codes } = await runningImport(81_200_230 + status);
+      ['SIGINT', 0, 130],
+      ['SIGTERM', 0, 143],
+      // The signal, not the status of an import with rejected lines (2): a script tells "interrupted" from "done".
+      ['SIGINT', 1, 130],
+    ] as const)('when %s comes mid-import with %i lines rejected then the lines read are written, the rest is not read, and the summary says interrupted with the counts the database holds, the process ending by that signal', async (signal, rejected, status) => {
+      const rejectedLine = rejected > 0 ? 10 : undefined;
+      const { child, output, exited, hold, codes } = await runningImport(81_200_230 + status + rejected, rejectedLine);
       try {
         child.kill(signal);
         await until('the import says it is stopping', () => output.stderr.includes(`import: stopping (${signal})`), 10_000);
@@ -438,10 +510,11 @@ describe('cli import', () => {
       // Ended by the signal, as a shell sees it: status 128 + the signal's number.
       expect({ code, ended }, output.stderr).toEqual({ code: null, ended: signal });
       expect(128 + os.constants.signals[signal]).toBe(status);
-      const summary = new RegExp(`^imported (\\d+) lines in .*: (\\d+) created, 0 updated, 0 unchanged, 0 rejected \\(interrupted by ${signal}: the rest of the input was not read\\)$`, 'm').exec(output.stdout);
+      const summary = new RegExp(`^imported (\\d+) lines in .*: (\\d+) created, 0 updated, 0 unchanged, ${rejected} rejected \\(interrupted by ${signal}: the rest of the input was not read\\)$`, 'm').exec(output.stdout);
       expect(summary, output.stdout + output.stderr).not.toBeNull();
       const [lines, created] = [Number(summary![1]), Number(summary![2])];
-      expect(created).toBe(lines);
+      expect(created).toBe(lines - rejected);
+      if (rejectedLine !== undefined) expect(output.stdout).toMatch(new RegExp(`^line ${rejectedLine}: invalid JSON`, 'm'));
       expect(lines).toBeGreaterThanOrEqual(HELD_LINE);
       expect(lines).toBeLessThan(codes.length);
       expect(await storedCount(codes)).toBe(created);

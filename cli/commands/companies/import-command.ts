@@ -9,6 +9,10 @@ import { openRejectsFile, refuseRejectsOverInput } from './rejects-file.js';
 import { stopOnSignal, type StopOnSignal } from './stop-on-signal.js';
 
 const MAX_PRINTED_REJECTIONS = 100;
+// An import that ran to its end with lines rejected: its other lines are imported, so a nightly
+// script must tell it from a failure (status 1, which main gives every error and commander every
+// usage error: run it again) and from an interrupt (the signal, 130 or 143): look at the rejects.
+const EXIT_LINES_REJECTED = 2;
 const NEWLINE = Buffer.from('\n');
 // Below this a file parses faster on the main thread than parser threads take to start.
 const SMALL_FILE_BYTES = 1 << 20;
@@ -39,8 +43,19 @@ export function registerImportCommand(program: Command, context: () => CliContex
     .command('import')
     .description('Import companies from a JSON Lines file (format: docs/import-format.md). Upserts by fiscal code, '
       + 'each company atomically; re-importing the same file changes nothing. Rejected lines are listed with their '
-      + 'line number and reason, and the command then exits with status 1. Ctrl-C stops reading, writes the lines read and '
+      + 'line number and reason; the other lines are imported. Ctrl-C stops reading, writes the lines read and '
       + 'prints the summary marked interrupted (a second Ctrl-C quits at once).')
+    .addHelpText('after', [
+      '',
+      'Exit status (see docs/import-format.md):',
+      '  0    done, no line rejected',
+      '  2    done, some lines rejected: the other lines are imported',
+      '  1    failed or refused (a usage error, an unreadable input or rejects file,',
+      '       the database unreachable): nothing imported, or the batches written',
+      '       before the failure; run it again',
+      '  130  interrupted by Ctrl-C (143: SIGTERM), ending by that signal: the lines',
+      '       read are written and the summary says how many',
+    ].join('\n'))
     .argument('<file>', 'JSON Lines file, one company dossier per line; "-" reads standard input')
     .option('--batch-size <n>', 'companies written per database transaction', parsePositiveInt, DEFAULT_BATCH_SIZE)
     .option('--rejects <file>', 'also write each rejected line, unchanged, to this file, which may not be the input (fix it, then import it with --rejects naming another file)')
@@ -111,7 +126,8 @@ export function registerImportCommand(program: Command, context: () => CliContex
       if (summary.rejections.length > MAX_PRINTED_REJECTIONS) {
         ctx.out(`… ${summary.rejections.length - MAX_PRINTED_REJECTIONS} more rejected lines${opts.rejects ? ` (all in ${opts.rejects})` : ' (use --rejects FILE to keep them all)'}`);
       }
-      if (summary.rejected > 0) process.exitCode = 1;
+      // A failure still to come (closing the rejects file, the database) makes it 1 (main.ts), an interrupt the signal.
+      if (summary.rejected > 0) process.exitCode = EXIT_LINES_REJECTED;
       await rejectsClosed;
     });
 }
