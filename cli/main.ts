@@ -16,9 +16,10 @@ const program = new Command()
 // fails with EPIPE: Node reports it as an unhandled 'error' event (a stack trace), or, for an
 // export waiting on the stream (line-writer), as a failed command. Nobody is left to read the
 // rest, so the CLI stops at once and quietly, as `yes | head` does: status 0, unless the
-// command has already set its status (2: an import with rejected lines). At once, so an export does
-// not wait for a 'drain' that will never come; a transaction still open then is rolled back by
-// Postgres when the connection drops. Any other write error still throws.
+// command has already set its status (an import: 1 until it has finished, then 2 if it
+// rejected lines). At once, so an export does not wait for a 'drain' that will never come; a
+// transaction still open then is rolled back by Postgres when the connection drops. Any other
+// write error still throws.
 for (const stream of [process.stdout, process.stderr]) {
   stream.on('error', (err: NodeJS.ErrnoException) => {
     if (err.code === 'EPIPE') process.exit();

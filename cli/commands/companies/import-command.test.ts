@@ -345,6 +345,29 @@ describe('cli import', () => {
       expect(await storedCount(codes)).toBe(0);
     });
 
+    it('when the reader of its progress goes away mid-import then the import stops with status 1, not 0: not every line is imported', async () => {
+      // Batches of 50; the third waits on a company held by the test until the first progress
+      // line is due (away from a terminal, 5 s into the process's life), and that line meets a
+      // closed stderr (a log reader that died, `2>&1 | head -1`): the CLI stops there (main.ts).
+      const dossiers = [...generateDossiers({ count: 600, seed: 81_200_250 })];
+      const codes = dossiers.map((d) => d.fiscalCode);
+      const file = path.join(dir, 'exit-reader-gone.jsonl');
+      await writeFile(file, dossiers.map((d) => JSON.stringify(d) + '\n').join(''));
+      const hold = await holdCompany(codes[100]!);
+      const started = Date.now();
+      const { child, output, exited } = spawnCli('import', file, '--workers', '0', '--batch-size', '50');
+      child.stderr.destroy();
+      try {
+        await until('the import waits for the held company, 6 s in', async () => child.exitCode === null && Date.now() - started > 6_000 && (await hold.waitedFor()));
+      } finally {
+        await hold.release();
+      }
+      const [code, signal] = await exited;
+
+      expect({ code, signal, stdout: output.stdout }).toEqual({ code: 1, signal: null, stdout: '' });
+      expect(await storedCount(codes)).toBeLessThan(codes.length);
+    });
+
     it('when --help is asked for then it lists the exit statuses', async () => {
       const help = await cli('import', '--help');
       expect(help.code).toBe(0);

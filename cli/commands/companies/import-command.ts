@@ -64,6 +64,10 @@ export function registerImportCommand(program: Command, context: () => CliContex
     .option('--quiet', 'no progress output')
     .action(async (file: string, opts: { batchSize: number; rejects?: string; quiet?: boolean; workers?: number }) => {
       const ctx = context();
+      // Until the import has finished, an exit is a failure: main.ts ends the CLI at once when
+      // the reader of its output goes away (progress on stderr, mid-import), and status 0 then
+      // told a script "done" with the rest of the file never read.
+      process.exitCode = 1;
       // Stops reading when a signal comes (stop-on-signal.ts) or the rejects file cannot be written.
       const stop = new AbortController();
       const source = await openLineSource(file, process.stdin, { stop: stop.signal });
@@ -109,6 +113,10 @@ export function registerImportCommand(program: Command, context: () => CliContex
         if (file === '-') process.stdin.destroy();
       }
 
+      // Finished: its status says what it did, whether or not the summary finds a reader. A
+      // failure still to come (closing the rejects file, the database) makes it 1 (main.ts),
+      // an interrupt the signal (stop-on-signal.ts).
+      process.exitCode = summary.rejected > 0 ? EXIT_LINES_REJECTED : 0;
       const seconds = summary.durationMs / 1000;
       // Grouped as the progress lines group it (progress-reporter.ts).
       const rate = Math.round(summary.lines / Math.max(seconds, 0.001)).toLocaleString('en-US');
@@ -126,8 +134,6 @@ export function registerImportCommand(program: Command, context: () => CliContex
       if (summary.rejections.length > MAX_PRINTED_REJECTIONS) {
         ctx.out(`… ${summary.rejections.length - MAX_PRINTED_REJECTIONS} more rejected lines${opts.rejects ? ` (all in ${opts.rejects})` : ' (use --rejects FILE to keep them all)'}`);
       }
-      // A failure still to come (closing the rejects file, the database) makes it 1 (main.ts), an interrupt the signal.
-      if (summary.rejected > 0) process.exitCode = EXIT_LINES_REJECTED;
       await rejectsClosed;
     });
 }
