@@ -5,6 +5,8 @@ import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import type net from 'node:net';
 import { afterAll, describe, expect, inject, it } from 'vitest';
+import { hostAndPort, startTcpProxy } from '../../test/support/tcp-proxy.js';
+import { createLogger } from '../logging/index.js';
 import { createDb, createListenClient } from './create-db.js';
 
 interface SocketHolder {
@@ -60,4 +62,26 @@ describe.skipIf(!existsSync('/proc/net/tcp'))('connections to Postgres', () => {
       await listen.end();
     }
   });
+});
+
+// A server that accepts the connection and then says nothing (frozen, a partition): pg's connect
+// has no limit of its own. Before, knex gave up waiting after 5 s and tarn after 30, but the
+// socket stayed open behind them for as long as the server was away, one more per attempt.
+describe('a pooled connection to a server that accepts and never answers', () => {
+  it('when the pool opens one then the caller is told after the acquire timeout and the socket is closed soon after, not left open', async () => {
+    const proxy = await startTcpProxy(hostAndPort(inject('databaseUrl')));
+    const db = createDb({ connectionString: proxy.urlFor(inject('databaseUrl')), poolMax: 1, logger: createLogger({ level: 'silent' }) });
+    try {
+      proxy.freeze();
+      const failure = (await db.raw('SELECT 1').catch((err: unknown) => err)) as Error;
+      expect(failure.name).toBe('KnexTimeoutError');
+      expect(proxy.openConnections()).toBe(1);
+      const until = Date.now() + 8_000;
+      while (proxy.openConnections() > 0 && Date.now() < until) await new Promise((resolve) => setTimeout(resolve, 100));
+      expect(proxy.openConnections()).toBe(0);
+    } finally {
+      await proxy.close();
+      await db.destroy();
+    }
+  }, 20_000);
 });

@@ -28,6 +28,13 @@ const types = {
 // notices a batch that waits for ever (billing-worker/stall-watchdog.ts).
 const keepAlive = { keepAlive: true, keepAliveInitialDelayMillis: 10_000 };
 
+// How long opening a connection may take, pooled or LISTEN: pg's default is no limit, and a
+// connect to a server that accepts and never answers (frozen, a partition) would wait for ever.
+// In the pool, knex stops waiting after its acquire timeout (5 s) and tarn after 30 s, but the
+// socket stayed open behind them: one more per attempt for as long as the server was away. A
+// little over the acquire timeout, so that is still what a caller is told (KnexTimeoutError).
+const CONNECT_TIMEOUT_MS = 10_000;
+
 export interface DbOptions {
   connectionString: string;
   poolMax?: number;
@@ -46,7 +53,14 @@ export function createDb(options: DbOptions): Db {
   const idleInTransaction = options.idleInTransactionTimeoutMs === undefined ? {} : { idle_in_transaction_session_timeout: options.idleInTransactionTimeoutMs };
   return knexFactory({
     client: 'pg',
-    connection: { connectionString: options.connectionString, types, application_name: options.applicationName ?? 'italian-company-data', ...keepAlive, ...idleInTransaction } as Knex.PgConnectionConfig,
+    connection: {
+      connectionString: options.connectionString,
+      types,
+      application_name: options.applicationName ?? 'italian-company-data',
+      connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
+      ...keepAlive,
+      ...idleInTransaction,
+    } as Knex.PgConnectionConfig,
     pool: { min: 0, max: options.poolMax ?? 10 },
     // Fail fast when Postgres is down instead of queueing requests for knex's default 60 s.
     acquireConnectionTimeout: 5_000,
@@ -76,11 +90,7 @@ function knexLog(logger: Logger): Knex.Logger {
   };
 }
 
-// How long a LISTEN client's connect may take: pg's default is no limit, and a connect to a host
-// that drops packets would otherwise hang the listener's reconnect for ever.
-const LISTEN_CONNECT_TIMEOUT_MS = 10_000;
-
 /** A plain pg client for LISTEN, which needs one long-lived connection outside the pool. */
 export function createListenClient(connectionString: string, options: { connectTimeoutMs?: number } = {}): pg.Client {
-  return new pg.Client({ connectionString, types, ...keepAlive, connectionTimeoutMillis: options.connectTimeoutMs ?? LISTEN_CONNECT_TIMEOUT_MS });
+  return new pg.Client({ connectionString, types, ...keepAlive, connectionTimeoutMillis: options.connectTimeoutMs ?? CONNECT_TIMEOUT_MS });
 }

@@ -14,6 +14,8 @@ export interface TcpProxy {
    * made meanwhile are accepted and get nothing. Until close().
    */
   freeze(): void;
+  /** How many client connections are open: frozen ones until their client closes its end. */
+  openConnections(): number;
   close(): Promise<void>;
 }
 
@@ -23,8 +25,18 @@ export interface TcpProxy {
  */
 export async function startTcpProxy(target: { host: string; port: number }): Promise<TcpProxy> {
   const sockets = new Set<net.Socket>();
+  const clients = new Set<net.Socket>();
+  const stuck = new WeakSet<net.Socket>();
   let open = true;
   let frozen = false;
+  // What a client sends to a frozen connection is read and goes nowhere, as into the buffers of
+  // a server that never reads them: so the relay still sees the client close its end.
+  const stop = (client: net.Socket) => {
+    stuck.add(client);
+    client.unpipe();
+    client.on('data', () => {});
+    client.resume();
+  };
   // allowHalfOpen: a frozen relay must not answer a client's FIN with its own.
   const server = net.createServer({ allowHalfOpen: true }, (client) => {
     if (!open) return client.destroy();
@@ -34,15 +46,18 @@ export async function startTcpProxy(target: { host: string; port: number }): Pro
       s.on('error', () => {});
     };
     track(client);
-    if (frozen) return void client.pause();
+    clients.add(client);
+    client.on('close', () => clients.delete(client));
+    client.on('end', () => clients.delete(client));
+    if (frozen) return stop(client);
     const upstream = net.connect({ port: target.port, host: target.host, allowHalfOpen: true });
     track(upstream);
     client.pipe(upstream).pipe(client);
     client.on('close', () => {
-      if (!frozen) upstream.destroy();
+      if (!stuck.has(client)) upstream.destroy();
     });
     upstream.on('close', () => {
-      if (!frozen) client.destroy();
+      if (!stuck.has(client)) client.destroy();
     });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -67,7 +82,9 @@ export async function startTcpProxy(target: { host: string; port: number }): Pro
         s.unpipe();
         s.pause();
       }
+      for (const c of clients) stop(c);
     },
+    openConnections: () => clients.size,
     close: () =>
       new Promise<void>((resolve) => {
         for (const s of sockets) s.destroy();
