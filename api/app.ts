@@ -27,7 +27,7 @@ export interface ApiDeps {
   logger: Logger;
   /** Base URL written into the OpenAPI `servers` (PUBLIC_BASE_URL or http://HOST:API_PORT). */
   publicBaseUrl: string;
-  /** One cheap round trip to the database, for /healthz. */
+  /** One cheap round trip to the database, for /healthz: the process's OpenDatabase.probe. */
   checkDatabase(): Promise<void>;
   /** A fiscal code of a real company for the OpenAPI examples (a large one: for the profile's
    * peers branch); null when the store has none. */

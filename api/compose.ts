@@ -53,9 +53,7 @@ export async function composeApi(options: ComposeApiOptions): Promise<ComposedAp
     lookupJson: store.json,
     logger,
     publicBaseUrl: config.PUBLIC_BASE_URL ?? `http://${config.HOST}:${config.API_PORT}`,
-    checkDatabase: async () => {
-      await db.raw('SELECT 1');
-    },
+    checkDatabase: database.probe,
     findExampleCompany: async (kind?: 'large') => {
       // A company with filed figures makes a more useful example than an empty shell.
       const query = db('companies').whereNotNull('latest_filed_year');

@@ -29,7 +29,7 @@ await startOrExit(base, async (parts) => {
   const health =
     config.BILLING_WORKER_PORT === undefined
       ? undefined
-      : await serveWorkerHealth({ port: config.BILLING_WORKER_PORT, host: config.HOST, check: () => checkWorkerHealth({ db: database.db, worker }), logger });
+      : await serveWorkerHealth({ port: config.BILLING_WORKER_PORT, host: config.HOST, check: () => checkWorkerHealth({ checkDatabase: database.probe, worker }), logger });
   if (health) logger.info('billing worker health listening', { url: `http://${config.HOST}:${health.port}/healthz` });
 
   let stopping = false;

@@ -1,4 +1,3 @@
-import type { Knex } from 'knex';
 import { checkHealth, valueWithin } from '../core/http-server/index.js';
 import type { UsageBacklog } from '../core/usage/index.js';
 import type { BillingWorker, BillingWorkerState } from './start-billing-worker.js';
@@ -32,9 +31,9 @@ export interface WorkerHealthAnswer {
  * when this process last applied a batch: a worker that consumes nothing while the backlog
  * grows is stuck, whatever its checks say. Two cheap reads, side by side, each bounded.
  */
-export async function checkWorkerHealth(deps: { db: Knex; worker: BillingWorker }, deadlineMs = DEADLINE_MS): Promise<WorkerHealthAnswer> {
-  const { db, worker } = deps;
-  const [database, backlog] = await Promise.all([checkHealth({ database: () => db.raw('SELECT 1') }, deadlineMs), valueWithin(deadlineMs, () => worker.backlog(), null)]);
+export async function checkWorkerHealth(deps: { checkDatabase(): Promise<void>; worker: BillingWorker }, deadlineMs = DEADLINE_MS): Promise<WorkerHealthAnswer> {
+  const { worker } = deps;
+  const [database, backlog] = await Promise.all([checkHealth({ database: deps.checkDatabase }, deadlineMs), valueWithin(deadlineMs, () => worker.backlog(), null)]);
   const consumer = worker.state();
   const figures: WorkerFigures = { bus: worker.bus, backlog, lastBatchAt: worker.stats().lastBatchAt?.toISOString() ?? null };
   if (database.status === 200 && consumer === 'consuming') return { status: 200, body: { status: 'ok', ...figures } };

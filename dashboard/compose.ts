@@ -45,6 +45,7 @@ export async function composeDashboard(options: ComposeDashboardOptions): Promis
   const signInLimits = defaultSignInLimits;
   const app = createDashboardApp({
     db: database.db,
+    checkDatabase: database.probe,
     logger,
     secureCookies: publicUrl.startsWith('https:'),
     trustProxy: config.TRUST_PROXY,

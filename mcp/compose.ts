@@ -54,7 +54,7 @@ export function composeMcp(options: ComposeMcpOptions): ComposedMcp {
     store = owned.store;
     closers.push(() => owned.close());
   }
-  const app = createMcpApp({ access, usage, store, cachedText: store.serialised, db, queryTimeoutMs: config.COMPANY_QUERY_TIMEOUT_MS, logger, version: MCP_SERVER_VERSION });
+  const app = createMcpApp({ access, usage, store, cachedText: store.serialised, db, checkDatabase: database.probe, queryTimeoutMs: config.COMPANY_QUERY_TIMEOUT_MS, logger, version: MCP_SERVER_VERSION });
   return {
     app,
     close: async () => {

@@ -26,6 +26,8 @@ import { JsonResponseTransport } from './json-transport.js';
 // prefers it, as an event stream.
 
 export interface McpAppOptions extends McpDeps {
+  /** One cheap round trip to the database, for /healthz: the process's OpenDatabase.probe. */
+  checkDatabase(): Promise<void>;
   /** Largest accepted request body; tool arguments are small. */
   maxBodyBytes?: number;
 }
@@ -163,7 +165,7 @@ export function createMcpApp(options: McpAppOptions): Koa<McpRequestState> {
     try {
       // Liveness for load balancers and compose health checks: no key, no billing.
       if (ctx.path === '/healthz' && ctx.method === 'GET') {
-        const answer = await checkHealth({ database: () => options.db.raw('SELECT 1'), usageBus: options.usage.reachable?.bind(options.usage) });
+        const answer = await checkHealth({ database: options.checkDatabase, usageBus: options.usage.reachable?.bind(options.usage) });
         ctx.status = answer.status;
         ctx.body = answer.body;
         return;

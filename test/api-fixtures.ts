@@ -7,7 +7,7 @@ import { inject } from 'vitest';
 import { createApp } from '../api/app.js';
 import { createAccessControl, type AccessControlHandle } from '../core/access/index.js';
 import { createCompanyStore } from '../core/companies/company-store.js';
-import { createDb, type Db } from '../core/db/index.js';
+import { createDatabaseProbe, createDb, type Db } from '../core/db/index.js';
 import { createLogger, type Logger } from '../core/logging/index.js';
 import { createInMemoryRateLimiter, type RateLimiter } from '../core/ratelimit/index.js';
 import { createPostgresUsageSink, type UsageSink } from '../core/usage/index.js';
@@ -203,9 +203,7 @@ export async function startTestApi(options: TestApiOptions = {}): Promise<TestAp
     usage,
     logger,
     publicBaseUrl: 'http://127.0.0.1',
-    checkDatabase: async () => {
-      await db.raw('SELECT 1');
-    },
+    checkDatabase: createDatabaseProbe(db),
     // 'large' asks for the profile's second example (api/openapi/openapi-documents.ts).
     findExampleCompany: async (kind?: 'large') => (kind === 'large' ? largeExampleCompanyCode : exampleCompanyCode),
   });

@@ -4,7 +4,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll } from 'vitest';
-import type { Db } from '../core/db/index.js';
+import { createDatabaseProbe, type Db } from '../core/db/index.js';
 import { applyUsageBatch, createOrganization, ensureDefaultPlans } from '../core/billing/index.js';
 import { addMembership, hashPassword, upsertOperator, type MemberRole } from '../core/dashboard-auth/index.js';
 import { newId } from '../core/ids/index.js';
@@ -28,7 +28,7 @@ export async function signInInBrowser(page: Page, dashboardUrl: string, email: s
 
 export async function startTestDashboard(db: Db, options: Partial<DashboardDeps> = {}): Promise<RunningServer> {
   // Test receivers listen on 127.0.0.1: private webhook targets allowed, as outside production.
-  const app = createDashboardApp({ db, logger: createLogger({ level: 'silent' }), secureCookies: false, allowPrivateWebhookTargets: true, ...options });
+  const app = createDashboardApp({ db, checkDatabase: createDatabaseProbe(db), logger: createLogger({ level: 'silent' }), secureCookies: false, allowPrivateWebhookTargets: true, ...options });
   return listen(app);
 }
 

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { parseConfig } from '../core/config/index.js';
 import { defaultSignInLimits, hashToken, pruneSignInRows } from '../core/dashboard-auth/index.js';
-import { createDb, migrateLatest, type Db } from '../core/db/index.js';
+import { createDatabaseProbe, createDb, migrateLatest, type Db } from '../core/db/index.js';
 import { createLogger } from '../core/logging/index.js';
 import { composeDashboard, type ComposedDashboard } from '../dashboard/compose.js';
 import { listen, type RunningServer } from './api-fixtures.js';
@@ -34,7 +34,7 @@ afterAll(async () => {
 async function dashboardPruningEvery(pruneIntervalMs: number): Promise<{ composed: ComposedDashboard; server: RunningServer; lines: LogLine[] }> {
   const lines: LogLine[] = [];
   const config = parseConfig({ DATABASE_URL: scratch.url });
-  const database = { db, connectionString: scratch.url, embedded: false, close: async () => {} };
+  const database = { db, connectionString: scratch.url, embedded: false, probe: createDatabaseProbe(db), close: async () => {} };
   const logger = createLogger({ level: 'info', write: (line) => lines.push(JSON.parse(line) as LogLine) });
   const composed = await composeDashboard({ config, logger, database, alertIntervalMs: 60_000, pruneIntervalMs });
   cleanups.push(() => composed.close());

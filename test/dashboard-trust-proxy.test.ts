@@ -1,5 +1,6 @@
 import { afterAll, describe, expect, inject, it } from 'vitest';
 import { parseConfig } from '../core/config/index.js';
+import { createDatabaseProbe } from '../core/db/index.js';
 import { createLogger } from '../core/logging/index.js';
 import { composeDashboard } from '../dashboard/compose.js';
 import { listen, type RunningServer } from './api-fixtures.js';
@@ -19,7 +20,7 @@ afterAll(async () => {
 
 async function dashboardWith(env: Record<string, string>, logger = createLogger({ level: 'silent' })): Promise<RunningServer> {
   const config = parseConfig({ DATABASE_URL: inject('databaseUrl'), PUBLIC_DASHBOARD_URL: 'http://localhost:3002', ...env });
-  const database = { db, connectionString: inject('databaseUrl'), embedded: false, close: async () => {} };
+  const database = { db, connectionString: inject('databaseUrl'), embedded: false, probe: createDatabaseProbe(db), close: async () => {} };
   const composed = await composeDashboard({ config, logger, database, alertIntervalMs: 60_000 });
   cleanups.push(() => composed.close());
   const server = await listen(composed.app);
@@ -70,7 +71,7 @@ describe('when the dashboard starts in production', () => {
     const warned = async (publicUrl: string) => {
       const lines: { level: string; msg: string }[] = [];
       const config = parseConfig({ DATABASE_URL: inject('databaseUrl'), NODE_ENV: 'production', PUBLIC_DASHBOARD_URL: publicUrl });
-      const database = { db, connectionString: inject('databaseUrl'), embedded: false, close: async () => {} };
+      const database = { db, connectionString: inject('databaseUrl'), embedded: false, probe: createDatabaseProbe(db), close: async () => {} };
       const composed = await composeDashboard({ config, logger: createLogger({ level: 'info', write: (line) => lines.push(JSON.parse(line)) }), database, alertIntervalMs: 60_000 });
       await composed.close();
       return lines.filter((l) => l.level === 'warn' && l.msg.startsWith('PUBLIC_DASHBOARD_URL is not https')).length;

@@ -6,7 +6,7 @@ import { createApiKey } from '../core/auth/index.js';
 import { productCatalogue } from '../core/billing/products.js';
 import { createCompanyStore, type CompanyStore } from '../core/companies/index.js';
 import { companyDossierSchema, type CompanyDossier, type CompanyDossierInput } from '../core/companies/schemas/index.js';
-import { createDb, type Db } from '../core/db/index.js';
+import { createDatabaseProbe, createDb, type Db } from '../core/db/index.js';
 import { newId, randomBase62 } from '../core/ids/index.js';
 import { createLogger, type Logger } from '../core/logging/index.js';
 import { createInMemoryRateLimiter, type RateLimiter } from '../core/ratelimit/index.js';
@@ -92,7 +92,7 @@ export async function startTestMcp(options: TestMcpOptions = {}): Promise<TestMc
     db, listenConnectionString: databaseUrl, keyCacheTtlMs: 30_000, entitlementCacheTtlMs: 1_000, rateLimiter, logger,
   }));
   const store = options.store ?? createCompanyStore({ db, queryTimeoutMs: 5_000, logger });
-  const app = createMcpApp({ access, usage: options.usage ?? createPostgresUsageSink(db, { logger }), store, db, queryTimeoutMs: 5_000, logger: options.logger ?? logger, version: '1.0.0' });
+  const app = createMcpApp({ access, usage: options.usage ?? createPostgresUsageSink(db, { logger }), store, db, checkDatabase: createDatabaseProbe(db), queryTimeoutMs: 5_000, logger: options.logger ?? logger, version: '1.0.0' });
   const server = await listen(app);
   return {
     ...server,

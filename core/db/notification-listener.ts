@@ -2,6 +2,7 @@ import type pg from 'pg';
 import { withinDeadline } from '../deadline/index.js';
 import type { Logger } from '../logging/index.js';
 import { createListenClient } from './create-db.js';
+import { dropSocket } from './drop-socket.js';
 
 export type NotificationHandler = (payload: string) => void;
 /** `connected` true after every (re)connect: notifications sent while down were missed. */
@@ -35,11 +36,6 @@ export interface NotificationListenerOptions {
 }
 
 const CHANNEL = /^[a-z_][a-z0-9_]*$/;
-
-// end() says goodbye and waits for the server's: on a socket that stopped answering that never
-// comes, and the socket would linger for the kernel's 15 minutes. pg has no public way to drop
-// it, hence its connection's stream.
-const dropSocket = (c: pg.Client) => (c as unknown as { connection?: { stream?: { destroy?: () => void } } }).connection?.stream?.destroy?.();
 
 /** `work`, or a rejection once `ms` have passed without it settling. */
 const withinMs = <T>(ms: number, what: string, work: Promise<T>): Promise<T> => withinDeadline(ms, work, () => new Error(`no answer to ${what} within ${ms} ms`));

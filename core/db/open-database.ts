@@ -5,6 +5,7 @@ import type { Config } from '../config/index.js';
 import type { Logger } from '../logging/index.js';
 import { unreachableError } from './connection-failure.js';
 import { createDb, type Db } from './create-db.js';
+import { createDatabaseProbe, type DatabaseProbe } from './database-probe.js';
 import { startEmbeddedPostgres } from './embedded-postgres.js';
 import { migrateLatest, pendingMigrations } from './migrate.js';
 
@@ -13,6 +14,8 @@ export interface OpenDatabase {
   connectionString: string;
   /** True when this process started the embedded server (and so must stop it). */
   embedded: boolean;
+  /** The round trip of every /healthz this process serves: one at a time over the pool. */
+  probe: DatabaseProbe;
   close(): Promise<void>;
 }
 
@@ -87,7 +90,7 @@ export async function openDatabase(config: Config, logger: Logger, applicationNa
     await close().catch((closeErr: unknown) => logger.warn('could not close the database after failing to open it', { err: closeErr }));
     throw err;
   }
-  return { db, connectionString, embedded: stopEmbedded !== undefined, close };
+  return { db, connectionString, embedded: stopEmbedded !== undefined, probe: createDatabaseProbe(db), close };
 }
 
 /**

@@ -8,7 +8,8 @@ const DEADLINE_MS = 1_000;
 type CheckState = 'ok' | 'unreachable';
 
 export interface HealthChecks {
-  /** One cheap round trip (SELECT 1). */
+  /** One cheap round trip (SELECT 1): the process's OpenDatabase.probe, which holds at most one
+   * pooled connection however many probes wait on it. */
   database(): Promise<unknown>;
   /**
    * Whether usage events can be made durable now (UsageSink.reachable), on services whose bus

@@ -17,7 +17,7 @@ import { periodOf } from '../../core/billing/billing-period.js';
 import { createCompanyStore } from '../../core/companies/company-store.js';
 import { companyDossierSchema } from '../../core/companies/schemas/index.js';
 import { upsertCompanies } from '../../core/companies/write-companies.js';
-import { createDb, migrateLatest } from '../../core/db/index.js';
+import { createDatabaseProbe, createDb, migrateLatest } from '../../core/db/index.js';
 import { newId } from '../../core/ids/index.js';
 import type { Logger } from '../../core/logging/index.js';
 import { createInMemoryRateLimiter } from '../../core/ratelimit/index.js';
@@ -156,9 +156,7 @@ export async function startInProcessApi(options: { db: Knex; databaseUrl: string
     usage: options.usage,
     logger,
     publicBaseUrl: 'http://127.0.0.1',
-    checkDatabase: async () => {
-      await db.raw('SELECT 1');
-    },
+    checkDatabase: createDatabaseProbe(db),
     findExampleCompany: async () => COMPANY_CODE,
   });
   const server = http.createServer(app.callback());

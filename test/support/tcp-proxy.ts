@@ -11,9 +11,14 @@ export interface TcpProxy {
    * Stops forwarding, both ways, on every connection, and closes none: half-open connections,
    * as when the server's host froze or a network path drops packets without a RST. Nothing the
    * server or the client does afterwards (answer, close) reaches the other side; connections
-   * made meanwhile are accepted and get nothing. Until close().
+   * made meanwhile are accepted and get nothing. Until close() (or thaw(), for new ones).
    */
   freeze(): void;
+  /**
+   * After freeze(): connections made from now on are forwarded again; those frozen stay frozen,
+   * as when a standby took over the address and the old server's sockets lead nowhere.
+   */
+  thaw(): void;
   /** How many client connections are open: frozen ones until their client closes its end. */
   openConnections(): number;
   close(): Promise<void>;
@@ -26,6 +31,7 @@ export interface TcpProxy {
 export async function startTcpProxy(target: { host: string; port: number }): Promise<TcpProxy> {
   const sockets = new Set<net.Socket>();
   const clients = new Set<net.Socket>();
+  // Those frozen stay so through a thaw.
   const stuck = new WeakSet<net.Socket>();
   let open = true;
   let frozen = false;
@@ -83,6 +89,9 @@ export async function startTcpProxy(target: { host: string; port: number }): Pro
         s.pause();
       }
       for (const c of clients) stop(c);
+    },
+    thaw() {
+      frozen = false;
     },
     openConnections: () => clients.size,
     close: () =>
