@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { createOrganization } from '../core/billing/index.js';
-import { createSession, passwordCheckSlots } from '../core/dashboard-auth/index.js';
-import { createMember, createOperator, dashboardForFile, httpSession } from './dashboard-fixtures.js';
+import { addMembership, createSession, passwordCheckSlots } from '../core/dashboard-auth/index.js';
+import { createMember, createOperator, dashboardForFile, httpSession, refuseAuditRowsOf } from './dashboard-fixtures.js';
 
 // "Change password" against the real dashboard and Postgres: the current password proven as a
 // sign-in's is (and counted the same way), the new one checked field by field, the person's
@@ -32,6 +32,9 @@ async function filledForm(client: Client, fields: Record<string, string>): Promi
   const hidden = (name: string) => new RegExp(`name="${name}" value="([^"]+)"`).exec(page)?.[1];
   return { _csrf: hidden('_csrf')!, _submission: hidden('_submission')!, ...fields };
 }
+
+const passwordRowsOf = (orgId: string) =>
+  env.db('audit_log').where({ organization_id: orgId, action: 'member.password_changed' }).orderBy('id').select<{ actor: string; details: Record<string, unknown> | null }[]>('actor', 'details');
 
 const failedAttempts = async (email: string) =>
   Number((await env.db('sign_in_attempts').whereRaw('lower(email) = ?', [email.toLowerCase()]).where({ succeeded: false }).count<{ count: string }[]>({ count: '*' }))[0]!.count);
@@ -106,6 +109,8 @@ describe('when two changes race (a double-click before the first answer, two tab
     expect([a.headers.get('location'), b.headers.get('location')].sort()).toEqual([`${PATH}?done=changed`, `${PATH}?done=repeated`]);
     expect(await failedAttempts(who.email)).toBe(0);
     expect((await httpSession(env.dashboard.url).signIn(who.email, NEW_PASSWORD)).status).toBe(302);
+    // The change that lost the race wrote no activity row either.
+    expect(await passwordRowsOf(who.orgId)).toEqual([{ actor: who.userId, details: { email: who.email } }]);
   });
 });
 
@@ -189,5 +194,77 @@ describe('when nobody is signed in', () => {
     expect(res.status).toBe(302);
     expect(res.headers.get('location')).toBe(`/sign-in?next=${encodeURIComponent(PATH)}`);
     expect((await anonymous.post(PATH, { currentPassword: 'x', newPassword: NEW_PASSWORD, confirmPassword: NEW_PASSWORD })).status).toBe(403);
+  });
+});
+
+describe('when a member of organizations changes their password', () => {
+  it("then each of their organizations' activity log says who did it and when, in English and Italian, with nothing of either password", async () => {
+    const who = await admin();
+    // The same person is finance in a second organization, and has nothing to do with a third.
+    const second = await createOrganization(env.db, { name: 'Password change, second', planId: 'standard' });
+    await addMembership(env.db, { userId: who.userId, organizationId: second.id, role: 'finance' });
+    const unrelated = await createOrganization(env.db, { name: 'Password change, unrelated', planId: 'standard' });
+    const secondAdmin = await createMember(env.db, second.id, 'admin');
+    const client = await signedIn(who);
+    const before = new Date();
+    const res = await client.post(PATH, await filledForm(client, { currentPassword: who.password, newPassword: NEW_PASSWORD, confirmPassword: NEW_PASSWORD }));
+    expect(res.status).toBe(303);
+
+    for (const orgId of [who.orgId, second.id]) {
+      const rows = await env.db('audit_log').where({ organization_id: orgId }).select<{ actor: string; action: string; details: Record<string, unknown>; at: Date }[]>('actor', 'action', 'details', 'at');
+      expect(rows.map(({ actor, action, details }) => ({ actor, action, details }))).toEqual([{ actor: who.userId, action: 'member.password_changed', details: { email: who.email } }]);
+      expect(rows[0]!.at.getTime()).toBeGreaterThanOrEqual(before.getTime() - 1000);
+      const stored = JSON.stringify(rows);
+      expect(stored).not.toContain(who.password);
+      expect(stored).not.toContain(NEW_PASSWORD);
+    }
+    expect(await env.db('audit_log').where({ organization_id: unrelated.id }).first()).toBeUndefined();
+
+    // Read by the other organization's admin, on its Activity page.
+    const reader = await signedIn(secondAdmin);
+    const activity = await (await reader.get(`/orgs/${second.id}/activity`)).text();
+    expect(activity).toContain(`${who.email} changed their password`);
+    expect(activity).not.toContain('<code>member.password_changed</code>');
+    reader.jar.set('dash_lang', 'it');
+    expect(await (await reader.get(`/orgs/${second.id}/activity`)).text()).toContain(`${who.email} ha cambiato la propria password`);
+  });
+
+  it('then a refused change writes no row: a wrong current password, a new one too short or not confirmed', async () => {
+    const who = await admin();
+    const client = await signedIn(who);
+    expect((await client.post(PATH, await filledForm(client, { currentPassword: 'not the password', newPassword: NEW_PASSWORD, confirmPassword: NEW_PASSWORD }))).status).toBe(422);
+    expect((await client.post(PATH, await filledForm(client, { currentPassword: who.password, newPassword: 'short', confirmPassword: 'short' }))).status).toBe(422);
+    expect((await client.post(PATH, await filledForm(client, { currentPassword: who.password, newPassword: NEW_PASSWORD, confirmPassword: `${NEW_PASSWORD}!` }))).status).toBe(422);
+    expect(await env.db('audit_log').where({ organization_id: who.orgId }).first()).toBeUndefined();
+  });
+
+  it('then, when the activity row cannot be written, the password does not change either: the page answers 500 and the old one still works', async () => {
+    const who = await admin();
+    const client = await signedIn(who);
+    const elsewhere = await signedIn(who);
+    const form = await filledForm(client, { currentPassword: who.password, newPassword: NEW_PASSWORD, confirmPassword: NEW_PASSWORD });
+    const sessionBefore = client.jar.get('dash_session');
+    const restore = await refuseAuditRowsOf(env.db, who.orgId);
+    try {
+      expect((await client.post(PATH, form)).status).toBe(500);
+    } finally {
+      await restore();
+    }
+    expect(client.jar.get('dash_session')).toBe(sessionBefore);
+    expect((await client.get(`/orgs/${who.orgId}`)).status).toBe(200);
+    expect((await elsewhere.get(`/orgs/${who.orgId}`)).status).toBe(200);
+    expect((await httpSession(env.dashboard.url).signIn(who.email, NEW_PASSWORD)).status).toBe(401);
+    expect((await httpSession(env.dashboard.url).signIn(who.email, who.password)).status).toBe(302);
+    expect(await env.db('audit_log').where({ organization_id: who.orgId }).first()).toBeUndefined();
+  });
+});
+
+describe('when an operator, who belongs to no organization, changes their password', () => {
+  it('then no activity row is written anywhere: there is no organization to write it in', async () => {
+    const operator = await createOperator(env.db);
+    const { id: operatorId } = await env.db('users').whereRaw('lower(email) = ?', [operator.email.toLowerCase()]).first<{ id: string }>('id');
+    const client = await signedIn(operator);
+    expect((await client.post(PATH, await filledForm(client, { currentPassword: operator.password, newPassword: NEW_PASSWORD, confirmPassword: NEW_PASSWORD }))).status).toBe(303);
+    expect(await env.db('audit_log').where({ actor: operatorId }).first()).toBeUndefined();
   });
 });

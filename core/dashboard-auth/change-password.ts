@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import type { Db } from '../db/index.js';
 import { AppError, parseInput } from '../errors/index.js';
+import { recordAudit } from './audit-log.js';
 import { hashPassword, MIN_PASSWORD_LENGTH } from './password-hash.js';
 import { hashToken } from './secret-token.js';
 import { createSession, rotateSession, type CreatedSession } from './session-store.js';
@@ -39,6 +40,11 @@ export type ChangePasswordResult =
  *
  * The new hash is written only over the one that was checked: of two changes at once (a
  * double-click, two tabs), the second finds it changed and makes nothing (`changed_meanwhile`).
+ *
+ * Each organization the person is a member of gets a `member.password_changed` row naming them,
+ * in the same transaction: its admins see when one of their people's passwords changed (a
+ * session in someone else's hands can lock the owner out this way). Nothing of either password
+ * goes in it. An operator without memberships belongs to no organization: no row.
  */
 export async function changePassword(
   db: Db,
@@ -66,13 +72,17 @@ export async function changePassword(
 
   const passwordHash = await hashPassword(fresh.newPassword);
   return db.transaction(async (trx): Promise<ChangePasswordResult> => {
-    const changed = await trx('users').where({ id: input.userId, password_hash: proven.passwordHash }).update({ password_hash: passwordHash });
-    if (changed === 0) return { ok: false, reason: 'changed_meanwhile' };
+    const [changed] = await trx('users').where({ id: input.userId, password_hash: proven.passwordHash }).update({ password_hash: passwordHash }, ['email']) as { email: string }[];
+    if (!changed) return { ok: false, reason: 'changed_meanwhile' };
     await trx('sessions').where({ user_id: input.userId }).whereNull('revoked_at').whereNot({ id_hash: hashToken(input.sessionToken) }).update({ revoked_at: now });
     // Signed out meanwhile (from another browser): the person has just proved the password.
     const session = (await rotateSession(trx, { token: input.sessionToken, passwordHash, now })) ?? (await createSession(trx, { userId: input.userId, passwordHash, now }));
     const device = await trustDevice(trx, { userId: input.userId, passwordHash, replacing: proven.device, now });
     await forgetOtherDevices(trx, input.userId, device.token);
+    const organizations = await trx('memberships').where({ user_id: input.userId }).pluck<string[]>('organization_id');
+    for (const organizationId of organizations) {
+      await recordAudit(trx, { organizationId, actor: input.userId, action: 'member.password_changed', details: { email: changed.email } });
+    }
     return { ok: true, email: proven.email, session, device };
   });
 }
