@@ -181,7 +181,7 @@ describe('when roles are checked', () => {
     for (const path of ['/keys', '/members', '/activity']) expect((await client.get(`/orgs/${org.id}${path}`)).status, path).toBe(403);
     // A refusal is headed as one, not as a failure.
     const refused = await (await client.get(`/orgs/${org.id}/keys`)).text();
-    expect(refused).toMatch(/<h1[^>]*>Not allowed<\/h1>/);
+    expect(refused).toMatch(/<h1[^>]*>Not open to your role<\/h1>/);
     expect(refused).not.toContain('Something went wrong');
     const token = await client.csrf(`/orgs/${org.id}/alerts`);
     expect((await client.post(`/orgs/${org.id}/alerts/thresholds`, { _csrf: token, kind: 'percent_used', value: '80' })).status).toBe(403);

@@ -85,3 +85,27 @@ export async function auditPage(db: Db, organizationId: string, options: { page?
   const rows = await selectAuditRows(db, auditRowsOf(db, organizationId).offset(offset).limit(pageSize));
   return { rows, page, pages, total };
 }
+
+export interface MembershipEvent {
+  action: 'member.role_changed' | 'member.removed';
+  at: Date;
+  /** The role a role change gave (`to`); undefined for a removal. */
+  role?: string;
+}
+
+/**
+ * The newest audit row that changed one person's membership of an organization: a change of
+ * their role, or their removal. The dashboard's gate reads it to tell someone it turns away
+ * that their role changed, or that they were removed, rather than give a bare refusal.
+ */
+export async function lastMembershipEvent(db: Db, organizationId: string, userId: string): Promise<MembershipEvent | undefined> {
+  const row = await db('audit_log')
+    .where({ organization_id: organizationId })
+    .whereIn('action', ['member.role_changed', 'member.removed'])
+    .whereRaw("details->>'userId' = ?", [userId])
+    .orderBy('id', 'desc')
+    .first<{ action: MembershipEvent['action']; at: Date; details: Record<string, unknown> | null } | undefined>('action', 'at', 'details');
+  if (!row) return undefined;
+  const to = row.details?.to;
+  return { action: row.action, at: row.at, ...(row.action === 'member.role_changed' && typeof to === 'string' ? { role: to } : {}) };
+}

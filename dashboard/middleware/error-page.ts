@@ -1,11 +1,13 @@
 import type { Middleware } from 'koa';
 import { isAppError } from '../../core/errors/index.js';
 import type { Logger } from '../../core/logging/index.js';
+import { OrganizationRefused } from '../org-access.js';
 import type { DashboardState } from '../state.js';
 import { notice } from '../views/components.js';
 import { invalidInputMessage } from '../views/invalid-input.js';
 import { html } from '../views/html.js';
 import { bareLayout, page } from '../views/layout.js';
+import { organizationRefusalPage } from '../views/organization-refusal.js';
 
 /**
  * Every failure becomes a page in the person's language. Nothing internal is shown: a 404
@@ -17,6 +19,13 @@ export function errorPage(logger: Logger): Middleware<DashboardState> {
       await next();
       if (ctx.status === 404 && ctx.body === undefined) ctx.throw(404);
     } catch (err) {
+      // A member turned away by their role, or a former member: said as such, with where to go.
+      if (err instanceof OrganizationRefused && ctx.state.session) {
+        ctx.status = err.status;
+        ctx.type = 'html';
+        ctx.body = organizationRefusalPage(ctx.state, err.refusal, ctx.url);
+        return;
+      }
       const status = isAppError(err) ? err.status : typeof (err as { status?: unknown }).status === 'number' ? (err as { status: number }).status : 500;
       const message = (err as { message?: string }).message;
       const t = ctx.state.t;

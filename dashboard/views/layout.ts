@@ -1,4 +1,4 @@
-import type { MembershipSummary, OrganizationRole } from '../../core/dashboard-auth/index.js';
+import { can, type Capability, type MembershipSummary, type OrganizationRole } from '../../core/dashboard-auth/index.js';
 import { languages } from '../i18n/translate.js';
 import type { DashboardState } from '../state.js';
 import { badge, csrfField } from './components.js';
@@ -17,6 +17,23 @@ export interface PageOptions {
   banners?: HtmlValue;
   /** The current URL (language links come back here). */
   path: string;
+}
+
+// An organization's pages, in the side bar's order, with what each needs of the role.
+const orgPageList: { key: OrgNav; path: string; needs: Capability }[] = [
+  { key: 'overview', path: '', needs: 'view_finance' },
+  { key: 'keys', path: '/keys', needs: 'manage_keys' },
+  { key: 'usage', path: '/usage', needs: 'view_finance' },
+  { key: 'report', path: '/report', needs: 'view_finance' },
+  { key: 'ledger', path: '/ledger', needs: 'view_finance' },
+  { key: 'members', path: '/members', needs: 'manage_members' },
+  { key: 'alerts', path: '/alerts', needs: 'view_finance' },
+  { key: 'activity', path: '/activity', needs: 'view_activity' },
+];
+
+/** The pages of an organization its role lets the person open: the side bar's, and a refusal's. */
+export function orgPages(state: DashboardState, org: { id: string; role: OrganizationRole }): { key: OrgNav; href: string; label: string }[] {
+  return orgPageList.filter((p) => can(org.role, p.needs)).map((p) => ({ key: p.key, href: `/orgs/${org.id}${p.path}`, label: state.t(`nav.${p.key}`) }));
 }
 
 function languageSwitch(state: DashboardState, path: string): Html {
@@ -52,14 +69,7 @@ export function page(state: DashboardState, options: PageOptions): string {
     ? html`<div class="nav-group">
         <p class="nav-title">${org.name}</p>
         <ul>
-          ${navItem(`/orgs/${org.id}`, 'overview', t('nav.overview'))}
-          ${org.role !== 'finance' ? navItem(`/orgs/${org.id}/keys`, 'keys', t('nav.keys')) : ''}
-          ${navItem(`/orgs/${org.id}/usage`, 'usage', t('nav.usage'))}
-          ${navItem(`/orgs/${org.id}/report`, 'report', t('nav.report'))}
-          ${navItem(`/orgs/${org.id}/ledger`, 'ledger', t('nav.ledger'))}
-          ${org.role !== 'finance' ? navItem(`/orgs/${org.id}/members`, 'members', t('nav.members')) : ''}
-          ${navItem(`/orgs/${org.id}/alerts`, 'alerts', t('nav.alerts'))}
-          ${org.role !== 'finance' ? navItem(`/orgs/${org.id}/activity`, 'activity', t('nav.activity')) : ''}
+          ${orgPages(state, org).map((p) => navItem(p.href, p.key, p.label))}
         </ul>
       </div>`
     : '';
