@@ -8,7 +8,8 @@ import { composeMcp } from './compose.js';
 
 // The tool server's composition root: config is parsed here once and everything else is
 // handed down. Run alone, it counts rate limits in process unless REDIS_URL is set, so set
-// REDIS_URL when the API runs in another process: their limits are one set per organization.
+// REDIS_URL (and the API's REDIS_KEY_PREFIX) when the API runs in another process: their limits
+// are then one set per organization.
 tuneHeap();
 const base = { service: 'mcp' };
 // A start-up that fails (bad config, no database, MCP_PORT taken) ends in one log line.

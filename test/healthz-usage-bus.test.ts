@@ -1,73 +1,30 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from 'vitest';
 import { killAndWait, readKafkaControl, startKafkaBroker, stopKafkaBroker, writeKafkaControl } from './services/kafka-control.js';
 import { startLocalKafka } from './services/kafka-local.js';
 import { createScratchDatabase, type ScratchDatabase } from './support/database.js';
 import { killChildren } from './support/child-processes.js';
+import { serviceEntries, startServiceProcess, type ServiceEntry } from './support/service-processes.js';
 
 // /healthz of the services that publish usage to Kafka, run alone as production runs them.
 // Before, a process whose KAFKA_BROKERS named no broker answered 200 ok to every health check
 // while refusing every paid call with 503: a rollout of a misconfigured replica went through.
-const repoRoot = fileURLToPath(new URL('../', import.meta.url));
 // Empty when the run was started with TEST_SERVICES=postgres.
 const kafkaBrokers = inject('kafkaBrokers');
 // A broker of this file's own to stop and start (stopping the suite's would fail whatever Kafka
 // test another worker runs meanwhile), from the jars the suite's local broker came from.
 const ownBrokerPossible = (await readKafkaControl(inject('kafkaControlFile'))).kind === 'local';
 
-const services = [
-  { entry: 'api/main.ts', listening: 'API listening' },
-  { entry: 'mcp/main.ts', listening: 'tool server listening' },
-] as const;
-
-interface Running {
-  child: ChildProcess;
-  baseUrl: string;
-  /** Its JSON log lines so far. */
-  lines(): { msg?: string; level?: string }[];
-}
+const services = [serviceEntries.api, serviceEntries.mcp];
 
 const running: ChildProcess[] = [];
 let database: ScratchDatabase;
 
-/** `entry` on a free port; resolves with its base URL once it logs that it listens. */
-function startService(service: (typeof services)[number], env: Record<string, string>): Promise<Running> {
-  const child = spawn(process.execPath, ['--import', 'tsx', service.entry], {
-    cwd: repoRoot,
-    env: { ...process.env, REDIS_URL: '', HOST: '127.0.0.1', LOG_LEVEL: 'info', API_PORT: '0', MCP_PORT: '0', DATABASE_URL: database.url, ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  running.push(child);
-  return new Promise((resolve, reject) => {
-    let output = '';
-    const collect = (chunk: Buffer) => {
-      output += chunk.toString();
-      for (const line of output.split('\n')) {
-        if (!line.includes(service.listening)) continue;
-        const entry = JSON.parse(line) as { port?: number; url?: string };
-        resolve({ child, baseUrl: entry.url ? new URL(entry.url).origin : `http://127.0.0.1:${entry.port}`, lines: () => jsonLines(output) });
-      }
-    };
-    child.stdout.on('data', collect);
-    child.stderr.on('data', collect);
-    child.on('error', reject);
-    child.on('exit', (code) => reject(new Error(`${service.entry} exited with ${code}:\n${output.slice(-2000)}`)));
-  });
-}
-
-function jsonLines(output: string): { msg?: string; level?: string }[] {
-  return output.split('\n').flatMap((line) => {
-    try {
-      return [JSON.parse(line) as { msg?: string; level?: string }];
-    } catch {
-      return [];
-    }
-  });
-}
+/** `service` alone on the scratch database. */
+const startService = (service: ServiceEntry, env: Record<string, string>) => startServiceProcess(service, { DATABASE_URL: database.url, ...env }, running);
 
 async function health(baseUrl: string): Promise<{ status: number; body: unknown }> {
   const response = await fetch(`${baseUrl}/healthz`);

@@ -1,4 +1,7 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { ChildProcess } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { Redis } from 'ioredis';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
@@ -6,10 +9,12 @@ import { upsertCompanies } from '../core/companies/write-companies.js';
 import { createInMemoryRateLimiter } from '../core/ratelimit/index.js';
 import { startTestApi, type TestApi } from './api-fixtures.js';
 import { connectClient, createToolOrganization, initializeRequest, json, rpc, sampleGroup, startTestMcp, type TestMcp } from './mcp-fixtures.js';
+import { killChildren } from './support/child-processes.js';
+import { serviceEntries, startServiceProcess, type RunningService } from './support/service-processes.js';
 
 // The API and the tool server count one organization's calls against one set of limits. Here
 // they are two apps with their own access control sharing one rate-limit store, as two
-// processes share Redis in production.
+// processes share Redis in production; the last describe runs them as such processes.
 
 const rateLimiter = createInMemoryRateLimiter();
 let api: TestApi;
@@ -230,5 +235,89 @@ describe('rate limits shared by API and tool server', () => {
       expect(JSON.stringify(await json(res))).toContain('"isError":true');
       expect(res.headers.get('retry-after')).toBeNull();
     }
+  });
+});
+
+// Production's shape: the API and the tool server alone in processes of their own, sharing the
+// limits through Redis under REDIS_KEY_PREFIX. Two deployments pointed at one Redis (staging and
+// production) set different prefixes; before, both counted under `ratelimit:`, so one
+// organization's calls in staging used up its limits in production.
+describe('rate limits of API and tool-server processes on one Redis', () => {
+  const redisUrl = 'redis://127.0.0.1:6379';
+  // Namespaces of this run's own: other runs on the same Redis count elsewhere.
+  const production = `test:ratelimit:${randomUUID()}:`;
+  const staging = `test:staging:ratelimit:${randomUUID()}:`;
+  const children: ChildProcess[] = [];
+  let apiProcess: RunningService;
+  let mcpProcess: RunningService;
+  let stagingMcpProcess: RunningService;
+  let redis: Redis;
+
+  const apiCall = async (key: string) => {
+    const res = await fetch(`${apiProcess.baseUrl}/companies/00000000001/profile`, { headers: { Authorization: `Bearer ${key}` } });
+    await res.text();
+    return `api:${res.status}:${res.headers.get('ratelimit-remaining')}`;
+  };
+  const toolsList = async (service: RunningService, key: string) => {
+    const res = await rpc(`${service.baseUrl}/mcp`, { jsonrpc: '2.0', id: 1, method: 'tools/list' }, { Authorization: `Bearer ${key}`, 'Mcp-Protocol-Version': '2025-06-18' });
+    await res.text();
+    return `mcp:${res.status}:${res.headers.get('ratelimit-remaining')}`;
+  };
+
+  /**
+   * Until its Redis connection is up a process counts in itself (fail open): calls of an
+   * organization of its own, until one is seen counted in Redis under `prefix`.
+   */
+  async function untilCountingInRedis(call: (key: string) => Promise<string>, prefix: string): Promise<void> {
+    const probe = await createToolOrganization(mcp.db, { endpoints: ['company-profile'] });
+    for (let i = 0; i < 100; i++) {
+      await call(probe.key);
+      if (await redis.exists(`${prefix}${probe.organizationId}`)) return;
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    throw new Error(`no call counted in Redis under ${prefix}`);
+  }
+
+  beforeAll(async () => {
+    const env = (prefix: string) => ({ DATABASE_URL: inject('databaseUrl'), MIGRATE_ON_START: 'false', KAFKA_BROKERS: '', REDIS_URL: redisUrl, REDIS_KEY_PREFIX: prefix });
+    redis = new Redis(redisUrl);
+    [apiProcess, mcpProcess, stagingMcpProcess] = await Promise.all([
+      startServiceProcess(serviceEntries.api, env(production), children),
+      startServiceProcess(serviceEntries.mcp, env(production), children),
+      startServiceProcess(serviceEntries.mcp, env(staging), children),
+    ]);
+    await Promise.all([
+      untilCountingInRedis(apiCall, production),
+      untilCountingInRedis((key) => toolsList(mcpProcess, key), production),
+      untilCountingInRedis((key) => toolsList(stagingMcpProcess, key), staging),
+    ]);
+  }, 60_000);
+  afterAll(async () => {
+    await killChildren(children);
+    redis?.disconnect();
+  });
+
+  it('when an API and a tool-server process have the same REDIS_KEY_PREFIX then their calls together hit the organization\'s one per-minute limit', async () => {
+    const org = await createToolOrganization(mcp.db, { endpoints: ['company-profile'], ratePerSecond: 100, burst: 100, ratePerMinute: 4 });
+    await clearOfMinuteBoundary();
+    const outcomes = [];
+    for (let i = 0; i < 3; i++) outcomes.push(await apiCall(org.key), await toolsList(mcpProcess, org.key));
+    // An unknown company is a 404, counted like any call.
+    expect(outcomes).toEqual(['api:404:3', 'mcp:200:2', 'api:404:1', 'mcp:200:0', 'api:429:0', 'mcp:429:0']);
+    expect(await redis.exists(`${production}${org.organizationId}`)).toBe(1);
+  });
+
+  it('when two processes on one Redis have different REDIS_KEY_PREFIXes (two deployments) then each counts the organization\'s calls on its own', async () => {
+    const org = await createToolOrganization(mcp.db, { endpoints: ['company-profile'], ratePerSecond: 100, burst: 100, ratePerMinute: 3 });
+    await clearOfMinuteBoundary();
+    const outcomes = [];
+    for (let i = 0; i < 4; i++) outcomes.push(await apiCall(org.key));
+    expect(outcomes).toEqual(['api:404:2', 'api:404:1', 'api:404:0', 'api:429:0']);
+    // Production has used up the organization's minute; staging has its own.
+    const staged = [];
+    for (let i = 0; i < 4; i++) staged.push(await toolsList(stagingMcpProcess, org.key));
+    expect(staged).toEqual(['mcp:200:2', 'mcp:200:1', 'mcp:200:0', 'mcp:429:0']);
+    expect(await apiCall(org.key)).toBe('api:429:0');
+    expect(await redis.exists(`${production}${org.organizationId}`, `${staging}${org.organizationId}`)).toBe(2);
   });
 });

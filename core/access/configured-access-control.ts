@@ -12,10 +12,10 @@ export interface ConfiguredAccessControl {
 
 /**
  * The access pipeline as every process wires it from config: rate limits in Redis when
- * REDIS_URL is set (shared across instances), else in process.
+ * REDIS_URL is set (shared across instances, under REDIS_KEY_PREFIX), else in process.
  */
 export function createConfiguredAccessControl({ config, database, logger }: { config: Config; database: OpenDatabase; logger: Logger }): ConfiguredAccessControl {
-  const rateLimiter = createRateLimiter({ redisUrl: config.REDIS_URL, logger });
+  const rateLimiter = createRateLimiter({ redisUrl: config.REDIS_URL, redisKeyPrefix: config.REDIS_KEY_PREFIX, logger });
   const access = createAccessControl({
     db: database.db,
     listenConnectionString: database.connectionString,

@@ -85,6 +85,19 @@ export const configSchema = z.object({
 
   /** Unset: rate limits are counted in process; set to share them across instances. */
   REDIS_URL: optionalUrl(/^rediss?$/, 'a redis:// or rediss:// URL'),
+  /**
+   * Put before each organization id in the rate limiter's Redis keys. Deployments sharing one
+   * Redis (staging and production, two separate databases whose org ids may collide) each set
+   * their own, or they count every organization's calls together. The default is the keys of
+   * before, so a rolling upgrade keeps counting in the same ones.
+   */
+  REDIS_KEY_PREFIX: z
+    .string()
+    .max(64, 'must be at most 64 characters')
+    // Visible ASCII only: a space, tab or control character in a key is a paste mistake, and
+    // one shows up in no redis-cli listing as what it is.
+    .regex(/^[!-~]+$/, 'must be letters, digits or punctuation, without spaces or control characters')
+    .default('ratelimit:'),
 
   /** How long a verified key is trusted without asking Postgres again (revocation backstop). */
   KEY_CACHE_TTL_MS: positiveInt(30_000),

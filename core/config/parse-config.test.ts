@@ -75,6 +75,23 @@ describe('parseConfig', () => {
     for (const value of ['1500.5', 'two minutes', '2m']) expect(problems(value)).toEqual([expect.stringMatching(/^BILLING_BATCH_STALL_MS: /)]);
   });
 
+  it('when REDIS_KEY_PREFIX is unset, then the rate limiter keeps the keys of before; with a space, a control character or over 64 characters it is refused by name', () => {
+    expect(parseConfig({}).REDIS_KEY_PREFIX).toBe('ratelimit:');
+    expect(parseConfig({ REDIS_KEY_PREFIX: 'staging:ratelimit:' }).REDIS_KEY_PREFIX).toBe('staging:ratelimit:');
+    expect(parseConfig({ REDIS_KEY_PREFIX: 'p'.repeat(64) }).REDIS_KEY_PREFIX).toBe('p'.repeat(64));
+    const problems = (value: string) => {
+      try {
+        parseConfig({ REDIS_KEY_PREFIX: value });
+        return [];
+      } catch (err) {
+        return (err as ConfigError).problems;
+      }
+    };
+    const refused = 'REDIS_KEY_PREFIX: must be letters, digits or punctuation, without spaces or control characters';
+    for (const value of ['staging ratelimit:', ' staging:', 'staging:\t', 'staging:\u0000', 'prod\nratelimit:', 'produzione\u00a0:']) expect(problems(value)).toEqual([refused]);
+    expect(problems('p'.repeat(65))).toEqual(['REDIS_KEY_PREFIX: must be at most 64 characters']);
+  });
+
   it('when variables unknown to the schema are present, then they are ignored', () => {
     expect(() => parseConfig({ PATH: '/usr/bin', HOME: '/root' })).not.toThrow();
   });

@@ -4,6 +4,6 @@ import type { RateLimiter } from './rate-limiter.js';
 import { createRedisRateLimiter } from './redis-rate-limiter.js';
 
 /** REDIS_URL set: shared through Redis; otherwise in process. */
-export function createRateLimiter(options: { redisUrl?: string; logger: Logger }): RateLimiter {
-  return options.redisUrl ? createRedisRateLimiter({ url: options.redisUrl, logger: options.logger }) : createInMemoryRateLimiter();
+export function createRateLimiter(options: { redisUrl?: string; redisKeyPrefix: string; logger: Logger }): RateLimiter {
+  return options.redisUrl ? createRedisRateLimiter({ url: options.redisUrl, keyPrefix: options.redisKeyPrefix, logger: options.logger }) : createInMemoryRateLimiter();
 }

@@ -41,8 +41,8 @@ export interface RedisRateLimiterOptions {
   /** REDIS_URL; the limiter owns the connection it opens. */
   url: string;
   logger: Logger;
-  /** Namespace of our keys (tests use a unique one each). */
-  keyPrefix?: string;
+  /** REDIS_KEY_PREFIX: namespace of our keys, one per deployment sharing the Redis (tests use a unique one each). */
+  keyPrefix: string;
   /** A command slower than this counts as Redis being down. */
   commandTimeoutMs?: number;
 }
@@ -60,7 +60,6 @@ export interface RedisRateLimiter extends RateLimiter {
 }
 
 export function createRedisRateLimiter(options: RedisRateLimiterOptions): RedisRateLimiter {
-  const prefix = options.keyPrefix ?? 'ratelimit:';
   const redis = new Redis(options.url, {
     // Fail fast instead of queueing requests behind a reconnect.
     enableOfflineQueue: false,
@@ -101,7 +100,7 @@ export function createRedisRateLimiter(options: RedisRateLimiterOptions): RedisR
         return fallback.consume(key, limits);
       }
       try {
-        const [allowed, tokens, count, now] = await redis.consumeRateLimit(prefix + key, limits.perSecond, limits.burst, limits.perMinute);
+        const [allowed, tokens, count, now] = await redis.consumeRateLimit(options.keyPrefix + key, limits.perSecond, limits.burst, limits.perMinute);
         return toDecision(allowed === 1, Number(tokens), count, limits, now);
       } catch (err) {
         warn(err);
