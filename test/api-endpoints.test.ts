@@ -3,6 +3,7 @@ import Ajv2020 from 'ajv/dist/2020.js';
 import addFormats from 'ajv-formats';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { endpointCatalogue } from '../core/companies/endpoint-catalogue.js';
+import { COMPANY_YEARS, FISCAL_YEARS, MAX_COUNT } from '../core/companies/schemas/index.js';
 import { setProductOverride } from '../core/billing/index.js';
 import {
   createTestOrganization, ensureExampleCompany, insertCompanies, makeDossier, randomPersonalCode, startTestApi,
@@ -16,6 +17,18 @@ let api: TestApi;
 let org: TestOrganization;
 const small = makeDossier();
 const large = makeDossier({ fiscalCode: randomPersonalCode(), years: [{ year: 2024, size: 'large', employees: 900, metrics: [{ slug: 'revenue', value: 90_000_000 }, { slug: 'total_assets', value: 80_000_000 }] }] });
+// Every year and count at the edge of what the import takes: the document's ranges (the
+// response schemas') must hold whatever the import stored.
+const atBounds = makeDossier({
+  foundingYear: COMPANY_YEARS.min,
+  dissolutionYear: COMPANY_YEARS.max,
+  headcount: { employees: MAX_COUNT, asOf: '2099-12-31' },
+  stateAids: { count: MAX_COUNT, countLast36Months: 0, amount: 0, amountLast36Months: 1e15 },
+  years: [
+    { year: FISCAL_YEARS.min, employees: 0 },
+    { year: FISCAL_YEARS.max, employees: MAX_COUNT, metrics: [{ slug: 'revenue', value: 1e15 }, { slug: 'net_income', value: -1e15 }] },
+  ],
+});
 const peer = makeDossier({ years: [{ year: 2024, size: 'large', employees: 700, metrics: [{ slug: 'revenue', value: 70_000_000 }, { slug: 'total_assets', value: 60_000_000 }] }] });
 
 type Json = Record<string, any>;
@@ -35,7 +48,7 @@ function responseValidator(document: Json, path: string) {
 beforeAll(async () => {
   api = await startTestApi();
   await ensureExampleCompany(api.db);
-  await insertCompanies(api.db, [small, large, peer]);
+  await insertCompanies(api.db, [small, large, peer, atBounds]);
   org = await createTestOrganization(api.db);
 });
 afterAll(async () => {
@@ -47,7 +60,7 @@ describe('when an entitled key calls each endpoint', () => {
     it(`then ${endpoint.slug} answers 200 with data matching the served OpenAPI schema, in lower and upper case`, async () => {
       const { body: document } = await get('/openapi.json', org.key);
       const validate = responseValidator(document, endpoint.path);
-      for (const company of [small, large]) {
+      for (const company of [small, large, atBounds]) {
         for (const code of [company.fiscalCode.toLowerCase(), company.fiscalCode.toUpperCase()]) {
           const { res, body } = await get(endpoint.path.replace(/\{\w+\}/, code), org.key);
           expect(res.status, JSON.stringify(body)).toBe(200);

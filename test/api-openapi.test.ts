@@ -251,6 +251,47 @@ describe('when a key fetches /openapi.json', () => {
     expect(dates.length).toBeGreaterThanOrEqual(6);
   });
 
+  it('then every number states the range the data has: years from the first the import takes, counts from 0 to what the store\'s integer holds, amounts of aid from 0, and no integer zod\'s ±2^53', async () => {
+    const { body } = await fetchJson('/openapi.json', bearer(full));
+    // Field name → the ranges it is given wherever it appears (identities, years, peers, envelopes).
+    const ranges = new Map<string, Set<string>>();
+    const walk = (value: any, field: string): void => {
+      if (Array.isArray(value)) return value.forEach((v) => walk(v, field));
+      if (!value || typeof value !== 'object') return;
+      const types = [value.type].flat();
+      const numeric = types.find((t) => t === 'integer' || t === 'number');
+      if (numeric) ranges.set(field, (ranges.get(field) ?? new Set()).add(`${numeric} ${value.minimum ?? '-'}..${value.maximum ?? '-'}`));
+      for (const [key, v] of Object.entries(value)) {
+        if (key === 'properties') for (const [name, property] of Object.entries(v as Json)) walk(property, name);
+        else walk(v, field);
+      }
+    };
+    walk(body.components.schemas, '');
+    const count = 'integer 0..2147483647';
+    expect(Object.fromEntries([...ranges].map(([field, seen]) => [field, [...seen]]))).toEqual({
+      foundingYear: ['integer 1800..2100'],
+      dissolutionYear: ['integer 1800..2100'],
+      year: ['integer 1900..2100'],
+      latestFiledYear: ['integer 1900..2100'],
+      employees: [count],
+      count: [count],
+      countLast36Months: [count],
+      peerCount: [count],
+      amount: ['number 0..-'],
+      amountLast36Months: ['number 0..-'],
+      share: ['number 0..1'],
+      // Money, changes and scores can be negative: no range.
+      value: ['number -..-'],
+      previousValue: ['number -..-'],
+      yoyChange: ['number -..-'],
+      marketValue: ['number -..-'],
+      score: ['number -..-'],
+      employeesYoY: ['number -..-'],
+      // A usage measure is a bigint column, read as a JavaScript number.
+      quantity: ['integer 0..9007199254740991'],
+    });
+  });
+
   it('then the headers are declared as sent: X-Request-Id as meta.requestId, and on every 401 the WWW-Authenticate the server sends', async () => {
     const { res, body } = await fetchJson('/openapi.json', bearer(full));
     const { headers, schemas } = body.components;

@@ -8,6 +8,22 @@ export const fiscalCodePattern = /^(?:\d{11}|[A-Za-z0-9]{16})$/;
 // type it as a date); the pattern stays, as JSON Schema validators need not check formats.
 export const isoDate = z.string().regex(/^\d{4}-\d{2}-\d{2}$/, 'expected YYYY-MM-DD').meta({ format: 'date' });
 
+// Bounds the stored data has: the import refuses a line past them (company-dossier.ts,
+// docs/import-format.md) and the response schemas state them, so the OpenAPI document gives a
+// generated client each field's true range instead of zod's ±2^53 for any integer.
+/** Years a company is founded or dissolved in (a dissolution takes the founding year's range). */
+export const COMPANY_YEARS = { min: 1800, max: 2100 } as const;
+/** Fiscal years of a company's statements, filed or forecast. */
+export const FISCAL_YEARS = { min: 1900, max: 2100 } as const;
+/**
+ * A count (employees, state aids): what Postgres's `integer` holds, where a year's employees and
+ * the latest employees are stored. The headcount and the aids, kept in jsonb, are held to it too,
+ * so that a count the store takes in one place it takes in every other.
+ */
+export const MAX_COUNT = 2_147_483_647;
+export const yearSchema = (years: { min: number; max: number }) => z.number().int().min(years.min).max(years.max);
+export const countSchema = () => z.number().int().min(0).max(MAX_COUNT);
+
 export const sizeValues = ['micro', 'small', 'medium', 'large'] as const;
 export const legalFormValues = ['SRL', 'SRLS', 'SPA', 'SAPA', 'SNC', 'SAS', 'SS', 'SC', 'DI', 'CONSORZIO', 'FONDAZIONE', 'ASSOCIAZIONE', 'ALTRO'] as const;
 export const naceSectionValues = ['A', 'B', 'C', 'D', 'E', 'F', 'G', 'H', 'I', 'J', 'K', 'L', 'M', 'N', 'O', 'P', 'Q', 'R', 'S', 'T', 'U'] as const;
@@ -48,7 +64,7 @@ export const companyIdentitySchema = z.strictObject({
   legalName: z.string().nullable().describe('Registered name of the company (ragione sociale).'),
   legalForm: legalFormSchema.nullable()
     .describe('Legal form, as commonly abbreviated: e.g. SRL (società a responsabilità limitata), SPA (società per azioni), SC (cooperativa), DI (ditta individuale).'),
-  foundingYear: z.number().int().nullable().describe('Year the company was founded.'),
+  foundingYear: yearSchema(COMPANY_YEARS).nullable().describe('Year the company was founded.'),
   incorporationDate: isoDate.nullable().describe('Date of incorporation, YYYY-MM-DD.'),
   isQuoted: z.boolean().nullable().describe('Whether the company is listed on a stock exchange.'),
   vatNumber: z.string().nullable().describe('Italian VAT number (partita IVA), 11 digits.'),
@@ -65,7 +81,7 @@ export const registrySchema = z.strictObject({
 }).describe('Registration data from the Chamber of Commerce. Each field is null when unknown.');
 
 export const headcountSchema = z.strictObject({
-  employees: z.number().int().describe('Employee count.'),
+  employees: countSchema().describe('Employee count.'),
   asOf: isoDate.describe('Date the count refers to, YYYY-MM-DD.'),
 }).describe('Number of employees at a date.');
 
@@ -78,10 +94,10 @@ export const riskIndicatorsSchema = z.strictObject({
 }).describe('Risk flags: each is true, false, or null when unknown.');
 
 export const stateAidsSchema = z.strictObject({
-  count: z.number().int().nullable().describe('Number of state aids received.'),
-  countLast36Months: z.number().int().nullable().describe('Number of state aids received in the last 36 months.'),
-  amount: z.number().nullable().describe('Total amount of the state aids received, in euro.'),
-  amountLast36Months: z.number().nullable().describe('Total amount of the state aids received in the last 36 months, in euro.'),
+  count: countSchema().nullable().describe('Number of state aids received.'),
+  countLast36Months: countSchema().nullable().describe('Number of state aids received in the last 36 months.'),
+  amount: z.number().min(0).nullable().describe('Total amount of the state aids received, in euro.'),
+  amountLast36Months: z.number().min(0).nullable().describe('Total amount of the state aids received in the last 36 months, in euro.'),
 }).describe('State aids (aiuti di Stato) granted to the company. Each field is null when unknown.');
 
 export const holderSchema = z.strictObject({
@@ -102,12 +118,12 @@ export const companyBranchSchema = z.strictObject({
 }).describe('A secondary office (sede secondaria) of the company.');
 
 export const annualSnapshotSchema = z.strictObject({
-  year: z.number().int().describe('Fiscal year.'),
+  year: yearSchema(FISCAL_YEARS).describe('Fiscal year.'),
   isForecasted: z.boolean().describe('Whether the figures are a forecast rather than filed.'),
   size: companySizeSchema.nullable()
     .describe('Company size that year under the EU SME definition (Recommendation 2003/361/EC); null when unknown.'),
   statementDate: isoDate.nullable().describe('Closing date of the financial statement, YYYY-MM-DD; null when unknown.'),
-  employees: z.number().int().nullable().describe('Employee count that year; null when unknown.'),
+  employees: countSchema().nullable().describe('Employee count that year; null when unknown.'),
   employeesYoY: z.number().nullable()
     .describe('Change in the employee count from the year before, as a fraction (0.1 = +10%); null when it cannot be computed.'),
 }).describe('Headline figures of one fiscal year.');

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import {
-  addressSchema, headcountSchema, legalFormValues, metricCategoryValues, naceSectionValues,
-  registrySchema, riskIndicatorsSchema, roleCategoryValues, sizeValues, stateAidsSchema,
+  addressSchema, COMPANY_YEARS, countSchema, FISCAL_YEARS, headcountSchema, legalFormValues, metricCategoryValues, naceSectionValues,
+  registrySchema, riskIndicatorsSchema, roleCategoryValues, sizeValues, stateAidsSchema, yearSchema,
 } from './common.js';
 import { classifyCompanySize, type CompanySize } from '../company-size.js';
 import { sizeFiguresOf } from '../derive-year-figures.js';
@@ -16,28 +16,17 @@ const upper = (s: string) => s.trim().toUpperCase();
 
 // Bounds the store holds to (a list's positions are smallint; money is bigint, and a double past
 // 2^53 is no longer exact) and that no real company comes near: past them a line is refused with
-// the field named, not by the database with a type's name.
+// the field named, not by the database with a type's name. Those of years and counts are in
+// common.ts, as the response schemas state them too.
 /** Entries of each list of a company (shareholders, officers, branches …). */
 export const MAX_LIST_ENTRIES = 10_000;
 /** Magnitude of a line item's figures: 10^15 euro is a thousand times the largest balance sheet. */
 export const MAX_METRIC_MAGNITUDE = 1e15;
 /** Characters of a name (a company's, a person's, a branch's). */
 export const MAX_NAME_LENGTH = 500;
-/** Years a company is founded or dissolved in (a dissolution takes the founding year's range). */
-export const COMPANY_YEARS = { min: 1800, max: 2100 } as const;
-/** Fiscal years of a company's statements, filed or forecast. */
-export const FISCAL_YEARS = { min: 1900, max: 2100 } as const;
-/**
- * A count (employees, state aids): what Postgres's `integer` holds, where a year's employees and
- * the latest employees are stored. The headcount and the aids, kept in jsonb, are held to it too,
- * so that a count the store takes in one place it takes in every other.
- */
-export const MAX_COUNT = 2_147_483_647;
 const name = () => z.string().min(1).max(MAX_NAME_LENGTH);
 const list = <T extends z.ZodType>(item: T) => z.array(item).max(MAX_LIST_ENTRIES);
 const figure = () => z.number().finite().min(-MAX_METRIC_MAGNITUDE).max(MAX_METRIC_MAGNITUDE);
-const yearIn = (years: { min: number; max: number }) => z.number().int().min(years.min).max(years.max);
-const count = () => z.number().int().min(0).max(MAX_COUNT);
 
 // An address as the import takes it: countryCode required, each other line null when left out
 // (the response's address has every key, as null when unknown).
@@ -151,24 +140,22 @@ const dossierMetricsSchema = z.unknown().transform((value, ctx) => {
 
 // What an import accepts is stricter than what a response promises: a date must exist (the
 // response schemas check only the YYYY-MM-DD shape, and "2025-99-99" in a JSON-stored object
-// would otherwise be served as is), counts and amounts of aid and headcounts are not negative,
-// counts are bounded (MAX_COUNT) and amounts of aid as figures are (MAX_METRIC_MAGNITUDE)
-// where the response's schema is not.
+// would otherwise be served as is), and amounts of aid are bounded as figures are
+// (MAX_METRIC_MAGNITUDE). Counts and their bounds, and aid amounts' being 0 or more, are the
+// response schemas' own (common.ts).
 const calendarDate = z.iso.date('expected a date that exists, YYYY-MM-DD');
-const dossierHeadcountSchema = headcountSchema.extend({ employees: count(), asOf: calendarDate });
+const dossierHeadcountSchema = headcountSchema.extend({ asOf: calendarDate });
 const dossierStateAidsSchema = stateAidsSchema.extend({
-  count: count().nullable(),
-  countLast36Months: count().nullable(),
-  amount: z.number().min(0).max(MAX_METRIC_MAGNITUDE).nullable(),
-  amountLast36Months: z.number().min(0).max(MAX_METRIC_MAGNITUDE).nullable(),
+  amount: stateAidsSchema.shape.amount.unwrap().max(MAX_METRIC_MAGNITUDE).nullable(),
+  amountLast36Months: stateAidsSchema.shape.amountLast36Months.unwrap().max(MAX_METRIC_MAGNITUDE).nullable(),
 });
 
 export const dossierYearSchema = z.strictObject({
-  year: yearIn(FISCAL_YEARS),
+  year: yearSchema(FISCAL_YEARS),
   isForecasted: z.boolean().default(false),
   size: z.enum(sizeValues).nullable().default(null),
   statementDate: calendarDate.nullable().default(null),
-  employees: count().nullable().default(null),
+  employees: countSchema().nullable().default(null),
   /** Derived from the previous year's employees when omitted. */
   employeesYoY: z.number().finite().nullable().optional(),
   metrics: dossierMetricsSchema.default([]),
@@ -212,7 +199,7 @@ export const companyDossierSchema = z.strictObject({
     .default(null),
   legalName: name().nullable(),
   legalForm: z.enum(legalFormValues).nullable().default(null),
-  foundingYear: yearIn(COMPANY_YEARS).nullable().default(null),
+  foundingYear: yearSchema(COMPANY_YEARS).nullable().default(null),
   incorporationDate: calendarDate.nullable().default(null),
   isQuoted: z.boolean().nullable().default(null),
   naceCode: z.string().regex(/^\d{2}(?:\.\d{1,2})?$/, 'like 62.01').nullable().default(null),
@@ -224,7 +211,7 @@ export const companyDossierSchema = z.strictObject({
   province: z.string().regex(/^[A-Z]{2}$/).nullable().default(null),
   municipality: z.string().nullable().default(null),
   activityStartDate: calendarDate.nullable().default(null),
-  dissolutionYear: yearIn(COMPANY_YEARS).nullable().default(null),
+  dissolutionYear: yearSchema(COMPANY_YEARS).nullable().default(null),
   foreignOwned: z.boolean().nullable().default(null),
   controllingEntity: z.string().nullable().default(null),
   isConsolidated: z.boolean().default(false),

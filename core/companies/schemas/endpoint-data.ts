@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import {
-  annualSnapshotSchema, companyBranchSchema, companyIdentitySchema, financialMetricSchema, headcountSchema,
-  holderSchema, isoDate, officerSchema, registrySchema, riskIndicatorsSchema, stateAidsSchema,
+  annualSnapshotSchema, COMPANY_YEARS, companyBranchSchema, companyIdentitySchema, countSchema, FISCAL_YEARS, financialMetricSchema,
+  headcountSchema, holderSchema, isoDate, officerSchema, registrySchema, riskIndicatorsSchema, stateAidsSchema, yearSchema,
 } from './common.js';
 
 // The `data` of each of the four endpoints, exactly as the spec's tables list them. Fields shared
@@ -10,7 +10,7 @@ import {
 
 const companyId = z.string().describe('The service\'s internal identifier of the company.');
 const isConsolidated = z.boolean().describe('Whether the figures come from consolidated (group) statements.');
-const latestFiledYear = z.number().int().nullable().describe('Most recent fiscal year with filed figures; null when none are on file.');
+const latestFiledYear = yearSchema(FISCAL_YEARS).nullable().describe('Most recent fiscal year with filed figures; null when none are on file.');
 const latest = annualSnapshotSchema.nullable().describe('Headline figures of the most recent filed fiscal year; null when none are on file.');
 const foreignOwned = z.boolean().nullable().describe('Whether the company is foreign-owned; null when unknown.');
 const controllingEntity = z.string().nullable().describe('Name of the entity controlling the company; null when there is none or it is unknown.');
@@ -23,7 +23,7 @@ const shareholders = z.array(holderSchema).describe('Shareholders of the company
 
 export const reportIdentitySchema = companyIdentitySchema.extend({
   activityStartDate: isoDate.nullable().describe('Date the company started trading, YYYY-MM-DD; null when unknown.'),
-  dissolutionYear: z.number().int().nullable().describe('Year the company was dissolved; null when it was not, or when unknown.'),
+  dissolutionYear: yearSchema(COMPANY_YEARS).nullable().describe('Year the company was dissolved; null when it was not, or when unknown.'),
   foreignOwned,
   controllingEntity,
 }).describe('Identity of the company, with when it started trading, its dissolution, its foreign ownership and its controlling entity.');
@@ -98,7 +98,8 @@ const profileBase = {
 // value matches both: z.xor (JSON Schema oneOf) says so to generated clients.
 export const companyProfileLargeSchema = z.strictObject({
   ...profileBase,
-  peerCount: z.number().int().min(0)
+  // A count(*) the store casts to integer.
+  peerCount: countSchema()
     .describe('Number of other companies in the same NACE division, of any size; peers lists at most 10 of them, so this can be larger than the length of peers.'),
   peers: z.array(peerSchema).max(10).describe('Up to 10 companies of the same NACE division nearest in size: by latest revenue, or by headcount when the company has no revenue on file.'),
 }).describe('Profile of a large company (EU SME definition: 250 or more employees, or turnover above EUR 50 million and balance-sheet total above EUR 43 million): its peers.');
