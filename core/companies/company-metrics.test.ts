@@ -21,14 +21,21 @@ describe('selectCompanyMetrics', () => {
   });
 
   it('when nothing is chosen then every metric of every filed year comes back, forecasts only on request', () => {
-    expect(selectCompanyMetrics(report, base)).toMatchObject({ years: [2024, 2023], availableYears: [2026, 2024, 2023] });
+    expect(selectCompanyMetrics(report, base)).toMatchObject({ years: [2024, 2023], availableYears: [2026, 2024, 2023], forecastYears: [2026], missingYears: [] });
     expect(selectCompanyMetrics(report, base).metrics).toHaveLength(3);
     expect(selectCompanyMetrics(report, { ...base, includeForecasts: true }).years).toEqual([2026, 2024, 2023]);
   });
 
-  it('when a requested slug or year is not on file then the slug is listed as missing and the year simply absent', () => {
+  it('when a requested slug or year is not on file then each is listed as missing', () => {
     const m = selectCompanyMetrics(report, { ...base, slugs: ['revenue', 'ebitda'], years: [2023, 2019] });
     expect(m.years).toEqual([2023]);
     expect(m.missingSlugs).toEqual(['ebitda']);
+    expect(m.missingYears).toEqual([2019]);
+  });
+
+  it('when a forecast year is asked without includeForecasts then it is listed as missing and named a forecast; with it, it is covered', () => {
+    const without = selectCompanyMetrics(report, { ...base, years: [2026, 2024] });
+    expect(without).toMatchObject({ years: [2024], forecastYears: [2026], missingYears: [2026] });
+    expect(selectCompanyMetrics(report, { ...base, years: [2026, 2024], includeForecasts: true })).toMatchObject({ years: [2026, 2024], missingYears: [] });
   });
 });

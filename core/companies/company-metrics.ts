@@ -40,9 +40,11 @@ export const metricSeriesSchema = z.strictObject({
 export const companyMetricsSchema = z.strictObject({
   company: z.strictObject({ fiscalCode: z.string().nullable(), legalName: z.string().nullable() }),
   years: z.array(z.number().int()).describe('The years covered, newest first.'),
-  availableYears: z.array(z.number().int()).describe('Every year on file for this company, newest first.'),
+  availableYears: z.array(z.number().int()).describe('Every year on file for this company, newest first, forecasts included (see forecastYears).'),
+  forecastYears: z.array(z.number().int()).describe('The years of availableYears that are forecasts: covered only with includeForecasts.'),
   metrics: z.array(metricSeriesSchema),
   missingSlugs: z.array(z.string()).describe('Requested slugs not reported in any of the covered years.'),
+  missingYears: z.array(z.number().int()).describe('Requested years not covered: not on file for this company, or forecasts asked without includeForecasts.'),
 });
 
 export type CompanyMetricsInput = z.output<typeof companyMetricsInputSchema>;
@@ -74,8 +76,13 @@ export function selectCompanyMetrics(report: CompanyReportData, input: CompanyMe
     company: { fiscalCode: report.identity.fiscalCode, legalName: report.identity.legalName },
     years: years.map((y) => y.year),
     availableYears,
+    forecastYears: report.financials.filter((f) => f.isForecasted).map((f) => f.year),
     metrics: [...series.values()],
     missingSlugs: input.slugs ? input.slugs.filter((s) => !series.has(s)) : [],
+    // Said, not left to be inferred from `years`: a model that asked for a forecast year without
+    // includeForecasts, or a year the company never filed, would otherwise read an empty answer
+    // as "no figures" and not know what to ask instead.
+    missingYears: input.years ? input.years.filter((y) => !years.some((f) => f.year === y)) : [],
   };
 }
 
