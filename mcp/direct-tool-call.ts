@@ -27,9 +27,12 @@ export function plainToolCall(messages: JSONRPCMessage[]): { id: RequestId; requ
   // The messages were validated as JSON-RPC by http.ts: a request is one with a method and an
   // id (the SDK's isJSONRPCRequest would parse the whole message with zod again).
   if (!message || !('method' in message) || !('id' in message) || message.method !== 'tools/call') return undefined;
-  const parsed = CallToolRequestSchema.safeParse(message);
-  if (!parsed.success) return undefined;
-  return { id: message.id, request: parsed.data };
+  if (!CallToolRequestSchema.safeParse(message).success) return undefined;
+  // The message itself, as the SDK's Server hands its handler the request it has checked, not
+  // zod's copy: that copy rebuilds `arguments` by assignment, which drops an own `__proto__` key
+  // of the caller's JSON (it sets the copy's prototype instead), so the tool's schema would not
+  // see, and refuse, what a batch of one has refused by name.
+  return { id: message.id, request: message as CallToolRequest };
 }
 
 export async function answerToolCall(handlers: ToolHandlers, call: { id: RequestId; request: CallToolRequest }, requestId: string, logger: Logger): Promise<JSONRPCMessage> {

@@ -523,6 +523,16 @@ describe('a lone tools/call answered without the SDK\'s Server', () => {
     expect((await sameAnswer({ name: personOnlyTools[0]! })).result.structuredContent.error.code).toBe('not_entitled');
   });
 
+  it('when the arguments hold a key named __proto__ then both paths refuse it by name as invalid_params, and nothing is billed', async () => {
+    // As JSON.parse reads the caller's body: an own property named __proto__, not a prototype.
+    for (const args of ['{"query":"rossi","__proto__":{"limit":1}}', '{"query":"rossi","__proto__":1}']) {
+      const body = await sameAnswer({ name: 'service_search_companies', arguments: JSON.parse(args) });
+      const error = body.result.structuredContent.error;
+      expect(error, args).toMatchObject({ code: 'invalid_params', details: [{ path: '__proto__', message: expect.stringMatching(/^not an argument of this tool, which takes query/) }] });
+      expect(await usageEvents(error.requestId)).toEqual([]);
+    }
+  });
+
   it('when the tool is unknown then the JSON-RPC error is the Server\'s', async () => {
     const body = await sameAnswer({ name: 'service_no_such_tool', arguments: {} });
     expect(body.error).toMatchObject({ code: -32602, data: { code: 'unknown_endpoint' } });
