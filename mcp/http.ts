@@ -289,6 +289,10 @@ export function createMcpApp(options: McpAppOptions): Koa<McpRequestState> {
         responses = await transport.handle(messages, { requestInfo: { headers: ctx.req.headers } });
       }
       if (responses.length === 0) {
+        // Only notifications or client responses: the Streamable HTTP transport says 202 with no
+        // body. Without one Koa writes the status text ("Accepted", text/plain); an explicit null
+        // body is sent empty, and the status comes after it, as Koa turns a null body into a 204.
+        ctx.body = null;
         ctx.status = 202;
         return;
       }

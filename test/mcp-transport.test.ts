@@ -143,6 +143,23 @@ describe('protocol-level errors', () => {
     }
   });
 
+  it('when only notifications or client responses are posted, alone or in a batch, then 202 with no body and no Content-Type', async () => {
+    const versioned = { ...auth(org.key), 'Mcp-Protocol-Version': '2025-06-18' };
+    for (const body of [
+      { jsonrpc: '2.0', method: 'notifications/initialized' },
+      [{ jsonrpc: '2.0', method: 'notifications/initialized' }, { jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 5 } }],
+      { jsonrpc: '2.0', id: 5, result: {} },
+    ]) {
+      const res = await rawRequest(mcp.mcpUrl, {
+        method: 'POST',
+        headers: ['Content-Type', 'application/json', 'Accept', 'application/json, text/event-stream', ...Object.entries(versioned).flat()],
+        body: JSON.stringify(body),
+      });
+      expect({ status: res.status, body: res.body, type: res.headers['content-type'], length: res.headers['content-length'] }, JSON.stringify(body)).toEqual({ status: 202, body: '', type: undefined, length: '0' });
+      expect(res.headers['ratelimit-limit']).toBeDefined();
+    }
+  });
+
   it('when the Accept header lacks text/event-stream then 406 with data.code invalid_params', async () => {
     const res = await rpc(mcp.mcpUrl, initializeRequest(), { ...auth(org.key), Accept: 'application/json' });
     expect(res.status).toBe(406);
