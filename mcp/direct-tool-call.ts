@@ -27,13 +27,15 @@ export function plainToolCall(messages: JSONRPCMessage[]): { id: RequestId; requ
   // The messages were validated as JSON-RPC by http.ts: a request is one with a method and an
   // id (the SDK's isJSONRPCRequest would parse the whole message with zod again).
   if (!message || !('method' in message) || !('id' in message) || message.method !== 'tools/call') return undefined;
-  if (!CallToolRequestSchema.safeParse(message).success) return undefined;
+  if (!isCallToolRequest(message)) return undefined;
   // The message itself, as the SDK's Server hands its handler the request it has checked, not
   // zod's copy: that copy rebuilds `arguments` by assignment, which drops an own `__proto__` key
   // of the caller's JSON (it sets the copy's prototype instead), so the tool's schema would not
   // see, and refuse, what a batch of one has refused by name.
-  return { id: message.id, request: message as CallToolRequest };
+  return { id: message.id, request: message };
 }
+
+const isCallToolRequest = (message: JSONRPCMessage): message is JSONRPCMessage & CallToolRequest => CallToolRequestSchema.safeParse(message).success;
 
 export async function answerToolCall(handlers: ToolHandlers, call: { id: RequestId; request: CallToolRequest }, requestId: string, logger: Logger): Promise<JSONRPCMessage> {
   try {
