@@ -128,8 +128,9 @@ function serverInstructions(definitions: ToolDefinition<any, any>[]): string {
 
 /**
  * initialize's instructions for this caller: the tools its organization's plan includes, as
- * tools/list shows them. When the plan cannot be read now, the text for every tool (initialize
- * still succeeds; tools/list then says what is wrong).
+ * tools/list shows them. When the plan cannot be read now, though it could when the request was
+ * counted (http.ts refuses the request otherwise), the text for every tool: initialize still
+ * succeeds, and tools/list then says what is wrong.
  */
 export async function instructionsFor(deps: McpDeps, parts: ServerParts, principal: Principal): Promise<string> {
   try {

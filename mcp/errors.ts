@@ -1,11 +1,13 @@
-import { ErrorCode as RpcCode, type CallToolResult, type JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
+import { ErrorCode as RpcCode, type CallToolResult, type JSONRPCMessage, type RequestId } from '@modelcontextprotocol/sdk/types.js';
 import { errorCatalogue, errorMessage, issueDetails, toErrorObject, type AppError, type ErrorCode, type ErrorObject } from '../core/errors/index.js';
 import type { Logger } from '../core/logging/index.js';
 
 // The one MCP edge mapper: every failure on the tool server leaves through here, as
 //  - a tool result with isError (tool calls: the model reads it and can correct itself),
-//  - a JSON-RPC error object (protocol failures), or
-//  - the API's { error } envelope (HTTP-level refusals before any JSON-RPC: 401, 503).
+//  - a JSON-RPC error object (protocol failures, including a request refused whole because the
+//    organization's plan cannot be read: sent with that code's HTTP status), or
+//  - the API's { error } envelope (refusals of the key or of the rate: 401, 503 auth_unavailable,
+//    429 rate_limited; and paths other than /mcp).
 // Messages come from AppError (written for the caller) or the catalogue; anything else that
 // was thrown is logged here and leaves as internal_error, so no stack, SQL or driver text leaks.
 
@@ -76,15 +78,17 @@ export function retryAfterOfResults(responses: readonly JSONRPCMessage[]): numbe
 const rpcCodeOf = (code: ErrorCode): number =>
   code === 'invalid_params' || code === 'unknown_endpoint' ? RpcCode.InvalidParams : code === 'internal_error' ? RpcCode.InternalError : -32000;
 
+const rpcDataOf = (error: ErrorObject, appError: AppError, requestId: string): JsonRpcError['data'] => ({
+  code: error.code,
+  requestId,
+  ...(error.details && { details: error.details }),
+  ...(appError.retryAfterSeconds !== undefined && { retryAfterSeconds: appError.retryAfterSeconds }),
+});
+
 /** A protocol-level failure (tools/list could not read the plan, an unknown tool): JSON-RPC error with data.code. */
 export function protocolError(err: unknown, requestId: string, logger: Logger): JsonRpcError {
   const { error, appError } = mapped(err, requestId, logger);
-  return new JsonRpcError(rpcCodeOf(error.code), error.message, {
-    code: error.code,
-    requestId,
-    ...(error.details && { details: error.details }),
-    ...(appError.retryAfterSeconds !== undefined && { retryAfterSeconds: appError.retryAfterSeconds }),
-  });
+  return new JsonRpcError(rpcCodeOf(error.code), error.message, rpcDataOf(error, appError, requestId));
 }
 
 const codeOfRpc = (rpc: number): ErrorCode =>
@@ -141,13 +145,35 @@ export function jsonRpcErrorBody(rpcCode: number, code: ErrorCode, message: stri
   return { jsonrpc: '2.0' as const, id, error: { code: rpcCode, message, data: { code, requestId, ...(details && { details }) } } };
 }
 
-/** 401 / 503 before any JSON-RPC is read: the API's envelope, plus the bearer challenge on 401. */
+/** A refusal's own headers (RateLimit-* once the key is known) and the wait it asks for. */
+function refusalHeaders(appError: AppError): Record<string, string> {
+  const headers: Record<string, string> = { ...appError.headers };
+  if (appError.retryAfterSeconds !== undefined) headers['Retry-After'] = String(appError.retryAfterSeconds);
+  return headers;
+}
+
+/** 401, 503 auth_unavailable, 429 rate_limited: the API's envelope, plus the bearer challenge on 401. */
 export function httpErrorResponse(err: unknown, requestId: string, logger: Logger): { status: number; headers: Record<string, string>; body: { error: ErrorObject } } {
   const { error, appError } = mapped(err, requestId, logger);
-  const headers: Record<string, string> = { ...appError.headers };
+  const headers = refusalHeaders(appError);
   if (appError.status === 401) {
     headers['WWW-Authenticate'] = appError.code === 'missing_api_key' ? 'Bearer realm="mcp"' : 'Bearer realm="mcp", error="invalid_token"';
   }
-  if (appError.retryAfterSeconds !== undefined) headers['Retry-After'] = String(appError.retryAfterSeconds);
   return { status: appError.status, headers, body: { error } };
+}
+
+/**
+ * A request refused whole after its key was accepted, for any reason but the rate (the
+ * organization's plan cannot be read when the request is counted: entitlement_unavailable): the
+ * JSON-RPC error object a tools/list answered in a batch gets for the same failure (protocolError),
+ * with `id` the refused request's (null for a batch or a notification), sent with its code's HTTP
+ * status and Retry-After.
+ */
+export function httpJsonRpcErrorResponse(err: unknown, requestId: string, logger: Logger, id: RequestId | null) {
+  const { error, appError } = mapped(err, requestId, logger);
+  return {
+    status: appError.status,
+    headers: refusalHeaders(appError),
+    body: { jsonrpc: '2.0' as const, id, error: { code: rpcCodeOf(error.code), message: error.message, data: rpcDataOf(error, appError, requestId) } },
+  };
 }

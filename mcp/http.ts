@@ -5,7 +5,7 @@ import {
 } from '@modelcontextprotocol/sdk/types.js';
 import type { Principal } from '../core/access/index.js';
 import { requestAuthorization } from '../core/auth/index.js';
-import { AppError, issueDetails, type ErrorCode, type ErrorDetail } from '../core/errors/index.js';
+import { AppError, isAppError, issueDetails, type ErrorCode, type ErrorDetail } from '../core/errors/index.js';
 import { newRequestId } from '../core/ids/index.js';
 import { accessLog, checkHealth, closeAfterAnswer } from '../core/http-server/index.js';
 import { rateLimitHeaders } from '../core/ratelimit/index.js';
@@ -14,7 +14,7 @@ import {
   authorizesMessage, authorizesTool, createServer, createToolHandlers, instructionsFor, prepareServerParts, type McpCall, type McpDeps,
 } from './create-server.js';
 import { answerToolCall, plainToolCall } from './direct-tool-call.js';
-import { httpErrorResponse, jsonRpcErrorBody, retryAfterOfResults } from './errors.js';
+import { httpErrorResponse, httpJsonRpcErrorResponse, jsonRpcErrorBody, retryAfterOfResults } from './errors.js';
 import { JsonResponseTransport } from './json-transport.js';
 
 // The tool server's HTTP edge: Streamable HTTP at /mcp, stateless. Every request is
@@ -191,22 +191,33 @@ export function createMcpApp(options: McpAppOptions): Koa<McpRequestState> {
       // the tool admits it (access.authorize, which also checks plan and allowance, and sets the
       // headers); any other request (initialize, tools/list, a notification, the GET a client
       // probes with, a request refused here) is counted by admit, before it is answered. Over
-      // the limit, admit's refusal is the answer: 429 with Retry-After, in the error envelope.
-      const admit = async (): Promise<boolean> => {
+      // the limit, admit's refusal is the answer: 429 with Retry-After, in the error envelope,
+      // as a refused key's. Any other refusal (the plan unreadable: entitlement_unavailable) is
+      // a protocol failure, a JSON-RPC error object (decisions.md), the one a tools/list in a
+      // batch gets for it, naming `id`, the request refused, with its HTTP status (503) and
+      // Retry-After.
+      const admit = async (id: RequestId | null): Promise<boolean> => {
         try {
           ctx.set(rateLimitHeaders(await options.access.admit(principal)));
           return true;
         } catch (err) {
-          envelope(err);
+          if (isAppError(err) && err.code === 'rate_limited') {
+            envelope(err);
+          } else {
+            const response = httpJsonRpcErrorResponse(err, requestId, logger, id);
+            ctx.status = response.status;
+            ctx.set(response.headers);
+            ctx.body = response.body;
+          }
           return false;
         }
       };
       const refuse = async (...args: Parameters<typeof rpcError>): Promise<void> => {
-        if (await admit()) rpcError(...args);
+        if (await admit(args[4] ?? null)) rpcError(...args);
       };
 
       if (ctx.method !== 'POST') {
-        if (!(await admit())) return;
+        if (!(await admit(null))) return;
         ctx.set('Allow', 'POST, OPTIONS');
         return rpcError(405, -32000, 'unknown_endpoint', 'Method not allowed: this server is stateless and opens no event stream; send JSON-RPC messages with POST.');
       }
@@ -274,7 +285,9 @@ export function createMcpApp(options: McpAppOptions): Koa<McpRequestState> {
       // A batch, even of one, is answered as an array (or one event per answer) by the Server path below.
       const toolCall = !Array.isArray(raw) ? plainToolCall(messages) : undefined;
       const authorized = toolCall ? authorizesTool(parts, toolCall.request.params.name) : messages.some((m) => authorizesMessage(parts, m));
-      if (!authorized && !(await admit())) return;
+      // A refusal names a lone request; nothing else (a batch, a notification, a client's response) has one id to name.
+      const loneRequestId = only && 'method' in only ? echoId : null;
+      if (!authorized && !(await admit(loneRequestId))) return;
       let responses: JSONRPCMessage[];
       if (toolCall) {
         responses = [await answerToolCall(createToolHandlers(options, parts, call), toolCall, requestId, logger)];

@@ -1,11 +1,13 @@
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import type { AccessControlHandle } from '../core/access/index.js';
 import { createApiKey } from '../core/auth/index.js';
 import { upsertCompanies } from '../core/companies/write-companies.js';
 import { requestIdSchema } from '../core/errors/index.js';
-import { createToolOrganization, initializeRequest, json, rpc, sampleGroup, startTestMcp, type TestMcp, type ToolOrganization } from './mcp-fixtures.js';
+import { connectClient, createToolOrganization, initializeRequest, json, rpc, sampleGroup, startTestMcp, type TestMcp, type ToolOrganization } from './mcp-fixtures.js';
 import { viaPort } from './api-fixtures.js';
 import { eventsOnBus } from './support/usage-bus.js';
 import { rawRequest } from './support/raw-request.js';
+import { hostAndPort, startTcpProxy } from './support/tcp-proxy.js';
 
 // The tool server's HTTP edge: the spec's connectivity check, authentication on every
 // request, and protocol-level errors.
@@ -126,6 +128,73 @@ describe('authentication on every request', () => {
       expect(res.headers.get('retry-after')).toBe('1');
       expect((await json(res)).error.code).toBe('auth_unavailable');
     } finally {
+      await down.close();
+    }
+  });
+});
+
+describe('when the organization\'s plan cannot be read', () => {
+  it('when the database is gone and the key cached then a request with no tool call is refused as a JSON-RPC error, entitlement_unavailable, 503 with Retry-After, the error object a tools/list in a batch gets; the key\'s refusals keep the envelope', async () => {
+    const databaseUrl = inject('databaseUrl');
+    // The organization first, and the server's change notifications heard before it connects:
+    // a notification of the organization's creation arriving late would drop its cached plan,
+    // which the refusals count against (RateLimit-*).
+    const own = await createToolOrganization(mcp.db);
+    const proxy = await startTcpProxy(hostAndPort(databaseUrl));
+    const down = await startTestMcp({ databaseUrl: proxy.urlFor(databaseUrl) });
+    await (down.access as AccessControlHandle).ready();
+    const client = await connectClient(down.mcpUrl, own.key);
+    const versioned = { ...auth(own.key), 'Mcp-Protocol-Version': '2025-06-18' };
+    const withoutIds = (value: unknown) => JSON.stringify(value).replace(/req_[0-9a-f-]{36}/g, 'req_*');
+    const refusal = (id: number | null, requestId: string | null) => ({
+      jsonrpc: '2.0',
+      id,
+      error: { code: -32000, message: 'Plan and allowance state is temporarily unavailable. Retry with backoff.', data: { code: 'entitlement_unavailable', requestId, retryAfterSeconds: 1 } },
+    });
+    const expectRefusal = async (res: Response, id: number | null) => {
+      expect(res.status).toBe(503);
+      expect(res.headers.get('retry-after')).toBe('1');
+      expect(res.headers.get('ratelimit-limit')).not.toBeNull();
+      expect(res.headers.get('content-type')).toMatch(/^application\/json/);
+      const body = await json(res);
+      expect(body).toEqual(refusal(id, res.headers.get('x-request-id')));
+      return body;
+    };
+    try {
+      proxy.cut();
+      // The cached plan is dropped when the listening connection goes, or a second later at most.
+      let lone = await rpc(down.mcpUrl, { jsonrpc: '2.0', id: 2, method: 'tools/list' }, versioned);
+      for (let i = 0; i < 50 && lone.status === 200; i++) {
+        await new Promise((r) => setTimeout(r, 100));
+        lone = await rpc(down.mcpUrl, { jsonrpc: '2.0', id: 2, method: 'tools/list' }, versioned);
+      }
+      const loneBody = await expectRefusal(lone, 2);
+      await expectRefusal(await rpc(down.mcpUrl, initializeRequest(), auth(own.key)), 1);
+      await expectRefusal(await rpc(down.mcpUrl, { jsonrpc: '2.0', method: 'notifications/initialized' }, versioned), null);
+      await expectRefusal(await rpc(down.mcpUrl, [{ jsonrpc: '2.0', id: 2, method: 'tools/list' }], versioned), null);
+      await expectRefusal(await fetch(down.mcpUrl, { headers: { ...auth(own.key), Accept: 'text/event-stream' } }), null);
+
+      // In a batch with a tool call (admitted by the tool, not before), the tools/list is
+      // answered in place with the same error object.
+      const batch = await rpc(down.mcpUrl, [
+        { jsonrpc: '2.0', id: 2, method: 'tools/list' },
+        { jsonrpc: '2.0', id: 3, method: 'tools/call', params: { name: 'service_search_companies', arguments: { query: 'rossi' } } },
+      ], versioned);
+      expect(batch.status).toBe(200);
+      const [listed, called] = (await json(batch)) as [unknown, { result: { structuredContent: { error: { code: string } } } }];
+      expect(withoutIds(listed)).toBe(withoutIds(loneBody));
+      expect(called.result.structuredContent.error.code).toBe('entitlement_unavailable');
+
+      // The official client reads the refusal as an HTTP error that carries it.
+      await expect(client.listTools()).rejects.toMatchObject({ code: 503, message: expect.stringContaining('"code":"entitlement_unavailable"') });
+
+      // A key that cannot be checked is still refused in the API's envelope.
+      const unknownKey = await rpc(down.mcpUrl, initializeRequest(), auth('sk_live_00000000000000000000000000000000'));
+      expect(unknownKey.status).toBe(503);
+      expect((await json(unknownKey)).error.code).toBe('auth_unavailable');
+    } finally {
+      await client.close();
+      await proxy.close();
       await down.close();
     }
   });
