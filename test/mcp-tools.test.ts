@@ -16,6 +16,7 @@ import {
   connectClient, createToolOrganization, json, personOnlyTools, rpc, sampleGroup, startTestMcp, toolNames,
   type SampleGroup, type TestMcp, type ToolOrganization,
 } from './mcp-fixtures.js';
+import { startTestApi } from './api-fixtures.js';
 
 // Every tool over real HTTP with the official SDK client, on a small group of sample
 // companies; plus billing: a successful call is one usage event, a failed call none.
@@ -239,6 +240,65 @@ describe('service_get_company_profile', () => {
     expect(error.code).toBe('not_found');
     expect(requestIdSchema.safeParse(error.requestId).success).toBe(true);
     expect(await usageEvents(error.requestId)).toHaveLength(0);
+  });
+
+  it('when a tax ID is empty, spaces only, longer than any identifier or padded then the tool answers as the API\'s profile does: only an empty one is invalid_params', async () => {
+    const api = await startTestApi();
+    try {
+      const both = await createToolOrganization(mcp.db, { endpoints: ['company-profile'] });
+      const bothClient = await connectClient(mcp.mcpUrl, both.key);
+      try {
+        const tool = async (taxId: string) => {
+          const result = (await bothClient.callTool({ name: 'service_get_company_profile', arguments: { taxId } })) as CallToolResult;
+          return result.isError ? (result.structuredContent as any).error.code : 'found';
+        };
+        const apiAnswer = async (taxId: string) => {
+          const res = await fetch(`${api.url}/companies/${encodeURIComponent(taxId)}/profile`, { headers: { Authorization: `Bearer ${both.key}` } });
+          return res.status === 200 ? 'found' : (await json(res)).error.code;
+        };
+        const cases = ['', '   ', 'A'.repeat(33), `  ${group.root.fiscalCode}  `, `it${group.root.fiscalCode}`, `IT${group.root.fiscalCode}X`];
+        const answers = [];
+        for (const taxId of cases) answers.push({ taxId, tool: await tool(taxId), api: await apiAnswer(taxId) });
+        expect(answers).toEqual([
+          { taxId: '', tool: 'invalid_params', api: 'invalid_params' },
+          { taxId: '   ', tool: 'not_found', api: 'not_found' },
+          { taxId: 'A'.repeat(33), tool: 'not_found', api: 'not_found' },
+          { taxId: `  ${group.root.fiscalCode}  `, tool: 'found', api: 'found' },
+          { taxId: `it${group.root.fiscalCode}`, tool: 'found', api: 'found' },
+          { taxId: `IT${group.root.fiscalCode}X`, tool: 'not_found', api: 'not_found' },
+        ]);
+        // A tax ID a URL could not carry is no company's either; the message quotes its start only.
+        const huge = (await bothClient.callTool({ name: 'service_get_company_profile', arguments: { taxId: 'A'.repeat(500_000) } })) as CallToolResult;
+        expect((huge.structuredContent as any).error).toMatchObject({ code: 'not_found', message: `No company has the tax ID "${'A'.repeat(40)}…".` });
+      } finally {
+        await bothClient.close();
+      }
+    } finally {
+      await api.close();
+    }
+  });
+
+  it('when a tax ID is longer than any company\'s identifier then it is not_found without asking the store, so the company cache (the store in production) keeps no entry under it', async () => {
+    const asked: string[] = [];
+    const real = createCompanyStore({ db: mcp.db, queryTimeoutMs: 5_000, logger: createLogger({ level: 'silent' }) });
+    const store = { ...real, companyProfile: (taxId: string) => (asked.push(taxId), real.companyProfile(taxId)), creditReport: (taxId: string) => (asked.push(taxId), real.creditReport(taxId)) };
+    const counted = await startTestMcp({ store });
+    const own = await createToolOrganization(mcp.db);
+    const ownClient = await connectClient(counted.mcpUrl, own.key);
+    try {
+      const code = async (taxId: string) => {
+        const result = (await ownClient.callTool({ name: 'service_get_company_profile', arguments: { taxId } })) as CallToolResult;
+        return result.isError ? (result.structuredContent as any).error.code : 'found';
+      };
+      expect([await code('A'.repeat(17)), await code(` ${'A'.repeat(200_000)} `)]).toEqual(['not_found', 'not_found']);
+      expect(asked).toEqual([]);
+      // Up to 16 characters, a codice fiscale's length, it is looked up.
+      expect(await code('A'.repeat(16))).toBe('not_found');
+      expect(asked.sort()).toEqual(['A'.repeat(16), 'A'.repeat(16)]);
+    } finally {
+      await ownClient.close();
+      await counted.close();
+    }
   });
 
   it('when the tax ID holds a NUL then it matches no company (not_found), rather than failing the store', async () => {
