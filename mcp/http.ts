@@ -35,11 +35,16 @@ export interface McpAppOptions extends McpDeps {
 const DEFAULT_MAX_BODY_BYTES = 1_000_000;
 const MAX_BATCH = 20;
 
+// What /mcp serves: the 405's Allow, and what CORS preflights allow.
+const ALLOWED_METHODS = 'POST, OPTIONS';
+
 // CORS: browser-based clients (MCP Inspector in direct mode) send the key as a bearer header,
-// not a cookie, so allowing any origin exposes nothing a script could not already send.
+// not a cookie, so allowing any origin exposes nothing a script could not already send. The
+// SDK client's GET probe needs no listing to read its 405: GET is CORS-safelisted, so a
+// preflight checks only its headers (test/mcp-browser.test.ts).
 const CORS_HEADERS = {
   'Access-Control-Allow-Origin': '*',
-  'Access-Control-Allow-Methods': 'POST, GET, DELETE, OPTIONS',
+  'Access-Control-Allow-Methods': ALLOWED_METHODS,
   'Access-Control-Allow-Headers': 'Authorization, Content-Type, Accept, Mcp-Protocol-Version, Mcp-Session-Id, Last-Event-ID',
   'Access-Control-Expose-Headers': 'X-Request-Id, WWW-Authenticate, Retry-After, RateLimit-Limit, RateLimit-Remaining, RateLimit-Reset, Mcp-Session-Id',
 };
@@ -218,7 +223,7 @@ export function createMcpApp(options: McpAppOptions): Koa<McpRequestState> {
 
       if (ctx.method !== 'POST') {
         if (!(await admit(null))) return;
-        ctx.set('Allow', 'POST, OPTIONS');
+        ctx.set('Allow', ALLOWED_METHODS);
         return rpcError(405, -32000, 'unknown_endpoint', 'Method not allowed: this server is stateless and opens no event stream; send JSON-RPC messages with POST.');
       }
       const accept = ctx.get('Accept');
