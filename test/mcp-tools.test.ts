@@ -189,11 +189,17 @@ describe('service_search_companies', () => {
     expect(next.items.length).toBeGreaterThan(0);
   });
 
-  it('when a cursor is reused with other criteria then an invalid_params error result names the cursor', async () => {
+  it('when a cursor is reused with other criteria, or altered, then an invalid_params error result names the cursor, its detail saying what is wrong with it and its message what to do, each once', async () => {
     const first = data(await call('service_search_companies', { query: group.token, limit: 1 }));
-    const result = await call('service_search_companies', { query: `${group.token} holding`, limit: 1, cursor: first.nextCursor });
-    expect(result.isError).toBe(true);
-    expect((result.structuredContent as any).error).toMatchObject({ code: 'invalid_params', details: [{ path: 'cursor' }] });
+    const refusals = [
+      await call('service_search_companies', { query: `${group.token} holding`, limit: 1, cursor: first.nextCursor }),
+      await call('service_search_companies', { query: group.token, limit: 1, cursor: `${first.nextCursor}x` }),
+    ].map((result) => ({ error: (result.structuredContent as any).error, text: (result.content[0] as { text: string }).text }));
+    expect(refusals.map((r) => r.error)).toEqual([
+      expect.objectContaining({ code: 'invalid_params', message: expect.stringMatching(/^The cursor belongs to another search: repeat/), details: [{ path: 'cursor', message: 'made by a search with other criteria, or by the other search tool' }] }),
+      expect.objectContaining({ code: 'invalid_params', message: 'The cursor is not one this service returned: pass nextCursor exactly as received.', details: [{ path: 'cursor', message: 'malformed or altered' }] }),
+    ]);
+    for (const { error, text } of refusals) expect(text.split('\n').slice(0, 2)).toEqual([`Error invalid_params: ${error.message}`, `- cursor: ${error.details[0].message}`]);
   });
 });
 

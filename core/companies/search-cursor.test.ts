@@ -27,8 +27,22 @@ describe('search cursors', () => {
     const companies = encodeCursor(position, fingerprint);
     for (const [cursor, companyId] of [[people, true], [companies, false]] as const) {
       expect(() => decodeCursor(cursor, criteriaFingerprint({ query: 'rossi', other: companyId }), { companyId })).toThrow(
-        expect.objectContaining({ code: 'invalid_params', message: expect.stringMatching(/^The cursor belongs to another search \(other criteria, or the other search tool\)/) }),
+        expect.objectContaining({
+          code: 'invalid_params',
+          message: expect.stringMatching(/^The cursor belongs to another search: /),
+          details: [{ path: 'cursor', message: 'made by a search with other criteria, or by the other search tool' }],
+        }),
       );
+    }
+  });
+
+  it('when a cursor is refused then its detail says what is wrong with it, not the message\'s sentence again', () => {
+    const cursor = encodeCursor(position, fingerprint);
+    for (const [c, f] of [[cursor, criteriaFingerprint({ query: 'bianchi' })], ['not-a-cursor', fingerprint], [encodeCursor({ ...position, id: 'abc' }, fingerprint), fingerprint]] as const) {
+      const err = (() => { try { decodeCursor(c, f, { companyId: true }); } catch (e) { return e; } })() as AppError;
+      expect(err.details).toHaveLength(1);
+      expect(err.details![0]!.message).not.toBe(err.message);
+      expect(err.message).not.toContain(err.details![0]!.message);
     }
   });
 

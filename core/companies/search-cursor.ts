@@ -41,28 +41,35 @@ export function decodeCursor(cursor: string, fingerprint: string, options: { com
   try {
     parsed = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
   } catch {
-    throw invalidCursor('The cursor is not one this service returned: pass nextCursor exactly as received.');
+    throw notOurs();
   }
   const c = parsed as { v?: unknown; f?: unknown; s?: unknown; n?: unknown; i?: unknown } | null;
   if (c === null || typeof c !== 'object' || c.v !== 1 || typeof c.f !== 'string') {
-    throw invalidCursor('The cursor is not one this service returned: pass nextCursor exactly as received.');
+    throw notOurs();
   }
   // Before the fields' checks: a cursor of the other search tool (whose id field differs) is
   // one this service returned, and telling its holder to pass it "exactly as received" would
   // only have it sent again.
   if (c.f !== fingerprint) {
-    throw invalidCursor('The cursor belongs to another search (other criteria, or the other search tool): repeat the same search, query and filters with it, or drop it to start over.');
+    throw invalidCursor(
+      'The cursor belongs to another search: repeat the same search, query and filters with it, or drop it to start over.',
+      'made by a search with other criteria, or by the other search tool',
+    );
   }
   if (
     typeof c.s !== 'string' || !/^-?\d{1,20}(?:\.\d{1,20})?$/.test(c.s)
     || typeof c.n !== 'string' || holdsNul(c.n)
     || typeof c.i !== 'string' || !(options.companyId ? /^\d{1,18}$/ : /^$/).test(c.i)
   ) {
-    throw invalidCursor('The cursor is not one this service returned: pass nextCursor exactly as received.');
+    throw notOurs();
   }
   return { score: c.s, name: c.n, id: c.i };
 }
 
-function invalidCursor(message: string): AppError {
-  return new AppError('invalid_params', message, { details: [{ path: 'cursor', message }] });
+// The message says what to do; the detail, which a tool result's text prints after it, what is
+// wrong with the cursor (as an argument's detail does), not the same sentence again.
+function invalidCursor(message: string, detail: string): AppError {
+  return new AppError('invalid_params', message, { details: [{ path: 'cursor', message: detail }] });
 }
+
+const notOurs = () => invalidCursor('The cursor is not one this service returned: pass nextCursor exactly as received.', 'malformed or altered');
