@@ -80,7 +80,22 @@ export interface McpCall {
   setHeaders(headers: Record<string, string>): void;
 }
 
-const toolErrorSchema = z.strictObject({ error: errorObjectSchema });
+// The error branch of every tool's output schema: the API's error object, described in its
+// JSON Schema as the results are, for the model (what the API's OpenAPI document says of it is
+// about path parameters and HTTP statuses).
+const errorFields = errorObjectSchema.shape;
+const detailSchema = errorFields.details.unwrap().element;
+const toolErrorSchema = z.strictObject({
+  error: errorObjectSchema.extend({
+    code: errorFields.code.describe('Stable, machine-readable error code, as the API\'s: e.g. invalid_params, not_found, not_entitled, rate_limited.'),
+    message: errorFields.message.describe('What went wrong and what to do about it; the text content says the same.'),
+    requestId: errorFields.requestId.describe('Id of the call (`req_` + UUID), also in `_meta.requestId`: quote it to support.'),
+    details: z.array(detailSchema.extend({
+      path: detailSchema.shape.path.describe('The argument\'s path, e.g. `fiscalCode` or `years.0`; for an argument the tool does not take, its name.'),
+      message: detailSchema.shape.message.describe('What is wrong with it.'),
+    }).describe('One argument that failed validation.')).optional().describe('Only for invalid_params: one item per argument that failed validation.'),
+  }).describe('Why the call failed, shaped like the API\'s error object.'),
+}).describe('A failed call (`isError: true`), which is not billed.');
 
 // Draft-07, as the SDK's own conversion targets: what MCP clients' validators (ajv) expect.
 const jsonSchemaOf = (schema: z.ZodType, io: 'input' | 'output') => z.toJSONSchema(schema, { target: 'draft-7', io }) as Record<string, unknown>;

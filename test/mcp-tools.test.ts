@@ -94,6 +94,24 @@ describe('tools/list', () => {
     expect(profile.description).toContain('8 credits');
   });
 
+  it('when tools are listed then the error branch of each output schema describes itself and every field, as its results do', async () => {
+    const { tools } = await client.listTools();
+    // Every node of a JSON Schema that names a type or lists properties, by its path.
+    const undescribed = (node: any, path: string): string[] => {
+      const here = node.description ? [] : [path];
+      const properties = Object.entries(node.properties ?? {}).flatMap(([name, child]) => undescribed(child, `${path}.${name}`));
+      const items = node.items ? undescribed(node.items, `${path}[]`) : [];
+      return [...here, ...properties, ...items];
+    };
+    for (const tool of tools) {
+      const branches = (tool.outputSchema as { anyOf: any[] }).anyOf;
+      const errorBranch = branches.find((b) => b.properties?.error);
+      expect(errorBranch, tool.name).toBeDefined();
+      expect(undescribed(errorBranch, tool.name)).toEqual([]);
+      expect(errorBranch.properties.error.properties.details.items.properties.path.description).toMatch(/argument/);
+    }
+  });
+
   it('when an agent follows initialize\'s instructions then each company tool is named with the argument it takes, and a call made so succeeds', async () => {
     const instructions = client.getInstructions()!;
     const { tools } = await client.listTools();
