@@ -104,7 +104,7 @@ describe('tools/list', () => {
       return [...here, ...properties, ...items];
     };
     for (const tool of tools) {
-      const branches = (tool.outputSchema as { anyOf: any[] }).anyOf;
+      const branches = tool.outputSchema!.anyOf as any[];
       const errorBranch = branches.find((b) => b.properties?.error);
       expect(errorBranch, tool.name).toBeDefined();
       expect(undescribed(errorBranch, tool.name)).toEqual([]);
