@@ -101,6 +101,26 @@ describe('company cache', () => {
     expect(fake.reads).toHaveLength(1);
   });
 
+  it('when an identifier is longer than any company\'s then it is no company, without reading the store or keeping an entry', async () => {
+    const fake = fakeStore();
+    const cache = createCompanyCache({ store: fake.store });
+    // Spaces around it do not count, as at lookup: 16 characters is a codice fiscale's length.
+    expect(await cache.companyProfile(`  ${'A'.repeat(17)}  `)).toBeNull();
+    expect(await cache.json('companyFinancials', 'B'.repeat(16_000))).toBeNull();
+    expect(fake.reads).toEqual([]);
+    expect(cache.stats).toMatchObject({ entries: 0, bytes: 0 });
+    expect(await cache.companyProfile(` ${'A'.repeat(16)} `)).toBeNull();
+    expect(fake.reads).toEqual([` ${'A'.repeat(16)} `]);
+  });
+
+  it('when misses are kept then their keys count against the byte budget', async () => {
+    const fake = fakeStore();
+    const [short, long] = [createCompanyCache({ store: fake.store }), createCompanyCache({ store: fake.store })];
+    await short.companyProfile('A');
+    await long.companyProfile('A'.repeat(16));
+    expect(long.stats.bytes - short.stats.bytes).toBe(15);
+  });
+
   it('when a company is not found then that is remembered only for the not-found TTL', async () => {
     let t = 0;
     const fake = fakeStore();

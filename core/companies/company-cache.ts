@@ -1,5 +1,5 @@
 import type { NotificationListener } from '../db/index.js';
-import { upperCaseIdentifier, type CompanyStore } from './company-store.js';
+import { LONGEST_IDENTIFIER, upperCaseIdentifier, type CompanyStore } from './company-store.js';
 import type { CompanyLookupName } from './endpoint-catalogue.js';
 import type { CompanyFinancialsData, CompanyProfileData, CompanyReportData, CreditReportData } from './schemas/index.js';
 
@@ -81,8 +81,12 @@ interface Loaded {
   entry?: Entry;
 }
 
-// What a cached entry costs beyond its JSON: the key, the entry, the Map slot.
+// What a cached entry costs beyond its JSON and its key: the entry, the Map slot.
 const ENTRY_OVERHEAD_BYTES = 200;
+
+// The answer for an identifier longer than any company's: never stored, so that a caller
+// sending long made-up tax IDs cannot fill the cache with misses.
+const NO_SUCH_COMPANY: Entry = Object.freeze({ text: null, bytes: 0, expiresAt: Infinity, refreshAt: Infinity });
 
 /**
  * A read-through cache of the four endpoints' assembled `data`, keyed by endpoint and
@@ -174,7 +178,7 @@ export function createCompanyCache(options: CompanyCacheOptions): CompanyCache {
 
   // `refreshed`: the reload of an entry already held, which passed admission when first kept.
   const keep = (key: string, text: string | null, refreshed: boolean): Entry | undefined => {
-    const bytes = (text?.length ?? 0) + ENTRY_OVERHEAD_BYTES;
+    const bytes = key.length + (text?.length ?? 0) + ENTRY_OVERHEAD_BYTES;
     const isLarge = bytes > largeEntryBytes;
     if (isLarge && !refreshed && !admitLarge(key)) return undefined;
     const t = now();
@@ -189,7 +193,9 @@ export function createCompanyCache(options: CompanyCacheOptions): CompanyCache {
   /** The cached entry, or the load every concurrent miss shares. */
   function lookup(name: CompanyLookupName, input: string): Entry | Promise<Loaded> {
     // The store upper-cases and trims too; an `IT`-prefixed VAT number gets its own entry.
-    const key = `${name}:${upperCaseIdentifier(input.trim())}`;
+    const identifier = upperCaseIdentifier(input.trim());
+    if (identifier.length > LONGEST_IDENTIFIER) return NO_SUCH_COMPANY;
+    const key = `${name}:${identifier}`;
     const t = now();
     const entry = small.get(key, t) ?? large.get(key, t);
     if (entry) {

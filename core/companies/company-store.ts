@@ -37,6 +37,14 @@ export interface CompanyStoreOptions {
 const NON_ASCII = /[^\x00-\x7f]/;
 
 /**
+ * No company is stored under a longer identifier (a codice fiscale has 16 characters, an
+ * IT-prefixed VAT number 13; the import refuses any other): a longer one is "no match" without a
+ * query. The profile and financials take any tax ID, as long as a URL (kilobytes) or a tool call
+ * (up to a megabyte) carries.
+ */
+export const LONGEST_IDENTIFIER = 16;
+
+/**
  * An identifier in upper case, its ASCII letters only: `toUpperCase` alone turns some other
  * letters into ASCII ones (the dotless ı into I, the long ſ into S), so a code that is not a
  * company's would find it, and be billed.
@@ -71,7 +79,7 @@ export function createCompanyStore(options: CompanyStoreOptions): CompanyStore {
     const { code, vatNumber } = lookupKeys(input);
     // The spec takes any non-empty tax ID. One holding a NUL matches no company (Postgres text
     // cannot hold it, and would refuse the query as a store failure): the answer is "no match".
-    if (code.length === 0 || holdsNul(code)) return null;
+    if (code.length === 0 || code.length > LONGEST_IDENTIFIER || holdsNul(code)) return null;
     const rows = await runPreparedStoreQuery<CompanyRow>(options, what, statement, [code, vatNumber]);
     return rows[0] ?? null;
   }

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { companyBrief, companyBriefSchema } from '../../core/companies/company-brief.js';
-import { taxIdParamSchema } from '../../core/companies/endpoint-catalogue.js';
+import { notFoundMessage, taxIdParamSchema } from '../../core/companies/endpoint-catalogue.js';
+import { upperCaseIdentifier } from '../../core/companies/company-store.js';
 import { companyProfileDataSchema } from '../../core/companies/index.js';
 import { AppError } from '../../core/errors/index.js';
 import { defineTool } from './tool-definition.js';
@@ -12,17 +13,8 @@ const inputSchema = z.strictObject({
   taxId: taxIdParamSchema.describe('The company\'s fiscal code or VAT number (case-insensitive; an IT prefix is accepted).'),
 });
 
-// No company is stored under a longer identifier (a codice fiscale has 16 characters, an
-// IT-prefixed VAT number 13): a longer tax ID is answered not_found without a lookup. A tool call
-// can carry up to a megabyte of it, where a URL carries kilobytes, and the company cache keeps a
-// miss under its tax ID, length unbounded.
-const LONGEST_TAX_ID = 16;
-// What of a tax ID the not_found message quotes.
-const QUOTED_TAX_ID = 40;
-
-// Quoted as JSON: the tax ID is any text, control characters included.
-const notFound = (taxId: string) =>
-  new AppError('not_found', `No company has the tax ID ${JSON.stringify(taxId.length > QUOTED_TAX_ID ? `${taxId.slice(0, QUOTED_TAX_ID)}…` : taxId)}.`);
+// As the API's profile says it: the tax ID as looked up, a long one cut short.
+const notFound = (taxId: string) => new AppError('not_found', notFoundMessage('taxId', upperCaseIdentifier(taxId)));
 
 const outputSchema = z.strictObject({
   profile: companyProfileDataSchema.describe(
@@ -44,7 +36,6 @@ export const getCompanyProfileTool = defineTool({
   outputSchema,
   annotations: { title: 'Get a company profile', readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
   async run(args, ctx) {
-    if (args.taxId.trim().length > LONGEST_TAX_ID) throw notFound(args.taxId);
     // Both come from the company cache when warm; the credit report's data is where registry and risk live.
     const [profile, credit] = await Promise.all([ctx.store.companyProfile(args.taxId), ctx.store.creditReport(args.taxId)]);
     if (profile === null || credit === null) throw notFound(args.taxId);
