@@ -34,7 +34,7 @@ afterAll(async () => {
 async function dashboardPruningEvery(pruneIntervalMs: number): Promise<{ composed: ComposedDashboard; server: RunningServer; lines: LogLine[] }> {
   const lines: LogLine[] = [];
   const config = parseConfig({ DATABASE_URL: scratch.url });
-  const database = { db, connectionString: scratch.url, embedded: false, probe: createDatabaseProbe(db), close: async () => {} };
+  const database = { db, connectionString: scratch.url, embedded: false, probe: createDatabaseProbe(db), close: async () => {}, stopServerNow: async () => {} };
   const logger = createLogger({ level: 'info', write: (line) => lines.push(JSON.parse(line) as LogLine) });
   const composed = await composeDashboard({ config, logger, database, alertIntervalMs: 60_000, pruneIntervalMs });
   cleanups.push(() => composed.close());

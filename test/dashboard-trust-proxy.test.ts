@@ -20,7 +20,7 @@ afterAll(async () => {
 
 async function dashboardWith(env: Record<string, string>, logger = createLogger({ level: 'silent' })): Promise<RunningServer> {
   const config = parseConfig({ DATABASE_URL: inject('databaseUrl'), PUBLIC_DASHBOARD_URL: 'http://localhost:3002', ...env });
-  const database = { db, connectionString: inject('databaseUrl'), embedded: false, probe: createDatabaseProbe(db), close: async () => {} };
+  const database = { db, connectionString: inject('databaseUrl'), embedded: false, probe: createDatabaseProbe(db), close: async () => {}, stopServerNow: async () => {} };
   const composed = await composeDashboard({ config, logger, database, alertIntervalMs: 60_000 });
   cleanups.push(() => composed.close());
   const server = await listen(composed.app);
@@ -71,7 +71,7 @@ describe('when the dashboard starts in production', () => {
     const warned = async (publicUrl: string) => {
       const lines: { level: string; msg: string }[] = [];
       const config = parseConfig({ DATABASE_URL: inject('databaseUrl'), NODE_ENV: 'production', PUBLIC_DASHBOARD_URL: publicUrl });
-      const database = { db, connectionString: inject('databaseUrl'), embedded: false, probe: createDatabaseProbe(db), close: async () => {} };
+      const database = { db, connectionString: inject('databaseUrl'), embedded: false, probe: createDatabaseProbe(db), close: async () => {}, stopServerNow: async () => {} };
       const composed = await composeDashboard({ config, logger: createLogger({ level: 'info', write: (line) => lines.push(JSON.parse(line)) }), database, alertIntervalMs: 60_000 });
       await composed.close();
       return lines.filter((l) => l.level === 'warn' && l.msg.startsWith('PUBLIC_DASHBOARD_URL is not https')).length;

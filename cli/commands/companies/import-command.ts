@@ -2,6 +2,7 @@ import { availableParallelism } from 'node:os';
 import { InvalidArgumentError, type Command } from 'commander';
 import { DEFAULT_BATCH_SIZE, importDossiers } from '../../../core/companies/import/index.js';
 import type { CliContext } from '../../context.js';
+import { quitAtOnceHint } from '../../stop-signals.js';
 import { parseNonNegativeInt, parsePositiveInt } from './parse-options.js';
 import { createProgressReporter } from './progress-reporter.js';
 import { openLineSource } from './read-lines.js';
@@ -87,8 +88,7 @@ export function registerImportCommand(program: Command, context: () => CliContex
         };
         const progress = createProgressReporter(process.stderr, { quiet: opts.quiet, totalBytes: source.bytes });
         signals = stopOnSignal((signal) => {
-          const again = signal === 'SIGINT' ? 'press Ctrl-C again' : 'send SIGTERM again';
-          progress.message(`import: stopping (${signal}): no further lines are read, those read are written; ${again} to quit at once`);
+          progress.message(`import: stopping (${signal}): no further lines are read, those read are written; ${quitAtOnceHint(signal)}`);
           stop.abort();
         });
         try {

@@ -1,19 +1,10 @@
-import { constants } from 'node:os';
+import { listenForStopSignals, type StopSignal } from '../../stop-signals.js';
 
 // Ctrl-C (SIGINT) or SIGTERM during an import: the first asks the import to stop reading and
 // finish what it has read, so that its summary can say what was written; a second one quits
 // at once (Postgres rolls back the transactions then open: no company is half-written). Once
-// the import has stopped, the CLI ends by raising the same signal on itself, as a process
-// that had not caught it would have ended: a shell loop (`for f in *.jsonl; do npm run -s cli
-// -- import "$f"; done`) stops at a Ctrl-C only when its command died of the signal, not when
-// it exited with status 130. The shell's status is then 130 (143 for SIGTERM).
-
-export type StopSignal = 'SIGINT' | 'SIGTERM';
-const SIGNALS: readonly StopSignal[] = ['SIGINT', 'SIGTERM'];
-
-// `npm run` passes on the signal it got to the command, and the terminal sends Ctrl-C to both,
-// so one Ctrl-C can arrive twice within a millisecond (measured): a repeat this soon is the same one.
-const REPEAT_AFTER_MS = 250;
+// the import has stopped, the CLI ends by raising the same signal on itself (status 130, 143
+// for SIGTERM; see cli/stop-signals.ts for why).
 
 export interface StopOnSignal {
   /** Aborted by the first signal. */
@@ -28,43 +19,26 @@ export interface StopOnSignal {
 export function stopOnSignal(onStop: (signal: StopSignal) => void): StopOnSignal {
   const controller = new AbortController();
   let stoppedBy: StopSignal | undefined;
-  let stoppedAt = 0;
-
-  const handle = (received: StopSignal) => {
-    if (stoppedBy === undefined) {
+  const signals = listenForStopSignals({
+    first(received) {
       stoppedBy = received;
-      stoppedAt = performance.now();
       onStop(received);
       controller.abort();
-      return;
-    }
-    if (performance.now() - stoppedAt < REPEAT_AFTER_MS) return;
-    process.stderr.write(`import: quitting at once (${received}): the batches being written are rolled back\n`);
-    raise(received);
-  };
-  const listeners = SIGNALS.map((s) => [s, () => handle(s)] as const);
-  for (const [s, listener] of listeners) process.on(s, listener);
-  const removeListeners = () => {
-    for (const [s, listener] of listeners) process.removeListener(s, listener);
-  };
-
-  // Our listeners gone, the signal's default action ends the process (it would not, were
-  // another listener left: the exit code then still says which signal).
-  function raise(s: StopSignal): void {
-    removeListeners();
-    process.exitCode = 128 + constants.signals[s];
-    process.kill(process.pid, s);
-  }
-
+    },
+    again(received) {
+      process.stderr.write(`import: quitting at once (${received}): the batches being written are rolled back\n`);
+      signals.raise(received);
+    },
+  });
   return {
     signal: controller.signal,
     stoppedBy: () => stoppedBy,
     dispose() {
-      removeListeners();
+      signals.dispose();
       // At exit, once main has closed the database and stdout is written.
       if (stoppedBy !== undefined) {
         const s = stoppedBy;
-        process.once('exit', () => raise(s));
+        process.once('exit', () => signals.raise(s));
       }
     },
   };

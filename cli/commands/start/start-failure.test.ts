@@ -201,6 +201,6 @@ describe('cli start interrupted while starting up', () => {
       { interrupt: true },
     );
     expect({ code: run.code, signal: run.signal }, (run.stdout + run.stderr).slice(-3000)).toEqual({ code: 0, signal: null });
-    expect(run.stdout).toBe('\nSIGINT: stopping as soon as start-up has finished…\nstopped cleanly\n');
+    expect(run.stdout).toBe('\nSIGINT: stopping as soon as start-up has finished… (press Ctrl-C again to quit at once)\nstopped cleanly\n');
   }, 120_000);
 });
