@@ -1,6 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, readdir, rm } from 'node:fs/promises';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
@@ -120,6 +120,19 @@ async function expectNothingLeft(run: Awaited<ReturnType<typeof npmStartEmbedded
   expect(left, run.output().slice(-3000)).toEqual({ postgresRunning: false, postmasterPid: false, postgresPort: false, servicePorts: false });
 }
 
+/** Running processes (Linux /proc): pid, parent pid and command line. */
+async function processes(): Promise<{ pid: number; ppid: number; cmdline: string }[]> {
+  const found = [];
+  for (const entry of await readdir('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    const [stat, cmdline] = await Promise.all([readFile(`/proc/${entry}/stat`, 'utf8').catch(() => ''), readFile(`/proc/${entry}/cmdline`, 'utf8').catch(() => '')]);
+    // pid (comm) state ppid …: comm may hold spaces and parentheses.
+    const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+    if (stat) found.push({ pid: Number(entry), ppid, cmdline: cmdline.replaceAll('\0', ' ') });
+  }
+  return found;
+}
+
 describe('npm start', () => {
   it('when npm\'s own process is sent SIGTERM then the service stops cleanly, closing every port it opened', async () => {
     const run = await npmStart({ DATABASE_URL: database.url });
@@ -174,5 +187,35 @@ describe('npm start', () => {
     expect(run.output()).not.toContain('"msg":"billing worker stopped"');
     expect(run.output()).not.toContain('stopped cleanly');
     await expectNothingLeft(run);
+  }, START_MS + STOP_MS + 30_000);
+
+  it('when Ctrl-C comes while initdb prepares a first start then start says it will stop, finishes starting up, shows no banner and stops cleanly', async () => {
+    const dataDir = path.join(dir, 'first-start');
+    const pgPort = await freePort();
+    const run = await npmStart({ DATABASE_URL: '', DATA_DIR: dataDir, EMBEDDED_PG_PORT: String(pgPort) });
+    // While initdb runs one of its steps (a child postgres): initdb only notes a signal, but the
+    // child it runs dies of it, and initdb then fails and empties the data folder.
+    let initdb: number | undefined;
+    const inStep = async () => {
+      const all = await processes();
+      initdb = all.find((p) => p.cmdline.includes(`initdb --pgdata=${path.join(dataDir, 'postgres')}`))?.pid;
+      return (initdb !== undefined && all.some((p) => p.ppid === initdb)) || run.child.exitCode !== null;
+    };
+    expect(await waitFor(inStep, START_MS) && run.child.exitCode === null, run.output().slice(-3000)).toBe(true);
+    signalGroup(run, 'SIGINT');
+    const exit = await exitOf(run);
+
+    expect(exit, run.output().slice(-3000)).toEqual({ code: 0, signal: null });
+    expect(run.output()).toContain('\nSIGINT: stopping as soon as start-up has finished… (press Ctrl-C again to quit at once)\n');
+    expect(run.output()).not.toContain('Ctrl-C stops everything');
+    expect(run.output()).toMatch(/\nstopped cleanly\n$/);
+    expect(existsSync(path.join(dataDir, 'postgres', 'PG_VERSION'))).toBe(true);
+    const left = {
+      initdb: alive(initdb!),
+      postmasterPid: existsSync(path.join(dataDir, 'postgres', 'postmaster.pid')),
+      postgresPort: await isListening(pgPort),
+      servicePorts: (await Promise.all(Object.values(run.ports).map((port) => isListening(port)))).some(Boolean),
+    };
+    expect(left, run.output().slice(-3000)).toEqual({ initdb: false, postmasterPid: false, postgresPort: false, servicePorts: false });
   }, START_MS + STOP_MS + 30_000);
 });

