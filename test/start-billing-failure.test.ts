@@ -60,6 +60,7 @@ async function startNpmStart(env: Record<string, string>) {
     out,
     exited,
     tail: () => (out.stdout + out.stderr).slice(-3000),
+    signal: (signal: NodeJS.Signals) => child.kill(signal),
     kill: () => {
       if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
     },
@@ -107,10 +108,12 @@ describe('npm start when its billing worker stops consuming for good', () => {
 });
 
 describe('npm start when its billing worker stalls on a database that stopped answering', () => {
-  it('then it stops what it can and, the stalled batch never draining, exits 1 within its stop deadline with one line saying why', async () => {
-    const STALL_MS = 2_000;
-    // cli/commands/start/index.ts's FAILED_STOP_MS.
-    const FAILED_STOP_MS = 15_000;
+  const STALL_MS = 2_000;
+  // cli/commands/start/index.ts's FAILED_STOP_MS.
+  const FAILED_STOP_MS = 15_000;
+
+  /** `npm start` over a TCP proxy to a database of its own, whose billing worker is then made to stall, for `check`. */
+  async function whenStalled(check: (start: Awaited<ReturnType<typeof startNpmStart>>) => Promise<void>): Promise<void> {
     const stallDir = await mkdtemp(path.join(os.tmpdir(), 'start-billing-stall-'));
     const scratch = await createScratchDatabase('start_billing_stall');
     const proxy = await startTcpProxy(hostAndPort(scratch.url));
@@ -139,15 +142,7 @@ describe('npm start when its billing worker stalls on a database that stopped an
       } finally {
         await trx.commit();
       }
-
-      const ended = await Promise.race([start.exited, new Promise<undefined>((resolve) => setTimeout(() => resolve(undefined), STALL_MS + FAILED_STOP_MS + 20_000))]);
-      expect(ended, start.tail()).toEqual({ code: 1, signal: null });
-      expect(start.out.stdout).toContain('the billing worker stopped consuming usage events: stopping…');
-      expect(start.out.stderr.split('\n').filter((line) => line.startsWith('error: ')), start.tail()).toEqual([
-        expect.stringMatching(
-          /^error: the billing worker stopped consuming usage events: a usage batch has been in flight \d+ s \(BILLING_BATCH_STALL_MS allows 2 s\): likely a database connection that stopped answering\. Everything was being stopped rather than serve calls that would never be billed, and the stop had not finished after 15 s, so the process ends; run npm start again$/,
-        ),
-      ]);
+      await check(start);
     } finally {
       start?.kill();
       await proxy.close();
@@ -155,5 +150,31 @@ describe('npm start when its billing worker stalls on a database that stopped an
       await scratch.drop();
       await rm(stallDir, { recursive: true, force: true });
     }
-  }, START_MS + 90_000);
+  }
+
+  it('then it stops what it can and, the stalled batch never draining, exits 1 within its stop deadline with one line saying why', () =>
+    whenStalled(async (start) => {
+      const ended = await Promise.race([start.exited, new Promise<undefined>((resolve) => setTimeout(() => resolve(undefined), STALL_MS + FAILED_STOP_MS + 20_000))]);
+      expect(ended, start.tail()).toEqual({ code: 1, signal: null });
+      expect(start.out.stdout).toContain('the billing worker stopped consuming usage events: stopping… (Ctrl-C quits at once)');
+      expect(start.out.stderr.split('\n').filter((line) => line.startsWith('error: ')), start.tail()).toEqual([
+        expect.stringMatching(
+          /^error: the billing worker stopped consuming usage events: a usage batch has been in flight \d+ s \(BILLING_BATCH_STALL_MS allows 2 s\): likely a database connection that stopped answering\. Everything was being stopped rather than serve calls that would never be billed, and the stop had not finished after 15 s, so the process ends; run npm start again$/,
+        ),
+      ]);
+    }), START_MS + 90_000);
+
+  it('when Ctrl-C comes while that stop waits for the stalled batch then start quits at once, ending by SIGINT', () =>
+    whenStalled(async (start) => {
+      const stopping = () => Promise.resolve(start.out.stdout.includes('the billing worker stopped consuming usage events: stopping…'));
+      expect(await waitUntil(stopping, STALL_MS + 20_000), start.tail()).toBe(true);
+      start.signal('SIGINT');
+      // Far sooner than the stop deadline it would otherwise wait for.
+      const ended = await Promise.race([start.exited, new Promise<undefined>((resolve) => setTimeout(() => resolve(undefined), 5_000))]);
+      expect(ended, start.tail()).toEqual({ code: null, signal: 'SIGINT' });
+      expect(start.out.stdout).toContain('\nSIGINT: quitting at once, without waiting for calls in flight\n');
+      expect(start.out.stderr, start.tail()).not.toMatch(/^error: /m);
+      const anyUp = () => Promise.all(Object.values(start.ports).map((port) => isListening(port))).then((up) => up.some(Boolean));
+      expect(await anyUp()).toBe(false);
+    }), START_MS + 90_000);
 });

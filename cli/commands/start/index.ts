@@ -29,14 +29,16 @@ async function run(config: Config, logger: Logger, started: number): Promise<voi
   // registered kills the process outright (no clean stop), and whoever reads our banner may
   // signal us the instant it appears. A signal during start-up stops us once start-up ends.
   // The first SIGINT or SIGTERM stops everything cleanly; the copy of it that npm passes on is
-  // the same Ctrl-C (cli/stop-signals.ts); a later one quits at once (quitNow). The listeners go
+  // the same Ctrl-C (cli/stop-signals.ts); a later one quits at once (quitNow), and so does the
+  // first while the billing worker's failure is already stopping everything. The listeners go
   // when the command ends, however it ends: left behind a failed start-up, they would swallow
   // the next signal.
   let stopOn!: (signal: StopSignal) => void;
   const signalled = new Promise<StopSignal>((resolve) => (stopOn = resolve));
+  let stoppingOnFailure = false;
   let quitting = false;
   const signals = listenForStopSignals({
-    first: (signal) => stopOn(signal),
+    first: (signal) => (stoppingOnFailure ? void quitNow(signal) : stopOn(signal)),
     again: (signal) => void quitNow(signal),
   });
   // A failure to open (Postgres unreachable, a migration refused) closes what it opened itself.
@@ -89,9 +91,10 @@ async function run(config: Config, logger: Logger, started: number): Promise<voi
         process.stdout.write(`\n${ended.signal}: stopping… (${quitAtOnceHint(ended.signal)})\n`);
       } else {
         failure = ended.failure;
+        stoppingOnFailure = true;
         // Whoever fixes a fault in the code needs where it was thrown.
         if (isCodeFault(failure.cause)) logger.error('the billing worker stopped on a fault in the code', { err: failure.cause });
-        process.stdout.write('\nthe billing worker stopped consuming usage events: stopping…\n');
+        process.stdout.write('\nthe billing worker stopped consuming usage events: stopping… (Ctrl-C quits at once)\n');
       }
     }
     const failed = failure ? `the billing worker stopped consuming usage events: ${failure.message}` : undefined;
