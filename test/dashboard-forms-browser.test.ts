@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createOrganization, ensureDefaultPlans } from '../core/billing/index.js';
+import { createOrganization, ensureDefaultPlans, setCallsCap } from '../core/billing/index.js';
 import { createInvitation } from '../core/dashboard-auth/index.js';
 import type { Db } from '../core/db/index.js';
 import type { RunningServer } from './api-fixtures.js';
@@ -149,6 +149,34 @@ describe.skipIf(!haveBrowser)('refused forms in a browser', () => {
       expect(await errorUnder(page, '#grant-credits')).toBe('must be positive: a grant or top-up adds credits; an adjustment can remove them');
       expect(await errorUnder(page, '#grant-reason')).toBe('required');
       expect(await db('usage_ledger').where({ organization_id: orgId, entry_type: 'top_up' })).toEqual([]);
+    });
+  });
+
+  it('when a cap is set for this period only and the operator saves only the credits per period, then the cap field shows the organization\'s own cap and keeps it', async () => {
+    const { id: orgId } = await createOrganization(db, { name: 'Browser own cap test', planId: 'standard' });
+    await setCallsCap(db, { organizationId: orgId, callsCap: 8, actor: 'cli:test', reason: 'deal: eight calls' });
+    await setCallsCap(db, { organizationId: orgId, callsCap: 12, thisPeriodOnly: true, actor: 'cli:test', reason: 'this month: twelve' });
+    const operator = await createOperator(db);
+    const caps = async () => ({
+      ...(await db('organizations').where({ id: orgId }).first('credits_per_period', 'calls_cap_per_period', 'calls_cap_own')),
+      ...(await db('allowances').where({ organization_id: orgId }).first('calls_cap')),
+    });
+    await onPageAs(operator, `/operator/organizations/${orgId}`, async (page) => {
+      const save = async () => {
+        await page.locator('#org-period').getByRole('button', { name: 'Save' }).click();
+        await page.waitForLoadState('domcontentloaded');
+      };
+      expect(await page.getByLabel('Calls cap per period').inputValue()).toBe('8');
+      expect(await page.locator('#calls-cap-help').textContent()).toContain('This period: 12, set for this period only.');
+
+      await page.getByLabel('Credits per period').fill('500');
+      await save();
+      expect(await page.locator('.notice').first().textContent()).toContain('Saved.');
+      expect(await page.getByLabel('Calls cap per period').inputValue()).toBe('8');
+      expect(await caps()).toEqual({ credits_per_period: 500, calls_cap_per_period: 8, calls_cap_own: true, calls_cap: 12 });
+      const activity = await page.locator('#org-audit').textContent();
+      expect(activity).toContain('Set credits per month to 500');
+      expect(activity).not.toContain('calls cap');
     });
   });
 

@@ -1,7 +1,10 @@
 import { randomUUID } from 'node:crypto';
-import { describe, expect, it } from 'vitest';
-import { createOrganization } from '../core/billing/index.js';
+import { describe, expect, inject, it } from 'vitest';
+import { periodOf } from '../core/billing/billing-period.js';
+import { createOrganization, reconcileLedger, rollOverDueAllowances } from '../core/billing/index.js';
+import { formats } from '../dashboard/i18n/translate.js';
 import { dashboardForFile, signedInOperator } from './dashboard-fixtures.js';
+import { runCli } from './support/run-cli.js';
 
 // The operator's organization forms over plain HTTP: a refused form changes nothing and says
 // which field is wrong.
@@ -50,6 +53,96 @@ describe('operator overview: finding organizations', () => {
     const wildcard = await (await client.get(`/operator?q=${encodeURIComponent(`${token}%`)}`)).text();
     expect(names(wildcard)).toEqual([]);
     expect(wildcard).toContain(`No organization has “${token}%” in its name or id.`);
+  });
+});
+
+const cli = (...args: string[]) => runCli(inject('databaseUrl'), ...args);
+const lastMonth = () => {
+  const now = new Date();
+  return periodOf(new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth() - 1, 15)));
+};
+const capsOf = async (id: string) => ({
+  ...(await env.db('organizations').where({ id }).first<{ calls_cap_per_period: number | null; calls_cap_own: boolean }>('calls_cap_per_period', 'calls_cap_own')),
+  ...(await env.db('allowances').where({ organization_id: id }).first<{ calls_cap: number | null }>('calls_cap')),
+});
+const capRows = (id: string) => env.db('usage_ledger').where({ organization_id: id, entry_type: 'cap_change' }).orderBy('id').select<{ source: string; actor: string; reason: string; period: string }[]>('source', 'actor', 'reason', 'period');
+/** The calls cap field as the page renders it, and the help under it. */
+const capField = (body: string) => ({
+  value: /<input id="calls-cap" name="callsCap" type="\w+"(?: value="([^"]*)")?/.exec(body)?.[1] ?? '',
+  help: /<p class="help" id="calls-cap-help">([^<]*)<\/p>/.exec(body)?.[1] ?? '',
+});
+
+describe('operator period form: the organization\'s own calls cap and this period\'s', () => {
+  it('when this period has a cap set for this period only, then the form shows the organization\'s own cap with this period\'s beside it, saving only the credits changes and records only the credits, and the rollover brings the own cap back with a ledger row', async () => {
+    const org = await createOrganization(env.db, { name: 'Operator own cap test', planId: 'standard' });
+    // The finance reviewer's steps, with the real CLI.
+    expect((await cli('billing', 'set-cap', '--org', org.id, '--calls', '8', '--reason', 'deal: eight calls')).code).toBe(0);
+    expect((await cli('billing', 'set-cap', '--org', org.id, '--calls', '12', '--this-period-only', '--reason', 'this month: twelve')).code).toBe(0);
+    expect(await capsOf(org.id)).toEqual({ calls_cap_per_period: 8, calls_cap_own: true, calls_cap: 12 });
+    const client = await signedInOperator(env);
+    const page = `/operator/organizations/${org.id}`;
+    const shown = await (await client.get(page)).text();
+    expect(capField(shown)).toEqual({ value: '8', help: 'This period: 12, set for this period only. The organization&#39;s own cap. Empty: no cap. Applies now and to the periods to come.' });
+    const ledgerBefore = await capRows(org.id);
+    const auditBefore = await auditRows(org.id);
+
+    // Only the credits per period changed; the cap is sent as the form showed it.
+    const saved = await client.post(`${page}/period`, { _csrf: await client.csrf(page), creditsPerPeriod: '500', callsCap: capField(shown).value });
+    expect(saved.status).toBe(200);
+    const body = await saved.text();
+    expect(body).toContain('Saved.');
+    expect(await capsOf(org.id)).toEqual({ calls_cap_per_period: 8, calls_cap_own: true, calls_cap: 12 });
+    expect((await organizationRow(org.id))!.credits_per_period).toBe(500);
+    expect(await capRows(org.id)).toEqual(ledgerBefore);
+    expect(await auditRows(org.id)).toBe(auditBefore + 1);
+    const audit = await env.db('audit_log').where({ organization_id: org.id, action: 'organization.period_set' }).pluck('details');
+    expect(audit).toEqual([{ creditsPerPeriod: 500 }]);
+    // The activity row names what changed, and only that.
+    const activity = /<section class="card" id="org-audit"[\s\S]*?<\/section>/.exec(body)![0];
+    expect(activity).toContain('Set credits per month to 500<');
+    expect(activity).not.toContain('Set credits per month to 500 and');
+    expect(capField(body).value).toBe('8');
+
+    // The next month: the cap set for this month only ends, and the ledger says why.
+    await env.db('allowances').where({ organization_id: org.id }).update({ period: lastMonth() });
+    await rollOverDueAllowances(env.db);
+    expect(await capsOf(org.id)).toEqual({ calls_cap_per_period: 8, calls_cap_own: true, calls_cap: 8 });
+    const current = periodOf(new Date());
+    expect((await capRows(org.id)).slice(ledgerBefore.length)).toEqual([
+      { source: 'system', actor: 'system', reason: `calls cap 12 -> 8: period rollover to ${current}: the organization's own cap`, period: current },
+    ]);
+    expect((await reconcileLedger(env.db, { organizationIds: [org.id] })).differences).toEqual([]);
+    const ledger = await (await client.get(`/orgs/${org.id}/ledger?type=cap_change&period=${current}`)).text();
+    expect(ledger).toContain(`calls cap 12 → 8: period rollover to ${formats('en').period(current)}: the organization&#39;s own cap`);
+    const after = await (await client.get(page)).text();
+    expect(capField(after)).toEqual({ value: '8', help: 'The organization&#39;s own cap. Empty: no cap. Applies now and to the periods to come.' });
+    await client.get('/language?lang=it&next=/');
+    const italian = await (await client.get(`/orgs/${org.id}/ledger?type=cap_change&period=${current}`)).text();
+    expect(italian).toContain(`tetto chiamate da 12 a 8: cambio di periodo a ${formats('it').period(current)}: il tetto proprio dell&#39;organizzazione`);
+  });
+
+  it('when only the cap is changed, then the activity row names only the cap; saved unchanged, an organization on its plan\'s cap stays on it', async () => {
+    const org = await createOrganization(env.db, { name: 'Operator plan cap test', planId: 'standard' });
+    const client = await signedInOperator(env);
+    const page = `/operator/organizations/${org.id}`;
+    expect((await cli('billing', 'set-cap', '--org', org.id, '--calls', '5', '--this-period-only', '--reason', 'trial month')).code).toBe(0);
+    const shown = await (await client.get(page)).text();
+    expect(capField(shown)).toEqual({ value: '100000', help: 'This period: 5, set for this period only. The cap of plan standard; a cap saved here becomes the organization&#39;s own. Empty: no cap. Applies now and to the periods to come.' });
+    const audits = await auditRows(org.id);
+    const ledger = await capRows(org.id);
+    // Saved as shown: the organization keeps following its plan's cap, and nothing is recorded.
+    expect((await client.post(`${page}/period`, { _csrf: await client.csrf(page), creditsPerPeriod: '', callsCap: '100000' })).status).toBe(200);
+    expect(await capsOf(org.id)).toEqual({ calls_cap_per_period: null, calls_cap_own: false, calls_cap: 5 });
+    expect(await auditRows(org.id)).toBe(audits);
+    expect(await capRows(org.id)).toEqual(ledger);
+
+    const saved = await (await client.post(`${page}/period`, { _csrf: await client.csrf(page), creditsPerPeriod: '', callsCap: '20' })).text();
+    expect(await capsOf(org.id)).toEqual({ calls_cap_per_period: 20, calls_cap_own: true, calls_cap: 20 });
+    expect(await env.db('audit_log').where({ organization_id: org.id, action: 'organization.period_set' }).pluck('details')).toEqual([{ callsCap: 20 }]);
+    const activity = /<section class="card" id="org-audit"[\s\S]*?<\/section>/.exec(saved)![0];
+    expect(activity).toContain('Set the calls cap to 20<');
+    expect(activity).not.toContain('credits per month');
+    expect((await capRows(org.id)).slice(ledger.length).map((r) => r.reason)).toEqual(['calls cap 5 -> 20: set in the operator dashboard']);
   });
 });
 

@@ -14,4 +14,5 @@ export { reconcileLedger, type ReconcileDifference, type ReconcileResult } from 
 export { countOpenDeadLetters, replayDeadLetters, type ReplayDeadLettersOptions, type ReplayOutcome, type ReplayResult } from './replay-dead-letters.js';
 export { rebuildUsageTotals, type RebuiltUsageTotals } from './rebuild-usage-totals.js';
 export { rollOverDueAllowances } from './roll-over-period.js';
+export { callsCapTerms, periodTerms, type CallsCapTerms, type PeriodTerms } from './period-terms.js';
 export { systemReason, systemReasonPattern } from './system-reasons.js';

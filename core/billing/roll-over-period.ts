@@ -2,30 +2,18 @@ import type { Knex } from 'knex';
 import { cheapestCreditCalls, evaluateFlags, flagChanges, recordFlagChanges, type FlagChange } from './allowance-flags.js';
 import { lockAllowances, type AllowanceRow } from './allowance-rows.js';
 import { nextPeriod, periodOf, periodStart } from './billing-period.js';
+import { periodTerms } from './period-terms.js';
 import { systemReason } from './system-reasons.js';
-
-interface PeriodTerms {
-  creditsPerPeriod: number;
-  callsCap: number | null;
-}
-
-async function periodTerms(trx: Knex.Transaction, organizationId: string): Promise<PeriodTerms> {
-  const row = await trx('organizations as o')
-    .leftJoin('plans as p', 'p.id', 'o.plan_id')
-    .where('o.id', organizationId)
-    .first<{ credits: number | null; cap: number | null } | undefined>(
-      trx.raw('COALESCE(o.credits_per_period, p.credits_per_period, 0) AS credits'),
-      trx.raw('CASE WHEN o.calls_cap_own THEN o.calls_cap_per_period ELSE p.calls_cap_per_period END AS cap'),
-    );
-  return { creditsPerPeriod: row?.credits ?? 0, callsCap: row?.cap ?? null };
-}
 
 /**
  * Moves a locked allowance row forward to `toPeriod` (calendar months, UTC), one ledger row
  * per month crossed: the month's credits are granted (unused credits carry over), calls_used
  * restarts at zero (the ledger row's calls_delta undoes the old month's count, so the ledger
- * still sums to calls_used) and the cap becomes the organization's or its plan's. Flags are
- * then evaluated afresh, which clears them unless the new balance still cannot pay.
+ * still sums to calls_used) and the cap becomes the organization's or its plan's. A cap that
+ * moves with it (one set for the old month only, say) is a `cap_change` row in the first month
+ * crossed, as every change of the cap in force is, saying where the new one comes from: without
+ * it the ledger showed a cap of 12 become 8 with nothing to say why. Flags are then evaluated afresh,
+ * which clears them unless the new balance still cannot pay.
  * The ledger row's event id names the organization and month, so a month is granted once
  * even if two processes raced here (they cannot, holding the row lock, but the ledger says so).
  */
@@ -35,6 +23,7 @@ export async function rollOverAllowance(trx: Knex.Transaction, row: AllowanceRow
   let balance = row.credits_balance;
   let callsUsed = row.calls_used;
   let period = row.period;
+  let capChanged = terms.callsCap !== row.calls_cap;
   while (period < toPeriod) {
     period = nextPeriod(period);
     const inserted = await trx('usage_ledger')
@@ -59,6 +48,28 @@ export async function rollOverAllowance(trx: Knex.Transaction, row: AllowanceRow
     if (inserted.length === 0) continue;
     balance += terms.creditsPerPeriod;
     callsUsed = 0;
+    if (capChanged) {
+      const from = terms.callsCapOwn ? 'own' : { plan: terms.planId };
+      await trx('usage_ledger')
+        .insert({
+          event_id: `cap_rollover_${row.organization_id}_${period}`,
+          organization_id: row.organization_id,
+          entry_type: 'cap_change',
+          source: 'system',
+          quantity: 0,
+          credits_delta: 0,
+          calls_delta: 0,
+          credits_balance_after: balance,
+          period,
+          occurred_at: periodStart(period),
+          applied_at: now,
+          actor: 'system',
+          reason: systemReason.capChange(row.calls_cap, terms.callsCap, false, systemReason.rolloverCap(period, from)),
+        })
+        .onConflict('event_id')
+        .ignore();
+      capChanged = false;
+    }
   }
   const flags = evaluateFlags({ creditsBalance: balance, callsUsed, callsCap: terms.callsCap, cheapestCreditCall });
   // The new month's use so far: none, unless its usage was charged before the row moved on

@@ -13,6 +13,9 @@ export const systemReason = {
   // Why a calls cap changed with a plan (the `why` of capChange).
   planCap: (plan: string) => `plan ${plan}`,
   planChanged: (from: string, to: string) => `plan changed from ${from} to ${to}`,
+  // The cap a month gets at its rollover, when it is not the one the month before had (the `why` of capChange).
+  rolloverCap: (period: string, from: 'own' | { plan: string | null }) =>
+    `period rollover to ${period}: ${from === 'own' ? "the organization's own cap" : from.plan === null ? 'no plan' : `the cap of plan ${from.plan}`}`,
   // A charge given back: its call was refused (503) after the worker had applied its event.
   refusedCallRefund: () => 'refund: call refused (503) after it was charged',
   // Flag changes.
@@ -29,6 +32,7 @@ export const systemReasonPattern: Record<keyof typeof systemReason, RegExp> = {
   capChange: /^calls cap (?<from>\d+|none) -> (?<to>\d+|none)(?<thisPeriod> \(this period only\))?: (?<why>.*)$/s,
   planCap: /^plan (?<plan>\S+)$/,
   planChanged: /^plan changed from (?<from>\S+) to (?<to>\S+)$/,
+  rolloverCap: /^period rollover to (?<period>\d{4}-\d{2}): (?:(?<own>the organization's own cap)|the cap of plan (?<plan>\S+)|(?<noPlan>no plan))$/,
   refusedCallRefund: /^refund: call refused \(503\) after it was charged$/,
   usage: /^usage$/,
   periodRollover: /^period rollover to (?<period>\d{4}-\d{2})$/,

@@ -1,7 +1,7 @@
 import type { Router } from '@koa/router';
 import {
-  changeCredits, clearProductOverride, countOpenDeadLetters, createOrganization, ensureDefaultPlans, getOrganization, getPlan, listPlans, MAX_REASON, planDefinitionSchema, productCatalogue,
-  setCallsCap, setOrganizationLimits, setOrganizationPlan, setProductOverride, type CreditChangeKind,
+  callsCapTerms, changeCredits, clearProductOverride, countOpenDeadLetters, createOrganization, ensureDefaultPlans, getOrganization, getPlan, listPlans, MAX_REASON, planDefinitionSchema, productCatalogue,
+  setCallsCap, setOrganizationLimits, setOrganizationPlan, setProductOverride, type CallsCapTerms, type CreditChangeKind,
 } from '../../core/billing/index.js';
 import { createInvitation, recentAudit, withAudit, type CreatedInvitation } from '../../core/dashboard-auth/index.js';
 import type { Db } from '../../core/db/index.js';
@@ -151,9 +151,26 @@ async function renderOverview(ctx: DashboardContext, db: Db, top?: HtmlValue, { 
   ctx.body = page(ctx.state, { title: t('operator.title'), body, active: 'operator', path: '/operator' });
 }
 
+/**
+ * The period form's cap field shows the cap later months get (the organization's own, else its
+ * plan's), the one a save changes: this period's, when a cap set for this period only makes it
+ * differ, is said beside it, not put in the field, where saving the form unchanged made it the
+ * organization's own cap.
+ */
+function callsCapHelp(state: DashboardState, terms: CallsCapTerms): string {
+  const { t, f } = state;
+  const source = terms.own ? t('operator.org.callsCapOwn') : terms.planId ? t('operator.org.callsCapPlan', { plan: terms.planId }) : '';
+  const thisPeriod = terms.thisPeriod !== terms.laterPeriods
+    ? t('operator.org.callsCapThisPeriod', { cap: terms.thisPeriod === null ? t('common.noCap') : f.number(terms.thisPeriod) })
+    : '';
+  return [thisPeriod, source, t('operator.org.callsCapHelp')].filter((part) => part !== '').join(' ');
+}
+
 async function renderOrganization(ctx: DashboardContext, db: Db, organizationId: string, top?: HtmlValue, { typed, refusals }: Refused = noRefusal): Promise<void> {
   const { t, f } = ctx.state;
-  const [org, plans, periodSettings, audit] = await Promise.all([getOrganization(db, organizationId), listPlans(db), organizationPeriodSettings(db, organizationId), recentAudit(db, organizationId)]);
+  const [org, plans, periodSettings, capTerms, audit] = await Promise.all([
+    getOrganization(db, organizationId), listPlans(db), organizationPeriodSettings(db, organizationId), callsCapTerms(db, organizationId), recentAudit(db, organizationId),
+  ]);
   const plan = org.planId ? await getPlan(db, org.planId) : null;
   const planProducts = new Map((plan?.products ?? []).map((p) => [p.product, p]));
   const overrides = new Map(org.productOverrides.map((o) => [o.product, o]));
@@ -211,7 +228,7 @@ async function renderOrganization(ctx: DashboardContext, db: Db, organizationId:
       ${section(t('operator.org.period'), html`<form method="post" action="/operator/organizations/${org.id}/period" class="stack">
         ${csrfField(ctx.state)}
         ${field({ label: t('operator.org.creditsPerPeriod'), name: 'creditsPerPeriod', type: 'number', min: 0, value: typed.creditsPerPeriod ?? periodSettings.creditsPerPeriod, help: `${t('operator.org.creditsPerPeriodHelp')}${plan ? ` (${f.number(plan.creditsPerPeriod)})` : ''}`, id: 'credits-per-period', error: refusals.creditsPerPeriod })}
-        ${field({ label: t('operator.org.callsCap'), name: 'callsCap', type: 'number', min: 0, value: typed.callsCap ?? a?.callsCap ?? null, help: t('operator.org.callsCapHelp'), id: 'calls-cap', error: refusals.callsCap })}
+        ${field({ label: t('operator.org.callsCap'), name: 'callsCap', type: 'number', min: 0, value: typed.callsCap ?? capTerms.laterPeriods, help: callsCapHelp(ctx.state, capTerms), id: 'calls-cap', error: refusals.callsCap })}
         <div><button class="btn btn-primary" type="submit">${t('common.save')}</button></div>
       </form>`, { id: 'org-period' })}
       ${section(t('operator.org.limits'), html`<form method="post" action="/operator/organizations/${org.id}/limits" class="stack">
@@ -339,17 +356,25 @@ export function registerOperatorRoutes(router: Router<DashboardState>, deps: Ope
     await guarded(ctx, orgId, async () => {
       const { creditsPerPeriod, callsCap } = parseInput(periodFormSchema, ctx.state.form);
       // One form, one transaction: a cap refused after the credits were saved would leave half
-      // the form applied behind a 422.
+      // the form applied behind a 422. Each field is compared with what the form shows for it
+      // (the organization's credits per period; the cap of later months), so a field saved as
+      // it was changes nothing, and the activity row names only the fields that changed.
       await withAudit(
         db,
         async (trx) => {
           const before = await lockedSettings(trx, orgId);
-          await setCreditsPerPeriod(trx, orgId, creditsPerPeriod);
-          const current = (await getOrganization(trx, orgId)).allowance?.callsCap ?? null;
-          if (current !== callsCap) await setCallsCap(trx, { organizationId: orgId, callsCap, actor, reason: OPERATOR_DASHBOARD_REASON });
-          return before.credits_per_period !== creditsPerPeriod || current !== callsCap;
+          const changed: { creditsPerPeriod?: number | null; callsCap?: number | null } = {};
+          if (before.credits_per_period !== creditsPerPeriod) {
+            await setCreditsPerPeriod(trx, orgId, creditsPerPeriod);
+            changed.creditsPerPeriod = creditsPerPeriod;
+          }
+          if ((await callsCapTerms(trx, orgId)).laterPeriods !== callsCap) {
+            await setCallsCap(trx, { organizationId: orgId, callsCap, actor, reason: OPERATOR_DASHBOARD_REASON });
+            changed.callsCap = callsCap;
+          }
+          return Object.keys(changed).length > 0 ? changed : null;
         },
-        (changed) => (changed ? { organizationId: orgId, actor, action: 'organization.period_set', details: { creditsPerPeriod, callsCap } } : null),
+        (details) => (details ? { organizationId: orgId, actor, action: 'organization.period_set', details } : null),
       );
     });
   });

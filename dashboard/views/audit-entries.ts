@@ -32,7 +32,8 @@ const meaningOfNull: Partial<Record<string, MessageKey>> = {
 };
 
 // A cap change has its own sentences for "no cap" and "this period only" (the CLI's
-// --this-period-only), which the value alone would leave out; an invitation accepted by someone
+// --this-period-only), which the value alone would leave out; the period form's row, a sentence
+// for what it changed; an invitation accepted by someone
 // who keeps a higher role, and a product override, sentences that say what happened.
 function sentenceOf(action: string, details: Record<string, unknown>): string {
   if (action === 'member.joined' && details.invitedAs !== undefined) return 'member.joined_kept_role';
@@ -42,6 +43,12 @@ function sentenceOf(action: string, details: Record<string, unknown>): string {
   if (action === 'organization.product_set') {
     if (details.enabled === false) return 'organization.product_disabled';
     return typeof details.quantity === 'number' && typeof details.unit === 'string' ? 'organization.product_measure' : action;
+  }
+  // The period form records the fields it changed (older rows name both, changed or not).
+  if (action === 'organization.period_set') {
+    if (!('callsCap' in details)) return 'organization.period_set_credits';
+    if (!('creditsPerPeriod' in details)) return 'organization.period_set_cap';
+    return action;
   }
   if (action !== 'allowance.cap_set') return action;
   return `allowance.${details.callsCap === null ? 'cap_removed' : 'cap_set'}${details.thisPeriodOnly === true ? '_this_period' : ''}`;

@@ -21,6 +21,10 @@ const capReasons: Saying[] = [
   [systemReasonPattern.planCap, (r, g) => r.t('reason.plan', { plan: g.plan! })],
   [systemReasonPattern.planChanged, (r, g) => r.t('reason.planChanged', { from: g.from!, to: g.to! })],
   [new RegExp(`^${OPERATOR_DASHBOARD_REASON}$`), (r) => r.t('reason.operatorDashboard')],
+  [systemReasonPattern.rolloverCap, (r, g) => {
+    const period = r.f.period(g.period!);
+    return g.own ? r.t('reason.rolloverCapOwn', { period }) : g.plan ? r.t('reason.rolloverCapPlan', { period, plan: g.plan }) : r.t('reason.rolloverCapNoPlan', { period });
+  }],
 ];
 
 const rowReasons: Saying[] = [

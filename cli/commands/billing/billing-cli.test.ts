@@ -111,10 +111,49 @@ describe('billing CLI: credits, caps, ledger export and reconcile', () => {
     // This month only, then for later months too: the second changes the organization's own cap.
     expect((await cli('billing', 'set-cap', '--org', org, '--calls', '7', '--this-period-only', '--reason', 'x')).code).toBe(0);
     const thisMonth = await cli('billing', 'set-cap', '--org', org, '--calls', '7', '--this-period-only', '--reason', 'x');
-    expect(thisMonth.stdout).toBe(`${org}: the calls cap is already 7 this month: nothing changed, no ledger row written\n`);
+    expect(thisMonth.stdout).toBe(`${org}: the calls cap is already 7 this month: nothing changed, no ledger row written\n${org}: later months: no cap (the organization's own)\n`);
     const later = await cli('billing', 'set-cap', '--org', org, '--calls', '7', '--reason', 'from now on');
     expect(later.stdout).toContain('used of 7');
     expect(await capRows()).toEqual([...rows, 'calls cap none -> 7 (this period only): x', 'calls cap 7 -> 7: from now on']);
+  });
+
+  it('when a cap is set for this period only, then set-cap and org show name the organization\'s own cap beside this period\'s, and the rollover that ends it is a cap change on the ledger that reconcile and the report account for', async () => {
+    const org = await newOrganization();
+    expect((await cli('billing', 'set-cap', '--org', org, '--calls', '8', '--reason', 'deal: eight calls')).code).toBe(0);
+    const thisMonth = await cli('billing', 'set-cap', '--org', org, '--calls', '12', '--this-period-only', '--reason', 'this month: twelve');
+    expect(thisMonth.code, thisMonth.stderr).toBe(0);
+    expect(thisMonth.stdout).toContain('0 calls used of 12;');
+    expect(thisMonth.stdout).toContain(`${org}: later months: 8 calls per period (the organization's own)\n`);
+    const shown = await cli('org', 'show', org);
+    expect(shown.stdout).toContain("\ncap:      8 calls per period (the organization's own); this period: 12, set for this period only\n");
+    expect(shown.stdout).toContain('0 calls used of 12\n');
+
+    // The next month (the allowance moved back one, as if a month had passed).
+    const now = new Date();
+    const lastMonth = periodOf(new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth() - 1, 15)));
+    const current = periodOf(now);
+    await db('allowances').where({ organization_id: org }).update({ period: lastMonth });
+    expect((await cli('billing', 'rollover')).code).toBe(0);
+    expect((await db('allowances').where({ organization_id: org }).first<{ calls_cap: number }>('calls_cap'))!.calls_cap).toBe(8);
+    const after = await cli('org', 'show', org);
+    expect(after.stdout).toContain("\ncap:      8 calls per period (the organization's own)\n");
+    expect(after.stdout).toContain('0 calls used of 8\n');
+
+    const exported = JSON.parse((await cli('ledger', 'export', '--org', org, '--period', current, '--format', 'json')).stdout) as Record<string, unknown>[];
+    const reason = `calls cap 12 -> 8: period rollover to ${current}: the organization's own cap`;
+    expect(exported.filter((e) => e.source === 'system')).toMatchObject([
+      { entryType: 'period_rollover', actor: 'system' },
+      { eventId: `cap_rollover_${org}_${current}`, entryType: 'cap_change', quantity: 0, creditsDelta: 0, callsDelta: 0, actor: 'system', reason },
+    ]);
+    const reconcile = await cli('reconcile', '--org', org);
+    expect(reconcile.stdout).toContain('no differences');
+    expect(reconcile.code).toBe(0);
+    const report = await cli('report', '--org', org, '--period', current);
+    expect(report.stdout).toMatch(new RegExp(`cap_change\\s+0\\s+system\\s+${reason.replace(/[()]/g, '\\$&')}`));
+    // A second rollover run finds nothing to do and writes nothing.
+    const rows = await ledgerRows(org);
+    expect((await cli('billing', 'rollover')).code).toBe(0);
+    expect(await ledgerRows(org)).toBe(rows);
   });
 
   it('when a top-up is run again with the same --reference, then the second run changes nothing and says so; the same reference for another amount is refused', async () => {

@@ -2,7 +2,7 @@ import { InvalidArgumentError, Option } from 'commander';
 import type { Db } from '../../../core/db/index.js';
 import { periodOf } from '../../../core/billing/billing-period.js';
 import {
-  buildAllowanceReport, changeCredits, exportLedger, findOrganizationId, FIRST_PERIOD, isPeriod, LAST_PERIOD, ledgerCsvLines, reconcileLedger,
+  buildAllowanceReport, callsCapTerms, changeCredits, exportLedger, findOrganizationId, FIRST_PERIOD, isPeriod, LAST_PERIOD, ledgerCsvLines, reconcileLedger,
   rebuildUsageTotals, referencedEventId, replayDeadLetters, rollOverDueAllowances, setCallsCap, type AllowanceSnapshot, type CreditChangeKind, type ReplayOutcome,
 } from '../../../core/billing/index.js';
 import { AppError } from '../../../core/errors/index.js';
@@ -10,7 +10,7 @@ import { recordAudit, withAudit } from '../../../core/dashboard-auth/index.js';
 import type { RegisterCommands } from '../index.js';
 import type { CliContext } from '../../context.js';
 import { createLineWriter } from '../../line-writer.js';
-import { count, MAX_WHOLE, positiveInt, printTable, table, wholeNumber } from '../orgs/cli-format.js';
+import { count, laterCapText, MAX_WHOLE, positiveInt, printTable, table, wholeNumber } from '../orgs/cli-format.js';
 import { renderReport, type ReportFormat } from './render-report.js';
 
 const period = (value: string): string => {
@@ -149,7 +149,7 @@ export const registerBillingCommands: RegisterCommands = (program, context) => {
 
   billing
     .command('set-cap')
-    .description('Set the calls cap: this period and (unless --this-period-only) the organization\'s periods to come.')
+    .description('Set the calls cap: this period and (unless --this-period-only) the organization\'s own cap, which later periods get.')
     .requiredOption('--org <org>', 'organization id or exact name')
     .requiredOption('--calls <n|none>', 'calls per month, or "none"', cap)
     .requiredOption('--reason <text>', 'why (kept on the ledger)')
@@ -168,6 +168,8 @@ export const registerBillingCommands: RegisterCommands = (program, context) => {
       );
       if (set) printSnapshot(ctx, set);
       else ctx.out(`${organizationId}: the calls cap is already ${callsCap ?? 'none'}${thisPeriodOnly ? ' this month' : ''}: nothing changed, no ledger row written`);
+      // A cap for this month only: what the months after it get, which this command left as it was.
+      if (thisPeriodOnly) ctx.out(`${organizationId}: later months: ${laterCapText(await callsCapTerms(await db(), organizationId))}`);
     });
 
   billing

@@ -1,5 +1,6 @@
 import { InvalidArgumentError } from 'commander';
 import { endOfDayUtc } from '../../../core/auth/index.js';
+import type { CallsCapTerms } from '../../../core/billing/index.js';
 
 /** Left-aligned columns, for lists an operator reads in a terminal. */
 export function table(header: string[], rows: string[][]): string[] {
@@ -43,6 +44,12 @@ export const positiveInt = (value: string): number => whole(value, 1, MAX_WHOLE)
 export const wholeNumber = (value: string): number => whole(value, 0, MAX_WHOLE);
 /** For a whole number (0 or more) up to `max`. */
 export const wholeNumberUpTo = (max: number) => (value: string): number => whole(value, 0, max);
+
+/** A calls cap of later months and where it comes from, for `org show` and `billing set-cap`. */
+export function laterCapText(terms: Pick<CallsCapTerms, 'laterPeriods' | 'own' | 'planId'>): string {
+  const cap = terms.laterPeriods === null ? 'no cap' : `${count(terms.laterPeriods, 'call')} per period`;
+  return `${cap} (${terms.own ? "the organization's own" : terms.planId ? `plan ${terms.planId}'s` : 'no plan'})`;
+}
 
 const MONTHS = ['January', 'February', 'March', 'April', 'May', 'June', 'July', 'August', 'September', 'October', 'November', 'December'];
 

@@ -1,12 +1,12 @@
 import type { Command } from 'commander';
 import { AppError } from '../../../core/errors/index.js';
 import {
-  clearProductOverride, createOrganization, ensureDefaultPlans, findOrganizationId, getOrganization, listOrganizations,
+  callsCapTerms, clearProductOverride, createOrganization, ensureDefaultPlans, findOrganizationId, getOrganization, listOrganizations,
   setOrganizationLimits, setOrganizationPlan, setProductOverride,
 } from '../../../core/billing/index.js';
 import { withAudit } from '../../../core/dashboard-auth/index.js';
 import type { CliContext } from '../../context.js';
-import { count, date, MAX_RATE_LIMIT, printTable, table, unit, wholeNumber, wholeNumberUpTo } from './cli-format.js';
+import { count, date, laterCapText, MAX_RATE_LIMIT, printTable, table, unit, wholeNumber, wholeNumberUpTo } from './cli-format.js';
 
 export function registerOrgCommands(program: Command, context: () => CliContext): void {
   const org = program.command('org').description('Organizations: provisioning, plans, limits and per-product overrides.');
@@ -53,6 +53,12 @@ export function registerOrgCommands(program: Command, context: () => CliContext)
       const l = o.effectiveLimits;
       const mark = (v: number | null) => (v === null ? '' : ' (override)');
       out(l ? `limits:   ${l.perSecond}/s${mark(o.limitOverrides.perSecond)}, burst ${l.burst}${mark(o.limitOverrides.burst)}, ${l.perMinute}/min${mark(o.limitOverrides.perMinute)}` : 'limits:   -');
+      // The cap later months get (the organization's own, else its plan's), and this period's
+      // beside it when a cap set for this period only makes them differ: the period line alone
+      // showed this month's as if it were the organization's.
+      const cap = await callsCapTerms(d, o.id);
+      const thisPeriod = cap.period !== null && cap.thisPeriod !== cap.laterPeriods ? `; this period: ${cap.thisPeriod ?? 'no cap'}, set for this period only` : '';
+      out(`cap:      ${laterCapText(cap)}${thisPeriod}`);
       if (o.allowance) {
         const a = o.allowance;
         out(`period:   ${a.period}: ${count(a.creditsBalance, 'credit')} left, ${count(a.callsUsed, 'call')} used of ${a.callsCap ?? 'no cap'}`);
