@@ -101,7 +101,7 @@ describe.skipIf(!haveBrowser)('refused forms in a browser', () => {
       await page.waitForLoadState('domcontentloaded');
       expect(await page.getByLabel('Quantity company-financials').inputValue()).toBe('99999999999999999999');
       expect(await page.getByLabel('Unit company-financials').inputValue()).toBe('calls');
-      expect(await errorUnder(page, '#prod-company-financials-q')).toBe('a whole number, e.g. 1000 or 1,000');
+      expect(await errorUnder(page, '#prod-company-financials-q')).toBe('a whole number in digits only, e.g. 1000: no separators, as 1.000 is a thousand in Italian but one in English');
       expect(await page.getByLabel('Quantity company-report').inputValue()).toBe('1');
 
       expect(await db('invitations').where({ organization_id: orgId })).toEqual([]);
@@ -152,7 +152,7 @@ describe.skipIf(!haveBrowser)('refused forms in a browser', () => {
     });
   });
 
-  it('when a cap is set for this period only and the operator saves only the credits per period, then the cap field shows the organization\'s own cap and keeps it', async () => {
+  it('when a cap is set for this period only and the operator saves only the credits per period, then the cap field shows the organization\'s own cap, keeps it, and numbers with separators are refused as typed', async () => {
     const { id: orgId } = await createOrganization(db, { name: 'Browser own cap test', planId: 'standard' });
     await setCallsCap(db, { organizationId: orgId, callsCap: 8, actor: 'cli:test', reason: 'deal: eight calls' });
     await setCallsCap(db, { organizationId: orgId, callsCap: 12, thisPeriodOnly: true, actor: 'cli:test', reason: 'this month: twelve' });
@@ -168,6 +168,17 @@ describe.skipIf(!haveBrowser)('refused forms in a browser', () => {
       };
       expect(await page.getByLabel('Calls cap per period').inputValue()).toBe('8');
       expect(await page.locator('#calls-cap-help').textContent()).toContain('This period: 12, set for this period only.');
+
+      // A thousand, the Italian way, and one and a half, typed key by key as a person does: neither
+      // is guessed, both stay as typed (a number field dropped the comma and sent 15).
+      for (const typed of ['1.000', '1,5']) {
+        await page.getByLabel('Credits per period').fill('');
+        await page.getByLabel('Credits per period').pressSequentially(typed);
+        await save();
+        expect(await page.getByLabel('Credits per period').inputValue()).toBe(typed);
+        expect(await errorUnder(page, '#credits-per-period')).toBe('a whole number in digits only, e.g. 1000: no separators, as 1.000 is a thousand in Italian but one in English');
+        expect(await caps()).toEqual({ credits_per_period: null, calls_cap_per_period: 8, calls_cap_own: true, calls_cap: 12 });
+      }
 
       await page.getByLabel('Credits per period').fill('500');
       await save();

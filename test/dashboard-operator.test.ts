@@ -184,7 +184,7 @@ describe('operator organization forms', () => {
     expect(zero).toContain('Controlla il modulo: Al secondo: Troppo piccolo');
     expect(zero).not.toContain('Too small');
     const decimal = await (await client.post(`${page}/credits`, { _csrf: await client.csrf(page), kind: 'grant', credits: '1,5', reason: 'prova' })).text();
-    expect(decimal).toContain('Controlla il modulo: Crediti: un numero intero, ad es. 1000 o 1.000');
+    expect(decimal).toContain('Controlla il modulo: Crediti: un numero intero di sole cifre, ad es. 1000: senza separatori, perché 1.000 è mille in italiano ma uno in inglese');
     // Refusals core words by hand are said in Italian too, under the field's label.
     const noReason = await (await client.post(`${page}/credits`, { _csrf: await client.csrf(page), kind: 'grant', credits: '10', reason: '' })).text();
     expect(noReason).toContain('Controlla il modulo: Motivo: obbligatorio');
@@ -230,26 +230,32 @@ describe('operator organization forms', () => {
     expect(await env.db('organization_overrides').where({ organization_id: org.id })).toEqual([]);
   });
 
-  it('when credits are typed with a decimal part then nothing is granted; thousands grouped by three are read as thousands', async () => {
+  it('when credits are typed with a decimal part or with thousands separators then nothing is granted and the form says to type digits only; digits alone are granted', async () => {
     const org = await createOrganization(env.db, { name: 'Operator credits form test', planId: 'standard' });
     const client = await signedInOperator(env);
     const page = `/operator/organizations/${org.id}`;
     const balance = async () => (await env.db('allowances').where({ organization_id: org.id }).first<{ credits_balance: number }>('credits_balance'))!.credits_balance;
     const opening = await balance();
-    for (const credits of ['1.5', '1,5', '12.34', '1.0000', '1,00,000']) {
+    // "1.000" is a thousand to an Italian and one to an English reader (and to the browser's
+    // number fields): no separator is read, in either language.
+    for (const credits of ['1.5', '1,5', '12.34', '1.0000', '1,00,000', '1.000', '2,000', '3 000', '1.000.000', "1'000", '1_000']) {
       const res = await client.post(`${page}/credits`, { _csrf: await client.csrf(page), kind: 'top_up', credits, reason: `typed for ${credits}` });
       expect(res.status, credits).toBe(422);
-      // The refused form comes back as it was typed.
+      // The refused form comes back as it was typed, and says why.
       const body = await res.text();
-      expect(body, credits).toMatch(new RegExp(`id="grant-credits"[^>]*value="${credits.replace('.', '\\.')}"|value="${credits.replace('.', '\\.')}"[^>]*id="grant-credits"`));
-      expect(body).toContain(`value="typed for ${credits}"`);
+      const typed = credits.replace(/[.']/g, (c) => (c === '.' ? '\\.' : '&#39;'));
+      expect(body, credits).toMatch(new RegExp(`id="grant-credits"[^>]*value="${typed}"|value="${typed}"[^>]*id="grant-credits"`));
+      expect(body, credits).toContain('<p class="field-error" id="grant-credits-error">a whole number in digits only, e.g. 1000: no separators, as 1.000 is a thousand in Italian but one in English</p>');
       expect(body).toMatch(/<option value="top_up" selected>/);
     }
+    await client.get('/language?lang=it&next=/');
+    const italian = await (await client.post(`${page}/credits`, { _csrf: await client.csrf(page), kind: 'grant', credits: '1.000', reason: 'mille' })).text();
+    expect(italian).toContain('Controlla il modulo: Crediti: un numero intero di sole cifre, ad es. 1000: senza separatori, perché 1.000 è mille in italiano ma uno in inglese');
     expect(await balance()).toBe(opening);
-    for (const credits of ['1.000', '2,000', '3 000', '1.000.000']) {
+    for (const credits of ['1000', ' 2000 ', '1000000']) {
       expect((await client.post(`${page}/credits`, { _csrf: await client.csrf(page), kind: 'grant', credits, reason: 'test' })).status, credits).toBe(200);
     }
-    expect(await balance()).toBe(opening + 1_000 + 2_000 + 3_000 + 1_000_000);
+    expect(await balance()).toBe(opening + 1_000 + 2_000 + 1_000_000);
   });
 
   it('when an invitation\'s e-mail is refused, then it comes back as typed, with the role chosen, and why under it; the language switch leads to the page', async () => {
@@ -277,7 +283,7 @@ describe('operator organization forms', () => {
     const row = (slug: string) => new RegExp(`<input type="hidden" name="product" value="${slug}">[\\s\\S]*?</form>`).exec(body)![0];
     const mine = row('company-financials');
     expect(mine).toContain('value="7.5" aria-invalid="true" aria-describedby="prod-company-financials-q-error"');
-    expect(mine).toMatch(/<p class="field-error" id="prod-company-financials-q-error">a whole number, e.g. 1000 or 1,000<\/p>/);
+    expect(mine).toMatch(/<p class="field-error" id="prod-company-financials-q-error">a whole number in digits only, e.g. 1000: no separators, as 1.000 is a thousand in Italian but one in English<\/p>/);
     // Unticked and in calls, as sent.
     expect(mine).not.toContain('checked');
     expect(mine).toContain('<option value="calls" selected>');
@@ -294,13 +300,13 @@ describe('operator organization forms', () => {
     const refused = await client.post(`${page}/limits`, { _csrf: await client.csrf(page), perSecond: '1,5', burst: '0', perMinute: '3000000000' });
     expect(refused.status).toBe(422);
     const body = await refused.text();
-    expect(body).toContain('Please check the form: Per second: a whole number, e.g. 1000 or 1,000; Burst: Too small: expected number to be &gt;0; Per minute: at most 2147483647');
+    expect(body).toContain('Please check the form: Per second: a whole number in digits only, e.g. 1000: no separators, as 1.000 is a thousand in Italian but one in English; Burst: Too small: expected number to be &gt;0; Per minute: at most 2147483647');
     expect(body).toMatch(/value="1,5"[^>]* aria-invalid="true" aria-describedby="limit-second-error">\s*<p class="field-error" id="limit-second-error">a whole number/);
     expect(body).toMatch(/value="0"[^>]* aria-invalid="true" aria-describedby="limit-burst-error">\s*<p class="field-error" id="limit-burst-error">Too small/);
     expect(body).toMatch(/value="3000000000"[^>]* aria-invalid="true" aria-describedby="limit-minute-error">\s*<p class="field-error" id="limit-minute-error">at most 2147483647/);
     // The period form, too, names both of its fields.
     const period = await (await client.post(`${page}/period`, { _csrf: await client.csrf(page), creditsPerPeriod: 'many', callsCap: '1.5' })).text();
-    expect(period).toContain('Please check the form: Credits per period: a whole number, e.g. 1000 or 1,000; Calls cap per period: a whole number, e.g. 1000 or 1,000');
+    expect(period).toContain('Please check the form: Credits per period: a whole number in digits only, e.g. 1000: no separators, as 1.000 is a thousand in Italian but one in English; Calls cap per period: a whole number in digits only, e.g. 1000: no separators, as 1.000 is a thousand in Italian but one in English');
     expect(await env.db('organizations').where({ id: org.id }).first('rate_per_second', 'burst', 'rate_per_minute', 'credits_per_period')).toEqual({ rate_per_second: null, burst: null, rate_per_minute: null, credits_per_period: null });
   });
 
@@ -315,7 +321,7 @@ describe('operator organization forms', () => {
     const credits = await client.post(`${page}/credits`, { _csrf: await client.csrf(page), kind: 'top_up', credits: '1,5', reason: '' });
     expect(credits.status).toBe(422);
     const creditsBody = await credits.text();
-    expect(creditsBody).toContain('Please check the form: Credits: a whole number, e.g. 1000 or 1,000; Reason: required');
+    expect(creditsBody).toContain('Please check the form: Credits: a whole number in digits only, e.g. 1000: no separators, as 1.000 is a thousand in Italian but one in English; Reason: required');
     expect(creditsBody).toMatch(/id="grant-credits"[^>]* value="1,5"[^>]* aria-invalid="true" aria-describedby="grant-credits-error">\s*<p class="field-error" id="grant-credits-error">a whole number/);
     expect(creditsBody).toMatch(/id="grant-reason"[^>]* aria-invalid="true" aria-describedby="grant-reason-help grant-reason-error">\s*<p class="field-error" id="grant-reason-error">required<\/p>/);
     // A top-up of less than nothing, and no reason: both, too.
@@ -326,9 +332,9 @@ describe('operator organization forms', () => {
     const period = await client.post(`${page}/period`, { _csrf: await client.csrf(page), creditsPerPeriod: '-5', callsCap: 'abc' });
     expect(period.status).toBe(422);
     const periodBody = await period.text();
-    expect(periodBody).toContain('Please check the form: Credits per period: a whole number, 0 or more; Calls cap per period: a whole number, e.g. 1000 or 1,000');
+    expect(periodBody).toContain('Please check the form: Credits per period: a whole number, 0 or more; Calls cap per period: a whole number in digits only, e.g. 1000: no separators, as 1.000 is a thousand in Italian but one in English');
     expect(periodBody).toMatch(/value="-5"[^>]* aria-invalid="true" aria-describedby="credits-per-period-help credits-per-period-error">\s*<p class="field-error" id="credits-per-period-error">a whole number, 0 or more<\/p>/);
-    expect(periodBody).toMatch(/value="abc"[^>]* aria-invalid="true" aria-describedby="calls-cap-help calls-cap-error">\s*<p class="field-error" id="calls-cap-error">a whole number, e.g. 1000 or 1,000<\/p>/);
+    expect(periodBody).toMatch(/value="abc"[^>]* aria-invalid="true" aria-describedby="calls-cap-help calls-cap-error">\s*<p class="field-error" id="calls-cap-error">a whole number in digits only, e.g. 1000: no separators, as 1.000 is a thousand in Italian but one in English<\/p>/);
 
     const product = await (await client.post(`${page}/products`, { _csrf: await client.csrf(page), product: 'company-financials', enabled: '1', quantity: '-1', unit: 'euros' })).text();
     expect(product).toContain('<p class="field-error" id="prod-company-financials-q-error">a whole number, 0 or more</p>');
@@ -337,10 +343,10 @@ describe('operator organization forms', () => {
     // The tester's two, in Italian.
     await client.get('/language?lang=it&next=/');
     const italianCredits = await (await client.post(`${page}/credits`, { _csrf: await client.csrf(page), kind: 'top_up', credits: '1,5', reason: '' })).text();
-    expect(italianCredits).toContain('Controlla il modulo: Crediti: un numero intero, ad es. 1000 o 1.000; Motivo: obbligatorio');
+    expect(italianCredits).toContain('Controlla il modulo: Crediti: un numero intero di sole cifre, ad es. 1000: senza separatori, perché 1.000 è mille in italiano ma uno in inglese; Motivo: obbligatorio');
     const italianPeriod = await (await client.post(`${page}/period`, { _csrf: await client.csrf(page), creditsPerPeriod: '-5', callsCap: 'abc' })).text();
     expect(italianPeriod).toContain('<p class="field-error" id="credits-per-period-error">un numero intero, 0 o più</p>');
-    expect(italianPeriod).toContain('<p class="field-error" id="calls-cap-error">un numero intero, ad es. 1000 o 1.000</p>');
+    expect(italianPeriod).toContain('<p class="field-error" id="calls-cap-error">un numero intero di sole cifre, ad es. 1000: senza separatori, perché 1.000 è mille in italiano ma uno in inglese</p>');
 
     expect(await ledgerRows()).toBe(ledger);
     expect(await auditRows(org.id)).toBe(audits);

@@ -33,9 +33,12 @@ function requireOperator(ctx: DashboardContext): string {
   return user.id;
 }
 
-// Thousands may be grouped ("1.000.000", "1,000", "1 000", "1'000"), but only in groups of three:
-// stripping every separator read "1.5" or "1,5" (one and a half, to an Italian) as 15.
-const GROUPED_WHOLE_NUMBER = /^-?(?:\d+|\d{1,3}(?:([ .,_'])\d{3})(?:\1\d{3})*)$/;
+// Digits only, as the CLI takes them: "1.000" is a thousand to an Italian and one to an English
+// reader (and to the browser, whose number fields send "1.000" for 1), so reading separators by
+// either language misreads the other; refused, the operator types 1000 and nothing is guessed.
+// The fields are text fields (inputmode numeric), not type=number: Chromium's number field
+// dropped a comma as it was typed and sent "1,5" as 15, so the server never saw what was typed.
+const WHOLE_NUMBER_DIGITS = /^-?\d+$/;
 
 /** A number field as typed: '' → null ("as the plan says"), otherwise a whole number. Each
  * form parses all its fields with one schema, so a refusal names every bad field at once. */
@@ -45,7 +48,7 @@ const wholeNumberField = z
   .transform((value, ctx) => {
     const v = (value ?? '').trim();
     if (v === '') return null;
-    const n = GROUPED_WHOLE_NUMBER.test(v) ? Number(v.replace(/[ .,_']/g, '')) : NaN;
+    const n = WHOLE_NUMBER_DIGITS.test(v) ? Number(v) : NaN;
     if (Number.isSafeInteger(n)) return n;
     ctx.addIssue({ code: 'custom', message: WHOLE_NUMBER });
     return z.NEVER;
@@ -195,7 +198,7 @@ async function renderOrganization(ctx: DashboardContext, db: Db, organizationId:
         ${csrfField(ctx.state)}<input type="hidden" name="product" value="${p.slug}">
         <label class="check"><input type="checkbox" name="enabled" value="1"${enabled ? html` checked` : ''}> <span>${t('operator.org.enabled')}</span></label>
         <label class="visually-hidden" for="${id}-q">${t('report.quantity')} ${p.slug}</label>
-        <input id="${id}-q" class="input-sm" type="number" min="0" name="quantity" value="${quantity}"${fieldAttributes(`${id}-q`, { error: errors.quantity })}>
+        <input id="${id}-q" class="input-sm" type="text" inputmode="numeric" name="quantity" value="${quantity}"${fieldAttributes(`${id}-q`, { error: errors.quantity })}>
         <label class="visually-hidden" for="${id}-u">${t('report.unit')} ${p.slug}</label>
         <select id="${id}-u" name="unit"${fieldAttributes(`${id}-u`, { error: errors.unit })}>${(['credits', 'calls'] as const).map((u) => html`<option value="${u}"${unit === u ? html` selected` : ''}>${t(`common.${u}`)}</option>`)}</select>
         <button class="btn btn-secondary btn-sm" type="submit">${t('common.save')}</button>
@@ -221,23 +224,23 @@ async function renderOrganization(ctx: DashboardContext, db: Db, organizationId:
       ${section(t('operator.org.grant'), html`<form method="post" action="/operator/organizations/${org.id}/credits" class="stack">
         ${csrfField(ctx.state)}${submissionField()}
         ${select({ label: t('operator.org.grantKind'), name: 'kind', choices: creditKinds.map((k) => ({ value: k, label: t(`operator.org.kind.${k}`) })), value: typed.kind ?? 'grant', id: 'grant-kind' })}
-        ${field({ label: t('operator.org.credits'), name: 'credits', type: 'number', required: true, value: typed.credits ?? null, id: 'grant-credits', error: refusals.credits })}
+        ${field({ label: t('operator.org.credits'), name: 'credits', required: true, value: typed.credits ?? null, id: 'grant-credits', error: refusals.credits })}
         ${field({ label: t('operator.org.reason'), name: 'reason', required: true, value: typed.reason ?? null, help: t('operator.org.reasonHelp'), id: 'grant-reason', error: refusals.reason })}
         <div><button class="btn btn-primary" type="submit">${t('operator.org.grant')}</button></div>
       </form>`, { id: 'org-grant' })}
       ${section(t('operator.org.period'), html`<form method="post" action="/operator/organizations/${org.id}/period" class="stack">
         ${csrfField(ctx.state)}
-        ${field({ label: t('operator.org.creditsPerPeriod'), name: 'creditsPerPeriod', type: 'number', min: 0, value: typed.creditsPerPeriod ?? periodSettings.creditsPerPeriod, help: `${t('operator.org.creditsPerPeriodHelp')}${plan ? ` (${f.number(plan.creditsPerPeriod)})` : ''}`, id: 'credits-per-period', error: refusals.creditsPerPeriod })}
-        ${field({ label: t('operator.org.callsCap'), name: 'callsCap', type: 'number', min: 0, value: typed.callsCap ?? capTerms.laterPeriods, help: callsCapHelp(ctx.state, capTerms), id: 'calls-cap', error: refusals.callsCap })}
+        ${field({ label: t('operator.org.creditsPerPeriod'), name: 'creditsPerPeriod', inputmode: 'numeric', value: typed.creditsPerPeriod ?? periodSettings.creditsPerPeriod, help: `${t('operator.org.creditsPerPeriodHelp')}${plan ? ` (${f.number(plan.creditsPerPeriod)})` : ''}`, id: 'credits-per-period', error: refusals.creditsPerPeriod })}
+        ${field({ label: t('operator.org.callsCap'), name: 'callsCap', inputmode: 'numeric', value: typed.callsCap ?? capTerms.laterPeriods, help: callsCapHelp(ctx.state, capTerms), id: 'calls-cap', error: refusals.callsCap })}
         <div><button class="btn btn-primary" type="submit">${t('common.save')}</button></div>
       </form>`, { id: 'org-period' })}
       ${section(t('operator.org.limits'), html`<form method="post" action="/operator/organizations/${org.id}/limits" class="stack">
         ${csrfField(ctx.state)}
         <p class="muted small">${limits ? t('operator.org.limitsHelp', { perSecond: limits.perSecond, burst: limits.burst, perMinute: limits.perMinute }) : ''}</p>
         <div class="form-row">
-          ${field({ label: t('operator.org.perSecond'), name: 'perSecond', type: 'number', min: 1, value: typed.perSecond ?? org.limitOverrides.perSecond, id: 'limit-second', error: refusals.perSecond })}
-          ${field({ label: t('operator.org.burst'), name: 'burst', type: 'number', min: 1, value: typed.burst ?? org.limitOverrides.burst, id: 'limit-burst', error: refusals.burst })}
-          ${field({ label: t('operator.org.perMinute'), name: 'perMinute', type: 'number', min: 1, value: typed.perMinute ?? org.limitOverrides.perMinute, id: 'limit-minute', error: refusals.perMinute })}
+          ${field({ label: t('operator.org.perSecond'), name: 'perSecond', inputmode: 'numeric', value: typed.perSecond ?? org.limitOverrides.perSecond, id: 'limit-second', error: refusals.perSecond })}
+          ${field({ label: t('operator.org.burst'), name: 'burst', inputmode: 'numeric', value: typed.burst ?? org.limitOverrides.burst, id: 'limit-burst', error: refusals.burst })}
+          ${field({ label: t('operator.org.perMinute'), name: 'perMinute', inputmode: 'numeric', value: typed.perMinute ?? org.limitOverrides.perMinute, id: 'limit-minute', error: refusals.perMinute })}
         </div>
         <div><button class="btn btn-primary" type="submit">${t('common.save')}</button></div>
       </form>`, { id: 'org-limits' })}

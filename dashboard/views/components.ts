@@ -55,6 +55,8 @@ export function field(options: {
   autocomplete?: string;
   min?: number;
   max?: number;
+  /** The keyboard a phone shows ('numeric': digits), for a text field that takes a number as typed. */
+  inputmode?: 'numeric';
   placeholder?: string;
   id?: string;
   readonly?: boolean;
@@ -65,7 +67,7 @@ export function field(options: {
   const helpId = `${id}-help`;
   return html`<div class="field">
     <label for="${id}">${options.label}</label>
-    <input id="${id}" name="${options.name}" type="${options.type ?? 'text'}"${options.value !== undefined && options.value !== null ? html` value="${String(options.value)}"` : ''}${options.required ? raw(' required') : ''}${options.readonly ? raw(' readonly') : ''}${options.autocomplete ? html` autocomplete="${options.autocomplete}"` : ''}${options.min !== undefined ? html` min="${options.min}"` : ''}${options.max !== undefined ? html` max="${options.max}"` : ''}${options.placeholder ? html` placeholder="${options.placeholder}"` : ''}${fieldAttributes(id, { help: !!options.help, error: options.error })}>
+    <input id="${id}" name="${options.name}" type="${options.type ?? 'text'}"${options.value !== undefined && options.value !== null ? html` value="${String(options.value)}"` : ''}${options.required ? raw(' required') : ''}${options.readonly ? raw(' readonly') : ''}${options.autocomplete ? html` autocomplete="${options.autocomplete}"` : ''}${options.min !== undefined ? html` min="${options.min}"` : ''}${options.max !== undefined ? html` max="${options.max}"` : ''}${options.inputmode ? html` inputmode="${options.inputmode}"` : ''}${options.placeholder ? html` placeholder="${options.placeholder}"` : ''}${fieldAttributes(id, { help: !!options.help, error: options.error })}>
     ${fieldError(id, options.error)}
     ${options.help ? html`<p class="help" id="${helpId}">${options.help}</p>` : ''}
   </div>`;

@@ -156,6 +156,27 @@ describe('billing CLI: credits, caps, ledger export and reconcile', () => {
     expect(await ledgerRows(org)).toBe(rows);
   });
 
+  it('when a number is written with thousands separators, then it is refused with the reason (1.000 is a thousand in Italian, one in English) and nothing is written', async () => {
+    const org = await newOrganization();
+    const before = await ledgerRows(org);
+    const digitsOnly = 'Write it in digits only, e.g. 1000: 1.000 is a thousand in Italian but one in English, so separators are not read.';
+    const cases: [string[], string][] = [
+      [['billing', 'grant', '--org', org, '--credits', '1.000', '--reason', 'x'], `argument '1.000' is invalid. must be a positive whole number. ${digitsOnly}`],
+      [['billing', 'top-up', '--org', org, '--credits', '2,000', '--reason', 'x'], `argument '2,000' is invalid. must be a positive whole number. ${digitsOnly}`],
+      [['billing', 'adjust', '--org', org, '--credits', '-1.000', '--reason', 'x'], `argument '-1.000' is invalid. must be a non-zero whole number (negative removes credits). ${digitsOnly}`],
+      [['billing', 'set-cap', '--org', org, '--calls', '1 000', '--reason', 'x'], `argument '1 000' is invalid. must be a whole number of calls (0 or more), or "none" for no cap. ${digitsOnly}`],
+      [['billing', 'top-up', '--org', org, '--credits', '1.5', '--reason', 'x'], `argument '1.5' is invalid. must be a positive whole number. ${digitsOnly}`],
+    ];
+    const results = await Promise.all(cases.map(([args]) => cli(...args)));
+    for (const [i, [args, message]] of cases.entries()) {
+      expect(results[i]!.code, args.join(' ')).not.toBe(0);
+      expect(results[i]!.stderr, args.join(' ')).toContain(message);
+    }
+    // Digits alone, as the dashboard's forms take them too.
+    expect((await cli('billing', 'grant', '--org', org, '--credits', '1000', '--reason', 'a thousand')).code).toBe(0);
+    expect(await ledgerRows(org)).toBe(before + 1);
+  });
+
   it('when a top-up is run again with the same --reference, then the second run changes nothing and says so; the same reference for another amount is refused', async () => {
     const org = await newOrganization();
     const balance = async () => (await db('allowances').where({ organization_id: org }).first<{ credits_balance: number }>('credits_balance'))!.credits_balance;

@@ -10,7 +10,7 @@ import { recordAudit, withAudit } from '../../../core/dashboard-auth/index.js';
 import type { RegisterCommands } from '../index.js';
 import type { CliContext } from '../../context.js';
 import { createLineWriter } from '../../line-writer.js';
-import { count, laterCapText, MAX_WHOLE, positiveInt, printTable, table, wholeNumber } from '../orgs/cli-format.js';
+import { count, laterCapText, MAX_WHOLE, positiveInt, printTable, separatorHint, table, wholeNumber } from '../orgs/cli-format.js';
 import { renderReport, type ReportFormat } from './render-report.js';
 
 const period = (value: string): string => {
@@ -19,7 +19,7 @@ const period = (value: string): string => {
 };
 
 const signedInt = (value: string): number => {
-  if (!/^-?\d+$/.test(value) || BigInt(value) === 0n) throw new InvalidArgumentError('must be a non-zero whole number (negative removes credits).');
+  if (!/^-?\d+$/.test(value) || BigInt(value) === 0n) throw new InvalidArgumentError(`must be a non-zero whole number (negative removes credits).${separatorHint(value)}`);
   const n = BigInt(value);
   if (n > BigInt(MAX_WHOLE) || n < -BigInt(MAX_WHOLE)) throw new InvalidArgumentError(`must be from -${MAX_WHOLE} to ${MAX_WHOLE}.`);
   return Number(value);
@@ -29,7 +29,7 @@ const signedInt = (value: string): number => {
 // got none), which the cap check then refused, so `--calls none` could never lift a cap.
 const cap = (value: string): number | 'none' => {
   if (value === 'none') return 'none';
-  if (!/^\d+$/.test(value)) throw new InvalidArgumentError('must be a whole number of calls (0 or more), or "none" for no cap.');
+  if (!/^\d+$/.test(value)) throw new InvalidArgumentError(`must be a whole number of calls (0 or more), or "none" for no cap.${separatorHint(value)}`);
   return wholeNumber(value);
 };
 

@@ -32,10 +32,18 @@ export const MAX_WHOLE = Number.MAX_SAFE_INTEGER;
 /** A rate limit's column is a Postgres integer. */
 export const MAX_RATE_LIMIT = 2_147_483_647;
 
+/**
+ * Why a number with separators is refused, for the value that has them: "1.000" is a thousand to
+ * an Italian and one to an English reader, so neither reading is guessed (the dashboard's forms
+ * take digits only too).
+ */
+export const separatorHint = (value: string): string =>
+  (/^[+-]?\d+(?:[.,' _]\d+)+$/.test(value) ? ' Write it in digits only, e.g. 1000: 1.000 is a thousand in Italian but one in English, so separators are not read.' : '');
+
 // A number too large is refused naming the limit: "must be a positive whole number" of
 // 99999999999999999 said what it already was, not what was wrong.
 function whole(value: string, min: 0 | 1, max: number): number {
-  if (!/^\d+$/.test(value) || BigInt(value) < BigInt(min)) throw new InvalidArgumentError(min === 1 ? 'must be a positive whole number.' : 'must be a whole number (0 or more).');
+  if (!/^\d+$/.test(value) || BigInt(value) < BigInt(min)) throw new InvalidArgumentError(`${min === 1 ? 'must be a positive whole number.' : 'must be a whole number (0 or more).'}${separatorHint(value)}`);
   if (BigInt(value) > BigInt(max)) throw new InvalidArgumentError(`must be at most ${max}.`);
   return Number(value);
 }
