@@ -164,7 +164,7 @@ describe.skipIf(!haveBrowser)('the dashboard in a browser', () => {
     await admin.screenshot({ path: `${screenshots}activity.png`, fullPage: true });
   });
 
-  it('when finance opens the usage chart and downloads the CSV, then it is the same file as `cli report --format csv`', async () => {
+  it('when finance opens the usage chart and downloads the CSV, then it is a UTF-8 BOM and the bytes of `cli report --format csv`', async () => {
     // The call above, through the billing pipeline, plus a few more days and products.
     await expect.poll(() => applyBusEventsOf(db, orgId).then(async () => Number((await db('usage_ledger').where({ organization_id: orgId, entry_type: 'usage' }).count<{ n: string }[]>({ n: '*' }))[0]!.n)), { timeout: 10_000 }).toBe(1);
     const today = new Date();
@@ -199,7 +199,10 @@ describe.skipIf(!haveBrowser)('the dashboard in a browser', () => {
     expect(keysSection).toMatch(/\(deleted key\)\s*key_reporting/);
     await page.screenshot({ path: `${screenshots}report.png`, fullPage: true });
     const [download] = await Promise.all([page.waitForEvent('download'), page.getByRole('link', { name: 'Download CSV' }).click()]);
-    const csv = await readFile((await download.path())!, 'utf8');
+    const file = await readFile((await download.path())!);
+    // Excel reads the file as UTF-8 only with a BOM (EF BB BF); the rest is the CLI's bytes.
+    expect([...file.subarray(0, 3)]).toEqual([0xef, 0xbb, 0xbf]);
+    const csv = file.subarray(3).toString('utf8');
     await context.close();
 
     const { stdout } = await run(process.execPath, ['--import', 'tsx', 'cli/main.ts', 'report', '--org', orgId, '--period', period, '--format', 'csv'], {
@@ -209,12 +212,12 @@ describe.skipIf(!haveBrowser)('the dashboard in a browser', () => {
     // generated_at says when each file was made; every other byte must match.
     const stamp = (s: string) => s.replace(/^summary,generated_at,,[^,]*,/m, 'summary,generated_at,,(stamp),');
     expect(stamp(csv)).toBe(stamp(stdout));
-    expect(csv).toContain('by_product,api:company-credit-report,,60,credits,6,');
-    expect(csv).toMatch(/^by_key,key_reporting,,4,calls,4,$/m);
-    expect(csv).toMatch(new RegExp(`^by_key,key_\\w+,,5,credits,1,ERP production \\(${revokedKeyPrefix}…\\)$`, 'm'));
-    // And byte for byte against the shared formatter at a fixed clock.
+    expect(csv).toContain('by_product,api:company-credit-report,,60,credits,6,\r\n');
+    expect(csv).toContain('\r\nby_key,key_reporting,,4,calls,4,\r\n');
+    expect(csv).toMatch(new RegExp(`\r\nby_key,key_\\w+,,5,credits,1,ERP production \\(${revokedKeyPrefix}…\\)\r\n`));
+    // And byte for byte against the shared formatter at a fixed clock, each line CR LF ended.
     const at = new Date('2030-01-01T00:00:00Z');
-    expect(allowanceReportCsv(await buildAllowanceReport(db, orgId, period, at)).join('\n') + '\n').toBe(csv.replace(/^(summary,generated_at,,)[^,]*,/m, `$1${at.toISOString()},`));
+    expect(allowanceReportCsv(await buildAllowanceReport(db, orgId, period, at)).map((l) => `${l}\r\n`).join('')).toBe(csv.replace(/^(summary,generated_at,,)[^,]*,/m, `$1${at.toISOString()},`));
   });
 
   it('when an admin of organization B edits URLs to reach organization A, then every page and action answers 404 and shows nothing of A', async () => {

@@ -5,7 +5,9 @@ import { runCli } from './support/run-cli.js';
 import { adminOfNewOrg, applyUsage, createMember, dashboardForFile, httpSession, signedInOperator, usageEventFor } from './dashboard-fixtures.js';
 
 // The ledger page's "Download CSV": finance staff cannot run `ledger export`, so the dashboard
-// serves its file, for the page's month and type, over the real dashboard and Postgres.
+// serves its file, for the page's month and type, over the real dashboard and Postgres: a UTF-8
+// BOM, then the CLI's bytes (here in English: commas; Italian pages' semicolons are
+// dashboard-csv-excel.test.ts's).
 
 const env = dashboardForFile();
 const cli = (...args: string[]) => runCli(inject('databaseUrl'), ...args);
@@ -43,15 +45,24 @@ async function cliExport(orgId: string, period: string): Promise<string> {
   return run.stdout;
 }
 
-const lines = (csv: string) => csv.split('\n').slice(0, -1);
+const BOM = '\uFEFF';
+/** The body's bytes as UTF-8 text, the BOM kept (Response.text() drops it). */
+const bytes = async (res: Response) => new TextDecoder('utf-8', { ignoreBOM: true }).decode(await res.arrayBuffer());
+/** A download is the BOM, then the CLI's bytes (docs/dashboard.md); the lines of those bytes. */
+const download = async (res: Response) => {
+  const body = await bytes(res);
+  expect(body.startsWith(BOM)).toBe(true);
+  return body.slice(1);
+};
+const lines = (csv: string) => csv.split('\r\n').slice(0, -1);
 // The CSV's third column is the entry type; none of these rows quotes the first three.
 const ofType = (csv: string, type: string) => {
   const [header, ...rows] = lines(csv);
-  return [header, ...rows.filter((l) => l.split(',')[2] === type)].map((l) => `${l}\n`).join('');
+  return [header, ...rows.filter((l) => l.split(',')[2] === type)].map((l) => `${l}\r\n`).join('');
 };
 
 describe('ledger download', () => {
-  it('when finance downloads a month of the ledger then it is the file `ledger export --format csv` writes for it, every row, quoting and formula guard included', async () => {
+  it('when finance downloads a month of the ledger then it is a BOM and the file `ledger export --format csv` writes for it, every row, quoting and formula guard included', async () => {
     const { orgId } = await organizationWithLedger('Ledger CSV month test');
     const finance = await createMember(env.db, orgId, 'finance');
     const client = httpSession(env.dashboard.url);
@@ -62,15 +73,15 @@ describe('ledger download', () => {
       expect(res.status, period).toBe(200);
       expect(res.headers.get('content-type')).toBe('text/csv; charset=utf-8');
       expect(res.headers.get('content-disposition')).toBe(`attachment; filename="ledger-${orgId}-${period}.csv"`);
-      expect(await res.text(), period).toBe(await cliExport(orgId, period));
+      expect(await bytes(res), period).toBe(BOM + await cliExport(orgId, period));
     }
-    const january = await (await client.get(`/orgs/${orgId}/ledger.csv?period=${PAST[0]}`)).text();
+    const january = await download(await client.get(`/orgs/${orgId}/ledger.csv?period=${PAST[0]}`));
     expect(lines(january)).toHaveLength(1 + BUSY_ROWS + 1);
-    expect(january).toContain(',cli:maria,"invoice ""7"", paid"\n');
-    const february = await (await client.get(`/orgs/${orgId}/ledger.csv?period=${PAST[1]}`)).text();
-    expect(february).toContain(`,cli:maria,"'=HYPERLINK(""http://evil.example"")"\n`);
+    expect(january).toContain(',cli:maria,"invoice ""7"", paid"\r\n');
+    const february = await download(await client.get(`/orgs/${orgId}/ledger.csv?period=${PAST[1]}`));
+    expect(february).toContain(`,cli:maria,"'=HYPERLINK(""http://evil.example"")"\r\n`);
     expect(february).toContain(',-20,0,');
-    expect(february).toContain(",cli:maria,'-20 goodwill reversed\n");
+    expect(february).toContain(",cli:maria,'-20 goodwill reversed\r\n");
   });
 
   it('when the page is filtered by type, or shows every month, then the download is that selection: the CLI\'s rows of that type, and the months\' exports one after the other', async () => {
@@ -80,21 +91,21 @@ describe('ledger download', () => {
 
     const topUps = await client.get(`/orgs/${orgId}/ledger.csv?period=${PAST[0]}&type=top_up`);
     expect(topUps.headers.get('content-disposition')).toBe(`attachment; filename="ledger-${orgId}-${PAST[0]}-top_up.csv"`);
-    const topUpsCsv = await topUps.text();
+    const topUpsCsv = await download(topUps);
     expect(topUpsCsv).toBe(ofType(exports[0]!, 'top_up'));
     expect(lines(topUpsCsv)).toHaveLength(2);
 
     const all = await client.get(`/orgs/${orgId}/ledger.csv`);
     expect(all.headers.get('content-disposition')).toBe(`attachment; filename="ledger-${orgId}-all.csv"`);
-    const expectedAll = `${header}\n${exports.map((e) => e.slice(e.indexOf('\n') + 1)).join('')}`;
-    expect(await all.text()).toBe(expectedAll);
+    const expectedAll = `${header}\r\n${exports.map((e) => e.slice(e.indexOf('\r\n') + 2)).join('')}`;
+    expect(await download(all)).toBe(expectedAll);
     // Every month's top-ups: the page's type filter alone. An empty selection is the header.
-    expect(await (await client.get(`/orgs/${orgId}/ledger.csv?type=top_up`)).text()).toBe(ofType(expectedAll, 'top_up'));
-    expect(await (await client.get(`/orgs/${orgId}/ledger.csv?period=${PAST[1]}&type=grant`)).text()).toBe(`${header}\n`);
+    expect(await download(await client.get(`/orgs/${orgId}/ledger.csv?type=top_up`))).toBe(ofType(expectedAll, 'top_up'));
+    expect(await download(await client.get(`/orgs/${orgId}/ledger.csv?period=${PAST[1]}&type=grant`))).toBe(`${header}\r\n`);
     // A type the page does not offer is all types there, and here.
-    expect(await (await client.get(`/orgs/${orgId}/ledger.csv?period=${PAST[1]}&type=nonsense`)).text()).toBe(exports[1]);
+    expect(await download(await client.get(`/orgs/${orgId}/ledger.csv?period=${PAST[1]}&type=nonsense`))).toBe(exports[1]);
     // The page's filters and page number: the download is the filters' rows, not the page's.
-    expect(await (await client.get(`/orgs/${orgId}/ledger.csv?period=${PAST[0]}&page=3`)).text()).toBe(exports[0]);
+    expect(await download(await client.get(`/orgs/${orgId}/ledger.csv?period=${PAST[0]}&page=3`))).toBe(exports[0]);
   });
 
   it('when downloads are cut short or only asked about (HEAD) then each export ends its transaction, and the dashboard\'s connections stay free', async () => {
@@ -155,6 +166,6 @@ describe('ledger download', () => {
 
     // Operators read every organization's ledger, and so its download.
     const operator = await signedInOperator(env);
-    expect(await (await operator.get(path)).text()).toBe(await cliExport(orgId, PAST[0]));
+    expect(await download(await operator.get(path))).toBe(await cliExport(orgId, PAST[0]));
   });
 });

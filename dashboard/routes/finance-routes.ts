@@ -1,8 +1,9 @@
 import type { Router } from '@koa/router';
-import { allowanceReportCsv, buildAllowanceReport, exportLedger, isPeriod, keyLabel, ledgerCsvLines, nextPeriod, periodStart, type AllowanceReport } from '../../core/billing/index.js';
+import { allowanceReportCsv, buildAllowanceReport, CSV_LINE_END, exportLedger, isPeriod, keyLabel, ledgerCsvLines, nextPeriod, periodStart, UTF8_BOM, type AllowanceReport } from '../../core/billing/index.js';
 import { AppError } from '../../core/errors/index.js';
 import type { Db } from '../../core/db/index.js';
 import { allowanceGlance, BURN_WINDOW_DAYS, type AllowanceGlance, ledgerEntryTypes, ledgerPage, ledgerPeriods, type LedgerEntryType } from '../../core/finance/index.js';
+import { csvFile, csvSeparator, csvSeparatorChoice, sendAsCsv } from '../csv-download.js';
 import { lineStream } from '../line-stream.js';
 import { orgAccess } from '../org-access.js';
 import type { DashboardContext, DashboardState } from '../state.js';
@@ -189,6 +190,7 @@ export function registerFinanceRoutes(router: Router<DashboardState>, deps: Fina
         ${periodSelector(ctx.state, `/orgs/${view.org.id}/report`, periods, period)}
         <a class="btn btn-primary" href="/orgs/${view.org.id}/report.csv?period=${period}" download>${t('report.downloadCsv')}</a>
       </div>
+      <p class="muted small">${csvSeparatorChoice(ctx.state, `/orgs/${view.org.id}/report.csv?period=${period}`)}</p>
       <p class="muted">${t('report.intro')}</p>
       ${asOfStamp(ctx.state, r.asOf)}
       ${section(t('overview.balance'), table({
@@ -222,15 +224,14 @@ export function registerFinanceRoutes(router: Router<DashboardState>, deps: Fina
     ctx.body = page(ctx.state, { title: `${t('report.title')} · ${f.period(period)}`, body, org: view.org, active: 'report', memberships: view.memberships, banners: view.banners, path: ctx.url });
   });
 
-  // The same bytes as `cli report --format csv` (one line each, newline-terminated), from the
-  // same core formatter.
+  // The rows of `cli report --format csv` from the same core formatter, for Excel: the BOM, then
+  // `cli report --format csv --delimiter <the separator>`'s bytes (csv-download.ts).
   router.get('/orgs/:orgId/report.csv', async (ctx) => {
     const view = await orgAccess(ctx, db, ctx.params.orgId!, 'view_finance');
     const period = chosenPeriod(ctx);
     const report = await buildAllowanceReport(db, view.org.id, period);
-    ctx.set('Content-Type', 'text/csv; charset=utf-8');
-    ctx.set('Content-Disposition', `attachment; filename="report-${view.org.id}-${period}.csv"`);
-    ctx.body = allowanceReportCsv(report).map((line) => `${line}\n`).join('');
+    sendAsCsv(ctx, `report-${view.org.id}-${period}.csv`);
+    ctx.body = csvFile(allowanceReportCsv(report, csvSeparator(ctx)));
   });
 
   router.get('/orgs/:orgId/ledger', async (ctx) => {
@@ -265,7 +266,7 @@ export function registerFinanceRoutes(router: Router<DashboardState>, deps: Fina
         </form>
         <a class="btn btn-primary" href="${download}" download>${t('ledger.downloadCsv')}</a>
       </div>
-      <p class="muted small">${t('ledger.downloadHint')}</p>
+      <p class="muted small">${t('ledger.downloadHint')} ${csvSeparatorChoice(ctx.state, download)}</p>
       ${section(t('ledger.title'), html`${table({
         caption: t('ledger.title'),
         headers: [t('report.at'), t('ledger.type'), t('ledger.what'), t('ledger.credits'), t('ledger.calls'), t('ledger.balance')],
@@ -277,16 +278,16 @@ export function registerFinanceRoutes(router: Router<DashboardState>, deps: Fina
     ctx.body = page(ctx.state, { title: t('ledger.title'), body, org: view.org, active: 'ledger', memberships: view.memberships, banners: view.banners, path: ctx.url });
   });
 
-  // The same bytes as `ledger export --format csv` (the shared core lines, newline-terminated)
-  // for the page's month and type, every row rather than a page's 50, oldest first. Streamed
+  // The lines of `ledger export --format csv` (the shared core lines, CR LF ended) after a BOM,
+  // with the separator of csvSeparator, for the page's month and type, every row rather than a
+  // page's 50, oldest first. Streamed
   // from the export's cursor: a busy month is millions of rows. All months: each month's export
   // in turn, one header.
   router.get('/orgs/:orgId/ledger.csv', async (ctx) => {
     const view = await orgAccess(ctx, db, ctx.params.orgId!, 'view_finance');
     const { period, type } = ledgerFilters(ctx);
-    const body = await lineStream(ledgerCsvLines(exportLedger(db, view.org.id, period, { entryType: type })));
-    ctx.set('Content-Type', 'text/csv; charset=utf-8');
-    ctx.set('Content-Disposition', `attachment; filename="ledger-${view.org.id}-${period ?? 'all'}${type ? `-${type}` : ''}.csv"`);
+    const body = await lineStream(ledgerCsvLines(exportLedger(db, view.org.id, period, { entryType: type }), csvSeparator(ctx)), { lineEnd: CSV_LINE_END, start: UTF8_BOM });
+    sendAsCsv(ctx, `ledger-${view.org.id}-${period ?? 'all'}${type ? `-${type}` : ''}.csv`);
     ctx.body = body;
   });
 }

@@ -44,7 +44,9 @@ describe('billing CLI: credits, caps, ledger export and reconcile', () => {
     const period = periodOf(new Date());
     const csv = await cli('ledger', 'export', '--org', org, '--period', period);
     expect(csv.code, csv.stderr).toBe(0);
-    const lines = csv.stdout.trimEnd().split('\n');
+    // RFC 4180: every line, the last too, ends in CR LF.
+    expect(csv.stdout.endsWith('\r\n')).toBe(true);
+    const lines = csv.stdout.slice(0, -2).split('\r\n');
     expect(lines[0]).toBe(ledgerColumns.join(','));
     // The plan's opening grant, then ours, oldest first; a reason with a comma is quoted.
     expect(lines.slice(2).map((l) => l.split(',')[2])).toEqual(['grant', 'top_up', 'adjustment']);

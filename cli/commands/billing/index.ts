@@ -1,9 +1,9 @@
-import { InvalidArgumentError, Option } from 'commander';
+import { type Command, InvalidArgumentError, Option } from 'commander';
 import type { Db } from '../../../core/db/index.js';
 import { periodOf } from '../../../core/billing/billing-period.js';
 import {
-  buildAllowanceReport, callsCapTerms, changeCredits, exportLedger, findOrganizationId, FIRST_PERIOD, isPeriod, LAST_PERIOD, ledgerCsvLines, reconcileLedger,
-  rebuildUsageTotals, referencedEventId, replayDeadLetters, rollOverDueAllowances, setCallsCap, type AllowanceSnapshot, type CreditChangeKind, type ReplayOutcome,
+  allowanceReportCsv, buildAllowanceReport, callsCapTerms, changeCredits, CSV_LINE_END, exportLedger, findOrganizationId, FIRST_PERIOD, isPeriod, LAST_PERIOD, ledgerCsvLines, reconcileLedger,
+  rebuildUsageTotals, referencedEventId, replayDeadLetters, rollOverDueAllowances, setCallsCap, type AllowanceSnapshot, type CreditChangeKind, type CsvSeparator, type ReplayOutcome,
 } from '../../../core/billing/index.js';
 import { AppError } from '../../../core/errors/index.js';
 import { recordAudit, withAudit } from '../../../core/dashboard-auth/index.js';
@@ -24,6 +24,16 @@ const signedInt = (value: string): number => {
   if (n > BigInt(MAX_WHOLE) || n < -BigInt(MAX_WHOLE)) throw new InvalidArgumentError(`must be from -${MAX_WHOLE} to ${MAX_WHOLE}.`);
   return Number(value);
 };
+
+// CSV for scripts is comma-separated (RFC 4180); `;` is for a file to open in Excel set to
+// Italian (or another language whose list separator it is), as the dashboard's downloads are.
+const delimiterOption = () =>
+  new Option('--delimiter <char>', 'CSV field separator: "," (default) or ";" (Excel in Italian and other languages with a decimal comma)').choices([',', ';']).default(',');
+
+/** --delimiter says how to write CSV: with another format it would be ignored, so it is refused. */
+function csvOnly(command: Command, opts: { format: string }): void {
+  if (command.getOptionValueSource('delimiter') === 'cli' && opts.format !== 'csv') command.error(`error: option '--delimiter' applies to --format csv only, not ${opts.format}`, { code: 'cli.delimiterWithoutCsv' });
+}
 
 // 'none', not null: commander turns a parser's null into '' (an option that takes a value and
 // got none), which the cap check then refused, so `--calls none` could never lift a cap.
@@ -58,9 +68,18 @@ export const registerBillingCommands: RegisterCommands = (program, context) => {
     .requiredOption('--org <org>', 'organization id or exact name')
     .requiredOption('--period <YYYY-MM>', 'calendar month, UTC', period)
     .addOption(new Option('--format <format>', 'output format').choices(['table', 'csv', 'json']).default('table'))
-    .action(async (opts: { org: string; period: string; format: ReportFormat }) => {
+    .addOption(delimiterOption())
+    .action(async (opts: { org: string; period: string; format: ReportFormat | 'csv'; delimiter: CsvSeparator }, command: Command) => {
+      csvOnly(command, opts);
       const report = await buildAllowanceReport(await db(), await org(opts.org), opts.period);
-      for (const line of renderReport(report, opts.format)) context().out(line);
+      if (opts.format !== 'csv') {
+        for (const line of renderReport(report, opts.format)) context().out(line);
+        return;
+      }
+      // RFC 4180 lines (CR LF), without the BOM the dashboard's download starts with.
+      const out = createLineWriter(process.stdout, undefined, CSV_LINE_END);
+      for (const line of allowanceReportCsv(report, opts.delimiter)) await out.line(line);
+      await out.flush();
     });
 
   program
@@ -71,10 +90,12 @@ export const registerBillingCommands: RegisterCommands = (program, context) => {
     .requiredOption('--org <org>', 'organization id or exact name')
     .requiredOption('--period <YYYY-MM>', 'calendar month, UTC', period)
     .addOption(new Option('--format <format>', 'output format').choices(['csv', 'json']).default('csv'))
-    .action(async (opts: { org: string; period: string; format: 'csv' | 'json' }) => {
+    .addOption(delimiterOption())
+    .action(async (opts: { org: string; period: string; format: 'csv' | 'json'; delimiter: CsvSeparator }, command: Command) => {
+      csvOnly(command, opts);
       // Row by row as the export reads them: a month can be millions of rows.
       const rows = exportLedger(await db(), await org(opts.org), opts.period);
-      const out = createLineWriter(process.stdout);
+      const out = createLineWriter(process.stdout, undefined, opts.format === 'csv' ? CSV_LINE_END : '\n');
       let count = 0;
       if (opts.format === 'json') {
         // The bytes of JSON.stringify(allRows, null, 2), without holding all rows.
@@ -86,9 +107,9 @@ export const registerBillingCommands: RegisterCommands = (program, context) => {
         }
         await out.line(previous === undefined ? '[]' : `${previous}\n]`);
       } else {
-        // The dashboard's ledger download writes the same lines. A store that fails at once
-        // leaves stdout empty.
-        for await (const line of ledgerCsvLines(rows)) {
+        // The dashboard's ledger download writes the same lines (after a BOM). A store that
+        // fails at once leaves stdout empty.
+        for await (const line of ledgerCsvLines(rows, opts.delimiter)) {
           await out.line(line);
           count++;
         }

@@ -1,14 +1,12 @@
-import { allowanceReportCsv, csvLine, flagReasonLabel, keyLabel, type AllowanceReport } from '../../../core/billing/index.js';
+import { flagReasonLabel, keyLabel, type AllowanceReport } from '../../../core/billing/index.js';
 import { table } from '../orgs/cli-format.js';
 
-// The CSV lives in core so the dashboard's download is the same bytes.
-export { csvLine };
-
-export type ReportFormat = 'table' | 'csv' | 'json';
+// The CSV is core's allowanceReportCsv (the dashboard's download has the same rows), written by
+// the command with CSV's own line ends.
+export type ReportFormat = 'table' | 'json';
 
 export function renderReport(report: AllowanceReport, format: ReportFormat): string[] {
   if (format === 'json') return [JSON.stringify(report, null, 2)];
-  if (format === 'csv') return allowanceReportCsv(report);
   return reportTable(report);
 }
 
