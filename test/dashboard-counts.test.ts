@@ -54,7 +54,7 @@ describe('when a count is one', () => {
 
     client.jar.set('dash_lang', 'it');
     const overviewIt = await (await client.get(`/orgs/${orgId}`)).text();
-    expect(overviewIt).toContain('1 credito e 1 chiamata (a consumo) al giorno');
+    expect(overviewIt).toContain('1 credito e 1 chiamata (prodotti conteggiati in chiamate) al giorno');
     const reportIt = await (await client.get(`/orgs/${orgId}/report?period=${period()}`)).text();
     expect(reportIt).toMatch(/<td class="num">1<\/td><td>credito<\/td>/);
     expect(reportIt).toMatch(/<td class="num">1<\/td><td>chiamata<\/td>/);

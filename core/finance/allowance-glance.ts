@@ -18,9 +18,14 @@ export interface AllowanceGlance {
    * used / (used + balance) and calls used / cap. Null when there is nothing to measure against.
    */
   percentUsed: number | null;
-  /** Burn rate over the last `BURN_WINDOW_DAYS` days (or since the first use, if later). */
+  /**
+   * Burn rate: the use of the last `BURN_WINDOW_DAYS` days divided by the days since the first
+   * use among them (`burnSince`), one at least; 0 when there was none.
+   */
   creditsPerDay: number;
   callsPerDay: number;
+  /** The first use in the last `BURN_WINDOW_DAYS` days, which the rate counts from; null: none. */
+  burnSince: Date | null;
   /** When the balance runs out at that rate; null when nothing is being spent. */
   creditsRunOutAt: Date | null;
   /** When the calls cap is reached at that rate; null without a cap, without calls, or not this period. */
@@ -76,6 +81,7 @@ export async function allowanceGlance(db: Db, organizationId: string, now = new 
     percentUsed: percentUsed({ creditsUsed, creditsBalance: row.credits_balance, callsUsed: row.calls_used, callsCap: row.calls_cap }),
     creditsPerDay: Math.round(creditsPerDay),
     callsPerDay: Math.round(callsPerDay),
+    burnSince: burn.first,
     creditsRunOutAt,
     callsCapReachedAt,
     asOf: row.last_event_at,

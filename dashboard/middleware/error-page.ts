@@ -4,7 +4,7 @@ import type { Logger } from '../../core/logging/index.js';
 import { OrganizationRefused } from '../org-access.js';
 import type { DashboardState } from '../state.js';
 import { notice } from '../views/components.js';
-import { invalidInputMessage } from '../views/invalid-input.js';
+import { invalidInputMessage, PERIOD_MESSAGE } from '../views/invalid-input.js';
 import { html } from '../views/html.js';
 import { bareLayout, page } from '../views/layout.js';
 import { organizationRefusalPage } from '../views/organization-refusal.js';
@@ -42,8 +42,12 @@ export function errorPage(logger: Logger): Middleware<DashboardState> {
       ctx.status = status >= 400 && status < 600 ? status : 500;
       ctx.type = 'html';
       const body = html`${notice(text, 'bad')}<p><a class="btn btn-secondary" href="/">${t('error.back')}</a></p>`;
-      // A refusal or a missing page is not a failure: its heading says which it is.
-      const title = ctx.status === 404 ? t('error.titleNotFound') : ctx.status === 403 && message !== 'csrf' ? t('error.titleForbidden') : t('error.title');
+      // A refusal or a missing page is not a failure: its heading says which it is. So is a
+      // finance page's month that is not begun (or not a month): nothing went wrong.
+      const periodRefused = isAppError(err) && err.code === 'invalid_params' && err.details?.some((d) => d.path === 'period' && d.message === PERIOD_MESSAGE) === true;
+      const title = ctx.status === 404 ? t('error.titleNotFound')
+        : ctx.status === 403 && message !== 'csrf' ? t('error.titleForbidden')
+          : periodRefused ? t('error.titlePeriod') : t('error.title');
       ctx.body = ctx.state.session
         ? page(ctx.state, { title, body, path: ctx.url })
         : bareLayout(ctx.state, { title, body, path: ctx.url });

@@ -95,6 +95,22 @@ function groupedPoints(lines: { label: string; quantity: number; unit: string; c
   return [...values].map(([label, value]) => ({ label, value })).sort((a, b) => b.value - a.value);
 }
 
+/** The burn rate, and since when it is counted: the first use of the window, not always its start. */
+function burnRate(state: DashboardState, glance: AllowanceGlance): string {
+  const { t, f } = state;
+  if (glance.burnSince === null) return t('overview.burnNone', { days: BURN_WINDOW_DAYS });
+  return t('overview.burn', { credits: measure(state, glance.creditsPerDay, 'credits'), calls: measure(state, glance.callsPerDay, 'calls'), since: f.dateTime(glance.burnSince), days: BURN_WINDOW_DAYS });
+}
+
+/** The calls cap: reached, once the flag is up or the count is at it (not a forecast of today);
+ * else when it will be at the burn rate, if within this period; nothing without a cap. */
+function capLine(state: DashboardState, glance: AllowanceGlance): Html | string {
+  const { t, f } = state;
+  if (glance.callsCap === null) return '';
+  if (glance.limitReached || glance.callsUsed >= glance.callsCap) return html`<br>${t('overview.capReachedAlready')}`;
+  return glance.callsCapReachedAt ? html`<br>${t('overview.capReached', { date: f.date(glance.callsCapReachedAt) })}` : '';
+}
+
 /** When the credits run out: already, once nothing more can be spent (not a forecast of today). */
 function runOut(state: DashboardState, glance: AllowanceGlance): string {
   const { t, f } = state;
@@ -104,9 +120,12 @@ function runOut(state: DashboardState, glance: AllowanceGlance): string {
 
 function usageChart(state: DashboardState, report: AllowanceReport, view: View, measure: Measure): Html {
   const { t, f } = state;
-  const measureLabel = t(measure === 'calls' ? 'common.calls' : 'common.credits');
+  // Every call, credits- and calls-priced alike: not the overview's calls used, which counts
+  // only the calls-priced ones.
+  const measureLabel = t(measure === 'calls' ? 'usage.allCalls' : 'common.credits');
   const viewLabel = t(view === 'day' ? 'usage.day' : view === 'product' ? 'usage.product' : 'usage.key');
-  const title = t('usage.chartLabel', { measure: measureLabel, view: viewLabel.toLowerCase(), period: f.period(report.period) });
+  // "day (UTC)": the first letter lowered, not the zone's.
+  const title = t('usage.chartLabel', { measure: measureLabel, view: viewLabel.charAt(0).toLowerCase() + viewLabel.slice(1), period: f.period(report.period) });
   const points = view === 'day'
     ? dailyPoints(report, measure)
     : groupedPoints(
@@ -146,10 +165,9 @@ export function registerFinanceRoutes(router: Router<DashboardState>, deps: Fina
         <div class="stats">
           ${stat(t('overview.balance'), f.number(glance.creditsBalance), unitWord(ctx.state, 'credits', glance.creditsBalance))}
           ${stat(t('overview.callsUsed'), glance.callsCap === null ? f.number(glance.callsUsed) : t('overview.callsOfCap', { used: f.number(glance.callsUsed), cap: f.number(glance.callsCap) }),
-            glance.callsCap === null ? t('common.noCap') : html`<meter min="0" max="${glance.callsCap}" value="${Math.min(glance.callsUsed, glance.callsCap)}" low="${Math.floor(glance.callsCap * 0.8)}" high="${Math.floor(glance.callsCap * 0.95)}" optimum="0">${glance.callsUsed}/${glance.callsCap}</meter>`)}
+            glance.callsCap === null ? t('common.noCap') : html`<meter min="0" max="${glance.callsCap}" value="${Math.min(glance.callsUsed, glance.callsCap)}" low="${Math.floor(glance.callsCap * 0.8)}" high="${Math.floor(glance.callsCap * 0.95)}" optimum="0">${glance.callsUsed}/${glance.callsCap}</meter>${capLine(ctx.state, glance)}`)}
           ${stat(t('overview.flags'), flags.some((x) => x !== '') ? flags : badge(t('overview.flagOk'), 'good'), glance.percentUsed === null ? '' : t('overview.percentUsed', { percent: glance.percentUsed }))}
-          ${stat(t('overview.runOut'), runOut(ctx.state, glance),
-            html`${t('overview.burn', { credits: measure(ctx.state, glance.creditsPerDay, 'credits'), calls: measure(ctx.state, glance.callsPerDay, 'calls'), days: BURN_WINDOW_DAYS })}${glance.callsCapReachedAt ? html`<br>${t('overview.capReached', { date: f.date(glance.callsCapReachedAt) })}` : ''}`)}
+          ${stat(t('overview.runOut'), runOut(ctx.state, glance), burnRate(ctx.state, glance))}
         </div>
         ${asOfStamp(ctx.state, glance.asOf)}
         ${report ? section(t('overview.usageThisPeriod'), usageChart(ctx.state, report, 'day', 'credits'), { actions: html`<a class="btn btn-secondary" href="/orgs/${view.org.id}/usage">${t('nav.usage')} →</a>` }) : ''}` : ''}`;
@@ -170,8 +188,9 @@ export function registerFinanceRoutes(router: Router<DashboardState>, deps: Fina
       <div class="toolbar-row">
         ${periodSelector(ctx.state, `/orgs/${view.org.id}/usage`, periods, period, { view: chartView, measure })}
         <nav class="tabs" aria-label="${t('usage.title')}">${tab('day', t('usage.byDay'))}${tab('product', t('usage.byProduct'))}${tab('key', t('usage.byKey'))}</nav>
-        <nav class="tabs" aria-label="${t('usage.measure')}">${measureTab('credits', t('common.credits'))}${measureTab('calls', t('common.calls'))}</nav>
+        <nav class="tabs" aria-label="${t('usage.measure')}">${measureTab('credits', t('common.credits'))}${measureTab('calls', t('usage.allCalls'))}</nav>
       </div>
+      <p class="muted small">${t('common.periodUtc')}</p>
       ${section(t('usage.title'), usageChart(ctx.state, report, chartView, measure), { id: 'usage-chart' })}
       ${asOfStamp(ctx.state, report.asOf)}`;
     ctx.body = page(ctx.state, { title: t('usage.title'), body, org: view.org, active: 'usage', memberships: view.memberships, banners: view.banners, path: ctx.url });
@@ -190,6 +209,7 @@ export function registerFinanceRoutes(router: Router<DashboardState>, deps: Fina
         ${periodSelector(ctx.state, `/orgs/${view.org.id}/report`, periods, period)}
         <a class="btn btn-primary" href="/orgs/${view.org.id}/report.csv?period=${period}" download>${t('report.downloadCsv')}</a>
       </div>
+      <p class="muted small">${t('common.periodUtc')}</p>
       <p class="muted small">${csvSeparatorChoice(ctx.state, `/orgs/${view.org.id}/report.csv?period=${period}`)}</p>
       <p class="muted">${t('report.intro')}</p>
       ${asOfStamp(ctx.state, r.asOf)}
@@ -267,6 +287,7 @@ export function registerFinanceRoutes(router: Router<DashboardState>, deps: Fina
         <a class="btn btn-primary" href="${download}" download>${t('ledger.downloadCsv')}</a>
       </div>
       <p class="muted small">${t('ledger.downloadHint')} ${csvSeparatorChoice(ctx.state, download)}</p>
+      <p class="muted small">${t('common.periodUtc')}</p>
       ${section(t('ledger.title'), html`${table({
         caption: t('ledger.title'),
         headers: [t('report.at'), t('ledger.type'), t('ledger.what'), t('ledger.credits'), t('ledger.calls'), t('ledger.balance')],

@@ -26,7 +26,7 @@ function reportTable(r: AllowanceReport): string[] {
     ['used', String(-r.credits.used)],
     ['closing balance', String(r.closingBalance)],
   ]));
-  out.push(`calls used (calls-priced): ${r.callsUsed}`);
+  out.push(`calls used (calls-priced products only; the CALLS columns below count every call): ${r.callsUsed}`);
   out.push('', 'Grants, top-ups and adjustments:');
   out.push(...lines(['AT', 'TYPE', 'CREDITS', 'BY', 'REASON'], r.entries.map((e) => [e.at, e.type, String(e.credits), e.actor ?? '-', e.reason ?? ''])));
   out.push('', 'Usage by endpoint/tool:');
