@@ -30,6 +30,7 @@ import * as signInPruningIndexes from './20261126_028_sign_in_pruning_indexes.js
 import * as sessionPasswordDigest from './20261126_029_session_password_digest.js';
 import * as deadLetterSource from './20261126_030_dead_letter_source.js';
 import * as auditLogMembershipEvents from './20261126_031_audit_log_membership_events.js';
+import * as ledgerApplicationOrder from './20261126_032_ledger_application_order.js';
 
 export interface Migration {
   name: string;
@@ -69,4 +70,5 @@ export const migrations: Migration[] = [
   { name: '20261126_029_session_password_digest', ...sessionPasswordDigest },
   { name: '20261126_030_dead_letter_source', ...deadLetterSource },
   { name: '20261126_031_audit_log_membership_events', ...auditLogMembershipEvents },
+  { name: '20261126_032_ledger_application_order', ...ledgerApplicationOrder },
 ];

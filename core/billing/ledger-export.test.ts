@@ -19,7 +19,7 @@ afterAll(async () => {
 
 const PERIOD = '2026-03';
 
-/** A new organization with `count` usage rows in PERIOD, two to a second (ties broken by id). */
+/** A new organization with `count` usage rows in PERIOD, two to a second, each applied before the calls made earlier (a backlog applied newest first). */
 async function organizationWithUsage(count: number): Promise<string> {
   const org = await createOrganization(db, { name: `Ledger export ${randomUUID()} SRL`, planId: null });
   const rows = Array.from({ length: count }, (_, i) => ({
@@ -45,14 +45,17 @@ const drain = async <T>(rows: AsyncIterable<T>) => {
 };
 
 describe('ledger export', () => {
-  it('when a month has more rows than a chunk then every row comes once, in the order they happened', async () => {
+  it('when a month has more rows than a chunk then every row comes once, in the order they were applied, not that of their calls', async () => {
     const org = await organizationWithUsage(11);
     const rows = await drain(exportLedger(db, org, PERIOD, { chunkSize: 3 }));
     expect(rows).toHaveLength(11);
     expect(new Set(rows.map((r) => r.eventId)).size).toBe(11);
-    const order = rows.map((r) => [r.occurredAt, r.id] as const);
-    const sorted = [...order].sort((a, b) => (a[0] === b[0] ? a[1] - b[1] : a[0] < b[0] ? -1 : 1));
-    expect(order).toEqual(sorted);
+    const ids = rows.map((r) => r.id);
+    expect(ids).toEqual([...ids].sort((a, b) => a - b));
+    // Applied newest call first: the calls' times run backwards.
+    const times = rows.map((r) => r.occurredAt);
+    expect(times).toEqual([...times].sort().reverse());
+    expect(times[0]).not.toBe(times.at(-1));
     expect(rows[0]).toMatchObject({ entryType: 'usage', product: 'company-financials', creditsDelta: -5, period: PERIOD });
     expect(await drain(exportLedger(db, org, '2026-04', { chunkSize: 3 }))).toEqual([]);
   });

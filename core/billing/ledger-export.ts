@@ -58,9 +58,30 @@ export interface ExportLedgerOptions {
 }
 
 /**
+ * One organization's ledger rows (of one month and one entry type, when given) in the order the
+ * export and the dashboard's ledger page list them: by month, then in the order they were
+ * applied (their id), not that of their calls. Each row's balance after is the balance when it
+ * was applied, so only in this order does it chain from row to row: a usage event applied late
+ * (a backlog) carries the balance after the top-up applied before it, however early its call.
+ * Month first, so an all-months list is the monthly lists one after the other. Migration 032's
+ * index holds this order, either way round: nothing to sort, however long the month.
+ */
+export function ledgerInOrder(db: Knex, organizationId: string, filters: { period: string | null; entryType: string | null }, order: 'asc' | 'desc'): Knex.QueryBuilder {
+  const selection = db('usage_ledger').where({ organization_id: organizationId });
+  // A month as a range of one, not `period = ?`: with the month fixed, the primary key gives id
+  // order too, and the planner takes it when one organization is much of the table (it guesses
+  // its rows evenly spread), then walks every later row of every organization to find an older
+  // month's (0.4–1.1 s a page at 1.1 million rows, against 20 ms). A range leaves the month in
+  // the order, which only the (organization, period, id) index gives.
+  if (filters.period !== null) selection.andWhere('period', '>=', filters.period).andWhere('period', '<=', filters.period);
+  if (filters.entryType !== null) selection.andWhere({ entry_type: filters.entryType });
+  return selection.orderBy([{ column: 'period', order }, { column: 'id', order }]);
+}
+
+/**
  * Every ledger row of one organization and month (`period` null: every month, one after the
- * other, each as its own export gives it), in the order they happened, as they are read. A
- * busy organization's month is millions of rows (one per call), so the rows are not gathered
+ * other, each as its own export gives it), oldest first in the order they were applied
+ * (`ledgerInOrder`), as they are read. A busy organization's month is millions of rows (one per call), so the rows are not gathered
  * first: a cursor in a read-only transaction fetches them a chunk at a time, all from
  * the snapshot taken when it was declared (the billing worker keeps appending while the export
  * runs; the export is the month as it stood when it began). Stopping early (a `break`, a
@@ -74,14 +95,7 @@ export function exportLedger(db: Knex, organizationId: string, period: string | 
 }
 
 async function* readLedger(db: Knex, organizationId: string, period: string | null, entryType: string | null, chunkSize: number): AsyncGenerator<LedgerEntry> {
-  const selection = db('usage_ledger').where({ organization_id: organizationId });
-  if (period !== null) selection.andWhere({ period });
-  if (entryType !== null) selection.andWhere({ entry_type: entryType });
-  // Month first, not time: a row's month need not be that of its time, and an all-months export
-  // must be the monthly exports one after the other. The ledger index's order (migration 013):
-  // nothing to sort.
-  const query = selection
-    .orderBy([{ column: 'period' }, { column: 'occurred_at' }, { column: 'id' }])
+  const query = ledgerInOrder(db, organizationId, { period, entryType }, 'asc')
     .select('*')
     .toSQL();
   const trx = await db.transaction({ readOnly: true });

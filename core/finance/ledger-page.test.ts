@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { ledgerInOrder } from '../billing/ledger-export.js';
 import { createOrganization } from '../billing/plans/manage-organizations.js';
 import { createDb, type Db } from '../db/index.js';
 import { ledgerPage } from './ledger-page.js';
@@ -25,11 +26,12 @@ async function ledgerOf(rows: [string, string, string][]): Promise<{ org: string
 }
 
 describe('ledger page', () => {
-  it('when a ledger spans months then pages run newest first, by month, then time, then row', async () => {
+  it('when a ledger spans months then pages run newest first, by month, then in the order applied (the row), whatever the time', async () => {
     const { org, eventIds } = await ledgerOf([
       ['2026-10', '2026-10-31T23:00:00Z', 'usage'],
       ['2026-11', '2026-11-02T09:00:00Z', 'usage'],
-      ['2026-11', '2026-11-02T09:00:00Z', 'usage'], // same time: the later row first
+      ['2026-11', '2026-11-02T09:00:00Z', 'usage'],
+      // Applied after those calls, though dated earlier: listed above them.
       ['2026-11', '2026-11-01T00:00:00Z', 'grant'],
       // An adjustment booked to October's allowance after November began (a stale period):
       // it is October's row, listed with October.
@@ -38,9 +40,50 @@ describe('ledger page', () => {
     const first = await ledgerPage(db, org, { pageSize: 2 });
     expect(first).toMatchObject({ page: 1, pages: 3, total: 5, more: false });
     const all = [...first.rows, ...(await ledgerPage(db, org, { pageSize: 2, page: 2 })).rows, ...(await ledgerPage(db, org, { pageSize: 2, page: 3 })).rows];
-    expect(all.map((r) => r.eventId)).toEqual([eventIds[2], eventIds[1], eventIds[3], eventIds[4], eventIds[0]]);
+    expect(all.map((r) => r.eventId)).toEqual([eventIds[3], eventIds[2], eventIds[1], eventIds[4], eventIds[0]]);
     expect((await ledgerPage(db, org, { type: 'grant' })).rows.map((r) => r.eventId)).toEqual([eventIds[3]]);
     expect((await ledgerPage(db, org, { period: '2026-10' })).rows.map((r) => r.eventId)).toEqual([eventIds[4], eventIds[0]]);
+  });
+
+  it('when a page or an export is read then its order comes from an index, whatever the month and a usage filter: nothing sorts a month of calls', async () => {
+    const { org } = await ledgerOf([['2026-11', '2026-11-02T09:00:00Z', 'usage']]);
+    const plans: string[] = [];
+    for (const period of [null, '2026-11']) {
+      for (const entryType of [null, 'usage']) {
+        for (const order of ['asc', 'desc'] as const) {
+          await db.transaction(async (trx) => {
+            // Sorting made a last resort: a plan still sorts only if no index gives the order.
+            await trx.raw('SET LOCAL enable_sort = off');
+            const query = ledgerInOrder(trx, org, { period, entryType }, order).offset(50).limit(50).select('*').toSQL();
+            const { rows } = await trx.raw<{ rows: { 'QUERY PLAN': string }[] }>(`EXPLAIN ${query.sql}`, query.bindings);
+            plans.push(`${period} ${entryType} ${order}:\n${rows.map((r) => r['QUERY PLAN']).join('\n')}`);
+          });
+        }
+      }
+    }
+    for (const plan of plans) {
+      expect(plan).not.toMatch(/Sort/);
+      expect(plan).toContain('usage_ledger_org_period_id_idx');
+    }
+  });
+
+  it('when one organization is most of the ledger then a month of it is still read through its index, not by walking the primary key past every later row', async () => {
+    await db.transaction(async (trx) => {
+      // A ledger of the session's own, shadowing the real one (pg_temp comes first in the search
+      // path): half of it one organization's October and November, then as many rows of others.
+      await trx.raw('CREATE TEMP TABLE usage_ledger (LIKE public.usage_ledger INCLUDING ALL) ON COMMIT DROP');
+      await trx.raw(`INSERT INTO usage_ledger (event_id, organization_id, entry_type, source, quantity, credits_delta, period, occurred_at)
+        SELECT 'e' || g, CASE WHEN g <= 20000 THEN 'org_big' ELSE 'org_' || (g % 20) END, 'usage', 'api', 5, -5,
+               CASE WHEN g <= 10000 OR g > 20000 AND g <= 30000 THEN '2026-10' ELSE '2026-11' END, now()
+          FROM generate_series(1, 40000) g`);
+      await trx.raw('ANALYZE usage_ledger');
+      for (const order of ['asc', 'desc'] as const) {
+        const query = ledgerInOrder(trx, 'org_big', { period: '2026-10', entryType: null }, order).limit(50).select('*').toSQL();
+        const { rows } = await trx.raw<{ rows: { 'QUERY PLAN': string }[] }>(`EXPLAIN ${query.sql}`, query.bindings);
+        const plan = rows.map((r) => r['QUERY PLAN']).join('\n');
+        expect(plan, plan).toMatch(/Index Scan (Backward )?using usage_ledger_organization_id_period_id_idx/);
+      }
+    });
   });
 
   it('when more rows match than the count cap then the total is the cap, marked as more, and the pages past it still open', async () => {

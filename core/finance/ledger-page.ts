@@ -1,4 +1,4 @@
-import { ledgerEntryFromRow, type LedgerEntry } from '../billing/ledger-export.js';
+import { ledgerEntryFromRow, ledgerInOrder, type LedgerEntry } from '../billing/ledger-export.js';
 import { apiKeyLabels } from '../auth/api-key-labels.js';
 import { userEmails } from '../dashboard-auth/user-emails.js';
 import { pageWindow, type Db } from '../db/index.js';
@@ -21,11 +21,14 @@ export interface LedgerPage {
 }
 
 /**
- * Newest first (by month, then time), one page at a time, optionally one month and one entry
- * type. The order is that of the ledger's index (migration 013), so a page reads its 50 rows
- * from the index instead of sorting the organization's whole ledger. Counting is a walk over
- * every matching row, and a busy organization has one per call: it stops at `countCap` (the
- * page then says "more than"), which no one pages through by hand; a month and a type narrow it.
+ * Newest first: by month, then in the order the rows were applied (`ledgerInOrder`), one page
+ * at a time, optionally one month and one entry type. Each row's balance after then follows from
+ * the row below it, but for rows the selection leaves out (another type; a late event of
+ * another month, listed with its own month). The order is that of the ledger's index
+ * (migration 032), so a page reads its 50 rows from the index instead of sorting the
+ * organization's whole ledger. Counting is a walk over every matching row, and a
+ * busy organization has one per call: it stops at `countCap` (the page then says "more than"),
+ * which no one pages through by hand; a month and a type narrow it.
  */
 export async function ledgerPage(
   db: Db,
@@ -43,9 +46,7 @@ export async function ledgerPage(
     .first();
   const found = Number(counted?.n ?? 0);
   const { page, pages, offset } = pageWindow(found, options.page, pageSize);
-  const rows = await base
-    .clone()
-    .orderBy([{ column: 'period', order: 'desc' }, { column: 'occurred_at', order: 'desc' }, { column: 'id', order: 'desc' }])
+  const rows = await ledgerInOrder(db, organizationId, { period: options.period ?? null, entryType: options.type ?? null }, 'desc')
     .offset(offset)
     .limit(pageSize)
     .select<Record<string, any>[]>('*');

@@ -2,7 +2,7 @@ import type { Router } from '@koa/router';
 import { allowanceReportCsv, buildAllowanceReport, CSV_LINE_END, exportLedger, isPeriod, keyLabel, ledgerCsvLines, nextPeriod, periodStart, UTF8_BOM, type AllowanceReport } from '../../core/billing/index.js';
 import { AppError } from '../../core/errors/index.js';
 import type { Db } from '../../core/db/index.js';
-import { allowanceGlance, BURN_WINDOW_DAYS, type AllowanceGlance, ledgerEntryTypes, ledgerPage, ledgerPeriods, type LedgerEntryType } from '../../core/finance/index.js';
+import { allowanceGlance, BURN_WINDOW_DAYS, type AllowanceGlance, ledgerEntryTypes, ledgerPage, ledgerPeriods, type LedgerEntryType, type LedgerPageRow } from '../../core/finance/index.js';
 import { csvFile, csvSeparator, csvSeparatorChoice, sendAsCsv } from '../csv-download.js';
 import { lineStream } from '../line-stream.js';
 import { orgAccess } from '../org-access.js';
@@ -116,6 +116,45 @@ function runOut(state: DashboardState, glance: AllowanceGlance): string {
   const { t, f } = state;
   if (glance.creditsExhausted || glance.creditsBalance <= 0) return t('overview.runOutAlready', { balance: measure(state, glance.creditsBalance, 'credits') });
   return glance.creditsRunOutAt ? t('overview.runOutAt', { date: f.date(glance.creditsRunOutAt) }) : t('overview.runOutNever');
+}
+
+// A row applied a minute or more after its time (a late usage event, a rollover the worker made
+// once the month had begun) says both: listed in the order applied, it must not pass for a
+// call made then. Below a minute the two read the same on the page.
+const LATE_MS = 60_000;
+
+/** When a ledger row was applied, and when its call happened (or its change is dated) if that was earlier. */
+function appliedWhen(state: DashboardState, row: { appliedAt: string; occurredAt: string; entryType: LedgerEntryType }): Html {
+  const { t, f } = state;
+  const applied = new Date(row.appliedAt);
+  const occurred = new Date(row.occurredAt);
+  if (Math.abs(applied.getTime() - occurred.getTime()) < LATE_MS) return html`${f.dateTime(applied)}`;
+  const call = row.entryType === 'usage' || row.entryType === 'refused';
+  return html`${f.dateTime(applied)}<br><span class="muted small">${t(call ? 'ledger.callAt' : 'ledger.datedAt', { time: f.dateTime(occurred) })}</span>`;
+}
+
+/**
+ * A row's balance after, and the balance before it when that is not the balance after of the
+ * row below: rows the page does not list between them moved it (another type, when the page is
+ * filtered; a late event of another month, listed with its own month). The rows are in the
+ * order applied, so otherwise each balance follows from the one below. Rows without a balance
+ * (a refused call, worth nothing) are passed over; the page's last row has none below to say.
+ */
+function balanceAfter(state: DashboardState, rows: LedgerPageRow[], i: number): Html {
+  const { t, f } = state;
+  const row = rows[i]!;
+  const after = row.creditsBalanceAfter!;
+  let moved = 0;
+  for (const below of rows.slice(i + 1)) {
+    if (below.creditsBalanceAfter === null) {
+      moved += below.creditsDelta;
+      continue;
+    }
+    const before = after - row.creditsDelta;
+    if (below.creditsBalanceAfter + moved === before) break;
+    return html`${f.number(after)}<br><span class="muted small">${t('ledger.balanceBefore', { balance: f.number(before) })}</span>`;
+  }
+  return html`${f.number(after)}`;
 }
 
 function usageChart(state: DashboardState, report: AllowanceReport, view: View, measure: Measure): Html {
@@ -264,15 +303,15 @@ export function registerFinanceRoutes(router: Router<DashboardState>, deps: Fina
     const link = (p: number) => `/orgs/${view.org.id}/ledger?${ledgerQuery(filters, { page: String(p) })}`;
     const download = `/orgs/${view.org.id}/ledger.csv${period || type ? `?${ledgerQuery(filters)}` : ''}`;
     const signed = (n: number) => (n > 0 ? `+${f.number(n)}` : f.number(n));
-    const rows = result.rows.map((r) => [
-      f.dateTime(new Date(r.occurredAt)),
+    const rows = result.rows.map((r, i) => [
+      appliedWhen(ctx.state, r),
       badge(t(`ledger.type.${r.entryType}`), r.entryType === 'usage' ? 'neutral' : r.entryType === 'adjustment' ? 'warn' : 'info'),
       r.entryType === 'usage'
         ? html`<code>${r.product ?? ''}</code> <span class="muted small">${r.source}${r.keyId ? html` · ${r.keyLabel ?? r.keyId}` : ''}</span>`
         : html`${ledgerReason(ctx.state, r.reason ?? '')}${r.actorLabel ? html` <span class="muted small">· ${ledgerActor(ctx.state, r.actorLabel)}</span>` : ''}`,
       r.creditsDelta === 0 ? html`<span class="muted">0</span>` : signed(r.creditsDelta),
       r.callsDelta === 0 ? html`<span class="muted">0</span>` : signed(r.callsDelta),
-      r.creditsBalanceAfter === null ? '—' : f.number(r.creditsBalanceAfter),
+      r.creditsBalanceAfter === null ? '—' : balanceAfter(ctx.state, result.rows, i),
     ]);
     const body = html`
       <p class="lead">${t('ledger.intro')}</p>
@@ -290,7 +329,7 @@ export function registerFinanceRoutes(router: Router<DashboardState>, deps: Fina
       <p class="muted small">${t('common.periodUtc')}</p>
       ${section(t('ledger.title'), html`${table({
         caption: t('ledger.title'),
-        headers: [t('report.at'), t('ledger.type'), t('ledger.what'), t('ledger.credits'), t('ledger.calls'), t('ledger.balance')],
+        headers: [t('ledger.applied'), t('ledger.type'), t('ledger.what'), t('ledger.credits'), t('ledger.calls'), t('ledger.balance')],
         rows,
         numeric: [3, 4, 5],
         empty: t('common.noRows'),

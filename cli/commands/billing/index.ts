@@ -86,7 +86,7 @@ export const registerBillingCommands: RegisterCommands = (program, context) => {
     .command('ledger')
     .description('The usage ledger.')
     .command('export')
-    .description("Every ledger row of an organization's month: usage, grants, top-ups, adjustments, rollovers.")
+    .description("Every ledger row of an organization's month, oldest first in the order applied (so each balance after follows from the row before): usage, grants, top-ups, adjustments, rollovers.")
     .requiredOption('--org <org>', 'organization id or exact name')
     .requiredOption('--period <YYYY-MM>', 'calendar month, UTC', period)
     .addOption(new Option('--format <format>', 'output format').choices(['csv', 'json']).default('csv'))
