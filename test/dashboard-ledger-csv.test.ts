@@ -77,11 +77,11 @@ describe('ledger download', () => {
     }
     const january = await download(await client.get(`/orgs/${orgId}/ledger.csv?period=${PAST[0]}`));
     expect(lines(january)).toHaveLength(1 + BUSY_ROWS + 1);
-    expect(january).toContain(',cli:maria,"invoice ""7"", paid"\r\n');
+    expect(january).toContain(',cli:maria,"invoice ""7"", paid",\r\n');
     const february = await download(await client.get(`/orgs/${orgId}/ledger.csv?period=${PAST[1]}`));
-    expect(february).toContain(`,cli:maria,"'=HYPERLINK(""http://evil.example"")"\r\n`);
+    expect(february).toContain(`,cli:maria,"'=HYPERLINK(""http://evil.example"")",\r\n`);
     expect(february).toContain(',-20,0,');
-    expect(february).toContain(",cli:maria,'-20 goodwill reversed\r\n");
+    expect(february).toContain(",cli:maria,'-20 goodwill reversed,\r\n");
   });
 
   it('when the page is filtered by type, or shows every month, then the download is that selection: the CLI\'s rows of that type, and the months\' exports one after the other', async () => {

@@ -119,4 +119,22 @@ describe('ledger order', () => {
     expect({ opening: report.openingBalance, used: report.credits.used, toppedUp: report.credits.toppedUp, closing: report.closingBalance }).toEqual({ opening: -5, used: 16, toppedUp: 1_000, closing: 100_979 });
     expect((await buildAllowanceReport(env.db, orgId, previous)).credits.used).toBe(5);
   });
+
+  it('when a top-up was made with a reference then the ledger page shows it on the row, in English and Italian, and the CSV in a column of its own', async () => {
+    const { orgId, client } = await adminOfNewOrg(env, 'Ledger reference test');
+    const run = await runCli(inject('databaseUrl'), 'billing', 'top-up', '--org', orgId, '--credits', '1000', '--reason', 'invoice paid', '--reference', 'FT 2026/117');
+    expect(run.code, run.stderr).toBe(0);
+    await changeCredits(env.db, { organizationId: orgId, kind: 'top_up', credits: 50, actor: 'cli:luca', reason: 'goodwill' });
+
+    const page = ledgerRows(await (await client.get(`/orgs/${orgId}/ledger?type=top_up`)).text());
+    expect(page.map((r) => r.what)).toEqual([expect.not.stringContaining('reference'), expect.stringMatching(/^invoice paid · cli:\S+ · reference FT 2026\/117$/)]);
+    client.jar.set('dash_lang', 'it');
+    expect(await (await client.get(`/orgs/${orgId}/ledger`)).text()).toContain('<span class="small">· riferimento FT 2026/117</span>');
+
+    const csv = (await (await client.get(`/orgs/${orgId}/ledger.csv?type=top_up`)).text()).trimEnd().split('\n');
+    expect(csv[0]).toMatch(/,reason,reference$/);
+    expect(csv.slice(1).map((l) => l.split(',').slice(-2))).toEqual([['invoice paid', 'FT 2026/117'], ['goodwill', '']]);
+    // The event id keeps the reference as before.
+    expect(csv[1]).toContain(`,top_ref_${orgId}_FT 2026/117,`);
+  });
 });

@@ -5,11 +5,12 @@ import { newId } from '../ids/index.js';
 import { cheapestCreditCalls, evaluateFlags, flagChanges, recordFlagChanges, type Flags } from './allowance-flags.js';
 import { lockAllowances, type AllowanceRow } from './allowance-rows.js';
 import { periodOf } from './billing-period.js';
+import { CREDIT_ID_PREFIX, type CreditChangeKind } from './credit-reference.js';
 import type { LedgerEntry } from './ledger-export.js';
 import { rollOverAllowance } from './roll-over-period.js';
 import { systemReason } from './system-reasons.js';
 
-export type CreditChangeKind = 'grant' | 'top_up' | 'adjustment';
+export { referencedEventId, type CreditChangeKind } from './credit-reference.js';
 
 export interface AdministrationInput {
   organizationId: string;
@@ -37,23 +38,6 @@ export interface AllowanceSnapshot {
   alreadyRecordedAt?: Date;
 }
 
-const ID_PREFIX: Record<CreditChangeKind, string> = { grant: 'grt', top_up: 'top', adjustment: 'adj' };
-
-const MAX_REFERENCE = 100;
-
-/**
- * The event id of a credit change made under the caller's own reference (an invoice or ticket
- * number): the same reference for the same organization and kind names the same ledger row, so
- * the change run again (a retried script, a command recalled from the shell's history) changes
- * nothing, and the ledger export shows the reference in the row's event id.
- */
-export function referencedEventId(kind: CreditChangeKind, organizationId: string, reference: string): string {
-  const ref = reference.trim();
-  const problem = ref === '' ? 'must not be empty' : ref.length > MAX_REFERENCE ? `must be at most ${MAX_REFERENCE} characters` : holdsControlCharacter(ref) ? CONTROL_MESSAGE : null;
-  if (problem) throw new AppError('invalid_params', `The reference ${problem}.`, { details: [{ path: 'reference', message: problem }] });
-  return `${ID_PREFIX[kind]}_ref_${organizationId}_${ref}`;
-}
-
 /**
  * Credits in or out: `grant` (included credits) and `top_up` (bought credits) add a positive
  * amount; `adjustment` corrects either way. One ledger row with actor and reason; the flag is
@@ -72,7 +56,7 @@ export async function changeCredits(
   if (input.kind !== 'adjustment' && input.credits < 0) throw new AppError('invalid_params', `a ${input.kind} adds credits: use an adjustment to remove them`, { details: [{ path: 'credits', message: 'must be positive' }] });
   requireReason(input.reason);
   return administer(db, input, async (trx, row, now) => {
-    const eventId = input.eventId ?? newId(ID_PREFIX[input.kind]);
+    const eventId = input.eventId ?? newId(CREDIT_ID_PREFIX[input.kind]);
     if (input.eventId !== undefined) {
       // Asked again (a retried command): the row is read under the allowance lock, so a change
       // racing this one with the same id has committed or waits for us.

@@ -4,7 +4,7 @@ import type { LedgerEntry } from './ledger-export.js';
 
 const entry = (overrides: Partial<LedgerEntry>): LedgerEntry => ({
   id: 1, eventId: 'top_1', entryType: 'top_up', source: 'admin', keyId: null, product: null, quantity: 0, unit: null, creditsDelta: 100, callsDelta: 0,
-  creditsBalanceAfter: 100, period: '2026-03', occurredAt: '2026-03-02T10:00:00.000Z', appliedAt: '2026-03-02T10:00:00.000Z', actor: 'cli:maria', reason: 'invoice 7',
+  creditsBalanceAfter: 100, period: '2026-03', occurredAt: '2026-03-02T10:00:00.000Z', appliedAt: '2026-03-02T10:00:00.000Z', actor: 'cli:maria', reason: 'invoice 7', reference: null,
   ...overrides,
 });
 
@@ -21,14 +21,21 @@ const drain = async (lines: AsyncIterable<string>) => {
   return all;
 };
 
-const HEADER = 'id,eventId,entryType,source,keyId,product,quantity,unit,creditsDelta,callsDelta,creditsBalanceAfter,period,occurredAt,appliedAt,actor,reason';
+const HEADER = 'id,eventId,entryType,source,keyId,product,quantity,unit,creditsDelta,callsDelta,creditsBalanceAfter,period,occurredAt,appliedAt,actor,reason,reference';
 
 describe('ledger CSV lines', () => {
   it('when there are rows then the header comes first, then one line each, a formula-like reason guarded and quoting as RFC 4180', async () => {
-    expect(await drain(ledgerCsvLines(rows(entry({}), entry({ id: 2, creditsDelta: -20, reason: '=SUM(A1), "x"' }))))).toEqual([
+    expect(await drain(ledgerCsvLines(rows(
+      entry({}),
+      entry({ id: 2, creditsDelta: -20, reason: '=SUM(A1), "x"' }),
+      entry({ id: 3, eventId: 'top_ref_org_1_FT 2026/117', reference: 'FT 2026/117' }),
+      entry({ id: 4, eventId: 'top_ref_org_1_=2+2', reference: '=2+2' }),
+    )))).toEqual([
       HEADER,
-      '1,top_1,top_up,admin,,,0,,100,0,100,2026-03,2026-03-02T10:00:00.000Z,2026-03-02T10:00:00.000Z,cli:maria,invoice 7',
-      `2,top_1,top_up,admin,,,0,,-20,0,100,2026-03,2026-03-02T10:00:00.000Z,2026-03-02T10:00:00.000Z,cli:maria,"'=SUM(A1), ""x"""`,
+      '1,top_1,top_up,admin,,,0,,100,0,100,2026-03,2026-03-02T10:00:00.000Z,2026-03-02T10:00:00.000Z,cli:maria,invoice 7,',
+      `2,top_1,top_up,admin,,,0,,-20,0,100,2026-03,2026-03-02T10:00:00.000Z,2026-03-02T10:00:00.000Z,cli:maria,"'=SUM(A1), ""x""",`,
+      '3,top_ref_org_1_FT 2026/117,top_up,admin,,,0,,100,0,100,2026-03,2026-03-02T10:00:00.000Z,2026-03-02T10:00:00.000Z,cli:maria,invoice 7,FT 2026/117',
+      "4,top_ref_org_1_=2+2,top_up,admin,,,0,,100,0,100,2026-03,2026-03-02T10:00:00.000Z,2026-03-02T10:00:00.000Z,cli:maria,invoice 7,'=2+2",
     ]);
   });
 

@@ -1,6 +1,7 @@
 import type { Knex } from 'knex';
 import { userEmails } from '../dashboard-auth/user-emails.js';
 import { assertReportablePeriod } from './billing-period.js';
+import { creditReference } from './credit-reference.js';
 
 export interface LedgerEntry {
   id: number;
@@ -19,11 +20,13 @@ export interface LedgerEntry {
   appliedAt: string;
   actor: string | null;
   reason: string | null;
+  /** The reference a grant, top-up or adjustment was made under (an invoice number), else null. */
+  reference: string | null;
 }
 
 export const ledgerColumns = [
   'id', 'eventId', 'entryType', 'source', 'keyId', 'product', 'quantity', 'unit', 'creditsDelta', 'callsDelta',
-  'creditsBalanceAfter', 'period', 'occurredAt', 'appliedAt', 'actor', 'reason',
+  'creditsBalanceAfter', 'period', 'occurredAt', 'appliedAt', 'actor', 'reason', 'reference',
 ] as const satisfies readonly (keyof LedgerEntry)[];
 
 /** A `usage_ledger` row (`select *`) as the export and the dashboard's ledger page show it. */
@@ -45,6 +48,7 @@ export function ledgerEntryFromRow(r: Record<string, any>): LedgerEntry {
     appliedAt: (r.applied_at as Date).toISOString(),
     actor: r.actor,
     reason: r.reason,
+    reference: creditReference({ entryType: r.entry_type, organizationId: r.organization_id, eventId: r.event_id }),
   };
 }
 

@@ -213,6 +213,7 @@ export const en = {
   'ledger.applied': 'Applied',
   'ledger.callAt': 'call made {time}',
   'ledger.datedAt': 'dated {time}',
+  'ledger.reference': 'reference {reference}',
   'ledger.balanceBefore': 'before this row: {balance}',
   'ledger.type.usage': 'Usage',
   'ledger.type.grant': 'Grant',

@@ -214,6 +214,7 @@ export const it: Catalogue = {
   'ledger.applied': 'Registrata',
   'ledger.callAt': 'chiamata del {time}',
   'ledger.datedAt': 'con data {time}',
+  'ledger.reference': 'riferimento {reference}',
   'ledger.balanceBefore': 'prima di questa riga: {balance}',
   'ledger.type.usage': 'Consumo',
   'ledger.type.grant': 'Assegnazione',

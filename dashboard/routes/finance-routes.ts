@@ -308,7 +308,7 @@ export function registerFinanceRoutes(router: Router<DashboardState>, deps: Fina
       badge(t(`ledger.type.${r.entryType}`), r.entryType === 'usage' ? 'neutral' : r.entryType === 'adjustment' ? 'warn' : 'info'),
       r.entryType === 'usage'
         ? html`<code>${r.product ?? ''}</code> <span class="muted small">${r.source}${r.keyId ? html` · ${r.keyLabel ?? r.keyId}` : ''}</span>`
-        : html`${ledgerReason(ctx.state, r.reason ?? '')}${r.actorLabel ? html` <span class="muted small">· ${ledgerActor(ctx.state, r.actorLabel)}</span>` : ''}`,
+        : html`${ledgerReason(ctx.state, r.reason ?? '')}${r.actorLabel ? html` <span class="muted small">· ${ledgerActor(ctx.state, r.actorLabel)}</span>` : ''}${r.reference === null ? '' : html` <span class="small">· ${t('ledger.reference', { reference: r.reference })}</span>`}`,
       r.creditsDelta === 0 ? html`<span class="muted">0</span>` : signed(r.creditsDelta),
       r.callsDelta === 0 ? html`<span class="muted">0</span>` : signed(r.callsDelta),
       r.creditsBalanceAfter === null ? '—' : balanceAfter(ctx.state, result.rows, i),

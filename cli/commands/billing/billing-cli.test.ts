@@ -50,7 +50,7 @@ describe('billing CLI: credits, caps, ledger export and reconcile', () => {
     expect(lines[0]).toBe(ledgerColumns.join(','));
     // The plan's opening grant, then ours, oldest first; a reason with a comma is quoted.
     expect(lines.slice(2).map((l) => l.split(',')[2])).toEqual(['grant', 'top_up', 'adjustment']);
-    expect(lines[2]).toMatch(/,cli:operator,"contract bonus, Q4"$/);
+    expect(lines[2]).toMatch(/,cli:operator,"contract bonus, Q4",$/);
     expect(lines[4]).toMatch(/,adjustment,admin,,,30,credits,-30,0,\d+,/);
 
     const json = await cli('ledger', 'export', '--org', org, '--period', period, '--format', 'json');
@@ -207,6 +207,9 @@ describe('billing CLI: credits, caps, ledger export and reconcile', () => {
     // The reference belongs to one kind of change: a grant under it is a change of its own.
     expect((await cli('billing', 'grant', '--org', org, '--credits', '5', '--reason', 'bonus', '--reference', 'INV 2026-118')).code).toBe(0);
     expect(await balance()).toBe(opening + 55);
+    // The export shows each reference in a column of its own, besides the event id.
+    const exported = JSON.parse((await cli('ledger', 'export', '--org', org, '--period', periodOf(new Date()), '--format', 'json')).stdout) as { entryType: string; reference: string | null }[];
+    expect(exported.map((e) => [e.entryType, e.reference])).toEqual([['grant', null], ['top_up', 'INV 2026-118'], ['grant', 'INV 2026-118']]);
 
     for (const [reference, message] of [['  ', 'must not be empty'], ['a\tb', 'must not contain line breaks'], ['x'.repeat(101), 'must be at most 100 characters']]) {
       const bad = await topUp('5', reference!);

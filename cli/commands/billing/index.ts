@@ -153,7 +153,7 @@ export const registerBillingCommands: RegisterCommands = (program, context) => {
       .requiredOption('--org <org>', 'organization id or exact name')
       .requiredOption('--credits <n>', 'credits', parse)
       .requiredOption('--reason <text>', 'why (kept on the ledger)')
-      .option('--reference <ref>', `your reference for this ${name} (an invoice or ticket number): run again with the same reference, it changes nothing`)
+      .option('--reference <ref>', `your reference for this ${name} (an invoice or ticket number), shown in the ledger's reference column: run again with the same reference, it changes nothing`)
       .action(async (opts: { org: string; credits: number; reason: string; reference?: string }) => {
         const ctx = context();
         const organizationId = await org(opts.org);
