@@ -1,6 +1,7 @@
 import type { Db } from '../db/index.js';
 import { nextPeriod, periodStart } from '../billing/billing-period.js';
 import { AppError } from '../errors/index.js';
+import { creditsCoverage, type CreditsCoverage } from './credits-coverage.js';
 import { usageSince } from './usage-since.js';
 
 export interface AllowanceGlance {
@@ -32,6 +33,11 @@ export interface AllowanceGlance {
   callsCapReachedAt: Date | null;
   /** The newest usage event applied: later calls are not in these figures yet. */
   asOf: Date | null;
+  /**
+   * Which credits-priced products the balance still pays for: calls dearer than the balance are
+   * refused (402) while `creditsExhausted` is down, as long as a cheaper product can be paid.
+   */
+  coverage: CreditsCoverage;
 }
 
 export const BURN_WINDOW_DAYS = 7;
@@ -56,7 +62,7 @@ export async function allowanceGlance(db: Db, organizationId: string, now = new 
   // Credits used this period are kept on the allowance by the worker (migration 014); the burn
   // rate reads the daily buckets, and the ledger for the window's first, partial day only.
   const creditsUsed = row.credits_used;
-  const burn = await usageSince(db, organizationId, windowStart);
+  const [burn, coverage] = await Promise.all([usageSince(db, organizationId, windowStart), creditsCoverage(db, organizationId, row.credits_balance)]);
   // A new customer's first hour should not look like a whole week: divide by the time since
   // the first call in the window, but by at least one day.
   const days = burn.first ? Math.max(1, (now.getTime() - burn.first.getTime()) / DAY_MS) : BURN_WINDOW_DAYS;
@@ -85,5 +91,6 @@ export async function allowanceGlance(db: Db, organizationId: string, now = new 
     creditsRunOutAt,
     callsCapReachedAt,
     asOf: row.last_event_at,
+    coverage,
   };
 }

@@ -2,7 +2,7 @@ import type { Router } from '@koa/router';
 import { allowanceReportCsv, buildAllowanceReport, CSV_LINE_END, exportLedger, isPeriod, keyLabel, ledgerCsvLines, nextPeriod, periodStart, UTF8_BOM, type AllowanceReport } from '../../core/billing/index.js';
 import { AppError } from '../../core/errors/index.js';
 import type { Db } from '../../core/db/index.js';
-import { allowanceGlance, BURN_WINDOW_DAYS, type AllowanceGlance, ledgerEntryTypes, ledgerPage, ledgerPeriods, type LedgerEntryType, type LedgerPageRow } from '../../core/finance/index.js';
+import { allowanceGlance, BURN_WINDOW_DAYS, type AllowanceGlance, type CreditPricedProduct, ledgerEntryTypes, ledgerPage, ledgerPeriods, type LedgerEntryType, type LedgerPageRow } from '../../core/finance/index.js';
 import { csvFile, csvSeparator, csvSeparatorChoice, sendAsCsv } from '../csv-download.js';
 import { lineStream } from '../line-stream.js';
 import { orgAccess } from '../org-access.js';
@@ -111,6 +111,20 @@ function capLine(state: DashboardState, glance: AllowanceGlance): Html | string 
   return glance.callsCapReachedAt ? html`<br>${t('overview.capReached', { date: f.date(glance.callsCapReachedAt) })}` : '';
 }
 
+/** The balance is below some products' prices: which are refused, which still paid, and what to do. */
+function coverageNotice(state: DashboardState, glance: AllowanceGlance): Html {
+  const { t } = state;
+  const { payable, refused, shortfall } = glance.coverage;
+  const list = (products: CreditPricedProduct[]) =>
+    products.map((p, i) => html`${i > 0 ? ', ' : ''}<code>${p.product}</code> (${t(`overview.product.${p.kind}`)}, ${measure(state, p.credits, 'credits')})`);
+  return html`<div class="notice notice-warn" role="alert" id="credits-coverage">
+    <p><strong>${t('overview.coverage.title', { balance: measure(state, glance.creditsBalance, 'credits') })}</strong></p>
+    <p>${t('overview.coverage.refused')} ${list(refused)}.</p>
+    <p>${t('overview.coverage.payable')} ${payable.length > 0 ? list(payable) : t('overview.coverage.nonePayable')}.</p>
+    <p>${t('overview.coverage.topUp', { credits: measure(state, shortfall, 'credits') })}</p>
+  </div>`;
+}
+
 /** When the credits run out: already, once nothing more can be spent (not a forecast of today). */
 function runOut(state: DashboardState, glance: AllowanceGlance): string {
   const { t, f } = state;
@@ -194,11 +208,19 @@ export function registerFinanceRoutes(router: Router<DashboardState>, deps: Fina
     const plan = await db('organizations').where({ id: view.org.id }).first<{ plan_id: string | null }>('plan_id');
     const glance = await allowanceGlance(db, view.org.id).catch(() => null);
     const report = glance ? await buildAllowanceReport(db, view.org.id, glance.period) : null;
+    // Calls dearer than the balance are refused with the flag down (a cheaper product can
+    // still be paid): not "Active", and said below with what is refused and what to do.
+    const someRefused = glance !== null && !glance.creditsExhausted && glance.coverage.refused.length > 0;
     const flags = glance
-      ? [glance.creditsExhausted ? badge(t('overview.flag.credits_exhausted'), 'bad') : '', glance.limitReached ? badge(t('overview.flag.limit_reached'), 'bad') : '']
+      ? [
+          glance.creditsExhausted ? badge(t('overview.flag.credits_exhausted'), 'bad') : '',
+          someRefused ? badge(t('overview.flag.someRefused'), 'warn') : '',
+          glance.limitReached ? badge(t('overview.flag.limit_reached'), 'bad') : '',
+        ]
       : [];
     const body = html`
       ${plan?.plan_id ? '' : html`<div class="notice notice-warn" role="status">${t('overview.noPlan')}</div>`}
+      ${someRefused ? coverageNotice(ctx.state, glance) : ''}
       ${glance ? html`
         <p class="muted">${t('overview.thisPeriod', { period: f.period(glance.period) })}</p>
         <div class="stats">

@@ -1,0 +1,53 @@
+import type { ProductKind } from '../access/access-control.js';
+import { effectiveProducts, type PlanProduct, type ProductOverride } from '../billing/plans/effective-products.js';
+import type { Db } from '../db/index.js';
+
+export interface CreditPricedProduct {
+  product: string;
+  kind: ProductKind;
+  /** Credits per call (positive). */
+  credits: number;
+}
+
+export interface CreditsCoverage {
+  /** The organization's credits-priced products the balance pays for, and those it no longer does, dearest first. */
+  payable: CreditPricedProduct[];
+  refused: CreditPricedProduct[];
+  /** Credits to add so that every one of them is paid again; 0 when they all are. */
+  shortfall: number;
+}
+
+/**
+ * Which of the organization's credits-priced products a balance still pays for. The API and the
+ * tool server refuse a call whose price is above the balance (402 credits_exhausted) whether or
+ * not the flag is up: the flag says only that not even the cheapest can be paid
+ * (docs/billing.md), so with 4 credits and a 1-credit search tool it stays down while every
+ * 5-, 8- and 10-credit call is refused. The products are the plan's with the organization's
+ * overrides, resolved as the access control resolves them; free ones (0 credits) and
+ * call-priced ones are never refused for credits and are left out.
+ */
+export async function creditsCoverage(db: Db, organizationId: string, balance: number): Promise<CreditsCoverage> {
+  const [planProducts, overrides] = await Promise.all([
+    db('plan_entitlements as e')
+      .join('organizations as o', 'o.plan_id', 'e.plan_id')
+      .where('o.id', organizationId)
+      .select<{ product: string; product_kind: ProductKind; quantity: number; unit: PlanProduct['unit'] }[]>('e.product', 'e.product_kind', 'e.quantity', 'e.unit'),
+    db('organization_overrides')
+      .where({ organization_id: organizationId })
+      .select<{ product: string; product_kind: ProductKind; enabled: boolean; quantity: number | null; unit: ProductOverride['unit'] }[]>('product', 'product_kind', 'enabled', 'quantity', 'unit'),
+  ]);
+  const products = effectiveProducts(
+    planProducts.map((p) => ({ product: p.product, kind: p.product_kind, quantity: Number(p.quantity), unit: p.unit })),
+    overrides.map((o) => ({ product: o.product, kind: o.product_kind, enabled: o.enabled, quantity: o.quantity === null ? null : Number(o.quantity), unit: o.unit })),
+  );
+  const priced: CreditPricedProduct[] = [...products]
+    .filter(([, p]) => p.measure.unit === 'credits' && p.measure.quantity > 0)
+    .map(([product, p]) => ({ product, kind: p.kind, credits: p.measure.quantity }))
+    .sort((a, b) => b.credits - a.credits || (a.product < b.product ? -1 : a.product > b.product ? 1 : 0));
+  const refused = priced.filter((p) => p.credits > balance);
+  return {
+    payable: priced.filter((p) => p.credits <= balance),
+    refused,
+    shortfall: refused.length === 0 ? 0 : refused[0]!.credits - balance,
+  };
+}
