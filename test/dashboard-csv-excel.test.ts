@@ -73,15 +73,15 @@ function expectedReport(o: January, generatedAt: string, sep: ',' | ';'): string
 
 /** January's ledger as `ledger export --format csv` writes it, with `sep` between fields. */
 async function expectedLedger(o: January, sep: ',' | ';'): Promise<string> {
-  const usage = await env.db('usage_ledger').where({ organization_id: o.orgId, period: PERIOD, entry_type: 'usage' }).orderBy('occurred_at')
+  const usage = await env.db('usage_ledger').where({ organization_id: o.orgId, period: PERIOD, entry_type: 'usage' }).orderBy('id')
     .select<{ id: number; event_id: string; key_id: string; applied_at: Date; credits_balance_after: number }[]>('id', 'event_id', 'key_id', 'applied_at', 'credits_balance_after');
-  const header = ['id', 'eventId', 'entryType', 'source', 'keyId', 'product', 'quantity', 'unit', 'creditsDelta', 'callsDelta', 'creditsBalanceAfter', 'period', 'occurredAt', 'appliedAt', 'actor', 'reason'];
+  const header = ['id', 'eventId', 'entryType', 'source', 'keyId', 'product', 'quantity', 'unit', 'creditsDelta', 'callsDelta', 'creditsBalanceAfter', 'period', 'occurredAt', 'appliedAt', 'actor', 'reason', 'reference'];
   const usageLine = (i: number, product: string, quantity: number, unit: string, creditsDelta: number, at: string) => [
-    usage[i]!.id, usage[i]!.event_id, 'usage', 'api', usage[i]!.key_id, product, quantity, unit, creditsDelta, 0, usage[i]!.credits_balance_after, PERIOD, at, usage[i]!.applied_at.toISOString(), '', '',
+    usage[i]!.id, usage[i]!.event_id, 'usage', 'api', usage[i]!.key_id, product, quantity, unit, creditsDelta, 0, usage[i]!.credits_balance_after, PERIOD, at, usage[i]!.applied_at.toISOString(), '', '', '',
   ];
   const lines = [
     header,
-    [o.topUp.id, o.topUp.event_id, 'top_up', 'admin', '', '', 100, 'credits', 100, 0, '', PERIOD, '2026-01-05T10:00:00.000Z', '2026-01-05T10:00:01.000Z', 'cli:maria', '"fattura n. 7; società «Caffè», saldo"'],
+    [o.topUp.id, o.topUp.event_id, 'top_up', 'admin', '', '', 100, 'credits', 100, 0, '', PERIOD, '2026-01-05T10:00:00.000Z', '2026-01-05T10:00:01.000Z', 'cli:maria', '"fattura n. 7; società «Caffè», saldo"', ''],
     usageLine(0, 'company-financials', 5, 'credits', -5, '2026-01-10T09:00:00.000Z'),
     usageLine(1, 'company-financials', 5, 'credits', -5, '2026-01-10T09:30:00.000Z'),
     usageLine(2, 'company-report', 1, 'calls', 0, '2026-01-11T23:30:00.000Z'),

@@ -131,7 +131,8 @@ describe('ledger order', () => {
     client.jar.set('dash_lang', 'it');
     expect(await (await client.get(`/orgs/${orgId}/ledger`)).text()).toContain('<span class="small">· riferimento FT 2026/117</span>');
 
-    const csv = (await (await client.get(`/orgs/${orgId}/ledger.csv?type=top_up`)).text()).trimEnd().split('\n');
+    // Commas asked for: the page's language (Italian here) would give semicolons.
+    const csv = (await (await client.get(`/orgs/${orgId}/ledger.csv?type=top_up&sep=comma`)).text()).trimEnd().split('\r\n');
     expect(csv[0]).toMatch(/,reason,reference$/);
     expect(csv.slice(1).map((l) => l.split(',').slice(-2))).toEqual([['invoice paid', 'FT 2026/117'], ['goodwill', '']]);
     // The event id keeps the reference as before.

@@ -103,7 +103,7 @@ describe('overview: what the balance still pays for', () => {
     await changeCredits(env.db, { organizationId: orgId, kind: 'adjustment', credits: -10, actor: 'cli:maria', reason: 'correction' });
     const exhausted = await (await client.get(`/orgs/${orgId}`)).text();
     expect(flagsStat(exhausted)).toBe('<span class="badge badge-bad">Credits exhausted</span>');
-    expect(exhausted).toContain('Credits are exhausted: credit-priced calls are refused until a top-up.');
+    expect(exhausted).toContain('Credits are exhausted: calls to credit-priced products are refused until a top-up; call-priced ones are still served up to the call cap.');
     expect(coverage(exhausted)).toBeNull();
   });
 });

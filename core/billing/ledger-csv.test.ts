@@ -42,7 +42,7 @@ describe('ledger CSV lines', () => {
   it('when the separator is a semicolon then every field is separated by one, and a reason holding one is quoted', async () => {
     expect(await drain(ledgerCsvLines(rows(entry({ reason: 'rettifica; società «Caffè»' })), ';'))).toEqual([
       HEADER.replaceAll(',', ';'),
-      `1;top_1;top_up;admin;;;0;;100;0;100;2026-03;2026-03-02T10:00:00.000Z;2026-03-02T10:00:00.000Z;cli:maria;"rettifica; società «Caffè»"`,
+      `1;top_1;top_up;admin;;;0;;100;0;100;2026-03;2026-03-02T10:00:00.000Z;2026-03-02T10:00:00.000Z;cli:maria;"rettifica; società «Caffè»";`,
     ]);
   });
 
