@@ -12,7 +12,6 @@ const SIGNALS: readonly StopSignal[] = ['SIGINT', 'SIGTERM'];
 const REPEAT_AFTER_MS = 250;
 
 export interface StopSignals {
-  /** Stops listening. */
   dispose(): void;
   /**
    * Stops listening and ends the process by `signal`, as a process that had not caught it would
@@ -24,23 +23,27 @@ export interface StopSignals {
 }
 
 export interface StopSignalHandlers {
-  /** The first SIGINT or SIGTERM. */
   first(signal: StopSignal): void;
-  /** The next one later than a repeat of the first; called once, later ones are ignored. */
+  /** The next one later than a repeat of the first; called once. One more after that (and its
+   * own repeat window) ends the process by the signal at once, whatever `again` is waiting for. */
   again(signal: StopSignal): void;
 }
 
 /** Listens for SIGINT and SIGTERM until dispose() or raise(). */
 export function listenForStopSignals(handlers: StopSignalHandlers): StopSignals {
   let firstAt: number | undefined;
-  let againCalled = false;
+  let againAt: number | undefined;
   const handle = (received: StopSignal) => {
+    const now = performance.now();
     if (firstAt === undefined) {
-      firstAt = performance.now();
+      firstAt = now;
       handlers.first(received);
-    } else if (!againCalled && performance.now() - firstAt >= REPEAT_AFTER_MS) {
-      againCalled = true;
+    } else if (againAt === undefined) {
+      if (now - firstAt < REPEAT_AFTER_MS) return;
+      againAt = now;
       handlers.again(received);
+    } else if (now - againAt >= REPEAT_AFTER_MS) {
+      raise(received);
     }
   };
   const listeners = SIGNALS.map((s) => [s, () => handle(s)] as const);
@@ -48,16 +51,14 @@ export function listenForStopSignals(handlers: StopSignalHandlers): StopSignals 
   const dispose = () => {
     for (const [s, listener] of listeners) process.removeListener(s, listener);
   };
-  return {
-    dispose,
-    // Our listeners gone, the signal's default action ends the process (it would not, were
-    // another listener left: the exit code then still says which signal).
-    raise(signal) {
-      dispose();
-      process.exitCode = 128 + constants.signals[signal];
-      process.kill(process.pid, signal);
-    },
-  };
+  // Our listeners gone, the signal's default action ends the process (it would not, were
+  // another listener left: the exit code then still says which signal).
+  function raise(signal: StopSignal): void {
+    dispose();
+    process.exitCode = 128 + constants.signals[signal];
+    process.kill(process.pid, signal);
+  }
+  return { dispose, raise };
 }
 
 /** What a person does to quit at once after `signal` (for the line saying the command is stopping). */

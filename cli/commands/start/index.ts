@@ -48,12 +48,19 @@ async function run(config: Config, logger: Logger, started: number): Promise<voi
   // up to seconds each): the rest dies with the process. Not the embedded server, which runs in
   // a session of its own (core/db/embedded-postgres.ts) and would outlive us, holding its port
   // and data folder against the next npm start: it is stopped first, fast (the sessions it cuts
-  // off roll back, as at a crash). During start-up that waits for the database to be open.
+  // off roll back, as at a crash). During start-up that waits for the database to be open (an
+  // initdb, a migration building an index), so a third signal ends the process there and then
+  // (cli/stop-signals.ts), and the line says so. With DATABASE_URL nothing of ours outlives us.
   async function quitNow(signal: StopSignal): Promise<void> {
     if (quitting) return;
     quitting = true;
-    const server = config.DATABASE_URL ? '' : '; stopping the embedded PostgreSQL first';
-    process.stdout.write(`\n${signal}: quitting at once, without waiting for calls in flight${server}\n`);
+    if (config.DATABASE_URL) {
+      process.stdout.write(`\n${signal}: quitting at once, without waiting for calls in flight\n`);
+      signals.raise(signal);
+      return;
+    }
+    const waiting = startingUp ? ` (it is still being opened: ${signal === 'SIGINT' ? 'Ctrl-C' : 'SIGTERM'} once more ends this process now and leaves it running)` : '';
+    process.stdout.write(`\n${signal}: quitting at once, without waiting for calls in flight; stopping the embedded PostgreSQL first${waiting}\n`);
     const database = await opening.catch(() => undefined);
     await database?.stopServerNow().catch((err: unknown) => logger.error('could not stop the embedded PostgreSQL', { err }));
     signals.raise(signal);
