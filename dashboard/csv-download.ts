@@ -1,5 +1,7 @@
 import { CSV_LINE_END, UTF8_BOM, type CsvSeparator } from '../core/billing/index.js';
+import type { Readable } from 'node:stream';
 import type { Language } from './i18n/translate.js';
+import { lineStream } from './line-stream.js';
 import type { DashboardContext, DashboardState } from './state.js';
 import { html, type Html } from './views/html.js';
 
@@ -24,7 +26,6 @@ export function csvSeparator(ctx: DashboardContext): CsvSeparator {
   return asked === 'comma' || asked === 'semicolon' ? separators[asked] : separatorOf[ctx.state.lang];
 }
 
-/** Headers of a CSV download named `filename`. */
 export function sendAsCsv(ctx: DashboardContext, filename: string): void {
   ctx.set('Content-Type', 'text/csv; charset=utf-8');
   ctx.set('Content-Disposition', `attachment; filename="${filename}"`);
@@ -32,6 +33,9 @@ export function sendAsCsv(ctx: DashboardContext, filename: string): void {
 
 /** A whole file from its lines: the BOM, then each line and its CR LF. */
 export const csvFile = (lines: string[]): string => UTF8_BOM + lines.map((line) => line + CSV_LINE_END).join('');
+
+/** The same, streamed from lines a cursor yields (dashboard/line-stream.ts). */
+export const csvStream = (lines: AsyncGenerator<string>): Promise<Readable> => lineStream(lines, { lineEnd: CSV_LINE_END, start: UTF8_BOM });
 
 /**
  * Under a page's Download CSV link: which separator the file has (the page language's), and a

@@ -51,7 +51,7 @@ describe.skipIf(!haveBrowser)('a demoted admin in Chromium', () => {
       await page.getByRole('navigation', { name: 'Main navigation' }).getByRole('link', { name: 'Members' }).click();
       expect((await answer).status()).toBe(403);
       await expect.poll(() => page.getByRole('heading', { level: 1 }).textContent()).toBe('Not open to your role');
-      expect(await page.getByRole('alert').textContent()).toMatch(/^Your role in Browser demotion test was changed to finance on .+ UTC: this page is for its admins\.$/);
+      expect(await page.getByRole('alert').textContent()).toMatch(/^Your role in Browser demotion test was changed to finance on .+ UTC: this page or action is for its admins\.$/);
       // The side bar is finance's now: no members page in it.
       await expect.poll(() => page.getByRole('navigation', { name: 'Main navigation' }).getByRole('link', { name: 'Members' }).count()).toBe(0);
 

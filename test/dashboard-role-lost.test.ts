@@ -45,7 +45,7 @@ describe('when an admin made finance while signed in opens an admin page', () =>
     const main = mainOf(page);
     expect(main).toContain('<h1>Not open to your role</h1>');
     const when = new Intl.DateTimeFormat('en-GB', { dateStyle: 'medium', timeStyle: 'short', timeZone: 'UTC' }).format(at);
-    expect(main).toContain(`Your role in Role lost &lt;demoted&gt; was changed to finance on ${when} UTC: this page is for its admins.`);
+    expect(main).toContain(`Your role in Role lost &lt;demoted&gt; was changed to finance on ${when} UTC: this page or action is for its admins.`);
     expect(main).toContain('As finance, you can open:');
     expect(linksOf(main)).toEqual([`/orgs/${orgId}`, `/orgs/${orgId}/usage`, `/orgs/${orgId}/report`, `/orgs/${orgId}/ledger`, `/orgs/${orgId}/alerts`]);
     // The side bar is the organization's, as finance sees it.
@@ -63,7 +63,7 @@ describe('when an admin made finance while signed in opens an admin page', () =>
     person.jar.set('dash_lang', 'it');
     const italian = mainOf(await (await person.get(`/orgs/${orgId}/members`)).text());
     expect(italian).toContain('<h1>Non disponibile per il tuo ruolo</h1>');
-    expect(italian).toMatch(/Dal \d+ \w+ \d{4}, \d\d:\d\d UTC il tuo ruolo in Role lost &lt;demoted&gt; è amministrazione e finanza: questa pagina è riservata ai suoi amministratori\./);
+    expect(italian).toMatch(/Dal \d+ \w+ \d{4}, \d\d:\d\d UTC il tuo ruolo in Role lost &lt;demoted&gt; è amministrazione e finanza: questa pagina o azione è riservata ai suoi amministratori\./);
     expect(italian).toContain('Con il ruolo amministrazione e finanza puoi aprire:');
     expect(italian).toContain(`<a href="/orgs/${orgId}/ledger">Registro</a>`);
   });
@@ -78,7 +78,7 @@ describe('when a member who was always finance opens an admin page by its addres
     const res = await person.get(`/orgs/${orgId}/activity`);
     expect(res.status).toBe(403);
     const main = mainOf(await res.text());
-    expect(main).toContain('Your role in Role lost always finance is finance: this page is for its admins.');
+    expect(main).toContain('Your role in Role lost always finance is finance: this page or action is for its admins.');
     expect(main).not.toContain('changed');
     expect(linksOf(main)).toContain(`/orgs/${orgId}/usage`);
   });
@@ -93,7 +93,7 @@ describe('when a member who was always finance opens an admin page by its addres
     const link = /\/invitations\/[A-Za-z0-9_-]{43}/.exec(await (await client.get(page)).text())![0];
     expect((await person.post(link, { _csrf: await person.csrf(link) })).status).toBe(302);
     const main = mainOf(await (await person.get(`/orgs/${orgId}/keys`)).text());
-    expect(main).toContain('Your role in Role lost older change is finance: this page is for its admins.');
+    expect(main).toContain('Your role in Role lost older change is finance: this page or action is for its admins.');
   });
 });
 
@@ -132,7 +132,7 @@ describe('when an admin removed while signed in opens the organization again', (
     await addMembership(env.db, { userId: member.userId, organizationId: orgId, role: 'finance' });
     expect((await person.get(`/orgs/${orgId}`)).status).toBe(200);
     const main = mainOf(await (await person.get(`/orgs/${orgId}/keys`)).text());
-    expect(main).toContain('is finance: this page is for its admins.');
+    expect(main).toContain('is finance: this page or action is for its admins.');
   });
 });
 

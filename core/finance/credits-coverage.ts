@@ -1,5 +1,5 @@
 import type { ProductKind } from '../access/access-control.js';
-import { effectiveProducts, type PlanProduct, type ProductOverride } from '../billing/plans/effective-products.js';
+import { getOrganization } from '../billing/plans/manage-organizations.js';
 import type { Db } from '../db/index.js';
 
 export interface CreditPricedProduct {
@@ -27,19 +27,8 @@ export interface CreditsCoverage {
  * call-priced ones are never refused for credits and are left out.
  */
 export async function creditsCoverage(db: Db, organizationId: string, balance: number): Promise<CreditsCoverage> {
-  const [planProducts, overrides] = await Promise.all([
-    db('plan_entitlements as e')
-      .join('organizations as o', 'o.plan_id', 'e.plan_id')
-      .where('o.id', organizationId)
-      .select<{ product: string; product_kind: ProductKind; quantity: number; unit: PlanProduct['unit'] }[]>('e.product', 'e.product_kind', 'e.quantity', 'e.unit'),
-    db('organization_overrides')
-      .where({ organization_id: organizationId })
-      .select<{ product: string; product_kind: ProductKind; enabled: boolean; quantity: number | null; unit: ProductOverride['unit'] }[]>('product', 'product_kind', 'enabled', 'quantity', 'unit'),
-  ]);
-  const products = effectiveProducts(
-    planProducts.map((p) => ({ product: p.product, kind: p.product_kind, quantity: Number(p.quantity), unit: p.unit })),
-    overrides.map((o) => ({ product: o.product, kind: o.product_kind, enabled: o.enabled, quantity: o.quantity === null ? null : Number(o.quantity), unit: o.unit })),
-  );
+  // The organization's products as its operator page and the access control see them.
+  const { products } = await getOrganization(db, organizationId);
   const priced: CreditPricedProduct[] = [...products]
     .filter(([, p]) => p.measure.unit === 'credits' && p.measure.quantity > 0)
     .map(([product, p]) => ({ product, kind: p.kind, credits: p.measure.quantity }))

@@ -37,16 +37,15 @@ export async function ledgerPage(
 ): Promise<LedgerPage> {
   const pageSize = options.pageSize ?? 50;
   const countCap = options.countCap ?? 100_000;
-  const base = db('usage_ledger').where({ organization_id: organizationId });
-  if (options.period) base.andWhere({ period: options.period });
-  if (options.type) base.andWhere({ entry_type: options.type });
+  // The rows counted are the rows listed: one filter (ledgerInOrder's), its order dropped.
+  const selection = () => ledgerInOrder(db, organizationId, { period: options.period ?? null, entryType: options.type ?? null }, 'desc');
   const counted = await db
-    .from(base.clone().select(db.raw('1')).limit(countCap + 1).as('capped'))
+    .from(selection().clearOrder().select(db.raw('1')).limit(countCap + 1).as('capped'))
     .count<{ n: string | number }>({ n: '*' })
     .first();
   const found = Number(counted?.n ?? 0);
   const { page, pages, offset } = pageWindow(found, options.page, pageSize);
-  const rows = await ledgerInOrder(db, organizationId, { period: options.period ?? null, entryType: options.type ?? null }, 'desc')
+  const rows = await selection()
     .offset(offset)
     .limit(pageSize)
     .select<Record<string, any>[]>('*');

@@ -1,10 +1,9 @@
 import type { Router } from '@koa/router';
-import { allowanceReportCsv, buildAllowanceReport, CSV_LINE_END, exportLedger, isPeriod, keyLabel, ledgerCsvLines, nextPeriod, periodStart, UTF8_BOM, type AllowanceReport } from '../../core/billing/index.js';
+import { allowanceReportCsv, buildAllowanceReport, exportLedger, isPeriod, keyLabel, ledgerCsvLines, nextPeriod, periodStart, type AllowanceReport } from '../../core/billing/index.js';
 import { AppError } from '../../core/errors/index.js';
 import type { Db } from '../../core/db/index.js';
 import { allowanceGlance, BURN_WINDOW_DAYS, type AllowanceGlance, type CreditPricedProduct, ledgerEntryTypes, ledgerPage, ledgerPeriods, type LedgerEntryType, type LedgerPageRow } from '../../core/finance/index.js';
-import { csvFile, csvSeparator, csvSeparatorChoice, sendAsCsv } from '../csv-download.js';
-import { lineStream } from '../line-stream.js';
+import { csvFile, csvSeparator, csvSeparatorChoice, csvStream, sendAsCsv } from '../csv-download.js';
 import { orgAccess } from '../org-access.js';
 import type { DashboardContext, DashboardState } from '../state.js';
 import { barList, columnChart, type ChartPoint } from '../views/charts.js';
@@ -360,15 +359,14 @@ export function registerFinanceRoutes(router: Router<DashboardState>, deps: Fina
     ctx.body = page(ctx.state, { title: t('ledger.title'), body, org: view.org, active: 'ledger', memberships: view.memberships, banners: view.banners, path: ctx.url });
   });
 
-  // The lines of `ledger export --format csv` (the shared core lines, CR LF ended) after a BOM,
-  // with the separator of csvSeparator, for the page's month and type, every row rather than a
-  // page's 50, oldest first. Streamed
-  // from the export's cursor: a busy month is millions of rows. All months: each month's export
-  // in turn, one header.
+  // The lines of `ledger export --format csv` as a download (dashboard/csv-download.ts), for the
+  // page's month and type, every row rather than a page's 50, oldest first. Streamed from the
+  // export's cursor: a busy month is millions of rows. All months: each month's export in turn,
+  // one header.
   router.get('/orgs/:orgId/ledger.csv', async (ctx) => {
     const view = await orgAccess(ctx, db, ctx.params.orgId!, 'view_finance');
     const { period, type } = ledgerFilters(ctx);
-    const body = await lineStream(ledgerCsvLines(exportLedger(db, view.org.id, period, { entryType: type }), csvSeparator(ctx)), { lineEnd: CSV_LINE_END, start: UTF8_BOM });
+    const body = await csvStream(ledgerCsvLines(exportLedger(db, view.org.id, period, { entryType: type }), csvSeparator(ctx)));
     sendAsCsv(ctx, `ledger-${view.org.id}-${period ?? 'all'}${type ? `-${type}` : ''}.csv`);
     ctx.body = body;
   });
