@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApiKey } from '../core/auth/index.js';
 import { changeCredits, setProductOverride } from '../core/billing/index.js';
 import { ensureExampleCompany, exampleCompanyCode, startTestApi, type TestApi } from './api-fixtures.js';
-import { adminOfNewOrg, applyBusEventsOf, applyUsage, dashboardForFile, usageEventFor } from './dashboard-fixtures.js';
+import { adminOfNewOrg, applyBusEventsOf, applyUsage, dashboardForFile, signedInOperator, usageEventFor } from './dashboard-fixtures.js';
 
 // The Overview when the balance pays for some of the organization's products and not others:
 // the API refuses each call dearer than the balance (402 credits_exhausted) while the flag,
@@ -70,6 +70,10 @@ describe('overview: what the balance still pays for', () => {
     expect(said).toMatch(/^Il saldo di 4 crediti non paga più alcuni prodotti: le loro chiamate sono rifiutate \(402 credits_exhausted\) anche se restano crediti\. Rifiutati con questo saldo: company-credit-report \(API, 10 crediti\), service_analyze_company \(strumento MCP, 10 crediti\),/);
     expect(said).toContain('Ancora pagati: service_search_companies (strumento MCP, 1 credito), service_search_people (strumento MCP, 1 credito).');
     expect(said).toContain('Cosa fare: ricaricare almeno 6 crediti per chiamare di nuovo ogni prodotto.');
+
+    // The operator's page of the organization says the same, not "OK".
+    const operator = await signedInOperator(env);
+    expect(flagsStat(await (await operator.get(`/operator/organizations/${orgId}`)).text())).toBe('<span class="badge badge-warn">Balance too low for some products</span>');
 
     // What the API does meanwhile: every endpoint priced in credits is refused.
     expect(await apiAnswers(orgId, ['credit-report', 'profile', 'financials'])).toEqual({ 'credit-report': '402 credits_exhausted', profile: '402 credits_exhausted', financials: '402 credits_exhausted' });

@@ -1,5 +1,5 @@
 import type { ProductKind } from '../access/access-control.js';
-import { getOrganization } from '../billing/plans/manage-organizations.js';
+import { getOrganization, type OrganizationDetails } from '../billing/plans/manage-organizations.js';
 import type { Db } from '../db/index.js';
 
 export interface CreditPricedProduct {
@@ -28,7 +28,11 @@ export interface CreditsCoverage {
  */
 export async function creditsCoverage(db: Db, organizationId: string, balance: number): Promise<CreditsCoverage> {
   // The organization's products as its operator page and the access control see them.
-  const { products } = await getOrganization(db, organizationId);
+  return coverageOf((await getOrganization(db, organizationId)).products, balance);
+}
+
+/** The same, of products already read (getOrganization's). */
+export function coverageOf(products: OrganizationDetails['products'], balance: number): CreditsCoverage {
   const priced: CreditPricedProduct[] = [...products]
     .filter(([, p]) => p.measure.unit === 'credits' && p.measure.quantity > 0)
     .map(([product, p]) => ({ product, kind: p.kind, credits: p.measure.quantity }))

@@ -7,7 +7,7 @@ import { createInvitation, recentAudit, withAudit, type CreatedInvitation } from
 import type { Db } from '../../core/db/index.js';
 import { z } from 'zod';
 import { AppError, parseInput } from '../../core/errors/index.js';
-import { organizationPeriodSettings, organizationsOverview, setCreditsPerPeriod } from '../../core/finance/index.js';
+import { coverageOf, organizationPeriodSettings, organizationsOverview, setCreditsPerPeriod } from '../../core/finance/index.js';
 import type { DashboardContext, DashboardState } from '../state.js';
 import { auditActor, describeAuditAction } from '../views/audit-entries.js';
 import { asOfStamp, badge, csrfField, field, fieldAttributes, fieldError, notice, pagination, section, select, stat, table } from '../views/components.js';
@@ -207,13 +207,16 @@ async function renderOrganization(ctx: DashboardContext, db: Db, organizationId:
       </form>`,
     ];
   });
+  // As on the organization's own overview: a balance below some products' prices, flag down
+  // (the flag is only for "not even the cheapest"), is not "OK" to the operator about to top up.
+  const someRefused = a !== null && !a.creditsExhausted && coverageOf(org.products, a.creditsBalance).refused.length > 0;
   const body = html`
     ${top ?? ''}
     <p><a href="/orgs/${org.id}">${t('operator.org.openDashboard')} →</a> <span class="muted small"><code>${org.id}</code></span></p>
     ${a ? html`<div class="stats">
       ${stat(t('overview.balance'), f.number(a.creditsBalance), unitWord(ctx.state, 'credits', a.creditsBalance))}
       ${stat(t('overview.callsUsed'), a.callsCap === null ? f.number(a.callsUsed) : t('overview.callsOfCap', { used: f.number(a.callsUsed), cap: f.number(a.callsCap) }), f.period(a.period))}
-      ${stat(t('overview.flags'), html`${a.creditsExhausted ? badge(t('overview.flag.credits_exhausted'), 'bad') : ''}${a.limitReached ? badge(t('overview.flag.limit_reached'), 'bad') : ''}${!a.creditsExhausted && !a.limitReached ? badge(t('overview.flagOk'), 'good') : ''}`)}
+      ${stat(t('overview.flags'), html`${a.creditsExhausted ? badge(t('overview.flag.credits_exhausted'), 'bad') : ''}${a.limitReached ? badge(t('overview.flag.limit_reached'), 'bad') : ''}${someRefused ? badge(t('overview.flag.someRefused'), 'warn') : ''}${!a.creditsExhausted && !a.limitReached && !someRefused ? badge(t('overview.flagOk'), 'good') : ''}`)}
     </div>` : ''}
     <div class="grid-2">
       ${section(t('operator.org.plan'), html`<form method="post" action="/operator/organizations/${org.id}/plan" class="stack">
