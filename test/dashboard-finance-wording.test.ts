@@ -61,6 +61,8 @@ describe('finance wording', () => {
     const report = await (await client.get(`/orgs/${orgId}/report`)).text();
     expect(report).toContain('<td>Calls used (call-priced products only)</td><td class="num">1</td>');
     expect(await (await client.get(`/orgs/${orgId}`)).text()).toContain('<div class="stat-label">Calls used (call-priced products only)</div><div class="stat-value">1 of');
+    // The ledger's calls column moves only with call-priced usage, and says so.
+    expect(await (await client.get(`/orgs/${orgId}/ledger`)).text()).toContain('>Calls (call-priced)</th>');
 
     client.jar.set('dash_lang', 'it');
     const usageIt = await (await client.get(`/orgs/${orgId}/usage?view=day&measure=calls`)).text();
@@ -68,6 +70,7 @@ describe('finance wording', () => {
     expect(usageIt).toContain(`Tutte le chiamate per giorno (UTC), ${formats('it').period(thisMonth())}`);
     const reportIt = await (await client.get(`/orgs/${orgId}/report`)).text();
     expect(reportIt).toContain('<td>Chiamate usate (solo prodotti conteggiati in chiamate)</td><td class="num">1</td>');
+    expect(await (await client.get(`/orgs/${orgId}/ledger`)).text()).toContain('>Chiamate (prodotti conteggiati in chiamate)</th>');
   });
 
   it('when months and days are shown to finance then the pages say they are UTC, and in Italian what that means for a call just after midnight in Rome', async () => {

@@ -215,7 +215,7 @@ export const en = {
   'ledger.downloadCsv': 'Download CSV',
   'ledger.downloadHint': 'The CSV holds every row of the chosen period and type, not only this page: by month, oldest first in the order applied, times in UTC, one line each.',
   'ledger.credits': 'Credits',
-  'ledger.calls': 'Calls',
+  'ledger.calls': 'Calls (call-priced)',
   'ledger.balance': 'Balance after',
   'ledger.what': 'What',
   'ledger.applied': 'Applied',

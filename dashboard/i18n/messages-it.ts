@@ -216,7 +216,7 @@ export const it: Catalogue = {
   'ledger.downloadCsv': 'Scarica CSV',
   'ledger.downloadHint': 'Il CSV contiene tutte le righe del periodo e del tipo scelti, non solo questa pagina: per mese, dalla più vecchia nell\'ordine di registrazione, orari in UTC, una per riga.',
   'ledger.credits': 'Crediti',
-  'ledger.calls': 'Chiamate',
+  'ledger.calls': 'Chiamate (prodotti conteggiati in chiamate)',
   'ledger.balance': 'Saldo dopo',
   'ledger.what': 'Cosa',
   'ledger.applied': 'Registrata',
