@@ -1,11 +1,7 @@
 import { existsSync } from 'node:fs';
-import { chromium, type Browser } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createOrganization, ensureDefaultPlans } from '../core/billing/index.js';
-import type { Db } from '../core/db/index.js';
-import type { RunningServer } from './api-fixtures.js';
-import { chromiumArgs, chromiumPath, createMember, httpSession, signInInBrowser, startTestDashboard } from './dashboard-fixtures.js';
-import { testDb } from './support/database.js';
+import { describe, expect, it } from 'vitest';
+import { createOrganization } from '../core/billing/index.js';
+import { browserForFile, chromiumPath, createMember, dashboardForFile, httpSession, signInInBrowser } from './dashboard-fixtures.js';
 
 // The device cookie in Debian's headless Chromium, as a person meets it: the browser keeps it
 // through "Sign out" and sends it with the sign-in form (SameSite=Strict is enough for our own
@@ -14,47 +10,33 @@ import { testDb } from './support/database.js';
 
 const haveBrowser = existsSync(chromiumPath);
 
-let db: Db;
-let dashboard: RunningServer;
-let browser: Browser;
-
 describe.skipIf(!haveBrowser)('a trusted browser in Chromium', () => {
-  beforeAll(async () => {
-    db = testDb();
-    await ensureDefaultPlans(db);
-    dashboard = await startTestDashboard(db);
-    browser = await chromium.launch({ executablePath: chromiumPath, args: chromiumArgs });
-  });
-
-  afterAll(async () => {
-    await browser?.close();
-    await dashboard?.close();
-    await db?.destroy();
-  });
+  const env = dashboardForFile();
+  const chrome = browserForFile();
 
   it('when someone keeps an admin\'s e-mail locked then the browser the admin signed in with before still signs in, and a new one is told to use it', async () => {
-    const { id: orgId } = await createOrganization(db, { name: 'Browser device trust test', planId: 'standard' });
-    const admin = await createMember(db, orgId, 'admin');
-    const usual = await browser.newContext();
-    const other = await browser.newContext();
+    const { id: orgId } = await createOrganization(env.db, { name: 'Browser device trust test', planId: 'standard' });
+    const admin = await createMember(env.db, orgId, 'admin');
+    const usual = await chrome.browser.newContext();
+    const other = await chrome.browser.newContext();
     try {
       const page = await usual.newPage();
-      await signInInBrowser(page, dashboard.url, admin.email, admin.password);
+      await signInInBrowser(page, env.dashboard.url, admin.email, admin.password);
       expect(new URL(page.url()).pathname).toBe(`/orgs/${orgId}`);
       const device = (await usual.cookies()).find((c) => c.name === 'dash_device');
       expect(device).toMatchObject({ httpOnly: true, sameSite: 'Strict' });
       await page.getByRole('button', { name: 'Sign out', exact: true }).click();
       await page.waitForURL(/\/sign-in$/);
 
-      const attacker = httpSession(dashboard.url);
+      const attacker = httpSession(env.dashboard.url);
       for (let i = 0; i < 6; i++) await attacker.signIn(admin.email, `guess ${i}`);
       expect((await attacker.signIn(admin.email, admin.password)).status).toBe(429);
 
-      await signInInBrowser(page, dashboard.url, admin.email, admin.password);
+      await signInInBrowser(page, env.dashboard.url, admin.email, admin.password);
       expect(new URL(page.url()).pathname).toBe(`/orgs/${orgId}`);
 
       const stranger = await other.newPage();
-      await signInInBrowser(stranger, dashboard.url, admin.email, admin.password);
+      await signInInBrowser(stranger, env.dashboard.url, admin.email, admin.password);
       expect(new URL(stranger.url()).pathname).toBe('/sign-in');
       await expect.poll(() => stranger.getByRole('alert').textContent()).toContain('A browser you have signed in with before is not locked');
     } finally {

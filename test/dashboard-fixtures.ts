@@ -2,7 +2,7 @@
 // known passwords, usage applied through the billing pipeline for one organization only
 // (so files running in parallel never take each other's bus rows).
 import { randomUUID } from 'node:crypto';
-import type { Page } from 'playwright-core';
+import { chromium, type Browser, type Page } from 'playwright-core';
 import { afterAll, beforeAll } from 'vitest';
 import { createDatabaseProbe, type Db } from '../core/db/index.js';
 import { applyUsageBatch, createOrganization, ensureDefaultPlans } from '../core/billing/index.js';
@@ -46,6 +46,18 @@ export function dashboardForFile(options: Partial<DashboardDeps> = {}): { db: Db
   afterAll(async () => {
     await env.dashboard?.close();
     await env.db?.destroy();
+  });
+  return env;
+}
+
+/** Debian's headless Chromium for one test file (or describe block): launched before its tests, closed after. */
+export function browserForFile(): { browser: Browser } {
+  const env = {} as { browser: Browser };
+  beforeAll(async () => {
+    env.browser = await chromium.launch({ executablePath: chromiumPath, args: chromiumArgs });
+  });
+  afterAll(async () => {
+    await env.browser?.close();
   });
   return env;
 }

@@ -1,11 +1,7 @@
 import { existsSync } from 'node:fs';
-import { chromium, type Browser } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createOrganization, ensureDefaultPlans } from '../core/billing/index.js';
-import type { Db } from '../core/db/index.js';
-import type { RunningServer } from './api-fixtures.js';
-import { chromiumArgs, chromiumPath, createMember, httpSession, signInInBrowser, startTestDashboard } from './dashboard-fixtures.js';
-import { testDb } from './support/database.js';
+import { describe, expect, it } from 'vitest';
+import { createOrganization } from '../core/billing/index.js';
+import { browserForFile, chromiumPath, createMember, dashboardForFile, httpSession, signInInBrowser } from './dashboard-fixtures.js';
 
 // An admin made finance while their page is open, in Debian's headless Chromium: the side bar
 // they still see offers the members page; following it, they are told that their role changed
@@ -13,36 +9,22 @@ import { testDb } from './support/database.js';
 
 const haveBrowser = existsSync(chromiumPath);
 
-let db: Db;
-let dashboard: RunningServer;
-let browser: Browser;
-
 describe.skipIf(!haveBrowser)('a demoted admin in Chromium', () => {
-  beforeAll(async () => {
-    db = testDb();
-    await ensureDefaultPlans(db);
-    dashboard = await startTestDashboard(db);
-    browser = await chromium.launch({ executablePath: chromiumPath, args: chromiumArgs });
-  });
-
-  afterAll(async () => {
-    await browser?.close();
-    await dashboard?.close();
-    await db?.destroy();
-  });
+  const env = dashboardForFile();
+  const chrome = browserForFile();
 
   it('when another admin makes them finance then their next click on an admin page says so and leads to a page finance opens', async () => {
-    const { id: orgId } = await createOrganization(db, { name: 'Browser demotion test', planId: 'standard' });
-    const admin = await createMember(db, orgId, 'admin');
-    const demoted = await createMember(db, orgId, 'admin');
-    const context = await browser.newContext();
+    const { id: orgId } = await createOrganization(env.db, { name: 'Browser demotion test', planId: 'standard' });
+    const admin = await createMember(env.db, orgId, 'admin');
+    const demoted = await createMember(env.db, orgId, 'admin');
+    const context = await chrome.browser.newContext();
     try {
       const page = await context.newPage();
-      await signInInBrowser(page, dashboard.url, demoted.email, demoted.password);
+      await signInInBrowser(page, env.dashboard.url, demoted.email, demoted.password);
       await page.getByRole('link', { name: 'API keys' }).click();
       await page.waitForURL(`**/orgs/${orgId}/keys`);
 
-      const other = httpSession(dashboard.url);
+      const other = httpSession(env.dashboard.url);
       await other.signIn(admin.email, admin.password);
       const members = `/orgs/${orgId}/members`;
       expect((await other.post(`${members}/${demoted.userId}/role`, { _csrf: await other.csrf(members), role: 'finance' })).status).toBe(303);
