@@ -17,7 +17,7 @@ import { answerToolCall, plainToolCall } from './direct-tool-call.js';
 import { httpErrorResponse, httpJsonRpcErrorResponse, jsonRpcErrorBody, retryAfterOfResults } from './errors.js';
 import { JsonResponseTransport } from './json-transport.js';
 
-// The tool server's HTTP edge: Streamable HTTP at /mcp, stateless. Every request is
+// The tool server's HTTP edge: Streamable HTTP at /mcp (and /mcp/), stateless. Every request is
 // authenticated before anything else; then the checks the SDK transport would make itself
 // (Accept, Content-Type, body, JSON-RPC shape, protocol version) are made here, so that their
 // errors too carry our data.code and data.requestId; then a lone tools/call goes straight to the
@@ -175,7 +175,8 @@ export function createMcpApp(options: McpAppOptions): Koa<McpRequestState> {
         ctx.body = answer.body;
         return;
       }
-      if (ctx.path !== '/mcp') return envelope(new AppError('unknown_endpoint', 'No endpoint matches this path: the tool server is at /mcp.'));
+      // /mcp/ is /mcp itself, not a redirect to it: many clients drop a POST's body on a redirect.
+      if (ctx.path !== '/mcp' && ctx.path !== '/mcp/') return envelope(new AppError('unknown_endpoint', 'No endpoint matches this path: the tool server is at /mcp.'));
       if (ctx.method === 'OPTIONS') {
         ctx.status = 204;
         return;

@@ -366,6 +366,22 @@ describe('protocol-level errors', () => {
     expect(await json(single)).toMatchObject({ id: 7, error: { code: -32600 } });
   });
 
+  it('when the official SDK client is pointed at /mcp/ (a trailing slash) then it connects, lists and calls tools there as at /mcp, with no redirect', async () => {
+    const own = await createToolOrganization(mcp.db);
+    const client = await connectClient(`${mcp.url}/mcp/`, own.key);
+    try {
+      expect((await client.listTools()).tools.map((t) => t.name)).toContain('service_search_companies');
+      const result = await client.callTool({ name: 'service_get_company_profile', arguments: { taxId: '00000000001' } });
+      expect(result.structuredContent).toMatchObject({ error: { code: 'not_found' } });
+    } finally {
+      await client.close();
+    }
+    const res = await rpc(`${mcp.url}/mcp/`, initializeRequest(), auth(own.key));
+    expect(res.status).toBe(200);
+    expect(res.headers.get('location')).toBeNull();
+    expect((await json(res)).result.serverInfo.name).toBe('italian-company-data');
+  });
+
   it('when a path other than /mcp is requested then 404 unknown_endpoint in the error envelope', async () => {
     const res = await fetch(`${mcp.url}/other`, { headers: auth(org.key) });
     expect(res.status).toBe(404);
