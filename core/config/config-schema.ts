@@ -17,6 +17,25 @@ const httpUrl = optionalUrl(/^https?$/, 'an http:// or https:// URL');
 const flagValue = z.enum(['true', 'false', '1', '0', 'yes', 'no']).transform((v) => v === 'true' || v === '1' || v === 'yes');
 const flag = (fallback: boolean) => flagValue.default(fallback);
 
+// What an Origin header holds: scheme://host[:port], nothing after it, no user info. Browsers
+// send it lower-case and without the scheme's default port, so entries are kept in that form
+// (URL.origin) and a header is compared as it comes.
+const ORIGIN_FORM = /^https?:\/\/[^/?#@\s]+$/i;
+function originProblem(entry: string): string | undefined {
+  if (entry.includes('*')) return `"${entry}": wildcards are not supported; list each origin, or give * alone to allow any`;
+  let url: URL | undefined;
+  try {
+    url = new URL(entry);
+  } catch {
+    url = undefined;
+  }
+  if (!url || !ORIGIN_FORM.test(entry)) {
+    const example = url && /^https?:$/.test(url.protocol) ? url.origin : 'https://app.example.com';
+    return `"${entry}" is not an origin: write http(s)://host[:port] with nothing after it, e.g. ${example}`;
+  }
+  return undefined;
+}
+
 export const configSchema = z.object({
   NODE_ENV: z.enum(['development', 'production', 'test']).default('development'),
   LOG_LEVEL: z.enum(['debug', 'info', 'warn', 'error', 'silent']).default('info'),
@@ -48,6 +67,27 @@ export const configSchema = z.object({
    */
   // At most what Postgres takes for idle_in_transaction_session_timeout (a 32-bit int).
   BILLING_BATCH_STALL_MS: z.coerce.number().int().min(1_000, 'must be at least 1000 (milliseconds)').max(2_147_483_647, 'must be at most 2147483647 (milliseconds)').default(120_000),
+  /**
+   * Browser origins the tool server accepts besides loopback ones and PUBLIC_MCP_URL's: a request
+   * whose Origin header is none of them is refused (DNS-rebinding protection, mcp/origin-check.ts).
+   * Comma-separated exact origins (https://app.example.com), or `*` alone for any origin.
+   */
+  MCP_ALLOWED_ORIGINS: z
+    .string()
+    .optional()
+    .transform((value, ctx): '*' | string[] | undefined => {
+      if (value === undefined) return undefined;
+      const entries = value.split(',').map((e) => e.trim()).filter(Boolean);
+      if (entries.includes('*')) {
+        if (entries.length > 1) ctx.addIssue({ code: 'custom', message: '* allows any origin: give it alone, not in a list' });
+        return '*';
+      }
+      for (const entry of entries) {
+        const problem = originProblem(entry);
+        if (problem) ctx.addIssue({ code: 'custom', message: problem });
+      }
+      return entries.map((entry) => URL.canParse(entry) ? new URL(entry).origin : entry);
+    }),
   /** Addresses printed and written to demo.json; default to http://HOST:PORT. */
   PUBLIC_BASE_URL: httpUrl,
   PUBLIC_MCP_URL: httpUrl,

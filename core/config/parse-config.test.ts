@@ -92,6 +92,29 @@ describe('parseConfig', () => {
     expect(problems('p'.repeat(65))).toEqual(['REDIS_KEY_PREFIX: must be at most 64 characters']);
   });
 
+  it('when MCP_ALLOWED_ORIGINS lists origins, then they are kept as browsers send them; * alone means any; anything that is not an origin is refused naming the entry', () => {
+    expect(parseConfig({}).MCP_ALLOWED_ORIGINS).toBeUndefined();
+    expect(parseConfig({ MCP_ALLOWED_ORIGINS: 'https://App.Example.com:443, http://localhost:5173,' }).MCP_ALLOWED_ORIGINS).toEqual(['https://app.example.com', 'http://localhost:5173']);
+    expect(parseConfig({ MCP_ALLOWED_ORIGINS: ' * ' }).MCP_ALLOWED_ORIGINS).toBe('*');
+    const problems = (value: string) => {
+      try {
+        parseConfig({ MCP_ALLOWED_ORIGINS: value });
+        return [];
+      } catch (err) {
+        return (err as ConfigError).problems;
+      }
+    };
+    const notAnOrigin = (entry: string, example = 'https://app.example.com') =>
+      `MCP_ALLOWED_ORIGINS: "${entry}" is not an origin: write http(s)://host[:port] with nothing after it, e.g. ${example}`;
+    expect(problems('https://app.example.com/')).toEqual([notAnOrigin('https://app.example.com/')]);
+    expect(problems('https://app.example.com/mcp, https://user@b.example.com')).toEqual([notAnOrigin('https://app.example.com/mcp'), notAnOrigin('https://user@b.example.com', 'https://b.example.com')]);
+    for (const entry of ['app.example.com', 'localhost:3000', 'ftp://files.example.com', 'null']) expect(problems(entry)).toEqual([notAnOrigin(entry)]);
+    for (const entry of ['http://localhost:*', 'https://*.example.com']) {
+      expect(problems(entry)).toEqual([`MCP_ALLOWED_ORIGINS: "${entry}": wildcards are not supported; list each origin, or give * alone to allow any`]);
+    }
+    expect(problems('*, https://app.example.com')).toEqual(['MCP_ALLOWED_ORIGINS: * allows any origin: give it alone, not in a list']);
+  });
+
   it('when variables unknown to the schema are present, then they are ignored', () => {
     expect(() => parseConfig({ PATH: '/usr/bin', HOME: '/root' })).not.toThrow();
   });
