@@ -7,6 +7,7 @@ import type { Logger } from '../core/logging/index.js';
 import { recordRefusedCalls } from '../core/billing/index.js';
 import { createPostgresUsageSink, type UsageSink } from '../core/usage/index.js';
 import { createMcpApp } from './http.js';
+import { originCheck } from './origin-check.js';
 
 /** Reported as serverInfo.version; the service's public version (as the OpenAPI document's). */
 export const MCP_SERVER_VERSION = '1.0.0';
@@ -54,7 +55,10 @@ export function composeMcp(options: ComposeMcpOptions): ComposedMcp {
     store = owned.store;
     closers.push(() => owned.close());
   }
-  const app = createMcpApp({ access, usage, store, cachedText: store.serialised, db, checkDatabase: database.probe, queryTimeoutMs: config.COMPANY_QUERY_TIMEOUT_MS, logger, version: MCP_SERVER_VERSION });
+  const isAllowedOrigin = originCheck({ allowed: config.MCP_ALLOWED_ORIGINS, publicUrl: config.PUBLIC_MCP_URL });
+  const app = createMcpApp({
+    access, usage, store, cachedText: store.serialised, db, checkDatabase: database.probe, queryTimeoutMs: config.COMPANY_QUERY_TIMEOUT_MS, logger, version: MCP_SERVER_VERSION, isAllowedOrigin,
+  });
   return {
     app,
     close: async () => {

@@ -16,9 +16,11 @@ import {
 import { answerToolCall, plainToolCall } from './direct-tool-call.js';
 import { httpErrorResponse, httpJsonRpcErrorResponse, jsonRpcErrorBody, retryAfterOfResults } from './errors.js';
 import { JsonResponseTransport } from './json-transport.js';
+import { originCheck, type OriginCheck } from './origin-check.js';
 
-// The tool server's HTTP edge: Streamable HTTP at /mcp (and /mcp/), stateless. Every request is
-// authenticated before anything else; then the checks the SDK transport would make itself
+// The tool server's HTTP edge: Streamable HTTP at /mcp (and /mcp/), stateless. A request from a
+// browser page of an origin not allowed is refused first; every other request is authenticated
+// before anything else; then the checks the SDK transport would make itself
 // (Accept, Content-Type, body, JSON-RPC shape, protocol version) are made here, so that their
 // errors too carry our data.code and data.requestId; then a lone tools/call goes straight to the
 // tool handlers (direct-tool-call.ts), and anything else to a fresh SDK server through
@@ -30,6 +32,8 @@ export interface McpAppOptions extends McpDeps {
   checkDatabase(): Promise<void>;
   /** Largest accepted request body; tool arguments are small. */
   maxBodyBytes?: number;
+  /** Which Origin headers are served (MCP_ALLOWED_ORIGINS); default: loopback origins only. */
+  isAllowedOrigin?: OriginCheck;
 }
 
 const DEFAULT_MAX_BODY_BYTES = 1_000_000;
@@ -39,7 +43,8 @@ const MAX_BATCH = 20;
 const ALLOWED_METHODS = 'POST, OPTIONS';
 
 // CORS: browser-based clients (MCP Inspector in direct mode) send the key as a bearer header,
-// not a cookie, so allowing any origin exposes nothing a script could not already send. The
+// not a cookie, so any origin the Origin check lets through may read the answers: `*`, not the
+// origin echoed. A request from any other origin gets none of these headers. The
 // SDK client's GET probe needs no listing to read its 405: GET is CORS-safelisted, so a
 // preflight checks only its headers (test/mcp-browser.test.ts).
 const CORS_HEADERS = {
@@ -132,6 +137,7 @@ export function createMcpApp(options: McpAppOptions): Koa<McpRequestState> {
   const { logger } = options;
   const parts = prepareServerParts();
   const maxBodyBytes = options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
+  const isAllowedOrigin = options.isAllowedOrigin ?? originCheck();
   const app = new Koa<McpRequestState>();
   // Errors are answered and logged by our handler; Koa's own handler would print to stderr.
   app.silent = true;
@@ -148,7 +154,9 @@ export function createMcpApp(options: McpAppOptions): Koa<McpRequestState> {
   app.use(async (ctx) => {
     const requestId = newRequestId();
     ctx.set('X-Request-Id', requestId);
-    ctx.set(CORS_HEADERS);
+    const origin = ctx.req.headers.origin;
+    const originRefused = origin !== undefined && !isAllowedOrigin(origin);
+    if (!originRefused) ctx.set(CORS_HEADERS);
 
     const rpcError = (status: number, rpcCode: number, code: ErrorCode, message: string, id: string | number | null = null, details?: ErrorDetail[]) => {
       ctx.status = status;
@@ -177,6 +185,15 @@ export function createMcpApp(options: McpAppOptions): Koa<McpRequestState> {
       }
       // /mcp/ is /mcp itself, not a redirect to it: many clients drop a POST's body on a redirect.
       if (ctx.path !== '/mcp' && ctx.path !== '/mcp/') return envelope(new AppError('unknown_endpoint', 'No endpoint matches this path: the tool server is at /mcp.'));
+      // Before the key, the rate and the body: nothing is counted, billed or read for such a page,
+      // whatever the method (a preflight too, which gets no CORS headers, so its request is never
+      // sent). A transport-level refusal like the 406 and 415, as the SDK's own transport answers
+      // it (403, -32000, id null: the body is not read). The catalogue has no code for a refused
+      // origin; its 403s are about the organization's plan, which this is not, so data.code is
+      // invalid_params, the code of the other refusals of a request's headers.
+      if (originRefused) {
+        return rpcError(403, -32000, 'invalid_params', `Forbidden: requests from the origin ${origin.slice(0, 120)} are not accepted. A browser client's origin must be listed in the tool server's MCP_ALLOWED_ORIGINS.`);
+      }
       if (ctx.method === 'OPTIONS') {
         ctx.status = 204;
         return;

@@ -12,6 +12,7 @@ import { createLogger, type Logger } from '../core/logging/index.js';
 import { createInMemoryRateLimiter, type RateLimiter } from '../core/ratelimit/index.js';
 import { createPostgresUsageSink, type UsageSink } from '../core/usage/index.js';
 import { createMcpApp } from '../mcp/http.js';
+import { originCheck, type OriginCheckOptions } from '../mcp/origin-check.js';
 import { listen, type RunningServer } from './api-fixtures.js';
 import { fiscalCodes } from './support/company-dossiers.js';
 
@@ -72,6 +73,8 @@ export interface TestMcpOptions {
   store?: CompanyStore;
   /** The app's logger (access control and store stay silent); default silent. */
   logger?: Logger;
+  /** MCP_ALLOWED_ORIGINS and PUBLIC_MCP_URL as the server reads them; default neither (loopback origins only). */
+  origins?: OriginCheckOptions;
 }
 
 export interface TestMcp extends RunningServer {
@@ -92,7 +95,7 @@ export async function startTestMcp(options: TestMcpOptions = {}): Promise<TestMc
     db, listenConnectionString: databaseUrl, keyCacheTtlMs: 30_000, entitlementCacheTtlMs: 1_000, rateLimiter, logger,
   }));
   const store = options.store ?? createCompanyStore({ db, queryTimeoutMs: 5_000, logger });
-  const app = createMcpApp({ access, usage: options.usage ?? createPostgresUsageSink(db, { logger }), store, db, checkDatabase: createDatabaseProbe(db), queryTimeoutMs: 5_000, logger: options.logger ?? logger, version: '1.0.0' });
+  const app = createMcpApp({ access, usage: options.usage ?? createPostgresUsageSink(db, { logger }), store, db, checkDatabase: createDatabaseProbe(db), queryTimeoutMs: 5_000, logger: options.logger ?? logger, version: '1.0.0', isAllowedOrigin: originCheck(options.origins) });
   const server = await listen(app);
   return {
     ...server,

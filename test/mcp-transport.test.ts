@@ -1,3 +1,4 @@
+import type { ChildProcess } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import type { AccessControlHandle } from '../core/access/index.js';
 import { createApiKey } from '../core/auth/index.js';
@@ -5,6 +6,8 @@ import { upsertCompanies } from '../core/companies/write-companies.js';
 import { requestIdSchema } from '../core/errors/index.js';
 import { connectClient, createToolOrganization, initializeRequest, json, rpc, sampleGroup, startTestMcp, type TestMcp, type ToolOrganization } from './mcp-fixtures.js';
 import { viaPort } from './api-fixtures.js';
+import { killChildren } from './support/child-processes.js';
+import { serviceEntries, startServiceProcess } from './support/service-processes.js';
 import { eventsOnBus } from './support/usage-bus.js';
 import { rawRequest } from './support/raw-request.js';
 import { hostAndPort, startTcpProxy } from './support/tcp-proxy.js';
@@ -386,5 +389,97 @@ describe('protocol-level errors', () => {
     const res = await fetch(`${mcp.url}/other`, { headers: auth(org.key) });
     expect(res.status).toBe(404);
     expect((await json(res)).error.code).toBe('unknown_endpoint');
+  });
+});
+
+// DNS rebinding: a page of another site whose name is made to resolve to the server's address
+// calls it as its own origin. The transport spec requires servers to validate Origin.
+describe('the Origin header', () => {
+  const versioned = (key: string) => ({ ...auth(key), 'Mcp-Protocol-Version': '2025-06-18' });
+  const expectRefused = async (res: Response, origin: string) => {
+    expect(res.status).toBe(403);
+    expect(await json(res)).toEqual({
+      jsonrpc: '2.0',
+      id: null,
+      error: {
+        code: -32000,
+        message: `Forbidden: requests from the origin ${origin} are not accepted. A browser client's origin must be listed in the tool server's MCP_ALLOWED_ORIGINS.`,
+        data: { code: 'invalid_params', requestId: res.headers.get('x-request-id') },
+      },
+    });
+    // Nothing a page of that origin may read, and refused before the key and the rate.
+    expect(res.headers.get('access-control-allow-origin')).toBeNull();
+    expect(res.headers.get('access-control-allow-methods')).toBeNull();
+    expect(res.headers.get('ratelimit-limit')).toBeNull();
+  };
+  const initialize = (url: string, key: string, origin?: string) => rpc(url, initializeRequest(), { ...auth(key), ...(origin !== undefined && { Origin: origin }) });
+
+  it('when a request carries an Origin not allowed then every method on /mcp is refused 403 as a JSON-RPC error, before the key and the rate are checked, and nothing is billed', async () => {
+    const group = sampleGroup();
+    await upsertCompanies(mcp.db, [group.root]);
+    const own = await createToolOrganization(mcp.db, { ratePerMinute: 3 });
+    const profile = { jsonrpc: '2.0', id: 4, method: 'tools/call', params: { name: 'service_get_company_profile', arguments: { taxId: group.root.fiscalCode } } };
+    // A rebound name on the server's own address and port is refused as any other site is.
+    const rebound = `http://rebound.test:${new URL(mcp.url).port}`;
+    for (const origin of ['https://evil.example', rebound, 'null']) {
+      for (const path of ['/mcp', '/mcp/']) {
+        await expectRefused(await rpc(`${mcp.url}${path}`, profile, { ...versioned(own.key), Origin: origin }), origin);
+        await expectRefused(await rpc(`${mcp.url}${path}`, [profile], { ...versioned(own.key), Origin: origin }), origin);
+      }
+      for (const method of ['GET', 'DELETE']) await expectRefused(await fetch(mcp.mcpUrl, { method, headers: { ...versioned(own.key), Accept: 'text/event-stream', Origin: origin } }), origin);
+      // A preflight gets no CORS headers, so the browser never sends the request it asks about.
+      await expectRefused(await fetch(mcp.mcpUrl, { method: 'OPTIONS', headers: { Origin: origin, 'Access-Control-Request-Method': 'POST', 'Access-Control-Request-Headers': 'authorization, content-type' } }), origin);
+      // Refused whatever the key: a page without one learns nothing more.
+      await expectRefused(await initialize(mcp.mcpUrl, 'sk_live_00000000000000000000000000000000', origin), origin);
+    }
+    expect(await eventsOnBus(mcp.db, { organizationId: own.organizationId })).toEqual([]);
+    // None of those counted against the organization's 3 calls a minute.
+    const served = await rpc(mcp.mcpUrl, profile, versioned(own.key));
+    expect(served.status).toBe(200);
+    expect(served.headers.get('ratelimit-remaining')).toBe('2');
+  });
+
+  it('when a request carries a loopback Origin, of any port, or none then it is served, with the CORS headers', async () => {
+    for (const origin of ['http://localhost:6274', 'http://127.0.0.1:5173', 'http://[::1]:8080', 'http://localhost', undefined]) {
+      const res = await initialize(mcp.mcpUrl, org.key, origin);
+      expect(res.status, origin).toBe(200);
+      expect(res.headers.get('access-control-allow-origin')).toBe('*');
+      expect((await json(res)).result.serverInfo.name).toBe('italian-company-data');
+    }
+    const preflight = await fetch(mcp.mcpUrl, { method: 'OPTIONS', headers: { Origin: 'http://localhost:6274', 'Access-Control-Request-Method': 'POST', 'Access-Control-Request-Headers': 'authorization, content-type' } });
+    expect(preflight.status).toBe(204);
+    expect(preflight.headers.get('access-control-allow-methods')).toBe('POST, OPTIONS');
+    // Only loopback: a name that merely starts like one, or https on a loopback name, is another site.
+    for (const origin of ['http://localhost.evil.example', 'http://127.0.0.1.evil.example:3001', 'https://localhost:6274']) await expectRefused(await initialize(mcp.mcpUrl, org.key, origin), origin);
+  });
+
+  it('when origins are configured (MCP_ALLOWED_ORIGINS, PUBLIC_MCP_URL) then those are served besides loopback ones, and with * any origin is', async () => {
+    const listed = await startTestMcp({ origins: { allowed: ['https://app.example.com'], publicUrl: 'https://mcp.example.com/base' } });
+    const any = await startTestMcp({ origins: { allowed: '*' } });
+    try {
+      for (const origin of ['https://app.example.com', 'https://mcp.example.com', 'http://localhost:6274']) expect((await initialize(listed.mcpUrl, org.key, origin)).status, origin).toBe(200);
+      for (const origin of ['https://other.example.com', 'http://app.example.com', 'https://app.example.com:8443']) await expectRefused(await initialize(listed.mcpUrl, org.key, origin), origin);
+      for (const origin of ['https://other.example.com', 'null']) expect((await initialize(any.mcpUrl, org.key, origin)).status, origin).toBe(200);
+    } finally {
+      await listed.close();
+      await any.close();
+    }
+  });
+
+  describe('MCP_ALLOWED_ORIGINS of a tool server run alone', () => {
+    const children: ChildProcess[] = [];
+    afterAll(() => killChildren(children));
+    const env = (origins: string) => ({ DATABASE_URL: inject('databaseUrl'), MIGRATE_ON_START: 'false', KAFKA_BROKERS: '', MCP_ALLOWED_ORIGINS: origins });
+
+    it('when it lists origins then the process serves those and loopback ones, and refuses others', async () => {
+      const service = await startServiceProcess(serviceEntries.mcp, env('https://app.example.com, https://Inspector.Example.com:443'), children);
+      for (const origin of ['https://app.example.com', 'https://inspector.example.com', 'http://localhost:6274']) expect((await initialize(`${service.baseUrl}/mcp`, org.key, origin)).status, origin).toBe(200);
+      await expectRefused(await initialize(`${service.baseUrl}/mcp`, org.key, 'https://evil.example'), 'https://evil.example');
+    }, 60_000);
+
+    it('when an entry is not an origin then the process does not start, naming the variable and the entry', async () => {
+      const problem = 'MCP_ALLOWED_ORIGINS: "https://app.example.com/" is not an origin: write http(s)://host[:port] with nothing after it, e.g. https://app.example.com';
+      await expect(startServiceProcess(serviceEntries.mcp, env('https://app.example.com/'), children)).rejects.toThrow(JSON.stringify(`could not start: Invalid configuration:\n  - ${problem}`));
+    }, 60_000);
   });
 });
