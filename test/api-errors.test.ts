@@ -1,3 +1,4 @@
+import { randomInt } from 'node:crypto';
 import { eventsOnBus } from './support/usage-bus.js';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { createCompanyStore } from '../core/companies/company-store.js';
@@ -6,6 +7,7 @@ import { createDb, migrateLatest, type Db } from '../core/db/index.js';
 import { errorCatalogue, errorEnvelopeSchema, type ErrorCode } from '../core/errors/index.js';
 import { createLogger } from '../core/logging/index.js';
 import { createPostgresUsageSink, meteringUnavailable } from '../core/usage/index.js';
+import { makeCodiceFiscale, makePartitaIva } from '../core/sample-data/index.js';
 import { createScratchDatabase, type ScratchDatabase } from './support/database.js';
 import { freePort } from './services/free-port.js';
 import { rawRequest } from './support/raw-request.js';
@@ -190,6 +192,58 @@ describe('when the request itself is wrong', () => {
         expect(padded.res.status, padded.text).toBe(200);
       }
     }
+  });
+
+  it('then an Italian code typed wrong says how to fix it: a lost leading zero, an IT prefix the report refuses, a check digit or character that cannot match', async () => {
+    // Served calls go to an organization of its own: this file checks that the main one paid nothing.
+    const payer = await createTestOrganization(api.db);
+    const onFile = makePartitaIva(randomInt(1, 1_000_000), 15); // below 1,000,000: a leading zero
+    await insertCompanies(api.db, [makeDossier({ fiscalCode: onFile, vatNumber: onFile })]);
+    const tenDigits = onFile.slice(1);
+    const shape = 'must be an 11-digit code or a 16-character codice fiscale';
+
+    // A spreadsheet dropped the zero: the report's 422 and the profile's 404 both say so.
+    for (const endpoint of ['report', 'credit-report']) {
+      const refused = expectError(await call(api.url, `/companies/${tenDigits}/${endpoint}`, { key: org.key }), 'invalid_params');
+      const detail = `${shape}; it has 10 digits: a leading zero may have been lost (${onFile})`;
+      expect(refused.details).toEqual([{ path: 'path.fiscalCode', message: detail }]);
+      expect(refused.message).toBe(`The path's fiscalCode ${detail}.`);
+    }
+    for (const endpoint of ['profile', 'financials']) {
+      const missing = expectError(await call(api.url, `/companies/${tenDigits}/${endpoint}`, { key: org.key }), 'not_found');
+      expect(missing.message).toBe(`No company has the tax ID "${tenDigits}"; it has 10 digits: a leading zero may have been lost (${onFile}).`);
+    }
+
+    // The VAT number as invoices write it: found by the profile and financials, refused by the reports (the spec's pattern), saying what to send.
+    for (const endpoint of ['report', 'credit-report']) {
+      for (const vat of [`IT${onFile}`, `it${onFile}`]) {
+        const refused = expectError(await call(api.url, `/companies/${vat}/${endpoint}`, { key: org.key }), 'invalid_params');
+        expect(refused.details).toEqual([{ path: 'path.fiscalCode', message: `${shape}; drop the IT prefix: ${onFile}` }]);
+      }
+    }
+    for (const endpoint of ['profile', 'financials']) {
+      const found = await call(api.url, `/companies/IT${onFile}/${endpoint}`, { key: payer.key });
+      expect(found.res.status, found.text).toBe(200);
+    }
+
+    // A check digit that does not match: still 404 not_found, saying the code cannot be real.
+    const wrongDigit = `${onFile.slice(0, 10)}${(Number(onFile[10]) + 1) % 10}`;
+    const mistyped = 'its check digit does not match: it is mistyped, not a company we lack.';
+    expect(expectError(await call(api.url, `/companies/${wrongDigit}/report`, { key: org.key }), 'not_found').message).toBe(`No company has the fiscal code ${wrongDigit}; ${mistyped}`);
+    expect(expectError(await call(api.url, `/companies/it${wrongDigit}/profile`, { key: org.key }), 'not_found').message).toBe(`No company has the tax ID "IT${wrongDigit}"; ${mistyped}`);
+    const person = makeCodiceFiscale({ surname: 'Verdi', name: 'Luca', sex: 'M', birthYear: 1970 + randomInt(40), birthMonth: 1 + randomInt(12), birthDay: 1 + randomInt(28), belfiore: 'Z404' });
+    const wrongChar = `${person.slice(0, 15)}${person[15] === 'A' ? 'B' : 'A'}`;
+    expect(expectError(await call(api.url, `/companies/${wrongChar.toLowerCase()}/credit-report`, { key: org.key }), 'not_found').message)
+      .toBe(`No company has the fiscal code ${wrongChar}; its check character does not match: it is mistyped, not a company we lack.`);
+
+    // A code that may be real but is not on file gets no hint; a company on file answers whatever its check digit.
+    const absent = makePartitaIva(randomInt(1_000_000, 9_999_999), 15);
+    expect(expectError(await call(api.url, `/companies/${absent}/report`, { key: org.key }), 'not_found').message).toBe(`No company has the fiscal code ${absent}.`);
+    expect(expectError(await call(api.url, `/companies/${person}/report`, { key: org.key }), 'not_found').message).toBe(`No company has the fiscal code ${person}.`);
+    const oddOnFile = `${absent.slice(0, 10)}${(Number(absent[10]) + 1) % 10}`;
+    await insertCompanies(api.db, [makeDossier({ fiscalCode: oddOnFile })]);
+    const served = await call(api.url, `/companies/${oddOnFile}/report`, { key: payer.key });
+    expect(served.res.status, served.text).toBe(200);
   });
 
   it('then an unknown path, in any case or with a trailing slash, is unknown_endpoint (404) and not charged', async () => {

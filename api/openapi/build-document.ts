@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import type { Measure } from '../../core/access/index.js';
 import { API_KEY_SHAPE } from '../../core/auth/index.js';
-import { notFoundMessage, type EndpointDefinition, type Language } from '../../core/companies/endpoint-catalogue.js';
+import { notFoundMessage, paramRefusal, type EndpointDefinition, type Language } from '../../core/companies/endpoint-catalogue.js';
 import type { CompanyProfileData } from '../../core/companies/schemas/index.js';
 import { errorCatalogue, errorCodes, requestIdSchema, type ErrorCode } from '../../core/errors/index.js';
 import { wwwAuthenticateValues } from '../www-authenticate.js';
@@ -181,7 +181,7 @@ function errorExample(code: ErrorCode, endpoint: EndpointDefinition) {
   // empty tax ID), so the example says what the server says.
   if (code === 'invalid_params') {
     const refused = endpoint.param.schema.safeParse(endpoint.param.name === 'fiscalCode' ? '12' : '');
-    error.details = [{ path: `path.${endpoint.param.name}`, message: refused.error?.issues[0]?.message }];
+    Object.assign(error, paramRefusal(endpoint.param.name, refused.error?.issues ?? []));
   }
   return { error };
 }

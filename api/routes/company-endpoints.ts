@@ -1,6 +1,6 @@
 import type { Router, RouterContext } from '@koa/router';
 import { countMalformedAttempt, type AccessControl } from '../../core/access/index.js';
-import { endpointCatalogue, notFoundMessage, type CompanyLookupName, type CompanyLookups, type EndpointDefinition, type Meta } from '../../core/companies/endpoint-catalogue.js';
+import { endpointCatalogue, notFoundMessage, paramRefusal, type CompanyLookupName, type CompanyLookups, type EndpointDefinition, type Meta } from '../../core/companies/endpoint-catalogue.js';
 import { upperCaseIdentifier } from '../../core/companies/company-store.js';
 import { AppError } from '../../core/errors/index.js';
 import { occurredNow, type UsageSink } from '../../core/usage/index.js';
@@ -45,10 +45,8 @@ function serve(endpoint: EndpointDefinition, deps: CompanyEndpointDeps) {
     const parsed = endpoint.param.schema.safeParse(raw);
     if (!parsed.success) {
       const headers = await countMalformedAttempt(deps.access, principal, endpoint.slug, 'endpoint');
-      throw new AppError('invalid_params', undefined, {
-        details: parsed.error.issues.map((issue) => ({ path: `path.${endpoint.param.name}`, message: issue.message })),
-        headers,
-      });
+      const { message, details } = paramRefusal(endpoint.param.name, parsed.error.issues);
+      throw new AppError('invalid_params', message, { details, headers });
     }
 
     // The charge is held from here (for an organization near its balance), so parallel calls

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { findProduct, type EndpointSlug } from '../billing/products.js';
-import { requestIdSchema } from '../errors/index.js';
+import { requestIdSchema, type ErrorDetail } from '../errors/index.js';
+import { fiscalCodeRefusal, notFoundHint } from './identifier-hints.js';
 import {
   companyFinancialsDataSchema, companyProfileDataSchema, companyReportDataSchema, creditReportDataSchema, fiscalCodePattern,
   type CompanyFinancialsData, type CompanyProfileData, type CompanyReportData, type CreditReportData,
@@ -32,7 +33,8 @@ export type Meta = z.infer<typeof metaSchema>;
 
 // Path parameters as the spec states them. Lookups are case-insensitive: the store upper-cases
 // the value (lookupKeys), so the schema (and the OpenAPI pattern) accepts both cases.
-export const fiscalCodeParamSchema = z.string().regex(fiscalCodePattern, 'must be an 11-digit code or a 16-character codice fiscale');
+// Its refusal names the likely slip (a lost leading zero, an IT prefix) with the code to send.
+export const fiscalCodeParamSchema = z.string().regex(fiscalCodePattern, { error: (issue) => fiscalCodeRefusal(issue.input) });
 // A tax ID is any non-empty text (the spec: "minimum length 1, any non-empty value accepted"):
 // one of spaces only is looked up as it is, and no company has it. Spaces around a real one (a
 // pasted value) are dropped before the lookup. Only an empty one is refused: `/companies//profile`,
@@ -61,12 +63,24 @@ const ECHOED_TAX_ID = 64;
 /**
  * The not_found message, naming what was looked up as the caller will recognise it (upper-cased,
  * as it was looked up). A tax ID is quoted as JSON: it is any text, a NUL or a quote included;
- * a long one is cut short.
+ * a long one is cut short. An identifier that cannot be real (10 digits, a wrong check digit)
+ * says so: the caller is to fix it, not to look for the company elsewhere.
  */
 export function notFoundMessage(param: 'fiscalCode' | 'taxId', identifier: string): string {
-  if (param === 'fiscalCode') return `No company has the fiscal code ${identifier}.`;
+  const hint = notFoundHint(identifier);
+  const tail = hint ? `; ${hint}.` : '.';
+  if (param === 'fiscalCode') return `No company has the fiscal code ${identifier}${tail}`;
   const shown = identifier.length > ECHOED_TAX_ID ? `${JSON.stringify(identifier.slice(0, ECHOED_TAX_ID))}… (${identifier.length} characters)` : JSON.stringify(identifier);
-  return `No company has the tax ID ${shown}.`;
+  return `No company has the tax ID ${shown}${tail}`;
+}
+
+/**
+ * The invalid_params of a path parameter its schema refused: one detail per failure and a
+ * message that says them, so a caller who prints only the message still learns what to send.
+ */
+export function paramRefusal(param: 'fiscalCode' | 'taxId', issues: readonly { message: string }[]): { message: string; details: ErrorDetail[] } {
+  const details = issues.map((issue) => ({ path: `path.${param}`, message: issue.message }));
+  return { message: `The path's ${param} ${details.map((d) => d.message).join('; ')}.`, details };
 }
 
 export interface EndpointDefinition {
@@ -91,12 +105,12 @@ export interface EndpointDefinition {
 
 // What lookupKeys (company-store.ts) does with the value, said to the caller.
 const fiscalCodeTexts: Record<Language, string> = {
-  en: 'The company\'s fiscal code: an 11-digit code (partita IVA / codice fiscale numerico) or a 16-character codice fiscale. Case-insensitive. Its VAT number finds it too, where the two differ (a sole proprietorship).',
-  it: 'Il codice fiscale dell\'impresa: un codice di 11 cifre (partita IVA / codice fiscale numerico) oppure un codice fiscale di 16 caratteri. Maiuscole e minuscole sono equivalenti. La trova anche la sua partita IVA, dove i due sono diversi (una ditta individuale).',
+  en: 'The company\'s fiscal code: an 11-digit code (partita IVA / codice fiscale numerico) or a 16-character codice fiscale. Case-insensitive. Its VAT number finds it too, where the two differ (a sole proprietorship). Send all 11 digits, leading zeros included, and no IT prefix (the profile and financials accept one).',
+  it: 'Il codice fiscale dell\'impresa: un codice di 11 cifre (partita IVA / codice fiscale numerico) oppure un codice fiscale di 16 caratteri. Maiuscole e minuscole sono equivalenti. La trova anche la sua partita IVA, dove i due sono diversi (una ditta individuale). Vanno inviate tutte le 11 cifre, zeri iniziali compresi, senza il prefisso IT (il profilo e i dati finanziari lo accettano).',
 };
 const taxIdTexts: Record<Language, string> = {
-  en: 'The company\'s Italian tax ID (any non-empty value): its fiscal code, or its VAT number with or without the IT prefix. Case-insensitive.',
-  it: 'L\'identificativo fiscale italiano dell\'impresa (qualsiasi valore non vuoto): il codice fiscale, oppure la partita IVA con o senza il prefisso IT. Maiuscole e minuscole sono equivalenti.',
+  en: 'The company\'s Italian tax ID (any non-empty value): its fiscal code, or its VAT number with or without the IT prefix, leading zeros included. Case-insensitive.',
+  it: 'L\'identificativo fiscale italiano dell\'impresa (qualsiasi valore non vuoto): il codice fiscale, oppure la partita IVA con o senza il prefisso IT, zeri iniziali compresi. Maiuscole e minuscole sono equivalenti.',
 };
 
 function defaultMeasureOf(slug: EndpointSlug): Usage {

@@ -1,0 +1,43 @@
+// Why an identifier a caller typed cannot be a company's, said so they fix the identifier
+// instead of concluding we lack the company. The checks are the sample data's own (one
+// implementation of each: the partita IVA's check digit, the codice fiscale's check character).
+import { codiceFiscalePattern, isValidCodiceFiscale } from '../sample-data/codice-fiscale.js';
+import { isValidPartitaIva } from '../sample-data/partita-iva.js';
+
+const TEN_DIGITS = /^\d{10}$/;
+const IT_VAT_NUMBER = /^IT(\d{11})$/i;
+
+/** A spreadsheet that read the code as a number dropped its leading zero. */
+const lostZero = (digits: string) => `it has 10 digits: a leading zero may have been lost (0${digits})`;
+
+/**
+ * What is wrong with a value the report endpoints' `fiscalCode` refused (not 11 digits, not 16
+ * characters), where a common slip explains it: a lost leading zero, or the IT prefix of a VAT
+ * number as invoices write it (the spec's pattern refuses it there; the profile takes it).
+ */
+function fiscalCodeShapeHint(value: string): string | undefined {
+  if (TEN_DIGITS.test(value)) return lostZero(value);
+  const vat = IT_VAT_NUMBER.exec(value);
+  if (vat) return `drop the IT prefix: ${vat[1]}`;
+  return undefined;
+}
+
+/** Why a value is not a fiscal code, for every schema that takes one (the API's, the tools'). */
+export function fiscalCodeRefusal(input: unknown): string {
+  const refusal = 'must be an 11-digit code or a 16-character codice fiscale';
+  const hint = typeof input === 'string' ? fiscalCodeShapeHint(input) : undefined;
+  return hint ? `${refusal}; ${hint}` : refusal;
+}
+
+/**
+ * Why an identifier no company has cannot be a real one, for the not_found message; undefined
+ * when it may well be real. Only said after the lookup found nothing: a company on file answers
+ * whatever its code's check digit (imported data is not held to it).
+ */
+export function notFoundHint(identifier: string): string | undefined {
+  if (TEN_DIGITS.test(identifier)) return lostZero(identifier);
+  const digits = IT_VAT_NUMBER.exec(identifier)?.[1] ?? identifier;
+  if (/^\d{11}$/.test(digits) && !isValidPartitaIva(digits)) return 'its check digit does not match: it is mistyped, not a company we lack';
+  if (codiceFiscalePattern.test(identifier) && !isValidCodiceFiscale(identifier)) return 'its check character does not match: it is mistyped, not a company we lack';
+  return undefined;
+}
