@@ -1,3 +1,4 @@
+import { randomInt } from 'node:crypto';
 import { eventsOnBus } from './support/usage-bus.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Ajv } from 'ajv';
@@ -11,6 +12,7 @@ import type { CompanyReportData } from '../core/companies/schemas/index.js';
 import { upsertCompanies } from '../core/companies/write-companies.js';
 import { requestIdSchema } from '../core/errors/index.js';
 import { createLogger } from '../core/logging/index.js';
+import { makePartitaIva } from '../core/sample-data/index.js';
 import { toolDefinitions } from '../mcp/tools/index.js';
 import {
   connectClient, createToolOrganization, json, personOnlyTools, rpc, sampleGroup, startTestMcp, toolNames,
@@ -413,6 +415,32 @@ describe('service_get_company_metrics', () => {
       expect(error.code).toBe('invalid_params');
       expect(error.details).toEqual([{ path, message: 'must not contain the NUL character (U+0000)' }]);
     }
+  });
+});
+
+describe('an Italian code typed wrong', () => {
+  it('when a code lost its leading zero, carries an IT prefix or has a check digit that cannot match then the tools say how to fix it, as the API does', async () => {
+    const code = makePartitaIva(randomInt(1, 1_000_000), 15); // below 1,000,000: a leading zero
+    const tenDigits = code.slice(1);
+    const wrongDigit = `${code.slice(0, 10)}${(Number(code[10]) + 1) % 10}`;
+    const errorOf = async (name: string, args: Record<string, unknown>) => {
+      const result = await call(name, args);
+      expect(result.isError).toBe(true);
+      return { error: (result.structuredContent as any).error, text: (result.content[0] as { text: string }).text };
+    };
+
+    const lostZero = `it has 10 digits: a leading zero may have been lost (${code})`;
+    const profile = await errorOf('service_get_company_profile', { taxId: tenDigits });
+    expect(profile.error).toMatchObject({ code: 'not_found', message: `No company has the tax ID "${tenDigits}"; ${lostZero}.` });
+    const shape = 'must be an 11-digit code or a 16-character codice fiscale';
+    const structure = await errorOf('service_get_company_structure', { fiscalCode: tenDigits });
+    expect(structure.error).toMatchObject({ code: 'invalid_params', details: [{ path: 'fiscalCode', message: `${shape}; ${lostZero}` }] });
+    const metrics = await errorOf('service_get_company_metrics', { fiscalCode: `IT${code}` });
+    expect(metrics.error).toMatchObject({ code: 'invalid_params', details: [{ path: 'fiscalCode', message: `${shape}; drop the IT prefix: ${code}` }] });
+    // The model reads the text: the hint is in it.
+    expect(metrics.text).toContain(`- fiscalCode: ${shape}; drop the IT prefix: ${code}`);
+    const analysis = await errorOf('service_analyze_company', { fiscalCode: wrongDigit });
+    expect(analysis.error).toMatchObject({ code: 'not_found', message: `No company has the fiscal code ${wrongDigit}; its check digit does not match: it is mistyped, not a company we lack.` });
   });
 });
 

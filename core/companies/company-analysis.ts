@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { runStoreQuery } from './run-store-query.js';
+import { fiscalCodeRefusal } from './identifier-hints.js';
 import { fiscalCodePattern, sizeValues, stateAidsSchema, type CompanyReportData } from './schemas/index.js';
 import type { CompanyQueryDeps } from './search-companies.js';
 
@@ -12,7 +13,7 @@ export const ANALYSIS_YEARS = 5;
 export const MAX_PEERS_COMPARED = 5_000;
 
 export const companyAnalysisInputSchema = z.strictObject({
-  fiscalCode: z.string().trim().regex(fiscalCodePattern, 'an 11-digit fiscal code / VAT number or a 16-character codice fiscale')
+  fiscalCode: z.string().trim().regex(fiscalCodePattern, { error: (issue) => fiscalCodeRefusal(issue.input) })
     .describe('The company\'s fiscal code: 11 digits or 16 characters (case-insensitive).'),
 });
 

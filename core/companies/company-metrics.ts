@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { AppError } from '../errors/index.js';
 import type { MetricDefinitions } from './read-metric-definitions.js';
+import { fiscalCodeRefusal } from './identifier-hints.js';
 import { fiscalCodePattern, metricCategoryValues, type CompanyReportData } from './schemas/index.js';
 
 // Chosen line items of a company across chosen years, as series (one entry per metric, one
@@ -8,7 +9,7 @@ import { fiscalCodePattern, metricCategoryValues, type CompanyReportData } from 
 // the one the report endpoint returns, previousValue and yoyChange included.
 
 export const companyMetricsInputSchema = z.strictObject({
-  fiscalCode: z.string().trim().regex(fiscalCodePattern, 'an 11-digit fiscal code / VAT number or a 16-character codice fiscale')
+  fiscalCode: z.string().trim().regex(fiscalCodePattern, { error: (issue) => fiscalCodeRefusal(issue.input) })
     .describe('The company\'s fiscal code: 11 digits or 16 characters (case-insensitive).'),
   slugs: z.array(z.string().regex(/^[a-z0-9_]+$/, 'a lower snake_case metric slug')).min(1).max(80).optional()
     .describe('Metric slugs, e.g. ["revenue", "net_income", "total_equity", "ebitda_margin"].'),

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { lookupKeys } from './company-store.js';
 import { runStoreQuery } from './run-store-query.js';
+import { fiscalCodeRefusal } from './identifier-hints.js';
 import { companyBranchSchema, fiscalCodePattern, holderSchema, officerSchema, type CompanyBranch, type Officer } from './schemas/index.js';
 import type { CompanyQueryDeps } from './search-companies.js';
 
@@ -14,7 +15,7 @@ export const MAX_STRUCTURE_DEPTH = 5;
 export const MAX_NODES = 500;
 
 export const companyStructureInputSchema = z.strictObject({
-  fiscalCode: z.string().trim().regex(fiscalCodePattern, 'an 11-digit fiscal code / VAT number or a 16-character codice fiscale')
+  fiscalCode: z.string().trim().regex(fiscalCodePattern, { error: (issue) => fiscalCodeRefusal(issue.input) })
     .describe('The company\'s fiscal code: 11 digits or 16 characters (case-insensitive).'),
   depthUp: z.number().int().min(0).max(MAX_STRUCTURE_DEPTH).default(2).describe(`Levels of shareholders to follow upward, 0-${MAX_STRUCTURE_DEPTH} (1 = direct shareholders only).`),
   depthDown: z.number().int().min(0).max(MAX_STRUCTURE_DEPTH).default(2).describe(`Levels of subsidiaries to follow downward, 0-${MAX_STRUCTURE_DEPTH} (1 = direct subsidiaries only).`),

@@ -1,4 +1,5 @@
 import { analyzeCompany, companyAnalysisInputSchema, companyAnalysisSchema, loadPeerFigures } from '../../core/companies/company-analysis.js';
+import { notFoundMessage } from '../../core/companies/endpoint-catalogue.js';
 import { AppError } from '../../core/errors/index.js';
 import { defineTool } from './tool-definition.js';
 
@@ -17,7 +18,7 @@ export const analyzeCompanyTool = defineTool({
   annotations: { title: 'Analyse a company\'s financial health', readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
   async run(args, ctx) {
     const report = await ctx.store.companyReport(args.fiscalCode);
-    if (report === null) throw new AppError('not_found', `No company has the fiscal code ${args.fiscalCode.toUpperCase()}.`);
+    if (report === null) throw new AppError('not_found', notFoundMessage('fiscalCode', args.fiscalCode.toUpperCase()));
     const peers = await loadPeerFigures(ctx.companies, { fiscalCode: report.identity.fiscalCode ?? args.fiscalCode.toUpperCase(), naceCode: report.identity.naceCode });
     return analyzeCompany(report, { peers });
   },

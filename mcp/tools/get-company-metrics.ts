@@ -1,4 +1,5 @@
 import { companyMetricsInputSchema, companyMetricsSchema, selectCompanyMetrics, unknownMetricSlugs } from '../../core/companies/company-metrics.js';
+import { notFoundMessage } from '../../core/companies/endpoint-catalogue.js';
 import { AppError } from '../../core/errors/index.js';
 import { defineTool } from './tool-definition.js';
 
@@ -22,7 +23,7 @@ export const getCompanyMetricsTool = defineTool({
       if (refusal) throw refusal;
     }
     const report = await ctx.store.companyReport(args.fiscalCode);
-    if (report === null) throw new AppError('not_found', `No company has the fiscal code ${args.fiscalCode.toUpperCase()}.`);
+    if (report === null) throw new AppError('not_found', notFoundMessage('fiscalCode', args.fiscalCode.toUpperCase()));
     return selectCompanyMetrics(report, args);
   },
 });

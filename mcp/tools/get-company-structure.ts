@@ -1,4 +1,5 @@
 import { companyStructure, companyStructureInputSchema, companyStructureSchema } from '../../core/companies/company-structure.js';
+import { notFoundMessage } from '../../core/companies/endpoint-catalogue.js';
 import { AppError } from '../../core/errors/index.js';
 import { defineTool } from './tool-definition.js';
 
@@ -15,7 +16,7 @@ export const getCompanyStructureTool = defineTool({
   annotations: { title: 'Get a company\'s group structure', readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
   async run(args, ctx) {
     const structure = await companyStructure(ctx.companies, args);
-    if (structure === null) throw new AppError('not_found', `No company has the fiscal code ${args.fiscalCode.toUpperCase()}.`);
+    if (structure === null) throw new AppError('not_found', notFoundMessage('fiscalCode', args.fiscalCode.toUpperCase()));
     return structure;
   },
 });
