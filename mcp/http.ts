@@ -4,7 +4,7 @@ import {
   ErrorCode as RpcCode, InitializeRequestSchema, isInitializeRequest, JSONRPCMessageSchema, SUPPORTED_PROTOCOL_VERSIONS, type JSONRPCMessage, type RequestId,
 } from '@modelcontextprotocol/sdk/types.js';
 import type { Principal } from '../core/access/index.js';
-import { requestAuthorization } from '../core/auth/index.js';
+import { personalKey, requestAuthorization } from '../core/auth/index.js';
 import { AppError, isAppError, issueDetails, type ErrorCode, type ErrorDetail } from '../core/errors/index.js';
 import { newRequestId } from '../core/ids/index.js';
 import { accessLog, checkHealth, closeAfterAnswer } from '../core/http-server/index.js';
@@ -203,7 +203,7 @@ export function createMcpApp(options: McpAppOptions): Koa<McpRequestState> {
       let principal;
       try {
         principal = await options.access.authenticate(requestAuthorization(ctx.req));
-        if (principal.keyKind !== 'organization') throw new AppError('invalid_api_key');
+        if (principal.keyKind !== 'organization') throw personalKey();
       } catch (err) {
         return envelope(err);
       }

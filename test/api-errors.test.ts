@@ -8,6 +8,8 @@ import { errorCatalogue, errorEnvelopeSchema, type ErrorCode } from '../core/err
 import { createLogger } from '../core/logging/index.js';
 import { createPostgresUsageSink, meteringUnavailable } from '../core/usage/index.js';
 import { makeCodiceFiscale, makePartitaIva } from '../core/sample-data/index.js';
+import { createApiKey, endOfDayUtc } from '../core/auth/index.js';
+import { rotateApiKey } from '../core/key-rotation/index.js';
 import { createScratchDatabase, type ScratchDatabase } from './support/database.js';
 import { freePort } from './services/free-port.js';
 import { rawRequest } from './support/raw-request.js';
@@ -156,8 +158,36 @@ describe('when the caller is not authenticated', () => {
 
   it('then an unknown key is invalid_api_key (401)', async () => {
     const unknown = await call(api.url, `/companies/${company.fiscalCode}/report`, { key: 'sk_live_0000000000000000000000000000000A' });
-    expectError(unknown, 'invalid_api_key');
+    // Nothing is said of a key the caller cannot show to be ours.
+    expect(expectError(unknown, 'invalid_api_key').message).toBe(errorCatalogue.invalid_api_key.message);
     expect(unknown.res.headers.get('www-authenticate')).toBe('Bearer realm="api", error="invalid_token"');
+  });
+
+  it('then a token that is not key-shaped, or a key of ours revoked, expired, past its rotation\'s grace or personal, is invalid_api_key (401) saying which', async () => {
+    const path = `/companies/${company.fiscalCode}/report`;
+    const refusal = async (key: string) => expectError(await call(api.url, path, { key }), 'invalid_api_key').message;
+    const shape = 'The bearer token does not look like an API key: keys are sk_live_ or sk_test_ followed by 32 letters and digits';
+    expect(await refusal('hello')).toBe(`${shape}.`);
+    expect(await refusal(org.key.slice(0, -1))).toBe(`${shape} (this one has 31 after sk_live_: copy the whole key).`);
+    expect(await refusal(`${org.key}x`)).toBe(`${shape} (this one has 33 after sk_live_: copy the whole key).`);
+
+    const revoked = await createApiKey(api.db, { organizationId: org.organizationId, name: 'revoked' });
+    await api.db('api_keys').where({ id: revoked.record.id }).update({ revoked_at: new Date('2025-03-04T05:06:07Z') });
+    expect(await refusal(revoked.key)).toBe('This API key was revoked on 2025-03-04 05:06 UTC. Use another key of the organization, or have an admin create one in the dashboard.');
+
+    const expired = await createApiKey(api.db, { organizationId: org.organizationId, name: 'expired' });
+    await api.db('api_keys').where({ id: expired.record.id }).update({ expires_at: endOfDayUtc('2025-01-31') });
+    expect(await refusal(expired.key)).toBe('This API key expired on 2025-01-31 23:59 UTC. If it was rotated, use its replacement; otherwise have an admin create a key in the dashboard.');
+
+    // Rotated two hours ago with an hour's grace: it stopped an hour ago.
+    const rotated = await createApiKey(api.db, { organizationId: org.organizationId, name: 'rotated' });
+    const rotatedAt = new Date(Date.now() - 7_200_000);
+    await rotateApiKey(api.db, { keyId: rotated.record.id, organizationId: org.organizationId, graceSeconds: 3_600, by: 'test', now: rotatedAt });
+    const graceEnd = new Date(rotatedAt.getTime() + 3_600_000).toISOString().slice(0, 16).replace('T', ' ');
+    expect(await refusal(rotated.key)).toBe(`This API key expired on ${graceEnd} UTC. If it was rotated, use its replacement; otherwise have an admin create a key in the dashboard.`);
+
+    const personal = await createApiKey(api.db, { organizationId: org.organizationId, name: 'personal', kind: 'personal' });
+    expect(await refusal(personal.key)).toBe('This is a personal API key: the API and the tool server take organization keys only. Use an organization key (dashboard, API keys).');
   });
 });
 

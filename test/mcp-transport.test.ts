@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import type { AccessControlHandle } from '../core/access/index.js';
 import { createApiKey } from '../core/auth/index.js';
 import { upsertCompanies } from '../core/companies/write-companies.js';
-import { requestIdSchema } from '../core/errors/index.js';
+import { errorCatalogue, requestIdSchema } from '../core/errors/index.js';
 import { connectClient, createToolOrganization, initializeRequest, json, rpc, sampleGroup, startTestMcp, type TestMcp, type ToolOrganization } from './mcp-fixtures.js';
 import { viaPort } from './api-fixtures.js';
 import { killChildren } from './support/child-processes.js';
@@ -89,25 +89,36 @@ describe('authentication on every request', () => {
     expect((await json(res)).error.message).toBe('API keys are not accepted in the URL: send Authorization: Bearer <API_KEY> only, and take the key out of the URL.');
   });
 
-  it('when the key is unknown then 401 invalid_api_key', async () => {
-    await expect401(await rpc(mcp.mcpUrl, initializeRequest(), auth('sk_live_00000000000000000000000000000000')), 'invalid_api_key');
+  // The refusal's message, as the API words it (core/auth/key-refusal.ts).
+  const refusal = async (key: string) => {
+    const res = await rpc(mcp.mcpUrl, initializeRequest(), auth(key));
+    await expect401(res.clone(), 'invalid_api_key');
+    return (await json(res)).error.message as string;
+  };
+
+  it('when the key is unknown then 401 invalid_api_key with the catalogue\'s message', async () => {
+    expect(await refusal('sk_live_00000000000000000000000000000000')).toBe(errorCatalogue.invalid_api_key.message);
   });
 
-  it('when the key is revoked then 401 invalid_api_key', async () => {
+  it('when the token is not shaped like a key then 401 invalid_api_key saying what a key looks like', async () => {
+    expect(await refusal(org.key.slice(0, -2))).toBe('The bearer token does not look like an API key: keys are sk_live_ or sk_test_ followed by 32 letters and digits (this one has 30 after sk_live_: copy the whole key).');
+  });
+
+  it('when the key is revoked then 401 invalid_api_key saying when', async () => {
     const created = await createApiKey(mcp.db, { organizationId: org.organizationId, name: 'to revoke' });
-    await mcp.db('api_keys').where({ id: created.record.id }).update({ revoked_at: new Date() });
-    await expect401(await rpc(mcp.mcpUrl, initializeRequest(), auth(created.key)), 'invalid_api_key');
+    await mcp.db('api_keys').where({ id: created.record.id }).update({ revoked_at: new Date('2025-03-04T05:06:07Z') });
+    expect(await refusal(created.key)).toBe('This API key was revoked on 2025-03-04 05:06 UTC. Use another key of the organization, or have an admin create one in the dashboard.');
   });
 
-  it('when the key has expired then 401 invalid_api_key', async () => {
+  it('when the key has expired then 401 invalid_api_key saying when', async () => {
     const created = await createApiKey(mcp.db, { organizationId: org.organizationId, name: 'to expire', expiresAt: new Date(Date.now() + 60_000) });
-    await mcp.db('api_keys').where({ id: created.record.id }).update({ expires_at: new Date(Date.now() - 1_000) });
-    await expect401(await rpc(mcp.mcpUrl, initializeRequest(), auth(created.key)), 'invalid_api_key');
+    await mcp.db('api_keys').where({ id: created.record.id }).update({ expires_at: new Date('2025-01-31T23:59:59.999Z') });
+    expect(await refusal(created.key)).toBe('This API key expired on 2025-01-31 23:59 UTC. If it was rotated, use its replacement; otherwise have an admin create a key in the dashboard.');
   });
 
-  it('when the key is a personal key then 401 invalid_api_key', async () => {
+  it('when the key is a personal key then 401 invalid_api_key saying so', async () => {
     const created = await createApiKey(mcp.db, { organizationId: org.organizationId, name: 'personal', kind: 'personal' });
-    await expect401(await rpc(mcp.mcpUrl, initializeRequest(), auth(created.key)), 'invalid_api_key');
+    expect(await refusal(created.key)).toBe('This is a personal API key: the API and the tool server take organization keys only. Use an organization key (dashboard, API keys).');
   });
 
   it('when a later request (tools/list) carries a revoked key then it is refused too', async () => {

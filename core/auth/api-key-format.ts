@@ -6,10 +6,10 @@ export type KeyKind = 'organization' | 'personal';
 
 // sk_live_ / sk_test_ + 32 base62 characters: about 190 bits of entropy, so a plain SHA-256
 // (no salt, no slow hash) is enough to store it, and lets us look a key up by its hash.
-const SECRET_LENGTH = 32;
+export const API_KEY_SECRET_LENGTH = 32;
 // One shape for a whole key, for one inside text (a URL), for each of them (to redact), and for
 // the OpenAPI document's bearerFormat.
-export const API_KEY_SHAPE = `sk_(live|test)_[0-9A-Za-z]{${SECRET_LENGTH}}`;
+export const API_KEY_SHAPE = `sk_(live|test)_[0-9A-Za-z]{${API_KEY_SECRET_LENGTH}}`;
 const API_KEY_PATTERN = new RegExp(`^${API_KEY_SHAPE}$`);
 const KEY_IN_TEXT = new RegExp(API_KEY_SHAPE);
 const KEYS_IN_TEXT = new RegExp(API_KEY_SHAPE, 'g');
@@ -17,7 +17,7 @@ const KEYS_IN_TEXT = new RegExp(API_KEY_SHAPE, 'g');
 const DISPLAY_PREFIX_LENGTH = 12;
 
 export function generateApiKey(mode: KeyMode): string {
-  return `sk_${mode}_${randomBase62(SECRET_LENGTH)}`;
+  return `sk_${mode}_${randomBase62(API_KEY_SECRET_LENGTH)}`;
 }
 
 export function isApiKeyShaped(token: string): boolean {

@@ -5,5 +5,6 @@ export { apiKeyState, type ApiKeyRecord } from './api-key-record.js';
 export { apiKeysPage, apiKeyStates, type ApiKeyState, type ApiKeysPage } from './api-keys-page.js';
 export { createApiKey, listApiKeys, getApiKey, revokeApiKey, createApiKeyInputSchema, type CreateApiKeyInput, type CreatedApiKey } from './manage-api-keys.js';
 export { createKeyVerifier, type KeyVerifier, type KeyVerifierOptions } from './key-verifier.js';
+export { personalKey } from './key-refusal.js';
 export { createLastUsedRecorder, type LastUsedRecorder } from './last-used-recorder.js';
 export { endOfDayUtc } from './key-expiry.js';

@@ -4,6 +4,7 @@ import { createNotificationListener, retryOnDroppedConnection, type Db, type Not
 import { AppError } from '../errors/index.js';
 import type { Logger } from '../logging/index.js';
 import { hashApiKey, isApiKeyShaped, type KeyKind, type KeyMode } from './api-key-format.js';
+import { notKeyShaped, refusedKey } from './key-refusal.js';
 import { createLastUsedRecorder } from './last-used-recorder.js';
 import { bearerToken } from './parse-authorization.js';
 
@@ -39,7 +40,8 @@ interface StoredKey {
   kind: KeyKind;
   mode: KeyMode;
   expiresAt: number | null;
-  revoked: boolean;
+  /** Kept, as the row is read anyway, so a refusal can say when (key-refusal.ts). */
+  revokedAt: number | null;
 }
 
 /**
@@ -81,7 +83,7 @@ export function createKeyVerifier(options: KeyVerifierOptions): KeyVerifier {
         kind: row.kind,
         mode: row.mode,
         expiresAt: row.expires_at ? row.expires_at.getTime() : null,
-        revoked: row.revoked_at !== null,
+        revokedAt: row.revoked_at ? row.revoked_at.getTime() : null,
       };
     },
   });
@@ -108,7 +110,7 @@ export function createKeyVerifier(options: KeyVerifierOptions): KeyVerifier {
   return {
     async verify(authorization) {
       const token = bearerToken(authorization);
-      if (!isApiKeyShaped(token)) throw new AppError('invalid_api_key');
+      if (!isApiKeyShaped(token)) throw notKeyShaped(token);
       let key: StoredKey | null;
       const hash = knownHashes.get(token) ?? hashApiKey(token);
       try {
@@ -122,10 +124,11 @@ export function createKeyVerifier(options: KeyVerifierOptions): KeyVerifier {
         throw err;
       }
       // Personal keys identify a person; the API and the key connection of the tool server
-      // accept only organization keys (decisions.md).
-      if (!key || key.revoked || key.kind !== 'organization' || (key.expiresAt !== null && key.expiresAt <= now())) {
-        throw new AppError('invalid_api_key');
-      }
+      // accept only organization keys (decisions.md). A refusal names its reason from the row
+      // already read (and cached): nothing more is asked of the store, refused or accepted.
+      if (!key) throw new AppError('invalid_api_key');
+      const refusal = refusedKey(key, now());
+      if (refusal) throw refusal;
       if (knownHashes.size >= MAX_KNOWN_HASHES) knownHashes.clear();
       knownHashes.set(token, hash);
       lastUsed.record(key.id);
