@@ -2,7 +2,6 @@ import Koa from 'koa';
 import { Router } from '@koa/router';
 import type { AccessControl } from '../core/access/index.js';
 import type { CompanyLookupName, CompanyLookups } from '../core/companies/endpoint-catalogue.js';
-import { AppError } from '../core/errors/index.js';
 import type { Logger } from '../core/logging/index.js';
 import type { UsageSink } from '../core/usage/index.js';
 import { accessLog } from './middleware/access-log.js';
@@ -15,7 +14,7 @@ import { registerDocs } from './routes/docs.js';
 import { registerHealthz } from './routes/healthz.js';
 import { registerOpenApi } from './routes/openapi.js';
 import type { ApiState } from './state.js';
-import { wrongMethod } from './wrong-method.js';
+import { unknownPath, wrongMethod } from './unknown-endpoint.js';
 
 export interface ApiDeps {
   access: AccessControl;
@@ -59,8 +58,9 @@ export function createApp(deps: ApiDeps): Koa<ApiState> {
   // Not the router's allowedMethods(), whose answers are not our envelope: a path that exists
   // asked with another method is 405 `unknown_endpoint` with `Allow` (decisions.md), any other
   // path 404 `unknown_endpoint`.
+  const isGetRoute = (path: string) => router.match(path, 'GET').route;
   app.use((ctx) => {
-    throw router.match(ctx.path, 'GET').route ? wrongMethod() : new AppError('unknown_endpoint');
+    throw isGetRoute(ctx.path) ? wrongMethod(ctx.method, ctx.path) : unknownPath(ctx.method, ctx.path, isGetRoute);
   });
   // Everything is handled by errorEnvelope; this only sees failures while writing a response.
   app.silent = true;

@@ -288,6 +288,33 @@ describe('when the request itself is wrong', () => {
     expect(await usageEventCount(api.db, org.organizationId)).toBe(before);
   });
 
+  it('then an unknown path\'s message echoes the method and path and names the paths there are, and a trailing slash or upper case says what to send', async () => {
+    const endpoints = 'The API answers GET /companies/{fiscalCode}/report, …/credit-report, /companies/{taxId}/profile, …/financials; reference at /docs.';
+    const message = async (path: string, method = 'GET') => expectError(await call(api.url, path, { key: org.key, method }), 'unknown_endpoint').message;
+    expect(await message('/')).toBe(`No endpoint GET /. ${endpoints}`);
+    expect(await message('/companies')).toBe(`No endpoint GET /companies. ${endpoints}`);
+    expect(await message('/v1/companies/00000000000/report', 'POST')).toBe(`No endpoint POST /v1/companies/00000000000/report. ${endpoints}`);
+    const send = (path: string) => ` Paths are lower case, with no trailing slash: send GET ${path}.`;
+    const report = `/companies/${company.fiscalCode}/report`;
+    expect(await message(`${report}/`)).toBe(`No endpoint GET ${report}/.${send(report)} ${endpoints}`);
+    expect(await message(report.toUpperCase())).toBe(`No endpoint GET ${report.toUpperCase()}.${send(report)} ${endpoints}`);
+    expect(await message('/Docs/')).toBe(`No endpoint GET /Docs/.${send('/docs')} ${endpoints}`);
+    // A long path is echoed in part; a key pasted into one is not echoed at all.
+    expect(await message(`/${'x'.repeat(3_000)}`)).toBe(`No endpoint GET /${'x'.repeat(99)}…. ${endpoints}`);
+    const keyInPath = await message(`/companies/${org.key}/reports`, 'POST');
+    expect(keyInPath).toBe(`No endpoint POST /companies/sk_live_[redacted]/reports. ${endpoints}`);
+    expect(await message('/docs/assets/nothing.js')).toBe(`No endpoint GET /docs/assets/nothing.js. ${endpoints}`);
+  });
+
+  it('then /openapi.json without a key, or with a refused one, says where the document that needs none is', async () => {
+    const publicDocument = ' Without a key, GET /docs/openapi.json describes every endpoint at default prices.';
+    const missing = expectError(await call(api.url, '/openapi.json'), 'missing_api_key');
+    expect(missing.message).toBe(`${errorCatalogue.missing_api_key.message}${publicDocument}`);
+    const refused = expectError(await call(api.url, '/openapi.json', { key: 'sk_live_0000000000000000000000000000000A' }), 'invalid_api_key');
+    expect(refused.message).toBe(`${errorCatalogue.invalid_api_key.message}${publicDocument}`);
+    expect((await call(api.url, '/docs/openapi.json')).res.status).toBe(200);
+  });
+
   it('then another method or HEAD on one of the four paths is 405 unknown_endpoint with Allow: GET (decisions.md)', async () => {
     for (const method of ['POST', 'PUT', 'DELETE', 'PATCH', 'OPTIONS']) {
       for (const endpoint of ['report', 'credit-report', 'profile', 'financials']) {
@@ -295,7 +322,7 @@ describe('when the request itself is wrong', () => {
         expect(result.res.status, `${method} ${endpoint}`).toBe(405);
         expect(result.res.headers.get('allow')).toBe('GET');
         const error = errorEnvelopeSchema.parse(result.body).error;
-        expect(error).toMatchObject({ code: 'unknown_endpoint', message: 'This path only answers GET.' });
+        expect(error).toMatchObject({ code: 'unknown_endpoint', message: `${method} /companies/${company.fiscalCode}/${endpoint}: this path only answers GET (the API is read-only; reference at /docs).` });
         expect(result.res.headers.get('x-request-id')).toBe(error.requestId);
       }
     }

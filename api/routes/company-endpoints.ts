@@ -8,7 +8,7 @@ import { authenticateRequest } from '../authenticate-request.js';
 import { successEnvelopeJson } from '../json-envelope.js';
 import { rateLimitHeaders } from '../../core/ratelimit/index.js';
 import type { ApiState } from '../state.js';
-import { wrongMethod } from '../wrong-method.js';
+import { wrongMethod } from '../unknown-endpoint.js';
 
 export interface CompanyEndpointDeps {
   access: AccessControl;
@@ -38,7 +38,7 @@ export function registerCompanyEndpoints(router: Router<ApiState>, deps: Company
 function serve(endpoint: EndpointDefinition, deps: CompanyEndpointDeps) {
   return async (ctx: RouterContext<ApiState>) => {
     // The router answers HEAD on GET routes; these endpoints are GET only (decisions.md).
-    if (ctx.method !== 'GET') throw wrongMethod();
+    if (ctx.method !== 'GET') throw wrongMethod(ctx.method, ctx.path);
     const principal = await authenticateRequest(ctx, deps.access);
 
     const raw = ctx.params[endpoint.param.name] ?? '';

@@ -1,8 +1,8 @@
 import type { Router } from '@koa/router';
-import { AppError } from '../../core/errors/index.js';
 import { createDocsAssets } from '../docs/docs-assets.js';
 import { docsClientScript, renderDocsPage } from '../docs/docs-page.js';
 import { requestLanguage } from '../language.js';
+import { unknownPath } from '../unknown-endpoint.js';
 import type { OpenApiDocuments } from '../openapi/openapi-documents.js';
 import type { ApiState } from '../state.js';
 
@@ -28,7 +28,7 @@ export function registerDocs(router: Router<ApiState>, deps: { documents: OpenAp
 
   router.get('/docs/assets/:file', async (ctx) => {
     const asset = assets.get(ctx.params.file ?? '');
-    if (!asset) throw new AppError('unknown_endpoint');
+    if (!asset) throw unknownPath(ctx.method, ctx.path, () => false);
     const { body, type } = await asset;
     ctx.set('Cache-Control', 'public, max-age=3600');
     ctx.type = type;
