@@ -1,8 +1,6 @@
 // Why an identifier a caller typed cannot be a company's, said so they fix the identifier
-// instead of concluding we lack the company. The checks are the sample data's own (one
-// implementation of each: the partita IVA's check digit, the codice fiscale's check character).
-import { codiceFiscalePattern, isValidCodiceFiscale } from '../sample-data/codice-fiscale.js';
-import { isValidPartitaIva } from '../sample-data/partita-iva.js';
+// instead of concluding we lack the company.
+import { codiceFiscalePattern, isValidCodiceFiscale, isValidPartitaIva } from './italian-identifiers.js';
 
 const TEN_DIGITS = /^\d{10}$/;
 const IT_VAT_NUMBER = /^IT(\d{11})$/i;

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { codiceFiscaleCheckChar, isValidCodiceFiscale, makeCodiceFiscale } from './codice-fiscale.js';
+import { codiceFiscaleCheckChar, isValidCodiceFiscale } from '../companies/italian-identifiers.js';
+import { makeCodiceFiscale } from './codice-fiscale.js';
 
 describe('codice fiscale', () => {
   it('when computed for the published examples then the codes match character for character', () => {

@@ -2,12 +2,11 @@ import { describe, expect, it } from 'vitest';
 import { parseDossierValue } from '../companies/import/index.js';
 import { companyDossierSchema, type CompanyDossierInput } from '../companies/schemas/index.js';
 import { metricCatalogue } from '../companies/metric-catalogue.js';
-import { isValidCodiceFiscale } from './codice-fiscale.js';
+import { isValidCodiceFiscale, isValidPartitaIva } from '../companies/italian-identifiers.js';
 import { sizeClassOf } from './financial-statements.js';
 import { generateDossiers, SAMPLE_SOURCE } from './generate-dossiers.js';
 import { LATEST_YEAR_RANGE } from './latest-year-range.js';
 import { foreignParents } from './names.js';
-import { isValidPartitaIva } from './partita-iva.js';
 import { loadReferenceData } from './reference-data.js';
 
 const reference = loadReferenceData();

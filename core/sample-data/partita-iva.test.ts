@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { isValidPartitaIva, makePartitaIva, partitaIvaCheckDigit } from './partita-iva.js';
+import { isValidPartitaIva, partitaIvaCheckDigit } from '../companies/italian-identifiers.js';
+import { makePartitaIva } from './partita-iva.js';
 
 describe('partita IVA check digit', () => {
   it('when given published partite IVA then their check digits are reproduced', () => {

@@ -1,25 +1,7 @@
-// Partita IVA: 7 digits of progressive number, 3 digits of the issuing office (the ISTAT
-// province code), 1 check digit computed with the Luhn-style rule of DM 23/12/1976.
+// Sample partite IVA: 7 digits of progressive number, 3 digits of the issuing office (the ISTAT
+// province code), then the check digit (core/companies/italian-identifiers.ts).
 
-/** The check digit for the first 10 digits. */
-export function partitaIvaCheckDigit(first10: string): number {
-  if (!/^\d{10}$/.test(first10)) throw new Error(`partita IVA body must be 10 digits, got "${first10}"`);
-  let sum = 0;
-  for (let i = 0; i < 10; i++) {
-    const digit = first10.charCodeAt(i) - 48;
-    if (i % 2 === 0) sum += digit;
-    else {
-      const doubled = digit * 2;
-      sum += doubled > 9 ? doubled - 9 : doubled;
-    }
-  }
-  return (10 - (sum % 10)) % 10;
-}
-
-export function isValidPartitaIva(code: string): boolean {
-  if (!/^\d{11}$/.test(code)) return false;
-  return partitaIvaCheckDigit(code.slice(0, 10)) === code.charCodeAt(10) - 48;
-}
+import { partitaIvaCheckDigit } from '../companies/italian-identifiers.js';
 
 /** The largest progressive number: it fills the seven digits before the office code. */
 export const MAX_PROGRESSIVE = 9_999_999;
