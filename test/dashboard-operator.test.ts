@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { describe, expect, inject, it } from 'vitest';
 import { periodOf } from '../core/billing/billing-period.js';
-import { createOrganization, reconcileLedger, rollOverDueAllowances } from '../core/billing/index.js';
+import { changeCredits, createOrganization, reconcileLedger, rollOverDueAllowances, setProductOverride } from '../core/billing/index.js';
 import { formats } from '../dashboard/i18n/translate.js';
 import { dashboardForFile, signedInOperator } from './dashboard-fixtures.js';
 import { runCli } from './support/run-cli.js';
@@ -53,6 +53,50 @@ describe('operator overview: finding organizations', () => {
     const wildcard = await (await client.get(`/operator?q=${encodeURIComponent(`${token}%`)}`)).text();
     expect(names(wildcard)).toEqual([]);
     expect(wildcard).toContain(`No organization has “${token}%” in its name or id.`);
+  });
+});
+
+describe('operator overview: what each balance pays for', () => {
+  it('when a listed organization\'s balance pays for some of its products only, then its row says "Balance too low for some products", as its Overview does, not OK; the page reads it without a query per row', async () => {
+    const token = `Coverage${randomUUID().slice(0, 8)}`;
+    // The standard plan grants 100,000 credits; its credits prices run from 1 to 10.
+    const withBalance = async (name: string, balance: number) => {
+      const org = await createOrganization(env.db, { name: `${token} ${name}`, planId: 'standard' });
+      await changeCredits(env.db, { organizationId: org.id, kind: 'adjustment', credits: balance - 100_000, actor: 'test', reason: 'test set-up' });
+      return org;
+    };
+    await withBalance('a short', 4);
+    await withBalance('b enough', 10);
+    await withBalance('c exhausted', 0);
+    // 9 credits pay for every product once the 10-credit ones are removed: overrides are followed.
+    const overridden = await withBalance('d overridden', 9);
+    for (const product of ['company-credit-report', 'service_analyze_company']) await setProductOverride(env.db, overridden.id, product, { enabled: false });
+    const client = await signedInOperator(env);
+    const flagsOf = (body: string) => Object.fromEntries([...body.matchAll(new RegExp(`<tr>.*?<strong>${token} (\\w+) \\w+</strong>.*?</tr>`, 'gs'))]
+      .map((m) => [m[1]!, [...m[0].matchAll(/<span class="badge badge-(\w+)">([^<]*)</g)].map((b) => `${b[1]}: ${b[2]}`).join(', ')]));
+
+    expect(flagsOf(await (await client.get(`/operator?q=${token}`)).text())).toEqual({
+      a: 'warn: Balance too low for some products',
+      b: 'good: Active',
+      c: 'bad: Credits exhausted',
+      d: 'good: Active',
+    });
+    await client.get('/language?lang=it&next=/');
+    expect(flagsOf(await (await client.get(`/operator?q=${token}`)).text()).a).toBe('warn: Saldo insufficiente per alcuni prodotti');
+
+    // The list's statements are as many for four organizations as for none.
+    const statements = async (path: string) => {
+      let n = 0;
+      const count = () => void n++;
+      env.db.on('query', count);
+      try {
+        expect((await client.get(path)).status).toBe(200);
+      } finally {
+        env.db.removeListener('query', count);
+      }
+      return n;
+    };
+    expect(await statements(`/operator?q=${token}`)).toBe(await statements(`/operator?q=${token}-none`));
   });
 });
 

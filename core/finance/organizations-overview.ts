@@ -1,4 +1,6 @@
+import { effectiveProducts, OVERRIDES_JSON, PLAN_PRODUCTS_JSON, type PlanProduct, type ProductOverride } from '../billing/plans/effective-products.js';
 import { likeEscape, pageWindow, type Db } from '../db/index.js';
+import { coverageOf } from './credits-coverage.js';
 
 export interface OrganizationOverviewRow {
   id: string;
@@ -12,6 +14,12 @@ export interface OrganizationOverviewRow {
   callsCap: number | null;
   creditsExhausted: boolean;
   limitReached: boolean;
+  /**
+   * The balance is below the price of some of the organization's credits-priced products, the
+   * flag down (it is raised only when not even the cheapest is paid): the API refuses those
+   * calls with 402, so the row is not "OK" (coverageOf, as the Overview and operator page say).
+   */
+  someProductsRefused: boolean;
   members: number;
   activeKeys: number;
   lastEventAt: Date | null;
@@ -36,7 +44,8 @@ export interface OrganizationsOverviewOptions {
 }
 
 /**
- * The operators' front page: organizations with their balance and flags, a page at a time (a
+ * The operators' front page: organizations with their balance and flags (and whether the balance
+ * pays for only some of their products), a page at a time (a
  * customer base grows; each row also counts members and keys), optionally those whose name or
  * id contains `search`; and the totals over every organization, from one aggregate.
  */
@@ -73,6 +82,9 @@ export async function organizationsOverview(db: Db, options: OrganizationsOvervi
       'a.credits_exhausted', 'a.limit_reached', 'a.last_event_at',
       db.raw('(SELECT COUNT(*) FROM memberships m WHERE m.organization_id = o.id)::int AS members'),
       db.raw(`(SELECT COUNT(*) FROM api_keys k WHERE k.organization_id = o.id AND k.revoked_at IS NULL AND (k.expires_at IS NULL OR k.expires_at > now()))::int AS active_keys`),
+      // Each row's products, in this statement: the page's coverage costs no query per row.
+      db.raw(`${PLAN_PRODUCTS_JSON} AS plan_products`),
+      db.raw(`${OVERRIDES_JSON} AS overrides`),
     );
   return {
     page,
@@ -91,6 +103,8 @@ export async function organizationsOverview(db: Db, options: OrganizationsOvervi
       callsCap: r.calls_cap,
       creditsExhausted: Boolean(r.credits_exhausted),
       limitReached: Boolean(r.limit_reached),
+      someProductsRefused: r.credits_balance !== null && !r.credits_exhausted
+        && coverageOf(effectiveProducts(r.plan_products as PlanProduct[], r.overrides as ProductOverride[]), Number(r.credits_balance)).refused.length > 0,
       members: r.members,
       activeKeys: r.active_keys,
       lastEventAt: r.last_event_at,

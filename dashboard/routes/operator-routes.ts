@@ -118,7 +118,7 @@ async function renderOverview(ctx: DashboardContext, db: Db, top?: HtmlValue, { 
     o.planName ?? html`<span class="muted">${t('operator.noPlan')}</span>`,
     o.creditsBalance === null ? '—' : f.number(o.creditsBalance),
     o.callsUsed === null ? '—' : `${f.number(o.callsUsed)} / ${o.callsCap === null ? '∞' : f.number(o.callsCap)}`,
-    html`${o.creditsExhausted ? badge(t('overview.flag.credits_exhausted'), 'bad') : ''} ${o.limitReached ? badge(t('overview.flag.limit_reached'), 'bad') : ''}${!o.creditsExhausted && !o.limitReached ? badge(t('overview.flagOk'), 'good') : ''}`,
+    html`${o.creditsExhausted ? badge(t('overview.flag.credits_exhausted'), 'bad') : ''} ${o.limitReached ? badge(t('overview.flag.limit_reached'), 'bad') : ''}${o.someProductsRefused ? badge(t('overview.flag.someRefused'), 'warn') : ''}${!o.creditsExhausted && !o.limitReached && !o.someProductsRefused ? badge(t('overview.flagOk'), 'good') : ''}`,
     String(o.members),
     String(o.activeKeys),
   ]);

@@ -16,6 +16,14 @@ export interface ProductOverride {
   unit: Measure['unit'] | null;
 }
 
+// The plan's products and the organization's overrides of the organization aliased `o`, as JSON
+// columns in the shapes effectiveProducts takes: read with the organization's row in one
+// statement, by the access control for one organization and by the operators' list for a page.
+export const PLAN_PRODUCTS_JSON = `COALESCE((SELECT json_agg(json_build_object('product', e.product, 'kind', e.product_kind, 'quantity', e.quantity, 'unit', e.unit))
+                     FROM plan_entitlements e WHERE e.plan_id = o.plan_id), '[]')`;
+export const OVERRIDES_JSON = `COALESCE((SELECT json_agg(json_build_object('product', v.product, 'kind', v.product_kind, 'enabled', v.enabled, 'quantity', v.quantity, 'unit', v.unit))
+                     FROM organization_overrides v WHERE v.organization_id = o.id), '[]')`;
+
 export interface EffectiveProduct {
   kind: ProductKind;
   measure: Measure;

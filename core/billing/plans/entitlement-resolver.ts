@@ -6,7 +6,7 @@ import type { Logger } from '../../logging/index.js';
 import type { RateLimits } from '../../ratelimit/index.js';
 import { periodOf } from '../billing-period.js';
 import { defaultRateLimits } from './default-plans.js';
-import { effectiveProducts, type EffectiveProduct, type PlanProduct, type ProductOverride } from './effective-products.js';
+import { effectiveProducts, OVERRIDES_JSON, PLAN_PRODUCTS_JSON, type EffectiveProduct, type PlanProduct, type ProductOverride } from './effective-products.js';
 import { applyLimitOverrides } from './manage-organizations.js';
 
 /** What the access pipeline needs to know about an organization, read in one query. */
@@ -84,10 +84,8 @@ const ACCESS_QUERY = `
   SELECT o.id, o.plan_id, o.status, o.rate_per_second, o.burst, o.rate_per_minute,
          p.rate_per_second AS plan_rate_per_second, p.burst AS plan_burst, p.rate_per_minute AS plan_rate_per_minute,
          a.period, a.credits_exhausted, a.limit_reached, a.credits_balance, a.calls_used, a.calls_cap,
-         COALESCE((SELECT json_agg(json_build_object('product', e.product, 'kind', e.product_kind, 'quantity', e.quantity, 'unit', e.unit))
-                     FROM plan_entitlements e WHERE e.plan_id = o.plan_id), '[]') AS plan_products,
-         COALESCE((SELECT json_agg(json_build_object('product', v.product, 'kind', v.product_kind, 'enabled', v.enabled, 'quantity', v.quantity, 'unit', v.unit))
-                     FROM organization_overrides v WHERE v.organization_id = o.id), '[]') AS overrides,
+         ${PLAN_PRODUCTS_JSON} AS plan_products,
+         ${OVERRIDES_JSON} AS overrides,
          ARRAY(SELECT l.event_id FROM usage_ledger l WHERE l.event_id = ANY(?::text[])) AS applied_event_ids
     FROM organizations o
     LEFT JOIN plans p ON p.id = o.plan_id
