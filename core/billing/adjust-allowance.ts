@@ -130,6 +130,60 @@ export async function setCallsCap(db: Knex, input: AdministrationInput & { calls
   });
 }
 
+/** What usePlanCallsCap did: the allowance after it, and the plan whose cap applies now. */
+export type PlanCapSnapshot = AllowanceSnapshot & { planId: string };
+
+/**
+ * Drops the organization's own calls cap (setCallsCap's) for its plan's: later months get the
+ * plan's cap again, a plan change moves it again, and this month's becomes the plan's. One
+ * `cap_change` ledger row says so (reason `calls cap 8 -> 100000: back to the cap of plan
+ * standard: why`), even when the number stays (an own cap equal to the plan's), since from then
+ * on the cap is the plan's to move. Null, and nothing written, when there is nothing to undo: no
+ * own cap, and this month's already the plan's. An organization without a plan has no plan's
+ * cap to go back to: refused.
+ */
+export async function usePlanCallsCap(db: Knex, input: AdministrationInput): Promise<PlanCapSnapshot | null> {
+  requireReason(input.reason);
+  return db.transaction(async (trx) => {
+    // The organization's row first, then the allowance's (administer): the order the operator
+    // forms lock them in, so that this and a form saved at once wait for each other, not deadlock.
+    const org = await trx('organizations').where({ id: input.organizationId }).forUpdate()
+      .first<{ plan_id: string | null; calls_cap_own: boolean } | undefined>('plan_id', 'calls_cap_own');
+    if (!org) throw new AppError('not_found', `No organization ${input.organizationId}.`);
+    const planId = org.plan_id;
+    if (planId === null) {
+      throw new AppError('invalid_params', `${input.organizationId} has no plan, so no plan's calls cap to go back to: set a cap, or none.`, { details: [{ path: 'callsCap', message: "the organization has no plan: no plan's cap to go back to" }] });
+    }
+    const plan = await trx('plans').where({ id: planId }).first<{ calls_cap_per_period: number | null }>('calls_cap_per_period');
+    const cap = plan!.calls_cap_per_period;
+    let changed = false;
+    const snapshot = await administer(trx, input, async (t, row, now) => {
+      // Read after the rollover administer may have made: the month's cap as it stands now.
+      if (!org.calls_cap_own && row.calls_cap === cap) return { eventId: '', changes: {}, writesNothing: true };
+      changed = true;
+      const eventId = newId('cap');
+      await t('organizations').where({ id: row.organization_id }).update({ calls_cap_per_period: null, calls_cap_own: false, updated_at: now });
+      await t('usage_ledger').insert({
+        event_id: eventId,
+        organization_id: row.organization_id,
+        entry_type: 'cap_change',
+        source: 'admin',
+        quantity: 0,
+        credits_delta: 0,
+        calls_delta: 0,
+        credits_balance_after: row.credits_balance,
+        period: row.period,
+        occurred_at: now,
+        applied_at: now,
+        actor: input.actor,
+        reason: systemReason.capChange(row.calls_cap, cap, false, systemReason.planCapAgain(planId, input.reason)),
+      });
+      return { eventId, changes: { calls_cap: cap } };
+    });
+    return changed ? { ...snapshot, planId } : null;
+  });
+}
+
 /** A usage row the worker charged for a call that was then refused (record-refused-calls.ts). */
 export type ChargedRefusal = Pick<LedgerEntry, 'eventId' | 'keyId' | 'product' | 'quantity' | 'unit' | 'creditsDelta' | 'callsDelta' | 'period'> & { organizationId: string };
 
@@ -197,7 +251,8 @@ function requireReason(reason: string): void {
   if (holdsControlCharacter(reason)) throw new AppError('invalid_params', `The reason ${CONTROL_MESSAGE}.`, { details: [{ path: 'reason', message: CONTROL_MESSAGE }] });
 }
 
-type Change = (trx: Knex.Transaction, row: AllowanceRow, now: Date) => Promise<{ eventId: string; changes: Partial<AllowanceRow>; alreadyRecordedAt?: Date }>;
+/** `writesNothing`: the change turned out to be none (nothing to undo); nothing is written, flags included. */
+type Change = (trx: Knex.Transaction, row: AllowanceRow, now: Date) => Promise<{ eventId: string; changes: Partial<AllowanceRow>; alreadyRecordedAt?: Date; writesNothing?: boolean }>;
 
 async function administer(db: Knex, input: AdministrationInput, change: Change): Promise<AllowanceSnapshot> {
   const now = input.now ?? new Date();
@@ -208,10 +263,10 @@ async function administer(db: Knex, input: AdministrationInput, change: Change):
     if (!row) throw new AppError('not_found', `No organization ${input.organizationId}.`);
     const cheapest = (await cheapestCreditCalls(trx, [input.organizationId])).get(input.organizationId) ?? null;
     if (row.period < current) row = (await rollOverAllowance(trx, row, current, now, cheapest)).row;
-    const { eventId, changes, alreadyRecordedAt } = await change(trx, row, now);
+    const { eventId, changes, alreadyRecordedAt, writesNothing } = await change(trx, row, now);
     const next = { ...row, ...changes };
-    // A change already made writes nothing, flags included: none would be this command's doing.
-    const flags = alreadyRecordedAt
+    // A change already made (or none to make) writes nothing, flags included: none would be this command's doing.
+    const flags = alreadyRecordedAt || writesNothing
       ? { credits_exhausted: row.credits_exhausted, limit_reached: row.limit_reached }
       : await writeAllowance(trx, row, changes, cheapest, { reason: input.reason, actor: input.actor }, now);
     return {

@@ -10,6 +10,7 @@ describe('system reasons', () => {
       ['capChange', systemReason.capChange(10, null, false, 'signed'), { from: '10', to: 'none', thisPeriod: undefined, why: 'signed' }],
       ['planCap', systemReason.planCap('standard'), { plan: 'standard' }],
       ['planChanged', systemReason.planChanged('standard', 'pro'), { from: 'standard', to: 'pro' }],
+      ['planCapAgain', systemReason.planCapAgain('standard', 'deal ended: back to list'), { plan: 'standard', why: 'deal ended: back to list' }],
       ['rolloverCap', systemReason.rolloverCap('2026-12', 'own'), { period: '2026-12', own: "the organization's own cap", plan: undefined, noPlan: undefined }],
       ['rolloverCap', systemReason.rolloverCap('2026-12', { plan: 'standard' }), { period: '2026-12', own: undefined, plan: 'standard', noPlan: undefined }],
       ['rolloverCap', systemReason.rolloverCap('2026-12', { plan: null }), { period: '2026-12', own: undefined, plan: undefined, noPlan: 'no plan' }],

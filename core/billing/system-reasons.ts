@@ -13,6 +13,8 @@ export const systemReason = {
   // Why a calls cap changed with a plan (the `why` of capChange).
   planCap: (plan: string) => `plan ${plan}`,
   planChanged: (from: string, to: string) => `plan changed from ${from} to ${to}`,
+  // The organization's own cap dropped for its plan's (usePlanCallsCap), with the person's why.
+  planCapAgain: (plan: string, why: string) => `back to the cap of plan ${plan}: ${why}`,
   // The cap a month gets at its rollover, when it is not the one the month before had (the `why` of capChange).
   rolloverCap: (period: string, from: 'own' | { plan: string | null }) =>
     `period rollover to ${period}: ${from === 'own' ? "the organization's own cap" : from.plan === null ? 'no plan' : `the cap of plan ${from.plan}`}`,
@@ -32,6 +34,7 @@ export const systemReasonPattern: Record<keyof typeof systemReason, RegExp> = {
   capChange: /^calls cap (?<from>\d+|none) -> (?<to>\d+|none)(?<thisPeriod> \(this period only\))?: (?<why>.*)$/s,
   planCap: /^plan (?<plan>\S+)$/,
   planChanged: /^plan changed from (?<from>\S+) to (?<to>\S+)$/,
+  planCapAgain: /^back to the cap of plan (?<plan>\S+): (?<why>.*)$/s,
   rolloverCap: /^period rollover to (?<period>\d{4}-\d{2}): (?:(?<own>the organization's own cap)|the cap of plan (?<plan>\S+)|(?<noPlan>no plan))$/,
   refusedCallRefund: /^refund: call refused \(503\) after it was charged$/,
   usage: /^usage$/,

@@ -119,6 +119,49 @@ describe('billing CLI: credits, caps, ledger export and reconcile', () => {
     expect(await capRows()).toEqual([...rows, 'calls cap none -> 7 (this period only): x', 'calls cap 7 -> 7: from now on']);
   });
 
+  it('when `set-cap --calls plan` follows a cap of the organization\'s own, then the plan\'s cap applies again, this month and later ones, with a ledger and an audit row; run again, it changes nothing', async () => {
+    const org = await newOrganization();
+    const caps = async () => ({
+      ...(await db('organizations').where({ id: org }).first('calls_cap_per_period', 'calls_cap_own')),
+      ...(await db('allowances').where({ organization_id: org }).first('calls_cap')),
+    });
+    const capRows = () => db('usage_ledger').where({ organization_id: org, entry_type: 'cap_change' }).orderBy('id').pluck('reason');
+    const audits = () => db('audit_log').where({ organization_id: org, action: 'allowance.cap_plan' }).orderBy('id').pluck('details');
+    expect((await cli('billing', 'set-cap', '--org', org, '--calls', '8', '--reason', 'deal: eight calls')).code).toBe(0);
+    expect(await caps()).toEqual({ calls_cap_per_period: 8, calls_cap_own: true, calls_cap: 8 });
+    const rows = await capRows();
+
+    const back = await cli('billing', 'set-cap', '--org', org, '--calls', 'plan', '--reason', 'deal ended');
+    expect(back.code, back.stderr).toBe(0);
+    expect(back.stdout).toContain('0 calls used of 100000;');
+    expect(back.stdout).toContain(`${org}: later months: 100000 calls per period (plan standard's)\n`);
+    expect(await caps()).toEqual({ calls_cap_per_period: null, calls_cap_own: false, calls_cap: 100000 });
+    expect(await capRows()).toEqual([...rows, 'calls cap 8 -> 100000: back to the cap of plan standard: deal ended']);
+    expect(await audits()).toEqual([{ planId: 'standard', callsCap: 100000, reason: 'deal ended' }]);
+    expect((await cli('org', 'show', org)).stdout).toContain("\ncap:      100000 calls per period (plan standard's)\n");
+
+    const again = await cli('billing', 'set-cap', '--org', org, '--calls', 'plan', '--reason', 'deal ended');
+    expect(again).toMatchObject({ code: 0, stdout: `${org}: already on the cap of plan standard, this month and later (100000 calls per period (plan standard's)): nothing changed, no ledger row written\n` });
+    expect(await capRows()).toHaveLength(rows.length + 1);
+    expect(await audits()).toHaveLength(1);
+
+    // On the plan's cap for later months but not this one: this month's comes back to it.
+    expect((await cli('billing', 'set-cap', '--org', org, '--calls', '5', '--this-period-only', '--reason', 'trial')).code).toBe(0);
+    expect((await cli('billing', 'set-cap', '--org', org, '--calls', 'plan', '--reason', 'trial over')).code).toBe(0);
+    expect(await caps()).toEqual({ calls_cap_per_period: null, calls_cap_own: false, calls_cap: 100000 });
+    expect((await capRows()).slice(-1)).toEqual(['calls cap 5 -> 100000: back to the cap of plan standard: trial over']);
+
+    // For this month alone, or without a plan, there is no plan's cap to go back to.
+    const thisMonth = await cli('billing', 'set-cap', '--org', org, '--calls', 'plan', '--this-period-only', '--reason', 'x');
+    expect(thisMonth.code).not.toBe(0);
+    expect(thisMonth.stderr).toContain("--calls plan puts this period and later ones on the plan's cap: it takes no --this-period-only");
+    const unprovisioned = (await cli('org', 'create', '--name', `Billing CLI ${randomUUID()} SRL`, '--plan', 'none')).stdout.trim();
+    const noPlan = await cli('billing', 'set-cap', '--org', unprovisioned, '--calls', 'plan', '--reason', 'x');
+    expect(noPlan.code).not.toBe(0);
+    expect(noPlan.stderr).toContain(`${unprovisioned} has no plan, so no plan's calls cap to go back to: set a cap, or none.`);
+    expect(await ledgerRows(unprovisioned)).toBe(0);
+  });
+
   it('when a cap is set for this period only, then set-cap and org show name the organization\'s own cap beside this period\'s, and the rollover that ends it is a cap change on the ledger that reconcile and the report account for', async () => {
     const org = await newOrganization();
     expect((await cli('billing', 'set-cap', '--org', org, '--calls', '8', '--reason', 'deal: eight calls')).code).toBe(0);
@@ -166,7 +209,7 @@ describe('billing CLI: credits, caps, ledger export and reconcile', () => {
       [['billing', 'grant', '--org', org, '--credits', '1.000', '--reason', 'x'], `argument '1.000' is invalid. must be a positive whole number. ${digitsOnly}`],
       [['billing', 'top-up', '--org', org, '--credits', '2,000', '--reason', 'x'], `argument '2,000' is invalid. must be a positive whole number. ${digitsOnly}`],
       [['billing', 'adjust', '--org', org, '--credits', '-1.000', '--reason', 'x'], `argument '-1.000' is invalid. must be a non-zero whole number (negative removes credits). ${digitsOnly}`],
-      [['billing', 'set-cap', '--org', org, '--calls', '1 000', '--reason', 'x'], `argument '1 000' is invalid. must be a whole number of calls (0 or more), or "none" for no cap. ${digitsOnly}`],
+      [['billing', 'set-cap', '--org', org, '--calls', '1 000', '--reason', 'x'], `argument '1 000' is invalid. must be a whole number of calls (0 or more), "none" for no cap, or "plan" for the plan's cap. ${digitsOnly}`],
       [['billing', 'top-up', '--org', org, '--credits', '1.5', '--reason', 'x'], `argument '1.5' is invalid. must be a positive whole number. ${digitsOnly}`],
     ];
     const results = await Promise.all(cases.map(([args]) => cli(...args)));
@@ -227,10 +270,10 @@ describe('billing CLI: credits, caps, ledger export and reconcile', () => {
       [['billing', 'top-up', '--org', org, '--credits', '1.5', '--reason', 'x'], /argument '1\.5' is invalid/],
       [['billing', 'grant', '--org', org, '--credits', '5'], /required option '--reason <text>' not specified/],
       [['billing', 'adjust', '--org', org, '--credits', '0', '--reason', 'x'], /must be a non-zero whole number/],
-      [['billing', 'set-cap', '--org', org, '--calls', '-1', '--reason', 'x'], /'--calls <n\|none>' argument '-1' is invalid/],
-      [['billing', 'set-cap', '--org', org, '--calls', 'lots', '--reason', 'x'], /argument 'lots' is invalid\. must be a whole number of calls \(0 or more\), or "none" for no cap/],
+      [['billing', 'set-cap', '--org', org, '--calls', '-1', '--reason', 'x'], /'--calls <n\|none\|plan>' argument '-1' is invalid/],
+      [['billing', 'set-cap', '--org', org, '--calls', 'lots', '--reason', 'x'], /argument 'lots' is invalid\. must be a whole number of calls \(0 or more\), "none" for no cap, or "plan" for the plan's cap/],
       [['billing', 'top-up', '--org', org, '--credits', '99999999999999999999', '--reason', 'x'], /argument '99999999999999999999' is invalid\. must be at most 9007199254740991\.$/m],
-      [['billing', 'set-cap', '--org', org, '--calls', '99999999999999999999', '--reason', 'x'], /'--calls <n\|none>' argument '99999999999999999999' is invalid\. must be at most 9007199254740991\.$/m],
+      [['billing', 'set-cap', '--org', org, '--calls', '99999999999999999999', '--reason', 'x'], /'--calls <n\|none\|plan>' argument '99999999999999999999' is invalid\. must be at most 9007199254740991\.$/m],
       [['billing', 'adjust', '--org', org, '--credits', '-99999999999999999999', '--reason', 'x'], /argument '-99999999999999999999' is invalid\. must be from -9007199254740991 to 9007199254740991\.$/m],
       [['billing', 'grant', '--org', 'No Such Company SRL', '--credits', '5', '--reason', 'x'], /error \(not_found\): No organization with id or name "No Such Company SRL"/],
       [['billing', 'top-up', '--org', org, '--credits', '9007199254740991', '--reason', 'x'], /error \(invalid_params\): the balance would be more than 9007199254740991 credits/],

@@ -3,7 +3,7 @@ import type { Db } from '../../../core/db/index.js';
 import { periodOf } from '../../../core/billing/billing-period.js';
 import {
   allowanceReportCsv, buildAllowanceReport, callsCapTerms, changeCredits, CSV_LINE_END, exportLedger, findOrganizationId, FIRST_PERIOD, isPeriod, LAST_PERIOD, ledgerCsvLines, reconcileLedger,
-  rebuildUsageTotals, referencedEventId, replayDeadLetters, rollOverDueAllowances, setCallsCap, type AllowanceSnapshot, type CreditChangeKind, type CsvSeparator, type ReplayOutcome,
+  rebuildUsageTotals, referencedEventId, replayDeadLetters, rollOverDueAllowances, setCallsCap, usePlanCallsCap, type AllowanceSnapshot, type CreditChangeKind, type CsvSeparator, type ReplayOutcome,
 } from '../../../core/billing/index.js';
 import { AppError } from '../../../core/errors/index.js';
 import { recordAudit, withAudit } from '../../../core/dashboard-auth/index.js';
@@ -37,9 +37,10 @@ function csvOnly(command: Command, opts: { format: string }): void {
 
 // 'none', not null: commander turns a parser's null into '' (an option that takes a value and
 // got none), which the cap check then refused, so `--calls none` could never lift a cap.
-const cap = (value: string): number | 'none' => {
-  if (value === 'none') return 'none';
-  if (!/^\d+$/.test(value)) throw new InvalidArgumentError(`must be a whole number of calls (0 or more), or "none" for no cap.${separatorHint(value)}`);
+// 'plan' drops the organization's own cap for its plan's (usePlanCallsCap).
+const cap = (value: string): number | 'none' | 'plan' => {
+  if (value === 'none' || value === 'plan') return value;
+  if (!/^\d+$/.test(value)) throw new InvalidArgumentError(`must be a whole number of calls (0 or more), "none" for no cap, or "plan" for the plan's cap.${separatorHint(value)}`);
   return wholeNumber(value);
 };
 
@@ -170,14 +171,27 @@ export const registerBillingCommands: RegisterCommands = (program, context) => {
 
   billing
     .command('set-cap')
-    .description('Set the calls cap: this period and (unless --this-period-only) the organization\'s own cap, which later periods get.')
+    .description('Set the calls cap: this period and (unless --this-period-only) the organization\'s own cap, which later periods get; "plan" drops the organization\'s own cap for its plan\'s.')
     .requiredOption('--org <org>', 'organization id or exact name')
-    .requiredOption('--calls <n|none>', 'calls per month, or "none"', cap)
+    .requiredOption('--calls <n|none|plan>', 'calls per month, "none", or "plan" (back to the plan\'s cap, this period and later ones)', cap)
     .requiredOption('--reason <text>', 'why (kept on the ledger)')
     .option('--this-period-only', 'leave the organization\'s cap for later months unchanged')
-    .action(async (opts: { org: string; calls: number | 'none'; reason: string; thisPeriodOnly?: boolean }) => {
+    .action(async (opts: { org: string; calls: number | 'none' | 'plan'; reason: string; thisPeriodOnly?: boolean }, command: Command) => {
       const ctx = context();
+      // Back to the plan is for the months to come too: for this month alone, give the number.
+      if (opts.calls === 'plan' && opts.thisPeriodOnly) command.error("error: --calls plan puts this period and later ones on the plan's cap: it takes no --this-period-only (give the plan's number for this period alone)", { code: 'cli.planCapThisPeriod' });
       const organizationId = await org(opts.org);
+      if (opts.calls === 'plan') {
+        const back = await withAudit(
+          await db(),
+          (trx) => usePlanCallsCap(trx, { organizationId, actor: ctx.actor, reason: opts.reason }),
+          (s) => s && { organizationId, actor: ctx.actor, action: 'allowance.cap_plan', details: { planId: s.planId, callsCap: s.callsCap, reason: opts.reason } },
+        );
+        if (back) printSnapshot(ctx, back);
+        const terms = await callsCapTerms(await db(), organizationId);
+        ctx.out(back ? `${organizationId}: later months: ${laterCapText(terms)}` : `${organizationId}: already on the cap of plan ${terms.planId}, this month and later (${laterCapText(terms)}): nothing changed, no ledger row written`);
+        return;
+      }
       const callsCap = opts.calls === 'none' ? null : opts.calls;
       const thisPeriodOnly = opts.thisPeriodOnly === true;
       const set = await withAudit(
