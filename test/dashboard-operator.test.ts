@@ -190,6 +190,77 @@ describe('operator period form: the organization\'s own calls cap and this perio
   });
 });
 
+describe('operator period form: back to the plan\'s cap', () => {
+  const usePlanCapButton = (body: string) => /<form method="post" action="([^"]+)" class="stack" id="use-plan-cap">[\s\S]*?<button[^>]*>([^<]*)<\/button>/.exec(body)?.slice(1) ?? null;
+  const activityOf = (body: string) => /<section class="card" id="org-audit"[\s\S]*?<\/section>/.exec(body)![0];
+
+  it('when the organization has a cap of its own, then "Use the plan\'s cap" puts it back on its plan\'s, this period and later ones, with a ledger row and an activity row, in English and Italian; sent again, it changes nothing', async () => {
+    const org = await createOrganization(env.db, { name: 'Operator back to plan cap test', planId: 'standard' });
+    expect((await cli('billing', 'set-cap', '--org', org.id, '--calls', '8', '--reason', 'deal: eight calls')).code).toBe(0);
+    const client = await signedInOperator(env);
+    const page = `/operator/organizations/${org.id}`;
+    const shown = await (await client.get(page)).text();
+    expect(usePlanCapButton(shown)).toEqual([`${page}/calls-cap/plan`, 'Use the plan&#39;s cap (100,000)']);
+    const ledger = await capRows(org.id);
+    const audits = await auditRows(org.id);
+
+    const answer = await client.post(`${page}/calls-cap/plan`, { _csrf: await client.csrf(page) });
+    expect(answer.status).toBe(200);
+    const body = await answer.text();
+    expect(body).toContain('Saved: the calls cap is plan standard&#39;s again (100,000), this period and the periods to come.');
+    expect(await capsOf(org.id)).toEqual({ calls_cap_per_period: null, calls_cap_own: false, calls_cap: 100000 });
+    const current = periodOf(new Date());
+    expect((await capRows(org.id)).slice(ledger.length)).toEqual([
+      { source: 'admin', actor: expect.stringMatching(/^usr_/), reason: 'calls cap 8 -> 100000: back to the cap of plan standard: set in the operator dashboard', period: current },
+    ]);
+    expect(await auditRows(org.id)).toBe(audits + 1);
+    expect(await env.db('audit_log').where({ organization_id: org.id, action: 'allowance.cap_plan' }).pluck('details')).toEqual([{ planId: 'standard', callsCap: 100000 }]);
+    expect(activityOf(body)).toContain('Put the calls cap back on plan standard&#39;s (100,000)<');
+    // The form now says the plan's cap applies, and offers no way back to it.
+    expect(capField(body)).toEqual({ value: '100000', help: 'The cap of plan standard; a cap saved here becomes the organization&#39;s own. Empty: no cap. Applies now and to the periods to come.' });
+    expect(usePlanCapButton(body)).toBeNull();
+    const ledgerPage = await (await client.get(`/orgs/${org.id}/ledger?type=cap_change&period=${current}`)).text();
+    expect(ledgerPage).toContain('calls cap 8 → 100,000: back to the cap of plan standard: set in the operator dashboard');
+
+    // Sent again (a double-click, a reload): nothing to undo, nothing written.
+    const again = await client.post(`${page}/calls-cap/plan`, { _csrf: await client.csrf(page) });
+    expect(again.status).toBe(200);
+    expect(await again.text()).toContain('Saved.');
+    expect(await capRows(org.id)).toHaveLength(ledger.length + 1);
+    expect(await auditRows(org.id)).toBe(audits + 1);
+
+    // Later months get the plan's cap: the rollover moves nothing, so writes no cap row.
+    await env.db('allowances').where({ organization_id: org.id }).update({ period: lastMonth() });
+    await rollOverDueAllowances(env.db);
+    expect(await capsOf(org.id)).toEqual({ calls_cap_per_period: null, calls_cap_own: false, calls_cap: 100000 });
+    expect(await capRows(org.id)).toHaveLength(ledger.length + 1);
+
+    // In Italian: the button, the ledger's reason and the activity row.
+    expect((await cli('billing', 'set-cap', '--org', org.id, '--calls', '9', '--reason', 'deal: nine calls')).code).toBe(0);
+    await client.get('/language?lang=it&next=/');
+    expect(usePlanCapButton(await (await client.get(page)).text())).toEqual([`${page}/calls-cap/plan`, 'Usa il tetto del piano (100.000)']);
+    const italian = await (await client.post(`${page}/calls-cap/plan`, { _csrf: await client.csrf(page) })).text();
+    expect(italian).toContain('Salvato: il tetto di chiamate è di nuovo quello del piano standard (100.000), per questo periodo e i successivi.');
+    expect(activityOf(italian)).toContain('Riportato il tetto di chiamate a quello del piano standard (100.000)<');
+    expect(await (await client.get(`/orgs/${org.id}/ledger?type=cap_change&period=${current}`)).text())
+      .toContain('tetto chiamate da 9 a 100.000: di nuovo il tetto del piano standard: impostato dalla dashboard dell&#39;operatore');
+  });
+
+  it('when the organization has no plan, then there is no plan\'s cap to go back to: no button, and the form sent anyway is refused and changes nothing', async () => {
+    const org = await createOrganization(env.db, { name: 'Operator no plan cap test', planId: null });
+    expect((await cli('billing', 'set-cap', '--org', org.id, '--calls', '8', '--reason', 'deal: eight calls')).code).toBe(0);
+    const client = await signedInOperator(env);
+    const page = `/operator/organizations/${org.id}`;
+    expect(usePlanCapButton(await (await client.get(page)).text())).toBeNull();
+    const ledger = await capRows(org.id);
+    const refused = await client.post(`${page}/calls-cap/plan`, { _csrf: await client.csrf(page) });
+    expect(refused.status).toBe(422);
+    expect(await refused.text()).toContain('Please check the form: Calls cap per period: the organization has no plan, so no plan&#39;s cap to go back to');
+    expect(await capsOf(org.id)).toEqual({ calls_cap_per_period: 8, calls_cap_own: true, calls_cap: 8 });
+    expect(await capRows(org.id)).toEqual(ledger);
+  });
+});
+
 describe('operator organization forms', () => {
   it('when the period form has valid credits but a negative cap, then it answers 422 and saves neither', async () => {
     const org = await createOrganization(env.db, { name: 'Operator period form test', planId: 'standard' });

@@ -1,7 +1,7 @@
 import type { Router } from '@koa/router';
 import {
   callsCapTerms, changeCredits, clearProductOverride, countOpenDeadLetters, createOrganization, ensureDefaultPlans, getOrganization, getPlan, listPlans, MAX_REASON, planDefinitionSchema, productCatalogue,
-  setCallsCap, setOrganizationLimits, setOrganizationPlan, setProductOverride, type CallsCapTerms, type CreditChangeKind,
+  setCallsCap, setOrganizationLimits, setOrganizationPlan, setProductOverride, usePlanCallsCap, type CallsCapTerms, type CreditChangeKind,
 } from '../../core/billing/index.js';
 import { createInvitation, recentAudit, withAudit, type CreatedInvitation } from '../../core/dashboard-auth/index.js';
 import type { Db } from '../../core/db/index.js';
@@ -160,6 +160,8 @@ async function renderOverview(ctx: DashboardContext, db: Db, top?: HtmlValue, { 
  * differ, is said beside it, not put in the field, where saving the form unchanged made it the
  * organization's own cap.
  */
+const capText = ({ t, f }: DashboardState, cap: number | null) => (cap === null ? t('common.noCap') : f.number(cap));
+
 function callsCapHelp(state: DashboardState, terms: CallsCapTerms): string {
   const { t, f } = state;
   const source = terms.own ? t('operator.org.callsCapOwn') : terms.planId ? t('operator.org.callsCapPlan', { plan: terms.planId }) : '';
@@ -236,7 +238,12 @@ async function renderOrganization(ctx: DashboardContext, db: Db, organizationId:
         ${field({ label: t('operator.org.creditsPerPeriod'), name: 'creditsPerPeriod', inputmode: 'numeric', value: typed.creditsPerPeriod ?? periodSettings.creditsPerPeriod, help: `${t('operator.org.creditsPerPeriodHelp')}${plan ? ` (${f.number(plan.creditsPerPeriod)})` : ''}`, id: 'credits-per-period', error: refusals.creditsPerPeriod })}
         ${field({ label: t('operator.org.callsCap'), name: 'callsCap', inputmode: 'numeric', value: typed.callsCap ?? capTerms.laterPeriods, help: callsCapHelp(ctx.state, capTerms), id: 'calls-cap', error: refusals.callsCap })}
         <div><button class="btn btn-primary" type="submit">${t('common.save')}</button></div>
-      </form>`, { id: 'org-period' })}
+      </form>
+      ${capTerms.own && plan ? html`<form method="post" action="/operator/organizations/${org.id}/calls-cap/plan" class="stack" id="use-plan-cap">
+        ${csrfField(ctx.state)}
+        <p class="muted small">${t('operator.org.usePlanCapHelp', { plan: plan.id })}</p>
+        <div><button class="btn btn-secondary" type="submit">${t('operator.org.usePlanCap', { cap: capText(ctx.state, plan.callsCapPerPeriod) })}</button></div>
+      </form>` : ''}`, { id: 'org-period' })}
       ${section(t('operator.org.limits'), html`<form method="post" action="/operator/organizations/${org.id}/limits" class="stack">
         ${csrfField(ctx.state)}
         <p class="muted small">${limits ? t('operator.org.limitsHelp', { perSecond: limits.perSecond, burst: limits.burst, perMinute: limits.perMinute }) : ''}</p>
@@ -382,6 +389,24 @@ export function registerOperatorRoutes(router: Router<DashboardState>, deps: Ope
         },
         (details) => (details ? { organizationId: orgId, actor, action: 'organization.period_set', details } : null),
       );
+    });
+  });
+
+  // The organization's own cap dropped for its plan's, this period and later ones, as
+  // `billing set-cap --calls plan` does: a ledger row and an activity row when anything changed.
+  router.post('/operator/organizations/:orgId/calls-cap/plan', async (ctx) => {
+    const actor = requireOperator(ctx);
+    const orgId = ctx.params.orgId!;
+    await guarded(ctx, orgId, async () => {
+      const back = await withAudit(
+        db,
+        async (trx) => {
+          await lockedSettings(trx, orgId);
+          return usePlanCallsCap(trx, { organizationId: orgId, actor, reason: OPERATOR_DASHBOARD_REASON });
+        },
+        (s) => s && { organizationId: orgId, actor, action: 'allowance.cap_plan', details: { planId: s.planId, callsCap: s.callsCap } },
+      );
+      if (back) return notice(ctx.state.t('operator.org.planCapUsed', { plan: back.planId, cap: capText(ctx.state, back.callsCap) }), 'good');
     });
   });
 

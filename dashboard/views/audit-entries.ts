@@ -50,6 +50,8 @@ function sentenceOf(action: string, details: Record<string, unknown>): string {
     if (!('creditsPerPeriod' in details)) return 'organization.period_set_cap';
     return action;
   }
+  // Back on the plan's cap: the CLI gives a reason, the operator's form none.
+  if (action === 'allowance.cap_plan') return 'reason' in details ? action : 'allowance.cap_plan_form';
   if (action !== 'allowance.cap_set') return action;
   return `allowance.${details.callsCap === null ? 'cap_removed' : 'cap_set'}${details.thisPeriodOnly === true ? '_this_period' : ''}`;
 }

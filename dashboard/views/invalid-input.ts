@@ -67,6 +67,8 @@ const ownWordings: [RegExp, MessageKey][] = [
   [/^too large for the balance$/, 'error.msg.balanceBound'],
   [/^required$/, 'error.msg.required'],
   [/^not in the product catalogue$/, 'error.msg.unknownProduct'],
+  // Back to the plan's calls cap without a plan (core/billing/adjust-allowance.ts, usePlanCallsCap).
+  [/^the organization has no plan: no plan's cap to go back to$/, 'error.msg.noPlanCap'],
   // Rate limits that contradict each other (core/billing/plans/manage-organizations.ts).
   [/^must be at least the per-second limit \((?<n>\d+)\)$/, 'error.msg.belowPerSecond'],
   // The alerts forms (core/alerts/alert-settings.ts).

@@ -20,6 +20,8 @@ type Saying = [RegExp, (reader: Reader, g: Groups) => string];
 const capReasons: Saying[] = [
   [systemReasonPattern.planCap, (r, g) => r.t('reason.plan', { plan: g.plan! })],
   [systemReasonPattern.planChanged, (r, g) => r.t('reason.planChanged', { from: g.from!, to: g.to! })],
+  // Its own why is a person's (or these pages' own, said in the page's language).
+  [systemReasonPattern.planCapAgain, (r, g) => r.t('reason.planCapAgain', { plan: g.plan!, why: say(r, g.why!, capReasons) ?? g.why! })],
   [new RegExp(`^${OPERATOR_DASHBOARD_REASON}$`), (r) => r.t('reason.operatorDashboard')],
   [systemReasonPattern.rolloverCap, (r, g) => {
     const period = r.f.period(g.period!);
