@@ -132,7 +132,7 @@ describe('when an operator saves a settings form again unchanged', () => {
     const org = await createOrganization(env.db, { name: 'Audit unchanged settings test', planId: 'standard' });
     const client = await signedInOperator(env);
     const page = `/operator/organizations/${org.id}`;
-    const post = async (form: string, fields: Record<string, string>) => (await client.post(`${page}/${form}`, { _csrf: await client.csrf(page), ...fields })).status;
+    const post = async (form: string, fields: Record<string, string>) => (await client.post(`${page}/${form}`, { ...(await client.hiddenFields(page, `${page}/${form}`)), ...fields })).status;
     // The plan it already has: nothing changes, nothing is logged.
     expect(await post('plan', { planId: 'standard' })).toBe(200);
     // A double-click on Save: the second of each changes nothing.

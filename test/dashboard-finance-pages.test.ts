@@ -77,7 +77,7 @@ describe('finance pages', () => {
     const page = `/operator/organizations/${orgId}`;
     // The opening grant (by the system), a cap set in the operator pages, a cap the plan sets
     // for this month only (the calls flag goes up), and a month's rollover (it comes down).
-    expect((await op.post(`${page}/period`, { _csrf: await op.csrf(page), creditsPerPeriod: '', callsCap: '50' })).status).toBe(200);
+    expect((await op.post(`${page}/period`, { ...(await op.hiddenFields(page, `${page}/period`)), creditsPerPeriod: '', callsCap: '50' })).status).toBe(200);
     await setCallsCap(env.db, { organizationId: orgId, callsCap: 0, thisPeriodOnly: true, actor: 'system', reason: 'plan standard' });
     const period = new Date().toISOString().slice(0, 7);
     await env.db('allowances').where({ organization_id: orgId }).update({ period: new Date(periodStart(period).getTime() - 1).toISOString().slice(0, 7) });

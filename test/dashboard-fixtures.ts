@@ -107,6 +107,15 @@ export async function applyUsage(db: Db, events: UsageEvent[]): Promise<void> {
 // The same usage event factory as the billing tests.
 export { usageEvent as usageEventFor } from './billing-fixtures.js';
 
+const unescapeHtml = (text: string) => text.replace(/&(amp|lt|gt|quot|#39);/g, (_, e: string) => ({ amp: '&', lt: '<', gt: '>', quot: '"', '#39': "'" })[e]!);
+
+/** The hidden fields of the page's form that posts to `action`, by name. */
+export function hiddenFieldsOf(body: string, action: string): Record<string, string> {
+  const form = [...body.matchAll(/<form\b[^>]*\baction="([^"]*)"[^>]*>([\s\S]*?)<\/form>/g)].find((m) => unescapeHtml(m[1]!) === action);
+  if (!form) throw new Error(`no form posting to ${action}`);
+  return Object.fromEntries([...form[2]!.matchAll(/<input type="hidden" name="([^"]+)" value="([^"]*)">/g)].map((m) => [m[1]!, unescapeHtml(m[2]!)]));
+}
+
 /** A cookie-keeping client for the no-browser tests: follows no redirects, keeps Set-Cookie. */
 export function httpSession(baseUrl: string) {
   const jar = new Map<string, string>();
@@ -144,6 +153,13 @@ export function httpSession(baseUrl: string) {
       const m = /name="_csrf" value="([^"]+)"/.exec(body);
       if (!m) throw new Error(`no CSRF token on ${path}`);
       return m[1]!;
+    },
+    /**
+     * The hidden fields (the CSRF token among them) of the form on `path` that posts to `action`,
+     * as a browser sends them with it: a test then adds the fields a person types.
+     */
+    async hiddenFields(path: string, action: string): Promise<Record<string, string>> {
+      return hiddenFieldsOf(await (await client.get(path)).text(), action);
     },
     async signIn(email: string, password: string): Promise<Response> {
       const token = await client.csrf('/sign-in');

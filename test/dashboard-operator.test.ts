@@ -3,7 +3,7 @@ import { describe, expect, inject, it } from 'vitest';
 import { periodOf } from '../core/billing/billing-period.js';
 import { changeCredits, createOrganization, reconcileLedger, rollOverDueAllowances, setProductOverride } from '../core/billing/index.js';
 import { formats } from '../dashboard/i18n/translate.js';
-import { dashboardForFile, signedInOperator } from './dashboard-fixtures.js';
+import { createOperator, dashboardForFile, hiddenFieldsOf, httpSession, signedInOperator } from './dashboard-fixtures.js';
 import { runCli } from './support/run-cli.js';
 
 // The operator's organization forms over plain HTTP: a refused form changes nothing and says
@@ -131,7 +131,7 @@ describe('operator period form: the organization\'s own calls cap and this perio
     const auditBefore = await auditRows(org.id);
 
     // Only the credits per period changed; the cap is sent as the form showed it.
-    const saved = await client.post(`${page}/period`, { _csrf: await client.csrf(page), creditsPerPeriod: '500', callsCap: capField(shown).value });
+    const saved = await client.post(`${page}/period`, { ...(await client.hiddenFields(page, `${page}/period`)), creditsPerPeriod: '500', callsCap: capField(shown).value });
     expect(saved.status).toBe(200);
     const body = await saved.text();
     expect(body).toContain('Saved.');
@@ -175,12 +175,12 @@ describe('operator period form: the organization\'s own calls cap and this perio
     const audits = await auditRows(org.id);
     const ledger = await capRows(org.id);
     // Saved as shown: the organization keeps following its plan's cap, and nothing is recorded.
-    expect((await client.post(`${page}/period`, { _csrf: await client.csrf(page), creditsPerPeriod: '', callsCap: '100000' })).status).toBe(200);
+    expect((await client.post(`${page}/period`, { ...(await client.hiddenFields(page, `${page}/period`)), creditsPerPeriod: '', callsCap: '100000' })).status).toBe(200);
     expect(await capsOf(org.id)).toEqual({ calls_cap_per_period: null, calls_cap_own: false, calls_cap: 5 });
     expect(await auditRows(org.id)).toBe(audits);
     expect(await capRows(org.id)).toEqual(ledger);
 
-    const saved = await (await client.post(`${page}/period`, { _csrf: await client.csrf(page), creditsPerPeriod: '', callsCap: '20' })).text();
+    const saved = await (await client.post(`${page}/period`, { ...(await client.hiddenFields(page, `${page}/period`)), creditsPerPeriod: '', callsCap: '20' })).text();
     expect(await capsOf(org.id)).toEqual({ calls_cap_per_period: 20, calls_cap_own: true, calls_cap: 20 });
     expect(await env.db('audit_log').where({ organization_id: org.id, action: 'organization.period_set' }).pluck('details')).toEqual([{ callsCap: 20 }]);
     const activity = /<section class="card" id="org-audit"[\s\S]*?<\/section>/.exec(saved)![0];
@@ -204,7 +204,8 @@ describe('operator period form: back to the plan\'s cap', () => {
     const ledger = await capRows(org.id);
     const audits = await auditRows(org.id);
 
-    const answer = await client.post(`${page}/calls-cap/plan`, { _csrf: await client.csrf(page) });
+    const button = await client.hiddenFields(page, `${page}/calls-cap/plan`);
+    const answer = await client.post(`${page}/calls-cap/plan`, button);
     expect(answer.status).toBe(200);
     const body = await answer.text();
     expect(body).toContain('Saved: the calls cap is plan standard&#39;s again (100,000), this period and the periods to come.');
@@ -223,7 +224,7 @@ describe('operator period form: back to the plan\'s cap', () => {
     expect(ledgerPage).toContain('calls cap 8 → 100,000: back to the cap of plan standard: set in the operator dashboard');
 
     // Sent again (a double-click, a reload): nothing to undo, nothing written.
-    const again = await client.post(`${page}/calls-cap/plan`, { _csrf: await client.csrf(page) });
+    const again = await client.post(`${page}/calls-cap/plan`, button);
     expect(again.status).toBe(200);
     expect(await again.text()).toContain('Saved.');
     expect(await capRows(org.id)).toHaveLength(ledger.length + 1);
@@ -239,7 +240,7 @@ describe('operator period form: back to the plan\'s cap', () => {
     expect((await cli('billing', 'set-cap', '--org', org.id, '--calls', '9', '--reason', 'deal: nine calls')).code).toBe(0);
     await client.get('/language?lang=it&next=/');
     expect(usePlanCapButton(await (await client.get(page)).text())).toEqual([`${page}/calls-cap/plan`, 'Usa il tetto del piano (100.000)']);
-    const italian = await (await client.post(`${page}/calls-cap/plan`, { _csrf: await client.csrf(page) })).text();
+    const italian = await (await client.post(`${page}/calls-cap/plan`, await client.hiddenFields(page, `${page}/calls-cap/plan`))).text();
     expect(italian).toContain('Salvato: il tetto di chiamate è di nuovo quello del piano standard (100.000), per questo periodo e i successivi.');
     expect(activityOf(italian)).toContain('Riportato il tetto di chiamate a quello del piano standard (100.000)<');
     expect(await (await client.get(`/orgs/${org.id}/ledger?type=cap_change&period=${current}`)).text())
@@ -253,10 +254,110 @@ describe('operator period form: back to the plan\'s cap', () => {
     const page = `/operator/organizations/${org.id}`;
     expect(usePlanCapButton(await (await client.get(page)).text())).toBeNull();
     const ledger = await capRows(org.id);
-    const refused = await client.post(`${page}/calls-cap/plan`, { _csrf: await client.csrf(page) });
+    // Sent anyway, with what the page showed (the period form's fields: there is no button).
+    const refused = await client.post(`${page}/calls-cap/plan`, await client.hiddenFields(page, `${page}/period`));
     expect(refused.status).toBe(422);
     expect(await refused.text()).toContain('Please check the form: Calls cap per period: the organization has no plan, so no plan&#39;s cap to go back to');
     expect(await capsOf(org.id)).toEqual({ calls_cap_per_period: 8, calls_cap_own: true, calls_cap: 8 });
+    expect(await capRows(org.id)).toEqual(ledger);
+  });
+});
+
+describe('operator period form: saved only over what the page showed', () => {
+  const notices = (body: string) => [...body.matchAll(/<div class="notice notice-(\w+)" role="\w+">([^<]*)<\/div>/g)].map((m) => `${m[1]}: ${m[2]}`);
+  const lastAudit = (id: string) => env.db('audit_log').where({ organization_id: id }).orderBy('id', 'desc').first<{ actor: string; at: Date }>('actor', 'at');
+
+  it('when the cap is changed from the CLI while the page is open, then saving the form changes nothing, not even its other field, and says what the cap is now and who changed it when; saved again, the operator\'s values apply', async () => {
+    const org = await createOrganization(env.db, { name: 'Operator stale cap test', planId: 'standard' });
+    const client = await signedInOperator(env);
+    const page = `/operator/organizations/${org.id}`;
+    const action = `${page}/period`;
+    const shown = await client.hiddenFields(page, action);
+    expect((await cli('billing', 'set-cap', '--org', org.id, '--calls', '8', '--reason', 'deal: eight calls')).code).toBe(0);
+    const cliChange = (await lastAudit(org.id))!;
+    const ledger = await capRows(org.id);
+    const audits = await auditRows(org.id);
+
+    const stale = await client.post(action, { ...shown, creditsPerPeriod: '500', callsCap: '20' });
+    expect(stale.status).toBe(409);
+    const body = await stale.text();
+    expect(notices(body)).toEqual([
+      `warn: Nothing was saved: these values changed after this page was shown. The calls cap is now 8 (the organization&#39;s own). Last changed by ${cliChange.actor}, ${formats('en').dateTime(cliChange.at)}: Set the calls cap to 8: deal: eight calls. The form below keeps what you typed: save it again to put it over the values now.`,
+    ]);
+    expect(await capsOf(org.id)).toEqual({ calls_cap_per_period: 8, calls_cap_own: true, calls_cap: 8 });
+    expect((await organizationRow(org.id))!.credits_per_period).toBeNull();
+    expect(await capRows(org.id)).toEqual(ledger);
+    expect(await auditRows(org.id)).toBe(audits);
+    // What was typed, in the form drawn over the values now: saved again, it applies.
+    expect(capField(body).value).toBe('20');
+    expect(body).toContain('<input id="credits-per-period" name="creditsPerPeriod" type="text" value="500"');
+    const saved = await client.post(action, { ...hiddenFieldsOf(body, action), creditsPerPeriod: '500', callsCap: '20' });
+    expect(saved.status).toBe(200);
+    expect(await capsOf(org.id)).toEqual({ calls_cap_per_period: 20, calls_cap_own: true, calls_cap: 20 });
+    expect((await organizationRow(org.id))!.credits_per_period).toBe(500);
+    expect((await capRows(org.id)).slice(ledger.length).map((r) => r.reason)).toEqual(['calls cap 8 -> 20: set in the operator dashboard']);
+  });
+
+  it('when another operator changed the credits per period, then a save of the cap alone is refused too, in Italian; a form without what it showed is refused as changed', async () => {
+    const org = await createOrganization(env.db, { name: 'Operator stale credits test', planId: 'standard' });
+    const client = await signedInOperator(env);
+    const other = await createOperator(env.db);
+    const otherClient = httpSession(env.dashboard.url);
+    await otherClient.signIn(other.email, other.password);
+    await client.get('/language?lang=it&next=/');
+    const page = `/operator/organizations/${org.id}`;
+    const action = `${page}/period`;
+    const shown = await client.hiddenFields(page, action);
+    expect((await otherClient.post(action, { ...(await otherClient.hiddenFields(page, action)), creditsPerPeriod: '700', callsCap: '100000' })).status).toBe(200);
+    const change = (await lastAudit(org.id))!;
+
+    const stale = await client.post(action, { ...shown, creditsPerPeriod: '', callsCap: '30' });
+    expect(stale.status).toBe(409);
+    expect(notices(await stale.text())).toEqual([
+      `warn: Non è stato salvato nulla: questi valori sono cambiati dopo che la pagina è stata mostrata. I crediti per periodo ora sono 700. Ultima modifica di ${other.email}, ${formats('it').dateTime(change.at)}: Impostati i crediti mensili a 700. Il modulo qui sotto conserva quanto hai scritto: salvalo di nuovo per applicarlo sui valori attuali.`,
+    ]);
+    expect(await capsOf(org.id)).toEqual({ calls_cap_per_period: null, calls_cap_own: false, calls_cap: 100000 });
+    expect((await organizationRow(org.id))!.credits_per_period).toBe(700);
+
+    const unvouched = await client.post(action, { _csrf: await client.csrf(page), creditsPerPeriod: '700', callsCap: '30' });
+    expect(unvouched.status).toBe(409);
+    expect(await capsOf(org.id)).toEqual({ calls_cap_per_period: null, calls_cap_own: false, calls_cap: 100000 });
+  });
+
+  it('when the same form is sent twice (a double-click), then the second finds its own values and says Saved., with one activity row', async () => {
+    const org = await createOrganization(env.db, { name: 'Operator double save test', planId: 'standard' });
+    const client = await signedInOperator(env);
+    const page = `/operator/organizations/${org.id}`;
+    const shown = await client.hiddenFields(page, `${page}/period`);
+    const audits = await auditRows(org.id);
+    const [first, second] = await Promise.all([1, 2].map(() => client.post(`${page}/period`, { ...shown, creditsPerPeriod: '300', callsCap: '25' })));
+    expect([first!.status, second!.status]).toEqual([200, 200]);
+    expect(await auditRows(org.id)).toBe(audits + 1);
+    expect(await capsOf(org.id)).toEqual({ calls_cap_per_period: 25, calls_cap_own: true, calls_cap: 25 });
+
+    const button = await client.hiddenFields(page, `${page}/calls-cap/plan`);
+    const twice = await Promise.all([1, 2].map(() => client.post(`${page}/calls-cap/plan`, button)));
+    expect(twice.map((r) => r.status)).toEqual([200, 200]);
+    expect(await auditRows(org.id)).toBe(audits + 2);
+    expect(await capsOf(org.id)).toEqual({ calls_cap_per_period: null, calls_cap_own: false, calls_cap: 100000 });
+  });
+
+  it('when the cap is changed while the page offers "Use the plan\'s cap", then pressing it changes nothing and says so', async () => {
+    const org = await createOrganization(env.db, { name: 'Operator stale plan cap test', planId: 'standard' });
+    expect((await cli('billing', 'set-cap', '--org', org.id, '--calls', '8', '--reason', 'deal: eight calls')).code).toBe(0);
+    const client = await signedInOperator(env);
+    const page = `/operator/organizations/${org.id}`;
+    const button = await client.hiddenFields(page, `${page}/calls-cap/plan`);
+    expect((await cli('billing', 'set-cap', '--org', org.id, '--calls', '12', '--this-period-only', '--reason', 'this month: twelve')).code).toBe(0);
+    const change = (await lastAudit(org.id))!;
+    const ledger = await capRows(org.id);
+
+    const stale = await client.post(`${page}/calls-cap/plan`, button);
+    expect(stale.status).toBe(409);
+    expect(notices(await stale.text())).toEqual([
+      `warn: Nothing was saved: these values changed after this page was shown. The calls cap is now 8 (the organization&#39;s own). This period: 12, set for this period only. Last changed by ${change.actor}, ${formats('en').dateTime(change.at)}: Set the calls cap to 12 for this period only: this month: twelve. The form below keeps what you typed: save it again to put it over the values now.`,
+    ]);
+    expect(await capsOf(org.id)).toEqual({ calls_cap_per_period: 8, calls_cap_own: true, calls_cap: 12 });
     expect(await capRows(org.id)).toEqual(ledger);
   });
 });
@@ -268,13 +369,13 @@ describe('operator organization forms', () => {
     const page = `/operator/organizations/${org.id}`;
     const audits = await auditRows(org.id);
 
-    const refused = await client.post(`${page}/period`, { _csrf: await client.csrf(page), creditsPerPeriod: '500', callsCap: '-5' });
+    const refused = await client.post(`${page}/period`, { ...(await client.hiddenFields(page, `${page}/period`)), creditsPerPeriod: '500', callsCap: '-5' });
     expect(refused.status).toBe(422);
     expect(await refused.text()).toContain('Please check the form: Calls cap per period: a whole number, 0 or more');
     expect((await organizationRow(org.id))!.credits_per_period).toBeNull();
     expect(await auditRows(org.id)).toBe(audits);
 
-    const saved = await client.post(`${page}/period`, { _csrf: await client.csrf(page), creditsPerPeriod: '500', callsCap: '50' });
+    const saved = await client.post(`${page}/period`, { ...(await client.hiddenFields(page, `${page}/period`)), creditsPerPeriod: '500', callsCap: '50' });
     expect(saved.status).toBe(200);
     expect((await organizationRow(org.id))!.credits_per_period).toBe(500);
     expect((await env.db('allowances').where({ organization_id: org.id }).first<{ calls_cap: number }>('calls_cap'))!.calls_cap).toBe(50);
@@ -420,7 +521,7 @@ describe('operator organization forms', () => {
     expect(body).toMatch(/value="0"[^>]* aria-invalid="true" aria-describedby="limit-burst-error">\s*<p class="field-error" id="limit-burst-error">Too small/);
     expect(body).toMatch(/value="3000000000"[^>]* aria-invalid="true" aria-describedby="limit-minute-error">\s*<p class="field-error" id="limit-minute-error">at most 2147483647/);
     // The period form, too, names both of its fields.
-    const period = await (await client.post(`${page}/period`, { _csrf: await client.csrf(page), creditsPerPeriod: 'many', callsCap: '1.5' })).text();
+    const period = await (await client.post(`${page}/period`, { ...(await client.hiddenFields(page, `${page}/period`)), creditsPerPeriod: 'many', callsCap: '1.5' })).text();
     expect(period).toContain('Please check the form: Credits per period: a whole number in digits only, e.g. 1000: no separators, as 1.000 is a thousand in Italian but one in English; Calls cap per period: a whole number in digits only, e.g. 1000: no separators, as 1.000 is a thousand in Italian but one in English');
     expect(await env.db('organizations').where({ id: org.id }).first('rate_per_second', 'burst', 'rate_per_minute', 'credits_per_period')).toEqual({ rate_per_second: null, burst: null, rate_per_minute: null, credits_per_period: null });
   });
@@ -444,7 +545,7 @@ describe('operator organization forms', () => {
     expect(negative).toContain('<p class="field-error" id="grant-credits-error">must be positive: a grant or top-up adds credits; an adjustment can remove them</p>');
     expect(negative).toContain('<p class="field-error" id="grant-reason-error">required</p>');
 
-    const period = await client.post(`${page}/period`, { _csrf: await client.csrf(page), creditsPerPeriod: '-5', callsCap: 'abc' });
+    const period = await client.post(`${page}/period`, { ...(await client.hiddenFields(page, `${page}/period`)), creditsPerPeriod: '-5', callsCap: 'abc' });
     expect(period.status).toBe(422);
     const periodBody = await period.text();
     expect(periodBody).toContain('Please check the form: Credits per period: a whole number, 0 or more; Calls cap per period: a whole number in digits only, e.g. 1000: no separators, as 1.000 is a thousand in Italian but one in English');
@@ -459,7 +560,7 @@ describe('operator organization forms', () => {
     await client.get('/language?lang=it&next=/');
     const italianCredits = await (await client.post(`${page}/credits`, { _csrf: await client.csrf(page), kind: 'top_up', credits: '1,5', reason: '' })).text();
     expect(italianCredits).toContain('Controlla il modulo: Crediti: un numero intero di sole cifre, ad es. 1000: senza separatori, perché 1.000 è mille in italiano ma uno in inglese; Motivo: obbligatorio');
-    const italianPeriod = await (await client.post(`${page}/period`, { _csrf: await client.csrf(page), creditsPerPeriod: '-5', callsCap: 'abc' })).text();
+    const italianPeriod = await (await client.post(`${page}/period`, { ...(await client.hiddenFields(page, `${page}/period`)), creditsPerPeriod: '-5', callsCap: 'abc' })).text();
     expect(italianPeriod).toContain('<p class="field-error" id="credits-per-period-error">un numero intero, 0 o più</p>');
     expect(italianPeriod).toContain('<p class="field-error" id="calls-cap-error">un numero intero di sole cifre, ad es. 1000: senza separatori, perché 1.000 è mille in italiano ma uno in inglese</p>');
 

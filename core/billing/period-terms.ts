@@ -10,6 +10,8 @@ export interface PeriodTerms {
   /** The cap is the organization's own (migration 018), else its plan's. */
   callsCapOwn: boolean;
   planId: string | null;
+  /** The plan's cap, whether or not it is the one that applies (null: no cap, or no plan). */
+  planCallsCap: number | null;
 }
 
 /**
@@ -21,14 +23,15 @@ export async function periodTerms(db: Knex, organizationId: string): Promise<Per
   const row = await db('organizations as o')
     .leftJoin('plans as p', 'p.id', 'o.plan_id')
     .where('o.id', organizationId)
-    .first<{ credits: number | null; cap: number | null; own: boolean; plan_id: string | null } | undefined>(
+    .first<{ credits: number | null; cap: number | null; own: boolean; plan_id: string | null; plan_cap: number | null } | undefined>(
       db.raw('COALESCE(o.credits_per_period, p.credits_per_period, 0) AS credits'),
       db.raw('CASE WHEN o.calls_cap_own THEN o.calls_cap_per_period ELSE p.calls_cap_per_period END AS cap'),
       'o.calls_cap_own as own',
       'o.plan_id',
+      'p.calls_cap_per_period as plan_cap',
     );
   if (!row) throw new AppError('not_found', `No organization with id ${organizationId}.`);
-  return { creditsPerPeriod: row.credits ?? 0, callsCap: row.cap ?? null, callsCapOwn: row.own, planId: row.plan_id };
+  return { creditsPerPeriod: row.credits ?? 0, callsCap: row.cap ?? null, callsCapOwn: row.own, planId: row.plan_id, planCallsCap: row.plan_cap ?? null };
 }
 
 /** An organization's calls cap now and in later months, with where the later one comes from. */
@@ -38,6 +41,8 @@ export interface CallsCapTerms {
   /** `laterPeriods` is the organization's own cap; else it is its plan's (`planId`, null: no plan). */
   own: boolean;
   planId: string | null;
+  /** The plan's cap, which "back to the plan's cap" gives (null: no cap, or no plan). */
+  planCallsCap: number | null;
   /** The current allowance's month and its cap, which differs from `laterPeriods` after a cap set for this period only. */
   period: string | null;
   thisPeriod: number | null;
@@ -50,5 +55,5 @@ export async function callsCapTerms(db: Knex, organizationId: string, now: Date 
   // An allowance the rollover has not reached yet (the first seconds of a month) gets the later
   // months' cap when it does.
   const thisPeriod = !allowance ? null : allowance.period < current ? terms.callsCap : allowance.calls_cap;
-  return { laterPeriods: terms.callsCap, own: terms.callsCapOwn, planId: terms.planId, period: allowance ? current : null, thisPeriod };
+  return { laterPeriods: terms.callsCap, own: terms.callsCapOwn, planId: terms.planId, planCallsCap: terms.planCallsCap, period: allowance ? current : null, thisPeriod };
 }

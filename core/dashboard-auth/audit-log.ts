@@ -76,6 +76,11 @@ export function recentAudit(db: Db, organizationId: string, limit = 20): Promise
   return selectAuditRows(db, auditRowsOf(db, organizationId).limit(limit));
 }
 
+/** The organization's audit rows after row `afterId` with one of `actions`, newest first: what changed something since a page showed it. */
+export function auditSince(db: Db, organizationId: string, afterId: number, actions: readonly string[], limit = 5): Promise<AuditRow[]> {
+  return selectAuditRows(db, auditRowsOf(db, organizationId).where('a.id', '>', afterId).whereIn('a.action', actions).limit(limit));
+}
+
 /** An organization's audit log, newest first, one page at a time (the admins' activity page). */
 export async function auditPage(db: Db, organizationId: string, options: { page?: number; pageSize?: number } = {}): Promise<AuditPage> {
   const pageSize = options.pageSize ?? 50;

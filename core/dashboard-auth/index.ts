@@ -17,5 +17,5 @@ export {
   type CreatedInvitation, type PendingInvitation, type PendingInvitationSummary, type AcceptInvitationResult, type InvitationInput,
 } from './invitations.js';
 export { ensureOperator, operatorPasswordWorks, upsertOperator, type OperatorSignIn } from './ensure-operator.js';
-export { auditPage, lastMembershipEvent, recordAudit, recentAudit, withAudit, type AuditEntry, type AuditPage, type AuditRow, type MembershipEvent } from './audit-log.js';
+export { auditPage, auditSince, lastMembershipEvent, recordAudit, recentAudit, withAudit, type AuditEntry, type AuditPage, type AuditRow, type MembershipEvent } from './audit-log.js';
 export { userEmails } from './user-emails.js';

@@ -17,6 +17,7 @@ import { page } from '../views/layout.js';
 import { OPERATOR_DASHBOARD_REASON } from '../views/ledger-reasons.js';
 import { measure, unitWord } from '../views/units.js';
 import { answerRepeated, claimSubmission, keepAnswer, keptAnswer, submissionField } from '../form-submission.js';
+import { changedNotice, PeriodFormChanged, refuseIfChanged, SHOWN_FIELDS, shownFields } from '../period-form-version.js';
 import { putFlash, takeFlash } from '../session-flash.js';
 import { invitationFlashSchema, invitationPanel, inviteForm } from './members-routes.js';
 
@@ -173,9 +174,13 @@ function callsCapHelp(state: DashboardState, terms: CallsCapTerms): string {
 
 async function renderOrganization(ctx: DashboardContext, db: Db, organizationId: string, top?: HtmlValue, { typed, refusals }: Refused = noRefusal): Promise<void> {
   const { t, f } = ctx.state;
-  const [org, plans, periodSettings, capTerms, audit] = await Promise.all([
-    getOrganization(db, organizationId), listPlans(db), organizationPeriodSettings(db, organizationId), callsCapTerms(db, organizationId), recentAudit(db, organizationId),
+  // The activity first: its newest row, carried by the period form, is then no newer than the
+  // values the form shows, so that a change made in between is one the save's check names.
+  const audit = await recentAudit(db, organizationId);
+  const [org, plans, periodSettings, capTerms] = await Promise.all([
+    getOrganization(db, organizationId), listPlans(db), organizationPeriodSettings(db, organizationId), callsCapTerms(db, organizationId),
   ]);
+  const shown = shownFields({ creditsPerPeriod: periodSettings.creditsPerPeriod, cap: capTerms }, audit[0]?.id ?? 0, typed);
   const plan = org.planId ? await getPlan(db, org.planId) : null;
   const planProducts = new Map((plan?.products ?? []).map((p) => [p.product, p]));
   const overrides = new Map(org.productOverrides.map((o) => [o.product, o]));
@@ -234,15 +239,15 @@ async function renderOrganization(ctx: DashboardContext, db: Db, organizationId:
         <div><button class="btn btn-primary" type="submit">${t('operator.org.grant')}</button></div>
       </form>`, { id: 'org-grant' })}
       ${section(t('operator.org.period'), html`<form method="post" action="/operator/organizations/${org.id}/period" class="stack">
-        ${csrfField(ctx.state)}
+        ${csrfField(ctx.state)}${shown}
         ${field({ label: t('operator.org.creditsPerPeriod'), name: 'creditsPerPeriod', inputmode: 'numeric', value: typed.creditsPerPeriod ?? periodSettings.creditsPerPeriod, help: `${t('operator.org.creditsPerPeriodHelp')}${plan ? ` (${f.number(plan.creditsPerPeriod)})` : ''}`, id: 'credits-per-period', error: refusals.creditsPerPeriod })}
         ${field({ label: t('operator.org.callsCap'), name: 'callsCap', inputmode: 'numeric', value: typed.callsCap ?? capTerms.laterPeriods, help: callsCapHelp(ctx.state, capTerms), id: 'calls-cap', error: refusals.callsCap })}
         <div><button class="btn btn-primary" type="submit">${t('common.save')}</button></div>
       </form>
-      ${capTerms.own && plan ? html`<form method="post" action="/operator/organizations/${org.id}/calls-cap/plan" class="stack" id="use-plan-cap">
-        ${csrfField(ctx.state)}
-        <p class="muted small">${t('operator.org.usePlanCapHelp', { plan: plan.id })}</p>
-        <div><button class="btn btn-secondary" type="submit">${t('operator.org.usePlanCap', { cap: capText(ctx.state, plan.callsCapPerPeriod) })}</button></div>
+      ${capTerms.own && capTerms.planId ? html`<form method="post" action="/operator/organizations/${org.id}/calls-cap/plan" class="stack" id="use-plan-cap">
+        ${csrfField(ctx.state)}${shown}
+        <p class="muted small">${t('operator.org.usePlanCapHelp', { plan: capTerms.planId })}</p>
+        <div><button class="btn btn-secondary" type="submit">${t('operator.org.usePlanCap', { cap: capText(ctx.state, capTerms.planCallsCap) })}</button></div>
       </form>` : ''}`, { id: 'org-period' })}
       ${section(t('operator.org.limits'), html`<form method="post" action="/operator/organizations/${org.id}/limits" class="stack">
         ${csrfField(ctx.state)}
@@ -271,6 +276,13 @@ export function registerOperatorRoutes(router: Router<DashboardState>, deps: Ope
 
   // Validation problems come back to the same page as a message (422); everything else is a bug.
   const refuse = async (ctx: DashboardContext, organizationId: string | null, err: unknown) => {
+    if (err instanceof PeriodFormChanged && organizationId) {
+      // Nothing saved: the form comes back with what was typed in it, drawn over the values as
+      // they are now (its hidden fields too), so that saving it again is a choice made knowing them.
+      ctx.status = 409;
+      const typed = Object.fromEntries(Object.entries(ctx.state.form).filter(([name]) => !SHOWN_FIELDS.includes(name)));
+      return renderOrganization(ctx, db, organizationId, notice(await changedNotice(ctx.state, db, organizationId, err, ctx.state.form), 'warn'), { typed, refusals: {} });
+    }
     if (!(err instanceof AppError && err.code === 'invalid_params')) throw err;
     ctx.status = 422;
     const top = notice(ctx.state.t('error.invalid', { message: invalidInputMessage(ctx.state, err) }), 'bad');
@@ -369,19 +381,21 @@ export function registerOperatorRoutes(router: Router<DashboardState>, deps: Ope
     await guarded(ctx, orgId, async () => {
       const { creditsPerPeriod, callsCap } = parseInput(periodFormSchema, ctx.state.form);
       // One form, one transaction: a cap refused after the credits were saved would leave half
-      // the form applied behind a 422. Each field is compared with what the form shows for it
-      // (the organization's credits per period; the cap of later months), so a field saved as
-      // it was changes nothing, and the activity row names only the fields that changed.
+      // the form applied behind a 422. Saved only over the values the page showed (nothing, and
+      // the form again, when they changed since). Each field is compared with what the form
+      // shows for it (the organization's credits per period; the cap of later months), so a
+      // field saved as it was changes nothing, and the activity row names only what changed.
       await withAudit(
         db,
         async (trx) => {
           const before = await lockedSettings(trx, orgId);
+          const now = await refuseIfChanged(trx, orgId, before.credits_per_period, ctx.state.form, (v) => v.creditsPerPeriod !== creditsPerPeriod || v.cap.laterPeriods !== callsCap);
           const changed: { creditsPerPeriod?: number | null; callsCap?: number | null } = {};
           if (before.credits_per_period !== creditsPerPeriod) {
             await setCreditsPerPeriod(trx, orgId, creditsPerPeriod);
             changed.creditsPerPeriod = creditsPerPeriod;
           }
-          if ((await callsCapTerms(trx, orgId)).laterPeriods !== callsCap) {
+          if (now.cap.laterPeriods !== callsCap) {
             await setCallsCap(trx, { organizationId: orgId, callsCap, actor, reason: OPERATOR_DASHBOARD_REASON });
             changed.callsCap = callsCap;
           }
@@ -401,7 +415,10 @@ export function registerOperatorRoutes(router: Router<DashboardState>, deps: Ope
       const back = await withAudit(
         db,
         async (trx) => {
-          await lockedSettings(trx, orgId);
+          const before = await lockedSettings(trx, orgId);
+          // The button names the plan's cap the page showed: pressed over a page that no longer says what is so, it changes nothing.
+          // Nothing to undo (usePlanCallsCap's own test): no own cap, this month's the plan's.
+          await refuseIfChanged(trx, orgId, before.credits_per_period, ctx.state.form, ({ cap }) => cap.own || cap.thisPeriod !== cap.planCallsCap);
           return usePlanCallsCap(trx, { organizationId: orgId, actor, reason: OPERATOR_DASHBOARD_REASON });
         },
         (s) => s && { organizationId: orgId, actor, action: 'allowance.cap_plan', details: { planId: s.planId, callsCap: s.callsCap } },
