@@ -155,14 +155,15 @@ async function renderOverview(ctx: DashboardContext, db: Db, top?: HtmlValue, { 
   ctx.body = page(ctx.state, { title: t('operator.title'), body, active: 'operator', path: '/operator' });
 }
 
+/** A calls cap as the operator pages say it. */
+const capText = ({ t, f }: DashboardState, cap: number | null) => (cap === null ? t('common.noCap') : f.number(cap));
+
 /**
  * The period form's cap field shows the cap later months get (the organization's own, else its
  * plan's), the one a save changes: this period's, when a cap set for this period only makes it
  * differ, is said beside it, not put in the field, where saving the form unchanged made it the
  * organization's own cap.
  */
-const capText = ({ t, f }: DashboardState, cap: number | null) => (cap === null ? t('common.noCap') : f.number(cap));
-
 function callsCapHelp(state: DashboardState, terms: CallsCapTerms): string {
   const { t, f } = state;
   const source = terms.own ? t('operator.org.callsCapOwn') : terms.planId ? t('operator.org.callsCapPlan', { plan: terms.planId }) : '';
@@ -416,8 +417,9 @@ export function registerOperatorRoutes(router: Router<DashboardState>, deps: Ope
         db,
         async (trx) => {
           const before = await lockedSettings(trx, orgId);
-          // The button names the plan's cap the page showed: pressed over a page that no longer says what is so, it changes nothing.
-          // Nothing to undo (usePlanCallsCap's own test): no own cap, this month's the plan's.
+          // The button names the cap and plan the page showed: pressed over values changed since,
+          // it changes nothing, unless there is nothing to undo anyway (usePlanCallsCap's own
+          // test: no own cap, and this month's the plan's), as for the second of a double-click.
           await refuseIfChanged(trx, orgId, before.credits_per_period, ctx.state.form, ({ cap }) => cap.own || cap.thisPeriod !== cap.planCallsCap);
           return usePlanCallsCap(trx, { organizationId: orgId, actor, reason: OPERATOR_DASHBOARD_REASON });
         },
