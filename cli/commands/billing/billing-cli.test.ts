@@ -119,6 +119,34 @@ describe('billing CLI: credits, caps, ledger export and reconcile', () => {
     expect(await capRows()).toEqual([...rows, 'calls cap none -> 7 (this period only): x', 'calls cap 7 -> 7: from now on']);
   });
 
+  it('when set-cap runs while an operator form holds the organization, then it waits for the form and both finish: no deadlock', async () => {
+    const org = await newOrganization();
+    // The operator's forms lock the organization, then its allowance. Hold the first lock as a
+    // form does, start set-cap, and once it waits, take the second: had set-cap locked the
+    // allowance first, the two would deadlock and PostgreSQL would end one of them.
+    const form = await db.transaction();
+    try {
+      await form('organizations').where({ id: org }).forUpdate().first('id');
+      const setCap = cli('billing', 'set-cap', '--org', org, '--calls', '9', '--reason', 'raced a form');
+      const waiting = async () => Number((await db.raw(
+        "SELECT count(*) AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'",
+      )).rows[0].n);
+      const deadline = Date.now() + 20_000;
+      while ((await waiting()) === 0) {
+        if (Date.now() > deadline) throw new Error('set-cap never waited for the organization row');
+        await new Promise((r) => setTimeout(r, 50));
+      }
+      await form.raw("SET LOCAL lock_timeout = '5s'");
+      await form('allowances').where({ organization_id: org }).forUpdate().first('calls_cap');
+      await form.commit();
+      const done = await setCap;
+      expect(done.code, done.stderr).toBe(0);
+    } finally {
+      if (!form.isCompleted()) await form.rollback();
+    }
+    expect(await db('allowances').where({ organization_id: org }).first('calls_cap')).toEqual({ calls_cap: 9 });
+  });
+
   it('when `set-cap --calls plan` follows a cap of the organization\'s own, then the plan\'s cap applies again, this month and later ones, with a ledger and an audit row; run again, it changes nothing', async () => {
     const org = await newOrganization();
     const caps = async () => ({

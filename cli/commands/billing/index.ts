@@ -46,15 +46,16 @@ const cap = (value: string): number | 'none' | 'plan' => {
 
 // Every change of the cap is a ledger row (docs/billing.md), so a set-cap that changes nothing
 // writes none: this month's cap already `cap`, and, unless --this-period-only, the organization's
-// own cap too. The allowance row is locked, as setCallsCap locks it, so a change racing ours is
-// either seen here or waits for us. An allowance still in an older month is left to setCallsCap,
-// whose rollover writes the month's row.
+// own cap too. Both rows are locked, so a change racing ours is either seen here or waits for us:
+// the organization's first, then the allowance's, the order the operator's forms and
+// usePlanCallsCap lock them in (the other order deadlocked against a form saved at that moment).
+// An allowance still in an older month is left to setCallsCap, whose rollover writes the month's row.
 async function capAlreadySet(trx: Db, organizationId: string, cap: number | null, thisPeriodOnly: boolean): Promise<boolean> {
+  const own = await trx('organizations').where({ id: organizationId }).forUpdate().first<{ calls_cap_per_period: number | string | null; calls_cap_own: boolean }>('calls_cap_per_period', 'calls_cap_own');
   const allowance = await trx('allowances').where({ organization_id: organizationId }).forUpdate().first<{ period: string; calls_cap: number | string | null } | undefined>('period', 'calls_cap');
   const same = (v: number | string | null) => (v === null ? null : Number(v)) === cap;
   if (!allowance || allowance.period !== periodOf(new Date()) || !same(allowance.calls_cap)) return false;
   if (thisPeriodOnly) return true;
-  const own = await trx('organizations').where({ id: organizationId }).first<{ calls_cap_per_period: number | string | null; calls_cap_own: boolean }>('calls_cap_per_period', 'calls_cap_own');
   return own.calls_cap_own && same(own.calls_cap_per_period);
 }
 
