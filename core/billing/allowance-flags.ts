@@ -1,4 +1,5 @@
 import type { Knex } from 'knex';
+import { effectiveProducts, OVERRIDES_JSON, PLAN_PRODUCTS_JSON, type PlanProduct, type ProductOverride } from './plans/effective-products.js';
 
 export type AllowanceFlag = 'credits_exhausted' | 'limit_reached';
 
@@ -65,30 +66,28 @@ export async function cheapestCreditCalls(q: Knex | Knex.Transaction, organizati
 export const cheapestOfEach = (prices: ReadonlyMap<string, readonly number[]>): Map<string, number | null> =>
   new Map([...prices].map(([id, list]) => [id, list[0] ?? null]));
 
-/** Each organization's distinct positive credits prices, cheapest first ([]: none is priced in credits). */
+/**
+ * Each organization's distinct positive credits prices, cheapest first ([]: none is priced in
+ * credits). Its products are resolved by effectiveProducts, as the access control resolves them
+ * for each call: an override that adds a product the plan lacks and leaves its measure to the
+ * catalogue's default is priced at that default here too (a second resolution in SQL missed it,
+ * so the flags and the balance re-reads could ignore a product the API was charging for).
+ */
 export async function creditPrices(q: Knex | Knex.Transaction, organizationIds: string[]): Promise<Map<string, number[]>> {
   const result = new Map<string, number[]>(organizationIds.map((id) => [id, []]));
   if (organizationIds.length === 0) return result;
-  const { rows } = await q.raw<{ rows: { organization_id: string; prices: (number | string)[] | null }[] }>(
-    `WITH orgs AS (SELECT id, plan_id FROM organizations WHERE id = ANY(?::text[])),
-     effective AS (
-       SELECT o.id AS organization_id, COALESCE(ov.quantity, pe.quantity) AS quantity, COALESCE(ov.unit, pe.unit) AS unit
-         FROM orgs o
-         JOIN plan_entitlements pe ON pe.plan_id = o.plan_id
-         LEFT JOIN organization_overrides ov ON ov.organization_id = o.id AND ov.product = pe.product
-        WHERE ov.enabled IS DISTINCT FROM false
-       UNION ALL
-       SELECT o.id, ov.quantity, ov.unit
-         FROM orgs o
-         JOIN organization_overrides ov ON ov.organization_id = o.id
-        WHERE ov.enabled
-          AND NOT EXISTS (SELECT 1 FROM plan_entitlements pe WHERE pe.plan_id = o.plan_id AND pe.product = ov.product)
-     )
-     SELECT organization_id, array_agg(DISTINCT quantity ORDER BY quantity) FILTER (WHERE unit = 'credits' AND quantity > 0) AS prices
-       FROM effective GROUP BY organization_id`,
+  const { rows } = await q.raw<{ rows: { id: string; plan_products: PlanProduct[]; overrides: ProductOverride[] }[] }>(
+    `SELECT o.id, ${PLAN_PRODUCTS_JSON} AS plan_products, ${OVERRIDES_JSON} AS overrides
+       FROM organizations o WHERE o.id = ANY(?::text[])`,
     [organizationIds],
   );
-  for (const row of rows) result.set(row.organization_id, (row.prices ?? []).map(Number));
+  for (const row of rows) {
+    const prices = new Set<number>();
+    for (const { measure } of effectiveProducts(row.plan_products, row.overrides).values()) {
+      if (measure.unit === 'credits' && measure.quantity > 0) prices.add(Number(measure.quantity));
+    }
+    result.set(row.id, [...prices].sort((a, b) => a - b));
+  }
   return result;
 }
 
