@@ -53,9 +53,24 @@ export function toApiKeyRecord(row: ApiKeyRow): ApiKeyRecord {
   };
 }
 
-/** active | revoked | expired, as an operator reads it. */
+/** active | revoked | expired: the states the key lists filter by. */
 export function apiKeyState(record: ApiKeyRecord, now = new Date()): 'active' | 'revoked' | 'expired' {
   if (record.revokedAt) return 'revoked';
   if (record.expiresAt && record.expiresAt.getTime() <= now.getTime()) return 'expired';
   return 'active';
+}
+
+// "Expiring" warns of a key that stops working soon (a rotated one in its grace period, at most
+// 7 days, or a dated key near its date), not of every key that has a date years ahead.
+export const EXPIRING_WITHIN_MS = 30 * 86_400_000;
+
+/**
+ * What the dashboard's keys page and `cli key list` say of a key: its state, with an active key
+ * that stops working within 30 days said to be expiring. One function for both, so a key in its
+ * rotation grace period does not read "Expiring" on one and "active" on the other.
+ */
+export function apiKeyStatus(record: ApiKeyRecord, now = new Date()): 'active' | 'expiring' | 'revoked' | 'expired' {
+  const state = apiKeyState(record, now);
+  if (state === 'active' && record.expiresAt && record.expiresAt.getTime() - now.getTime() <= EXPIRING_WITHIN_MS) return 'expiring';
+  return state;
 }

@@ -1,6 +1,6 @@
 import type { Router } from '@koa/router';
 import { z } from 'zod';
-import { apiKeysPage, apiKeyState, apiKeyStates, createApiKey, endOfDayUtc, getApiKey, revokeApiKey, type ApiKeyRecord, type ApiKeyState } from '../../core/auth/index.js';
+import { apiKeysPage, apiKeyState, apiKeyStates, apiKeyStatus, createApiKey, endOfDayUtc, getApiKey, revokeApiKey, type ApiKeyRecord, type ApiKeyState } from '../../core/auth/index.js';
 import { withAudit } from '../../core/dashboard-auth/index.js';
 import type { Db } from '../../core/db/index.js';
 import { AppError, parseInput } from '../../core/errors/index.js';
@@ -60,14 +60,10 @@ const isKeysFilter = (value: unknown): value is KeysFilter => keysFilters.includ
 const keysListPath = (orgId: string, filter: KeysFilter, pageNumber?: number) =>
   `${keysPath(orgId)}?${new URLSearchParams({ state: filter, ...(pageNumber === undefined ? {} : { page: String(pageNumber) }) })}`;
 
-// "Expiring" warns of a key that stops working soon (a rotated one in its grace period, or a
-// dated key near its date), not of every key that has a date years ahead.
-const EXPIRING_WITHIN_MS = 30 * 86_400_000;
-
+// The status `cli key list` shows too (core/auth: apiKeyStatus).
 function keyStatus(state: DashboardState, key: ApiKeyRecord, now: Date): Html {
-  const s = apiKeyState(key, now);
-  if (s === 'active' && key.expiresAt && key.expiresAt.getTime() - now.getTime() <= EXPIRING_WITHIN_MS) return badge(state.t('keys.state.expiring'), 'warn');
-  return badge(state.t(`keys.state.${s}`), s === 'active' ? 'good' : 'neutral');
+  const s = apiKeyStatus(key, now);
+  return badge(state.t(`keys.state.${s}`), s === 'active' ? 'good' : s === 'expiring' ? 'warn' : 'neutral');
 }
 
 function newKeyPanel(state: DashboardState, key: string, apiBaseUrl: string | undefined): Html {

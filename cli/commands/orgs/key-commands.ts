@@ -1,5 +1,5 @@
 import { Option, type Command } from 'commander';
-import { apiKeyState, createApiKey, listApiKeys, revokeApiKey } from '../../../core/auth/index.js';
+import { apiKeyState, apiKeyStatus, createApiKey, listApiKeys, revokeApiKey } from '../../../core/auth/index.js';
 import { findOrganizationId } from '../../../core/billing/index.js';
 import { withAudit } from '../../../core/dashboard-auth/index.js';
 import type { CliContext } from '../../context.js';
@@ -48,13 +48,18 @@ export function registerKeyCommands(program: Command, context: () => CliContext)
     .description("List an organization's keys (prefix only; never the key).")
     .requiredOption('--org <org>', 'organization id or exact name')
     // An organization that rotates keys collects revoked ones: the live ones, or the others, alone.
-    .addOption(new Option('--state <state>', 'only the keys in this state').choices(['active', 'revoked', 'expired']))
+    .addOption(new Option('--state <state>', 'only the keys in this state (active includes the expiring ones)').choices(['active', 'revoked', 'expired']))
     .addOption(new Option('--format <format>', 'output format').choices(['table', 'json']).default('table'))
     .action(async (opts: { org: string; state?: 'active' | 'revoked' | 'expired'; format: 'table' | 'json' }) => {
       const d = await db();
       const organizationId = await findOrganizationId(d, opts.org);
       const now = new Date();
-      const keys = (await listApiKeys(d, organizationId)).map((k) => ({ ...k, state: apiKeyState(k, now) })).filter((k) => !opts.state || k.state === opts.state);
+      // Filtered by state as the dashboard's tabs are (its Active tab lists the expiring keys
+      // too), and each said as the dashboard says it: a key that stops working within 30 days
+      // (a rotated one in its grace period) is `expiring`, not `active`.
+      const keys = (await listApiKeys(d, organizationId))
+        .filter((k) => !opts.state || apiKeyState(k, now) === opts.state)
+        .map((k) => ({ ...k, state: apiKeyStatus(k, now) }));
       if (opts.format === 'json') {
         // One JSON array, for scripts: the same fields as the table, dates in ISO 8601, never the key.
         context().out(JSON.stringify(keys.map((k) => ({

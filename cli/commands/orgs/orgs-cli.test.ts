@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { createKeyVerifier, type KeyVerifier } from '../../../core/auth/index.js';
+import { createApiKey, createKeyVerifier, type KeyVerifier } from '../../../core/auth/index.js';
+import { rotateApiKey } from '../../../core/key-rotation/index.js';
 import { createDb, type Db } from '../../../core/db/index.js';
 import { createLogger } from '../../../core/logging/index.js';
 import { runCli, runCliWithEnv } from '../../../test/support/run-cli.js';
@@ -73,6 +74,25 @@ describe('operator CLI: organizations and keys', () => {
     expect(asJson).toEqual([expect.objectContaining({ id: principal.keyId, name: 'smoke', state: 'revoked', prefix: secret.slice(0, 12), expiresAt: null })]);
     expect(JSON.stringify(asJson)).not.toContain(secret);
     expect(await cli('key', 'list', '--org', orgId, '--state', 'expired')).toMatchObject({ code: 0, stdout: '', stderr: expect.stringContaining(`${orgId} has no expired keys`) });
+  });
+
+  it('when a key was rotated and is in its grace period then key list says expiring, as the dashboard does, and lists it among the active ones', async () => {
+    const orgId = (await cli('org', 'create', '--name', 'CLI expiring key SRL')).stdout.trim();
+    // Rotated as the dashboard's Rotate button does: the old key keeps working for a day.
+    const old = await createApiKey(db, { organizationId: orgId, name: 'rotated' });
+    const { created } = await rotateApiKey(db, { keyId: old.record.id, organizationId: orgId, graceSeconds: 86_400, by: 'test' });
+    const dated = await createApiKey(db, { organizationId: orgId, name: 'dated', expiresAt: new Date('2099-12-31T23:59:59.999Z') });
+    const stateOf = (stdout: string, keyId: string) => stdout.split('\n').find((line) => line.startsWith(keyId))?.split(/\s{2,}/)[5];
+
+    const table = (await cli('key', 'list', '--org', orgId)).stdout;
+    expect(table.split('\n')[0]).toMatch(/^ID\s+PREFIX\s+NAME\s+KIND\s+MODE\s+STATE\s/);
+    expect(stateOf(table, old.record.id)).toBe('expiring');
+    expect(stateOf(table, created.record.id)).toBe('active');
+    // A date decades ahead is not "expiring": that warns of keys that stop working soon.
+    expect(stateOf(table, dated.record.id)).toBe('active');
+    // Still working, so among the active keys (the dashboard's Active tab lists it too).
+    const active = JSON.parse((await cli('key', 'list', '--org', orgId, '--state', 'active', '--format', 'json')).stdout) as { id: string; state: string }[];
+    expect(Object.fromEntries(active.map((k) => [k.id, k.state]))).toEqual({ [old.record.id]: 'expiring', [created.record.id]: 'active', [dated.record.id]: 'active' });
   });
 
   it('when an operator overrides a product then org show lists the new measure', async () => {
