@@ -66,6 +66,18 @@ function keyStatus(state: DashboardState, key: ApiKeyRecord, now: Date): Html {
   return badge(state.t(`keys.state.${s}`), s === 'active' ? 'good' : s === 'expiring' ? 'warn' : 'neutral');
 }
 
+// A command that works as pasted: the whole key in it (a shortened one, `sk_live_ab12…`, was
+// refused as missing or invalid), calling the one address that answers any working key and is
+// not charged: the key's own description of what it may call.
+function tryIt(state: DashboardState, key: string, apiBaseUrl: string): Html {
+  const { t } = state;
+  return html`<p class="muted small">${t('keys.tryIt')}</p>
+    <div class="secret-row">
+      <code id="try-it" class="secret command" tabindex="0">curl -H "Authorization: Bearer ${key}" ${apiBaseUrl}/openapi.json</code>
+      <button type="button" class="btn btn-secondary" data-copy="try-it" data-copied="${t('common.copied')}">${t('keys.copyCommand')}</button>
+    </div>`;
+}
+
 function newKeyPanel(state: DashboardState, key: string, apiBaseUrl: string | undefined): Html {
   const { t } = state;
   return html`<section class="card card-highlight" aria-labelledby="new-key-title">
@@ -75,7 +87,7 @@ function newKeyPanel(state: DashboardState, key: string, apiBaseUrl: string | un
       <code id="new-key" class="secret" tabindex="0">${key}</code>
       <button type="button" class="btn btn-primary" data-copy="new-key" data-copied="${t('common.copied')}">${t('common.copy')}</button>
     </div>
-    ${apiBaseUrl ? html`<p class="muted small">${t('keys.tryIt')}: <code>curl -H "Authorization: Bearer ${key.slice(0, 12)}…" ${apiBaseUrl}/openapi.json</code></p>` : ''}
+    ${apiBaseUrl ? tryIt(state, key, apiBaseUrl) : ''}
   </section>`;
 }
 

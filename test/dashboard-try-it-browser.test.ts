@@ -1,0 +1,54 @@
+import { execFile } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createOrganization } from '../core/billing/index.js';
+import { ensureExampleCompany, startTestApi, type TestApi } from './api-fixtures.js';
+import { browserForFile, chromiumPath, createMember, dashboardForFile, signInInBrowser } from './dashboard-fixtures.js';
+
+// The "Try it" command under a new key, copied from the page as the Copy button copies it and
+// run in a shell against the real API: it must work as pasted.
+
+const haveBrowser = existsSync(chromiumPath);
+const run = promisify(execFile);
+
+describe.skipIf(!haveBrowser)('the keys page "Try it" command', () => {
+  let api: TestApi;
+  beforeAll(async () => {
+    api = await startTestApi();
+    await ensureExampleCompany(api.db);
+  });
+  afterAll(async () => {
+    await api?.close();
+  });
+  // The dashboard shows the API's address as PUBLIC_BASE_URL gives it (dashboard/compose.ts).
+  const env = dashboardForFile({ get apiBaseUrl() { return api.url; } });
+  const chromium = browserForFile();
+
+  it('when an admin creates a key and pastes the command shown under it into a shell, then the API answers it with the key\'s OpenAPI document', async () => {
+    const { id: orgId } = await createOrganization(env.db, { name: 'Try it test', planId: 'standard' });
+    const admin = await createMember(env.db, orgId, 'admin');
+    const context = await chromium.browser.newContext();
+    try {
+      const page = await context.newPage();
+      await signInInBrowser(page, env.dashboard.url, admin.email, admin.password);
+      await page.goto(`${env.dashboard.url}/orgs/${orgId}/keys`);
+      await page.getByLabel('Name').fill('first call');
+      await page.getByRole('button', { name: 'Create key' }).click();
+      await page.waitForLoadState('domcontentloaded');
+      const key = (await page.locator('#new-key').textContent())!.trim();
+      // What the "Copy command" button copies: the text of #try-it, trimmed (dashboard/assets/app-js.ts).
+      const command = (await page.locator('#try-it').textContent())!.trim();
+      expect(await page.locator('[data-copy="try-it"]').textContent()).toBe('Copy command');
+      expect(command).toBe(`curl -H "Authorization: Bearer ${key}" ${api.url}/openapi.json`);
+
+      const { stdout } = await run('sh', ['-c', command], { timeout: 10_000 });
+      const document = JSON.parse(stdout) as { openapi?: string; paths?: Record<string, unknown>; error?: unknown };
+      expect(document.error).toBeUndefined();
+      expect(document.openapi).toBe('3.1.0');
+      expect(Object.keys(document.paths ?? {})).toContain('/companies/{fiscalCode}/report');
+    } finally {
+      await context.close();
+    }
+  });
+});
