@@ -133,6 +133,8 @@ describe('when an admin creates a key with an expiry date', () => {
     expect((await env.db('api_keys').where({ organization_id: orgId, name: 'temporary' }).first()).expires_at.toISOString()).toBe('2099-03-31T23:59:59.999Z');
     const past = await client.post(`/orgs/${orgId}/keys`, { _csrf: token, name: 'already expired', expiresOn: '2001-01-01' });
     expect(past.status).toBe(422);
+    // The field named as such: "(optional)" is a hint of the form's label, not part of its name.
+    expect(/<div class="notice notice-bad" role="alert">([^<]*)<\/div>/.exec(await past.text())?.[1]).toBe('Please check the form: Expiry: must be in the future');
     expect(await env.db('api_keys').where({ organization_id: orgId, name: 'already expired' }).first()).toBeUndefined();
   });
 });
@@ -229,7 +231,7 @@ describe('when an admin creates a key with an expiry that is not a date', () => 
     const res = await client.post(`/orgs/${orgId}/keys`, { _csrf: await client.csrf(`/orgs/${orgId}/keys`), name: 'bad expiry', expiresOn });
     expect(res.status).toBe(422);
     const body = await res.text();
-    expect(/<div class="notice notice-bad" role="alert">([^<]*)<\/div>/.exec(body)?.[1]).toMatch(/^Please check the form: Expiry \(optional\): /);
+    expect(/<div class="notice notice-bad" role="alert">([^<]*)<\/div>/.exec(body)?.[1]).toMatch(/^Please check the form: Expiry: a date as YYYY-MM-DD/);
     expect(body).not.toContain('id="new-key"');
     // What was typed comes back in the form, to be corrected rather than typed again.
     expect(body).toMatch(/<input[^>]*name="name"[^>]*value="bad expiry"/);

@@ -131,6 +131,7 @@ input[aria-invalid=true], select[aria-invalid=true] { border-color: var(--bad); 
 .secret-row { display: flex; gap: .6rem; align-items: center; flex-wrap: wrap; margin: .5rem 0; }
 .secret { font-size: 1rem; padding: .55rem .75rem; background: #f2f4f7; border: 1px dashed #c1c9d2; word-break: break-all; user-select: all; }
 .secret.command { font-size: .85rem; }
+.copy-status { color: var(--good); font-weight: 600; }
 details > summary { cursor: pointer; }
 .secret-box { margin-top: .5rem; }
 .secret-box summary { color: var(--accent); font-weight: 600; font-size: .9rem; }

@@ -7,11 +7,14 @@ document.addEventListener('click', function (event) {
   var source = document.getElementById(button.getAttribute('data-copy'));
   if (!source) return;
   var text = source.textContent.trim();
+  // "Copied" goes into the status region beside the button (views/components.ts, copyButton),
+  // which screen readers announce; emptied again after a while, so a second copy is announced.
+  var status = document.getElementById(button.getAttribute('data-copy') + '-copied');
   var done = function () {
-    var label = button.textContent;
-    button.textContent = button.getAttribute('data-copied') || 'Copied';
-    button.setAttribute('aria-live', 'polite');
-    setTimeout(function () { button.textContent = label; }, 2000);
+    if (!status) return;
+    status.textContent = button.getAttribute('data-copied') || 'Copied';
+    clearTimeout(status.clearTimer);
+    status.clearTimer = setTimeout(function () { status.textContent = ''; }, 4000);
   };
   if (navigator.clipboard && window.isSecureContext) {
     navigator.clipboard.writeText(text).then(done, function () { selectText(source); });

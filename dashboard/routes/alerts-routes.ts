@@ -6,7 +6,7 @@ import { AppError } from '../../core/errors/index.js';
 import { claimSubmission, submissionField } from '../form-submission.js';
 import { orgAccess, type OrgView } from '../org-access.js';
 import type { DashboardContext, DashboardState } from '../state.js';
-import { badge, csrfField, field, notice, postButton, section, select, table } from '../views/components.js';
+import { badge, copyButton, csrfField, field, notice, postButton, section, select, table } from '../views/components.js';
 import { deliveryError } from '../views/delivery-errors.js';
 import { html, type HtmlValue } from '../views/html.js';
 import { fieldRefusals, invalidInputMessage } from '../views/invalid-input.js';
@@ -44,7 +44,7 @@ async function renderAlerts(ctx: DashboardContext, db: Db, view: OrgView, option
         </form>
         <details class="secret-box"><summary>${t('alerts.reveal')}</summary>
           <div class="secret-row"><code id="webhook-secret" class="secret" tabindex="0">${settings.webhookSecret}</code>
-          <button type="button" class="btn btn-secondary" data-copy="webhook-secret" data-copied="${t('common.copied')}">${t('common.copy')}</button>
+          ${copyButton(ctx.state, 'webhook-secret', { tone: 'secondary' })}
           ${postButton(ctx.state, `/orgs/${view.org.id}/alerts/secret`, t('alerts.rotateSecret'), { tone: 'secondary' })}</div>
           <p class="muted small">${t('alerts.verifyHelp')}</p>
         </details>` : html`<p>${settings.webhookUrl ? webhookSite(settings.webhookUrl) : '—'}</p>`}`, { id: 'alerts-webhook' })}

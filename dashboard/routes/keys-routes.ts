@@ -8,7 +8,7 @@ import { rotateApiKey, rotationGraceSeconds } from '../../core/key-rotation/inde
 import type { MessageKey } from '../i18n/translate.js';
 import { orgAccess, type OrgView } from '../org-access.js';
 import type { DashboardContext, DashboardState } from '../state.js';
-import { badge, csrfField, field, notice, pagination, postButton, section, select, table } from '../views/components.js';
+import { badge, copyButton, csrfField, field, notice, pagination, postButton, section, select, table } from '../views/components.js';
 import { fieldRefusals, invalidInputMessage } from '../views/invalid-input.js';
 import { html, type Html, type HtmlValue } from '../views/html.js';
 import { page } from '../views/layout.js';
@@ -74,18 +74,21 @@ function tryIt(state: DashboardState, key: string, apiBaseUrl: string): Html {
   return html`<p class="muted small">${t('keys.tryIt')}</p>
     <div class="secret-row">
       <code id="try-it" class="secret command" tabindex="0">curl -H "Authorization: Bearer ${key}" ${apiBaseUrl}/openapi.json</code>
-      <button type="button" class="btn btn-secondary" data-copy="try-it" data-copied="${t('common.copied')}">${t('keys.copyCommand')}</button>
+      ${copyButton(state, 'try-it', { label: t('keys.copyCommand'), tone: 'secondary' })}
     </div>`;
 }
 
 function newKeyPanel(state: DashboardState, key: string, apiBaseUrl: string | undefined): Html {
   const { t } = state;
-  return html`<section class="card card-highlight" aria-labelledby="new-key-title">
+  // Focus moves here when the page opens (autofocus), so a screen reader reads the panel out
+  // first, and keyboard users start at the Copy button; a live region besides, for readers that
+  // announce one present on load.
+  return html`<section id="new-key-panel" class="card card-highlight" aria-labelledby="new-key-title" aria-live="polite" tabindex="-1" autofocus>
     <h2 id="new-key-title">${t('keys.newKeyTitle')}</h2>
     <p>${t('keys.newKeyOnce')}</p>
     <div class="secret-row">
       <code id="new-key" class="secret" tabindex="0">${key}</code>
-      <button type="button" class="btn btn-primary" data-copy="new-key" data-copied="${t('common.copied')}">${t('common.copy')}</button>
+      ${copyButton(state, 'new-key')}
     </div>
     ${apiBaseUrl ? tryIt(state, key, apiBaseUrl) : ''}
   </section>`;
@@ -99,6 +102,10 @@ function newKeyTop(state: DashboardState, flash: z.output<typeof newKeyFlashSche
   const when = flash.oldKeyUntil ? t('keys.rotatedAt', { time: f.dateTime(flash.oldKeyUntil) }) : t('keys.rotatedNow');
   return html`${notice(t('keys.rotated', { prefix: `${flash.fromPrefix}…`, when }), 'good')}${panel}`;
 }
+
+// The earliest expiry the date picker offers: a key valid through tomorrow (UTC, as the form
+// reads the date), so a past date cannot be picked; typed anyway, the server refuses it.
+const tomorrowUtc = (now: Date) => new Date(now.getTime() + 86_400_000).toISOString().slice(0, 10);
 
 /** All / Active / Revoked / Expired, each with its count; a filter starts at its first page. */
 function filterTabs(state: DashboardState, orgId: string, current: KeysFilter, counts: Record<KeysFilter, number>): Html {
@@ -155,7 +162,7 @@ async function renderKeysPage(ctx: DashboardContext, deps: KeysRouteDeps, view: 
     ${section(t('keys.createTitle'), html`<form method="post" action="/orgs/${view.org.id}/keys" class="form-row">
         ${csrfField(ctx.state)}${submissionField()}
         ${field({ label: t('common.name'), name: 'name', required: true, help: t('keys.nameHelp'), id: 'key-name', value: extra.typed?.name ?? '', error: extra.refusals?.name })}
-        ${field({ label: t('keys.expiry'), name: 'expiresOn', type: 'date', help: t('keys.expiryHelp'), id: 'key-expiry', value: extra.typed?.expiresOn ?? '', error: extra.refusals?.expiresOn ?? extra.refusals?.['body.expiresAt'] })}
+        ${field({ label: t('keys.expiryLabel'), name: 'expiresOn', type: 'date', min: tomorrowUtc(now), help: t('keys.expiryHelp'), id: 'key-expiry', value: extra.typed?.expiresOn ?? '', error: extra.refusals?.expiresOn ?? extra.refusals?.['body.expiresAt'] })}
         <div class="field field-button"><button type="submit" class="btn btn-primary">${t('keys.create')}</button></div>
       </form>`)}
     ${section(t('keys.title'), html`${table({

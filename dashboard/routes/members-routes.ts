@@ -7,7 +7,7 @@ import { orgAccess, type OrgView } from '../org-access.js';
 import { answerRepeated, claimSubmission, submissionField } from '../form-submission.js';
 import { putFlash, takeFlash } from '../session-flash.js';
 import type { DashboardContext, DashboardState } from '../state.js';
-import { badge, csrfField, field, notice, postButton, section, select, table } from '../views/components.js';
+import { badge, copyButton, csrfField, field, notice, postButton, section, select, table } from '../views/components.js';
 import { html, raw, type Html, type HtmlValue } from '../views/html.js';
 import { fieldRefusals, invalidInputMessage } from '../views/invalid-input.js';
 import { page } from '../views/layout.js';
@@ -36,7 +36,7 @@ export function invitationPanel(ctx: DashboardContext, invitation: CreatedInvita
     <p>${t('members.inviteLink', { email: invitation.email, date: f.date(invitation.expiresAt) })}</p>
     <div class="secret-row">
       <code id="invite-link" class="secret" tabindex="0">${invitationLink(ctx, invitation.token, options.publicUrl)}</code>
-      <button type="button" class="btn btn-primary" data-copy="invite-link" data-copied="${t('common.copied')}">${t('common.copy')}</button>
+      ${copyButton(ctx.state, 'invite-link')}
     </div>
   </section>`;
 }

@@ -53,7 +53,8 @@ export function field(options: {
   help?: string;
   required?: boolean;
   autocomplete?: string;
-  min?: number;
+  /** A number, or a date (YYYY-MM-DD) for a date field. */
+  min?: number | string;
   max?: number;
   /** The keyboard a phone shows ('numeric': digits), for a text field that takes a number as typed. */
   inputmode?: 'numeric';
@@ -82,6 +83,16 @@ export function select(options: { label: string; name: string; choices: { value:
     </select>
     ${options.help ? html`<p class="help" id="${id}-help">${options.help}</p>` : ''}
   </div>`;
+}
+
+/**
+ * A Copy button for the text of the element `target`, and beside it the status region in which
+ * the page's script says "Copied" once it has copied (assets/app-js.ts): a live region that is
+ * on the page before it changes, so screen readers announce the change, as they do not
+ * announce a button whose label changes.
+ */
+export function copyButton(state: DashboardState, target: string, options: { label?: string; tone?: 'primary' | 'secondary' } = {}): Html {
+  return html`<button type="button" class="btn btn-${options.tone ?? 'primary'}" data-copy="${target}" data-copied="${state.t('common.copied')}">${options.label ?? state.t('common.copy')}</button><span class="copy-status" id="${target}-copied" role="status" aria-live="polite"></span>`;
 }
 
 /** A one-button POST form (revoke, remove, sign out): a real form, so it works without JS. */
