@@ -32,7 +32,9 @@ describe.skipIf(!haveBrowser)('the keys page in a browser', () => {
     }
   }
 
-  const activeId = (page: Page) => page.evaluate(() => document.activeElement?.id ?? null);
+  // Expressions run in the page (strings: this file is type-checked without the DOM's types).
+  const activeId = (page: Page) => page.evaluate<string | null>('document.activeElement ? document.activeElement.id : null');
+  const clipboard = (page: Page) => page.evaluate<string>('navigator.clipboard.readText()');
 
   it('when an admin creates a key, then focus moves to the panel showing it, a live region, and each Copy is announced as "Copied" in a status region', async () => {
     await asNewAdmin('Keys page focus test', async (page) => {
@@ -51,11 +53,11 @@ describe.skipIf(!haveBrowser)('the keys page in a browser', () => {
       expect(await keyCopied.textContent()).toBe('');
       await page.locator('[data-copy="new-key"]').click();
       await expect.poll(() => keyCopied.textContent()).toBe('Copied');
-      expect(await page.evaluate(() => navigator.clipboard.readText())).toBe(key);
+      expect(await clipboard(page)).toBe(key);
 
       await page.getByRole('button', { name: 'Copy command' }).click();
       await expect.poll(() => page.locator('#try-it-copied').textContent()).toBe('Copied');
-      expect(await page.evaluate(() => navigator.clipboard.readText())).toBe(`curl -H "Authorization: Bearer ${key}" ${apiBaseUrl}/openapi.json`);
+      expect(await clipboard(page)).toBe(`curl -H "Authorization: Bearer ${key}" ${apiBaseUrl}/openapi.json`);
     });
   });
 
@@ -84,11 +86,11 @@ describe.skipIf(!haveBrowser)('the keys page in a browser', () => {
       page.on('request', (request) => { if (request.method() === 'POST') posts.push(request.url()); });
       await page.getByLabel('Name').fill('dated');
       await expiry.fill(day(-1));
-      expect(await expiry.evaluate((input: HTMLInputElement) => input.validity.rangeUnderflow)).toBe(true);
+      expect(await expiry.evaluate((input) => (input as unknown as { validity: { rangeUnderflow: boolean } }).validity.rangeUnderflow)).toBe(true);
       await page.getByRole('button', { name: 'Create key' }).click();
       // Today is no choice either: valid through today, the key would be expiring from the start.
       await expiry.fill(day(0));
-      expect(await expiry.evaluate((input: HTMLInputElement) => input.validity.rangeUnderflow)).toBe(true);
+      expect(await expiry.evaluate((input) => (input as unknown as { validity: { rangeUnderflow: boolean } }).validity.rangeUnderflow)).toBe(true);
       await page.getByRole('button', { name: 'Create key' }).click();
 
       await expiry.fill(day(1));
