@@ -23,6 +23,8 @@ COPY --from=build --chown=node:node /app/node_modules ./node_modules
 COPY --from=build --chown=node:node /app/dist ./dist
 # Reference data the sample generator reads at run time (core/sample-data/reference-data.ts).
 COPY --from=build --chown=node:node /app/data ./data
+# The customers' guide the API serves at /docs/getting-started (api/docs/getting-started-guide.ts).
+COPY --from=build --chown=node:node /app/docs/getting-started.md /app/docs/getting-started.it.md ./docs/
 USER node
 EXPOSE 3000 3001 3002
 CMD ["node", "dist/api/main.js"]

@@ -33,7 +33,7 @@ export function renderDocsPage(language: Language): string {
   <h1>${escapeHtml(t.docsPage.heading)}</h1>
   <nav class="lang" aria-label="${escapeHtml(t.docsPage.switchLabel)}">${escapeHtml(t.docsPage.switchLabel)}: ${link('en', 'English')} ${link('it', 'Italiano')}</nav>
 </header>
-<p class="intro">${escapeHtml(t.docsPage.intro)}</p>
+<p class="intro">${escapeHtml(t.docsPage.intro)} <a id="getting-started" href="/docs/getting-started?lang=${language}" hreflang="${language}">${escapeHtml(t.docsPage.guideLink)}</a></p>
 <div id="swagger-ui" data-spec-url="/docs/openapi.json?lang=${language}"></div>
 <script src="/docs/assets/swagger-ui-bundle.js"></script>
 <script src="/docs/assets/docs.js"></script>
