@@ -7,12 +7,13 @@ import { ensureExampleCompany, startTestApi, type TestApi } from './api-fixtures
 import { browserForFile, chromiumPath, createMember, dashboardForFile, signInInBrowser } from './dashboard-fixtures.js';
 
 // The "Try it" command under a new key, copied from the page as the Copy button copies it and
-// run in a shell against the real API: it must work as pasted.
+// run in a shell against the real API: it must work as pasted. And the links the keys page gives
+// to the API's guide and reference lead there.
 
 const haveBrowser = existsSync(chromiumPath);
 const run = promisify(execFile);
 
-describe.skipIf(!haveBrowser)('the keys page "Try it" command', () => {
+describe.skipIf(!haveBrowser)('the keys page and the API it leads to', () => {
   let api: TestApi;
   beforeAll(async () => {
     api = await startTestApi();
@@ -47,6 +48,34 @@ describe.skipIf(!haveBrowser)('the keys page "Try it" command', () => {
       expect(document.error).toBeUndefined();
       expect(document.openapi).toBe('3.1.0');
       expect(Object.keys(document.paths ?? {})).toContain('/companies/{fiscalCode}/report');
+    } finally {
+      await context.close();
+    }
+  });
+
+  it.each([
+    { lang: 'en', guide: 'Getting started: a key, first calls, identifiers, errors', reference: 'API reference', guideTitle: '# Getting started with the Italian company data API', referenceTitle: 'API reference' },
+    { lang: 'it', guide: 'Primi passi: la chiave, le prime chiamate, i codici, gli errori', reference: 'Documentazione API', guideTitle: "# Primi passi con l'API dei dati sulle imprese italiane", referenceTitle: 'Documentazione API' },
+  ] as const)('when an admin follows the keys page\'s links ($lang) then they open the API\'s getting-started guide and its reference, in the page\'s language', async ({ lang, guide, reference, guideTitle, referenceTitle }) => {
+    const { id: orgId } = await createOrganization(env.db, { name: `Docs links test ${lang}`, planId: 'standard' });
+    const admin = await createMember(env.db, orgId, 'admin');
+    const context = await chromium.browser.newContext();
+    try {
+      const page = await context.newPage();
+      await signInInBrowser(page, env.dashboard.url, admin.email, admin.password);
+      await context.addCookies([{ name: 'dash_lang', value: lang, url: env.dashboard.url }]);
+      const keysPage = `${env.dashboard.url}/orgs/${orgId}/keys`;
+      await page.goto(keysPage);
+      await page.getByRole('link', { name: guide }).click();
+      await page.waitForLoadState('domcontentloaded');
+      expect(page.url()).toBe(`${api.url}/docs/getting-started?lang=${lang}`);
+      expect((await page.locator('body').textContent())!.startsWith(guideTitle)).toBe(true);
+
+      await page.goto(keysPage);
+      await page.getByRole('link', { name: reference, exact: true }).click();
+      await page.waitForLoadState('domcontentloaded');
+      expect(page.url()).toBe(`${api.url}/docs?lang=${lang}`);
+      expect(await page.locator('header.docs h1').textContent()).toBe(referenceTitle);
     } finally {
       await context.close();
     }

@@ -17,7 +17,8 @@ import { putFlash, takeFlash } from '../session-flash.js';
 
 export interface KeysRouteDeps {
   db: Db;
-  /** Shown in the "try it" line under a new key. */
+  /** The API's public address (PUBLIC_BASE_URL): in the "Try it" command under a new key, and the
+   * links to the getting-started guide and the reference. */
   apiBaseUrl?: string;
 }
 
@@ -76,6 +77,13 @@ function tryIt(state: DashboardState, key: string, apiBaseUrl: string): Html {
       <code id="try-it" class="secret command" tabindex="0">curl -H "Authorization: Bearer ${key}" ${apiBaseUrl}/openapi.json</code>
       ${copyButton(state, 'try-it', { label: t('keys.copyCommand'), tone: 'secondary' })}
     </div>`;
+}
+
+// Where a developer goes next with a key: the guide and the reference, both served by the API
+// without a key (at PUBLIC_BASE_URL), in the page's language.
+function apiDocsLinks(state: DashboardState, apiBaseUrl: string): Html {
+  const { t, lang } = state;
+  return html`<p id="api-docs">${t('keys.docsIntro')} <a href="${apiBaseUrl}/docs/getting-started?lang=${lang}" hreflang="${lang}">${t('keys.guide')}</a> · <a href="${apiBaseUrl}/docs?lang=${lang}" hreflang="${lang}">${t('keys.reference')}</a></p>`;
 }
 
 function newKeyPanel(state: DashboardState, key: string, apiBaseUrl: string | undefined): Html {
@@ -159,6 +167,7 @@ async function renderKeysPage(ctx: DashboardContext, deps: KeysRouteDeps, view: 
   const body = html`
     ${extra.top ?? ''}
     <p class="lead">${t('keys.intro')}</p>
+    ${deps.apiBaseUrl ? apiDocsLinks(ctx.state, deps.apiBaseUrl) : ''}
     ${section(t('keys.createTitle'), html`<form method="post" action="/orgs/${view.org.id}/keys" class="form-row">
         ${csrfField(ctx.state)}${submissionField()}
         ${field({ label: t('common.name'), name: 'name', required: true, help: t('keys.nameHelp'), id: 'key-name', value: extra.typed?.name ?? '', error: extra.refusals?.name })}
