@@ -130,7 +130,7 @@ describe.skipIf(!haveBrowser)('the dashboard in a browser', () => {
     await admin.getByRole('button', { name: 'Create key' }).click();
     const key = (await admin.locator('#new-key').textContent())!.trim();
     expect(key).toMatch(/^sk_live_[0-9A-Za-z]{32}$/);
-    await admin.getByRole('button', { name: 'Copy' }).click();
+    await admin.getByRole('button', { name: 'Copy', exact: true }).click();
     expect(await admin.evaluate<string>('navigator.clipboard.readText()')).toBe(key);
     await admin.screenshot({ path: `${screenshots}keys.png`, fullPage: true });
 
