@@ -91,7 +91,7 @@ describe.skipIf(!haveBrowser)('refused forms in a browser', () => {
       await page.waitForLoadState('domcontentloaded');
       expect(await page.getByLabel('E-mail').inputValue()).toBe('ada@localhost');
       expect(await page.getByLabel('Role').inputValue()).toBe('finance');
-      expect(await errorUnder(page, '#invite-email')).toBe('Invalid email address');
+      expect(await errorUnder(page, '#invite-email')).toBe('Enter an e-mail address like name@company.it');
 
       // A number the browser takes, past what a whole number of ours holds.
       const quantity = page.getByLabel('Quantity company-financials');

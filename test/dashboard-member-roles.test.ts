@@ -52,7 +52,8 @@ describe('when an admin makes another admin finance', () => {
     expect(await roleChangesOf(orgId)).toEqual([{ actor: adminId, details: { userId: other.userId, email: other.email, from: 'admin', to: 'finance' } }]);
     expect(await (await client.get(`/orgs/${orgId}/activity`)).text()).toContain(`Changed the role of ${other.email} from admin to finance`);
     client.jar.set('dash_lang', 'it');
-    expect(await (await client.get(`/orgs/${orgId}/activity`)).text()).toContain(`Cambiato il ruolo di ${other.email} da amministratore a amministrazione e finanza`);
+    // "ad", not "a", before the vowel.
+    expect(await (await client.get(`/orgs/${orgId}/activity`)).text()).toContain(`Cambiato il ruolo di ${other.email} da amministratore ad amministrazione e finanza`);
     expect(await (await client.get(res.headers.get('location')!)).text()).toContain(`Nuovo ruolo di ${other.email}: amministrazione e finanza.`);
   });
 });
@@ -78,6 +79,16 @@ describe('when a finance member is made admin in place', () => {
     expect((await person.post(link, { _csrf: await person.csrf('/orgs') })).status).toBe(404);
     expect((await membershipOf(orgId, finance.userId))!.role).toBe('finance');
     expect((await roleChangesOf(orgId)).map((r) => [r.details.from, r.details.to])).toEqual([['finance', 'admin'], ['admin', 'finance']]);
+
+    // Both ways, each role said with the "to" it takes: in Italian "ad" before either role's vowel.
+    const activity = await (await client.get(`/orgs/${orgId}/activity`)).text();
+    expect(activity).toContain(`Changed the role of ${finance.email} from finance to admin`);
+    expect(activity).toContain(`Changed the role of ${finance.email} from admin to finance`);
+    client.jar.set('dash_lang', 'it');
+    const italian = await (await client.get(`/orgs/${orgId}/activity`)).text();
+    expect(italian).toContain(`Cambiato il ruolo di ${finance.email} da amministrazione e finanza ad amministratore`);
+    expect(italian).toContain(`Cambiato il ruolo di ${finance.email} da amministratore ad amministrazione e finanza`);
+    expect(italian).not.toMatch(/ a amministra/);
   });
 });
 

@@ -482,7 +482,7 @@ describe('operator organization forms', () => {
     expect(refused.status).toBe(422);
     const body = await refused.text();
     expect(body).toMatch(/<input id="invite-email" name="email" type="email" value="ada@localhost"[^>]* aria-invalid="true" aria-describedby="invite-email-error">/);
-    expect(body).toMatch(/<p class="field-error" id="invite-email-error">Invalid email address<\/p>/);
+    expect(body).toMatch(/<p class="field-error" id="invite-email-error">Enter an e-mail address like name@company.it<\/p>/);
     expect(body).toMatch(/<option value="finance" selected>/);
     // The language switch leads back to the organization's page, not to the form's address.
     expect(body).toContain(`href="/language?lang=it&amp;next=${encodeURIComponent(page)}"`);

@@ -13,10 +13,13 @@ export const MAX_NAME_LENGTH = 200;
 
 export const INVITATION_TTL_MS = 7 * 24 * 60 * 60 * 1000;
 
+/** The refusal of an address that is not one (the dashboard words it in the page's language). */
+export const NOT_AN_EMAIL = 'an e-mail address like name@company.it';
+
 export const invitationInputSchema = z.object({
   organizationId: z.string().min(1),
   // RFC 5321's longest address: a longer one could not receive the invitation anyway.
-  email: z.string().trim().toLowerCase().pipe(z.email().max(254)),
+  email: z.string().trim().toLowerCase().pipe(z.email({ error: NOT_AN_EMAIL }).max(254)),
   role: z.enum(memberRoles as [MemberRole, ...MemberRole[]]),
   invitedBy: z.string().min(1),
 });

@@ -272,7 +272,11 @@ export const en = {
   'members.roleUnchanged': '{email} is already {role}: nothing changed.',
   'members.lastAdminRole': "An organization needs at least one admin: make another member admin before changing this one's role.",
   'members.changeOwnRoleConfirm': 'Change your own role? As finance you will no longer manage keys, members or alerts, nor read the activity log.',
-  'audit.member.role_changed': 'Changed the role of {email} from {from} to {to}',
+  // The role a change gave, with what leads to it: Italian elides "a" before a vowel.
+  'audit.member.role_changed': 'Changed the role of {email} from {from} {to}',
+  'audit.roleTo.admin': 'to admin',
+  'audit.roleTo.finance': 'to finance',
+  'audit.roleTo.other': 'to {role}',
   'alerts.title': 'Alerts',
   'alerts.intro': 'Thresholds send a signed webhook once per period. A top-up or the new period re-arms them.',
   'alerts.webhook': 'Webhook',
@@ -457,6 +461,7 @@ export const en = {
   'error.msg.alreadyAdmin': 'already a member as admin',
   'error.msg.alreadyFinance': 'already a member as finance',
   'error.msg.cannotLowerRole': 'already a member as admin: an invitation cannot lower a role',
+  'error.msg.email': 'Enter an e-mail address like name@company.it',
   'error.period': 'a month, YYYY-MM, not after the current one',
   'error.back': 'Back to the dashboard',
 } as const;

@@ -56,10 +56,15 @@ function sentenceOf(action: string, details: Record<string, unknown>): string {
   return `allowance.${details.callsCap === null ? 'cap_removed' : 'cap_set'}${details.thisPeriodOnly === true ? '_this_period' : ''}`;
 }
 
-// Details that name a member's role, said as the pages say roles. A role change's `from` and
-// `to` are roles; key rotations use the same names for key ids.
+// Details that name a member's role, said as the pages say roles. A role change's `from` is a
+// role (its `to` is said with its preposition, below); key rotations use the names for key ids.
 const roleDetail = (action: string, name: string) =>
-  name === 'role' || name === 'invitedAs' || (action === 'member.role_changed' && (name === 'from' || name === 'to'));
+  name === 'role' || name === 'invitedAs' || (action === 'member.role_changed' && name === 'from');
+
+// The role a change gave, with the word that leads to it: each role has its own, as Italian
+// elides "a" before a vowel ("da amministratore ad amministrazione e finanza").
+const roleTo = (state: DashboardState, role: string) =>
+  role === 'admin' || role === 'finance' ? state.t(`audit.roleTo.${role}`) : state.t('audit.roleTo.other', { role });
 
 export function describeAuditAction(state: DashboardState, row: Pick<AuditRow, 'action' | 'details'> & Partial<Pick<AuditRow, 'keyLabels'>>): HtmlValue {
   const details = row.details ?? {};
@@ -73,6 +78,7 @@ export function describeAuditAction(state: DashboardState, row: Pick<AuditRow, '
     // A key as the keys page shows it (name and prefix), not by the id it never shows.
     else if (typeof value === 'string' && row.keyLabels?.[value]) params[name] = row.keyLabels[value];
     else if (typeof value === 'number') params[name] = state.f.number(value);
+    else if (row.action === 'member.role_changed' && name === 'to' && typeof value === 'string') params[name] = roleTo(state, value);
     else if (roleDetail(row.action, name) && (value === 'admin' || value === 'finance')) params[name] = state.t(`role.${value}`);
     // Codes, said as the pages say them: 'crediti' after its quantity, a threshold by its label.
     else if (name === 'unit' && typeof value === 'string') params[name] = unitWord(state, value, typeof details.quantity === 'number' ? details.quantity : 0);
