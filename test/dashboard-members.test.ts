@@ -1,7 +1,7 @@
 import http from 'node:http';
 import { describe, expect, it } from 'vitest';
 import { createOrganization } from '../core/billing/index.js';
-import { hashToken } from '../core/dashboard-auth/index.js';
+import { hashToken, recordAudit } from '../core/dashboard-auth/index.js';
 import { adminOfNewOrg, createMember, dashboardForFile, httpSession, refuseAuditRowsOf, signedInOperator, startTestDashboard, uniqueEmail } from './dashboard-fixtures.js';
 
 // Members and invitations over real HTTP: an invitation stops working once its address joins,
@@ -422,3 +422,52 @@ describe('when an admin\'s invitation is refused', () => {
   });
 });
 
+
+describe('when an admin removes a member', () => {
+  it('then the page says whom, and the activity log names them by e-mail and role, in English and Italian', async () => {
+    const { orgId, adminId, client } = await adminOfNewOrg(env, 'Members removal named test');
+    const finance = await createMember(env.db, orgId, 'finance');
+    const page = membersPage(orgId);
+    const res = await client.post(`${page}/${finance.userId}/remove`, { _csrf: await client.csrf(page) });
+    expect(res.status).toBe(302);
+    const answer = res.headers.get('location')!;
+    expect(answer).toBe(`${page}?done=removed&member=${finance.userId}`);
+    expect(await (await client.get(answer)).text()).toContain(`Removed ${finance.email}.`);
+    expect(await auditOf(orgId)).toEqual([{ actor: adminId, action: 'member.removed', details: { userId: finance.userId, email: finance.email, role: 'finance' } }]);
+    const activity = await (await client.get(`/orgs/${orgId}/activity`)).text();
+    expect(activity).toContain(`Removed ${finance.email} (finance)`);
+    expect(activity).not.toContain(finance.userId);
+
+    client.jar.set('dash_lang', 'it');
+    expect(await (await client.get(answer)).text()).toContain(`Rimosso ${finance.email}.`);
+    expect(await (await client.get(`/orgs/${orgId}/activity`)).text()).toContain(`Rimosso ${finance.email} (amministrazione e finanza)`);
+  });
+
+  it('then an id in the address that this organization did not remove gets the plain notice, naming no one', async () => {
+    const { orgId, client } = await adminOfNewOrg(env, 'Members removal foreign id test');
+    // Removed from another organization: its log is not this one's.
+    const other = await adminOfNewOrg(env, 'Members removal other org test');
+    const elsewhere = await createMember(env.db, other.orgId, 'finance');
+    const otherPage = membersPage(other.orgId);
+    expect((await other.client.post(`${otherPage}/${elsewhere.userId}/remove`, { _csrf: await other.client.csrf(otherPage) })).status).toBe(302);
+
+    const body = await (await client.get(`${membersPage(orgId)}?done=removed&member=${elsewhere.userId}`)).text();
+    expect(body).toContain('Member removed.');
+    expect(body).not.toContain(elsewhere.email);
+  });
+
+  it('then a removal logged before removals named the address reads by the e-mail the account has now, or by its id once it is gone', async () => {
+    const { orgId, client } = await adminOfNewOrg(env, 'Members removal old rows test');
+    const kept = await createMember(env.db, orgId, 'finance');
+    const gone = 'usr_goneLongAgo0000000000';
+    await recordAudit(env.db, { organizationId: orgId, actor: 'system', action: 'member.removed', details: { userId: kept.userId } });
+    await recordAudit(env.db, { organizationId: orgId, actor: 'system', action: 'member.removed', details: { userId: gone } });
+    const activity = await (await client.get(`/orgs/${orgId}/activity`)).text();
+    expect(activity).toContain(`Removed member ${kept.email}`);
+    expect(activity).toContain(`Removed member ${gone}`);
+    client.jar.set('dash_lang', 'it');
+    const italian = await (await client.get(`/orgs/${orgId}/activity`)).text();
+    expect(italian).toContain(`Rimosso il membro ${kept.email}`);
+    expect(italian).toContain(`Rimosso il membro ${gone}`);
+  });
+});

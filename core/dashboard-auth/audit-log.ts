@@ -1,5 +1,6 @@
 import { pageWindow, type Db } from '../db/index.js';
 import { apiKeyLabels } from '../auth/api-key-labels.js';
+import { userEmails } from './user-emails.js';
 
 export interface AuditEntry {
   organizationId: string | null;
@@ -43,6 +44,11 @@ export interface AuditRow {
   details: Record<string, unknown> | null;
   /** The API keys the details name (keyId, from, to), as the keys page shows them: "name (sk_live_AbCd…)". */
   keyLabels: Record<string, string>;
+  /**
+   * The e-mail of the person a row names by id alone (`userId`, no `email`: a removal logged
+   * before removals named the address), as the account has it now; absent once it is gone.
+   */
+  memberEmails: Record<string, string>;
 }
 
 export interface AuditPage {
@@ -59,11 +65,21 @@ async function selectAuditRows(db: Db, query: ReturnType<typeof auditRowsOf>): P
     .orderBy('a.id', 'desc')
     .select<{ id: number | string; at: Date; actor: string; email: string | null; action: string; details: Record<string, unknown> | null }[]>('a.id', 'a.at', 'a.actor', 'u.email', 'a.action', 'a.details');
   const labels = await apiKeyLabels(db, rows.flatMap((r) => keyIdsOf(r.details)));
-  return rows.map((r) => ({
-    id: Number(r.id), at: r.at, actor: r.actor, actorEmail: r.email, action: r.action, details: r.details,
-    keyLabels: Object.fromEntries(keyIdsOf(r.details).filter((id) => labels.has(id)).map((id) => [id, labels.get(id)!])),
-  }));
+  const emails = await userEmails(db, rows.map((r) => memberIdOf(r.details) ?? null));
+  return rows.map((r) => {
+    const memberId = memberIdOf(r.details);
+    return {
+      id: Number(r.id), at: r.at, actor: r.actor, actorEmail: r.email, action: r.action, details: r.details,
+      keyLabels: Object.fromEntries(keyIdsOf(r.details).filter((id) => labels.has(id)).map((id) => [id, labels.get(id)!])),
+      memberEmails: memberId && emails.has(memberId) ? { [memberId]: emails.get(memberId)! } : {},
+    };
+  });
 }
+
+// A person named by id only: rows that name the e-mail too are read as they were written (the
+// address then, not whatever the account holds now).
+const memberIdOf = (details: Record<string, unknown> | null): string | undefined =>
+  typeof details?.userId === 'string' && details.email === undefined ? details.userId : undefined;
 
 // Key actions name keys by id (key.created, key.revoked: keyId; key.rotated: from, to), which
 // the keys page never shows: people know a key by its name and display prefix.
@@ -96,12 +112,15 @@ export interface MembershipEvent {
   at: Date;
   /** The role a role change gave (`to`); undefined for a removal. */
   role?: string;
+  /** The person's address as the row names it (rows before removals named it have none). */
+  email?: string;
 }
 
 /**
  * The newest audit row that changed one person's membership of an organization: a change of
  * their role, or their removal. The dashboard's gate reads it to tell someone it turns away
- * that their role changed, or that they were removed, rather than give a bare refusal.
+ * that their role changed, or that they were removed, rather than give a bare refusal; the
+ * members page, to say whom a removal it has just made removed.
  */
 export async function lastMembershipEvent(db: Db, organizationId: string, userId: string): Promise<MembershipEvent | undefined> {
   const row = await db('audit_log')
@@ -111,6 +130,10 @@ export async function lastMembershipEvent(db: Db, organizationId: string, userId
     .orderBy('id', 'desc')
     .first<{ action: MembershipEvent['action']; at: Date; details: Record<string, unknown> | null } | undefined>('action', 'at', 'details');
   if (!row) return undefined;
-  const to = row.details?.to;
-  return { action: row.action, at: row.at, ...(row.action === 'member.role_changed' && typeof to === 'string' ? { role: to } : {}) };
+  const { to, email } = row.details ?? {};
+  return {
+    action: row.action, at: row.at,
+    ...(row.action === 'member.role_changed' && typeof to === 'string' ? { role: to } : {}),
+    ...(typeof email === 'string' ? { email } : {}),
+  };
 }

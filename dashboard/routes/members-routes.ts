@@ -1,6 +1,6 @@
 import type { Router } from '@koa/router';
 import { z } from 'zod';
-import { can, cancelInvitation, changeMemberRole, createInvitation, memberRoles, membersOf, pendingInvitations, removeMember, withAudit, type CreatedInvitation, type Member, type MemberRole } from '../../core/dashboard-auth/index.js';
+import { can, cancelInvitation, changeMemberRole, createInvitation, lastMembershipEvent, memberRoles, membersOf, pendingInvitations, removeMember, withAudit, type CreatedInvitation, type Member, type MemberRole } from '../../core/dashboard-auth/index.js';
 import type { Db } from '../../core/db/index.js';
 import { AppError } from '../../core/errors/index.js';
 import { orgAccess, type OrgView } from '../org-access.js';
@@ -125,7 +125,7 @@ async function renderMembers(ctx: DashboardContext, db: Db, view: OrgView, top?:
 
 export function registerMembersRoutes(router: Router<DashboardState>, deps: MembersRouteDeps): void {
   const { db } = deps;
-  const done = { removed: 'members.removed', cancelled: 'members.invitationCancelled', repeated: 'form.repeated' } as const;
+  const done = { cancelled: 'members.invitationCancelled', repeated: 'form.repeated' } as const;
 
   router.get('/orgs/:orgId/members', async (ctx) => {
     const view = await orgAccess(ctx, db, ctx.params.orgId!, 'manage_members');
@@ -139,7 +139,14 @@ export function registerMembersRoutes(router: Router<DashboardState>, deps: Memb
         return m ? notice(ctx.state.t(said, { email: m.email, role: ctx.state.t(`role.${m.role}`) }), said === 'members.roleChanged' ? 'good' : 'info') : '';
       });
     }
-    const key = ctx.query.done === 'removed' || ctx.query.done === 'cancelled' || ctx.query.done === 'repeated' ? done[ctx.query.done] : undefined;
+    if (ctx.query.done === 'removed') {
+      // Whom, as this organization's log names them: the address cannot be put in the link, nor
+      // read from any other organization's.
+      const removed = typeof ctx.query.member === 'string' ? await lastMembershipEvent(db, view.org.id, ctx.query.member) : undefined;
+      const said = removed?.action === 'member.removed' && removed.email ? ctx.state.t('members.removedEmail', { email: removed.email }) : ctx.state.t('members.removed');
+      return renderMembers(ctx, db, view, notice(said, 'good'));
+    }
+    const key = ctx.query.done === 'cancelled' || ctx.query.done === 'repeated' ? done[ctx.query.done] : undefined;
     await renderMembers(ctx, db, view, key ? notice(ctx.state.t(key), key === 'form.repeated' ? 'info' : 'good') : undefined);
   });
 
@@ -173,10 +180,12 @@ export function registerMembersRoutes(router: Router<DashboardState>, deps: Memb
   router.post('/orgs/:orgId/members/:userId/remove', async (ctx) => {
     const view = await orgAccess(ctx, db, ctx.params.orgId!, 'manage_members');
     try {
+      // The address and role they had, in the row: once removed, the members page no longer
+      // lists them, and the log would name them by an id nobody reads.
       await withAudit(
         db,
         (trx) => removeMember(trx, { organizationId: view.org.id, userId: ctx.params.userId! }),
-        () => ({ organizationId: view.org.id, actor: ctx.state.session!.user.id, action: 'member.removed', details: { userId: ctx.params.userId } }),
+        (removed) => ({ organizationId: view.org.id, actor: ctx.state.session!.user.id, action: 'member.removed', details: { userId: ctx.params.userId, email: removed.email, role: removed.role } }),
       );
     } catch (err) {
       // removeMember's only invalid_params: the organization's last admin, whoever asks (the
@@ -186,7 +195,7 @@ export function registerMembersRoutes(router: Router<DashboardState>, deps: Memb
       await renderMembers(ctx, db, view, notice(ctx.state.t('members.lastAdmin'), 'bad'));
       return;
     }
-    ctx.redirect(`/orgs/${view.org.id}/members?done=removed`);
+    ctx.redirect(`${membersPath(view.org.id)}?done=removed&member=${encodeURIComponent(ctx.params.userId!)}`);
   });
 
   router.post('/orgs/:orgId/members/:userId/role', async (ctx) => {

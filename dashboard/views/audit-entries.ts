@@ -37,6 +37,9 @@ const meaningOfNull: Partial<Record<string, MessageKey>> = {
 // who keeps a higher role, and a product override, sentences that say what happened.
 function sentenceOf(action: string, details: Record<string, unknown>): string {
   if (action === 'member.joined' && details.invitedAs !== undefined) return 'member.joined_kept_role';
+  // A removal logged before removals named the address names the person by id (said as their
+  // e-mail now, when the account still exists).
+  if (action === 'member.removed' && details.email === undefined) return 'member.removed_by_id';
   // A product override: turned off, or the measure it is billed at now when the row names it
   // whole (one part left to the plan, or a row from before details were kept, says only that
   // it changed).
@@ -66,7 +69,7 @@ const roleDetail = (action: string, name: string) =>
 const roleTo = (state: DashboardState, role: string) =>
   role === 'admin' || role === 'finance' ? state.t(`audit.roleTo.${role}`) : state.t('audit.roleTo.other', { role });
 
-export function describeAuditAction(state: DashboardState, row: Pick<AuditRow, 'action' | 'details'> & Partial<Pick<AuditRow, 'keyLabels'>>): HtmlValue {
+export function describeAuditAction(state: DashboardState, row: Pick<AuditRow, 'action' | 'details'> & Partial<Pick<AuditRow, 'keyLabels' | 'memberEmails'>>): HtmlValue {
   const details = row.details ?? {};
   const key = sentenceKey(sentenceOf(row.action, details));
   if (!key) return html`<code>${row.action}</code>`;
@@ -77,6 +80,7 @@ export function describeAuditAction(state: DashboardState, row: Pick<AuditRow, '
     else if (value === null || value === undefined || value === '') params[name] = '—';
     // A key as the keys page shows it (name and prefix), not by the id it never shows.
     else if (typeof value === 'string' && row.keyLabels?.[value]) params[name] = row.keyLabels[value];
+    else if (name === 'userId' && typeof value === 'string' && row.memberEmails?.[value]) params[name] = row.memberEmails[value];
     else if (typeof value === 'number') params[name] = state.f.number(value);
     else if (row.action === 'member.role_changed' && name === 'to' && typeof value === 'string') params[name] = roleTo(state, value);
     else if (roleDetail(row.action, name) && (value === 'admin' || value === 'finance')) params[name] = state.t(`role.${value}`);
