@@ -42,7 +42,7 @@ describe('when an admin invites someone who accepts', () => {
     expect(invited.status).toBe(303);
     const link = /\/invitations\/[A-Za-z0-9_-]{43}/.exec(await (await client.get(page)).text())![0];
     const newcomer = httpSession(env.dashboard.url);
-    const accepted = await newcomer.post(link, { _csrf: await newcomer.csrf(link), password: 'a long enough password', name: 'New Colleague' });
+    const accepted = await newcomer.post(link, { _csrf: await newcomer.csrf(link), password: 'a long enough password', confirmPassword: 'a long enough password', name: 'New Colleague' });
     expect(accepted.status).toBe(302);
     const joined = await env.db('users').where({ email }).first<{ id: string }>('id');
     expect(await auditOf(orgId)).toEqual([

@@ -110,7 +110,8 @@ describe.skipIf(!haveBrowser)('the dashboard in a browser', () => {
     admin = await adminContext.newPage();
     await admin.goto(link);
     await admin.getByLabel('Your name').fill('Ada Admin');
-    await admin.getByLabel('New password').fill('a long enough password');
+    await admin.getByLabel('New password', { exact: true }).fill('a long enough password');
+    await admin.getByLabel('New password, again').fill('a long enough password');
     await admin.getByRole('button', { name: 'Accept invitation' }).click();
     await admin.waitForURL(`${dashboard.url}/orgs/${orgId}`);
     expect(await admin.locator('h1').textContent()).toBe('Overview');

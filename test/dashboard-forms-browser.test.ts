@@ -120,11 +120,13 @@ describe.skipIf(!haveBrowser)('refused forms in a browser', () => {
       // Neither field has a length the browser checks: the server refuses both.
       const name = 'N'.repeat(201);
       await page.getByLabel('Your name').fill(name);
-      await page.getByLabel('New password').fill('short');
+      await page.getByLabel('New password', { exact: true }).fill('short');
+      await page.getByLabel('New password, again').fill('short');
       await page.getByRole('button', { name: 'Accept invitation' }).click();
       await page.waitForLoadState('domcontentloaded');
       expect(await page.getByLabel('Your name').inputValue()).toBe(name);
-      expect(await page.getByLabel('New password').inputValue()).toBe('');
+      expect(await page.getByLabel('New password', { exact: true }).inputValue()).toBe('');
+      expect(await page.getByLabel('New password, again').inputValue()).toBe('');
       expect(await errorUnder(page, '#invite-name')).toBe('at most 200 characters');
       expect(await errorUnder(page, '#invite-password')).toBe('at least 12 characters');
       expect(await db('memberships').where({ organization_id: orgId })).toHaveLength(1);

@@ -53,7 +53,7 @@ describe('when the invited address has joined', () => {
     await invite(client, orgId, other);
 
     const newcomer = httpSession(env.dashboard.url);
-    expect((await newcomer.post(first, { _csrf: await newcomer.csrf(first), password: 'a long enough password' })).status).toBe(302);
+    expect((await newcomer.post(first, { _csrf: await newcomer.csrf(first), password: 'a long enough password', confirmPassword: 'a long enough password' })).status).toBe(302);
 
     expect((await newcomer.get(second)).status).toBe(404);
     const table = await openInvitationsTable(client, orgId);
@@ -70,7 +70,7 @@ describe('when the invited address has joined', () => {
     // comes second, is told the person joined, not that the link failed.
     const form = httpSession(env.dashboard.url);
     const csrf = await form.csrf(link);
-    const answers = await Promise.all([1, 2].map(() => form.post(link, { _csrf: csrf, password: 'a long enough password' })));
+    const answers = await Promise.all([1, 2].map(() => form.post(link, { _csrf: csrf, password: 'a long enough password', confirmPassword: 'a long enough password' })));
     expect(answers.map((a) => a.status).sort()).toEqual([200, 302]);
     const body = await answers.find((a) => a.status === 200)!.text();
     expect(body).toContain('This invitation to Members accepted link test has been accepted. Sign in to continue.');
@@ -89,7 +89,7 @@ describe('when the invited address has joined', () => {
     const password = 'a long enough password';
     const first = await invite(client, orgId, email);
     const newcomer = httpSession(env.dashboard.url);
-    expect((await newcomer.post(first, { _csrf: await newcomer.csrf(first), password })).status).toBe(302);
+    expect((await newcomer.post(first, { _csrf: await newcomer.csrf(first), password, confirmPassword: password })).status).toBe(302);
     const user = await env.db('users').where({ email }).first<{ id: string }>('id');
     // Invited again while a member (to change role, say), then removed.
     const again = await invite(client, orgId, email, 'admin');
@@ -199,7 +199,7 @@ describe('when an admin cancels an open invitation', () => {
 
     const newcomer = httpSession(env.dashboard.url);
     expect((await newcomer.get(link)).status).toBe(404);
-    expect((await newcomer.post(link, { _csrf: await newcomer.csrf('/sign-in'), password: 'a long enough password' })).status).toBe(404);
+    expect((await newcomer.post(link, { _csrf: await newcomer.csrf('/sign-in'), password: 'a long enough password', confirmPassword: 'a long enough password' })).status).toBe(404);
     expect(await env.db('users').where({ email }).first()).toBeUndefined();
 
     expect((await auditOf(orgId)).at(-1)).toEqual({ actor: adminId, action: 'member.invitation_cancelled', details: { email, role: 'admin' } });
@@ -358,19 +358,19 @@ describe('when an invitation is accepted with a name', () => {
     const email = uniqueEmail('named');
     const link = await invite(client, orgId, email);
     const newcomer = httpSession(env.dashboard.url);
-    const refused = await newcomer.post(link, { _csrf: await newcomer.csrf(link), password: 'a long enough password', name: 'N'.repeat(201) });
+    const refused = await newcomer.post(link, { _csrf: await newcomer.csrf(link), password: 'a long enough password', confirmPassword: 'a long enough password', name: 'N'.repeat(201) });
     expect(refused.status).toBe(422);
     const refusedBody = await refused.text();
     expect(errorUnder(refusedBody, 'invite-name')).toBe('at most 200 characters');
     expect(errorUnder(refusedBody, 'invite-password')).toBeUndefined();
     expect(await env.db('users').whereRaw('lower(email) = ?', [email.toLowerCase()]).first()).toBeUndefined();
     // A password too short: the name comes back as typed, the password does not.
-    const short = await newcomer.post(link, { _csrf: await newcomer.csrf(link), password: 'short', name: 'Maria Rossi' });
+    const short = await newcomer.post(link, { _csrf: await newcomer.csrf(link), password: 'short', confirmPassword: 'short', name: 'Maria Rossi' });
     expect(short.status).toBe(422);
     const body = await short.text();
     expect(body).toMatch(/name="name"[^>]*value="Maria Rossi"|value="Maria Rossi"[^>]*name="name"/);
     expect(body).not.toContain('value="short"');
-    expect((await newcomer.post(link, { _csrf: await newcomer.csrf(link), password: 'a long enough password', name: 'Maria Rossi' })).status).toBe(302);
+    expect((await newcomer.post(link, { _csrf: await newcomer.csrf(link), password: 'a long enough password', confirmPassword: 'a long enough password', name: 'Maria Rossi' })).status).toBe(302);
   });
 });
 
@@ -381,7 +381,7 @@ describe('when a newcomer accepts with a password too short and a name too long'
     const link = await invite(client, orgId, email);
     const newcomer = httpSession(env.dashboard.url);
     const name = 'N'.repeat(201);
-    const refused = await newcomer.post(link, { _csrf: await newcomer.csrf(link), password: 'short', name });
+    const refused = await newcomer.post(link, { _csrf: await newcomer.csrf(link), password: 'short', confirmPassword: 'short', name });
     expect(refused.status).toBe(422);
     const body = await refused.text();
     expect(errorUnder(body, 'invite-name')).toBe('at most 200 characters');
@@ -392,7 +392,7 @@ describe('when a newcomer accepts with a password too short and a name too long'
     expect(body).toContain('Please check the form: Your name: at most 200 characters; New password: at least 12 characters');
 
     newcomer.jar.set('dash_lang', 'it');
-    const italian = await (await newcomer.post(link, { _csrf: await newcomer.csrf(link), password: 'short', name })).text();
+    const italian = await (await newcomer.post(link, { _csrf: await newcomer.csrf(link), password: 'short', confirmPassword: 'short', name })).text();
     expect(errorUnder(italian, 'invite-name')).toBe('al massimo 200 caratteri');
     expect(errorUnder(italian, 'invite-password')).toBe('almeno 12 caratteri');
     expect(italian).toContain('Controlla il modulo: Il tuo nome: al massimo 200 caratteri; Nuova password: almeno 12 caratteri');
@@ -469,5 +469,36 @@ describe('when an admin removes a member', () => {
     const italian = await (await client.get(`/orgs/${orgId}/activity`)).text();
     expect(italian).toContain(`Rimosso il membro ${kept.email}`);
     expect(italian).toContain(`Rimosso il membro ${gone}`);
+  });
+});
+
+describe('when a newcomer types the new password twice', () => {
+  it('then two that differ are refused under the second, as Change password refuses them, in English and Italian, and nothing is made', async () => {
+    const { orgId, client } = await adminOfNewOrg(env, 'Members confirm password test');
+    const email = uniqueEmail('confirm');
+    const link = await invite(client, orgId, email);
+    const newcomer = httpSession(env.dashboard.url);
+    const form = await (await newcomer.get(link)).text();
+    expect(form).toMatch(/<label for="invite-confirm-password">New password, again<\/label>\s*<input id="invite-confirm-password" name="confirmPassword" type="password" required autocomplete="new-password"/);
+
+    const refused = await newcomer.post(link, { _csrf: await newcomer.csrf(link), name: 'Maria Rossi', password: 'a long enough password', confirmPassword: 'a long enough passwort' });
+    expect(refused.status).toBe(422);
+    const body = await refused.text();
+    expect(errorUnder(body, 'invite-confirm-password')).toBe('does not match the new password');
+    expect(errorUnder(body, 'invite-password')).toBeUndefined();
+    expect(body).toContain('Please check the form: New password, again: does not match the new password');
+    expect(body).toMatch(/name="name"[^>]*value="Maria Rossi"/);
+    expect(body).not.toContain('a long enough passw');
+    // Left out (a script, an old page): refused the same way.
+    expect((await newcomer.post(link, { _csrf: await newcomer.csrf(link), password: 'a long enough password' })).status).toBe(422);
+
+    newcomer.jar.set('dash_lang', 'it');
+    const italian = await (await newcomer.post(link, { _csrf: await newcomer.csrf(link), password: 'a long enough password', confirmPassword: 'something else entirely' })).text();
+    expect(errorUnder(italian, 'invite-confirm-password')).toBe('non corrisponde alla nuova password');
+    expect(italian).toContain('Controlla il modulo: Nuova password, di nuovo: non corrisponde alla nuova password');
+    expect(await env.db('users').whereRaw('lower(email) = ?', [email.toLowerCase()]).first()).toBeUndefined();
+
+    // Typed alike, it joins.
+    expect((await newcomer.post(link, { _csrf: await newcomer.csrf(link), password: 'a long enough password', confirmPassword: 'a long enough password' })).status).toBe(302);
   });
 });

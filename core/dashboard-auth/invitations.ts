@@ -3,6 +3,7 @@ import type { Db } from '../db/index.js';
 import { AppError, isAppError, parseInput } from '../errors/index.js';
 import { newId } from '../ids/index.js';
 import { recordAudit } from './audit-log.js';
+import { PASSWORD_MISMATCH } from './change-password.js';
 import { addMembership, memberRoles, type MemberRole } from './memberships.js';
 import { closeInvitations, lockUnacceptedInvitations } from './open-invitations.js';
 import { hashPassword, MIN_PASSWORD_LENGTH } from './password-hash.js';
@@ -142,11 +143,17 @@ export async function cancelInvitation(db: Db, input: { organizationId: string; 
   return { email: row.email, role: row.role };
 }
 
-/** What a newcomer types on the invitation page: every refused field is named at once. */
-const newcomerSchema = z.object({
-  name: z.string().max(MAX_NAME_LENGTH, `at most ${MAX_NAME_LENGTH} characters`).nullable(),
-  password: z.string().min(MIN_PASSWORD_LENGTH, `at least ${MIN_PASSWORD_LENGTH} characters`),
-});
+/**
+ * What a newcomer types on the invitation page: every refused field is named at once. The
+ * password twice, compared as Change password compares it (here, not only in the browser).
+ */
+const newcomerSchema = z
+  .object({
+    name: z.string().max(MAX_NAME_LENGTH, `at most ${MAX_NAME_LENGTH} characters`).nullable(),
+    password: z.string().min(MIN_PASSWORD_LENGTH, `at least ${MIN_PASSWORD_LENGTH} characters`),
+    confirmPassword: z.string(),
+  })
+  .refine((v) => v.password === v.confirmPassword, { path: ['confirmPassword'], message: PASSWORD_MISMATCH });
 
 export type AcceptInvitationResult =
   | { ok: true; userId: string; organizationId: string }
@@ -159,13 +166,12 @@ export type AcceptInvitationResult =
  * invitation row is locked and marked accepted in the same transaction (with the audit row,
  * `member.joined`), so a link works exactly one time. The address's other invitations to the
  * organization are closed with it: once removed, the person cannot come back with one of them.
- * A new person sets their password here;
- * someone who already has one must be signed in as the invited address (`signedInUserId`), so
+ * A new person sets their password here (typed twice); someone who already has one must be signed in as the invited address (`signedInUserId`), so
  * a forwarded link cannot take over an account.
  */
 export async function acceptInvitation(
   db: Db,
-  input: { token: string; password?: string; name?: string; signedInUserId?: string | null; now?: Date },
+  input: { token: string; password?: string; confirmPassword?: string; name?: string; signedInUserId?: string | null; now?: Date },
 ): Promise<AcceptInvitationResult> {
   const now = input.now ?? new Date();
   const tokenHash = hashToken(input.token);
@@ -187,7 +193,7 @@ export async function acceptInvitation(
     } else {
       let newcomer: z.output<typeof newcomerSchema>;
       try {
-        newcomer = parseInput(newcomerSchema, { name: input.name?.trim() || null, password: input.password ?? '' });
+        newcomer = parseInput(newcomerSchema, { name: input.name?.trim() || null, password: input.password ?? '', confirmPassword: input.confirmPassword ?? '' });
       } catch (err) {
         if (isAppError(err)) return { ok: false, reason: 'invalid_params', error: err };
         throw err;

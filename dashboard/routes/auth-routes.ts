@@ -140,7 +140,8 @@ export function registerAuthRoutes(router: Router<DashboardState>, deps: AuthRou
     const token = ctx.params.token!;
     const invitation = await findInvitation(db, token);
     if (!invitation) return noLongerOpen(ctx, token);
-    const result = await acceptInvitation(db, { token, password: ctx.state.form.password, name: ctx.state.form.name, signedInUserId: ctx.state.session?.user.id ?? null });
+    const { password, confirmPassword, name } = ctx.state.form;
+    const result = await acceptInvitation(db, { token, password, confirmPassword, name, signedInUserId: ctx.state.session?.user.id ?? null });
     // Accepted meanwhile: the other request of a double-click won the invitation's lock.
     if (!result.ok && result.reason === 'invalid_or_expired') return noLongerOpen(ctx, token);
     if (!result.ok) {
@@ -191,6 +192,7 @@ function invitationForm(
       ${field({ label: t('auth.email'), name: 'email_display', type: 'email', value: invitation.email, autocomplete: 'username', id: 'invite-email', readonly: true })}
       ${field({ label: t('invite.name'), name: 'name', autocomplete: 'name', value: refused.typedName ?? null, id: 'invite-name', error: refused.refusals.name })}
       ${field({ label: t('invite.password'), name: 'password', type: 'password', required: true, autocomplete: 'new-password', help: t('invite.passwordHelp', { n: MIN_PASSWORD_LENGTH }), id: 'invite-password', error: refused.refusals.password })}
+      ${field({ label: t('account.confirmPassword'), name: 'confirmPassword', type: 'password', required: true, autocomplete: 'new-password', id: 'invite-confirm-password', error: refused.refusals.confirmPassword })}
       <button class="btn btn-primary btn-block" type="submit">${t('invite.accept')}</button>
     </form>`;
 }
