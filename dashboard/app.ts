@@ -21,6 +21,7 @@ import { registerKeysRoutes } from './routes/keys-routes.js';
 import { registerMembersRoutes } from './routes/members-routes.js';
 import { registerOperatorRoutes } from './routes/operator-routes.js';
 import { registerOrgsRoutes } from './routes/orgs-routes.js';
+import { registerPasswordResetRoutes } from './routes/password-reset-routes.js';
 import type { DashboardState } from './state.js';
 
 export { ensureOperator } from '../core/dashboard-auth/index.js';
@@ -45,7 +46,7 @@ export interface DashboardDeps {
 }
 
 // Paths anyone may open; everything else needs a signed-in person.
-const PUBLIC = [/^\/sign-in$/, /^\/language$/, /^\/invitations\/[^/]+$/, /^\/assets\//, /^\/healthz$/, /^\/$/];
+const PUBLIC = [/^\/sign-in$/, /^\/language$/, /^\/invitations\/[^/]+$/, /^\/password-reset\/[^/]+$/, /^\/assets\//, /^\/healthz$/, /^\/$/];
 
 /** The dashboard as a Koa app, not listening: main.ts, `npm start` and the tests mount it. */
 export function createDashboardApp(deps: DashboardDeps): Koa<DashboardState> {
@@ -61,10 +62,11 @@ export function createDashboardApp(deps: DashboardDeps): Koa<DashboardState> {
   });
   registerAssetRoutes(router);
   // One set of slots for every password this app checks (sign-in, an accepted invitation, a
-  // password change): the app is the process's only dashboard, so it bounds the process's checks.
+  // password change, a reset link used): the app is the process's only dashboard, so it bounds the process's checks.
   const passwordChecks = deps.signInLimits?.passwordChecks ?? passwordCheckSlots();
   registerAuthRoutes(router, { db: deps.db, secureCookies: deps.secureCookies, signInLimits: deps.signInLimits, passwordChecks });
   registerAccountRoutes(router, { db: deps.db, secureCookies: deps.secureCookies, signInLimits: deps.signInLimits, passwordChecks });
+  registerPasswordResetRoutes(router, { db: deps.db, secureCookies: deps.secureCookies, signInLimits: deps.signInLimits, passwordChecks });
   registerOrgsRoutes(router, { db: deps.db });
   registerKeysRoutes(router, { db: deps.db, apiBaseUrl: deps.apiBaseUrl });
   registerFinanceRoutes(router, { db: deps.db });

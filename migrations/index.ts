@@ -31,6 +31,7 @@ import * as sessionPasswordDigest from './20261126_029_session_password_digest.j
 import * as deadLetterSource from './20261126_030_dead_letter_source.js';
 import * as auditLogMembershipEvents from './20261126_031_audit_log_membership_events.js';
 import * as ledgerApplicationOrder from './20261126_032_ledger_application_order.js';
+import * as passwordResets from './20261126_034_password_resets.js';
 
 export interface Migration {
   name: string;
@@ -71,4 +72,5 @@ export const migrations: Migration[] = [
   { name: '20261126_030_dead_letter_source', ...deadLetterSource },
   { name: '20261126_031_audit_log_membership_events', ...auditLogMembershipEvents },
   { name: '20261126_032_ledger_application_order', ...ledgerApplicationOrder },
+  { name: '20261126_034_password_resets', ...passwordResets },
 ];

@@ -12,8 +12,8 @@ import { forgetOtherDevices, trustDevice, type TrustedDevice } from './trusted-d
 export const PASSWORD_MISMATCH = 'does not match the new password';
 
 // What the form sends: every refused field named at once (the confirmation compared here, not
-// only in the browser, which a script or an old page skips).
-const newPasswordSchema = z
+// only in the browser, which a script or an old page skips). A reset link's form sends the same.
+export const newPasswordSchema = z
   .object({
     newPassword: z.string().min(MIN_PASSWORD_LENGTH, `at least ${MIN_PASSWORD_LENGTH} characters`),
     confirmPassword: z.string(),

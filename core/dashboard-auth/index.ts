@@ -19,3 +19,7 @@ export {
 export { ensureOperator, operatorPasswordWorks, upsertOperator, type OperatorSignIn } from './ensure-operator.js';
 export { auditPage, auditSince, lastMembershipEvent, recordAudit, recentAudit, withAudit, type AuditEntry, type AuditPage, type AuditRow, type MembershipEvent } from './audit-log.js';
 export { userEmails } from './user-emails.js';
+export {
+  issuePasswordReset, findPasswordReset, resetPassword, PASSWORD_RESET_TTL_MS, RESET_REFUSED,
+  type CreatedPasswordReset, type PasswordResetState, type ResetIssuer, type ResetPasswordResult,
+} from './password-resets.js';

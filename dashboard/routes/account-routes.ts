@@ -52,7 +52,7 @@ export function registerAccountRoutes(router: Router<DashboardState>, deps: Acco
   router.get(PATH, (ctx) => {
     const { t } = ctx.state;
     const done = ctx.query.done;
-    const banner = done === 'changed' ? notice(t('account.changed'), 'good') : done === 'repeated' ? notice(t('account.repeated'), 'info') : undefined;
+    const banner = done === 'changed' ? notice(t('account.changed'), 'good') : done === 'reset' ? notice(t('account.reset'), 'good') : done === 'repeated' ? notice(t('account.repeated'), 'info') : undefined;
     ctx.body = passwordPage(ctx.state, { banner });
   });
 

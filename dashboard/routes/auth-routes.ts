@@ -40,7 +40,8 @@ function signInPage(state: DashboardState, options: { email?: string; error?: Ht
         ${field({ label: t('auth.email'), name: 'email', type: 'email', value: options.email ?? '', required: true, autocomplete: 'username', id: 'email' })}
         ${field({ label: t('auth.password'), name: 'password', type: 'password', required: true, autocomplete: 'current-password', id: 'password' })}
         <button type="submit" class="btn btn-primary btn-block">${t('auth.signIn')}</button>
-      </form>`,
+      </form>
+      <p class="muted small" id="forgot-password">${t('auth.forgot')}</p>`,
   });
 }
 
@@ -57,7 +58,8 @@ export function registerAuthRoutes(router: Router<DashboardState>, deps: AuthRou
 
   router.get('/sign-in', (ctx) => {
     if (ctx.state.session) return ctx.redirect(safeNext(ctx.query.next));
-    ctx.body = signInPage(ctx.state, { next: safeNext(ctx.query.next), info: ctx.query.done === 'everywhere' ? ctx.state.t('auth.signedOutEverywhere') : undefined });
+    const info = ctx.query.done === 'everywhere' ? ctx.state.t('auth.signedOutEverywhere') : ctx.query.done === 'reset' ? ctx.state.t('auth.passwordReset') : undefined;
+    ctx.body = signInPage(ctx.state, { next: safeNext(ctx.query.next), info });
   });
 
   router.post('/sign-in', async (ctx) => {

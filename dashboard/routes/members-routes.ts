@@ -1,6 +1,6 @@
 import type { Router } from '@koa/router';
 import { z } from 'zod';
-import { can, cancelInvitation, changeMemberRole, createInvitation, lastMembershipEvent, memberRoles, membersOf, pendingInvitations, removeMember, withAudit, type CreatedInvitation, type Member, type MemberRole } from '../../core/dashboard-auth/index.js';
+import { can, cancelInvitation, changeMemberRole, createInvitation, issuePasswordReset, lastMembershipEvent, memberRoles, membersOf, pendingInvitations, removeMember, withAudit, type CreatedInvitation, type Member, type MemberRole } from '../../core/dashboard-auth/index.js';
 import type { Db } from '../../core/db/index.js';
 import { AppError } from '../../core/errors/index.js';
 import { orgAccess, type OrgView } from '../org-access.js';
@@ -19,14 +19,19 @@ export interface MembersRouteDeps {
 }
 
 /**
- * The absolute invitation link. Not from `ctx.origin`: in Koa 3 that is the request's Origin
- * header, absent from curl and some proxies (the link read `null/invitations/…`) and chosen by
- * the client. The configured public address when there is one; else the address this request
- * reached (Host, or X-Forwarded-* when the dashboard trusts its proxy).
+ * An absolute link to one of the dashboard's pages (an invitation's, a password reset's). Not
+ * from `ctx.origin`: in Koa 3 that is the request's Origin header, absent from curl and some
+ * proxies (the link read `null/invitations/…`) and chosen by the client. The configured public
+ * address when there is one; else the address this request reached (Host, or X-Forwarded-* when
+ * the dashboard trusts its proxy).
  */
-export function invitationLink(ctx: DashboardContext, token: string, publicUrl?: string): string {
+function dashboardLink(ctx: DashboardContext, path: string, publicUrl?: string): string {
   const base = publicUrl ? publicUrl.replace(/\/+$/, '') : `${ctx.protocol}://${ctx.host}`;
-  return `${base}/invitations/${token}`;
+  return `${base}${path}`;
+}
+
+export function invitationLink(ctx: DashboardContext, token: string, publicUrl?: string): string {
+  return dashboardLink(ctx, `/invitations/${token}`, publicUrl);
 }
 
 export function invitationPanel(ctx: DashboardContext, invitation: CreatedInvitation, options: { publicUrl?: string } = {}): Html {
@@ -37,6 +42,19 @@ export function invitationPanel(ctx: DashboardContext, invitation: CreatedInvita
     <div class="secret-row">
       <code id="invite-link" class="secret" tabindex="0">${invitationLink(ctx, invitation.token, options.publicUrl)}</code>
       ${copyButton(ctx.state, 'invite-link')}
+    </div>
+  </section>`;
+}
+
+/** A new password reset link, shown once above the members (as an invitation's is). */
+function passwordResetPanel(ctx: DashboardContext, reset: PasswordResetFlash, publicUrl?: string): Html {
+  const { t, f } = ctx.state;
+  return html`<section class="card card-highlight" aria-labelledby="reset-link-title">
+    <h2 id="reset-link-title">${t('members.resetTitle')}</h2>
+    <p>${t('members.resetLink', { email: reset.email, time: f.dateTime(reset.expiresAt) })}</p>
+    <div class="secret-row">
+      <code id="reset-link" class="secret" tabindex="0">${dashboardLink(ctx, `/password-reset/${reset.token}`, publicUrl)}</code>
+      <button type="button" class="btn btn-primary" data-copy="reset-link" data-copied="${t('common.copied')}">${t('common.copy')}</button>
     </div>
   </section>`;
 }
@@ -69,6 +87,12 @@ export const invitationFlashSchema = z.object({
   expiresAt: z.coerce.date(),
 }) satisfies z.ZodType<CreatedInvitation, unknown>;
 
+// A password reset link waits for the members page the same way, under the same path: the page
+// shows whichever its form made.
+const passwordResetFlashSchema = z.object({ kind: z.literal('password_reset'), token: z.string(), email: z.string(), expiresAt: z.coerce.date() });
+type PasswordResetFlash = z.output<typeof passwordResetFlashSchema>;
+const membersFlashSchema = z.union([passwordResetFlashSchema, invitationFlashSchema]);
+
 const membersPath = (orgId: string) => `/orgs/${orgId}/members`;
 
 /** A member's role form: the roles, theirs chosen, and a button; one's own asks first. */
@@ -80,6 +104,19 @@ function roleForm(state: DashboardState, orgId: string, member: Member, own: boo
     <label class="visually-hidden" for="${id}">${t('members.roleOf', { email: member.email })}</label>
     <select id="${id}" name="role">${memberRoles.map((r) => html`<option value="${r}"${r === member.role ? raw(' selected') : ''}>${t(`role.${r}`)}</option>`)}</select>
     <button type="submit" class="btn btn-secondary">${t('members.changeRole')}</button>
+  </form>`;
+}
+
+/**
+ * "Reset password" for another member who has joined (one's own is Change password; someone
+ * not yet joined sets one with their invitation). One submission, one link: a double-click
+ * makes one, and its answer shows it.
+ */
+function resetForm(state: DashboardState, orgId: string, member: Member): Html {
+  const { t } = state;
+  return html`<form method="post" action="/orgs/${orgId}/members/${member.userId}/password-reset" class="inline" data-confirm="${t('members.resetConfirm', { email: member.email })}">
+    ${csrfField(state)}${submissionField()}
+    <button type="submit" class="btn btn-secondary">${t('members.reset')}</button>
   </form>`;
 }
 
@@ -103,6 +140,7 @@ async function renderMembers(ctx: DashboardContext, db: Db, view: OrgView, top?:
         badge(t(`role.${m.role}`), 'info'),
         f.date(m.since),
         html`${roleForm(ctx.state, view.org.id, m, m.userId === me)}
+          ${m.userId === me || !m.active ? '' : resetForm(ctx.state, view.org.id, m)}
           ${m.userId === me ? '' : postButton(ctx.state, `/orgs/${view.org.id}/members/${m.userId}/remove`, t('common.remove'), { tone: 'danger', confirm: `${t('common.remove')} ${m.email}?` })}`,
       ]),
       empty: t('common.noRows'),
@@ -129,8 +167,9 @@ export function registerMembersRoutes(router: Router<DashboardState>, deps: Memb
 
   router.get('/orgs/:orgId/members', async (ctx) => {
     const view = await orgAccess(ctx, db, ctx.params.orgId!, 'manage_members');
-    const invitation = await takeFlash(db, ctx.state.sessionToken!, membersPath(view.org.id), invitationFlashSchema);
-    if (invitation) return renderMembers(ctx, db, view, invitationPanel(ctx, invitation, { publicUrl: deps.publicUrl }));
+    const made = await takeFlash(db, ctx.state.sessionToken!, membersPath(view.org.id), membersFlashSchema);
+    if (made && 'kind' in made) return renderMembers(ctx, db, view, passwordResetPanel(ctx, made, deps.publicUrl));
+    if (made) return renderMembers(ctx, db, view, invitationPanel(ctx, made, { publicUrl: deps.publicUrl }));
     if (ctx.query.done === 'role' || ctx.query.done === 'role_unchanged') {
       const said = roleNotice[ctx.query.done];
       const userId = ctx.query.member;
@@ -196,6 +235,32 @@ export function registerMembersRoutes(router: Router<DashboardState>, deps: Memb
       return;
     }
     ctx.redirect(`${membersPath(view.org.id)}?done=removed&member=${encodeURIComponent(ctx.params.userId!)}`);
+  });
+
+  router.post('/orgs/:orgId/members/:userId/password-reset', async (ctx) => {
+    const view = await orgAccess(ctx, db, ctx.params.orgId!, 'manage_members');
+    const actor = ctx.state.session!.user;
+    let reset;
+    try {
+      reset = await db.transaction(async (trx) => {
+        if (!(await claimSubmission(trx, ctx))) return null; // sent before (a double-click): no second link
+        const r = await issuePasswordReset(trx, { organizationId: view.org.id, userId: ctx.params.userId!, issuedBy: actor.id, issuedAs: view.org.role === 'operator' ? 'operator' : 'admin' });
+        // 303 to the members page, which shows the link once (see the invitation form).
+        await putFlash(trx, ctx.state.sessionToken!, membersPath(view.org.id), { kind: 'password_reset', token: r.token, email: r.email, expiresAt: r.expiresAt } satisfies PasswordResetFlash);
+        return r;
+      });
+    } catch (err) {
+      // issuePasswordReset's refusals (oneself, an operator, a member of another organization
+      // too), said in the page's language on the members page.
+      if (!(err instanceof AppError && err.code === 'invalid_params')) throw err;
+      ctx.status = 422;
+      const said = fieldRefusals(ctx.state, err).userId ?? err.message;
+      await renderMembers(ctx, db, view, notice(said, 'bad'));
+      return;
+    }
+    if (!reset) return answerRepeated(db, ctx, membersPath(view.org.id));
+    ctx.redirect(membersPath(view.org.id));
+    ctx.status = 303;
   });
 
   router.post('/orgs/:orgId/members/:userId/role', async (ctx) => {

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { PRIVATE_WEBHOOK_TARGET, THRESHOLD_ALREADY_SET } from '../../core/alerts/index.js';
-import { ALREADY_MEMBER, NOT_AN_EMAIL, PASSWORD_MISMATCH } from '../../core/dashboard-auth/index.js';
+import { ALREADY_MEMBER, NOT_AN_EMAIL, PASSWORD_MISMATCH, RESET_REFUSED } from '../../core/dashboard-auth/index.js';
 import { CONTROL_MESSAGE } from '../../core/db/index.js';
 import type { AppError } from '../../core/errors/index.js';
 import type { Language, MessageKey } from '../i18n/translate.js';
@@ -80,6 +80,10 @@ const ownWordings: [RegExp, MessageKey][] = [
   [new RegExp(`^${ALREADY_MEMBER.admin}$`), 'error.msg.alreadyAdmin'],
   [new RegExp(`^${ALREADY_MEMBER.finance}$`), 'error.msg.alreadyFinance'],
   [new RegExp(`^${ALREADY_MEMBER.lower}$`), 'error.msg.cannotLowerRole'],
+  // A password reset link an admin may not make (core/dashboard-auth/password-resets.ts).
+  [new RegExp(`^${RESET_REFUSED.own}$`), 'error.msg.resetOwn'],
+  [new RegExp(`^${RESET_REFUSED.elsewhere}$`), 'error.msg.resetElsewhere'],
+  [new RegExp(`^${RESET_REFUSED.operator}$`), 'error.msg.resetOperator'],
   // Not zod's "Invalid email address" ("Input non valido: indirizzo email"): what to type instead.
   [new RegExp(`^${NOT_AN_EMAIL}$`), 'error.msg.email'],
 ];
