@@ -1,7 +1,8 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, inject, it } from 'vitest';
 import { createOrganization } from '../core/billing/index.js';
 import { addMembership, hashToken, issuePasswordReset, passwordCheckSlots, verifyPassword } from '../core/dashboard-auth/index.js';
 import { adminOfNewOrg, createMember, createOperator, dashboardForFile, httpSession, refuseAuditRowsOf, signedInOperator, startTestDashboard } from './dashboard-fixtures.js';
+import { runCliWithEnv } from './support/run-cli.js';
 
 // Password reset links against the real dashboard and Postgres: an admin (or an operator) makes
 // one on the members page, shown once; the person opens it, types a new password twice, and is
@@ -350,6 +351,35 @@ describe('when someone forgot their password at the sign-in page', () => {
     visitor.jar.set('dash_lang', 'it');
     const italian = await (await visitor.get('/sign-in')).text();
     expect(italian).toContain('Password dimenticata? Qui non c&#39;è un ripristino via e-mail: chiedi a un amministratore della tua organizzazione un link per reimpostare la password');
+  });
+});
+
+describe('when an operator makes a reset link with the CLI', () => {
+  it("then it prints a link to the dashboard's public address that works once, logged as the CLI's; reset-password still gives operators a password, and points members to reset-link", async () => {
+    const { orgId } = await adminOfNewOrg(env, 'Reset link CLI test');
+    const member = await createMember(env.db, orgId, 'admin');
+    const cli = (...args: string[]) => runCliWithEnv({ DATABASE_URL: inject('databaseUrl'), LOG_LEVEL: 'error', PUBLIC_DASHBOARD_URL: 'https://dashboard.example.test/', USER: 'ops' }, ...args);
+
+    const run = await cli('operator', 'reset-link', '--email', member.email.toUpperCase());
+    expect(run.code, run.stderr).toBe(0);
+    const link = run.stdout.trim();
+    expect(link).toMatch(/^https:\/\/dashboard\.example\.test\/password-reset\/[A-Za-z0-9_-]{43}$/);
+    expect(run.stderr).toContain(`Password reset link for ${member.email}, until `);
+    expect(run.stderr).toContain('shown only once');
+    expect(await auditOf(orgId)).toEqual([{ actor: 'cli:ops', action: 'member.password_reset_issued', details: { userId: member.userId, email: member.email } }]);
+    expect((await useLink(new URL(link).pathname, NEW_PASSWORD)).res.status).toBe(303);
+    expect(await (await signedInOperator(env).then((op) => op.get(`/orgs/${orgId}/activity`))).text()).toContain(`Made a password reset link for ${member.email}`);
+
+    expect(await cli('operator', 'reset-link', '--email', 'nobody-at-all@example.test')).toMatchObject({ code: 1, stdout: '', stderr: 'error (not_found): No user with e-mail "nobody-at-all@example.test".\n' });
+    const notOperator = await cli('operator', 'reset-password', '--email', member.email);
+    expect(notOperator).toMatchObject({ code: 1, stdout: '' });
+    expect(notOperator.stderr).toBe(`error (not_found): No operator with e-mail "${member.email}". For a member, \`operator reset-link --email ${member.email}\` prints a password reset link to send them.\n`);
+    expect(await verifyPassword(NEW_PASSWORD, await passwordHashOf(member.userId))).toBe(true);
+
+    const operator = await createOperator(env.db);
+    const reset = await cli('operator', 'reset-password', '--email', operator.email);
+    expect(reset.code, reset.stderr).toBe(0);
+    expect((await httpSession(env.dashboard.url).signIn(operator.email, reset.stdout.trim())).status).toBe(302);
   });
 });
 
