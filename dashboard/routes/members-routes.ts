@@ -62,6 +62,8 @@ function passwordResetPanel(ctx: DashboardContext, reset: PasswordResetFlash, pu
 /** The invitation form; refused, it comes back with the e-mail and role as typed, and why. */
 export function inviteForm(state: DashboardState, action: string, options: {
   roles: ('admin' | 'finance')[];
+  /** The role chosen until another is: the least a newcomer needs, unless the form is for an admin. */
+  defaultRole?: 'admin' | 'finance';
   title: string;
   typed?: Partial<Record<string, string>>;
   refusals?: Partial<Record<string, string>>;
@@ -72,7 +74,7 @@ export function inviteForm(state: DashboardState, action: string, options: {
     ${csrfField(state)}${submissionField()}
     ${field({ label: t('members.email'), name: 'email', type: 'email', required: true, autocomplete: 'off', id: 'invite-email', value: options.typed?.email ?? null, error: options.refusals?.email })}
     ${options.roles.length > 1
-      ? select({ label: t('members.role'), name: 'role', choices: options.roles.map((r) => ({ value: r, label: t(`role.${r}`) })), value: typedRole ?? options.roles[0]!, id: 'invite-role', help: t('members.roleHelp') })
+      ? select({ label: t('members.role'), name: 'role', choices: options.roles.map((r) => ({ value: r, label: t(`role.${r}`) })), value: typedRole ?? options.defaultRole ?? options.roles[0]!, id: 'invite-role', help: t('members.roleHelp') })
       : html`<input type="hidden" name="role" value="${options.roles[0]!}">`}
     <div class="field field-button"><button type="submit" class="btn btn-primary">${t('members.inviteButton')}</button></div>
   </form>`, { id: 'invite' });
@@ -130,7 +132,7 @@ async function renderMembers(ctx: DashboardContext, db: Db, view: OrgView, top?:
   const body = html`
     ${(typeof top === 'function' ? top(members) : top) ?? ''}
     ${refused ? notice(t('error.invalid', { message: invalidInputMessage(ctx.state, refused.error) }), 'bad') : ''}
-    ${inviteForm(ctx.state, `/orgs/${view.org.id}/members/invite`, { roles: ['admin', 'finance'], title: t('members.invite'), typed: refused?.typed, refusals: refused && fieldRefusals(ctx.state, refused.error) })}
+    ${inviteForm(ctx.state, `/orgs/${view.org.id}/members/invite`, { roles: ['admin', 'finance'], defaultRole: 'finance', title: t('members.invite'), typed: refused?.typed, refusals: refused && fieldRefusals(ctx.state, refused.error) })}
     ${section(t('members.title'), table({
       caption: t('members.title'),
       headers: [t('members.email'), t('common.name'), t('members.role'), t('members.since'), t('common.actions')],
