@@ -232,6 +232,35 @@ describe('when an admin opens the activity page', () => {
     expect(italian).toContain('Attività');
   });
 
+  it('then one kind of change can be shown alone, its pages keeping the kind, as a script making keys all day buries the rest', async () => {
+    const { orgId, client } = await adminOfNewOrg(env, 'Activity kinds test');
+    await recordAudit(env.db, { organizationId: orgId, actor: 'usr_operator_test', action: 'allowance.cap_set', details: { callsCap: 9, thisPeriodOnly: false, reason: 'deal' } });
+    await recordAudit(env.db, { organizationId: orgId, actor: 'system', action: 'member.invited', details: { email: 'someone@example.com', role: 'finance' } });
+    for (let i = 0; i < 51; i++) await recordAudit(env.db, { organizationId: orgId, actor: 'system', action: 'key.revoked', details: { keyId: `key_gone${i}` } });
+
+    const all = await (await client.get(`/orgs/${orgId}/activity`)).text();
+    expect(all).toContain('Page 1 of 2 · 53 rows');
+    expect(all).not.toContain('someone@example.com');
+    expect(all).toMatch(/<a class="tab" href="\/orgs\/org_[^"]+\/activity" aria-current="page">All<\/a>/);
+
+    const members = await (await client.get(`/orgs/${orgId}/activity?kind=members`)).text();
+    expect(members).toContain('someone@example.com');
+    expect(members).toContain('Page 1 of 1 · 1 row');
+    expect(members).toMatch(/href="[^"]+\?kind=members" aria-current="page">Members</);
+    const credits = await (await client.get(`/orgs/${orgId}/activity?kind=credits`)).text();
+    expect(credits).toContain('Page 1 of 1 · 1 row');
+    expect(credits).not.toContain('someone@example.com');
+
+    // The pager keeps the kind; an unknown kind shows everything.
+    const keys = await (await client.get(`/orgs/${orgId}/activity?kind=keys`)).text();
+    expect(keys).toContain('Page 1 of 2 · 51 rows');
+    expect(keys).toContain(`href="/orgs/${orgId}/activity?kind=keys&amp;page=2"`);
+    expect(await (await client.get(`/orgs/${orgId}/activity?kind=nonsense`)).text()).toContain('Page 1 of 2 · 53 rows');
+
+    client.jar.set('dash_lang', 'it');
+    expect(await (await client.get(`/orgs/${orgId}/activity?kind=members`)).text()).toMatch(/aria-current="page">Membri</);
+  });
+
   it('then finance, who reads the money but changes nothing, is refused and has no link to it', async () => {
     const org = await createOrganization(env.db, { name: 'Activity finance test', planId: 'standard' });
     const finance = await createMember(env.db, org.id, 'finance');

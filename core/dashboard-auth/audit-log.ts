@@ -1,3 +1,4 @@
+import type { Knex } from 'knex';
 import { pageWindow, type Db } from '../db/index.js';
 import { apiKeyLabels } from '../auth/api-key-labels.js';
 import { userEmails } from './user-emails.js';
@@ -97,13 +98,34 @@ export function auditSince(db: Db, organizationId: string, afterId: number, acti
   return selectAuditRows(db, auditRowsOf(db, organizationId).where('a.id', '>', afterId).whereIn('a.action', actions).limit(limit));
 }
 
-/** An organization's audit log, newest first, one page at a time (the admins' activity page). */
-export async function auditPage(db: Db, organizationId: string, options: { page?: number; pageSize?: number } = {}): Promise<AuditPage> {
+/**
+ * The kinds of change the activity page filters by, each with the action prefixes it holds: an
+ * organization whose scripts make keys all day can still find who changed a member or the cap.
+ */
+export const auditKinds = {
+  keys: ['key.'],
+  members: ['member.'],
+  credits: ['credits.', 'allowance.'],
+  settings: ['organization.'],
+  alerts: ['alerts.'],
+  usage: ['usage.'],
+} as const satisfies Record<string, readonly string[]>;
+export type AuditKind = keyof typeof auditKinds;
+export const isAuditKind = (value: unknown): value is AuditKind => typeof value === 'string' && Object.hasOwn(auditKinds, value);
+
+// Rows whose action starts with one of the kind's prefixes (ours: no LIKE wildcard in them).
+const actionOfKind = (column: string, kind: AuditKind | undefined) => (q: Knex.QueryBuilder) => {
+  if (kind) q.where((w) => { for (const prefix of auditKinds[kind]) w.orWhere(column, 'like', `${prefix}%`); });
+};
+
+/** An organization's audit log, newest first, one page at a time (the admins' activity page), of one kind of change or all. */
+export async function auditPage(db: Db, organizationId: string, options: { page?: number; pageSize?: number; kind?: AuditKind } = {}): Promise<AuditPage> {
   const pageSize = options.pageSize ?? 50;
-  const countRow = await db('audit_log').where({ organization_id: organizationId }).count<{ n: string | number }>({ n: '*' }).first();
+  const countRow = await db('audit_log').where({ organization_id: organizationId }).modify(actionOfKind('action', options.kind))
+    .count<{ n: string | number }>({ n: '*' }).first();
   const total = Number(countRow?.n ?? 0);
   const { page, pages, offset } = pageWindow(total, options.page, pageSize);
-  const rows = await selectAuditRows(db, auditRowsOf(db, organizationId).offset(offset).limit(pageSize));
+  const rows = await selectAuditRows(db, auditRowsOf(db, organizationId).modify(actionOfKind('a.action', options.kind)).offset(offset).limit(pageSize));
   return { rows, page, pages, total };
 }
 

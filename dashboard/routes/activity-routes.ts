@@ -1,11 +1,11 @@
 import type { Router } from '@koa/router';
-import { auditPage } from '../../core/dashboard-auth/index.js';
+import { auditKinds, auditPage, isAuditKind, type AuditKind } from '../../core/dashboard-auth/index.js';
 import type { Db } from '../../core/db/index.js';
 import { orgAccess } from '../org-access.js';
 import type { DashboardState } from '../state.js';
 import { auditActor, describeAuditAction } from '../views/audit-entries.js';
 import { pagination, section, table } from '../views/components.js';
-import { html } from '../views/html.js';
+import { html, type Html } from '../views/html.js';
 import { page } from '../views/layout.js';
 
 // The organization's audit log for its admins: who created, rotated or revoked which key, who
@@ -14,8 +14,10 @@ export function registerActivityRoutes(router: Router<DashboardState>, deps: { d
   router.get('/orgs/:orgId/activity', async (ctx) => {
     const view = await orgAccess(ctx, deps.db, ctx.params.orgId!, 'view_activity');
     const { t, f } = ctx.state;
-    const result = await auditPage(deps.db, view.org.id, { page: Number.parseInt(String(ctx.query.page ?? '1'), 10) });
-    const link = (p: number) => `/orgs/${view.org.id}/activity?page=${p}`;
+    // An unknown ?kind= (an old bookmark, a typo) shows every change, the tab that says so current.
+    const kind = isAuditKind(ctx.query.kind) ? ctx.query.kind : undefined;
+    const result = await auditPage(deps.db, view.org.id, { page: Number.parseInt(String(ctx.query.page ?? '1'), 10), kind });
+    const link = (p: number) => activityPath(view.org.id, kind, p);
     const body = html`
       <p class="lead">${t('activity.intro')}</p>
       ${section(t('activity.title'), html`${table({
@@ -24,7 +26,20 @@ export function registerActivityRoutes(router: Router<DashboardState>, deps: { d
         rows: result.rows.map((row) => [f.dateTime(row.at), auditActor(ctx.state, row), describeAuditAction(ctx.state, row)]),
         empty: t('common.noRows'),
       })}
-      ${pagination(ctx.state, result, link)}`, { id: 'activity-table' })}`;
+      ${pagination(ctx.state, result, link)}`, { id: 'activity-table', actions: kindTabs(ctx.state, view.org.id, kind) })}`;
     ctx.body = page(ctx.state, { title: t('activity.title'), body, org: view.org, active: 'activity', memberships: view.memberships, banners: view.banners, path: ctx.url });
   });
+}
+
+/** The page of one kind of change (all of them: no kind) at a page: `?kind=…&page=…`, which the pager's links keep. */
+const activityPath = (orgId: string, kind: AuditKind | undefined, pageNumber?: number) => {
+  const query = new URLSearchParams({ ...(kind ? { kind } : {}), ...(pageNumber === undefined ? {} : { page: String(pageNumber) }) }).toString();
+  return `/orgs/${orgId}/activity${query ? `?${query}` : ''}`;
+};
+
+/** All / Keys / Members / Credits and caps / Plan and settings / Alerts / Usage; a kind starts at its first page. */
+function kindTabs(state: DashboardState, orgId: string, current: AuditKind | undefined): Html {
+  const { t } = state;
+  const kinds = [undefined, ...Object.keys(auditKinds) as AuditKind[]];
+  return html`<nav class="tabs" aria-label="${t('activity.filter')}">${kinds.map((k) => html`<a class="tab" href="${activityPath(orgId, k)}"${k === current ? html` aria-current="page"` : ''}>${t(`activity.kind.${k ?? 'all'}`)}</a>`)}</nav>`;
 }
