@@ -45,7 +45,7 @@ async function freePort(): Promise<number> {
 }
 
 /** deploy/nginx.conf with the API's upstream at `apiUpstream` and the gateway's API port returned. */
-async function startGateway(apiUpstream: string, readTimeoutS?: number): Promise<string> {
+async function startGateway(apiUpstream: string, options: { readTimeoutS?: number; workerConnections?: number } = {}): Promise<string> {
   const [apiPort, mcpPort] = [await freePort(), await freePort()];
   const prefix = await mkdtemp(path.join(dir, 'nginx-'));
   await mkdir(path.join(prefix, 'logs'));
@@ -60,7 +60,8 @@ async function startGateway(apiUpstream: string, readTimeoutS?: number): Promise
   swap('listen 3001;', `listen 127.0.0.1:${mcpPort};`);
   swap('set $api api:3000;', `set $api ${apiUpstream};`);
   swap('set $mcp mcp:3001;', `set $mcp 127.0.0.1:${await freePort()};`);
-  if (readTimeoutS) swap('proxy_read_timeout 30s;', `proxy_read_timeout ${readTimeoutS}s;`);
+  if (options.readTimeoutS) swap('proxy_read_timeout 30s;', `proxy_read_timeout ${options.readTimeoutS}s;`);
+  if (options.workerConnections) swap('worker_connections 8192;', `worker_connections ${options.workerConnections};`);
   const accessLog = path.join(prefix, 'logs', 'access.log');
   swap('access_log /var/log/nginx/access.log gateway;', `access_log ${accessLog} gateway;`);
   conf = conf.replaceAll('include gateway-errors.conf;', `include ${path.join(root, 'deploy/gateway-errors.conf')};`);
@@ -158,11 +159,31 @@ describe('the gateway (deploy/nginx.conf)', () => {
     const silent = net.createServer(() => undefined);
     await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
     try {
-      const gateway = await startGateway(`127.0.0.1:${(silent.address() as AddressInfo).port}`, 1);
+      const gateway = await startGateway(`127.0.0.1:${(silent.address() as AddressInfo).port}`, { readTimeoutS: 1 });
       await expectGatewayError(await fetch(`${gateway}/companies/${exampleCompanyCode}/financials`, { headers: { Authorization: `Bearer ${key}` } }));
     } finally {
       silent.close();
       // The held sockets: nginx closed its side at the timeout.
     }
+  });
+
+  it('when nginx runs out of worker_connections for the replica\'s side of a call, then the client gets internal_error in our envelope, not nginx\'s HTML 500 page', async () => {
+    // Three: the two listening sockets and the client's connection, none left for the replica's.
+    const gateway = await startGateway(new URL(api.url).host, { workerConnections: 3 });
+    const id = await expectGatewayError(await fetch(`${gateway}/companies/${exampleCompanyCode}/report`, { headers: { Authorization: `Bearer ${key}` } }));
+    // The access log names the call by the id the client got.
+    for (let i = 0; i < 50 && !(await accessLogs.get(gateway)!()).includes(id); i++) await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(await accessLogs.get(gateway)!()).toContain(`" 500 `);
+    expect(await accessLogs.get(gateway)!()).toMatch(new RegExp(`" 500 \\d+ [0-9.]+ "[^"]*" ${id}\n`));
+  });
+
+  it('when a replica answers, then the gateway\'s access log names the call by the request id of its answer (req_ + UUID), as the replica\'s own log does', async () => {
+    const gateway = await startGateway(new URL(api.url).host);
+    const res = await fetch(`${gateway}/companies/${exampleCompanyCode}/report`, { headers: { Authorization: `Bearer ${key}` } });
+    expect(res.status).toBe(200);
+    const id = res.headers.get('x-request-id')!;
+    expect(((await res.json()) as { meta: { requestId: string } }).meta.requestId).toBe(id);
+    for (let i = 0; i < 50 && !(await accessLogs.get(gateway)!()).includes(id); i++) await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(await accessLogs.get(gateway)!()).toMatch(new RegExp(`"GET /companies/${exampleCompanyCode}/report HTTP/1.1" 200 \\d+ [0-9.]+ "[^"]*" ${id}\n`));
   });
 });
