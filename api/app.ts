@@ -31,6 +31,8 @@ export interface ApiDeps {
   /** A fiscal code of a real company for the OpenAPI examples (a large one: for the profile's
    * peers branch); null when the store has none. */
   findExampleCompany(kind?: 'large'): Promise<string | null>;
+  /** TRUST_GATEWAY_REQUEST_ID: take the call's request id from the gateway's X-Request-Id. */
+  trustGatewayRequestId?: boolean;
 }
 
 /** The HTTP API as a Koa app, not listening: main.ts, `npm start` and tests mount it. */
@@ -50,7 +52,7 @@ export function createApp(deps: ApiDeps): Koa<ApiState> {
   registerOpenApi(router, { access: deps.access, documents });
   registerDocs(router, { documents });
 
-  app.use(requestId());
+  app.use(requestId(deps.trustGatewayRequestId));
   app.use(accessLog(deps.logger));
   app.use(compressAnswer(deps.logger));
   app.use(errorEnvelope(deps.logger));

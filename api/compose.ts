@@ -54,6 +54,7 @@ export async function composeApi(options: ComposeApiOptions): Promise<ComposedAp
     logger,
     publicBaseUrl: config.PUBLIC_BASE_URL ?? `http://${config.HOST}:${config.API_PORT}`,
     checkDatabase: database.probe,
+    trustGatewayRequestId: config.TRUST_GATEWAY_REQUEST_ID,
     findExampleCompany: async (kind?: 'large') => {
       // A company with filed figures makes a more useful example than an empty shell.
       const query = db('companies').whereNotNull('latest_filed_year');

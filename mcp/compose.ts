@@ -58,6 +58,7 @@ export function composeMcp(options: ComposeMcpOptions): ComposedMcp {
   const isAllowedOrigin = originCheck({ allowed: config.MCP_ALLOWED_ORIGINS, publicUrl: config.PUBLIC_MCP_URL });
   const app = createMcpApp({
     access, usage, store, cachedText: store.serialised, db, checkDatabase: database.probe, queryTimeoutMs: config.COMPANY_QUERY_TIMEOUT_MS, logger, version: MCP_SERVER_VERSION, isAllowedOrigin,
+    trustGatewayRequestId: config.TRUST_GATEWAY_REQUEST_ID,
   });
   return {
     app,

@@ -6,7 +6,7 @@ import {
 import type { Principal } from '../core/access/index.js';
 import { personalKey, requestAuthorization } from '../core/auth/index.js';
 import { AppError, isAppError, issueDetails, type ErrorCode, type ErrorDetail } from '../core/errors/index.js';
-import { newRequestId } from '../core/ids/index.js';
+import { newRequestId, requestIdOf } from '../core/ids/index.js';
 import { accessLog, checkHealth, closeAfterAnswer } from '../core/http-server/index.js';
 import { rateLimitHeaders } from '../core/ratelimit/index.js';
 import { jsonWithCachedParts } from './cached-json.js';
@@ -34,6 +34,8 @@ export interface McpAppOptions extends McpDeps {
   maxBodyBytes?: number;
   /** Which Origin headers are served (MCP_ALLOWED_ORIGINS); default: loopback origins only. */
   isAllowedOrigin?: OriginCheck;
+  /** TRUST_GATEWAY_REQUEST_ID: take the request's id from the gateway's X-Request-Id. */
+  trustGatewayRequestId?: boolean;
 }
 
 const DEFAULT_MAX_BODY_BYTES = 1_000_000;
@@ -152,7 +154,9 @@ export function createMcpApp(options: McpAppOptions): Koa<McpRequestState> {
   })));
 
   app.use(async (ctx) => {
-    const requestId = newRequestId();
+    // The gateway's id with TRUST_GATEWAY_REQUEST_ID (core/ids requestIdOf), so its access log
+    // and ours name the call alike; the gateway never retries a tool call (deploy/nginx.conf).
+    const requestId = requestIdOf(ctx.req.headers['x-request-id'], options.trustGatewayRequestId ?? false);
     ctx.set('X-Request-Id', requestId);
     const origin = ctx.req.headers.origin;
     const originRefused = origin !== undefined && !isAllowedOrigin(origin);

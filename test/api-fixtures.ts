@@ -174,6 +174,8 @@ export interface TestApiOptions {
   rateLimiter?: RateLimiter;
   /** Silent unless given. */
   logger?: Logger;
+  /** TRUST_GATEWAY_REQUEST_ID (off, as by default). */
+  trustGatewayRequestId?: boolean;
 }
 
 export interface TestApi extends RunningServer {
@@ -204,6 +206,7 @@ export async function startTestApi(options: TestApiOptions = {}): Promise<TestAp
     logger,
     publicBaseUrl: 'http://127.0.0.1',
     checkDatabase: createDatabaseProbe(db),
+    trustGatewayRequestId: options.trustGatewayRequestId,
     // 'large' asks for the profile's second example (api/openapi/openapi-documents.ts).
     findExampleCompany: async (kind?: 'large') => (kind === 'large' ? largeExampleCompanyCode : exampleCompanyCode),
   });

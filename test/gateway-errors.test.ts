@@ -1,20 +1,19 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import http from 'node:http';
 import { existsSync } from 'node:fs';
-import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import net, { type AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { errorCatalogue, errorEnvelopeSchema } from '../core/errors/index.js';
+import { startGateway as startNginxGateway, NGINX } from './support/gateway.js';
+import { freePort } from './services/free-port.js';
 import { createTestOrganization, ensureExampleCompany, exampleCompanyCode, startTestApi, type TestApi } from './api-fixtures.js';
 
 // The gateway of docker-compose.yml (deploy/nginx.conf), run with Debian's nginx in front of a
-// real API: with its Docker names and ports swapped for loopback ones, and nothing else changed,
-// so what a client of the scaled deployment meets when no replica answers is tested here.
-const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
-const NGINX = '/usr/sbin/nginx';
+// real API (test/support/gateway.ts): what a client of the scaled deployment meets when no
+// replica answers, or nginx cannot pass a call on, is tested here.
 
 let api: TestApi;
 let key: string;
@@ -36,49 +35,11 @@ afterAll(async () => {
   if (dir) await rm(dir, { recursive: true, force: true });
 });
 
-async function freePort(): Promise<number> {
-  const server = net.createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
-
-/** deploy/nginx.conf with the API's upstream at `apiUpstream` and the gateway's API port returned. */
+/** The gateway in front of one replica (`apiUpstream`), its access log kept by its address. */
 async function startGateway(apiUpstream: string, options: { readTimeoutS?: number; workerConnections?: number } = {}): Promise<string> {
-  const [apiPort, mcpPort] = [await freePort(), await freePort()];
-  const prefix = await mkdtemp(path.join(dir, 'nginx-'));
-  await mkdir(path.join(prefix, 'logs'));
-  let conf = await readFile(path.join(root, 'deploy/nginx.conf'), 'utf8');
-  const swap = (from: string, to: string) => {
-    expect(conf, `deploy/nginx.conf no longer has "${from}"`).toContain(from);
-    conf = conf.replace(from, to);
-  };
-  // No Docker DNS here: the upstreams are addresses, which need no resolver.
-  swap('resolver 127.0.0.11 valid=10s ipv6=off;', '');
-  swap('listen 3000;', `listen 127.0.0.1:${apiPort};`);
-  swap('listen 3001;', `listen 127.0.0.1:${mcpPort};`);
-  swap('set $api api:3000;', `set $api ${apiUpstream};`);
-  swap('set $mcp mcp:3001;', `set $mcp 127.0.0.1:${await freePort()};`);
-  if (options.readTimeoutS) swap('proxy_read_timeout 30s;', `proxy_read_timeout ${options.readTimeoutS}s;`);
-  if (options.workerConnections) swap('worker_connections 8192;', `worker_connections ${options.workerConnections};`);
-  const accessLog = path.join(prefix, 'logs', 'access.log');
-  swap('access_log /var/log/nginx/access.log gateway;', `access_log ${accessLog} gateway;`);
-  conf = conf.replaceAll('include gateway-errors.conf;', `include ${path.join(root, 'deploy/gateway-errors.conf')};`);
-  conf = `daemon off;\nmaster_process off;\npid ${path.join(prefix, 'nginx.pid')};\n${conf}`;
-  await writeFile(path.join(prefix, 'nginx.conf'), conf);
-  const gateway = spawn(NGINX, ['-p', prefix, '-c', path.join(prefix, 'nginx.conf'), '-e', 'stderr'], { stdio: ['ignore', 'ignore', 'pipe'] });
-  gateways.push(gateway);
-  let stderr = '';
-  gateway.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-  const url = `http://127.0.0.1:${apiPort}`;
-  accessLogs.set(url, () => readFile(accessLog, 'utf8').catch(() => ''));
-  for (let i = 0; i < 100; i++) {
-    if (gateway.exitCode !== null) throw new Error(`nginx exited: ${stderr}`);
-    if (await fetch(`${url}/`).then(() => true, () => false)) return url;
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-  throw new Error(`nginx did not listen: ${stderr}`);
+  const gateway = await startNginxGateway({ dir, apiUpstreams: [apiUpstream], ...options }, gateways);
+  accessLogs.set(gateway.url, gateway.accessLog);
+  return gateway.url;
 }
 
 /** The answer must be our envelope (internal_error unless said), its request id also in X-Request-Id. */

@@ -97,6 +97,15 @@ export const configSchema = z.object({
    * front of the dashboard sets them: without one, anyone could write a sign-in attempt's IP.
    */
   TRUST_PROXY: flag(false),
+  /**
+   * Whether the API and the tool server take a call's request id from the X-Request-Id header
+   * (req_ + UUID, else a fresh one is made). Set it only behind deploy/nginx.conf, which sets
+   * that header on every request (replacing the client's) so that a call it retries on a second
+   * replica keeps its usage event id and is charged once; and only where clients cannot reach the
+   * replicas except through it: the id is the ledger's idempotency key, so a client that chose
+   * it could have another call's charge dropped as a duplicate.
+   */
+  TRUST_GATEWAY_REQUEST_ID: flag(false),
 
   /**
    * `kafka` or `postgres`: which bus carries usage events (usage-bus.ts). Unset: Kafka when

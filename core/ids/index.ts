@@ -1,1 +1,1 @@
-export { newId, newRequestId, randomBase62 } from './new-id.js';
+export { newId, newRequestId, randomBase62, requestIdOf } from './new-id.js';
