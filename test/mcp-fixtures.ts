@@ -75,6 +75,8 @@ export interface TestMcpOptions {
   logger?: Logger;
   /** MCP_ALLOWED_ORIGINS and PUBLIC_MCP_URL as the server reads them; default neither (loopback origins only). */
   origins?: OriginCheckOptions;
+  /** TRUST_GATEWAY_REQUEST_ID (off, as by default). */
+  trustGatewayRequestId?: boolean;
 }
 
 export interface TestMcp extends RunningServer {
@@ -95,7 +97,7 @@ export async function startTestMcp(options: TestMcpOptions = {}): Promise<TestMc
     db, listenConnectionString: databaseUrl, keyCacheTtlMs: 30_000, entitlementCacheTtlMs: 1_000, rateLimiter, logger,
   }));
   const store = options.store ?? createCompanyStore({ db, queryTimeoutMs: 5_000, logger });
-  const app = createMcpApp({ access, usage: options.usage ?? createPostgresUsageSink(db, { logger }), store, db, checkDatabase: createDatabaseProbe(db), queryTimeoutMs: 5_000, logger: options.logger ?? logger, version: '1.0.0', isAllowedOrigin: originCheck(options.origins) });
+  const app = createMcpApp({ access, usage: options.usage ?? createPostgresUsageSink(db, { logger }), store, db, checkDatabase: createDatabaseProbe(db), queryTimeoutMs: 5_000, logger: options.logger ?? logger, version: '1.0.0', isAllowedOrigin: originCheck(options.origins), trustGatewayRequestId: options.trustGatewayRequestId });
   const server = await listen(app);
   return {
     ...server,

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { createLogger } from '../core/logging/index.js';
-import { connectClient, createToolOrganization, startTestMcp, type TestMcp } from './mcp-fixtures.js';
+import { connectClient, createToolOrganization, initializeRequest, rpc, startTestMcp, type TestMcp } from './mcp-fixtures.js';
 
 // The tool server writes one line per request at info, as the API does: support finds an
 // agent's call by the requestId the agent was given, even when the answer was a 200 carrying a
@@ -54,5 +54,29 @@ describe('when an agent calls a tool', () => {
     const logged = lines.filter((l) => l.requestId === requestId);
     expect(logged).toEqual([expect.objectContaining({ msg: 'request', status: 401 })]);
     expect(logged[0]).not.toHaveProperty('organizationId');
+  });
+});
+
+describe('when a request carries an X-Request-Id', () => {
+  const given = 'req_0123abcd-4567-89ab-cdef-0123456789ae';
+
+  it('then a tool server that trusts the gateway (TRUST_GATEWAY_REQUEST_ID) names the request by it, and one that does not (the default) by its own', async () => {
+    const org = await createToolOrganization(mcp.db);
+    const trusting = await startTestMcp({ trustGatewayRequestId: true });
+    try {
+      const trusted = await rpc(trusting.mcpUrl, initializeRequest(), { Authorization: `Bearer ${org.key}`, 'X-Request-Id': given });
+      expect(trusted.status).toBe(200);
+      expect(trusted.headers.get('x-request-id')).toBe(given);
+      const malformed = await rpc(trusting.mcpUrl, initializeRequest(), { Authorization: `Bearer ${org.key}`, 'X-Request-Id': given.toUpperCase() });
+      expect(malformed.headers.get('x-request-id')).toMatch(/^req_[0-9a-f-]{36}$/);
+      expect(malformed.headers.get('x-request-id')).not.toBe(given);
+    } finally {
+      await trusting.close();
+    }
+    const ignored = await rpc(mcp.mcpUrl, initializeRequest(), { Authorization: `Bearer ${org.key}`, 'X-Request-Id': given });
+    expect(ignored.status).toBe(200);
+    expect(ignored.headers.get('x-request-id')).toMatch(/^req_[0-9a-f-]{36}$/);
+    expect(ignored.headers.get('x-request-id')).not.toBe(given);
+    expect(lines.some((l) => l.msg === 'request' && l.requestId === given)).toBe(false);
   });
 });
