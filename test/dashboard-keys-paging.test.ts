@@ -147,3 +147,33 @@ describe('when the keys page is read in Italian', () => {
     expect(await open(client, `/orgs/${orgId}/keys?state=expired`)).toContain('Nessuna chiave scaduta.');
   });
 });
+
+describe('when an admin looks for one key among many', () => {
+  it('then the search finds it by name or prefix, case aside, in the filter shown, the tabs, pager and a revocation keeping it', async () => {
+    const { orgId, client } = await adminOfNewOrg(env, 'Keys search test');
+    await withKeys(orgId, 60);
+    const erp = await createApiKey(env.db, { organizationId: orgId, name: 'ERP production' });
+    await createApiKey(env.db, { organizationId: orgId, name: '100%_sure' });
+
+    const found = await open(client, `/orgs/${orgId}/keys?q=${encodeURIComponent('erp ')}`);
+    expect(listed(found)).toEqual(['ERP production']);
+    expect(found).toContain('value="erp"');
+    expect(found).toContain(`href="${amp(`/orgs/${orgId}/keys?state=all&q=erp`)}"`);
+    // By the start of its prefix, as a log line shows it.
+    expect(listed(await open(client, `/orgs/${orgId}/keys?q=${erp.record.prefix.slice(0, 12)}`))).toEqual(['ERP production']);
+    // Text, not a pattern: % and _ match themselves only.
+    expect(listed(await open(client, `/orgs/${orgId}/keys?q=${encodeURIComponent('0%_')}`))).toEqual(['100%_sure']);
+    expect(listed(await open(client, `/orgs/${orgId}/keys?q=${encodeURIComponent('%')}`))).toEqual(['100%_sure']);
+
+    // Many matches page as the list does, the pager keeping the search.
+    const many = await open(client, `/orgs/${orgId}/keys?q=key`);
+    expect(many).toContain('Page 1 of 2 · 60 keys');
+    expect(many).toContain(`rel="next" href="${amp(`/orgs/${orgId}/keys?state=active&q=key&page=2`)}"`);
+    expect(await open(client, `/orgs/${orgId}/keys?q=nothing-like-it`)).toContain('No keys here match “nothing-like-it”.');
+
+    // Revoked from the search's list, the page comes back to it.
+    const revoked = await client.post(`/orgs/${orgId}/keys/${erp.record.id}/revoke`, { _csrf: await client.csrf(`/orgs/${orgId}/keys`), state: 'active', q: 'erp', page: '1' });
+    expect(revoked.status).toBe(302);
+    expect(revoked.headers.get('location')).toContain('q=erp');
+  });
+});

@@ -13,7 +13,7 @@ export interface ApiKeysPage {
   pages: number;
   /** Keys in the state asked for (all of them without one). */
   total: number;
-  /** The organization's keys in each state, and in all. */
+  /** The organization's keys in each state, and in all (those the search matches, with one). */
   counts: Record<ApiKeyState | 'all', number>;
 }
 
@@ -26,20 +26,27 @@ function inState(query: Knex.QueryBuilder, state: ApiKeyState, now: Date): Knex.
   return query.where((w) => void w.whereNull('expires_at').orWhere('expires_at', '>', now));
 }
 
+// Keys whose name holds the search, or whose display prefix starts with it (a prefix copied
+// from a log line), case aside. The search is text, not a pattern: LIKE's wildcards are escaped.
+function matching(query: Knex.QueryBuilder, search: string | undefined): Knex.QueryBuilder {
+  if (!search) return query;
+  const literal = search.replace(/[\\%_]/g, (c) => `\\${c}`);
+  return query.where((w) => void w.whereILike('name', `%${literal}%`).orWhereILike('prefix', `${literal}%`));
+}
+
 /**
  * One page of an organization's keys (the dashboard's keys page), newest first with the id as
- * tie-breaker, optionally only those in one state; a page past the end is the last, one that is
- * not a number the first (pageWindow, as the ledger and activity pages).
+ * tie-breaker, optionally only those in one state or matching a search; a page past the end is
+ * the last, one that is not a number the first (pageWindow, as the ledger and activity pages).
  */
 export async function apiKeysPage(
   db: Db,
   organizationId: string,
-  options: { state?: ApiKeyState | null; page?: number; pageSize?: number; now?: Date } = {},
+  options: { state?: ApiKeyState | null; search?: string; page?: number; pageSize?: number; now?: Date } = {},
 ): Promise<ApiKeysPage> {
   const pageSize = options.pageSize ?? 50;
   const now = options.now ?? new Date();
-  const counted = await db('api_keys')
-    .where({ organization_id: organizationId })
+  const counted = await matching(db('api_keys').where({ organization_id: organizationId }), options.search)
     .first<{ all: string | number; revoked: string | number; expired: string | number }>(
       db.raw('COUNT(*) AS "all"'),
       db.raw('COUNT(*) FILTER (WHERE revoked_at IS NOT NULL) AS revoked'),
@@ -51,7 +58,7 @@ export async function apiKeysPage(
   const counts = { all, revoked, expired, active: all - revoked - expired };
   const total = options.state ? counts[options.state] : all;
   const { page, pages, offset } = pageWindow(total, options.page, pageSize);
-  const query = db('api_keys').where({ organization_id: organizationId });
+  const query = matching(db('api_keys').where({ organization_id: organizationId }), options.search);
   if (options.state) inState(query, options.state, now);
   const rows = (await query
     .orderBy([{ column: 'created_at', order: 'desc' }, { column: 'id', order: 'desc' }])

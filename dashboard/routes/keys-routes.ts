@@ -57,9 +57,13 @@ const keysFilters: readonly KeysFilter[] = ['all', ...apiKeyStates];
 const DEFAULT_FILTER: KeysFilter = 'active';
 const isKeysFilter = (value: unknown): value is KeysFilter => keysFilters.includes(value as KeysFilter);
 
-/** The list at one filter and page: `?state=…&page=…`, which the pager's links and the revocation's return keep. */
-const keysListPath = (orgId: string, filter: KeysFilter, pageNumber?: number) =>
-  `${keysPath(orgId)}?${new URLSearchParams({ state: filter, ...(pageNumber === undefined ? {} : { page: String(pageNumber) }) })}`;
+/** The list at one filter, search and page: `?state=…&q=…&page=…`, which the tabs, the pager's links and the revocation's return keep. */
+const keysListPath = (orgId: string, filter: KeysFilter, search: string, pageNumber?: number) =>
+  `${keysPath(orgId)}?${new URLSearchParams({ state: filter, ...(search ? { q: search } : {}), ...(pageNumber === undefined ? {} : { page: String(pageNumber) }) })}`;
+
+// The search as typed, trimmed; longer than any key's name it could match is cut there.
+const MAX_SEARCH = 100;
+const searchOf = (value: unknown): string => (typeof value === 'string' ? value.trim().slice(0, MAX_SEARCH) : '');
 
 // The status `cli key list` shows too (core/auth: apiKeyStatus).
 function keyStatus(state: DashboardState, key: ApiKeyRecord, now: Date): Html {
@@ -115,10 +119,21 @@ function newKeyTop(state: DashboardState, flash: z.output<typeof newKeyFlashSche
 // reads the date), so a past date cannot be picked; typed anyway, the server refuses it.
 const tomorrowUtc = (now: Date) => new Date(now.getTime() + 86_400_000).toISOString().slice(0, 10);
 
-/** All / Active / Revoked / Expired, each with its count; a filter starts at its first page. */
-function filterTabs(state: DashboardState, orgId: string, current: KeysFilter, counts: Record<KeysFilter, number>): Html {
+/** All / Active / Revoked / Expired, each with its count (of the search's keys, with one); a filter starts at its first page. */
+function filterTabs(state: DashboardState, orgId: string, current: KeysFilter, search: string, counts: Record<KeysFilter, number>): Html {
   const { t, f } = state;
-  return html`<nav class="tabs" aria-label="${t('keys.filter')}">${keysFilters.map((s) => html`<a class="tab" href="${keysListPath(orgId, s)}"${s === current ? html` aria-current="page"` : ''}>${t(`keys.filter.${s}`)} <span class="muted">${f.number(counts[s])}</span></a>`)}</nav>`;
+  return html`<nav class="tabs" aria-label="${t('keys.filter')}">${keysFilters.map((s) => html`<a class="tab" href="${keysListPath(orgId, s, search)}"${s === current ? html` aria-current="page"` : ''}>${t(`keys.filter.${s}`)} <span class="muted">${f.number(counts[s])}</span></a>`)}</nav>`;
+}
+
+/** Find keys by name or prefix, in the filter shown; a GET form, so the result has an address. */
+function searchForm(state: DashboardState, orgId: string, filter: KeysFilter, search: string): Html {
+  const { t } = state;
+  return html`<form method="get" action="${keysPath(orgId)}" class="form-row" role="search">
+    <input type="hidden" name="state" value="${filter}">
+    ${field({ label: t('keys.search'), name: 'q', type: 'search', id: 'key-search', value: search, help: t('keys.searchHelp') })}
+    <div class="field field-button"><button type="submit" class="btn btn-secondary">${t('keys.searchButton')}</button>
+    ${search ? html` <a class="btn btn-secondary" href="${keysListPath(orgId, filter, '')}">${t('keys.searchClear')}</a>` : ''}</div>
+  </form>`;
 }
 
 async function renderKeysPage(ctx: DashboardContext, deps: KeysRouteDeps, view: OrgView, extra: { top?: HtmlValue; typed?: { name?: string; expiresOn?: string }; refusals?: Partial<Record<string, string>> } = {}): Promise<void> {
@@ -126,8 +141,9 @@ async function renderKeysPage(ctx: DashboardContext, deps: KeysRouteDeps, view: 
   const { db } = deps;
   const now = new Date();
   const filter = isKeysFilter(ctx.query.state) ? ctx.query.state : DEFAULT_FILTER;
+  const search = searchOf(ctx.query.q);
   // Paged as the ledger is: not a number, the first page; past the end, the last.
-  const result = await apiKeysPage(db, view.org.id, { state: filter === 'all' ? null : filter, page: Number.parseInt(String(ctx.query.page ?? '1'), 10), now });
+  const result = await apiKeysPage(db, view.org.id, { state: filter === 'all' ? null : filter, search, page: Number.parseInt(String(ctx.query.page ?? '1'), 10), now });
   const keys = result.rows;
   const ids = keys.map((k) => k.id);
   // Rotations of this page's keys only: the key each replaces (by its prefix, wherever it is
@@ -159,7 +175,7 @@ async function renderKeysPage(ctx: DashboardContext, deps: KeysRouteDeps, view: 
                 <button type="submit" class="btn btn-primary">${t('keys.rotate')}</button>
               </form>
             </details>`}
-            ${postButton(ctx.state, `/orgs/${view.org.id}/keys/${k.id}/revoke`, t('keys.revoke'), { tone: 'danger', confirm: t('keys.revokeConfirm', { name: k.name }), fields: { state: filter, page: String(result.page) } })}
+            ${postButton(ctx.state, `/orgs/${view.org.id}/keys/${k.id}/revoke`, t('keys.revoke'), { tone: 'danger', confirm: t('keys.revokeConfirm', { name: k.name }), fields: { state: filter, ...(search ? { q: search } : {}), page: String(result.page) } })}
           </div>`
         : '',
     ];
@@ -174,13 +190,13 @@ async function renderKeysPage(ctx: DashboardContext, deps: KeysRouteDeps, view: 
         ${field({ label: t('keys.expiryLabel'), name: 'expiresOn', type: 'date', min: tomorrowUtc(now), help: t('keys.expiryHelp'), id: 'key-expiry', value: extra.typed?.expiresOn ?? '', error: extra.refusals?.expiresOn ?? extra.refusals?.['body.expiresAt'] })}
         <div class="field field-button"><button type="submit" class="btn btn-primary">${t('keys.create')}</button></div>
       </form>`)}
-    ${section(t('keys.title'), html`${table({
+    ${section(t('keys.title'), html`${searchForm(ctx.state, view.org.id, filter, search)}${table({
       caption: t('keys.title'),
       headers: [t('common.name'), t('keys.prefix'), t('common.status'), t('common.created'), t('keys.lastUsed'), t('keys.expires'), t('common.actions')],
       rows,
-      empty: result.counts.all === 0 || filter === 'all' ? t('keys.none') : t(`keys.noneInState.${filter}`),
+      empty: search ? t('keys.noneMatching', { search }) : result.counts.all === 0 || filter === 'all' ? t('keys.none') : t(`keys.noneInState.${filter}`),
     })}
-      ${pagination(ctx.state, result, (p) => keysListPath(view.org.id, filter, p), 'keys')}`, { id: 'keys-list', actions: filterTabs(ctx.state, view.org.id, filter, result.counts) })}`;
+      ${pagination(ctx.state, result, (p) => keysListPath(view.org.id, filter, search, p), 'keys')}`, { id: 'keys-list', actions: filterTabs(ctx.state, view.org.id, filter, search, result.counts) })}`;
   ctx.body = page(ctx.state, { title: t('keys.title'), body, org: view.org, active: 'keys', memberships: view.memberships, banners: view.banners, path: ctx.url });
 }
 
@@ -264,8 +280,9 @@ export function registerKeysRoutes(router: Router<DashboardState>, deps: KeysRou
       (r) => (r.revoked ? { organizationId: view.org.id, actor: ctx.state.session!.user.id, action: 'key.revoked', details: { keyId: key.id } } : null),
     );
     // Back to the filter and page the key was revoked from (sent by its form), if any.
-    const { state, page: pageNumber } = ctx.state.form;
-    const back = { ...(isKeysFilter(state) ? { state } : {}), ...(/^[1-9]\d{0,5}$/.test(pageNumber ?? '') ? { page: pageNumber! } : {}) };
+    const { state, q, page: pageNumber } = ctx.state.form;
+    const search = searchOf(q);
+    const back = { ...(isKeysFilter(state) ? { state } : {}), ...(search ? { q: search } : {}), ...(/^[1-9]\d{0,5}$/.test(pageNumber ?? '') ? { page: pageNumber! } : {}) };
     ctx.redirect(`/orgs/${view.org.id}/keys?${new URLSearchParams({ done: 'revoked', key: key.id, ...back })}`);
   });
 
