@@ -1,6 +1,6 @@
 import type http from 'node:http';
 import { AppError, toErrorObject } from '../core/errors/index.js';
-import { serveOnPort, type HttpService } from '../core/http-server/index.js';
+import { livenessAnswer, serveOnPort, type HttpService } from '../core/http-server/index.js';
 import { newRequestId } from '../core/ids/index.js';
 import type { Logger } from '../core/logging/index.js';
 import type { WorkerHealthAnswer } from './worker-health.js';
@@ -13,9 +13,9 @@ export interface HealthServerOptions {
 }
 
 /**
- * The billing worker's one HTTP path, GET /healthz, on BILLING_WORKER_PORT. No Koa for one
- * route: anything else is answered as the API answers it, `unknown_endpoint` in the `{ error }`
- * envelope (405 with `Allow` for another method on /healthz), and requests Node's parser
+ * The billing worker's HTTP paths, GET /healthz (readiness) and GET /livez (liveness), on
+ * BILLING_WORKER_PORT. No Koa for two routes: anything else is answered as the API answers it,
+ * `unknown_endpoint` in the `{ error }` envelope (405 with `Allow` for another method on either), and requests Node's parser
  * refuses are answered in the envelope too (jsonErrors). Probes are not logged: one every few
  * seconds would bury the worker's own lines.
  */
@@ -27,8 +27,12 @@ export function serveWorkerHealth(options: HealthServerOptions): Promise<HttpSer
 function healthListener(options: HealthServerOptions): http.RequestListener {
   return (req, res) => {
     const path = (req.url ?? '/').split('?')[0];
-    if (path !== '/healthz') return sendError(res, new AppError('unknown_endpoint', 'No endpoint matches this path: the billing worker answers GET /healthz only.'));
+    if (path !== '/healthz' && path !== '/livez') return sendError(res, new AppError('unknown_endpoint', 'No endpoint matches this path: the billing worker answers GET /healthz and GET /livez only.'));
     if (req.method !== 'GET' && req.method !== 'HEAD') return sendError(res, new AppError('unknown_endpoint', 'This path only answers GET.', { allow: ['GET', 'HEAD'] }));
+    if (path === '/livez') {
+      const answer = livenessAnswer();
+      return send(res, answer.status, answer.body);
+    }
     options.check().then(
       (answer) => send(res, answer.status, answer.body),
       (err: unknown) => {

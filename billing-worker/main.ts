@@ -2,6 +2,7 @@
 // Composition root: config, logger, database and bus are made here and passed down.
 import { parseConfig } from '../core/config/index.js';
 import { openDatabase } from '../core/db/index.js';
+import { markStopping } from '../core/http-server/index.js';
 import { createLogger } from '../core/logging/index.js';
 import { startOrExit } from '../core/process/index.js';
 import { isCodeFault } from '../core/usage/index.js';
@@ -76,6 +77,7 @@ await startOrExit(base, async (parts) => {
         return;
       }
       stopping = true;
+      markStopping();
       logger.info('stopping billing worker', { signal });
       void (async () => {
         try {

@@ -3,7 +3,7 @@ import { Router } from '@koa/router';
 import { passwordCheckSlots, type SignInLimits } from '../core/dashboard-auth/index.js';
 import type { Db } from '../core/db/index.js';
 import type { Logger } from '../core/logging/index.js';
-import { checkHealth } from '../core/http-server/index.js';
+import { checkHealth, livenessAnswer } from '../core/http-server/index.js';
 import { errorPage } from './middleware/error-page.js';
 import { language } from './middleware/language.js';
 import { readForm } from './middleware/read-form.js';
@@ -46,7 +46,7 @@ export interface DashboardDeps {
 }
 
 // Paths anyone may open; everything else needs a signed-in person.
-const PUBLIC = [/^\/sign-in$/, /^\/language$/, /^\/invitations\/[^/]+$/, /^\/password-reset\/[^/]+$/, /^\/assets\//, /^\/healthz$/, /^\/$/];
+const PUBLIC = [/^\/sign-in$/, /^\/language$/, /^\/invitations\/[^/]+$/, /^\/password-reset\/[^/]+$/, /^\/assets\//, /^\/healthz$/, /^\/livez$/, /^\/$/];
 
 /** The dashboard as a Koa app, not listening: main.ts, `npm start` and the tests mount it. */
 export function createDashboardApp(deps: DashboardDeps): Koa<DashboardState> {
@@ -57,6 +57,11 @@ export function createDashboardApp(deps: DashboardDeps): Koa<DashboardState> {
   // As the API's and the tool server's: JSON, 503 within a second when the database is gone.
   router.get('/healthz', async (ctx) => {
     const answer = await checkHealth({ database: deps.checkDatabase });
+    ctx.status = answer.status;
+    ctx.body = answer.body;
+  });
+  router.get('/livez', (ctx) => {
+    const answer = livenessAnswer();
     ctx.status = answer.status;
     ctx.body = answer.body;
   });

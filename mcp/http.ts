@@ -7,7 +7,7 @@ import type { Principal } from '../core/access/index.js';
 import { personalKey, requestAuthorization } from '../core/auth/index.js';
 import { AppError, isAppError, issueDetails, type ErrorCode, type ErrorDetail } from '../core/errors/index.js';
 import { newRequestId, requestIdOf } from '../core/ids/index.js';
-import { accessLog, checkHealth, closeAfterAnswer } from '../core/http-server/index.js';
+import { accessLog, checkHealth, closeAfterAnswer, livenessAnswer } from '../core/http-server/index.js';
 import { rateLimitHeaders } from '../core/ratelimit/index.js';
 import { jsonWithCachedParts } from './cached-json.js';
 import {
@@ -180,9 +180,16 @@ export function createMcpApp(options: McpAppOptions): Koa<McpRequestState> {
     };
 
     try {
-      // Liveness for load balancers and compose health checks: no key, no billing.
+      // Readiness (/healthz) for load balancers and compose health checks, liveness (/livez) for
+      // an orchestrator's restarts: no key, no rate limit, no billing.
       if (ctx.path === '/healthz' && ctx.method === 'GET') {
         const answer = await checkHealth({ database: options.checkDatabase, usageBus: options.usage.reachable?.bind(options.usage) });
+        ctx.status = answer.status;
+        ctx.body = answer.body;
+        return;
+      }
+      if (ctx.path === '/livez' && ctx.method === 'GET') {
+        const answer = livenessAnswer();
         ctx.status = answer.status;
         ctx.body = answer.body;
         return;

@@ -1,11 +1,17 @@
 import type { Router } from '@koa/router';
-import { checkHealth } from '../../core/http-server/index.js';
+import { checkHealth, livenessAnswer } from '../../core/http-server/index.js';
 import type { UsageSink } from '../../core/usage/index.js';
 import type { ApiState } from '../state.js';
 
 export function registerHealthz(router: Router<ApiState>, deps: { checkDatabase(): Promise<void>; usage: UsageSink }): void {
   router.get('/healthz', async (ctx) => {
     const answer = await checkHealth({ database: deps.checkDatabase, usageBus: deps.usage.reachable?.bind(deps.usage) });
+    ctx.status = answer.status;
+    ctx.body = answer.body;
+  });
+  // Liveness (core/http-server/liveness.ts): no dependency checked, no key, nothing billed.
+  router.get('/livez', (ctx) => {
+    const answer = livenessAnswer();
     ctx.status = answer.status;
     ctx.body = answer.body;
   });

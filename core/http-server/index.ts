@@ -4,3 +4,4 @@ export { serveOnPort, type PortVariable, type ServeOnPortOptions } from './serve
 export { checkHealth, valueWithin, type HealthAnswer, type HealthChecks } from './health.js';
 export { accessLog } from './access-log.js';
 export { closeAfterAnswer } from './close-after-answer.js';
+export { livenessAnswer, markStopping, PROBE_PATHS, type LivenessAnswer } from './liveness.js';

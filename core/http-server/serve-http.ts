@@ -1,6 +1,7 @@
 import http from 'node:http';
 import type { Logger } from '../logging/index.js';
 import { answerMalformedRequests, requireHost } from './answer-malformed-requests.js';
+import { markStopping } from './liveness.js';
 
 type RequestListener = (req: http.IncomingMessage, res: http.ServerResponse) => void;
 
@@ -74,6 +75,7 @@ export function stopOnSignal(logger: Logger, stop: () => Promise<void>): void {
   const handle = async (signal: NodeJS.Signals) => {
     if (stopping) return;
     stopping = true;
+    markStopping();
     logger.info('shutting down', { signal });
     const began = Date.now();
     try {
