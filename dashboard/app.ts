@@ -8,6 +8,7 @@ import { errorPage } from './middleware/error-page.js';
 import { language } from './middleware/language.js';
 import { readForm } from './middleware/read-form.js';
 import { refuseNul } from './middleware/refuse-nul.js';
+import { requestLog } from './middleware/request-log.js';
 import { securityHeaders } from './middleware/security-headers.js';
 import { untrustedProxyHint } from './middleware/untrusted-proxy-hint.js';
 import { loadSession, requireCsrf } from './middleware/session.js';
@@ -80,6 +81,7 @@ export function createDashboardApp(deps: DashboardDeps): Koa<DashboardState> {
   registerAlertsRoutes(router, { db: deps.db, allowPrivateWebhookTargets: deps.allowPrivateWebhookTargets ?? false });
   registerOperatorRoutes(router, { db: deps.db, publicUrl: deps.publicUrl });
 
+  app.use(requestLog(deps.logger));
   app.use(securityHeaders());
   app.use(untrustedProxyHint(deps.logger));
   app.use(language());

@@ -3,6 +3,8 @@ import type { Session } from '../core/dashboard-auth/index.js';
 import type { Formats, Language, Translate } from './i18n/translate.js';
 
 export interface DashboardState {
+  /** Minted for every request (middleware/request-log.ts): X-Request-Id and the request log's line. */
+  requestId: string;
   lang: Language;
   t: Translate;
   f: Formats;

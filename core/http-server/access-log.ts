@@ -9,6 +9,11 @@ export interface LoggedRequest {
   status: number;
 }
 
+export interface AccessLogOptions {
+  /** A path with a secret in it (the dashboard's invitation and reset links): what is written instead. */
+  redactPath?(path: string): string;
+}
+
 /**
  * One line per request: method, path (without its query string, and with any key in it
  * redacted: a caller who puts a key in the URL, refused, must not also get it written to our
@@ -21,7 +26,12 @@ export interface LoggedRequest {
  * 10 s, a load balancer more often, and ~8,600 identical lines a day per replica buried the rest.
  * A failing probe is said at its status's level.
  */
-export function accessLog<C extends LoggedRequest>(logger: Logger, fieldsOf: (ctx: C) => Record<string, unknown>): (ctx: C, next: () => Promise<unknown>) => Promise<unknown> {
+export function accessLog<C extends LoggedRequest>(
+  logger: Logger,
+  fieldsOf: (ctx: C) => Record<string, unknown>,
+  options: AccessLogOptions = {},
+): (ctx: C, next: () => Promise<unknown>) => Promise<unknown> {
+  const redactPath = options.redactPath ?? ((path: string) => path);
   // Above warn nothing is written: skip the clock reads and the field object on every request.
   if (!logger.enabled('warn')) return (_ctx, next) => next();
   const infoToo = logger.enabled('info');
@@ -35,7 +45,7 @@ export function accessLog<C extends LoggedRequest>(logger: Logger, fieldsOf: (ct
       if (level === 'warn' || (level === 'info' && infoToo) || (level === 'debug' && debugToo)) {
         logger[level]('request', {
           method: ctx.method,
-          path: withoutApiKeys(ctx.path),
+          path: redactPath(withoutApiKeys(ctx.path)),
           status: ctx.status,
           ms: Number(process.hrtime.bigint() - started) / 1e6,
           ...fieldsOf(ctx),

@@ -2,6 +2,7 @@ import type { Middleware } from 'koa';
 import { isAppError } from '../../core/errors/index.js';
 import type { Logger } from '../../core/logging/index.js';
 import { OrganizationRefused } from '../org-access.js';
+import { redactDashboardPath } from './request-log.js';
 import type { DashboardState } from '../state.js';
 import { notice } from '../views/components.js';
 import { invalidInputMessage, PERIOD_MESSAGE } from '../views/invalid-input.js';
@@ -36,7 +37,7 @@ export function errorPage(logger: Logger): Middleware<DashboardState> {
       else if (isAppError(err) && err.code === 'invalid_params') text = t('error.invalid', { message: invalidInputMessage(ctx.state, err) });
       else if (status < 500 && (err as { expose?: boolean }).expose && message) text = message;
       else {
-        logger.error('dashboard request failed', { err, method: ctx.method, path: ctx.path });
+        logger.error('dashboard request failed', { err, method: ctx.method, path: redactDashboardPath(ctx.path), requestId: ctx.state.requestId });
         text = t('error.internal');
       }
       ctx.status = status >= 400 && status < 600 ? status : 500;
