@@ -183,7 +183,7 @@ export function createMcpApp(options: McpAppOptions): Koa<McpRequestState> {
       // Readiness (/healthz) for load balancers and compose health checks, liveness (/livez) for
       // an orchestrator's restarts: no key, no rate limit, no billing.
       if (ctx.path === '/healthz' && ctx.method === 'GET') {
-        const answer = await checkHealth({ database: options.checkDatabase, usageBus: options.usage.reachable?.bind(options.usage) });
+        const answer = await checkHealth({ database: options.checkDatabase, usageBus: options.usage.reachable?.bind(options.usage), figures: () => ({ rateLimitStore: options.access.rateLimitStore() }) });
         ctx.status = answer.status;
         ctx.body = answer.body;
         return;

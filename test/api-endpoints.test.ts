@@ -131,6 +131,6 @@ describe('when the service is probed', () => {
   it('then /healthz answers ok without a key', async () => {
     const { res, body } = await get('/healthz');
     expect(res.status).toBe(200);
-    expect(body).toEqual({ status: 'ok' });
+    expect(body).toEqual({ status: 'ok', rateLimitStore: 'in-process' });
   });
 });

@@ -55,7 +55,7 @@ describe('/healthz of a service publishing usage to Kafka', () => {
     const { baseUrl } = await startService(service, { KAFKA_BROKERS: '127.0.0.1:1' });
     // Twice, a second apart: not a start-up moment but what it says as long as Kafka is gone.
     for (let i = 0; i < 2; i++) {
-      expect(await health(baseUrl)).toEqual({ status: 503, body: { status: 'unavailable', checks: { database: 'ok', usageBus: 'unreachable' } } });
+      expect(await health(baseUrl)).toEqual({ status: 503, body: { status: 'unavailable', checks: { database: 'ok', usageBus: 'unreachable' }, rateLimitStore: 'in-process' } });
       await new Promise((resolve) => setTimeout(resolve, 1_000));
     }
   });
@@ -68,7 +68,7 @@ describe('/healthz of a service publishing usage to Kafka', () => {
       await new Promise((resolve) => setTimeout(resolve, 200));
       last = await health(baseUrl);
     }
-    expect(last).toEqual({ status: 200, body: { status: 'ok' } });
+    expect(last).toEqual({ status: 200, body: { status: 'ok', rateLimitStore: 'in-process' } });
   });
 });
 
@@ -97,7 +97,7 @@ describe.skipIf(!ownBrokerPossible)('/healthz of services serving no calls when 
   // all through an outage, the gateway kept routing to it, and its first calls got the 503s.
   it('when the broker stops then an idle API and tool server answer 503 (usageBus unreachable) within seconds, say so once, and answer 200 once it is back', async () => {
     const started = await Promise.all(services.map((service) => startService(service, { KAFKA_BROKERS: brokers.join(','), KAFKA_USAGE_TOPIC: `healthz-idle-${Date.now()}` })));
-    for (const { baseUrl } of started) expect(await healthOnce(baseUrl, 200, 30_000)).toEqual({ status: 200, body: { status: 'ok' } });
+    for (const { baseUrl } of started) expect(await healthOnce(baseUrl, 200, 30_000)).toEqual({ status: 200, body: { status: 'ok', rateLimitStore: 'in-process' } });
 
     await stopKafkaBroker(controlFile);
     const stoppedAt = Date.now();
@@ -105,7 +105,7 @@ describe.skipIf(!ownBrokerPossible)('/healthz of services serving no calls when 
       started.map(async ({ baseUrl }) => ({ answer: await healthOnce(baseUrl, 503, 30_000), afterMs: Date.now() - stoppedAt })),
     );
     for (const { answer, afterMs } of noticed) {
-      expect(answer).toEqual({ status: 503, body: { status: 'unavailable', checks: { database: 'ok', usageBus: 'unreachable' } } });
+      expect(answer).toEqual({ status: 503, body: { status: 'unavailable', checks: { database: 'ok', usageBus: 'unreachable' }, rateLimitStore: 'in-process' } });
       // Two failed checks three seconds apart, plus a poll: about six seconds.
       expect(afterMs).toBeLessThan(10_000);
     }
@@ -118,7 +118,7 @@ describe.skipIf(!ownBrokerPossible)('/healthz of services serving no calls when 
 
     await startKafkaBroker(controlFile);
     for (const running of started) {
-      expect(await healthOnce(running.baseUrl, 200, 60_000)).toEqual({ status: 200, body: { status: 'ok' } });
+      expect(await healthOnce(running.baseUrl, 200, 60_000)).toEqual({ status: 200, body: { status: 'ok', rateLimitStore: 'in-process' } });
       expect(running.lines().filter((l) => l.msg === 'Kafka reachable again; paid calls are served')).toHaveLength(1);
     }
   }, 240_000);

@@ -13,7 +13,7 @@ describe('tool server health check', () => {
   it('when GET /healthz is called without a key then it answers 200 ok', async () => {
     const response = await fetch(`${mcp.url}/healthz`);
     expect(response.status).toBe(200);
-    expect(await response.json()).toEqual({ status: 'ok' });
+    expect(await response.json()).toEqual({ status: 'ok', rateLimitStore: 'in-process' });
   });
 
   it('when another path is called then it answers unknown_endpoint in the error envelope', async () => {

@@ -67,5 +67,7 @@ export interface AccessControl {
   release(grant: Grant): void;
   /** The organization's products of one kind with their measures (per-key OpenAPI, tools/list). */
   entitlements(principal: Principal, kind: ProductKind): Promise<Map<string, Measure>>;
+  /** Where rate limits are counted now (RateLimiter.store), for /healthz. */
+  rateLimitStore(): string;
   close(): Promise<void>;
 }

@@ -105,6 +105,7 @@ export function createAccessControl(options: AccessControlOptions): AccessContro
 
   return {
     authenticate: (authorization) => keys.verify(authorization),
+    rateLimitStore: () => options.rateLimiter.store?.() ?? 'in-process',
 
     async authorize(principal, product, kind, eventId): Promise<Grant> {
       const { state, rateLimit } = await count(principal);

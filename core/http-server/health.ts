@@ -17,19 +17,23 @@ export interface HealthChecks {
    * broker down) refuses every paid call with 503, so it must not pass for healthy.
    */
   usageBus?(): boolean;
+  /** Figures an SRE alerts on, in the body of both answers; they do not change its status
+   * (the API's and the tool server's `rateLimitStore`). */
+  figures?(): Record<string, unknown>;
 }
 
 export interface HealthAnswer {
   status: 200 | 503;
-  body: { status: 'ok' } | { status: 'unavailable'; checks: { database: CheckState; usageBus?: CheckState } };
+  body: ({ status: 'ok' } | { status: 'unavailable'; checks: { database: CheckState; usageBus?: CheckState } }) & Record<string, unknown>;
 }
 
 export async function checkHealth(checks: HealthChecks, deadlineMs = DEADLINE_MS): Promise<HealthAnswer> {
   const database = await valueWithin(deadlineMs, () => checks.database().then(() => true), false);
   const usageBus = checks.usageBus?.();
-  if (database && usageBus !== false) return { status: 200, body: { status: 'ok' } };
+  const figures = checks.figures?.() ?? {};
+  if (database && usageBus !== false) return { status: 200, body: { status: 'ok', ...figures } };
   const state = (up: boolean): CheckState => (up ? 'ok' : 'unreachable');
-  return { status: 503, body: { status: 'unavailable', checks: { database: state(database), ...(usageBus === undefined ? {} : { usageBus: state(usageBus) }) } } };
+  return { status: 503, body: { status: 'unavailable', checks: { database: state(database), ...(usageBus === undefined ? {} : { usageBus: state(usageBus) }) }, ...figures } };
 }
 
 /** `read`'s value, or `fallback` when it fails or takes longer than `ms` (it is left to finish). */

@@ -17,6 +17,7 @@ export function createInMemoryRateLimiter(options: { now?: () => number } = {}):
   sweep.unref();
 
   return {
+    store: () => 'in-process',
     async consume(key, limits) {
       const at = now();
       const { state, allowed } = applyCall(states.get(key), limits, at);

@@ -19,5 +19,11 @@ export interface RateLimitDecision extends RateLimitStatus {
  */
 export interface RateLimiter {
   consume(key: string, limits: RateLimits): Promise<RateLimitDecision>;
+  /**
+   * Where the limits are counted now, for /healthz: `redis`, `redis (fail-open: Redis unreachable
+   * since <ISO time>)` while each process limits on its own (N replicas × the limit), or
+   * `in-process` (no REDIS_URL). Absent: in process.
+   */
+  store?(): string;
   close(): Promise<void>;
 }

@@ -73,10 +73,14 @@ export function createRedisRateLimiter(options: RedisRateLimiterOptions): RedisR
   // Between a failure and the next connection. Said when it begins, whether or not a call comes
   // (a wrong REDIS_URL is seen at start, not at the first call), and when it ends.
   let outage = false;
+  // Since when calls are limited in process: from the start until the first connection, then
+  // from each failure until the next. Null while Redis counts them.
+  let failOpenSince: Date | null = new Date();
   const where = { host: redis.options.host, port: redis.options.port };
 
   const warn = (err: unknown) => {
     outage = true;
+    failOpenSince ??= new Date();
     const at = Date.now();
     if (at - warnedAt < 10_000) return;
     warnedAt = at;
@@ -87,12 +91,14 @@ export function createRedisRateLimiter(options: RedisRateLimiterOptions): RedisR
     if (!outage) warn(err);
   });
   redis.on('ready', () => {
+    failOpenSince = null;
     if (!outage) return;
     outage = false;
     options.logger.info('Redis rate limiter reachable again: limits are shared across processes', { redis: where });
   });
 
   return {
+    store: () => (failOpenSince ? `redis (fail-open: Redis unreachable since ${failOpenSince.toISOString()})` : 'redis'),
     ready: () => (redis.status === 'ready' ? Promise.resolve() : new Promise((resolve) => redis.once('ready', () => resolve()))),
     async consume(key, limits) {
       if (redis.status !== 'ready') {
@@ -101,6 +107,7 @@ export function createRedisRateLimiter(options: RedisRateLimiterOptions): RedisR
       }
       try {
         const [allowed, tokens, count, now] = await redis.consumeRateLimit(options.keyPrefix + key, limits.perSecond, limits.burst, limits.perMinute);
+        failOpenSince = null;
         return toDecision(allowed === 1, Number(tokens), count, limits, now);
       } catch (err) {
         warn(err);
