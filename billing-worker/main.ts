@@ -9,6 +9,8 @@ import { isCodeFault } from '../core/usage/index.js';
 import { createUsageConsumer } from './consumer.js';
 import { serveWorkerHealth } from './health-server.js';
 import { startBillingWorker } from './start-billing-worker.js';
+import { countOpenDeadLetters } from '../core/billing/index.js';
+import { cachedCount } from './open-dead-letters.js';
 import { checkWorkerHealth } from './worker-health.js';
 
 const base = { service: 'billing-worker' };
@@ -27,10 +29,11 @@ await startOrExit(base, async (parts) => {
   const consumer = createUsageConsumer({ config, db: database.db, connectionString: database.connectionString, logger });
   const worker = await startBillingWorker({ db: database.db, consumer, logger, batchStallMs: config.BILLING_BATCH_STALL_MS });
   parts.add('billing worker', () => worker.stop());
+  const openDeadLetters = cachedCount(() => countOpenDeadLetters(database.db));
   const health =
     config.BILLING_WORKER_PORT === undefined
       ? undefined
-      : await serveWorkerHealth({ port: config.BILLING_WORKER_PORT, host: config.HOST, check: () => checkWorkerHealth({ checkDatabase: database.probe, worker }), logger });
+      : await serveWorkerHealth({ port: config.BILLING_WORKER_PORT, host: config.HOST, check: () => checkWorkerHealth({ checkDatabase: database.probe, worker, openDeadLetters }), logger });
   if (health) logger.info('billing worker health listening', { url: `http://${config.HOST}:${health.port}/healthz` });
 
   let stopping = false;

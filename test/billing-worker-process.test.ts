@@ -193,7 +193,7 @@ describe.each(['postgres', 'kafka'] as const)('the billing worker on the %s bus'
     const worker = await startWorker(use.env);
     // Kafka: once the consumer has joined its group.
     const idle = await healthWhen(worker, (h) => h.status === 200);
-    expect(idle).toEqual({ status: 200, body: { status: 'ok', bus: name, backlog: expect.objectContaining({ events: 0 }), lastBatchAt: null } });
+    expect(idle).toEqual({ status: 200, body: { status: 'ok', bus: name, backlog: expect.objectContaining({ events: 0 }), lastBatchAt: null, openDeadLetters: expect.any(Number) } });
 
     // The worker's batch waits for this lock on the organization's allowance, as it would
     // behind a slow top-up: the events are on the bus, not applied.
