@@ -9,6 +9,9 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createDb, migrateLatest, type Db } from '../core/db/index.js';
+import { createLogger } from '../core/logging/index.js';
+import { createPostgresUsageSink } from '../core/usage/index.js';
+import { createBillingOrg, usageEvent } from './billing-fixtures.js';
 import { killChildren } from './support/child-processes.js';
 import { createScratchDatabase, type ScratchDatabase } from './support/database.js';
 
@@ -18,6 +21,8 @@ let database: ScratchDatabase;
 let db: Db;
 let dataDir: string;
 let base: string;
+let worker: ChildProcess;
+let exited: Promise<number | null>;
 
 beforeAll(async () => {
   database = await createScratchDatabase('worker_figures');
@@ -30,6 +35,8 @@ beforeAll(async () => {
     stdio: ['ignore', 'ignore', 'pipe'],
   });
   running.push(child);
+  worker = child;
+  exited = new Promise((resolve) => child.on('exit', (code) => resolve(code)));
   let output = '';
   child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
   for (let i = 0; i < 600; i++) {
@@ -87,5 +94,29 @@ describe('the billing worker /livez and /healthz', () => {
       later = await healthz();
     }
     expect(later).toMatchObject({ status: 200, body: { status: 'ok', openDeadLetters: 2 } });
+  }, 30_000);
+
+  // Last: the worker is gone after it.
+  it('when SIGTERM comes while a batch is in flight then /livez answers 503 stopping while the worker drains, and it exits 0', async () => {
+    const { organizationId } = await createBillingOrg(db, { credits: 1_000 });
+    const sink = createPostgresUsageSink(db, { logger: createLogger({ level: 'silent' }) });
+    // The worker's batch waits on this lock, so its drain lasts as long as the test holds it.
+    const trx = await db.transaction();
+    try {
+      await trx('allowances').where({ organization_id: organizationId }).forUpdate().first();
+      await sink.publish(usageEvent(organizationId));
+      await new Promise((resolve) => setTimeout(resolve, 1_000));
+      worker.kill('SIGTERM');
+      let live = await fetch(`${base}/livez`);
+      for (let i = 0; i < 50 && live.status === 200; i++) {
+        await new Promise((resolve) => setTimeout(resolve, 100));
+        live = await fetch(`${base}/livez`);
+      }
+      expect({ status: live.status, body: await live.json() }).toEqual({ status: 503, body: { status: 'stopping', since: expect.stringMatching(/^\d{4}-\d\d-\d\dT/) } });
+    } finally {
+      await trx.commit();
+      await sink.close();
+    }
+    expect(await exited).toBe(0);
   }, 30_000);
 });
