@@ -1,4 +1,4 @@
-import { Partitioners, type Admin, type Consumer, type Kafka, type KafkaMessage, type Producer } from 'kafkajs';
+import { Partitioners, type Admin, type Consumer, type ConsumerRunConfig, type Kafka, type KafkaMessage, type Producer } from 'kafkajs';
 import type { Knex } from 'knex';
 import type { Logger } from '../../core/logging/index.js';
 import {
@@ -16,7 +16,16 @@ import {
 } from '../../core/usage/index.js';
 import { ensureTopics } from './create-kafka.js';
 import { forwardDeadLetters } from './forward-dead-letters.js';
+import { isGroupMembershipError } from './group-membership-errors.js';
+import { heartbeatWhile } from './heartbeat-while.js';
 import { kafkaUnreachableError } from './kafka-unreachable.js';
+
+// A worker killed with -9 hands its partitions over within SESSION_TIMEOUT_MS (see start()).
+const SESSION_TIMEOUT_MS = 10_000;
+const HEARTBEAT_INTERVAL_MS = 2_000;
+// Joining again after a lost coordinator: soon (a broker restart takes seconds), then less often.
+const REJOIN_FIRST_MS = 1_000;
+const REJOIN_MAX_MS = 30_000;
 
 export interface KafkaUsageConsumerOptions {
   kafka: Kafka;
@@ -48,7 +57,10 @@ export interface KafkaUsageConsumerOptions {
  * kafkajs restarts its consumer after a crash only when the crash's cause may pass (a broker
  * away, retries run out). One that may not (a TypeError in our code, an error Kafka marks not
  * retriable, such as a dead-letter topic too small for even an empty stand-in) makes it
- * disconnect and stay down (consumer/index.js, onCrash): that ends in `failed`.
+ * disconnect and stay down (consumer/index.js, onCrash): that ends in `failed`. Except a lost
+ * coordinator or membership (group-membership-errors.ts), which kafkajs also counts not
+ * retriable although joining again is the cure: a broker restart meets one, and so does a
+ * member dropped from its group. We run the consumer again ourselves, with backoff.
  */
 export function createKafkaUsageConsumer(options: KafkaUsageConsumerOptions): UsageBusConsumer {
   const { kafka, db, logger, topic } = options;
@@ -64,6 +76,9 @@ export function createKafkaUsageConsumer(options: KafkaUsageConsumerOptions): Us
   let fail!: (failure: UsageConsumerFailure) => void;
   const failed = new Promise<UsageConsumerFailure>((resolve) => (fail = resolve));
   const inFlight = createBatchesInFlight();
+  // Our own restarts after a lost coordinator or membership: pending, and how many in a row.
+  let rejoinTimer: NodeJS.Timeout | undefined;
+  let rejoins = 0;
 
   // One admin client, connected at the first probe and kept: a probe is then two requests.
   // It asks once (no retries): the next probe asks again.
@@ -109,6 +124,24 @@ export function createKafkaUsageConsumer(options: KafkaUsageConsumerOptions): Us
     if (dead.length > 0) await forwardDeadLetters(dead, { producer: deadLetters!, topic: options.deadLetterTopic, logger });
   };
 
+  let runConfig: ConsumerRunConfig | undefined;
+  // What kafkajs does when it restarts a consumer itself: run it again (its group and cluster
+  // connections are made anew; the subscription stays).
+  const rejoin = async (c: Consumer) => {
+    rejoinTimer = undefined;
+    if (closed || state === 'failed') return;
+    try {
+      await c.run(runConfig);
+    } catch (err) {
+      // run() crashes through CRASH above rather than throwing; this is its disconnect failing.
+      logger.warn('could not run the kafka consumer again; trying later', { err });
+      if (!closed) rejoinTimer = setTimeout(() => void rejoin(c), REJOIN_MAX_MS);
+      return;
+    }
+    // A stop() that came while it joined found no runner to stop yet.
+    if (closed) await c.disconnect().catch(() => {});
+  };
+
   return {
     bus: 'kafka',
     async start(apply) {
@@ -123,13 +156,19 @@ export function createKafkaUsageConsumer(options: KafkaUsageConsumerOptions): Us
         deadLetters = kafka.producer({ idempotent: true, maxInFlightRequests: 1, createPartitioner: Partitioners.DefaultPartitioner });
         await deadLetters.connect();
         // A short session: a worker killed with -9 hands its partitions over in about ten seconds.
+        // A live one stays in its group however long a batch waits on the database, since it
+        // heartbeats meanwhile (heartbeatWhile), up to BILLING_BATCH_STALL_MS, when the worker
+        // ends. The price: a rebalance (a worker joining or leaving) waits for such a batch
+        // before it completes, up to kafkajs's rebalance timeout (60 s); past that this member
+        // is dropped, and rejoins once its batch ends (the CRASH listener below).
         // maxWaitTime bounds how long stop() waits for an idle fetch to return.
-        c = kafka.consumer({ groupId: options.groupId, sessionTimeout: 10_000, heartbeatInterval: 2_000, maxWaitTimeInMs: 1_000 });
+        c = kafka.consumer({ groupId: options.groupId, sessionTimeout: SESSION_TIMEOUT_MS, heartbeatInterval: HEARTBEAT_INTERVAL_MS, maxWaitTimeInMs: 1_000 });
         consumer = c;
         // A (re)join is the consumer at work again, after a start or a crash kafkajs restarts from.
         // A partition that moved to another member is no longer this one's to fail on; one that
         // stays keeps its failure until a chunk of it applies (a restart is not a recovery).
         c.on(c.events.GROUP_JOIN, ({ payload }) => {
+          rejoins = 0;
           if (state === 'starting' || state === 'retrying') state = 'consuming';
           const assigned = new Set(payload.memberAssignment[topic] ?? []);
           for (const partition of failingPartitions) if (!assigned.has(partition)) failingPartitions.delete(partition);
@@ -138,6 +177,16 @@ export function createKafkaUsageConsumer(options: KafkaUsageConsumerOptions): Us
           if (state === 'stopped' || state === 'failed') return;
           if (payload.restart) {
             state = 'retrying';
+            return;
+          }
+          if (isGroupMembershipError(payload.error)) {
+            // kafkajs has disconnected it (onCrash) and will not run it again: we do. Nothing
+            // is lost: what was not committed is fetched again, and the ledger takes it once.
+            state = 'retrying';
+            const delayMs = Math.min(REJOIN_FIRST_MS * 2 ** rejoins, REJOIN_MAX_MS);
+            rejoins += 1;
+            logger.warn('kafka consumer lost its group coordinator or membership; joining the group again', { cause: describeError(rootCause(payload.error)), inMs: delayMs });
+            rejoinTimer = setTimeout(() => void rejoin(c), delayMs);
             return;
           }
           state = 'failed';
@@ -151,7 +200,7 @@ export function createKafkaUsageConsumer(options: KafkaUsageConsumerOptions): Us
       } catch (err) {
         throw kafkaUnreachableError(err) ?? err;
       }
-      await c.run({
+      runConfig = {
         autoCommit: false,
         eachBatchAutoResolve: false,
         partitionsConsumedConcurrently: options.partitionsConsumedConcurrently ?? 2,
@@ -161,7 +210,7 @@ export function createKafkaUsageConsumer(options: KafkaUsageConsumerOptions): Us
             if (!isRunning() || isStale()) return;
             const chunk = batch.messages.slice(i, i + maxBatch);
             try {
-              await applyChunk(apply, batch.partition, chunk);
+              await heartbeatWhile(heartbeat, HEARTBEAT_INTERVAL_MS, () => applyChunk(apply, batch.partition, chunk));
             } catch (err) {
               // kafkajs retries it, then crashes and restarts (or, for an error it does not
               // retry, stops: see CRASH above); meanwhile this worker bills nothing.
@@ -175,12 +224,14 @@ export function createKafkaUsageConsumer(options: KafkaUsageConsumerOptions): Us
             await heartbeat();
           }
         },
-      });
+      };
+      await c.run(runConfig);
       logger.info('kafka usage consumer running', { topic, groupId: options.groupId });
     },
     async stop() {
       if (state !== 'failed') state = 'stopped';
       closed = true;
+      clearTimeout(rejoinTimer);
       // kafkajs waits for the batch in flight to finish (its transaction and offset commit).
       await consumer?.disconnect();
       await deadLetters?.disconnect();
