@@ -19,6 +19,13 @@ export interface TcpProxy {
    * as when a standby took over the address and the old server's sockets lead nowhere.
    */
   thaw(): void;
+  /**
+   * Holds every byte, both ways, on every connection, closing none, and holds new connections
+   * unanswered; resume() delivers what was held and carries on: the server's host stopped for a
+   * while (SIGSTOP on a proxy in front of it, a VM paused), then running again.
+   */
+  pause(): void;
+  resume(): void;
   /** How many client connections are open: frozen ones until their client closes its end. */
   openConnections(): number;
   close(): Promise<void>;
@@ -35,6 +42,10 @@ export async function startTcpProxy(target: { host: string; port: number }): Pro
   const stuck = new WeakSet<net.Socket>();
   let open = true;
   let frozen = false;
+  let paused = false;
+  // Each client with its upstream, to stop and restart their pipes; and clients held by a pause.
+  const pairs = new Map<net.Socket, net.Socket>();
+  const held: (() => void)[] = [];
   // What a client sends to a frozen connection is read and goes nowhere, as into the buffers of
   // a server that never reads them: so the relay still sees the client close its end.
   const stop = (client: net.Socket) => {
@@ -56,16 +67,28 @@ export async function startTcpProxy(target: { host: string; port: number }): Pro
     client.on('close', () => clients.delete(client));
     client.on('end', () => clients.delete(client));
     if (frozen) return stop(client);
+    if (paused) {
+      client.pause();
+      held.push(() => !client.destroyed && relay(client));
+      return;
+    }
+    relay(client);
+  });
+  const relay = (client: net.Socket) => {
     const upstream = net.connect({ port: target.port, host: target.host, allowHalfOpen: true });
-    track(upstream);
+    sockets.add(upstream);
+    upstream.on('close', () => sockets.delete(upstream));
+    upstream.on('error', () => {});
+    pairs.set(client, upstream);
     client.pipe(upstream).pipe(client);
     client.on('close', () => {
+      pairs.delete(client);
       if (!stuck.has(client)) upstream.destroy();
     });
     upstream.on('close', () => {
       if (!stuck.has(client)) client.destroy();
     });
-  });
+  };
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const port = (server.address() as net.AddressInfo).port;
   return {
@@ -92,6 +115,23 @@ export async function startTcpProxy(target: { host: string; port: number }): Pro
     },
     thaw() {
       frozen = false;
+    },
+    pause() {
+      paused = true;
+      for (const [client, upstream] of pairs) {
+        client.unpipe(upstream);
+        upstream.unpipe(client);
+        client.pause();
+        upstream.pause();
+      }
+    },
+    resume() {
+      paused = false;
+      for (const [client, upstream] of pairs) {
+        client.pipe(upstream);
+        upstream.pipe(client);
+      }
+      for (const start of held.splice(0)) start();
     },
     openConnections: () => clients.size,
     close: () =>
