@@ -102,6 +102,37 @@ describe('operator CLI: organizations and keys', () => {
     expect(shown.stdout).toMatch(/company-financials\s+endpoint\s+3\s+calls\s+override/);
   });
 
+  it('when org override runs while an operator form holds the organization, then it waits for the form (which compares the override with its page meanwhile), setting and clearing alike', async () => {
+    const orgId = (await cli('org', 'create', '--name', 'CLI override waits SRL')).stdout.trim();
+    const override = () => db('organization_overrides').where({ organization_id: orgId, product: 'company-financials' }).first('quantity', 'unit');
+    for (const [args, after] of [[['--quantity', '3', '--unit', 'calls'], { quantity: 3, unit: 'calls' }], [['--clear'], undefined]] as const) {
+      // Hold the organization's row as the operator's product form does while it compares the
+      // override with what its page showed; the CLI must not change the override in between.
+      const form = await db.transaction();
+      let run: ReturnType<typeof cli> | undefined;
+      try {
+        await form('organizations').where({ id: orgId }).forUpdate().first('id');
+        const holder = Number((await form.raw('SELECT pg_backend_pid() AS pid')).rows[0].pid);
+        let finished = false;
+        run = cli('org', 'override', orgId, 'company-financials', ...args);
+        void run.then(() => { finished = true; });
+        const blocked = async () => Number((await db.raw('SELECT count(*) AS n FROM pg_stat_activity WHERE ? = ANY(pg_blocking_pids(pid))', [holder])).rows[0].n);
+        const deadline = Date.now() + 20_000;
+        while ((await blocked()) === 0) {
+          if (finished) throw new Error(`org override ${args.join(' ')} finished without waiting for the organization row`);
+          if (Date.now() > deadline) throw new Error('org override never waited for the organization row');
+          await new Promise((r) => setTimeout(r, 50));
+        }
+        await form.commit();
+      } finally {
+        if (!form.isCompleted()) await form.rollback();
+      }
+      const done = await run;
+      expect(done.code, done.stderr).toBe(0);
+      expect(await override()).toEqual(after);
+    }
+  });
+
   it('when an organization has 1 credit left and has used 1 call, then org show says both in the singular', async () => {
     const orgId = (await cli('org', 'create', '--name', 'CLI one credit SRL')).stdout.trim();
     const { credits_balance: balance } = await db('allowances').where({ organization_id: orgId }).first<{ credits_balance: number }>('credits_balance');

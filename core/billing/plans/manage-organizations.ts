@@ -234,7 +234,6 @@ export async function setProductOverride(db: Db, organizationId: string, product
   const parsed = parseInput(productOverrideSchema, override);
   const catalogued = findProduct(product);
   if (!catalogued) throw new AppError('invalid_params', `Unknown product "${product}".`, { details: [{ path: 'product', message: 'not in the product catalogue' }] });
-  await requireOrganization(db, organizationId);
   const row = {
     organization_id: organizationId,
     product,
@@ -244,6 +243,7 @@ export async function setProductOverride(db: Db, organizationId: string, product
     unit: parsed.enabled ? parsed.unit : null,
   };
   await db.transaction(async (trx) => {
+    await lockOrganization(trx, organizationId);
     await trx('organization_overrides').insert(row).onConflict(['organization_id', 'product']).merge();
     await reevaluateFlags(trx, { organizationId, reason: systemReason.productChanged(product) });
   });
@@ -252,8 +252,8 @@ export async function setProductOverride(db: Db, organizationId: string, product
 
 /** Back to what the plan says (the flags re-evaluated, as in setProductOverride). */
 export async function clearProductOverride(db: Db, organizationId: string, product: string): Promise<boolean> {
-  await requireOrganization(db, organizationId);
   return db.transaction(async (trx) => {
+    await lockOrganization(trx, organizationId);
     const deleted = await trx('organization_overrides').where({ organization_id: organizationId, product }).delete();
     if (deleted > 0) await reevaluateFlags(trx, { organizationId, reason: systemReason.productReset(product) });
     return deleted > 0;
@@ -267,8 +267,12 @@ async function capThisPeriod(db: Db, organizationId: string, cap: number | null,
   if (cap !== current) await setCallsCap(db, { organizationId, callsCap: cap, thisPeriodOnly: true, actor, reason });
 }
 
-async function requireOrganization(db: Db, organizationId: string): Promise<void> {
-  const row = await db('organizations').where({ id: organizationId }).first('id');
+// A product's override is changed with the organization's row locked, as its plan, limits and
+// caps are: the operator's product form compares the override with what its page showed while
+// holding that lock, so a change from the CLI either comes before the comparison or waits for the
+// save, never between the two (where the save would put back what the page showed).
+async function lockOrganization(trx: Db, organizationId: string): Promise<void> {
+  const row = await trx('organizations').where({ id: organizationId }).forUpdate().first('id');
   if (!row) throw new AppError('not_found', `No organization with id ${organizationId}.`);
 }
 
