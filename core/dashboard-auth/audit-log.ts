@@ -93,9 +93,23 @@ export function recentAudit(db: Db, organizationId: string, limit = 20): Promise
   return selectAuditRows(db, auditRowsOf(db, organizationId).limit(limit));
 }
 
-/** The organization's audit rows after row `afterId` with one of `actions`, newest first: what changed something since a page showed it. */
-export function auditSince(db: Db, organizationId: string, afterId: number, actions: readonly string[], limit = 5): Promise<AuditRow[]> {
-  return selectAuditRows(db, auditRowsOf(db, organizationId).where('a.id', '>', afterId).whereIn('a.action', actions).limit(limit));
+/** An action, or an action whose details have these values (`organization.product_set` of one product). */
+export type AuditChange = string | { action: string; details: Record<string, string> };
+
+/** The organization's audit rows after row `afterId` that are one of `changes`, newest first: what changed something since a page showed it. */
+export function auditSince(db: Db, organizationId: string, afterId: number, changes: readonly AuditChange[], limit = 5): Promise<AuditRow[]> {
+  const actions = changes.filter((c): c is string => typeof c === 'string');
+  const detailed = changes.filter((c): c is Exclude<AuditChange, string> => typeof c !== 'string');
+  return selectAuditRows(db, auditRowsOf(db, organizationId).where('a.id', '>', afterId).where((any) => {
+    if (actions.length > 0) void any.orWhereIn('a.action', actions);
+    for (const { action, details } of detailed) {
+      void any.orWhere((one) => {
+        void one.where('a.action', action);
+        for (const [name, value] of Object.entries(details)) void one.whereRaw('a.details->>? = ?', [name, value]);
+      });
+    }
+    if (changes.length === 0) void any.whereRaw('false');
+  }).limit(limit));
 }
 
 /**

@@ -17,7 +17,7 @@ export {
   type CreatedInvitation, type PendingInvitation, type PendingInvitationSummary, type AcceptInvitationResult, type InvitationInput,
 } from './invitations.js';
 export { ensureOperator, operatorPasswordWorks, upsertOperator, type OperatorSignIn } from './ensure-operator.js';
-export { auditKinds, auditPage, auditSince, isAuditKind, type AuditKind, lastMembershipEvent, recordAudit, recentAudit, withAudit, type AuditEntry, type AuditPage, type AuditRow, type MembershipEvent } from './audit-log.js';
+export { auditKinds, auditPage, auditSince, isAuditKind, type AuditKind, lastMembershipEvent, recordAudit, recentAudit, withAudit, type AuditChange, type AuditEntry, type AuditPage, type AuditRow, type MembershipEvent } from './audit-log.js';
 export { userEmails } from './user-emails.js';
 export {
   issuePasswordReset, findPasswordReset, resetPassword, PASSWORD_RESET_TTL_MS, RESET_REFUSED,

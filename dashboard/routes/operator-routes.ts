@@ -17,7 +17,8 @@ import { page } from '../views/layout.js';
 import { OPERATOR_DASHBOARD_REASON } from '../views/ledger-reasons.js';
 import { measure, unitWord } from '../views/units.js';
 import { answerRepeated, claimSubmission, keepAnswer, keptAnswer, submissionField } from '../form-submission.js';
-import { changedNotice, PeriodFormChanged, refuseIfChanged, SHOWN_FIELDS, shownFields } from '../period-form-version.js';
+import { changedNotice, FormChanged, refuseIfChanged, shownFields } from '../form-version.js';
+import { periodForm } from '../operator-form-versions.js';
 import { putFlash, takeFlash } from '../session-flash.js';
 import { invitationFlashSchema, invitationPanel, inviteForm } from './members-routes.js';
 
@@ -175,13 +176,14 @@ function callsCapHelp(state: DashboardState, terms: CallsCapTerms): string {
 
 async function renderOrganization(ctx: DashboardContext, db: Db, organizationId: string, top?: HtmlValue, { typed, refusals }: Refused = noRefusal): Promise<void> {
   const { t, f } = ctx.state;
-  // The activity first: its newest row, carried by the period form, is then no newer than the
-  // values the form shows, so that a change made in between is one the save's check names.
+  // The activity first: its newest row, carried by the settings forms, is then no newer than the
+  // values the forms show, so that a change made in between is one the save's check names.
   const audit = await recentAudit(db, organizationId);
+  const auditId = audit[0]?.id ?? 0;
   const [org, plans, periodSettings, capTerms] = await Promise.all([
     getOrganization(db, organizationId), listPlans(db), organizationPeriodSettings(db, organizationId), callsCapTerms(db, organizationId),
   ]);
-  const shown = shownFields({ creditsPerPeriod: periodSettings.creditsPerPeriod, cap: capTerms }, audit[0]?.id ?? 0, typed);
+  const shown = shownFields(periodForm, { creditsPerPeriod: periodSettings.creditsPerPeriod, cap: capTerms }, auditId, typed);
   const plan = org.planId ? await getPlan(db, org.planId) : null;
   const planProducts = new Map((plan?.products ?? []).map((p) => [p.product, p]));
   const overrides = new Map(org.productOverrides.map((o) => [o.product, o]));
@@ -277,11 +279,11 @@ export function registerOperatorRoutes(router: Router<DashboardState>, deps: Ope
 
   // Validation problems come back to the same page as a message (422); everything else is a bug.
   const refuse = async (ctx: DashboardContext, organizationId: string | null, err: unknown) => {
-    if (err instanceof PeriodFormChanged && organizationId) {
+    if (err instanceof FormChanged && organizationId) {
       // Nothing saved: the form comes back with what was typed in it, drawn over the values as
       // they are now (its hidden fields too), so that saving it again is a choice made knowing them.
       ctx.status = 409;
-      const typed = Object.fromEntries(Object.entries(ctx.state.form).filter(([name]) => !SHOWN_FIELDS.includes(name)));
+      const typed = Object.fromEntries(Object.entries(ctx.state.form).filter(([name]) => !err.fields.includes(name)));
       return renderOrganization(ctx, db, organizationId, notice(await changedNotice(ctx.state, db, organizationId, err, ctx.state.form), 'warn'), { typed, refusals: {} });
     }
     if (!(err instanceof AppError && err.code === 'invalid_params')) throw err;
@@ -390,7 +392,8 @@ export function registerOperatorRoutes(router: Router<DashboardState>, deps: Ope
         db,
         async (trx) => {
           const before = await lockedSettings(trx, orgId);
-          const now = await refuseIfChanged(trx, orgId, before.credits_per_period, ctx.state.form, (v) => v.creditsPerPeriod !== creditsPerPeriod || v.cap.laterPeriods !== callsCap);
+          const now = { creditsPerPeriod: before.credits_per_period, cap: await callsCapTerms(trx, orgId) };
+          refuseIfChanged(periodForm, now, ctx.state.form, now.creditsPerPeriod !== creditsPerPeriod || now.cap.laterPeriods !== callsCap);
           const changed: { creditsPerPeriod?: number | null; callsCap?: number | null } = {};
           if (before.credits_per_period !== creditsPerPeriod) {
             await setCreditsPerPeriod(trx, orgId, creditsPerPeriod);
@@ -420,7 +423,8 @@ export function registerOperatorRoutes(router: Router<DashboardState>, deps: Ope
           // The button names the cap and plan the page showed: pressed over values changed since,
           // it changes nothing, unless there is nothing to undo anyway (usePlanCallsCap's own
           // test: no own cap, and this month's the plan's), as for the second of a double-click.
-          await refuseIfChanged(trx, orgId, before.credits_per_period, ctx.state.form, ({ cap }) => cap.own || cap.thisPeriod !== cap.planCallsCap);
+          const cap = await callsCapTerms(trx, orgId);
+          refuseIfChanged(periodForm, { creditsPerPeriod: before.credits_per_period, cap }, ctx.state.form, cap.own || cap.thisPeriod !== cap.planCallsCap);
           return usePlanCallsCap(trx, { organizationId: orgId, actor, reason: OPERATOR_DASHBOARD_REASON });
         },
         (s) => s && { organizationId: orgId, actor, action: 'allowance.cap_plan', details: { planId: s.planId, callsCap: s.callsCap } },

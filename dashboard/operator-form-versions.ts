@@ -1,0 +1,38 @@
+import type { CallsCapTerms } from '../core/billing/index.js';
+import type { FormVersion } from './form-version.js';
+
+// What each of the operator's organization forms shows, as its save compares it with the values
+// now (form-version.ts): the parts in the hidden fields, what each is when it has changed, and
+// the activity rows that change them.
+
+/** The period form (credits per period, calls cap) and its "Use the plan's cap" button. */
+export interface PeriodFormValues {
+  creditsPerPeriod: number | null;
+  cap: CallsCapTerms;
+}
+
+export const periodForm: FormVersion<PeriodFormValues> = {
+  parts: [
+    {
+      // The cap of later months, where it comes from, this month's (a cap saved here is this
+      // month's too), and the plan with its cap, which "Use the plan's cap" names on its button.
+      field: 'shownCallsCap',
+      version: ({ cap }) => [cap.laterPeriods ?? 'none', cap.own ? 'own' : 'plan', cap.thisPeriod ?? 'none', cap.planId ?? '-', cap.planCallsCap ?? 'none'].join(' '),
+      describe: ({ t, f }, { cap }) => {
+        const capText = (value: number | null) => (value === null ? t('common.noCap') : f.number(value));
+        const source = cap.own ? t('operator.org.changedCapOwn') : cap.planId ? t('operator.org.changedCapPlan', { plan: cap.planId }) : t('operator.noPlan');
+        const now = [t('operator.org.changedCap', { cap: capText(cap.laterPeriods), source })];
+        if (cap.period !== null && cap.thisPeriod !== cap.laterPeriods) now.push(t('operator.org.callsCapThisPeriod', { cap: capText(cap.thisPeriod) }));
+        return now;
+      },
+    },
+    {
+      field: 'shownCreditsPerPeriod',
+      version: ({ creditsPerPeriod }) => (creditsPerPeriod === null ? '' : String(creditsPerPeriod)),
+      describe: ({ t, f }, { creditsPerPeriod }) => [
+        creditsPerPeriod === null ? t('operator.org.changedCreditsPlan') : t('operator.org.changedCredits', { credits: f.number(creditsPerPeriod) }),
+      ],
+    },
+  ],
+  changes: ['organization.period_set', 'allowance.cap_set', 'allowance.cap_plan', 'organization.plan_set'],
+};
