@@ -36,3 +36,19 @@ export const periodForm: FormVersion<PeriodFormValues> = {
   ],
   changes: ['organization.period_set', 'allowance.cap_set', 'allowance.cap_plan', 'organization.plan_set'],
 };
+
+/** The plan form: the plan the organization is on (null: none). */
+export interface PlanFormValues {
+  planId: string | null;
+}
+
+export const planForm: FormVersion<PlanFormValues> = {
+  parts: [
+    {
+      field: 'shownPlan',
+      version: ({ planId }) => planId ?? '',
+      describe: ({ t }, { planId }) => [planId === null ? t('operator.org.changedNoPlan') : t('operator.org.changedPlan', { plan: planId })],
+    },
+  ],
+  changes: ['organization.plan_set'],
+};

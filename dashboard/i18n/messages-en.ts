@@ -379,6 +379,8 @@ export const en = {
   'operator.org.changedCapPlan': 'the cap of plan {plan}',
   'operator.org.changedCredits': 'Credits per period are now {credits}.',
   'operator.org.changedCreditsPlan': 'Credits per period are now as the plan says.',
+  'operator.org.changedPlan': 'The plan is now {plan}.',
+  'operator.org.changedNoPlan': 'The organization now has no plan.',
   'operator.org.changedBy': 'Last changed by {who}, {when}: {what}.',
   'operator.org.changedAgain': 'The form below keeps what you typed: save it again to put it over the values now.',
   'operator.org.planCapUsed': "Saved: the calls cap is plan {plan}'s again ({cap}), this period and the periods to come.",

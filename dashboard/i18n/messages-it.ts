@@ -378,6 +378,8 @@ export const it: Catalogue = {
   'operator.org.changedCapPlan': 'il tetto del piano {plan}',
   'operator.org.changedCredits': 'I crediti per periodo ora sono {credits}.',
   'operator.org.changedCreditsPlan': 'I crediti per periodo ora sono quelli del piano.',
+  'operator.org.changedPlan': 'Il piano ora è {plan}.',
+  'operator.org.changedNoPlan': "L'organizzazione ora non ha un piano.",
   'operator.org.changedBy': 'Ultima modifica di {who}, {when}: {what}.',
   'operator.org.changedAgain': 'Il modulo qui sotto conserva quanto hai scritto: salvalo di nuovo per applicarlo sui valori attuali.',
   'operator.org.planCapUsed': 'Salvato: il tetto di chiamate è di nuovo quello del piano {plan} ({cap}), per questo periodo e i successivi.',

@@ -18,7 +18,7 @@ import { OPERATOR_DASHBOARD_REASON } from '../views/ledger-reasons.js';
 import { measure, unitWord } from '../views/units.js';
 import { answerRepeated, claimSubmission, keepAnswer, keptAnswer, submissionField } from '../form-submission.js';
 import { changedNotice, FormChanged, refuseIfChanged, shownFields } from '../form-version.js';
-import { periodForm } from '../operator-form-versions.js';
+import { periodForm, planForm } from '../operator-form-versions.js';
 import { putFlash, takeFlash } from '../session-flash.js';
 import { invitationFlashSchema, invitationPanel, inviteForm } from './members-routes.js';
 
@@ -230,8 +230,8 @@ async function renderOrganization(ctx: DashboardContext, db: Db, organizationId:
     </div>` : ''}
     <div class="grid-2">
       ${section(t('operator.org.plan'), html`<form method="post" action="/operator/organizations/${org.id}/plan" class="stack">
-        ${csrfField(ctx.state)}
-        ${select({ label: t('operator.plan'), name: 'planId', choices: [{ value: '', label: t('operator.noPlan') }, ...plans.map((p) => ({ value: p.id, label: `${p.name} (${p.id})` }))], value: org.planId ?? '', help: t('operator.org.planHelp'), id: 'plan-select' })}
+        ${csrfField(ctx.state)}${shownFields(planForm, { planId: org.planId }, auditId, typed)}
+        ${select({ label: t('operator.plan'), name: 'planId', choices: [{ value: '', label: t('operator.noPlan') }, ...plans.map((p) => ({ value: p.id, label: `${p.name} (${p.id})` }))], value: typed.planId ?? org.planId ?? '', help: t('operator.org.planHelp'), id: 'plan-select' })}
         <div><button class="btn btn-primary" type="submit">${t('common.save')}</button></div>
       </form>`, { id: 'org-plan' })}
       ${section(t('operator.org.grant'), html`<form method="post" action="/operator/organizations/${org.id}/credits" class="stack">
@@ -350,6 +350,8 @@ export function registerOperatorRoutes(router: Router<DashboardState>, deps: Ope
         db,
         async (trx) => {
           const before = await lockedSettings(trx, orgId);
+          // Saved only over the plan the page showed (form-version.ts); the plan it is on now, whatever the page showed, changes nothing.
+          refuseIfChanged(planForm, { planId: before.plan_id }, ctx.state.form, before.plan_id !== planId);
           await setOrganizationPlan(trx, orgId, planId, actor);
           return before.plan_id !== planId;
         },
