@@ -1,4 +1,5 @@
-import type { CallsCapTerms } from '../core/billing/index.js';
+import type { CallsCapTerms, LimitOverrides } from '../core/billing/index.js';
+import type { RateLimits } from '../core/ratelimit/index.js';
 import type { FormVersion } from './form-version.js';
 
 // What each of the operator's organization forms shows, as its save compares it with the values
@@ -51,4 +52,31 @@ export const planForm: FormVersion<PlanFormValues> = {
     },
   ],
   changes: ['organization.plan_set'],
+};
+
+/** The rate limits form: the organization's overrides (null: the plan's), and the plan's limits, which its help shows. */
+export interface LimitsFormValues {
+  overrides: LimitOverrides;
+  plan: RateLimits | null;
+}
+
+const LIMITS = ['perSecond', 'burst', 'perMinute'] as const;
+
+export const limitsForm: FormVersion<LimitsFormValues> = {
+  parts: [
+    {
+      field: 'shownLimits',
+      version: ({ overrides, plan }) => [...LIMITS.map((l) => overrides[l] ?? '-'), '/', ...(plan ? LIMITS.map((l) => plan[l]) : ['none'])].join(' '),
+      describe: ({ t, f }, { overrides, plan }) => {
+        const value = (l: (typeof LIMITS)[number]) => {
+          const own = overrides[l];
+          if (own !== null) return f.number(own);
+          return plan ? t('operator.org.changedLimitPlan', { value: f.number(plan[l]) }) : t('operator.org.changedLimitNone');
+        };
+        return [t('operator.org.changedLimits', { perSecond: value('perSecond'), burst: value('burst'), perMinute: value('perMinute') })];
+      },
+    },
+  ],
+  // A plan change moves the limits an empty field stands for.
+  changes: ['organization.limits_set', 'organization.plan_set'],
 };

@@ -100,3 +100,55 @@ describe('operator plan form: saved only over the plan the page showed', () => {
     expect(await env.db('allowances').where({ organization_id: org.id }).first('calls_cap')).toEqual({ calls_cap: 50 });
   });
 });
+
+const limitsOf = (id: string) => env.db('organizations').where({ id }).first<{ rate_per_second: number | null; burst: number | null; rate_per_minute: number | null }>('rate_per_second', 'burst', 'rate_per_minute');
+
+describe('operator rate limits form: saved only over the limits the page showed', () => {
+  it('when limits are set from the CLI while the page is open, then saving other limits changes nothing (no activity row) and says the limits now, the plan\'s where none is the organization\'s, and who set them when, in English and Italian; saved again from that page, they apply', async () => {
+    const { org, client, page } = await operatorOnNewOrganization('Operator stale limits test');
+    const action = `${page}/limits`;
+    const shown = await client.hiddenFields(page, action);
+    const set = await cli('org', 'set-limits', org.id, '--per-second', '5', '--burst', '10');
+    expect(set.code, set.stderr).toBe(0);
+    const change = (await lastAudit(org.id))!;
+    const before = await written(org.id);
+    const typed = { perSecond: '30', burst: '60', perMinute: '900' };
+
+    const stale = await client.post(action, { ...shown, ...typed });
+    expect(stale.status).toBe(409);
+    const body = await stale.text();
+    expect(notices(body)).toEqual([
+      `warn: ${NOTHING_SAVED} The rate limits are now: per second 5, burst 10, per minute 600 (the plan&#39;s). Last changed by ${change.actor}, ${en.dateTime(change.at)}: Set rate limits: per second 5, burst 10, per minute the plan&#39;s. ${SAVE_AGAIN}`,
+    ]);
+    expect(await limitsOf(org.id)).toEqual({ rate_per_second: 5, burst: 10, rate_per_minute: null });
+    expect(await written(org.id)).toEqual(before);
+    // What was typed stays in the fields, drawn over the limits now.
+    for (const [id, value] of [['limit-second', '30'], ['limit-burst', '60'], ['limit-minute', '900']]) expect(body).toMatch(new RegExp(`<input id="${id}" [^>]*value="${value}"`));
+
+    await client.get('/language?lang=it&next=/');
+    const italian = await client.post(action, { ...shown, ...typed });
+    expect(italian.status).toBe(409);
+    expect(notices(await italian.text())).toEqual([
+      `warn: ${NIENTE_SALVATO} I limiti ora sono: al secondo 5, burst 10, al minuto 600 (quello del piano). Ultima modifica di ${change.actor}, ${it_.dateTime(change.at)}: Impostati i limiti: al secondo 5, burst 10, al minuto quello del piano. ${SALVA_DI_NUOVO}`,
+    ]);
+    expect(await written(org.id)).toEqual(before);
+
+    const saved = await client.post(action, { ...hiddenFieldsOf(body, action), ...typed });
+    expect(saved.status).toBe(200);
+    expect(await limitsOf(org.id)).toEqual({ rate_per_second: 30, burst: 60, rate_per_minute: 900 });
+    expect(await auditOf(org.id, 'organization.limits_set')).toEqual([{ perSecond: 5, burst: 10, perMinute: null }, { perSecond: 30, burst: 60, perMinute: 900 }]);
+  });
+
+  it('when the page showed the limits as they are, then a save applies; sent twice at once (a double-click), one activity row, and both answers say Saved.', async () => {
+    const { org, client, page } = await operatorOnNewOrganization('Operator limits double save test');
+    const action = `${page}/limits`;
+    const shown = await client.hiddenFields(page, action);
+    const before = await written(org.id);
+    const answers = await Promise.all([1, 2].map(() => client.post(action, { ...shown, perSecond: '3', burst: '', perMinute: '' })));
+    expect(answers.map((r) => r.status)).toEqual([200, 200]);
+    for (const body of await Promise.all(answers.map((r) => r.text()))) expect(notices(body)).toEqual(['good: Saved.']);
+    expect(await limitsOf(org.id)).toEqual({ rate_per_second: 3, burst: null, rate_per_minute: null });
+    expect(await auditOf(org.id, 'organization.limits_set')).toEqual([{ perSecond: 3, burst: null, perMinute: null }]);
+    expect((await written(org.id)).audit).toHaveLength(before.audit.length + 1);
+  });
+});

@@ -574,7 +574,7 @@ describe('operator organization forms', () => {
     const org = await createOrganization(env.db, { name: 'Operator contradictory limits test', planId: 'standard' });
     const client = await signedInOperator(env);
     const page = `/operator/organizations/${org.id}`;
-    const both = await client.post(`${page}/limits`, { _csrf: await client.csrf(page), perSecond: '10', burst: '5', perMinute: '3' });
+    const both = await client.post(`${page}/limits`, { ...(await client.hiddenFields(page, `${page}/limits`)), perSecond: '10', burst: '5', perMinute: '3' });
     expect(both.status).toBe(422);
     const body = await both.text();
     expect(body).toContain('Please check the form: Burst: must be at least the per-second limit (10); Per minute: must be at least the per-second limit (10)');
@@ -583,7 +583,7 @@ describe('operator organization forms', () => {
     expect(body).not.toContain('id="limit-second-error"');
     // The standard plan's burst is 40: 50 a second alone contradicts it, under the burst field.
     await client.get('/language?lang=it&next=/');
-    const italian = await (await client.post(`${page}/limits`, { _csrf: await client.csrf(page), perSecond: '50', burst: '', perMinute: '' })).text();
+    const italian = await (await client.post(`${page}/limits`, { ...(await client.hiddenFields(page, `${page}/limits`)), perSecond: '50', burst: '', perMinute: '' })).text();
     expect(italian).toContain('Controlla il modulo: Burst: deve essere almeno pari al limite al secondo (50)');
     expect(italian).toContain('<p class="field-error" id="limit-burst-error">deve essere almeno pari al limite al secondo (50)</p>');
     expect(await env.db('organizations').where({ id: org.id }).first('rate_per_second', 'burst', 'rate_per_minute')).toEqual({ rate_per_second: null, burst: null, rate_per_minute: null });

@@ -18,7 +18,7 @@ import { OPERATOR_DASHBOARD_REASON } from '../views/ledger-reasons.js';
 import { measure, unitWord } from '../views/units.js';
 import { answerRepeated, claimSubmission, keepAnswer, keptAnswer, submissionField } from '../form-submission.js';
 import { changedNotice, FormChanged, refuseIfChanged, shownFields } from '../form-version.js';
-import { periodForm, planForm } from '../operator-form-versions.js';
+import { limitsForm, periodForm, planForm } from '../operator-form-versions.js';
 import { putFlash, takeFlash } from '../session-flash.js';
 import { invitationFlashSchema, invitationPanel, inviteForm } from './members-routes.js';
 
@@ -253,7 +253,7 @@ async function renderOrganization(ctx: DashboardContext, db: Db, organizationId:
         <div><button class="btn btn-secondary" type="submit">${t('operator.org.usePlanCap', { cap: capText(ctx.state, capTerms.planCallsCap) })}</button></div>
       </form>` : ''}`, { id: 'org-period' })}
       ${section(t('operator.org.limits'), html`<form method="post" action="/operator/organizations/${org.id}/limits" class="stack">
-        ${csrfField(ctx.state)}
+        ${csrfField(ctx.state)}${shownFields(limitsForm, { overrides: org.limitOverrides, plan: limits ?? null }, auditId, typed)}
         <p class="muted small">${limits ? t('operator.org.limitsHelp', { perSecond: limits.perSecond, burst: limits.burst, perMinute: limits.perMinute }) : ''}</p>
         <div class="form-row">
           ${field({ label: t('operator.org.perSecond'), name: 'perSecond', inputmode: 'numeric', value: typed.perSecond ?? org.limitOverrides.perSecond, id: 'limit-second', error: refusals.perSecond })}
@@ -444,6 +444,12 @@ export function registerOperatorRoutes(router: Router<DashboardState>, deps: Ope
         db,
         async (trx) => {
           const before = await lockedSettings(trx, orgId);
+          // Saved only over the limits the page showed (form-version.ts), the plan's among them:
+          // they are what an empty field stands for.
+          const overrides = { perSecond: before.rate_per_second, burst: before.burst, perMinute: before.rate_per_minute };
+          const plan = before.plan_id ? (await getPlan(trx, before.plan_id)).limits : null;
+          const changes = overrides.perSecond !== limits.perSecond || overrides.burst !== limits.burst || overrides.perMinute !== limits.perMinute;
+          refuseIfChanged(limitsForm, { overrides, plan }, ctx.state.form, changes);
           const after = await setOrganizationLimits(trx, orgId, limits);
           return before.rate_per_second !== after.perSecond || before.burst !== after.burst || before.rate_per_minute !== after.perMinute;
         },
