@@ -151,7 +151,7 @@ describe('when an operator saves a settings form again unchanged', () => {
     const client = await signedInOperator(env);
     const page = `/operator/organizations/${org.id}`;
     const save = async (quantity: string) =>
-      (await client.post(`${page}/products`, { _csrf: await client.csrf(page), product: 'company-report', enabled: '1', quantity, unit: 'calls' })).status;
+      (await client.post(`${page}/products`, { ...(await client.hiddenFields(page, `${page}/products`, { product: 'company-report' })), enabled: '1', quantity, unit: 'calls' })).status;
     // Two at once, as a double-click sends them: the second sees the first's override.
     expect(await Promise.all([save('2'), save('2')])).toEqual([200, 200]);
     expect(await save('3')).toBe(200);
@@ -177,7 +177,7 @@ describe('when an operator resets a product to the plan', () => {
     const org = await createOrganization(env.db, { name: 'Audit product reset test', planId: 'standard' });
     const client = await signedInOperator(env);
     const page = `/operator/organizations/${org.id}`;
-    const post = async (form: Record<string, string>) => (await client.post(`${page}/products`, { _csrf: await client.csrf(page), product: 'company-report', ...form })).status;
+    const post = async (form: Record<string, string>) => (await client.post(`${page}/products`, { ...(await client.hiddenFields(page, `${page}/products`, { product: 'company-report' })), ...form })).status;
     expect(await post({ reset: '1' })).toBe(200);
     expect(await auditOf(org.id)).toEqual([]);
     expect(await post({ enabled: '1', quantity: '2', unit: 'calls' })).toBe(200);

@@ -109,11 +109,17 @@ export { usageEvent as usageEventFor } from './billing-fixtures.js';
 
 const unescapeHtml = (text: string) => text.replace(/&(amp|lt|gt|quot|#39);/g, (_, e: string) => ({ amp: '&', lt: '<', gt: '>', quot: '"', '#39': "'" })[e]!);
 
-/** The hidden fields of the page's form that posts to `action`, by name. */
-export function hiddenFieldsOf(body: string, action: string): Record<string, string> {
-  const form = [...body.matchAll(/<form\b[^>]*\baction="([^"]*)"[^>]*>([\s\S]*?)<\/form>/g)].find((m) => unescapeHtml(m[1]!) === action);
-  if (!form) throw new Error(`no form posting to ${action}`);
-  return Object.fromEntries([...form[2]!.matchAll(/<input type="hidden" name="([^"]+)" value="([^"]*)">/g)].map((m) => [m[1]!, unescapeHtml(m[2]!)]));
+/**
+ * The hidden fields of the page's form that posts to `action`, by name; of several (the
+ * operator's product forms, one a product), the one whose hidden fields include `having`.
+ */
+export function hiddenFieldsOf(body: string, action: string, having: Record<string, string> = {}): Record<string, string> {
+  const forms = [...body.matchAll(/<form\b[^>]*\baction="([^"]*)"[^>]*>([\s\S]*?)<\/form>/g)]
+    .filter((m) => unescapeHtml(m[1]!) === action)
+    .map((m) => Object.fromEntries([...m[2]!.matchAll(/<input type="hidden" name="([^"]+)" value="([^"]*)">/g)].map((f) => [f[1]!, unescapeHtml(f[2]!)])));
+  const form = forms.find((fields) => Object.entries(having).every(([name, value]) => fields[name] === value));
+  if (!form) throw new Error(`no form posting to ${action}${Object.keys(having).length > 0 ? ` with ${JSON.stringify(having)}` : ''}`);
+  return form;
 }
 
 /** A cookie-keeping client for the no-browser tests: follows no redirects, keeps Set-Cookie. */
@@ -158,8 +164,8 @@ export function httpSession(baseUrl: string) {
      * The hidden fields (the CSRF token among them) of the form on `path` that posts to `action`,
      * as a browser sends them with it: a test then adds the fields a person types.
      */
-    async hiddenFields(path: string, action: string): Promise<Record<string, string>> {
-      return hiddenFieldsOf(await (await client.get(path)).text(), action);
+    async hiddenFields(path: string, action: string, having: Record<string, string> = {}): Promise<Record<string, string>> {
+      return hiddenFieldsOf(await (await client.get(path)).text(), action, having);
     },
     async signIn(email: string, password: string): Promise<Response> {
       const token = await client.csrf('/sign-in');

@@ -152,3 +152,96 @@ describe('operator rate limits form: saved only over the limits the page showed'
     expect((await written(org.id)).audit).toHaveLength(before.audit.length + 1);
   });
 });
+
+const overrideOf = (id: string, product: string) => env.db('organization_overrides').where({ organization_id: id, product }).first<{ enabled: boolean; quantity: number | null; unit: string | null } | undefined>('enabled', 'quantity', 'unit');
+/** One product's row of the page, its form and what it shows. */
+const productRow = (body: string, product: string) => new RegExp(`<input type="hidden" name="product" value="${product}">[\\s\\S]*?</form>`).exec(body)![0];
+
+describe('operator product forms: each saved only over its own row as the page showed it', () => {
+  it('when a product\'s override is set from the CLI while the page is open, then saving that row changes nothing (no ledger or activity row) and says what the product costs now and who set it when, in English and Italian; another product\'s row saves; saved again from that page, it applies', async () => {
+    const { org, client, page } = await operatorOnNewOrganization('Operator stale product test');
+    const action = `${page}/products`;
+    const shownPage = await (await client.get(page)).text();
+    const financials = hiddenFieldsOf(shownPage, action, { product: 'company-financials' });
+    const profile = hiddenFieldsOf(shownPage, action, { product: 'company-profile' });
+    const set = await cli('org', 'override', org.id, 'company-financials', '--quantity', '3', '--unit', 'calls');
+    expect(set.code, set.stderr).toBe(0);
+    const change = (await lastAudit(org.id))!;
+    const before = await written(org.id);
+    const typed = { enabled: '1', quantity: '7', unit: 'credits' };
+
+    const stale = await client.post(action, { ...financials, ...typed });
+    expect(stale.status).toBe(409);
+    const body = await stale.text();
+    expect(notices(body)).toEqual([
+      `warn: ${NOTHING_SAVED} Product company-financials now costs 3 calls (the organization&#39;s override). Last changed by ${change.actor}, ${en.dateTime(change.at)}: Set product company-financials to 3 calls. ${SAVE_AGAIN}`,
+    ]);
+    expect(await overrideOf(org.id, 'company-financials')).toEqual({ enabled: true, quantity: 3, unit: 'calls' });
+    expect(await written(org.id)).toEqual(before);
+    // The row keeps what was typed; the other rows show what is so.
+    expect(productRow(body, 'company-financials')).toMatch(/value="7"[\s\S]*<option value="credits" selected>/);
+    expect(productRow(body, 'company-profile')).toMatch(/value="8"[\s\S]*<option value="credits" selected>/);
+
+    // Another product's row of the same page: its product did not change, so it saves.
+    const other = await client.post(action, { ...profile, enabled: '1', quantity: '9', unit: 'credits' });
+    expect(other.status).toBe(200);
+    expect(await overrideOf(org.id, 'company-profile')).toEqual({ enabled: true, quantity: 9, unit: 'credits' });
+
+    // In Italian, still naming the CLI's change of this product, not the save of the other.
+    await client.get('/language?lang=it&next=/');
+    const italian = await client.post(action, { ...financials, ...typed });
+    expect(italian.status).toBe(409);
+    expect(notices(await italian.text())).toEqual([
+      `warn: ${NIENTE_SALVATO} Il prodotto company-financials ora costa 3 chiamate (personalizzato per l&#39;organizzazione). Ultima modifica di ${change.actor}, ${it_.dateTime(change.at)}: Impostato il prodotto company-financials a 3 chiamate. ${SALVA_DI_NUOVO}`,
+    ]);
+    expect(await overrideOf(org.id, 'company-financials')).toEqual({ enabled: true, quantity: 3, unit: 'calls' });
+
+    const saved = await client.post(action, { ...hiddenFieldsOf(body, action, { product: 'company-financials' }), ...typed });
+    expect(saved.status).toBe(200);
+    expect(await overrideOf(org.id, 'company-financials')).toEqual({ enabled: true, quantity: 7, unit: 'credits' });
+    expect((await auditOf(org.id, 'organization.product_set')).filter((d) => (d as { product: string }).product === 'company-financials')).toEqual([
+      { product: 'company-financials', enabled: true, quantity: 3, unit: 'calls' },
+      { product: 'company-financials', enabled: true, quantity: 7, unit: 'credits' },
+    ]);
+  });
+
+  it('when a product is turned off from the CLI while the page offers "Back to plan", then pressing it changes nothing and says the product is off; pressed twice at once from a page that shows it, the override goes once, with one activity row', async () => {
+    const { org, client, page } = await operatorOnNewOrganization('Operator stale product reset test');
+    const action = `${page}/products`;
+    expect((await cli('org', 'override', org.id, 'company-report', '--quantity', '2', '--unit', 'credits')).code).toBe(0);
+    const shown = await client.hiddenFields(page, action, { product: 'company-report' });
+    const disabled = await cli('org', 'override', org.id, 'company-report', '--disable');
+    expect(disabled.code, disabled.stderr).toBe(0);
+    const change = (await lastAudit(org.id))!;
+    const before = await written(org.id);
+    const reset = { enabled: '1', quantity: '2', unit: 'credits', reset: '1' };
+
+    const stale = await client.post(action, { ...shown, ...reset });
+    expect(stale.status).toBe(409);
+    expect(notices(await stale.text())).toEqual([
+      `warn: ${NOTHING_SAVED} Product company-report is now turned off for this organization. Last changed by ${change.actor}, ${en.dateTime(change.at)}: Turned off product company-report. ${SAVE_AGAIN}`,
+    ]);
+    expect(await overrideOf(org.id, 'company-report')).toEqual({ enabled: false, quantity: null, unit: null });
+    expect(await written(org.id)).toEqual(before);
+
+    const fresh = await client.hiddenFields(page, action, { product: 'company-report' });
+    const answers = await Promise.all([1, 2].map(() => client.post(action, { ...fresh, ...reset })));
+    expect(answers.map((r) => r.status)).toEqual([200, 200]);
+    for (const body of await Promise.all(answers.map((r) => r.text()))) expect(notices(body)).toEqual(['good: Saved.']);
+    expect(await overrideOf(org.id, 'company-report')).toBeUndefined();
+    expect(await auditOf(org.id, 'organization.product_reset')).toEqual([{ product: 'company-report' }]);
+  });
+
+  it('when the page showed the row as it is, then a save applies; sent twice at once (a double-click), one activity row, and both answers say Saved.', async () => {
+    const { org, client, page } = await operatorOnNewOrganization('Operator product double save test');
+    const action = `${page}/products`;
+    const shown = await client.hiddenFields(page, action, { product: 'company-profile' });
+    const before = await written(org.id);
+    const answers = await Promise.all([1, 2].map(() => client.post(action, { ...shown, enabled: '1', quantity: '4', unit: 'credits' })));
+    expect(answers.map((r) => r.status)).toEqual([200, 200]);
+    for (const body of await Promise.all(answers.map((r) => r.text()))) expect(notices(body)).toEqual(['good: Saved.']);
+    expect(await overrideOf(org.id, 'company-profile')).toEqual({ enabled: true, quantity: 4, unit: 'credits' });
+    expect(await auditOf(org.id, 'organization.product_set')).toEqual([{ product: 'company-profile', enabled: true, quantity: 4, unit: 'credits' }]);
+    expect((await written(org.id)).audit).toHaveLength(before.audit.length + 1);
+  });
+});

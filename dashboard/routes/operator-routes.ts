@@ -1,6 +1,6 @@
 import type { Router } from '@koa/router';
 import {
-  callsCapTerms, changeCredits, clearProductOverride, countOpenDeadLetters, createOrganization, ensureDefaultPlans, getOrganization, getPlan, listPlans, MAX_REASON, planDefinitionSchema, productCatalogue,
+  callsCapTerms, changeCredits, clearProductOverride, countOpenDeadLetters, createOrganization, ensureDefaultPlans, findProduct, getOrganization, getPlan, listPlans, MAX_REASON, planDefinitionSchema, productCatalogue,
   setCallsCap, setOrganizationLimits, setOrganizationPlan, setProductOverride, usePlanCallsCap, type CallsCapTerms, type CreditChangeKind,
 } from '../../core/billing/index.js';
 import { createInvitation, recentAudit, withAudit, type CreatedInvitation } from '../../core/dashboard-auth/index.js';
@@ -18,7 +18,7 @@ import { OPERATOR_DASHBOARD_REASON } from '../views/ledger-reasons.js';
 import { measure, unitWord } from '../views/units.js';
 import { answerRepeated, claimSubmission, keepAnswer, keptAnswer, submissionField } from '../form-submission.js';
 import { changedNotice, FormChanged, refuseIfChanged, shownFields } from '../form-version.js';
-import { limitsForm, periodForm, planForm } from '../operator-form-versions.js';
+import { limitsForm, periodForm, planForm, productForm, productFormValues } from '../operator-form-versions.js';
 import { putFlash, takeFlash } from '../session-flash.js';
 import { invitationFlashSchema, invitationPanel, inviteForm } from './members-routes.js';
 
@@ -77,8 +77,14 @@ const periodFormSchema = z.object({ creditsPerPeriod: nonNegativeField, callsCap
 // named; how they stand together is core's to judge (setOrganizationLimits), once each is sound.
 const rateLimit = planDefinitionSchema.shape.limits.shape.perSecond.nullable();
 const limitsFormSchema = z.object({ perSecond: wholeNumberField.pipe(rateLimit), burst: wholeNumberField.pipe(rateLimit), perMinute: wholeNumberField.pipe(rateLimit) });
-// Empty unit: as the plan says; a unit the form does not offer is refused.
-const productFormSchema = z.object({ quantity: nonNegativeField, unit: z.enum(['', 'credits', 'calls']).default('').transform((u) => (u === '' ? null : u)) });
+// Empty unit: as the plan says; a unit the form does not offer is refused, and so is a product
+// the catalogue does not have, before the save compares anything with what the page showed.
+// "Back to plan" reads only the product: a bad measure typed beside it is not what it saves.
+const productResetSchema = z.object({ product: z.string().default('').refine((p) => findProduct(p) !== undefined, 'not in the product catalogue') });
+const productFormSchema = productResetSchema.extend({
+  quantity: nonNegativeField,
+  unit: z.enum(['', 'credits', 'calls']).default('').transform((u) => (u === '' ? null : u)),
+});
 
 /**
  * The organization's settings before a form changes them, its row locked: a form saved again
@@ -205,7 +211,7 @@ async function renderOrganization(ctx: DashboardContext, db: Db, organizationId:
       p.kind,
       inPlan ? t('operator.org.planDefault', { measure: measure(ctx.state, inPlan.quantity, inPlan.unit) }) : html`<span class="muted">${t('operator.org.notInPlan')}</span>`,
       html`<form method="post" action="/operator/organizations/${org.id}/products" class="product-form">
-        ${csrfField(ctx.state)}<input type="hidden" name="product" value="${p.slug}">
+        ${csrfField(ctx.state)}<input type="hidden" name="product" value="${p.slug}">${shownFields(productForm(p.slug), { product: p.slug, planId: org.planId, plan: inPlan ?? null, override: override ?? null }, auditId, typed)}
         <label class="check"><input type="checkbox" name="enabled" value="1"${enabled ? html` checked` : ''}> <span>${t('operator.org.enabled')}</span></label>
         <label class="visually-hidden" for="${id}-q">${t('report.quantity')} ${p.slug}</label>
         <input id="${id}-q" class="input-sm" type="text" inputmode="numeric" name="quantity" value="${quantity}"${fieldAttributes(`${id}-q`, { error: errors.quantity })}>
@@ -462,19 +468,30 @@ export function registerOperatorRoutes(router: Router<DashboardState>, deps: Ope
     const actor = requireOperator(ctx);
     const orgId = ctx.params.orgId!;
     await guarded(ctx, orgId, async () => {
-      const { product = '', enabled, quantity, unit, reset } = ctx.state.form;
+      const { enabled, reset } = ctx.state.form;
+      const { product } = parseInput(productResetSchema, ctx.state.form);
+      const measured = reset ? null : parseInput(productFormSchema, ctx.state.form);
       await withAudit(
         db,
         async (trx) => {
-          if (reset) return (await clearProductOverride(trx, orgId, product)) ? { product } : null; // null: there was none
-          await lockedSettings(trx, orgId);
-          const before = await trx('organization_overrides').where({ organization_id: orgId, product })
-            .first<{ enabled: boolean; quantity: number | null; unit: string | null } | undefined>('enabled', 'quantity', 'unit');
-          const set = await setProductOverride(trx, orgId, product, { enabled: enabled === '1', ...parseInput(productFormSchema, { quantity, unit }) });
-          // The same override saved again (a double-click on Save): nothing to log.
-          if (before && before.enabled === set.enabled && before.quantity === set.quantity && before.unit === set.unit) return null;
+          const before = await lockedSettings(trx, orgId);
+          // Saved only over the row the page showed (form-version.ts): this product's override and
+          // its plan's measure; another product's changed meanwhile refuses nothing.
+          const now = await productFormValues(trx, orgId, before.plan_id, product);
+          if (!measured) {
+            refuseIfChanged(productForm(product), now, ctx.state.form, now.override !== null);
+            return (await clearProductOverride(trx, orgId, product)) ? { product } : null; // null: there was none
+          }
+          // The override as setProductOverride stores it: no measure for a product turned off.
+          const on = enabled === '1';
+          const next = { enabled: on, quantity: on ? measured.quantity : null, unit: on ? measured.unit : null };
+          const was = now.override;
+          // The same override saved again (a double-click on Save) changes nothing: nothing to log.
+          const same = was !== null && was.enabled === next.enabled && was.quantity === next.quantity && was.unit === next.unit;
+          refuseIfChanged(productForm(product), now, ctx.state.form, !same);
+          const set = await setProductOverride(trx, orgId, product, next);
           // The override as stored, as the CLI records it: numbers, not the form's text.
-          return { product, enabled: set.enabled, quantity: set.quantity, unit: set.unit };
+          return same ? null : { product, enabled: set.enabled, quantity: set.quantity, unit: set.unit };
         },
         (details) => (details
           ? { organizationId: orgId, actor, action: reset ? 'organization.product_reset' : 'organization.product_set', details }
