@@ -429,7 +429,7 @@ describe('operator organization forms', () => {
     expect((await organizationRow(org.id))!.rate_per_second).toBeNull();
   });
 
-  it('when the credits form names a kind it does not offer, or the products form a unit, then it is refused (422) and nothing is booked', async () => {
+  it('when the credits form names a kind it does not offer, or the products form a unit or a product, then it is refused (422) and nothing is booked', async () => {
     const org = await createOrganization(env.db, { name: 'Operator kind form test', planId: 'standard' });
     const client = await signedInOperator(env);
     const page = `/operator/organizations/${org.id}`;
@@ -443,6 +443,14 @@ describe('operator organization forms', () => {
     expect(await rows()).toBe(before);
     const unit = await client.post(`${page}/products`, { _csrf: await client.csrf(page), product: 'company-report', enabled: '1', quantity: '2', unit: 'euros' });
     expect(unit.status).toBe(422);
+    // A product the catalogue lacks, sent with a row's hidden fields: refused as such, before
+    // anything is compared with what the page showed.
+    const row = await client.hiddenFields(page, `${page}/products`, { product: 'company-report' });
+    for (const form of [{ enabled: '1', quantity: '2', unit: 'credits' }, { reset: '1' }] as Record<string, string>[]) {
+      const unknown = await client.post(`${page}/products`, { ...row, ...form, product: 'company-fax' });
+      expect(unknown.status).toBe(422);
+      expect(await unknown.text()).toContain('Please check the form: Product: not an endpoint or tool of the catalogue');
+    }
     expect(await env.db('organization_overrides').where({ organization_id: org.id })).toEqual([]);
   });
 
