@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { describe, expect, inject, it } from 'vitest';
 import { periodOf } from '../core/billing/billing-period.js';
 import { changeCredits, createOrganization, reconcileLedger, rollOverDueAllowances, setProductOverride } from '../core/billing/index.js';
+import { organizationsOverview, type OrganizationOverviewRow } from '../core/finance/index.js';
 import { formats } from '../dashboard/i18n/translate.js';
 import { createOperator, dashboardForFile, hiddenFieldsOf, httpSession, signedInOperator } from './dashboard-fixtures.js';
 import { runCli } from './support/run-cli.js';
@@ -97,6 +98,77 @@ describe('operator overview: what each balance pays for', () => {
       return n;
     };
     expect(await statements(`/operator?q=${token}`)).toBe(await statements(`/operator?q=${token}-none`));
+  });
+});
+
+describe('operator overview: the Flags count', () => {
+  // What the list's rows say of each organization, and the totals over every one, read in one
+  // snapshot: other test files change organizations alongside.
+  const snapshot = () => env.db.transaction(async (trx) => {
+    await trx.raw('SET TRANSACTION ISOLATION LEVEL REPEATABLE READ');
+    return organizationsOverview(trx, { pageSize: 1_000_000_000 });
+  }, { readOnly: true });
+  const rowCounts = (rows: OrganizationOverviewRow[]) => ({
+    flagged: rows.filter((r) => r.creditsExhausted || r.limitReached).length,
+    someProductsRefused: rows.filter((r) => r.someProductsRefused).length,
+    notActive: rows.filter((r) => r.creditsExhausted || r.limitReached || r.someProductsRefused).length,
+  });
+
+  it('when balances pay for some products only, then the count at the top counts them with the flagged organizations, as their rows say, and names each kind beside it, in English and Italian; over every organization it agrees with the rows, overrides followed', async () => {
+    const token = `Count${randomUUID().slice(0, 8)}`;
+    // The standard plan grants 100,000 credits; its credits prices run from 1 to 10.
+    const withBalance = async (name: string, balance: number, planId: string | null = 'standard') => {
+      const org = await createOrganization(env.db, { name: `${token} ${name}`, planId });
+      const opening = (await env.db('allowances').where({ organization_id: org.id }).first<{ credits_balance: number }>('credits_balance'))!.credits_balance;
+      await changeCredits(env.db, { organizationId: org.id, kind: 'adjustment', credits: balance - opening, actor: 'test', reason: 'test set-up' });
+      return org.id;
+    };
+    await withBalance('a short', 4);
+    await withBalance('b enough', 10);
+    await withBalance('c exhausted', 0);
+    // 9 credits pay for every product once the 10-credit ones are turned off.
+    const off = await withBalance('d off', 9);
+    for (const product of ['company-credit-report', 'service_analyze_company']) await setProductOverride(env.db, off, product, { enabled: false });
+    // No plan: its one product, enabled with no measure of its own, costs the catalogue's 8 credits.
+    const noPlan = await withBalance('e noplan', 3, null);
+    await setProductOverride(env.db, noPlan, 'company-profile', { enabled: true });
+    // 10 credits, and a plan's 5-credit product at 12 (the plan's unit kept): refused.
+    const dearer = await withBalance('f dearer', 10);
+    await setProductOverride(env.db, dearer, 'company-financials', { enabled: true, quantity: 12 });
+    // The calls cap reached as well as a short balance: counted once.
+    const both = await withBalance('g both', 4);
+    await env.db('allowances').where({ organization_id: both }).update({ limit_reached: true });
+
+    const { rows, totals } = await snapshot();
+    const mine = Object.fromEntries(rows.filter((r) => r.name.startsWith(token)).map((r) => [r.name.split(' ')[1], [r.creditsExhausted || r.limitReached, r.someProductsRefused]]));
+    expect(mine).toEqual({ a: [false, true], b: [false, false], c: [true, false], d: [false, false], e: [false, true], f: [false, true], g: [true, true] });
+    expect(rows).toHaveLength(totals.organizations);
+    expect({ flagged: totals.flagged, someProductsRefused: totals.someProductsRefused, notActive: totals.notActive }).toEqual(rowCounts(rows));
+
+    // The page's count is one read of the totals between these two.
+    const client = await signedInOperator(env);
+    const flagsStat = (body: string) => /<div class="stat-label">(?:Flags|Stati)<\/div><div class="stat-value">([\d,.]+)<\/div><div class="stat-sub">([^<]*)<\/div>/.exec(body)!.slice(1);
+    const between = async (path: string) => {
+      const before = (await snapshot()).totals;
+      const body = await (await client.get(path)).text();
+      const after = (await snapshot()).totals;
+      return { before, after, shown: flagsStat(body) };
+    };
+    const within = (value: string, a: number, b: number) => {
+      const n = Number(value.replaceAll(/[,.]/g, ''));
+      expect(n).toBeGreaterThanOrEqual(Math.min(a, b));
+      expect(n).toBeLessThanOrEqual(Math.max(a, b));
+    };
+    const english = await between('/operator');
+    within(english.shown[0]!, english.before.notActive, english.after.notActive);
+    const [, orgs, flagged, low] = /^([\d,]+) organizations · ([\d,]+) flagged · ([\d,]+) with a balance too low for some products$/.exec(english.shown[1]!)!;
+    within(orgs!, english.before.organizations, english.after.organizations);
+    within(flagged!, english.before.flagged, english.after.flagged);
+    within(low!, english.before.someProductsRefused, english.after.someProductsRefused);
+    await client.get('/language?lang=it&next=/');
+    const italian = await between('/operator');
+    within(italian.shown[0]!, italian.before.notActive, italian.after.notActive);
+    expect(italian.shown[1]).toMatch(/^[\d.]+ organizzazioni · [\d.]+ con segnalazioni · [\d.]+ con saldo insufficiente per alcuni prodotti$/);
   });
 });
 

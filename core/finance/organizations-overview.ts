@@ -1,6 +1,6 @@
 import { effectiveProducts, OVERRIDES_JSON, PLAN_PRODUCTS_JSON, type PlanProduct, type ProductOverride } from '../billing/plans/effective-products.js';
 import { likeEscape, pageWindow, type Db } from '../db/index.js';
-import { coverageOf } from './credits-coverage.js';
+import { coverageOf, someProductsRefusedSql } from './credits-coverage.js';
 
 export interface OrganizationOverviewRow {
   id: string;
@@ -32,8 +32,12 @@ export interface OrganizationsOverview {
   pages: number;
   /** Organizations matching the search. */
   total: number;
-  /** Over every organization, not just the page or the search. */
-  totals: { organizations: number; flagged: number; creditsBalance: number; newestEventAt: Date | null };
+  /**
+   * Over every organization, not just the page or the search: `flagged`, those with credits
+   * exhausted or the calls cap reached; `someProductsRefused`, those whose balance pays for some
+   * of their products only; `notActive`, those with either, whose row does not say "Active".
+   */
+  totals: { organizations: number; flagged: number; someProductsRefused: number; notActive: number; creditsBalance: number; newestEventAt: Date | null };
 }
 
 export interface OrganizationsOverviewOptions {
@@ -58,15 +62,22 @@ export async function organizationsOverview(db: Db, options: OrganizationsOvervi
     if (search !== '') q.where((w) => void w.whereILike('o.name', `%${likeEscape(search)}%`).orWhereILike('o.id', `%${likeEscape(search)}%`));
     return q;
   };
+  const refused = someProductsRefusedSql('a.credits_balance');
   const [counted, totals] = await Promise.all([
     matching().count<{ n: string | number }>({ n: '*' }).first(),
-    db('organizations as o')
-      .leftJoin('allowances as a', 'a.organization_id', 'o.id')
-      .first<{ organizations: string | number; flagged: string | number; balance: string | number | null; newest: Date | null }>(
+    // Each organization's products are asked in SQL (someProductsRefusedSql), as its row asks
+    // coverageOf: the count agrees with the rows without reading every organization's products.
+    db.from(db.raw(`(SELECT a.credits_balance, a.last_event_at,
+                            COALESCE(a.credits_exhausted OR a.limit_reached, false) AS flagged,
+                            COALESCE(NOT a.credits_exhausted AND ${refused.sql}, false) AS some_refused
+                       FROM organizations o LEFT JOIN allowances a ON a.organization_id = o.id) AS t`, refused.bindings))
+      .first<{ organizations: string | number; flagged: string | number; some_refused: string | number; not_active: string | number; balance: string | number | null; newest: Date | null }>(
         db.raw('COUNT(*) AS organizations'),
-        db.raw('COUNT(*) FILTER (WHERE a.credits_exhausted OR a.limit_reached) AS flagged'),
-        db.raw('SUM(a.credits_balance)::bigint AS balance'),
-        db.raw('MAX(a.last_event_at) AS newest'),
+        db.raw('COUNT(*) FILTER (WHERE flagged) AS flagged'),
+        db.raw('COUNT(*) FILTER (WHERE some_refused) AS some_refused'),
+        db.raw('COUNT(*) FILTER (WHERE flagged OR some_refused) AS not_active'),
+        db.raw('SUM(credits_balance)::bigint AS balance'),
+        db.raw('MAX(last_event_at) AS newest'),
       ),
   ]);
   const total = Number(counted?.n ?? 0);
@@ -90,7 +101,14 @@ export async function organizationsOverview(db: Db, options: OrganizationsOvervi
     page,
     pages,
     total,
-    totals: { organizations: Number(totals?.organizations ?? 0), flagged: Number(totals?.flagged ?? 0), creditsBalance: Number(totals?.balance ?? 0), newestEventAt: totals?.newest ?? null },
+    totals: {
+      organizations: Number(totals?.organizations ?? 0),
+      flagged: Number(totals?.flagged ?? 0),
+      someProductsRefused: Number(totals?.some_refused ?? 0),
+      notActive: Number(totals?.not_active ?? 0),
+      creditsBalance: Number(totals?.balance ?? 0),
+      newestEventAt: totals?.newest ?? null,
+    },
     rows: rows.map((r) => ({
       id: r.id,
       name: r.name,

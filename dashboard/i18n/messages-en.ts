@@ -346,7 +346,10 @@ export const en = {
   'operator.search': 'Find',
   'operator.searchPlaceholder': 'name or id',
   'operator.noMatch': 'No organization has “{search}” in its name or id.',
-  'operator.totals': { one: '{orgs} organization · {flagged} flagged', other: '{orgs} organizations · {flagged} flagged' },
+  'operator.totals': {
+    one: '{orgs} organization · {flagged} flagged · {low} with a balance too low for some products',
+    other: '{orgs} organizations · {flagged} flagged · {low} with a balance too low for some products',
+  },
   'operator.org.plan': 'Plan',
   'operator.org.planHelp': 'A first plan grants its credits and cap for this period.',
   'operator.org.limits': 'Rate limits',

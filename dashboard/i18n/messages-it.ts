@@ -345,7 +345,10 @@ export const it: Catalogue = {
   'operator.search': 'Cerca',
   'operator.searchPlaceholder': 'nome o id',
   'operator.noMatch': 'Nessuna organizzazione ha «{search}» nel nome o nell\'id.',
-  'operator.totals': { one: '{orgs} organizzazione · {flagged} con segnalazioni', other: '{orgs} organizzazioni · {flagged} con segnalazioni' },
+  'operator.totals': {
+    one: '{orgs} organizzazione · {flagged} con segnalazioni · {low} con saldo insufficiente per alcuni prodotti',
+    other: '{orgs} organizzazioni · {flagged} con segnalazioni · {low} con saldo insufficiente per alcuni prodotti',
+  },
   'operator.org.plan': 'Piano',
   'operator.org.planHelp': 'Il primo piano assegna i suoi crediti e il tetto per questo periodo.',
   'operator.org.limits': 'Limiti di frequenza',

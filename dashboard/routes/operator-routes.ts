@@ -119,7 +119,9 @@ async function renderOverview(ctx: DashboardContext, db: Db, top?: HtmlValue, { 
   const requested = Number.parseInt(String(ctx.query.page ?? '1'), 10);
   const [overview, plans, deadLetters] = await Promise.all([organizationsOverview(db, { search, page: requested }), listPlans(db), countOpenDeadLetters(db)]);
   const { totals } = overview;
-  const flagged = totals.flagged;
+  // As the rows say it: every organization whose row is not "Active" (a flag up, or a balance too
+  // low for some products), with how many show each.
+  const attention = totals.notActive;
   const link = (p: number) => `/operator?${new URLSearchParams({ ...(search ? { q: search } : {}), page: String(p) })}`;
   const rows = overview.rows.map((o) => [
     html`<a href="/operator/organizations/${o.id}"><strong>${o.name}</strong></a><div class="muted small"><code>${o.id}</code></div>`,
@@ -134,7 +136,7 @@ async function renderOverview(ctx: DashboardContext, db: Db, top?: HtmlValue, { 
     ${top ?? ''}
     <div class="stats">
       ${stat(t('nav.organizations'), f.number(totals.organizations))}
-      ${stat(t('operator.flags'), f.number(flagged), flagged > 0 ? t('operator.totals', { orgs: f.number(totals.organizations), flagged: f.number(flagged), count: totals.organizations }) : '')}
+      ${stat(t('operator.flags'), f.number(attention), attention > 0 ? t('operator.totals', { orgs: f.number(totals.organizations), flagged: f.number(totals.flagged), low: f.number(totals.someProductsRefused), count: totals.organizations }) : '')}
       ${stat(t('operator.balance'), f.number(totals.creditsBalance), unitWord(ctx.state, 'credits', totals.creditsBalance))}
       ${stat(t('operator.deadLetters'), f.number(deadLetters), deadLetters > 0 ? t('operator.deadLettersHint') : t('operator.deadLettersNone'))}
     </div>

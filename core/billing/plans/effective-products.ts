@@ -1,5 +1,5 @@
 import type { Measure, ProductKind } from '../../access/access-control.js';
-import { findProduct } from '../products.js';
+import { findProduct, productCatalogue } from '../products.js';
 
 export interface PlanProduct {
   product: string;
@@ -23,6 +23,26 @@ export const PLAN_PRODUCTS_JSON = `COALESCE((SELECT json_agg(json_build_object('
                      FROM plan_entitlements e WHERE e.plan_id = o.plan_id), '[]')`;
 export const OVERRIDES_JSON = `COALESCE((SELECT json_agg(json_build_object('product', v.product, 'kind', v.product_kind, 'enabled', v.enabled, 'quantity', v.quantity, 'unit', v.unit))
                      FROM organization_overrides v WHERE v.organization_id = o.id), '[]')`;
+
+/**
+ * effectiveProducts in SQL: the products (columns product, quantity, unit) of the organization
+ * aliased `o`, for a statement over every organization, whose products cannot each be read into
+ * JavaScript (the operators' totals). Its one binding is EFFECTIVE_PRODUCTS_BINDING: the
+ * catalogue's default measures, which an enabled override without a measure of its own falls
+ * back on for a product its plan lacks. A plan's rows always have both parts of their measure.
+ */
+export const EFFECTIVE_PRODUCTS_SQL = `(
+  SELECT e.product, e.quantity, e.unit FROM plan_entitlements e
+   WHERE e.plan_id = o.plan_id
+     AND NOT EXISTS (SELECT 1 FROM organization_overrides v WHERE v.organization_id = o.id AND v.product = e.product)
+  UNION ALL
+  SELECT v.product, COALESCE(v.quantity, e.quantity, d.quantity), COALESCE(v.unit, e.unit, d.unit)
+    FROM organization_overrides v
+    LEFT JOIN plan_entitlements e ON e.plan_id = o.plan_id AND e.product = v.product
+    LEFT JOIN jsonb_to_recordset(?::jsonb) AS d(product text, quantity bigint, unit text) ON d.product = v.product
+   WHERE v.organization_id = o.id AND v.enabled
+)`;
+export const EFFECTIVE_PRODUCTS_BINDING = JSON.stringify(productCatalogue.map((p) => ({ product: p.slug, ...p.defaultMeasure })));
 
 export interface EffectiveProduct {
   kind: ProductKind;
