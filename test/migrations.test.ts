@@ -198,7 +198,7 @@ describe('migrators at the same time', () => {
   const applied = async (url: string) => {
     const db = createDb({ connectionString: url, poolMax: 1 });
     try {
-      return (await migrationStatus(db)).filter((m) => m.applied).map((m) => m.name);
+      return (await migrationStatus(db)).filter((m) => m.applied === true).map((m) => m.name);
     } finally {
       await db.destroy();
     }
@@ -284,6 +284,40 @@ describe('migrators at the same time', () => {
       await db.destroy();
     }
   });
+
+  // An older image started after a newer one migrated (a rollback): knex refused every command
+  // ("The migration directory is corrupt") and the service would not start.
+  it('when a newer release applied migrations this one does not have then status lists them, `migrate up` applies nothing and exits 0, and a service starts with a warning naming them', async () => {
+    const url = await freshDatabase();
+    expect((await runCli(url, 'migrate', 'up')).code).toBe(0);
+    const db = createDb({ connectionString: url, poolMax: 1 });
+    const newer = ['20991231_901_from_the_future', '20991231_902_also_future'];
+    try {
+      await db('knex_migrations').insert(newer.map((name) => ({ name, batch: 99, migration_time: new Date() })));
+    } finally {
+      await db.destroy();
+    }
+
+    const status = await runCli(url, 'migrate', 'status');
+    expect({ code: status.code, stderr: status.stderr }).toEqual({ code: 0, stderr: '' });
+    const lines = status.stdout.trim().split('\n');
+    expect(lines.slice(-3)).toEqual([...newer.map((n) => `applied by a newer release  ${n}`), 'up to date, and 2 applied by a newer release']);
+    expect(lines).toContain(`applied  ${migrations.at(-1)!.name}`);
+
+    const up = await runCli(url, 'migrate', 'up');
+    expect(up).toEqual({ code: 0, stderr: '', stdout: `the database schema is ahead of this release: 2 applied by a newer release (${newer.join(', ')}); nothing applied\n` });
+
+    const { lines: logged, logger } = capturingLogger();
+    const opened = await openDatabase(parseConfig({ DATABASE_URL: url, MIGRATE_ON_START: 'true' }), logger, 'rolled-back');
+    await opened.close();
+    expect(logged).toContainEqual(expect.objectContaining({ level: 'warn', msg: `the database schema is ahead of this release: ${newer.join(', ')} applied by a newer release; starting anyway, as migrations keep the previous release working` }));
+
+    // Rolling back is for the release that knows them.
+    const down = await runCli(url, 'migrate', 'down', '--yes');
+    expect(down.code).toBe(1);
+    expect(down.stderr).toContain(`The database schema is ahead of this release: ${newer.join(', ')} were applied by a newer release. Roll back with that release's`);
+    expect(await applied(url)).toEqual(migrations.map((m) => m.name));
+  }, 60_000);
 
   it('when a migration fails then the migration lock goes with the run, and the next migrator is not kept waiting', async () => {
     const url = await freshDatabase();

@@ -2,7 +2,7 @@ export { databaseErrorParts } from './database-error.js';
 export { DatabaseUnreachableError, isDroppedConnection, retryOnDroppedConnection, unreachableError } from './connection-failure.js';
 export { createDb, createListenClient, type Db, type DbOptions } from './create-db.js';
 export { createDatabaseProbe, type DatabaseProbe } from './database-probe.js';
-export { migrateLatest, migrateRollbackAll, migrationStatus, pendingMigrations, type MigrationStatus } from './migrate.js';
+export { migrateLatest, migrateRollbackAll, migrationStatus, migrationsAhead, pendingMigrations, type MigrationStatus } from './migrate.js';
 export { startEmbeddedPostgres, type EmbeddedPostgresHandle, type EmbeddedPostgresOptions } from './embedded-postgres.js';
 export { openDatabase, type OpenDatabase, type OpenDatabaseOptions } from './open-database.js';
 export { createNotificationListener, type NotificationListener, type NotificationListenerOptions, type NotificationHandler, type ConnectionHandler } from './notification-listener.js';

@@ -10,7 +10,13 @@ const source: Knex.MigrationSource<(typeof migrations)[number]> = {
   getMigration: async (m) => m,
 };
 
-const config = { migrationSource: source, tableName: 'knex_migrations' } satisfies Knex.MigratorConfig;
+// knex refuses every command ("The migration directory is corrupt, the following files are
+// missing") when the table names a migration this release does not have. That is what a
+// rollback of the image looks like: a newer release migrated, then this one started on its
+// schema. Migrations keep the previous release working (docs/api.md, "Upgrades, rollbacks and
+// backups"), so those rows are reported as the newer release's (migrationsAhead) and the rest
+// goes on.
+const config = { migrationSource: source, tableName: 'knex_migrations', disableMigrationsListValidation: true } satisfies Knex.MigratorConfig;
 // knex's own lock: one row, is_locked set while a migrator runs (see clearStaleKnexLock).
 const knexLockTable = `${config.tableName}_lock`;
 
@@ -100,6 +106,11 @@ function migrationFailure(err: unknown, started: string | undefined): unknown {
 /** Rolls back every migration (used by the migrations up/down test and `cli migrate down`). */
 export async function migrateRollbackAll(db: Knex, options: MigrateOptions = {}): Promise<string[]> {
   return serialised(db, options, async () => {
+    // This release cannot undo what it does not know.
+    const ahead = await migrationsAhead(db);
+    if (ahead.length > 0) {
+      throw new Error(`The database schema is ahead of this release: ${ahead.join(', ')} ${ahead.length === 1 ? 'was' : 'were'} applied by a newer release. Roll back with that release's \`cli migrate down\``);
+    }
     const [, rolledBack] = (await db.migrate.rollback(config, true)) as [number, string[]];
     return rolledBack;
   });
@@ -107,23 +118,42 @@ export async function migrateRollbackAll(db: Knex, options: MigrateOptions = {})
 
 export interface MigrationStatus {
   name: string;
-  applied: boolean;
+  /** `newer`: in the database, applied by a newer release this one does not know. */
+  applied: boolean | 'newer';
+}
+
+/** Names of applied migrations this release does not have (a newer release's), in the order applied. */
+export async function migrationsAhead(db: Knex): Promise<string[]> {
+  const known = new Set(migrations.map((m) => m.name));
+  return (await appliedNames(db)).filter((name) => !known.has(name));
+}
+
+// Only reads: knex's own `migrate.list` would create its table in a database never migrated.
+async function appliedNames(db: Knex): Promise<string[]> {
+  const { rows } = (await db.raw('SELECT to_regclass(?) IS NOT NULL AS present', [config.tableName])) as { rows: { present: boolean }[] };
+  if (!rows[0]?.present) return [];
+  return ((await db(config.tableName).select('name').orderBy('id')) as { name: string }[]).map((r) => r.name);
 }
 
 /**
  * The migrations of this release the database has not applied, in order; none when its schema is
  * this release's or a newer one's (a rolling upgrade runs the older release on it for a while).
- * Only reads: knex's own `migrate.list` would create its table in a database never migrated.
  */
 export async function pendingMigrations(db: Knex): Promise<string[]> {
-  const { rows } = (await db.raw('SELECT to_regclass(?) IS NOT NULL AS present', [config.tableName])) as { rows: { present: boolean }[] };
-  const applied = rows[0]?.present ? new Set(((await db(config.tableName).select('name')) as { name: string }[]).map((r) => r.name)) : new Set<string>();
+  const applied = new Set(await appliedNames(db));
   return migrations.filter((m) => !applied.has(m.name)).map((m) => m.name);
 }
 
-/** Every known migration in order, with whether it has been applied (`cli migrate status`). */
+/**
+ * Every known migration in order, with whether it has been applied, then those a newer release
+ * applied (`cli migrate status`).
+ */
 export async function migrationStatus(db: Knex): Promise<MigrationStatus[]> {
   const [completed] = (await db.migrate.list(config)) as [{ name: string }[], unknown[]];
   const applied = new Set(completed.map((m) => m.name));
-  return migrations.map((m) => ({ name: m.name, applied: applied.has(m.name) }));
+  const known = new Set(migrations.map((m) => m.name));
+  return [
+    ...migrations.map((m) => ({ name: m.name, applied: applied.has(m.name) })),
+    ...completed.filter((m) => !known.has(m.name)).map((m) => ({ name: m.name, applied: 'newer' as const })),
+  ];
 }

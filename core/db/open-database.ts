@@ -7,7 +7,7 @@ import { unreachableError } from './connection-failure.js';
 import { createDb, type Db } from './create-db.js';
 import { createDatabaseProbe, type DatabaseProbe } from './database-probe.js';
 import { startEmbeddedPostgres } from './embedded-postgres.js';
-import { migrateLatest, pendingMigrations } from './migrate.js';
+import { migrateLatest, migrationsAhead, pendingMigrations } from './migrate.js';
 
 export interface OpenDatabase {
   db: Db;
@@ -87,6 +87,10 @@ export async function openDatabase(config: Config, logger: Logger, applicationNa
     if (config.MIGRATE_ON_START) {
       const applied = await migrateLatest(db, { logger });
       if (applied.length > 0) logger.info('migrations applied', { applied });
+      const ahead = await migrationsAhead(db);
+      // The image was rolled back after a newer one migrated: safe, as migrations keep the
+      // previous release working, but worth a line while it lasts.
+      if (ahead.length > 0) logger.warn(`the database schema is ahead of this release: ${ahead.join(', ')} applied by a newer release; starting anyway, as migrations keep the previous release working`, { ahead });
     } else if (options.requireCurrentSchema !== false) {
       const pending = await pendingMigrations(db);
       if (pending.length > 0) {

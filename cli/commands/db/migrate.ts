@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { migrateLatest, migrateRollbackAll, migrationStatus, openDatabase, type OpenDatabase } from '../../../core/db/index.js';
+import { migrateLatest, migrateRollbackAll, migrationStatus, migrationsAhead, openDatabase, type OpenDatabase } from '../../../core/db/index.js';
 import type { CliContext } from '../../context.js';
 
 // The compose file runs `migrate up` as a one-shot job before the services start (they run
@@ -17,7 +17,12 @@ export function registerMigrateCommands(program: Command, context: () => CliCont
     .description('Apply every pending migration, after any other migrator of the database has finished.')
     .action(() => withDatabase(context(), async (ctx, { db }) => {
       const applied = await migrateLatest(db, { logger: ctx.logger });
-      ctx.out(applied.length ? `applied ${applied.length}: ${applied.join(', ')}` : 'already up to date');
+      const ahead = await migrationsAhead(db);
+      if (applied.length) ctx.out(`applied ${applied.length}: ${applied.join(', ')}`);
+      // An older image run after a newer one migrated: nothing to do, and not an error (exit 0),
+      // since migrations keep the previous release working.
+      else if (ahead.length) ctx.out(`the database schema is ahead of this release: ${ahead.length} applied by a newer release (${ahead.join(', ')}); nothing applied`);
+      else ctx.out('already up to date');
     }));
 
   migrate
@@ -40,9 +45,10 @@ export function registerMigrateCommands(program: Command, context: () => CliCont
     .description('List every migration and whether it has been applied.')
     .action(() => withDatabase(context(), async (ctx, { db }) => {
       const status = await migrationStatus(db);
-      for (const m of status) ctx.out(`${m.applied ? 'applied' : 'pending'}  ${m.name}`);
+      for (const m of status) ctx.out(`${m.applied === 'newer' ? 'applied by a newer release' : m.applied ? 'applied' : 'pending'}  ${m.name}`);
       const pending = status.filter((m) => !m.applied).length;
-      ctx.out(pending ? `${pending} pending` : 'up to date');
+      const newer = status.filter((m) => m.applied === 'newer').length;
+      ctx.out(pending ? `${pending} pending` : newer ? `up to date, and ${newer} applied by a newer release` : 'up to date');
     }));
 }
 
