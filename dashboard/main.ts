@@ -1,4 +1,4 @@
-import { parseConfig } from '../core/config/index.js';
+import { parseConfig, unknownVariableWarnings } from '../core/config/index.js';
 import { ensureOperator } from '../core/dashboard-auth/index.js';
 import { openDatabase } from '../core/db/index.js';
 import { serveOnPort, stopOnSignal } from '../core/http-server/index.js';
@@ -13,6 +13,7 @@ const base = { service: 'dashboard' };
 await startOrExit(base, async (parts) => {
   const config = parseConfig(process.env);
   const logger = createLogger({ level: config.LOG_LEVEL, base });
+  for (const warning of unknownVariableWarnings(process.env)) logger.warn(warning);
   const database = await openDatabase(config, logger, 'dashboard');
   parts.add('database', () => database.close());
   const dashboard = await composeDashboard({ config, logger, database });

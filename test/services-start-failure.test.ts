@@ -68,6 +68,44 @@ function runService(entry: string, env: Record<string, string>): Promise<Service
   });
 }
 
+function logLines(output: string): { level?: unknown; msg?: unknown }[] {
+  return output.split('\n').flatMap((line) => {
+    try {
+      return [JSON.parse(line) as { level?: unknown; msg?: unknown }];
+    } catch {
+      return [];
+    }
+  });
+}
+
+/** One service started until it says it listens, then stopped with SIGTERM: its log lines. */
+function startAndStop(entry: string, env: Record<string, string>): Promise<{ code: number | null; lines: { level?: unknown; msg?: unknown }[]; output: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, ['--import', 'tsx', entry], {
+      cwd: repoRoot,
+      env: { ...process.env, KAFKA_BROKERS: '', REDIS_URL: '', HOST: '127.0.0.1', DATA_DIR: dataDir, LOG_LEVEL: 'info', API_PORT: '0', MCP_PORT: '0', DASHBOARD_PORT: '0', ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let output = '';
+    let stopping = false;
+    const collect = (chunk: Buffer) => {
+      output += chunk.toString();
+      if (!stopping && /listening/.test(output)) {
+        stopping = true;
+        child.kill('SIGTERM');
+      }
+    };
+    child.stdout.on('data', collect);
+    child.stderr.on('data', collect);
+    const giveUp = setTimeout(() => child.kill('SIGKILL'), GIVE_UP_MS);
+    child.on('error', reject);
+    child.on('close', (code) => {
+      clearTimeout(giveUp);
+      resolve({ code, lines: logLines(output), output });
+    });
+  });
+}
+
 function errorsIn(output: string): string[] {
   return output.split('\n').flatMap((line) => {
     try {
@@ -152,8 +190,17 @@ describe('a service run alone when start-up fails', () => {
   // KAFKA_BROKERS would put one process on the Postgres bus, never read by the others on Kafka.
   const usageBusProcesses = services.filter((s) => s.entry !== 'dashboard/main.ts');
   it.each(usageBusProcesses)('when NODE_ENV is production without KAFKA_BROKERS then $entry refuses to use the Postgres bus unless USAGE_BUS=postgres asks for it, and exits 1', async ({ entry }) => {
-    const run = await runService(entry, { NODE_ENV: 'production', DATABASE_URL: database.url, KAFKA_BROKER: '127.0.0.1:9092' });
+    const run = await runService(entry, { NODE_ENV: 'production', DATABASE_URL: database.url, KAFKA_BROKER: '127.0.0.1:9092', RATE_LIMIT_STORE: 'memory' });
     expectOneClearFailure(run, 'could not start: Invalid configuration:\n  - KAFKA_BROKERS: required when NODE_ENV is production, where usage events go through Kafka; or set USAGE_BUS=postgres to use the Postgres usage bus instead (every API, tool server and billing worker of the deployment must then use it)');
+  });
+
+  // The two that count rate limits: in production, a forgotten or misspelt REDIS_URL would have
+  // each replica count on its own, allowing N times each limit, with nothing said.
+  const rateLimited = services.filter((s) => s.entry === 'api/main.ts' || s.entry === 'mcp/main.ts');
+  it.each(rateLimited)('when NODE_ENV is production without REDIS_URL then $entry refuses to count rate limits in process unless RATE_LIMIT_STORE=memory asks for it, warns of the misspelt name, and exits 1', async ({ entry }) => {
+    const run = await runService(entry, { NODE_ENV: 'production', DATABASE_URL: database.url, USAGE_BUS: 'postgres', REDIS_URI: 'redis://127.0.0.1:6379' });
+    expectOneClearFailure(run, 'could not start: Invalid configuration:\n  - REDIS_URL: required when NODE_ENV is production, where every API and tool server counts rate limits in one Redis; or set RATE_LIMIT_STORE=memory to count them in each process instead (N processes then allow N times each limit)');
+    expect(logLines(run.output).filter((l) => l.level === 'warn').map((l) => l.msg)).toEqual(['REDIS_URI is not a setting of this service and is ignored: did you mean REDIS_URL?']);
   });
 
   it('when KAFKA_BROKERS names no broker then the billing worker names it and the variable, without kafkajs stacks, and exits 1', async () => {
@@ -176,4 +223,20 @@ describe('a service run alone when start-up fails', () => {
       }
     },
   );
+});
+
+describe('a service run alone when it starts', () => {
+  const rateLimited = services.filter((s) => s.entry === 'api/main.ts' || s.entry === 'mcp/main.ts');
+  it.each(rateLimited)('when REDIS_URL is set then $entry says once that rate limits are shared through that Redis, by host and port alone', async ({ entry }) => {
+    const run = await startAndStop(entry, { DATABASE_URL: database.url, REDIS_URL: 'redis://127.0.0.1:6379/0', REDIS_KEY_PREFIX: 'start-test:' });
+    const said = run.lines.filter((l) => String(l.msg).startsWith('rate limits:')).map((l) => [l.level, l.msg]);
+    expect(said, run.output.slice(-3000)).toEqual([['info', 'rate limits: shared through Redis at 127.0.0.1:6379 (prefix start-test:)']]);
+  });
+
+  it.each(rateLimited)('when NODE_ENV is production and RATE_LIMIT_STORE=memory asks for it then $entry starts, saying once that rate limits are counted in this process only', async ({ entry }) => {
+    const run = await startAndStop(entry, { NODE_ENV: 'production', DATABASE_URL: database.url, USAGE_BUS: 'postgres', RATE_LIMIT_STORE: 'memory' });
+    const said = run.lines.filter((l) => String(l.msg).startsWith('rate limits:')).map((l) => [l.level, l.msg]);
+    expect(said, run.output.slice(-3000)).toEqual([['info', 'rate limits: in this process only']]);
+    expect(run.lines.filter((l) => l.level === 'error'), run.output.slice(-3000)).toEqual([]);
+  });
 });

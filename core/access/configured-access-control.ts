@@ -1,4 +1,4 @@
-import type { Config } from '../config/index.js';
+import { describeRateLimitStore, type Config } from '../config/index.js';
 import type { OpenDatabase } from '../db/index.js';
 import type { Logger } from '../logging/index.js';
 import { createRateLimiter } from '../ratelimit/index.js';
@@ -15,6 +15,7 @@ export interface ConfiguredAccessControl {
  * REDIS_URL is set (shared across instances, under REDIS_KEY_PREFIX), else in process.
  */
 export function createConfiguredAccessControl({ config, database, logger }: { config: Config; database: OpenDatabase; logger: Logger }): ConfiguredAccessControl {
+  logger.info(describeRateLimitStore(config));
   const rateLimiter = createRateLimiter({ redisUrl: config.REDIS_URL, redisKeyPrefix: config.REDIS_KEY_PREFIX, logger });
   const access = createAccessControl({
     db: database.db,

@@ -132,6 +132,12 @@ export const configSchema = z.object({
    */
   WEBHOOK_ALLOW_PRIVATE_TARGETS: flagValue.optional(),
 
+  /**
+   * `redis` or `memory`: where the API and tool server count rate limits (rate-limit-store.ts).
+   * Unset: Redis when REDIS_URL is set, else in process, which in production must be asked for
+   * by name.
+   */
+  RATE_LIMIT_STORE: z.enum(['redis', 'memory']).optional(),
   /** Unset: rate limits are counted in process; set to share them across instances. */
   REDIS_URL: optionalUrl(/^rediss?$/, 'a redis:// or rediss:// URL'),
   /**
