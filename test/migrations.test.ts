@@ -319,6 +319,51 @@ describe('migrators at the same time', () => {
     expect(await applied(url)).toEqual(migrations.map((m) => m.name));
   }, 60_000);
 
+  // Without lock_timeout, the migration's lock request queued behind the long transaction and
+  // every write to users queued behind it (sign-ins, password changes) for as long as it lasted.
+  it('when a long transaction holds a lock a migration needs then `migrate up` fails within MIGRATION_LOCK_TIMEOUT_MS saying to retry, applies nothing of it, and writers of the table wait no longer than that', async () => {
+    const url = await freshDatabase();
+    const last = migrations.at(-1)!;
+    expect(last.name).toBe('20261126_034_password_resets');
+    const db = createDb({ connectionString: url, poolMax: 2 });
+    const holder = new pg.Client({ connectionString: url });
+    await holder.connect();
+    try {
+      await migrateLatest(db);
+      // This release minus its last migration: password_resets references users, which takes a
+      // SHARE ROW EXCLUSIVE lock on users, refused while a write to users is uncommitted.
+      await last.down(db);
+      await db('knex_migrations').where({ name: last.name }).delete();
+      await holder.query('BEGIN');
+      await holder.query('LOCK TABLE users IN ROW EXCLUSIVE MODE');
+
+      const startedAt = Date.now();
+      const migrating = runCliWithEnv({ DATABASE_URL: url, LOG_LEVEL: 'error', MIGRATION_LOCK_TIMEOUT_MS: '1000' }, 'migrate', 'up');
+      // While it waits, a write to users queues behind its lock request (not behind the holder's,
+      // which it shares), and goes through once the migration gives up.
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      const writeStartedAt = Date.now();
+      await db('users').where(db.raw('false')).update({ email: 'nobody' });
+      expect(Date.now() - writeStartedAt).toBeLessThan(3_000);
+      const run = await migrating;
+      expect(Date.now() - startedAt).toBeLessThan(15_000);
+
+      expect(run.code, run.stderr).toBe(1);
+      expect(run.stderr).toContain(`migration ${last.name} could not lock a table it changes within 1 s (MIGRATION_LOCK_TIMEOUT_MS): another transaction holds a lock on it`);
+      expect(run.stderr).toContain('It was rolled back with its transaction: nothing of it is applied');
+      expect(run.stderr).toContain('retry once that transaction is gone [SQLSTATE 55P03]');
+      expect(await db.schema.hasTable('password_resets')).toBe(false);
+      expect(await applied(url)).toEqual(migrations.slice(0, -1).map((m) => m.name));
+
+      await holder.query('COMMIT');
+      const retry = await runCliWithEnv({ DATABASE_URL: url, LOG_LEVEL: 'error', MIGRATION_LOCK_TIMEOUT_MS: '1000' }, 'migrate', 'up');
+      expect(retry).toEqual({ code: 0, stderr: '', stdout: `applied 1: ${last.name}\n` });
+    } finally {
+      await holder.end();
+      await db.destroy();
+    }
+  }, 60_000);
+
   it('when a migration fails then the migration lock goes with the run, and the next migrator is not kept waiting', async () => {
     const url = await freshDatabase();
     const db = createDb({ connectionString: url, poolMax: 2 });

@@ -48,6 +48,11 @@ export const configSchema = z.object({
   EMBEDDED_PG_PORT: port(54329),
   /** Run pending migrations when a process starts (the compose file runs a migrate job instead). */
   MIGRATE_ON_START: flag(true),
+  /**
+   * How long a migration may wait for a table lock before it fails, rolled back, rather than
+   * keep every reader of that table waiting behind it (core/db/migrate.ts). `0`: no limit.
+   */
+  MIGRATION_LOCK_TIMEOUT_MS: z.coerce.number().int().min(0).max(2_147_483_647, 'must be at most 2147483647 (milliseconds)').default(5_000),
 
   HOST: z.string().min(1).default('127.0.0.1'),
   API_PORT: port(3000),

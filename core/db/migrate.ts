@@ -28,16 +28,21 @@ export interface MigrateOptions {
   logger?: Logger;
   /** How often a wait for another migrator is said again (default 30 s). */
   remindEveryMs?: number;
+  /**
+   * How long a migration run in a transaction may wait for a table lock (MIGRATION_LOCK_TIMEOUT_MS)
+   * before it fails and is rolled back; unset: as long as it takes.
+   */
+  lockTimeoutMs?: number;
 }
 
 export async function migrateLatest(db: Knex, options: MigrateOptions = {}): Promise<string[]> {
   return serialised(db, options, async () => {
     let started: string | undefined;
     try {
-      const [, applied] = (await db.migrate.latest({ ...config, migrationSource: noting((name) => (started = name)) })) as [number, string[]];
+      const [, applied] = (await db.migrate.latest({ ...config, migrationSource: noting((name) => (started = name), options.lockTimeoutMs) })) as [number, string[]];
       return applied;
     } catch (err) {
-      throw migrationFailure(err, started);
+      throw migrationFailure(err, started, options.lockTimeoutMs);
     }
   });
 }
@@ -45,13 +50,23 @@ export async function migrateLatest(db: Knex, options: MigrateOptions = {}): Pro
 // The source, telling `onUp` which migration is about to run: knex names a failed one only in
 // a warning, and cannot be asked afterwards (pending migrations that all run in transactions
 // share one, so every one of them is pending again after any fails).
-function noting(onUp: (name: string) => void): Knex.MigrationSource<(typeof migrations)[number]> {
+//
+// It also bounds how long a migration waits for a lock. An ALTER TABLE queued behind a long
+// transaction (a report, an idle-in-transaction session) holds its place in the table's lock
+// queue, and every reader and writer of that table then waits behind it: the service stalls
+// while the migration waits. With lock_timeout it fails instead, and is rolled back with its
+// transaction. Only for migrations run in a transaction (SET LOCAL ends with it): the others
+// build indexes CONCURRENTLY, which blocks no reader or writer, and would fail for no reason
+// while they wait for older transactions to end.
+function noting(onUp: (name: string) => void, lockTimeoutMs: number | undefined): Knex.MigrationSource<(typeof migrations)[number]> {
   return {
     ...source,
     getMigration: async (m) => ({
       ...m,
       up: async (knex: Knex) => {
         onUp(m.name);
+        const inTransaction = !('config' in m && (m.config as { transaction?: boolean } | undefined)?.transaction === false);
+        if (lockTimeoutMs !== undefined && inTransaction) await knex.raw(`SET LOCAL lock_timeout = ${Math.trunc(lockTimeoutMs)}`);
         await m.up(knex);
       },
     }),
@@ -97,10 +112,18 @@ async function clearStaleKnexLock(db: Knex, logger: Logger | undefined): Promise
  * words: said instead as the migration that failed and Postgres's message. An error before any
  * migration ran (a held lock, a lost connection) is left as it is, for the caller to word.
  */
-function migrationFailure(err: unknown, started: string | undefined): unknown {
+function migrationFailure(err: unknown, started: string | undefined, lockTimeoutMs: number | undefined): unknown {
   if (started === undefined) return err;
   const { message, sqlstate } = databaseErrorParts(err);
+  // lock_not_available: lock_timeout ran out (see `noting`).
+  if (sqlstate === '55P03' && lockTimeoutMs !== undefined) {
+    return new Error(`migration ${started} could not lock a table it changes within ${formatSeconds(lockTimeoutMs)} (MIGRATION_LOCK_TIMEOUT_MS): another transaction holds a lock on it (a long query, or a session idle in a transaction: see pg_stat_activity). It was rolled back with its transaction: nothing of it is applied, and nothing waits behind it any longer; retry once that transaction is gone [SQLSTATE 55P03]`, { cause: err });
+  }
   return new Error(`migration ${started} failed: ${message}${sqlstate ? ` [SQLSTATE ${sqlstate}]` : ''}`, { cause: err });
+}
+
+function formatSeconds(ms: number): string {
+  return ms % 1000 === 0 ? `${ms / 1000} s` : `${ms} ms`;
 }
 
 /** Rolls back every migration (used by the migrations up/down test and `cli migrate down`). */

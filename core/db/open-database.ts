@@ -85,7 +85,7 @@ export async function openDatabase(config: Config, logger: Logger, applicationNa
   try {
     await reach(db, connectionString, config);
     if (config.MIGRATE_ON_START) {
-      const applied = await migrateLatest(db, { logger });
+      const applied = await migrateLatest(db, { logger, lockTimeoutMs: config.MIGRATION_LOCK_TIMEOUT_MS || undefined });
       if (applied.length > 0) logger.info('migrations applied', { applied });
       const ahead = await migrationsAhead(db);
       // The image was rolled back after a newer one migrated: safe, as migrations keep the

@@ -16,7 +16,7 @@ export function registerMigrateCommands(program: Command, context: () => CliCont
     .command('up')
     .description('Apply every pending migration, after any other migrator of the database has finished.')
     .action(() => withDatabase(context(), async (ctx, { db }) => {
-      const applied = await migrateLatest(db, { logger: ctx.logger });
+      const applied = await migrateLatest(db, { logger: ctx.logger, lockTimeoutMs: ctx.config.MIGRATION_LOCK_TIMEOUT_MS || undefined });
       const ahead = await migrationsAhead(db);
       if (applied.length) ctx.out(`applied ${applied.length}: ${applied.join(', ')}`);
       // An older image run after a newer one migrated: nothing to do, and not an error (exit 0),
