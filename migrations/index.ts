@@ -1,5 +1,7 @@
 // The ordered list of migrations. Listed explicitly (not discovered from the file system) so
 // the same list works under tsx in development and as compiled JavaScript in production.
+// Each migration must keep the previous release working: it runs on the new schema during a
+// rolling upgrade and after a rollback of the image (README, "Upgrades, rollbacks and backups").
 import type { Knex } from 'knex';
 import * as companies from './20261122_001_companies.js';
 import * as billing from './20261122_002_billing.js';
