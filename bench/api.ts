@@ -93,8 +93,10 @@ async function main() {
     NODE_ENV: 'production',
     REDIS_URL: '',
     KAFKA_BROKERS: '',
-    // The embedded default's bus, which production asks for by name.
+    // The embedded default's bus, which production asks for by name, and rate limits counted
+    // in this one process, asked for by name too.
     USAGE_BUS: 'postgres',
+    RATE_LIMIT_STORE: 'memory',
   });
   await waitForHttp(`http://127.0.0.1:${apiPort}/healthz`);
   const apiUrl = `http://127.0.0.1:${apiPort}`;
@@ -353,7 +355,7 @@ function freePort(): Promise<number> {
 async function benchToolServer(options: { databaseUrl: string; key: string; codes: string[]; apiUrl: string }): Promise<{ endpoint: Result; tool: Result }> {
   const mcpPort = await freePort();
   const mcp = spawn(process.execPath, ['dist/mcp/main.js'], {
-    env: { ...process.env, NODE_OPTIONS: productionNodeOptions, DATABASE_URL: options.databaseUrl, MCP_PORT: String(mcpPort), HOST: '127.0.0.1', LOG_LEVEL: 'warn', MIGRATE_ON_START: 'false', NODE_ENV: 'production', REDIS_URL: '', KAFKA_BROKERS: '', USAGE_BUS: 'postgres' },
+    env: { ...process.env, NODE_OPTIONS: productionNodeOptions, DATABASE_URL: options.databaseUrl, MCP_PORT: String(mcpPort), HOST: '127.0.0.1', LOG_LEVEL: 'warn', MIGRATE_ON_START: 'false', NODE_ENV: 'production', REDIS_URL: '', KAFKA_BROKERS: '', USAGE_BUS: 'postgres', RATE_LIMIT_STORE: 'memory' },
     stdio: ['ignore', 'inherit', 'inherit'],
   });
   cleanups.push(() => stopChild(mcp));
