@@ -1,5 +1,6 @@
 import { Kafka, logLevel, type LogEntry } from 'kafkajs';
 import type { Logger } from '../../core/logging/index.js';
+import { isGroupMembershipCrash } from './group-membership-errors.js';
 import { stopIdleRequestQueueLoop } from './request-queue-idle-fix.js';
 
 export interface KafkaClientOptions {
@@ -71,12 +72,15 @@ function routineWarning(message: string): 'info' | 'debug' | undefined {
 const TOO_LARGE = 'The request included a message larger than the max message size the server will accept';
 
 /**
- * How to log a kafkajs ERROR line that is routine: 'info' for the start-up races above and a
- * message refused as too large, 'warn' for a connection attempt kafkajs retries (its stack says
+ * How to log a kafkajs ERROR line that is routine: 'info' for the start-up races above, a
+ * crash the consumer rejoins its group from, and a message refused as too large, 'warn' for a connection attempt kafkajs retries (its stack says
  * nothing); undefined for a real error.
  */
 function routineError(message: string, fields: Record<string, unknown>): 'info' | 'warn' | undefined {
   if (message.startsWith('Response ') && typeof fields.error === 'string' && routineResponseErrors.has(fields.error)) return 'info';
+  // A consumer that must join its group again (a broker restarting, a member dropped): the usage
+  // consumer does so in the process and says so in a warn line of its own (kafka-usage-consumer.ts).
+  if (isGroupMembershipCrash(message)) return 'info';
   if (message === TOO_LARGE || (message.startsWith('Response Produce') && fields.error === TOO_LARGE)) return 'info';
   if (
     message.startsWith('Connection error: ') ||

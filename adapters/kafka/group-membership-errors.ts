@@ -22,3 +22,25 @@ export function isGroupMembershipError(err: unknown): boolean {
     return name === 'KafkaJSGroupCoordinatorNotFound' || (typeof type === 'string' && rejoinTypes.has(type));
   });
 }
+
+// The same answers as kafkajs words them (protocol/error.js), and its own for a coordinator it
+// could not find: all its "Crash: <name>: <message>" line keeps of the error, whose name may be
+// the wrapper's (KafkaJSNonRetriableError).
+const rejoinMessages = new Set([
+  'The group coordinator is not available',
+  "The coordinator is loading and hence can't process requests for this group",
+  'This is not the correct coordinator for this group',
+  'The coordinator is not aware of this member',
+  'Specified group generation id is not valid',
+  'The group is rebalancing, so a rejoin is needed',
+  'Failed to find group coordinator',
+]);
+
+/**
+ * Whether a kafkajs "Crash: …" log line is of an error the usage consumer recovers from by
+ * joining its group again (and says so itself, at warn): not an error worth an error line.
+ */
+export function isGroupMembershipCrash(line: string): boolean {
+  const crash = /^Crash: [A-Za-z]+: (.*)$/s.exec(line);
+  return crash !== null && rejoinMessages.has(crash[1]!);
+}
