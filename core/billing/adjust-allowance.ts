@@ -111,24 +111,28 @@ export async function setCallsCap(db: Knex, input: AdministrationInput & { calls
       // The organization's own cap from now on, `none` included (migration 018).
       await trx('organizations').where({ id: row.organization_id }).update({ calls_cap_per_period: input.callsCap, calls_cap_own: true, updated_at: now });
     }
-    await trx('usage_ledger').insert({
-      event_id: eventId,
-      organization_id: row.organization_id,
-      entry_type: 'cap_change',
-      source: 'admin',
-      quantity: 0,
-      credits_delta: 0,
-      calls_delta: 0,
-      credits_balance_after: row.credits_balance,
-      period: row.period,
-      occurred_at: now,
-      applied_at: now,
-      actor: input.actor,
-      reason: systemReason.capChange(row.calls_cap, input.callsCap, input.thisPeriodOnly ?? false, input.reason),
-    });
+    await trx('usage_ledger').insert(capChangeRow(eventId, row, now, input.actor, systemReason.capChange(row.calls_cap, input.callsCap, input.thisPeriodOnly ?? false, input.reason)));
     return { eventId, changes: { calls_cap: input.callsCap } };
   });
 }
+
+// A change of the calls cap in the ledger: an adjustment that moves no credits and no calls, so
+// the history says who changed the cap, when and why (the reason says from what to what).
+const capChangeRow = (eventId: string, row: AllowanceRow, now: Date, actor: string, reason: string) => ({
+  event_id: eventId,
+  organization_id: row.organization_id,
+  entry_type: 'cap_change',
+  source: 'admin',
+  quantity: 0,
+  credits_delta: 0,
+  calls_delta: 0,
+  credits_balance_after: row.credits_balance,
+  period: row.period,
+  occurred_at: now,
+  applied_at: now,
+  actor,
+  reason,
+});
 
 /** What usePlanCallsCap did: the allowance after it, and the plan whose cap applies now. */
 export type PlanCapSnapshot = AllowanceSnapshot & { planId: string };
@@ -163,21 +167,7 @@ export async function usePlanCallsCap(db: Knex, input: AdministrationInput): Pro
       changed = true;
       const eventId = newId('cap');
       await t('organizations').where({ id: row.organization_id }).update({ calls_cap_per_period: null, calls_cap_own: false, updated_at: now });
-      await t('usage_ledger').insert({
-        event_id: eventId,
-        organization_id: row.organization_id,
-        entry_type: 'cap_change',
-        source: 'admin',
-        quantity: 0,
-        credits_delta: 0,
-        calls_delta: 0,
-        credits_balance_after: row.credits_balance,
-        period: row.period,
-        occurred_at: now,
-        applied_at: now,
-        actor: input.actor,
-        reason: systemReason.capChange(row.calls_cap, cap, false, systemReason.planCapAgain(planId, input.reason)),
-      });
+      await t('usage_ledger').insert(capChangeRow(eventId, row, now, input.actor, systemReason.capChange(row.calls_cap, cap, false, systemReason.planCapAgain(planId, input.reason))));
       return { eventId, changes: { calls_cap: cap } };
     });
     return changed ? { ...snapshot, planId } : null;
