@@ -1,8 +1,9 @@
 import net from 'node:net';
-import { afterAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { startAlertRunner } from '../core/alerts/index.js';
-import { createDb } from '../core/db/index.js';
+import { createDb, migrateLatest } from '../core/db/index.js';
 import { createLogger } from '../core/logging/index.js';
+import { createScratchDatabase } from './support/database.js';
 import { hostAndPort } from './support/tcp-proxy.js';
 
 // The dashboard's alert runner while PostgreSQL is down: it used to log an error with a full
@@ -23,8 +24,15 @@ describe('the alert runner while its database is down', () => {
     await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
     const port = (probe.address() as net.AddressInfo).port;
     await new Promise((resolve) => probe.close(resolve));
-    const target = hostAndPort(inject('databaseUrl'));
-    const url = new URL(inject('databaseUrl'));
+    // A database of its own: once back, the runner makes real passes, which on the run's shared
+    // database would deliver (and log) other test files' alerts.
+    const scratch = await createScratchDatabase('alert_runner_log');
+    cleanups.push(() => scratch.drop());
+    const migrator = createDb({ connectionString: scratch.url, poolMax: 1 });
+    await migrateLatest(migrator);
+    await migrator.destroy();
+    const target = hostAndPort(scratch.url);
+    const url = new URL(scratch.url);
     url.hostname = '127.0.0.1';
     url.port = String(port);
 
