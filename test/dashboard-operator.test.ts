@@ -129,7 +129,8 @@ describe('operator overview: the Flags count', () => {
     // 9 credits pay for every product once the 10-credit ones are turned off.
     const off = await withBalance('d off', 9);
     for (const product of ['company-credit-report', 'service_analyze_company']) await setProductOverride(env.db, off, product, { enabled: false });
-    // No plan: its one product, enabled with no measure of its own, costs the catalogue's 8 credits.
+    // No plan: its one product, enabled with no measure of its own, costs the catalogue's 8 credits,
+    // more than the 3 it has: not even its cheapest call is paid, so its flag is up (flagged).
     const noPlan = await withBalance('e noplan', 3, null);
     await setProductOverride(env.db, noPlan, 'company-profile', { enabled: true });
     // 10 credits, and a plan's 5-credit product at 12 (the plan's unit kept): refused.
@@ -141,7 +142,7 @@ describe('operator overview: the Flags count', () => {
 
     const { rows, totals } = await snapshot();
     const mine = Object.fromEntries(rows.filter((r) => r.name.startsWith(token)).map((r) => [r.name.split(' ')[1], [r.creditsExhausted || r.limitReached, r.someProductsRefused]]));
-    expect(mine).toEqual({ a: [false, true], b: [false, false], c: [true, false], d: [false, false], e: [false, true], f: [false, true], g: [true, true] });
+    expect(mine).toEqual({ a: [false, true], b: [false, false], c: [true, false], d: [false, false], e: [true, false], f: [false, true], g: [true, true] });
     expect(rows).toHaveLength(totals.organizations);
     expect({ flagged: totals.flagged, someProductsRefused: totals.someProductsRefused, notActive: totals.notActive }).toEqual(rowCounts(rows));
 
