@@ -43,14 +43,18 @@ interface ServiceRun {
 
 let dataDir: string;
 
+/** A service's main.ts in a child process, on free ports, without Kafka or Redis unless `env` names them. */
+const spawnService = (entry: string, env: Record<string, string>) =>
+  spawn(process.execPath, ['--import', 'tsx', entry], {
+    cwd: repoRoot,
+    env: { ...process.env, KAFKA_BROKERS: '', REDIS_URL: '', HOST: '127.0.0.1', DATA_DIR: dataDir, LOG_LEVEL: 'info', API_PORT: '0', MCP_PORT: '0', DASHBOARD_PORT: '0', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+
 /** One service's main.ts, as `node dist/<service>/main.js` runs it, killed after GIVE_UP_MS. */
 function runService(entry: string, env: Record<string, string>): Promise<ServiceRun> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', entry], {
-      cwd: repoRoot,
-      env: { ...process.env, KAFKA_BROKERS: '', REDIS_URL: '', HOST: '127.0.0.1', DATA_DIR: dataDir, LOG_LEVEL: 'info', API_PORT: '0', MCP_PORT: '0', DASHBOARD_PORT: '0', ...env },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
+    const child = spawnService(entry, env);
     let output = '';
     let errorAt: number | undefined;
     const collect = (chunk: Buffer) => {
@@ -81,11 +85,7 @@ function logLines(output: string): { level?: unknown; msg?: unknown }[] {
 /** One service started until it says it listens, then stopped with SIGTERM: its log lines. */
 function startAndStop(entry: string, env: Record<string, string>): Promise<{ code: number | null; lines: { level?: unknown; msg?: unknown }[]; output: string }> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', entry], {
-      cwd: repoRoot,
-      env: { ...process.env, KAFKA_BROKERS: '', REDIS_URL: '', HOST: '127.0.0.1', DATA_DIR: dataDir, LOG_LEVEL: 'info', API_PORT: '0', MCP_PORT: '0', DASHBOARD_PORT: '0', ...env },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
+    const child = spawnService(entry, env);
     let output = '';
     let stopping = false;
     const collect = (chunk: Buffer) => {
