@@ -26,7 +26,7 @@ describe('when an admin creates, rotates and revokes keys', () => {
     expect((await client.post(`${page}/${rotated.id}/revoke`, { _csrf: await client.csrf(page) })).status).toBe(302);
 
     expect(await auditOf(orgId)).toEqual([
-      { actor: adminId, action: 'key.created', details: { keyId: created!.id, name: 'ERP' } },
+      { actor: adminId, action: 'key.created', details: { keyId: created!.id, name: 'ERP', mode: 'live' } },
       { actor: adminId, action: 'key.rotated', details: { from: created!.id, to: rotated.id, graceSeconds: 0 } },
       { actor: adminId, action: 'key.revoked', details: { keyId: rotated.id } },
     ]);

@@ -249,6 +249,42 @@ describe('when an admin creates a key with an expiry that is not a date', () => 
   });
 });
 
+describe('when an admin creates a test-mode key', () => {
+  it('then the key is sk_test_, shown once, listed by its sk_test_ prefix, and its activity row says test', async () => {
+    const { orgId, client } = await adminOfNewOrg(env, 'Test-mode key test');
+    const form = await (await client.get(`/orgs/${orgId}/keys`)).text();
+    // Live is what the form offers first and sends unless changed.
+    expect(form).toMatch(/<select id="key-mode" name="mode"[^>]*>\s*<option value="live" selected>Live \(sk_live_…\)<\/option>\s*<option value="test">Test \(sk_test_…\)<\/option>/);
+    const shown = await followed(client, await client.post(`/orgs/${orgId}/keys`, { _csrf: await client.csrf(`/orgs/${orgId}/keys`), name: 'CI', mode: 'test' }), orgId);
+    const key = /<code id="new-key"[^>]*>(sk_test_[0-9A-Za-z]{32})<\/code>/.exec(await shown.text())?.[1];
+    expect(key).toBeDefined();
+    const stored = await env.db('api_keys').where({ organization_id: orgId }).first();
+    expect(stored).toMatchObject({ name: 'CI', mode: 'test', hash: hashApiKey(key!) });
+    expect(stored.prefix.startsWith('sk_test_')).toBe(true);
+    expect(await (await client.get(`/orgs/${orgId}/keys`)).text()).toContain(`<code>${stored.prefix}…</code>`);
+    const [audit] = await env.db('audit_log').where({ organization_id: orgId, action: 'key.created' }).pluck('details');
+    expect(audit).toEqual({ keyId: stored.id, name: 'CI', mode: 'test' });
+  });
+
+  it('then a mode the form does not offer is refused (422) with the form as typed, and no key is made', async () => {
+    const { orgId, client } = await adminOfNewOrg(env, 'Bad key mode test');
+    const res = await client.post(`/orgs/${orgId}/keys`, { _csrf: await client.csrf(`/orgs/${orgId}/keys`), name: 'sandbox', mode: 'sandbox' });
+    expect(res.status).toBe(422);
+    const body = await res.text();
+    expect(body).toContain('must be live or test');
+    expect(body).toMatch(/<input[^>]*name="name"[^>]*value="sandbox"/);
+    expect(await env.db('api_keys').where({ organization_id: orgId })).toHaveLength(0);
+  });
+
+  it('then the form is in Italian on an Italian page', async () => {
+    const { orgId, client } = await adminOfNewOrg(env, 'Key mode Italian test');
+    client.jar.set('dash_lang', 'it');
+    const body = await (await client.get(`/orgs/${orgId}/keys`)).text();
+    expect(body).toContain('<label for="key-mode">Modalità</label>');
+    expect(body).toContain('Produzione (sk_live_…)');
+  });
+});
+
 describe('when a key is revoked', () => {
   it('then the page says which key by its prefix, read from the key itself: a link naming another prefix, or another organization\'s key, shows nothing', async () => {
     const { orgId, client } = await adminOfNewOrg(env, 'Revocation notice test');

@@ -28,8 +28,15 @@ export interface KeysRouteDeps {
 // 2030-02-31, which `new Date` would roll over to 3 March.
 const rotateFormSchema = z.object({ graceSeconds: z.enum(rotationGraceSeconds.map(String) as [string, ...string[]]) });
 
+// Mode: live unless the form says test. A test key (`sk_test_…`) is a label for development and
+// CI, told apart by its prefix so it can be found and revoked without touching production's;
+// it answers with the same data and is billed like a live key (docs/api.md: there is no sandbox
+// data set). Only the two values the form offers: anything else is refused, not read as live.
+const keyModes = ['live', 'test'] as const;
+
 const createKeyFormSchema = z.object({
   name: z.string().default(''),
+  mode: z.enum(keyModes, 'must be live or test').default('live'),
   expiresOn: z
     .string()
     .trim()
@@ -136,7 +143,7 @@ function searchForm(state: DashboardState, orgId: string, filter: KeysFilter, se
   </form>`;
 }
 
-async function renderKeysPage(ctx: DashboardContext, deps: KeysRouteDeps, view: OrgView, extra: { top?: HtmlValue; typed?: { name?: string; expiresOn?: string }; refusals?: Partial<Record<string, string>> } = {}): Promise<void> {
+async function renderKeysPage(ctx: DashboardContext, deps: KeysRouteDeps, view: OrgView, extra: { top?: HtmlValue; typed?: { name?: string; expiresOn?: string; mode?: string }; refusals?: Partial<Record<string, string>> } = {}): Promise<void> {
   const { t, f } = ctx.state;
   const { db } = deps;
   const now = new Date();
@@ -187,6 +194,7 @@ async function renderKeysPage(ctx: DashboardContext, deps: KeysRouteDeps, view: 
     ${section(t('keys.createTitle'), html`<form method="post" action="/orgs/${view.org.id}/keys" class="form-row">
         ${csrfField(ctx.state)}${submissionField()}
         ${field({ label: t('common.name'), name: 'name', required: true, help: t('keys.nameHelp'), id: 'key-name', value: extra.typed?.name ?? '', error: extra.refusals?.name })}
+        ${select({ label: t('keys.mode'), name: 'mode', id: 'key-mode', choices: keyModes.map((m) => ({ value: m, label: t(`keys.mode.${m}`) })), value: extra.typed?.mode ?? 'live', help: t('keys.modeHelp') })}
         ${field({ label: t('keys.expiryLabel'), name: 'expiresOn', type: 'date', min: tomorrowUtc(now), help: t('keys.expiryHelp'), id: 'key-expiry', value: extra.typed?.expiresOn ?? '', error: extra.refusals?.expiresOn ?? extra.refusals?.['body.expiresAt'] })}
         <div class="field field-button"><button type="submit" class="btn btn-primary">${t('keys.create')}</button></div>
       </form>`)}
@@ -245,16 +253,16 @@ export function registerKeysRoutes(router: Router<DashboardState>, deps: KeysRou
   router.post('/orgs/:orgId/keys', async (ctx) => {
     const view = await orgAccess(ctx, db, ctx.params.orgId!, 'manage_keys');
     try {
-      const { name, expiresOn: expiresAt } = parseInput(createKeyFormSchema, ctx.state.form);
+      const { name, mode, expiresOn: expiresAt } = parseInput(createKeyFormSchema, ctx.state.form);
       const created = await withAudit(
         db,
         async (trx) => {
           if (!(await claimSubmission(trx, ctx))) return null; // sent before: made nothing
-          const c = await createApiKey(trx, { organizationId: view.org.id, name, expiresAt, createdBy: ctx.state.session!.user.id });
+          const c = await createApiKey(trx, { organizationId: view.org.id, name, mode, expiresAt, createdBy: ctx.state.session!.user.id });
           await keepToShow(trx, ctx, view.org.id, { kind: 'created', key: c.key });
           return c;
         },
-        (c) => c && { organizationId: view.org.id, actor: ctx.state.session!.user.id, action: 'key.created', details: { keyId: c.record.id, name: c.record.name } },
+        (c) => c && { organizationId: view.org.id, actor: ctx.state.session!.user.id, action: 'key.created', details: { keyId: c.record.id, name: c.record.name, mode: c.record.mode } },
       );
       if (!created) return await answerRepeated(db, ctx, keysPath(view.org.id));
       showOnce(ctx, view.org.id);
@@ -264,7 +272,7 @@ export function registerKeysRoutes(router: Router<DashboardState>, deps: KeysRou
       // The form comes back as it was typed, with what to change (under each field, too).
       await renderKeysPage(ctx, deps, view, {
         top: notice(ctx.state.t('error.invalid', { message: invalidInputMessage(ctx.state, err) }), 'bad'),
-        typed: { name: ctx.state.form.name, expiresOn: ctx.state.form.expiresOn },
+        typed: { name: ctx.state.form.name, expiresOn: ctx.state.form.expiresOn, mode: ctx.state.form.mode },
         refusals: fieldRefusals(ctx.state, err),
       });
     }

@@ -31,7 +31,7 @@ export function registerKeyCommands(program: Command, context: () => CliContext)
           expiresAt: opts.expires ?? null,
           createdBy: actor,
         }),
-        (created) => ({ organizationId, actor, action: 'key.created', details: { keyId: created.record.id, name: created.record.name } }),
+        (created) => ({ organizationId, actor, action: 'key.created', details: { keyId: created.record.id, name: created.record.name, mode: created.record.mode } }),
       );
       // The key alone on stdout (so it can be captured); everything else on stderr.
       process.stderr.write(`Created ${record.kind} key ${record.id} (${record.mode}) for ${record.organizationId}${record.expiresAt ? `, expires ${date(record.expiresAt)}` : ''}.\n`);
