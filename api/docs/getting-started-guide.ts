@@ -3,11 +3,13 @@ import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Language } from '../../core/companies/endpoint-catalogue.js';
+import { guidePageIds, renderGuidePage } from './getting-started-page.js';
+import { renderMarkdown } from './render-markdown.js';
 
-// The customers' guide, docs/getting-started.md (and .it.md), served as it is written beside the
-// reference: Markdown reads as plain text, and one file is both what the repository shows and
-// what the API serves, so the two cannot drift apart. The image copies docs/getting-started*.md
-// (Dockerfile).
+// The customers' guide, docs/getting-started.md (and .it.md): one file is both what the
+// repository shows and what the API serves, so the two cannot drift apart. Served as a page
+// (rendered here) and, for tools, as the Markdown it is written in. The image copies
+// docs/getting-started*.md (Dockerfile).
 export const guideFiles: Record<Language, string> = { en: 'getting-started.md', it: 'getting-started.it.md' };
 
 /** Walks up from this file to the folder holding docs/ (sources and dist/ alike). */
@@ -22,19 +24,47 @@ function findDocsDir(start = path.dirname(fileURLToPath(import.meta.url))): stri
   }
 }
 
-/** The guide in each language, read once when first asked for and kept in memory. */
-export function createGettingStartedGuide(): { get(language: Language): Promise<string> } {
-  const loaded = new Map<Language, Promise<string>>();
-  return {
-    get(language) {
-      let text = loaded.get(language);
-      if (!text) {
-        text = Promise.resolve().then(() => readFile(path.join(findDocsDir(), guideFiles[language]), 'utf8'));
-        // A failed read (a deployment without the file) is tried again on the next request.
-        text.catch(() => loaded.delete(language));
-        loaded.set(language, text);
-      }
-      return text;
-    },
+/**
+ * Where a link of the guide goes on the served page. The guide links to other docs/*.md files,
+ * which work in the repository but not beside the API: a link to a guide (either language) goes
+ * to that guide's page, and a document the API does not serve (api.md, mcp.md: for operators, or
+ * read in the repository) keeps its text, without a link, rather than a link that is a 404.
+ * Anchors stay as they are (headings get GitHub's ids); absolute http(s) links too. Anything
+ * else (javascript:, a relative path) is text.
+ */
+export function guideLinkTarget(target: string): string | undefined {
+  if (target.startsWith('#')) return target;
+  if (/^https?:\/\//i.test(target)) return target;
+  const [file, fragment] = target.split('#', 2) as [string, string | undefined];
+  const language = (Object.keys(guideFiles) as Language[]).find((lang) => guideFiles[lang] === file);
+  if (!language) return undefined;
+  return `/docs/getting-started?lang=${language}${fragment ? `#${fragment}` : ''}`;
+}
+
+export interface GuideVersions {
+  /** The file as it is written. */
+  markdown: Buffer;
+  /** The whole page. */
+  html: Buffer;
+}
+
+/**
+ * The guide in each language, read and rendered once, when the API starts (a page costs nothing
+ * per request beyond sending these buffers, which compress-answer.ts also compresses once). A
+ * failed read (a deployment without the file) is tried again on the next request.
+ */
+export function createGettingStartedGuide(): { get(language: Language): Promise<GuideVersions> } {
+  const loaded = new Map<Language, Promise<GuideVersions>>();
+  const load = (language: Language) => {
+    const versions = Promise.resolve().then(async () => {
+      const markdown = await readFile(path.join(findDocsDir(), guideFiles[language]), 'utf8');
+      const page = renderGuidePage(language, renderMarkdown(markdown, { link: guideLinkTarget, reservedIds: guidePageIds }));
+      return { markdown: Buffer.from(markdown), html: Buffer.from(page) };
+    });
+    versions.catch(() => loaded.delete(language));
+    loaded.set(language, versions);
+    return versions;
   };
+  for (const language of Object.keys(guideFiles) as Language[]) load(language);
+  return { get: (language) => loaded.get(language) ?? load(language) };
 }

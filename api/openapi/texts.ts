@@ -16,7 +16,8 @@ export interface DocumentTexts {
   errorCodes: Record<ErrorCode, string>;
   statusDescriptions: Record<number, string>;
   headers: { requestId: string; limit: string; remaining: string; reset: string; retryAfter: string; wwwAuthenticate: string };
-  docsPage: { heading: string; intro: string; switchLabel: string; guideLink: string };
+  /** The /docs page's; `guideMarkdown` is the getting-started page's link to its Markdown text. */
+  docsPage: { heading: string; intro: string; switchLabel: string; guideLink: string; guideMarkdown: string };
   /**
    * The one tag every operation carries (/docs groups operations under it, not under "default").
    * Its name is the same in both languages (build-document.ts), since generated clients name
@@ -96,7 +97,7 @@ export const documentTexts: Record<Language, DocumentTexts> = {
       wwwAuthenticate: 'The scheme to authenticate with: `Bearer realm="api"`, followed by `error="invalid_token"` when a key was sent and refused (`invalid_api_key`).',
     },
     tag: { displayName: 'Companies', description: 'Data on one Italian company, by fiscal code or tax ID.' },
-    docsPage: { heading: 'API reference', intro: 'All endpoints of the service. Your own key\'s description, limited to your plan, is at GET /openapi.json.', switchLabel: 'Language', guideLink: 'New here? The getting-started guide: a key, a first call, which identifier goes where, errors.' },
+    docsPage: { heading: 'API reference', intro: 'All endpoints of the service. Your own key\'s description, limited to your plan, is at GET /openapi.json.', switchLabel: 'Language', guideLink: 'New here? The getting-started guide: a key, a first call, which identifier goes where, errors.', guideMarkdown: 'This guide as Markdown' },
     // Example summaries are plain text (OpenAPI): Swagger UI shows Markdown's backticks as typed.
     profileExamples: {
       smallCompany: 'A micro, small or medium company, with risk',
@@ -177,7 +178,7 @@ export const documentTexts: Record<Language, DocumentTexts> = {
       wwwAuthenticate: 'Lo schema di autenticazione da usare: `Bearer realm="api"`, seguito da `error="invalid_token"` se una chiave è stata inviata e rifiutata (`invalid_api_key`).',
     },
     tag: { displayName: 'Imprese', description: 'Dati su una singola impresa italiana, per codice fiscale o partita IVA.' },
-    docsPage: { heading: 'Documentazione API', intro: 'Tutti gli endpoint del servizio. La descrizione della tua chiave, limitata al tuo piano, è in GET /openapi.json.', switchLabel: 'Lingua', guideLink: 'Prima volta? La guida introduttiva: una chiave, la prima chiamata, quale codice usare dove, gli errori.' },
+    docsPage: { heading: 'Documentazione API', intro: 'Tutti gli endpoint del servizio. La descrizione della tua chiave, limitata al tuo piano, è in GET /openapi.json.', switchLabel: 'Lingua', guideLink: 'Prima volta? La guida introduttiva: una chiave, la prima chiamata, quale codice usare dove, gli errori.', guideMarkdown: 'Questa guida in Markdown' },
     profileExamples: {
       smallCompany: 'Una micro, piccola o media impresa, con risk',
       largeCompany: 'Una grande impresa, con peerCount e peers',
