@@ -50,7 +50,7 @@ export function createApp(deps: ApiDeps): Koa<ApiState> {
   registerHealthz(router, deps);
   registerCompanyEndpoints(router, deps);
   registerOpenApi(router, { access: deps.access, documents });
-  registerDocs(router, { documents });
+  registerDocs(router, { documents, publicBaseUrl: deps.publicBaseUrl });
 
   app.use(requestId(deps.trustGatewayRequestId));
   app.use(accessLog(deps.logger));

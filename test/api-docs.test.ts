@@ -1,7 +1,7 @@
 import { chromium, type Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { endpointCatalogue } from '../core/companies/endpoint-catalogue.js';
-import { ensureExampleCompany, startTestApi, type TestApi } from './api-fixtures.js';
+import { createTestOrganization, ensureExampleCompany, exampleCompanyCode, startTestApi, type TestApi } from './api-fixtures.js';
 
 // The /docs page in Debian's headless Chromium: it renders from the npm-installed Swagger UI
 // (every request it makes stays on our server), shows the four endpoints, and switches to Italian.
@@ -10,7 +10,7 @@ let api: TestApi;
 let browser: Browser;
 
 beforeAll(async () => {
-  api = await startTestApi();
+  api = await startTestApi({ ownPublicBaseUrl: true });
   await ensureExampleCompany(api.db);
   browser = await chromium.launch({
     executablePath: '/usr/bin/chromium',
@@ -27,6 +27,13 @@ describe('when a person opens /docs', () => {
     const page = await browser.newPage();
     const foreign: string[] = [];
     const failed: string[] = [];
+    // A CSP refusal is a console error ("Refused to load/apply/execute …"): none may occur, so
+    // the policy allows all Swagger UI needs and no more is asserted below.
+    const consoleProblems: string[] = [];
+    page.on('console', (m) => {
+      if (m.type() === 'error' || m.type() === 'warning') consoleProblems.push(`${m.type()}: ${m.text()}`);
+    });
+    page.on('pageerror', (err) => consoleProblems.push(`page error: ${err.message}`));
     page.on('request', (r) => {
       if (!r.url().startsWith(api.url) && !r.url().startsWith('data:')) foreign.push(r.url());
     });
@@ -34,8 +41,15 @@ describe('when a person opens /docs', () => {
       if (r.status() >= 400) failed.push(`${r.status()} ${r.url()}`);
     });
 
-    await page.goto(`${api.url}/docs`);
+    const res = await page.goto(`${api.url}/docs`);
+    expect(res?.headers()['content-security-policy']).toBe(
+      `default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self' ${new URL(api.url).origin}; base-uri 'none'; form-action 'none'; frame-ancestors 'none'`,
+    );
+    expect(res?.headers()).toMatchObject({ 'x-frame-options': 'DENY', 'x-content-type-options': 'nosniff', 'referrer-policy': 'same-origin' });
     await expect.poll(() => page.locator('.opblock-summary-path').count(), { timeout: 20_000 }).toBe(4);
+    // The page's own stylesheet (a file, as the CSP allows no <style>) applied: the header's rule.
+    // (A string: the tests are type-checked without the DOM's types.)
+    expect(await page.evaluate("getComputedStyle(document.querySelector('header.docs')).display")).toBe('flex');
     const paths = await page.locator('.opblock-summary-path').allTextContents();
     expect(paths.map((p) => p.replace(/\u200b/g, '')).sort()).toEqual(endpointCatalogue.map((e) => e.path).sort());
     await expect.poll(() => page.locator('.opblock-summary-description').allTextContents()).toContain('Company report');
@@ -56,6 +70,29 @@ describe('when a person opens /docs', () => {
 
     expect(foreign).toEqual([]);
     expect(failed).toEqual([]);
+    expect(consoleProblems).toEqual([]);
+    await page.close();
+  });
+
+  it('then "Try it out" with a key calls the API from the page, as its CSP allows, and shows the answer', async () => {
+    const { key } = await createTestOrganization(api.db);
+    const page = await browser.newPage();
+    const consoleProblems: string[] = [];
+    page.on('console', (m) => {
+      if (m.type() === 'error') consoleProblems.push(m.text());
+    });
+    await page.goto(`${api.url}/docs`);
+    await page.locator('.btn.authorize').click();
+    await page.locator('.auth-container input').fill(key);
+    await page.locator('.auth-btn-wrapper .btn.authorize').click();
+    await page.locator('.btn-done').click();
+    const operation = page.locator('.opblock', { has: page.locator('.opblock-summary-path[data-path="/companies/{fiscalCode}/report"]') });
+    await operation.locator('.opblock-summary').click();
+    await operation.locator('.try-out__btn').click();
+    await operation.locator('input[placeholder="fiscalCode"]').fill(exampleCompanyCode);
+    await operation.locator('.execute').click();
+    await expect.poll(() => operation.locator('.live-responses-table tbody .response-col_status').first().textContent(), { timeout: 20_000 }).toContain('200');
+    expect(consoleProblems).toEqual([]);
     await page.close();
   });
 });

@@ -16,6 +16,7 @@ import { companyDossierSchema, type CompanyDossier, type CompanyDossierInput } f
 import { upsertCompanies } from '../core/companies/write-companies.js';
 import { endpointCatalogue, type CompanyLookups } from '../core/companies/endpoint-catalogue.js';
 import { newId, randomBase62 } from '../core/ids/index.js';
+import { freePort } from './services/free-port.js';
 
 // Shared set-up of the API tests: each test makes its own plan, organization, key and
 // companies with random identifiers, so files run in parallel on one database.
@@ -111,9 +112,9 @@ export interface RunningServer {
   close(): Promise<void>;
 }
 
-export async function listen(app: Koa<any>): Promise<RunningServer> {
+export async function listen(app: Koa<any>, atPort = 0): Promise<RunningServer> {
   const server = http.createServer(app.callback());
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  await new Promise<void>((resolve) => server.listen(atPort, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
   return {
     url: `http://127.0.0.1:${port}`,
@@ -176,6 +177,10 @@ export interface TestApiOptions {
   logger?: Logger;
   /** TRUST_GATEWAY_REQUEST_ID (off, as by default). */
   trustGatewayRequestId?: boolean;
+  /** The documents' `servers` (PUBLIC_BASE_URL) name this API's own address, as in a real
+   * deployment, so a client reading them (the /docs page's "Try it out") reaches it. Otherwise
+   * a placeholder, http://127.0.0.1. */
+  ownPublicBaseUrl?: boolean;
 }
 
 export interface TestApi extends RunningServer {
@@ -199,18 +204,19 @@ export async function startTestApi(options: TestApiOptions = {}): Promise<TestAp
   });
   const store = options.store ?? createCompanyStore({ db, queryTimeoutMs: options.storeQueryTimeoutMs ?? 2_000, logger });
   const usage = options.usage ?? createPostgresUsageSink(db, { logger });
+  const port = options.ownPublicBaseUrl ? await freePort() : 0;
   const app = createApp({
     access,
     store,
     usage,
     logger,
-    publicBaseUrl: 'http://127.0.0.1',
+    publicBaseUrl: port ? `http://127.0.0.1:${port}` : 'http://127.0.0.1',
     checkDatabase: createDatabaseProbe(db),
     trustGatewayRequestId: options.trustGatewayRequestId,
     // 'large' asks for the profile's second example (api/openapi/openapi-documents.ts).
     findExampleCompany: async (kind?: 'large') => (kind === 'large' ? largeExampleCompanyCode : exampleCompanyCode),
   });
-  const server = await listen(app);
+  const server = await listen(app, port);
   return {
     ...server,
     db,

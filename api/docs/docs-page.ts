@@ -20,13 +20,7 @@ export function renderDocsPage(language: Language): string {
 <title>${escapeHtml(t.title)} — ${escapeHtml(t.docsPage.heading)}</title>
 <link rel="icon" type="image/png" href="/docs/assets/favicon-32x32.png">
 <link rel="stylesheet" href="/docs/assets/swagger-ui.css">
-<style>
-  body { margin: 0; font-family: system-ui, sans-serif; }
-  header.docs { display: flex; justify-content: space-between; align-items: center; padding: 12px 24px; border-bottom: 1px solid #ddd; }
-  header.docs h1 { font-size: 1.2rem; margin: 0; }
-  nav.lang a, nav.lang strong { margin-left: 8px; }
-  p.intro { padding: 0 24px; color: #444; }
-</style>
+<link rel="stylesheet" href="/docs/assets/docs.css">
 </head>
 <body>
 <header class="docs">
@@ -41,6 +35,15 @@ export function renderDocsPage(language: Language): string {
 </html>
 `;
 }
+
+/** Served as /docs/assets/docs.css: a file, not a <style> block, so the page's CSP needs no
+ * 'unsafe-inline' (page-security-headers.ts). */
+export const docsStylesheet = `body { margin: 0; font-family: system-ui, sans-serif; }
+header.docs { display: flex; justify-content: space-between; align-items: center; padding: 12px 24px; border-bottom: 1px solid #ddd; }
+header.docs h1 { font-size: 1.2rem; margin: 0; }
+nav.lang a, nav.lang strong { margin-left: 8px; }
+p.intro { padding: 0 24px; color: #444; }
+`;
 
 /**
  * Served as /docs/assets/docs.js (a file, not inline, so a strict CSP can forbid inline scripts).

@@ -5,16 +5,6 @@ import { escapeHtml } from './render-markdown.js';
 /** Ids of the page's own elements: the guide's headings never take them (render-markdown.ts). */
 export const guidePageIds = ['top', 'lang-en', 'lang-it', 'reference', 'markdown', 'guide'] as const;
 
-// The headers of the guide's answers, page and Markdown alike. The page is ours alone and runs no
-// script: nothing may load but its stylesheet and icon, from here; no frames, forms or <base>.
-// A script in the Markdown is escaped already (render-markdown.ts); this is the second lock.
-export const guideSecurityHeaders = {
-  'Content-Security-Policy': "default-src 'none'; style-src 'self'; img-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'",
-  'X-Content-Type-Options': 'nosniff',
-  'X-Frame-Options': 'DENY',
-  'Referrer-Policy': 'same-origin',
-} as const;
-
 /** The getting-started guide as a page: the /docs page's header (language switch, a way back to
  * the reference) around the guide's HTML. Links switch language with ?lang=, as on /docs. */
 export function renderGuidePage(language: Language, guide: { html: string; title: string }): string {

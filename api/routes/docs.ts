@@ -2,27 +2,31 @@ import type { Router } from '@koa/router';
 import type { ParameterizedContext } from 'koa';
 import { AppError } from '../../core/errors/index.js';
 import { createDocsAssets } from '../docs/docs-assets.js';
-import { docsClientScript, renderDocsPage } from '../docs/docs-page.js';
+import { docsClientScript, docsStylesheet, renderDocsPage } from '../docs/docs-page.js';
 import { createGettingStartedGuide } from '../docs/getting-started-guide.js';
-import { guideSecurityHeaders, guideStylesheet } from '../docs/getting-started-page.js';
+import { guideStylesheet } from '../docs/getting-started-page.js';
+import { assetSecurityHeaders, guidePageHeaders, referencePageHeaders } from '../docs/page-security-headers.js';
 import { requestLanguage } from '../language.js';
 import { unknownPath } from '../unknown-endpoint.js';
 import type { OpenApiDocuments } from '../openapi/openapi-documents.js';
 import type { ApiState } from '../state.js';
 
 // The reference for people: the full catalogue, no key needed.
-export function registerDocs(router: Router<ApiState>, deps: { documents: OpenApiDocuments }): void {
+export function registerDocs(router: Router<ApiState>, deps: { documents: OpenApiDocuments; publicBaseUrl: string }): void {
   const assets = createDocsAssets({
     'docs.js': { body: Buffer.from(docsClientScript), type: 'text/javascript; charset=utf-8' },
+    'docs.css': { body: Buffer.from(docsStylesheet), type: 'text/css; charset=utf-8' },
     'guide.css': { body: Buffer.from(guideStylesheet), type: 'text/css; charset=utf-8' },
   });
   const guide = createGettingStartedGuide();
+  const referenceHeaders = referencePageHeaders(deps.publicBaseUrl);
 
   // The language may come from Accept-Language: a shared cache must keep one copy per value.
   router.get('/docs', (ctx) => {
     const language = requestLanguage(ctx);
     ctx.set('Content-Language', language);
     ctx.vary('Accept-Language');
+    ctx.set(referenceHeaders);
     ctx.type = 'text/html; charset=utf-8';
     ctx.body = renderDocsPage(language);
   });
@@ -31,6 +35,7 @@ export function registerDocs(router: Router<ApiState>, deps: { documents: OpenAp
     const language = requestLanguage(ctx);
     ctx.set('Content-Language', language);
     ctx.vary('Accept-Language');
+    ctx.set(assetSecurityHeaders);
     ctx.body = await deps.documents.catalogue(language);
   });
 
@@ -46,7 +51,7 @@ export function registerDocs(router: Router<ApiState>, deps: { documents: OpenAp
     ctx.vary('Accept');
     ctx.vary('Accept-Language');
     ctx.set('Cache-Control', 'public, max-age=3600');
-    ctx.set(guideSecurityHeaders);
+    ctx.set(guidePageHeaders);
     // The type before the body: Koa gives a Buffer body without one application/octet-stream.
     ctx.type = format === 'html' ? 'text/html; charset=utf-8' : `${format}; charset=utf-8`;
     ctx.body = format === 'html' ? versions.html : versions.markdown;
@@ -57,6 +62,7 @@ export function registerDocs(router: Router<ApiState>, deps: { documents: OpenAp
     if (!asset) throw unknownPath(ctx.method, ctx.path, () => false);
     const { body, type } = await asset;
     ctx.set('Cache-Control', 'public, max-age=3600');
+    ctx.set(assetSecurityHeaders);
     ctx.type = type;
     ctx.body = body;
   });
