@@ -13,6 +13,7 @@ import { rateLimitHeaders } from '../core/ratelimit/index.js';
 import { occurredNow, type UsageSink } from '../core/usage/index.js';
 import { argumentDetails } from './argument-details.js';
 import { jsonWithCachedParts, type CachedText } from './cached-json.js';
+import { compactOutputSchema } from './compact-json-schema.js';
 import { protocolError, toolErrorResult } from './errors.js';
 import { personOnlyToolMessage, personOnlyToolNames, toolDefinitions, type ToolDefinition } from './tools/index.js';
 
@@ -87,9 +88,10 @@ const errorFields = errorObjectSchema.shape;
 const detailSchema = errorFields.details.unwrap().element;
 const toolErrorSchema = z.strictObject({
   error: errorObjectSchema.extend({
-    code: errorFields.code.describe('Stable, machine-readable error code, as the API\'s: e.g. invalid_params, not_found, not_entitled, rate_limited.'),
+    // The enum lists the codes, and every tool's schema carries this branch: no examples repeated here.
+    code: errorFields.code.describe('Stable, machine-readable error code, as the API\'s.'),
     message: errorFields.message.describe('What went wrong and what to do about it; the text content says the same.'),
-    requestId: errorFields.requestId.describe('Id of the call (`req_` + UUID), also in `_meta.requestId`: quote it to support.'),
+    requestId: errorFields.requestId.describe('Id of the call, also in `_meta.requestId`: quote it to support.'),
     details: z.array(detailSchema.extend({
       path: detailSchema.shape.path.describe('The argument\'s path, e.g. `fiscalCode` or `years.0`; for an argument the tool does not take, its name.'),
       message: detailSchema.shape.message.describe('What is wrong with it.'),
@@ -106,7 +108,8 @@ export function prepareTools(definitions: ToolDefinition<any, any>[] = toolDefin
     inputJsonSchema: { ...jsonSchemaOf(definition.inputSchema, 'input'), type: 'object' } as Tool['inputSchema'],
     // A failed call also returns structuredContent ({ error }), and clients such as the SDK's
     // validate structuredContent against outputSchema even on errors: the schema names both.
-    outputJsonSchema: { ...jsonSchemaOf(z.union([definition.outputSchema, toolErrorSchema]), 'output'), type: 'object' } as NonNullable<Tool['outputSchema']>,
+    // Compacted (compact-json-schema.ts): tools/list goes into every agent's context.
+    outputJsonSchema: { ...compactOutputSchema(jsonSchemaOf(z.union([definition.outputSchema, toolErrorSchema]), 'output')), type: 'object' } as NonNullable<Tool['outputSchema']>,
   }));
 }
 
