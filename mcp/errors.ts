@@ -75,6 +75,24 @@ export function retryAfterOfResults(responses: readonly JSONRPCMessage[]): numbe
   return longest;
 }
 
+/**
+ * For the request log: the code of the first answer that failed, a tool result with isError
+ * (structuredContent.error.code) or a JSON-RPC error (data.code), in the order of the request's
+ * messages; undefined when none did. A batch's other failures are not named: its line lists
+ * what was asked (rpc), and each answer carries its own requestId.
+ */
+export function errorCodeOfAnswers(responses: readonly JSONRPCMessage[]): ErrorCode | undefined {
+  for (const response of responses) {
+    const code = 'error' in response
+      ? (response.error.data as { code?: unknown } | undefined)?.code
+      : 'result' in response && (response.result as Partial<CallToolResult>).isError === true
+        ? ((response.result as Partial<CallToolResult>).structuredContent as { error?: { code?: unknown } } | undefined)?.error?.code
+        : undefined;
+    if (typeof code === 'string' && code in errorCatalogue) return code as ErrorCode;
+  }
+  return undefined;
+}
+
 const rpcCodeOf = (code: ErrorCode): number =>
   code === 'invalid_params' || code === 'unknown_endpoint' ? RpcCode.InvalidParams : code === 'internal_error' ? RpcCode.InternalError : -32000;
 

@@ -14,7 +14,7 @@ import {
   authorizesMessage, authorizesTool, createServer, createToolHandlers, instructionsFor, prepareServerParts, type McpCall, type McpDeps,
 } from './create-server.js';
 import { answerToolCall, plainToolCall } from './direct-tool-call.js';
-import { httpErrorResponse, httpJsonRpcErrorResponse, jsonRpcErrorBody, retryAfterOfResults } from './errors.js';
+import { errorCodeOfAnswers, httpErrorResponse, httpJsonRpcErrorResponse, jsonRpcErrorBody, retryAfterOfResults } from './errors.js';
 import { JsonResponseTransport } from './json-transport.js';
 import { originCheck, type OriginCheck } from './origin-check.js';
 
@@ -108,10 +108,12 @@ function withoutTaskAugmentation(message: JSONRPCMessage): JSONRPCMessage {
   return { ...message, params };
 }
 
-/** What the request log reads of a request: who called, and what was asked. */
+/** What the request log reads of a request: who called, what was asked, and how it failed. */
 interface McpRequestState {
   principal?: Principal;
   rpc?: string[];
+  /** The code of our catalogue the request was refused with, or its first failed answer's (see errorCodeOfAnswers). */
+  errorCode?: ErrorCode;
 }
 
 /** A message as the request log names it: "tools/call service_search_companies", "tools/list". */
@@ -151,6 +153,7 @@ export function createMcpApp(options: McpAppOptions): Koa<McpRequestState> {
     organizationId: ctx.state.principal?.organizationId,
     keyId: ctx.state.principal?.keyId,
     rpc: ctx.state.rpc,
+    errorCode: ctx.state.errorCode,
   })));
 
   app.use(async (ctx) => {
@@ -165,6 +168,7 @@ export function createMcpApp(options: McpAppOptions): Koa<McpRequestState> {
     const rpcError = (status: number, rpcCode: number, code: ErrorCode, message: string, id: string | number | null = null, details?: ErrorDetail[]) => {
       ctx.status = status;
       ctx.body = jsonRpcErrorBody(rpcCode, code, message, requestId, id, details);
+      ctx.state.errorCode = code;
     };
     // An answer with rate_limited or limit_reached tool results says how long to wait in the
     // header too.
@@ -177,6 +181,7 @@ export function createMcpApp(options: McpAppOptions): Koa<McpRequestState> {
       ctx.status = response.status;
       ctx.set(response.headers);
       ctx.body = response.body;
+      ctx.state.errorCode = response.body.error.code;
     };
 
     try {
@@ -242,6 +247,7 @@ export function createMcpApp(options: McpAppOptions): Koa<McpRequestState> {
             ctx.status = response.status;
             ctx.set(response.headers);
             ctx.body = response.body;
+            ctx.state.errorCode = response.body.error.data.code;
           }
           return false;
         }
@@ -346,6 +352,8 @@ export function createMcpApp(options: McpAppOptions): Koa<McpRequestState> {
       // The answers exist before any byte is sent, so either form carries the headers their
       // calls set: RateLimit-* (decisions.md: on every authenticated response) and Retry-After.
       setRetryAfter(responses);
+      // A tool call that failed is still a 200: its line says how, as the API's lines do.
+      ctx.state.errorCode = errorCodeOfAnswers(responses);
       // As JSON.stringify would write it, with the cache's text of cached data spliced in
       // (depth 4: response, result, structuredContent, then e.g. the profile).
       const texts = responses.map((r) => jsonWithCachedParts(r, options.cachedText, 4));
@@ -363,6 +371,7 @@ export function createMcpApp(options: McpAppOptions): Koa<McpRequestState> {
       ctx.body = Array.isArray(raw) ? `[${texts.join(',')}]` : texts[0];
     } catch (err) {
       logger.error('tool server request failed', { requestId, err });
+      ctx.state.errorCode = 'internal_error';
       if (ctx.res.headersSent) {
         ctx.res.destroy();
         return;

@@ -57,6 +57,40 @@ describe('when an agent calls a tool', () => {
   });
 });
 
+describe('when a tool call or a request fails with one of our error codes', () => {
+  const headers = (key?: string) => ({ ...(key && { Authorization: `Bearer ${key}` }), 'Mcp-Protocol-Version': '2025-06-18' });
+  const callOf = (id: number, name: string, args: Record<string, unknown>) => ({ jsonrpc: '2.0', id, method: 'tools/call', params: { name, arguments: args } });
+  const lineOf = (res: Response) => {
+    const logged = lines.filter((l) => l.msg === 'request' && l.requestId === res.headers.get('x-request-id'));
+    expect(logged).toHaveLength(1);
+    return logged[0]!;
+  };
+
+  it('then its request line carries the errorCode, as the API\'s do: for a failed tool result in a 200, a JSON-RPC error and an HTTP refusal alike, and none for a success', async () => {
+    const org = await createToolOrganization(mcp.db, { tools: ['service_search_companies', 'service_get_company_profile'] });
+    const cases: [string, Response, number, string | undefined][] = [
+      ['not_found result', await rpc(mcp.mcpUrl, callOf(1, 'service_get_company_profile', { taxId: '00000000000' }), headers(org.key)), 200, 'not_found'],
+      ['invalid arguments', await rpc(mcp.mcpUrl, callOf(1, 'service_search_companies', { limit: 500 }), headers(org.key)), 200, 'invalid_params'],
+      ['tool not in the plan', await rpc(mcp.mcpUrl, callOf(1, 'service_analyze_company', { fiscalCode: '00000000000' }), headers(org.key)), 200, 'not_entitled'],
+      ['person-only tool', await rpc(mcp.mcpUrl, callOf(1, 'service_get_usage', {}), headers(org.key)), 200, 'not_entitled'],
+      ['unknown tool (JSON-RPC error)', await rpc(mcp.mcpUrl, callOf(1, 'service_no_such_tool', {}), headers(org.key)), 200, 'unknown_endpoint'],
+      ['unknown method (JSON-RPC error)', await rpc(mcp.mcpUrl, { jsonrpc: '2.0', id: 1, method: 'resources/list' }, headers(org.key)), 200, 'unknown_endpoint'],
+      ['no key', await rpc(mcp.mcpUrl, callOf(1, 'service_search_companies', { query: 'rossi' }), headers()), 401, 'missing_api_key'],
+      ['unparsable body', await fetch(mcp.mcpUrl, { method: 'POST', headers: { ...headers(org.key), 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream' }, body: '{' }), 400, 'invalid_params'],
+      ['success', await rpc(mcp.mcpUrl, callOf(1, 'service_search_companies', { query: 'rossi' }), headers(org.key)), 200, undefined],
+      // A batch: the first failed answer's code, whatever came before it.
+      ['batch', await rpc(mcp.mcpUrl, [callOf(1, 'service_search_companies', { query: 'rossi' }), callOf(2, 'service_get_company_profile', { taxId: '00000000000' }), callOf(3, 'service_get_usage', {})], headers(org.key)), 200, 'not_found'],
+    ];
+    for (const [what, res, status, errorCode] of cases) {
+      await res.text();
+      expect(res.status, what).toBe(status);
+      const line = lineOf(res);
+      if (errorCode === undefined) expect(line, what).not.toHaveProperty('errorCode');
+      else expect(line, what).toMatchObject({ errorCode });
+    }
+  });
+});
+
 describe('when a request carries an X-Request-Id', () => {
   const given = 'req_0123abcd-4567-89ab-cdef-0123456789ae';
 
