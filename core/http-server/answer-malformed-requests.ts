@@ -72,14 +72,43 @@ export function requireHost(listener: RequestListener): RequestListener {
   };
 }
 
-export function answerMalformedRequests(server: http.Server): void {
+/**
+ * A request that did not arrive in full in time (a client trickling it, or one that stopped
+ * half way). Node's own answer is a bare 408 with no body; every error of ours is in the
+ * envelope (decisions.md), whose catalogue has no timeout of the client's: the request as
+ * received is incomplete, so invalid_params, as for the parser's refusals.
+ */
+function lateRequestRefusal(timeouts: { headersTimeoutMs: number; requestTimeoutMs: number }): AppError {
+  const [headers, whole] = [timeouts.headersTimeoutMs / 1000, timeouts.requestTimeoutMs / 1000];
+  return new AppError('invalid_params', `The request did not arrive in full in time: its request line and headers within ${headers} s, all of it within ${whole} s.`, {
+    details: [{ path: 'request', message: `not received in full within ${headers} s (headers) or ${whole} s (all of it)` }],
+  });
+}
+
+/**
+ * An `Expect` other than 100-continue (which Node answers itself) is an expectation the service
+ * cannot meet: Node answers a bare 417; this answers invalid_params in the envelope, naming the
+ * header, and closes the connection.
+ */
+function refuseExpectation(req: http.IncomingMessage, res: http.ServerResponse): void {
+  const { headers, body } = refusalAnswer(
+    new AppError('invalid_params', 'The Expect header asks for something this service does not do: only 100-continue is supported.', {
+      details: [{ path: 'headers.expect', message: 'only 100-continue is supported' }],
+    }),
+  );
+  res.writeHead(422, headers);
+  res.end(body);
+  req.resume();
+}
+
+export function answerMalformedRequests(server: http.Server, timeouts: { headersTimeoutMs: number; requestTimeoutMs: number }): void {
   server.on('clientError', (err: NodeJS.ErrnoException, socket: Duplex & { bytesWritten?: number }) => {
-    // Only a socket on which nothing was answered yet can take an answer; a timeout keeps Node's
-    // own 408 (the request was not malformed, just slow).
+    // Only a socket on which nothing was answered yet can take an answer.
     if (socket.writable && !socket.bytesWritten) {
-      if (err.code === 'ERR_HTTP_REQUEST_TIMEOUT') socket.write('HTTP/1.1 408 Request Timeout\r\nConnection: close\r\n\r\n');
+      if (err.code === 'ERR_HTTP_REQUEST_TIMEOUT') socket.write(malformedRequestResponse(lateRequestRefusal(timeouts)));
       else if (err.code?.startsWith('HPE_')) socket.write(malformedRequestResponse(refusalOf(err)));
     }
     socket.destroy();
   });
+  server.on('checkExpectation', refuseExpectation);
 }

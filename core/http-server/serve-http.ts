@@ -22,27 +22,30 @@ export interface ServeHttpOptions {
 // A request is a few KB (a GET, a tool call, a 64 KB form at most): a client still sending one
 // after this long is trickling it to hold the connection (Node's own default is 300 s, checked
 // every 30 s, so a few thousand such sockets could hold the dashboard's, which reads its form
-// bodies before any session or CSRF check). Answered 408, then closed.
+// bodies before any session or CSRF check). Answered, then closed: 422 invalid_params in the
+// envelope where the service's errors are JSON, Node's 408 on the dashboard.
 export const REQUEST_TIMEOUT_MS = 30_000;
 
 // Node's http server, not Koa: each process hands in its app's callback. Keep-alive is longer
 // than common load balancers' idle timeouts, so they close idle connections first and never
-// send a request on a socket we are closing. `jsonErrors`: requests Node's parser refuses, and
-// HTTP/1.1 requests without a Host header, are answered in the `{ error }` envelope (the API and
-// the tool server), not with Node's bare 400.
+// send a request on a socket we are closing. `jsonErrors`: requests Node's parser refuses,
+// HTTP/1.1 requests without a Host header, requests that do not arrive in full in time and
+// an `Expect` other than 100-continue are answered in the `{ error }` envelope (the API and the
+// tool server), not with Node's bare 400, 408 or 417.
 export function serveHttp(listener: RequestListener, port: number, host: string, options: ServeHttpOptions = {}): Promise<HttpService> {
   const requestTimeout = options.requestTimeoutMs ?? REQUEST_TIMEOUT_MS;
+  // Node refuses a headers timeout longer than the request's; its 60 s default is longer than ours.
+  const headersTimeout = Math.min(requestTimeout, 20_000);
   const server = http.createServer({
     // Checked by requireHost instead, which answers in the envelope.
     requireHostHeader: !options.jsonErrors,
     requestTimeout,
-    // Node refuses a headers timeout longer than the request's; its 60 s default is longer than ours.
-    headersTimeout: Math.min(requestTimeout, 20_000),
+    headersTimeout,
     // How often Node looks for connections past those timeouts (default 30 s: up to twice the limit).
     connectionsCheckingInterval: Math.min(2_000, requestTimeout),
   }, options.jsonErrors ? requireHost(listener) : listener);
   server.keepAliveTimeout = 65_000;
-  if (options.jsonErrors) answerMalformedRequests(server);
+  if (options.jsonErrors) answerMalformedRequests(server, { headersTimeoutMs: headersTimeout, requestTimeoutMs: requestTimeout });
   return new Promise((resolve, reject) => {
     server.once('error', reject);
     server.listen(port, host, () => {
