@@ -79,6 +79,8 @@ export interface McpCall {
   nextRequestId(): string;
   /** Adds response headers; every answer's are sent after its calls have run, JSON or event stream. */
   setHeaders(headers: Record<string, string>): void;
+  /** Whether the caller closed the connection, so no answer can reach it (core/http-server/caller-gone.ts). */
+  callerGone(): boolean;
 }
 
 // The error branch of every tool's output schema: the API's error object, described in its
@@ -230,6 +232,13 @@ export function createToolHandlers(deps: McpDeps, parts: ServerParts, call: McpC
         // The output schema is not checked here: run() is typed by it, and test/mcp-tools.test.ts
         // checks every tool's results against it. Parsing a 1–50 KB result on every call cost
         // about 5% of a profile call's CPU, and would also copy the cached data it returns.
+        // The caller hung up while the tool ran: nobody can receive the result, so it is not
+        // charged (core/http-server/caller-gone.ts); a batch's later calls are skipped likewise.
+        if (call.callerGone()) {
+          deps.access.release(grant);
+          toolLog.info('the caller closed the connection before the result was ready: not sent, not charged');
+          return { _meta: { requestId }, content: [{ type: 'text', text: 'Not sent: the caller closed the connection before the result was ready. Not charged.' }], isError: true };
+        }
         // Billed before the result is sent, and only then: publish resolves once the event is durable.
         await deps.usage.publish({
           v: 1,

@@ -7,7 +7,7 @@ import type { Principal } from '../core/access/index.js';
 import { personalKey, requestAuthorization } from '../core/auth/index.js';
 import { AppError, isAppError, issueDetails, type ErrorCode, type ErrorDetail } from '../core/errors/index.js';
 import { newRequestId, requestIdOf } from '../core/ids/index.js';
-import { accessLog, checkHealth, closeAfterAnswer, livenessAnswer } from '../core/http-server/index.js';
+import { accessLog, callerGone, checkHealth, closeAfterAnswer, livenessAnswer } from '../core/http-server/index.js';
 import { rateLimitHeaders } from '../core/ratelimit/index.js';
 import { jsonWithCachedParts } from './cached-json.js';
 import {
@@ -321,6 +321,7 @@ export function createMcpApp(options: McpAppOptions): Koa<McpRequestState> {
         setHeaders: (headers) => {
           if (!ctx.res.headersSent) for (const [k, v] of Object.entries(headers)) ctx.res.setHeader(k, v);
         },
+        callerGone: () => callerGone(ctx.req),
       };
       // A batch, even of one, is answered as an array (or one event per answer) by the Server path below.
       const toolCall = !Array.isArray(raw) ? plainToolCall(messages) : undefined;

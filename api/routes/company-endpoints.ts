@@ -6,6 +6,7 @@ import { AppError } from '../../core/errors/index.js';
 import { occurredNow, type UsageSink } from '../../core/usage/index.js';
 import { authenticateRequest } from '../authenticate-request.js';
 import { successEnvelopeJson } from '../json-envelope.js';
+import { callerGone, CLIENT_CLOSED_REQUEST } from '../../core/http-server/index.js';
 import { rateLimitHeaders } from '../../core/ratelimit/index.js';
 import type { ApiState } from '../state.js';
 import { wrongMethod } from '../unknown-endpoint.js';
@@ -64,6 +65,13 @@ function serve(endpoint: EndpointDefinition, deps: CompanyEndpointDeps) {
       const code = parsed.data;
       dataJson = deps.lookupJson ? await deps.lookupJson(endpoint.lookupName, code) : jsonOrNull(await deps.store[endpoint.lookupName](code));
       if (dataJson === null) throw new AppError('not_found', notFoundMessage(endpoint.param.name, upperCaseIdentifier(code)));
+      // The caller hung up while the answer was looked up: nobody can receive it, so it is not
+      // charged (core/http-server/caller-gone.ts). Nothing is sent; the access line says 499.
+      if (callerGone(ctx.req)) {
+        deps.access.release(grant);
+        ctx.status = CLIENT_CLOSED_REQUEST;
+        return;
+      }
       await deps.usage.publish({
         v: 1,
         eventId: ctx.state.requestId,

@@ -5,3 +5,4 @@ export { checkHealth, valueWithin, type HealthAnswer, type HealthChecks } from '
 export { accessLog } from './access-log.js';
 export { closeAfterAnswer } from './close-after-answer.js';
 export { livenessAnswer, markStopping, PROBE_PATHS, type LivenessAnswer } from './liveness.js';
+export { callerGone, CLIENT_CLOSED_REQUEST } from './caller-gone.js';
