@@ -2,7 +2,7 @@ import { eventsOnBus } from './support/usage-bus.js';
 import Ajv2020 from 'ajv/dist/2020.js';
 import addFormats from 'ajv-formats';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { endpointCatalogue } from '../core/companies/endpoint-catalogue.js';
+import { endpointCatalogue, successEnvelopeSchema } from '../core/companies/endpoint-catalogue.js';
 import { COMPANY_YEARS, FISCAL_YEARS, MAX_COUNT } from '../core/companies/schemas/index.js';
 import { setProductOverride } from '../core/billing/index.js';
 import {
@@ -65,6 +65,10 @@ describe('when an entitled key calls each endpoint', () => {
           const { res, body } = await get(endpoint.path.replace(/\{\w+\}/, code), org.key);
           expect(res.status, JSON.stringify(body)).toBe(200);
           expect(validate(body), JSON.stringify(validate.errors)).toBe(true);
+          // The document publishes answers open (clients must ignore new fields); the server
+          // holds itself to its strict zod schemas: no field it does not document.
+          const strict = successEnvelopeSchema(endpoint.data).safeParse(body);
+          expect(strict.success, JSON.stringify(strict.error?.issues)).toBe(true);
           expect(body.meta.endpoint).toBe(endpoint.slug);
           expect(body.meta.usage).toEqual(endpoint.defaultMeasure);
           expect(body.meta.requestId).toMatch(/^req_[0-9a-f-]{36}$/);

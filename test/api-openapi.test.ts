@@ -186,14 +186,14 @@ describe('when a key fetches /openapi.json', () => {
       expect(op.responses['200'].content['application/json'].schema.$ref).toBe(`#/components/schemas/${resource}Envelope`);
       expect(schemas[`${resource}Envelope`].properties.data.$ref).toBe(`#/components/schemas/${resource}`);
     }
-    // The reports' identities are named and closed, each with every field of CompanyIdentity
-    // written out (an allOf with the closed CompanyIdentity would refuse the fields they add).
+    // The reports' identities are named, each with every field of CompanyIdentity written out
+    // (not an allOf with it: a generator would name the merged type by position).
     for (const [report, identity, added] of [
       ['CompanyReport', 'CompanyReportIdentity', ['activityStartDate', 'dissolutionYear', 'foreignOwned', 'controllingEntity']],
       ['CompanyCreditReport', 'CompanyCreditReportIdentity', ['foreignOwned', 'controllingEntity']],
     ] as const) {
       expect(schemas[report].properties.identity.$ref).toBe(`#/components/schemas/${identity}`);
-      expect(schemas[identity]).toMatchObject({ type: 'object', additionalProperties: false });
+      expect(schemas[identity]).toMatchObject({ type: 'object' });
       expect(schemas[identity].allOf).toBeUndefined();
       expect(schemas[identity].required).toEqual([...Object.keys(schemas.CompanyIdentity.properties), ...added]);
     }
@@ -205,9 +205,10 @@ describe('when a key fetches /openapi.json', () => {
     expect(schemas.CompanyProfile.oneOf).toEqual([{ $ref: '#/components/schemas/LargeCompanyProfile' }, { $ref: '#/components/schemas/SmallCompanyProfile' }]);
     expect(schemas.CompanyProfile).not.toHaveProperty('anyOf');
     const { LargeCompanyProfile: large, SmallCompanyProfile: small } = schemas;
-    // Closed, and each requires a field the other does not allow: oneOf accepts what anyOf did.
+    // Open (answers may gain fields), so each requires a field the other lacks: that is what
+    // keeps an answer to exactly one branch (checked on real answers below).
     for (const [branch, other] of [[large, small], [small, large]]) {
-      expect(branch.additionalProperties).toBe(false);
+      expect(branch).not.toHaveProperty('additionalProperties');
       expect(branch.required.filter((field: string) => !(field in other.properties)).length).toBeGreaterThan(0);
     }
     expect(large.required).toEqual(expect.arrayContaining(['peerCount', 'peers']));
@@ -457,6 +458,152 @@ describe('when a key fetches /openapi.json', () => {
       expect(tagged.body.info.description).toBe(it.body.info.description);
     }
     expect((await fetchJson('/openapi.json?lang=en-GB', bearer(full))).res.headers.get('content-language')).toBe('en');
+  });
+});
+
+describe('when a client generated from /openapi.json reads real answers', () => {
+  /** A validator for one schema of the served document (a $ref into it). */
+  const validatorFor = (document: Json) => {
+    const ajv = new Ajv2020.default({ strict: false, allErrors: true });
+    addFormats.default(ajv);
+    ajv.addSchema({ $id: 'https://api.test/openapi.json', components: document.components });
+    return (schema: Json) => ajv.compile(schema.$ref ? { $ref: `https://api.test/openapi.json${schema.$ref}` } : { $id: `https://api.test/inline/${Math.random()}`, ...JSON.parse(JSON.stringify(schema).replaceAll('"#/components/', '"https://api.test/openapi.json#/components/')) });
+  };
+
+  it('then an answer with a field added still validates (answers are published open), and the profile\'s real large and small answers each match exactly one branch', async () => {
+    const { body: document } = await fetchJson('/openapi.json', bearer(full));
+    const walkClosed: string[] = [];
+    const walk = (value: any, where: string): void => {
+      if (Array.isArray(value)) return value.forEach((v, i) => walk(v, `${where}[${i}]`));
+      if (!value || typeof value !== 'object') return;
+      if (value.additionalProperties === false) walkClosed.push(where);
+      for (const [key, v] of Object.entries(value)) walk(v, `${where}.${key}`);
+    };
+    walk(document.components.schemas, 'schemas');
+    walk(document.paths, 'paths');
+    expect(walkClosed).toEqual([]);
+    const compile = validatorFor(document);
+    for (const endpoint of endpointCatalogue) {
+      const { res, body } = await fetchJson(endpoint.path.replace(/\{\w+\}/, exampleCompanyCode), bearer(full));
+      expect(res.status).toBe(200);
+      const validate = compile(document.paths[endpoint.path].get.responses['200'].content['application/json'].schema);
+      const grown = structuredClone(body);
+      grown.addedLater = true;
+      grown.meta.addedLater = 1;
+      grown.data.addedLater = 'x';
+      grown.data.identity.addedLater = null;
+      expect(validate(grown), `${endpoint.slug} ${JSON.stringify(validate.errors)}`).toBe(true);
+    }
+    const large = compile({ $ref: '#/components/schemas/LargeCompanyProfile' });
+    const small = compile({ $ref: '#/components/schemas/SmallCompanyProfile' });
+    const profile = compile({ $ref: '#/components/schemas/CompanyProfile' });
+    const answers = {
+      large: (await fetchJson(`/companies/${largeExampleCompanyCode}/profile`, bearer(full))).body.data,
+      small: (await fetchJson(`/companies/${exampleCompanyCode}/profile`, bearer(full))).body.data,
+    };
+    expect(answers.large).toHaveProperty('peers');
+    expect(answers.small).toHaveProperty('risk');
+    expect([large(answers.large), small(answers.large), profile(answers.large)]).toEqual([true, false, true]);
+    expect([large(answers.small), small(answers.small), profile(answers.small)]).toEqual([false, true, true]);
+  });
+
+  it('then each error status\'s error.code is exactly the codes that status carries for that operation, in one shared ErrorEnvelope', async () => {
+    const { body: document } = await fetchJson('/openapi.json', bearer(full));
+    for (const endpoint of endpointCatalogue) {
+      const op = document.paths[endpoint.path].get;
+      const excluded = endpoint.defaultMeasure.unit === 'calls' ? 'credits_exhausted' : 'limit_reached';
+      for (const [status, response] of Object.entries<any>(op.responses)) {
+        if (status === '200') continue;
+        const schema = response.content['application/json'].schema;
+        expect(schema.allOf[0], `${endpoint.slug} ${status}`).toEqual({ $ref: '#/components/schemas/ErrorEnvelope' });
+        const expected = Object.entries(errorCatalogue).filter(([code, c]) => String(c.status) === status && code !== excluded).map(([code]) => code);
+        expect(schema.allOf[1].properties.error.properties.code.enum, `${endpoint.slug} ${status}`).toEqual(expected);
+        // Every example of the status is one of its codes and satisfies its schema.
+        const validate = validatorFor(document)(schema);
+        for (const example of Object.values<any>(response.content['application/json'].examples)) {
+          expect(validate(example.value), `${endpoint.slug} ${status} ${JSON.stringify(validate.errors)}`).toBe(true);
+        }
+      }
+      expect(op.responses['401'].content['application/json'].schema.allOf[1].properties.error.properties.code.enum).toEqual(['missing_api_key', 'invalid_api_key']);
+    }
+    // A real 401 fits its own status's schema; the same body answered as a 404 would not.
+    const refused = await fetchJson(`/companies/${exampleCompanyCode}/report`);
+    const responses = document.paths['/companies/{fiscalCode}/report'].get.responses;
+    expect(validatorFor(document)(responses['401'].content['application/json'].schema)(refused.body)).toBe(true);
+    expect(validatorFor(document)(responses['404'].content['application/json'].schema)(refused.body)).toBe(false);
+  });
+
+  it('then each success envelope pins meta.endpoint to its operation\'s slug', async () => {
+    const { body: document } = await fetchJson('/openapi.json', bearer(full));
+    const compile = validatorFor(document);
+    for (const endpoint of endpointCatalogue) {
+      const envelope = document.components.schemas[`${endpoint.schemaName}Envelope`];
+      expect(envelope.properties.meta.allOf).toEqual([
+        { $ref: '#/components/schemas/Meta' },
+        { type: 'object', required: ['endpoint'], properties: { endpoint: expect.objectContaining({ type: 'string', const: endpoint.slug }) } },
+      ]);
+      const validate = compile(document.paths[endpoint.path].get.responses['200'].content['application/json'].schema);
+      const { body } = await fetchJson(endpoint.path.replace(/\{\w+\}/, exampleCompanyCode), bearer(full));
+      expect(validate(body)).toBe(true);
+      const other = endpointCatalogue.find((e) => e.slug !== endpoint.slug)!;
+      expect(validate({ ...body, meta: { ...body.meta, endpoint: other.slug } })).toBe(false);
+    }
+  });
+
+  it('then a header is declared required (or referred to, which generators read as required) only where every real answer of that status sends it', async () => {
+    const { body: document } = await fetchJson('/openapi.json', bearer(full));
+    const components = document.components.headers;
+    // As openapi-typescript reads them: a reference is always present, a header written out is
+    // present if `required`. Both readings must agree: every component says required.
+    for (const [name, header] of Object.entries<any>(components)) expect(header.required, name).toBe(true);
+    const declared = (path: string, status: number) => {
+      const headers = document.paths[path].get.responses[String(status)].headers as Record<string, any>;
+      return {
+        required: Object.entries(headers).filter(([, h]) => h.$ref || h.required).map(([name]) => name),
+        optional: Object.entries(headers).filter(([, h]) => !h.$ref && !h.required).map(([name]) => name),
+      };
+    };
+    const capped = await createTestOrganization(api.db);
+    await api.db('allowances').where({ organization_id: capped.organizationId }).update({ limit_reached: true, credits_balance: 0, credits_exhausted: true });
+    const limited = await createTestOrganization(api.db, { ratePerSecond: 1, burst: 1, ratePerMinute: 100 });
+    await fetchJson(`/companies/${exampleCompanyCode}/report`, bearer(limited));
+    const report = '/companies/{fiscalCode}/report';
+    const financials = '/companies/{taxId}/financials';
+    const at = (path: string, code: string) => path.replace(/\{\w+\}/, code);
+    // [operation, what was asked, the status and code it answers]
+    const cases: [string, Promise<{ res: Response; body: Json }>, number, string | null][] = [
+      [report, fetchJson(at(report, exampleCompanyCode), bearer(full)), 200, null],
+      [report, fetchJson(at(report, exampleCompanyCode)), 401, 'missing_api_key'],
+      [report, fetchJson(at(report, exampleCompanyCode), { Authorization: `Bearer sk_live_${'0'.repeat(32)}` }), 401, 'invalid_api_key'],
+      [financials, fetchJson(at(financials, exampleCompanyCode), bearer(capped)), 402, 'credits_exhausted'],
+      [report, fetchJson(at(report, exampleCompanyCode), bearer(financialsOnly)), 403, 'not_entitled'],
+      [report, fetchJson(at(report, '00000000001'), bearer(full)), 404, 'not_found'],
+      // A client whose base URL is wrong asks every operation's path under another prefix.
+      [report, fetchJson(`/v1${at(report, exampleCompanyCode)}`, bearer(full)), 404, 'unknown_endpoint'],
+      [report, fetchJson(at(report, '12'), bearer(full)), 422, 'invalid_params'],
+      [report, fetchJson(at(report, exampleCompanyCode), bearer(capped)), 429, 'limit_reached'],
+      [report, fetchJson(at(report, exampleCompanyCode), bearer(limited)), 429, 'rate_limited'],
+    ];
+    const missingByStatus = new Map<string, Set<string>>();
+    for (const [path, answer, status, code] of cases) {
+      const { res, body } = await answer;
+      expect([res.status, body.error?.code ?? null], `${path} ${code}`).toEqual([status, code]);
+      const { required, optional } = declared(path, status);
+      for (const name of required) expect(res.headers.get(name), `${status} ${code} ${name}`).not.toBeNull();
+      for (const name of [...required, ...optional]) {
+        if (res.headers.get(name) === null) missingByStatus.set(`${path} ${status}`, (missingByStatus.get(`${path} ${status}`) ?? new Set()).add(name));
+      }
+    }
+    // The answers that leave headers out are the ones whose status declares them optional.
+    expect(Object.fromEntries([...missingByStatus].map(([k, v]) => [k, [...v]]))).toEqual({
+      [`${report} 404`]: ['RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset'],
+    });
+    expect(declared(report, 404).optional).toEqual(['RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset']);
+    expect(declared(report, 200).required).toEqual(['X-Request-Id', 'RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset']);
+    expect(declared(report, 429).required).toEqual(['X-Request-Id', 'RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset', 'Retry-After']);
+    // 5xx: auth_unavailable is answered before a key is checked, internal_error may come from anywhere.
+    expect(declared(report, 503)).toEqual({ required: ['X-Request-Id', 'Retry-After'], optional: ['RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset'] });
+    expect(declared(report, 500)).toEqual({ required: ['X-Request-Id'], optional: ['RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset'] });
   });
 });
 

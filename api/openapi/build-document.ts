@@ -5,7 +5,7 @@ import { notFoundMessage, paramRefusal, type EndpointDefinition, type Language }
 import type { CompanyProfileData } from '../../core/companies/schemas/index.js';
 import { errorCatalogue, errorCodes, requestIdSchema, type ErrorCode } from '../../core/errors/index.js';
 import { wwwAuthenticateValues } from '../www-authenticate.js';
-import { envelopeSchemaName, type JsonSchema } from './component-schemas.js';
+import { envelopeSchemaName, narrowed, type JsonSchema } from './component-schemas.js';
 import { documentTexts } from './texts.js';
 
 export interface DocumentedEndpoint {
@@ -68,6 +68,17 @@ function profileExamples(example: CompanyExample): Map<ProfileExampleName, { id:
 // The refusals that say when to try again (decisions.md for the two 429s; the two 503s name the
 // second after which the key and plan caches ask Postgres again).
 const retryAfterCodes = new Set<ErrorCode>(['rate_limited', 'limit_reached', 'auth_unavailable', 'entitlement_unavailable']);
+// Whether a refusal carries RateLimit-*. Always once the request was counted against the
+// organization's limit (core/access); never when it was answered before a key was read (a 401,
+// unknown_endpoint) or the key could not be checked (auth_unavailable). internal_error can come
+// from anywhere; entitlement_unavailable and invalid_params carry them only when the plan's
+// limits could be read (not for an organization whose plan state was never read).
+type Carried = 'always' | 'sometimes' | 'never';
+const rateLimitHeadersOn = (code: ErrorCode): Carried => {
+  if (['missing_api_key', 'invalid_api_key', 'unknown_endpoint', 'auth_unavailable'].includes(code)) return 'never';
+  if (['internal_error', 'entitlement_unavailable', 'invalid_params'].includes(code)) return 'sometimes';
+  return 'always';
+};
 
 export function buildOpenApiDocument(options: BuildDocumentOptions): Record<string, unknown> {
   const texts = documentTexts[options.language];
@@ -87,16 +98,51 @@ export function buildOpenApiDocument(options: BuildDocumentOptions): Record<stri
     components: {
       schemas: options.components,
       securitySchemes: { bearerAuth: { type: 'http', scheme: 'bearer', bearerFormat: API_KEY_SHAPE, description: texts.securityDescription } },
-      headers: {
-        'X-Request-Id': { description: texts.headers.requestId, schema: requestIdHeaderSchema },
-        'WWW-Authenticate': { description: texts.headers.wwwAuthenticate, required: true, schema: { type: 'string', enum: [...wwwAuthenticateValues] } },
-        'RateLimit-Limit': { description: texts.headers.limit, schema: { type: 'integer', minimum: 0 } },
-        'RateLimit-Remaining': { description: texts.headers.remaining, schema: { type: 'integer', minimum: 0 } },
-        'RateLimit-Reset': { description: texts.headers.reset, schema: { type: 'integer', minimum: 0 } },
-        'Retry-After': { description: texts.headers.retryAfter, schema: { type: 'integer', minimum: 1 } },
-      },
+      headers: headerComponents(options.language),
     },
   };
+}
+
+/**
+ * Each header as a response that always carries it declares it: `required`. A response that may
+ * leave one out writes the header out in place without `required` instead of referring here
+ * (headersOf): openapi-typescript types a referenced header as always present, whatever the
+ * component says, and OpenAPI lets a reference override no more than its description.
+ */
+function headerComponents(language: Language): Record<string, JsonSchema> {
+  const texts = documentTexts[language].headers;
+  return {
+    'X-Request-Id': { description: texts.requestId, required: true, schema: requestIdHeaderSchema },
+    'WWW-Authenticate': { description: texts.wwwAuthenticate, required: true, schema: { type: 'string', enum: [...wwwAuthenticateValues] } },
+    'RateLimit-Limit': { description: texts.limit, required: true, schema: { type: 'integer', minimum: 0 } },
+    'RateLimit-Remaining': { description: texts.remaining, required: true, schema: { type: 'integer', minimum: 0 } },
+    'RateLimit-Reset': { description: texts.reset, required: true, schema: { type: 'integer', minimum: 0 } },
+    'Retry-After': { description: texts.retryAfter, required: true, schema: { type: 'integer', minimum: 1 } },
+  };
+}
+
+/** A response's headers: `always` as references to the components, `sometimes` written out optional. */
+function headersOf(language: Language, always: readonly string[], sometimes: readonly string[] = []): Record<string, unknown> {
+  const components = headerComponents(language);
+  return Object.fromEntries([
+    ...always.map((name) => [name, { $ref: `#/components/headers/${name}` }]),
+    ...sometimes.map((name) => {
+      const { required: _always, ...header } = components[name]!;
+      return [name, header];
+    }),
+  ]);
+}
+
+/**
+ * The error envelope of one status of one operation: `error.code` pinned to the codes that
+ * status can carry there (see `narrowed` for why an allOf of the one ErrorEnvelope). Written in
+ * the response, not as a component: which codes a status carries depends on the operation
+ * (a 402 only where the call costs credits, limit_reached in a 429 only where it costs calls).
+ */
+function errorSchema(codes: readonly ErrorCode[]): JsonSchema {
+  return narrowed('#/components/schemas/ErrorEnvelope', {
+    error: { type: 'object', required: ['code'], properties: { code: { type: 'string', enum: [...codes] } } },
+  });
 }
 
 function operation(endpoint: EndpointDefinition, measure: Measure, options: BuildDocumentOptions): Record<string, unknown> {
@@ -105,7 +151,6 @@ function operation(endpoint: EndpointDefinition, measure: Measure, options: Buil
   const param = endpoint.param.schema.toJSONSchema({ target: 'draft-2020-12' });
   delete (param as JsonSchema).$schema;
 
-  const headerRefs = (names: readonly string[]) => Object.fromEntries(names.map((n) => [n, { $ref: `#/components/headers/${n}` }]));
   const envelope = (data: unknown) => ({ data, meta: { requestId: exampleRequestId, endpoint: endpoint.slug, usage: measure } });
   const success: Record<string, unknown> = { schema: { $ref: `#/components/schemas/${envelopeSchemaName(endpoint.schemaName)}` } };
   const paramExamples: Record<string, unknown> = {};
@@ -125,7 +170,7 @@ function operation(endpoint: EndpointDefinition, measure: Measure, options: Buil
   const responses: Record<string, unknown> = {
     200: {
       description: texts.successDescription,
-      headers: headerRefs(['X-Request-Id', ...rateLimitHeaderNames]),
+      headers: headersOf(options.language, ['X-Request-Id', ...rateLimitHeaderNames]),
       content: { 'application/json': success },
     },
   };
@@ -135,18 +180,25 @@ function operation(endpoint: EndpointDefinition, measure: Measure, options: Buil
     byStatus.set(status, [...(byStatus.get(status) ?? []), code]);
   }
   for (const [status, codes] of [...byStatus].sort(([a], [b]) => a - b)) {
-    const retryAfter = codes.some((c) => retryAfterCodes.has(c));
+    // Each optional header is declared on a status if some code of it sends it, required if all do.
+    const always: string[] = ['X-Request-Id'];
+    const sometimes: string[] = [];
+    const classify = (names: readonly string[], carried: (code: ErrorCode) => Carried) => {
+      const seen = new Set(codes.map(carried));
+      if (seen.size === 1 && seen.has('always')) always.push(...names);
+      else if (!(seen.size === 1 && seen.has('never'))) sometimes.push(...names);
+    };
     // A 401 answers a request no key authenticated: nothing was counted, no RateLimit-* is sent;
     // it names the scheme to authenticate with instead.
-    const unauthenticated = status === 401;
+    classify(['WWW-Authenticate'], (code) => (errorCatalogue[code].status === 401 ? 'always' : 'never'));
+    classify(rateLimitHeaderNames, rateLimitHeadersOn);
+    classify(['Retry-After'], (code) => (retryAfterCodes.has(code) ? 'always' : 'never'));
     responses[status] = {
       description: [texts.statusDescriptions[status] ?? '', ...codes.map((c) => `\`${c}\`: ${texts.errorCodes[c]}`)].join('\n\n'),
-      headers: headerRefs([
-        'X-Request-Id', ...(unauthenticated ? ['WWW-Authenticate'] : rateLimitHeaderNames), ...(retryAfter ? ['Retry-After'] : []),
-      ]),
+      headers: headersOf(options.language, always, sometimes),
       content: {
         'application/json': {
-          schema: { $ref: '#/components/schemas/ErrorEnvelope' },
+          schema: errorSchema(codes),
           examples: Object.fromEntries(codes.map((code) => [code, { summary: code, value: errorExample(code, endpoint) }])),
         },
       },

@@ -57,10 +57,45 @@ export function buildComponentSchemas(language: Language): Record<string, JsonSc
     language === 'it' ? translateDescriptions(schema as JsonSchema, italianDescriptions) : schema as JsonSchema,
   ]));
 
-  const envelopes = documentTexts[language].envelopeSchemas;
+  const texts = documentTexts[language];
+  const envelopes = texts.envelopeSchemas;
   for (const id of ['Meta', 'Usage', 'Error', 'ErrorEnvelope'] as const) describeEnvelope(components[id]!, envelopes[id]);
-  for (const endpoint of endpointCatalogue) describeEnvelope(components[envelopeSchemaName(endpoint.schemaName)]!, envelopes.Envelope);
+  for (const endpoint of endpointCatalogue) {
+    const envelope = components[envelopeSchemaName(endpoint.schemaName)]!;
+    (envelope.properties as Record<string, JsonSchema>).meta = narrowed('#/components/schemas/Meta', {
+      endpoint: { type: 'string', const: endpoint.slug, description: texts.endpointConst(endpoint.slug) },
+    });
+    describeEnvelope(envelope, envelopes.Envelope);
+  }
+  for (const schema of Object.values(components)) opened(schema);
   return components;
+}
+
+/**
+ * A shared component with some of its fields pinned for one use: the endpoint's slug in its
+ * `meta`, the codes one status can carry in an error (build-document.ts). An allOf of the base
+ * and the pins, rather than a copy per use: a generated client keeps one `Meta` and one
+ * `ErrorEnvelope` type that code handling every answer can take, and TypeScript generators
+ * (openapi-typescript) intersect the pins into it (`Meta & { endpoint: "company-report" }`); a
+ * generator that does not understand the pins falls back to the base type, which is still true.
+ */
+export function narrowed(baseRef: string, pins: Record<string, JsonSchema>): JsonSchema {
+  return { allOf: [{ $ref: baseRef }, { type: 'object', required: Object.keys(pins), properties: pins }] };
+}
+
+/**
+ * Answers are published open (no `additionalProperties: false`): we may add fields to them
+ * (docs/api.md "Compatibility"), and a client validating answers against a closed schema would
+ * break on the first one. zod keeps the objects strict for the server itself, so its own tests
+ * still refuse a field nobody documented. Every component here is an answer: the one request
+ * input, the path parameter, is a string (build-document.ts).
+ */
+function opened(schema: unknown): void {
+  if (Array.isArray(schema)) return schema.forEach(opened);
+  if (!schema || typeof schema !== 'object') return;
+  const node = schema as JsonSchema;
+  if (node.additionalProperties === false) delete node.additionalProperties;
+  Object.values(node).forEach(opened);
 }
 
 function describeEnvelope(schema: JsonSchema, texts: ComponentTexts<string>): void {

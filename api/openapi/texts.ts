@@ -12,6 +12,8 @@ export interface DocumentTexts {
   description: string;
   securityDescription: string;
   successDescription: string;
+  /** The description of an envelope's `meta.endpoint`, pinned to the endpoint's slug. */
+  endpointConst(slug: string): string;
   usageSentence(measure: Measure, forOrganization: boolean): string;
   errorCodes: Record<ErrorCode, string>;
   statusDescriptions: Record<number, string>;
@@ -59,9 +61,12 @@ export const documentTexts: Record<Language, DocumentTexts> = {
       'Read-only JSON API with Italian company data: identity, registry, risk flags, headcount, state aids, ownership, officers, branches and annual figures. ' +
       'Every endpoint is a GET with no body. Successes are `{ data, meta }`; failures are `{ error }` with a stable `error.code`, a message and the `requestId` (also in the `X-Request-Id` header). ' +
       'Each successful call records the usage measure returned in `meta.usage`; 4xx and 5xx answers are never charged. ' +
-      'Send the organization API key as `Authorization: Bearer sk_...`; never put a key in a URL.',
+      'Send the organization API key as `Authorization: Bearer sk_...`; never put a key in a URL.\n\n' +
+      'Compatibility: we may add fields to answers, and new optional things (such as endpoints, optional parameters or response headers); ignore the fields you do not know, and do not validate answers as closed objects. ' +
+      'Renaming or removing a field, or changing its type or meaning, would come as a new versioned path, announced in advance.',
     securityDescription: 'Organization API key (`sk_live_...` or `sk_test_...`) sent as a bearer token.',
     successDescription: 'The company was found. `meta.usage` is the measure recorded for this call.',
+    endpointConst: (slug) => `Slug of the endpoint that served the request: always \`${slug}\` for this one.`,
     // The unit may itself be a call: "billed as 1 call", not "1 call per successful call".
     usageSentence: (m, forOrganization) =>
       forOrganization
@@ -141,9 +146,12 @@ export const documentTexts: Record<Language, DocumentTexts> = {
       'API JSON in sola lettura con i dati delle imprese italiane: anagrafica, dati camerali, indicatori di rischio, dipendenti, aiuti di Stato, assetto proprietario, esponenti, sedi secondarie e dati annuali. ' +
       'Ogni endpoint è una GET senza corpo. Le risposte riuscite sono `{ data, meta }`; gli errori sono `{ error }` con un `error.code` stabile, un messaggio e il `requestId` (anche nell\'header `X-Request-Id`). ' +
       'Ogni chiamata riuscita registra la misura di consumo restituita in `meta.usage`; le risposte 4xx e 5xx non sono mai addebitate. ' +
-      'Invia la chiave API dell\'organizzazione come `Authorization: Bearer sk_...`; non inserire mai una chiave in un URL.',
+      'Invia la chiave API dell\'organizzazione come `Authorization: Bearer sk_...`; non inserire mai una chiave in un URL.\n\n' +
+      'Compatibilità: possiamo aggiungere campi alle risposte, e novità facoltative (come endpoint, parametri facoltativi o header di risposta); ignora i campi che non conosci e non validare le risposte come oggetti chiusi. ' +
+      'Rinominare o togliere un campo, o cambiarne il tipo o il significato, avverrebbe con un nuovo percorso con versione, annunciato in anticipo.',
     securityDescription: 'Chiave API dell\'organizzazione (`sk_live_...` o `sk_test_...`) inviata come bearer token.',
     successDescription: 'L\'impresa è stata trovata. `meta.usage` è la misura registrata per questa chiamata.',
+    endpointConst: (slug) => `Slug dell'endpoint che ha servito la richiesta: per questo è sempre \`${slug}\`.`,
     usageSentence: (m, forOrganization) =>
       forOrganization
         ? `Ogni chiamata riuscita viene addebitata alla tua organizzazione come ${measureText('it', m)}.`
