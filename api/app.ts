@@ -9,7 +9,7 @@ import { compressAnswer } from './middleware/compress-answer.js';
 import { errorEnvelope } from './middleware/error-envelope.js';
 import { requestId } from './middleware/request-id.js';
 import { createOpenApiDocuments } from './openapi/openapi-documents.js';
-import { registerCompanyEndpoints } from './routes/company-endpoints.js';
+import { GET_ONLY_ROUTE, registerCompanyEndpoints } from './routes/company-endpoints.js';
 import { registerDocs } from './routes/docs.js';
 import { registerHealthz } from './routes/healthz.js';
 import { registerOpenApi } from './routes/openapi.js';
@@ -62,7 +62,11 @@ export function createApp(deps: ApiDeps): Koa<ApiState> {
   // path 404 `unknown_endpoint`.
   const isGetRoute = (path: string) => router.match(path, 'GET').route;
   app.use((ctx) => {
-    throw isGetRoute(ctx.path) ? wrongMethod(ctx.method, ctx.path) : unknownPath(ctx.method, ctx.path, isGetRoute);
+    const match = router.match(ctx.path, 'GET');
+    if (!match.route) throw unknownPath(ctx.method, ctx.path, isGetRoute);
+    // The router answers HEAD on every GET route; the company endpoints refuse it (GET only).
+    const getOnly = match.pathAndMethod.some((layer) => layer.name === GET_ONLY_ROUTE);
+    throw wrongMethod(ctx.method, ctx.path, getOnly ? ['GET'] : ['GET', 'HEAD']);
   });
   // Everything is handled by errorEnvelope; this only sees failures while writing a response.
   app.silent = true;

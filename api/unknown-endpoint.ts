@@ -35,6 +35,9 @@ export function unknownPath(method: string, path: string, exists: (path: string)
   return new AppError('unknown_endpoint', `No endpoint ${method} ${shown(path)}.${hint} ${endpointsSentence}`);
 }
 
-/** A GET-only path asked with another method: 405 `unknown_endpoint` with `Allow: GET` (decisions.md). */
-export const wrongMethod = (method: string, path: string) =>
-  new AppError('unknown_endpoint', `${method} ${shown(path)}: this path only answers GET (the API is read-only; reference at /docs).`, { allow: ['GET'] });
+/**
+ * A path asked with a method it does not answer: 405 `unknown_endpoint` with `Allow` (decisions.md).
+ * The company endpoints answer GET only; the other paths (/openapi.json, /docs, /healthz …) HEAD too.
+ */
+export const wrongMethod = (method: string, path: string, allow: readonly ('GET' | 'HEAD')[] = ['GET']) =>
+  new AppError('unknown_endpoint', `${method} ${shown(path)}: this path only answers ${allow.join(' and ')} (the API is read-only; reference at /docs).`, { allow });

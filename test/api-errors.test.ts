@@ -331,6 +331,17 @@ describe('when the request itself is wrong', () => {
     expect(head.headers.get('allow')).toBe('GET');
   });
 
+  it('then another method on a path that answers HEAD too (/openapi.json, /docs, /healthz) is 405 with Allow: GET, HEAD', async () => {
+    for (const path of ['/openapi.json', '/docs', '/docs/openapi.json', '/docs/getting-started', '/healthz']) {
+      const head = await fetch(`${api.url}${path}`, { method: 'HEAD', headers: { Authorization: `Bearer ${org.key}` } });
+      expect(head.status, `HEAD ${path}`).toBe(200);
+      const result = await call(api.url, path, { key: org.key, method: 'POST' });
+      expect(result.res.status, path).toBe(405);
+      expect(result.res.headers.get('allow'), path).toBe('GET, HEAD');
+      expect(errorEnvelopeSchema.parse(result.body).error).toMatchObject({ code: 'unknown_endpoint', message: `POST ${path}: this path only answers GET and HEAD (the API is read-only; reference at /docs).` });
+    }
+  });
+
   it('then an unknown company is not_found (404), with rate-limit headers', async () => {
     const result = await call(api.url, '/companies/00000000000/report', { key: org.key });
     // The message names what was looked up, as the tool server's does.

@@ -22,13 +22,16 @@ export interface CompanyEndpointDeps {
 /** `/companies/{fiscalCode}/report` → `/companies/:fiscalCode/report` */
 export const toRouterPath = (template: string) => template.replace(/\{(\w+)\}/g, ':$1');
 
+/** The name of these routes: GET only, so another method's 405 allows GET alone (api/app.ts). */
+export const GET_ONLY_ROUTE = 'company-endpoint';
+
 export function registerCompanyEndpoints(router: Router<ApiState>, deps: CompanyEndpointDeps): void {
   for (const endpoint of endpointCatalogue) {
-    router.get(toRouterPath(endpoint.path), serve(endpoint, deps));
+    router.get(GET_ONLY_ROUTE, toRouterPath(endpoint.path), serve(endpoint, deps));
     // The same endpoint with its parameter empty (`/companies//report`: a client's URL built
     // from an empty variable) is that endpoint's invalid_params, naming the parameter, rather
     // than an unknown_endpoint that would send its author looking for a typo in the path.
-    router.get(endpoint.path.replace(/\{\w+\}/, ''), serve(endpoint, deps));
+    router.get(GET_ONLY_ROUTE, endpoint.path.replace(/\{\w+\}/, ''), serve(endpoint, deps));
   }
 }
 
