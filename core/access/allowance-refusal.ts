@@ -1,5 +1,5 @@
 import { nextPeriodStart, secondsUntilNextPeriod } from '../billing/billing-period.js';
-import { errorCatalogue } from '../errors/index.js';
+import { askForCap, askForCredits } from '../errors/index.js';
 import type { Measure } from './access-control.js';
 import type { PendingTotals } from './pending-charges.js';
 
@@ -33,13 +33,13 @@ export function allowanceRefusal(state: AllowanceState, unapplied: PendingTotals
     if (state.creditsBalance !== null && state.creditsBalance - unapplied.credits < quantity) {
       return {
         code: 'credits_exhausted',
-        message: `The organization's credit balance cannot cover this call's ${quantity} credits. Top up credits to continue.`,
+        message: `The organization's credit balance cannot cover this call's ${quantity} credits. ${askForCredits}`,
         becausePending: state.creditsBalance >= quantity,
       };
     }
   }
   if (unit === 'calls') {
-    if (state.limitReached) return capReached(errorCatalogue.limit_reached.message, now, false);
+    if (state.limitReached) return capReached("The organization reached its call cap for this billing period.", now, false);
     const used = state.callsUsed + unapplied.calls;
     if (state.callsCap !== null && used + quantity > state.callsCap) {
       const left = Math.max(0, state.callsCap - used);
@@ -54,5 +54,5 @@ function capReached(reason: string, now: Date, becausePending: boolean): Allowan
   // When the cap resets, as a date: an agent reads "resets 2026-12-01T00:00:00Z" better than a
   // Retry-After of two million seconds.
   const resets = nextPeriodStart(now).toISOString().replace('.000Z', 'Z');
-  return { code: 'limit_reached', message: `${reason} It resets at the start of the next month, ${resets}.`, retryAfterSeconds: secondsUntilNextPeriod(now), becausePending };
+  return { code: 'limit_reached', message: `${reason} It resets at the start of the next month, ${resets}; ${askForCap}`, retryAfterSeconds: secondsUntilNextPeriod(now), becausePending };
 }

@@ -80,19 +80,25 @@ describe('access control', () => {
     const err = await refusal(access.authorize(principal, 'company-report', 'endpoint'));
     expect(err.code).toBe('client_not_configured');
     expect(err.status).toBe(403);
+    // Provisioning is ours: the message says whom the customer asks.
+    expect(err.message).toBe('The organization has no plan yet: the service has not been provisioned for it. Ask your account manager to finish setting it up.');
     expect(err.headers).toMatchObject({ 'RateLimit-Limit': expect.any(String), 'RateLimit-Remaining': expect.any(String), 'RateLimit-Reset': expect.any(String) });
     expect(await access.entitlements(principal, 'endpoint')).toEqual(new Map());
   });
 
-  it('when the product is not in the plan then not_entitled', async () => {
+  it('when the product is not in the plan then not_entitled, saying where to see what the key may call', async () => {
     const planId = `test-${newId('p').toLowerCase()}`;
     await ensurePlan(db, {
       id: planId, name: 'reports only', limits: { perSecond: 5, burst: 5, perMinute: 100 }, creditsPerPeriod: 0, callsCapPerPeriod: null,
       products: [{ product: 'company-report', kind: 'endpoint', quantity: 1, unit: 'calls' }],
     });
     const { principal } = await organizationWithKey(planId);
-    expect((await refusal(access.authorize(principal, 'company-financials', 'endpoint'))).code).toBe('not_entitled');
-    expect((await refusal(access.authorize(principal, 'company-report', 'tool'))).code).toBe('not_entitled');
+    const endpoint = await refusal(access.authorize(principal, 'company-financials', 'endpoint'));
+    expect(endpoint.code).toBe('not_entitled');
+    expect(endpoint.message).toBe("This endpoint is not included in the organization's plan. GET /openapi.json with this key lists the endpoints it may call; ask your account manager about a plan that includes this one.");
+    const tool = await refusal(access.authorize(principal, 'company-report', 'tool'));
+    expect(tool.code).toBe('not_entitled');
+    expect(tool.message).toBe("This tool is not included in the organization's plan. tools/list shows the tools this key may call; ask your account manager about a plan that includes this one.");
     expect([...(await access.entitlements(principal, 'endpoint')).keys()]).toEqual(['company-report']);
     expect(await access.entitlements(principal, 'tool')).toEqual(new Map());
   });
@@ -119,6 +125,7 @@ describe('access control', () => {
     const err = await refusal(access.authorize(principal, 'company-profile', 'endpoint'));
     expect(err.code).toBe('credits_exhausted');
     expect(err.status).toBe(402);
+    expect(err.message).toBe("The organization's credit balance cannot cover this call. Your organization cannot add credits itself: ask your account manager for a top-up.");
     expect(err.headers?.['RateLimit-Limit']).toBeDefined();
     expect((await access.authorize(principal, 'company-report', 'endpoint')).measure.unit).toBe('calls');
   });
@@ -132,8 +139,9 @@ describe('access control', () => {
     const now = new Date();
     const nextMonth = Date.UTC(now.getUTCFullYear(), now.getUTCMonth() + 1, 1);
     expect(Math.abs(err.retryAfterSeconds! - (nextMonth - now.getTime()) / 1000)).toBeLessThan(5);
-    // The reset as a date too: a model reads that better than two million seconds.
-    expect(err.message).toBe(`The organization reached its call cap for this billing period. It resets at the start of the next month, ${new Date(nextMonth).toISOString().replace('.000Z', 'Z')}.`);
+    // The reset as a date too: a model reads that better than two million seconds. Only the
+    // service raises a cap: the message says whom to ask.
+    expect(err.message).toBe(`The organization reached its call cap for this billing period. It resets at the start of the next month, ${new Date(nextMonth).toISOString().replace('.000Z', 'Z')}; to call before then, ask your account manager to raise the cap.`);
     expect((await access.authorize(principal, 'company-financials', 'endpoint')).measure.unit).toBe('credits');
   });
 
@@ -145,7 +153,8 @@ describe('access control', () => {
     await seenWithin(1_000, async () => (await refusal(access.authorize(principal, 'company-financials', 'endpoint')).catch(() => undefined))?.code === 'credits_exhausted');
     const err = await refusal(access.authorize(principal, 'company-financials', 'endpoint'));
     expect(err.status).toBe(402);
-    expect(err.message).toBe("The organization's credit balance cannot cover this call's 5 credits. Top up credits to continue.");
+    // Customers cannot buy credits themselves (only the service's operators add them).
+    expect(err.message).toBe("The organization's credit balance cannot cover this call's 5 credits. Your organization cannot add credits itself: ask your account manager for a top-up.");
     expect((await access.authorize(principal, 'service_search_companies', 'tool')).measure).toEqual({ quantity: 1, unit: 'credits' });
     expect((await access.authorize(principal, 'company-report', 'endpoint')).measure.unit).toBe('calls');
     // The entitlement TTL here is a minute: only the top-up's notification can make this pass.

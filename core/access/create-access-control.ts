@@ -112,7 +112,7 @@ export function createAccessControl(options: AccessControlOptions): AccessContro
       if (!state.configured) throw refuse('client_not_configured', rateLimit);
       const entry = state.products.get(product);
       if (!entry || entry.kind !== kind) {
-        throw refuse('not_entitled', rateLimit, kind === 'tool' ? { message: "This tool is not included in the organization's plan." } : {});
+        throw refuse('not_entitled', rateLimit, kind === 'tool' ? { message: "This tool is not included in the organization's plan. tools/list shows the tools this key may call; ask your account manager about a plan that includes this one." } : {});
       }
       const organizationId = principal.organizationId;
       let refusal = allowanceRefusal(state, pending.totals(organizationId), entry.measure, now());

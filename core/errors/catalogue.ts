@@ -1,12 +1,19 @@
 // The one closed list of error codes (spec "Errors" + decisions.md). Every edge mapper (HTTP,
 // MCP) reads status and retryability from here; nothing else decides a status code.
+/** What a customer can do about an exhausted balance: they cannot buy credits themselves. */
+export const askForCredits = 'Your organization cannot add credits itself: ask your account manager for a top-up.';
+/** What a customer can do about a reached call cap before it resets. */
+export const askForCap = 'to call before then, ask your account manager to raise the cap.';
+
 export const errorCatalogue = {
   missing_api_key: { status: 401, retryable: false, message: 'No API key: send Authorization: Bearer <API_KEY>.' },
   invalid_api_key: { status: 401, retryable: false, message: 'The API key is not valid: it is unknown, revoked, expired, or not an organization key.' },
-  credits_exhausted: { status: 402, retryable: false, message: "The organization's credit balance cannot cover this call. Top up credits to continue." },
-  limit_reached: { status: 429, retryable: true, message: "The organization reached its call cap for this billing period." },
-  client_not_configured: { status: 403, retryable: false, message: 'The organization has no plan yet: the service has not been provisioned for it.' },
-  not_entitled: { status: 403, retryable: false, message: "This endpoint is not included in the organization's plan." },
+  // Credits, caps and plans are changed by the service's operators only (docs/billing.md, the
+  // operator's dashboard pages): an organization's admins cannot, so these say whom to ask.
+  credits_exhausted: { status: 402, retryable: false, message: `The organization's credit balance cannot cover this call. ${askForCredits}` },
+  limit_reached: { status: 429, retryable: true, message: `The organization reached its call cap for this billing period. It resets at the start of the next month (UTC); ${askForCap}` },
+  client_not_configured: { status: 403, retryable: false, message: 'The organization has no plan yet: the service has not been provisioned for it. Ask your account manager to finish setting it up.' },
+  not_entitled: { status: 403, retryable: false, message: "This endpoint is not included in the organization's plan. GET /openapi.json with this key lists the endpoints it may call; ask your account manager about a plan that includes this one." },
   unknown_endpoint: { status: 404, retryable: false, message: 'No endpoint matches this method and path.' },
   not_found: { status: 404, retryable: false, message: 'No company matches the identifier.' },
   invalid_params: { status: 422, retryable: false, message: 'One or more parameters are invalid.' },
