@@ -1,7 +1,9 @@
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
 import { createGettingStartedGuide } from '../api/docs/getting-started-guide.js';
-import { startTestApi, type TestApi } from './api-fixtures.js';
+import { createTestOrganization, ensureExampleCompany, startTestApi, type TestApi } from './api-fixtures.js';
 
 // GET /docs/getting-started through the real HTTP server: a page for people, rendered from
 // docs/getting-started.md (and .it.md), whose links all work where it is served; the Markdown
@@ -13,10 +15,13 @@ const guides = {
 } as const;
 const firstHeading = (markdown: string) => /^# (.+)$/m.exec(markdown)![1]!;
 const decode = (s: string) => s.replace(/&#(\d+);/g, (_, code: string) => String.fromCharCode(Number(code))).replace(/&amp;/g, '&');
+/** The API's address as the guide's files write it: a local `npm start`'s. */
+const localBaseUrl = 'http://127.0.0.1:3000';
 
 let api: TestApi;
 beforeAll(async () => {
-  api = await startTestApi();
+  // Its PUBLIC_BASE_URL is its own address, not the guide's local one: the served guide names it.
+  api = await startTestApi({ ownPublicBaseUrl: true });
 });
 afterAll(async () => {
   await api?.close();
@@ -102,13 +107,14 @@ describe.each(Object.entries(guides))('when a tool asks for the guide\'s Markdow
     { how: 'Accept: text/markdown', query: '', headers: { Accept: 'text/markdown' }, type: 'text/markdown; charset=utf-8' },
     { how: 'Accept: text/plain', query: '', headers: { Accept: 'text/plain' }, type: 'text/plain; charset=utf-8' },
     { how: '?format=md with a browser\'s Accept', query: '&format=md', headers: { Accept: 'text/html,*/*;q=0.8' }, type: 'text/plain; charset=utf-8' },
-  ])('then with $how it gets the file as it is written', async ({ query, headers, type }) => {
+  ])('then with $how it gets the file as it is written, with this API\'s address for the local one', async ({ query, headers, type }) => {
     const res = await fetch(`${api.url}/docs/getting-started?lang=${language}${query}`, { headers });
     expect(res.status).toBe(200);
     expect(res.headers.get('content-type')).toBe(type);
     expect(res.headers.get('content-language')).toBe(language);
     expect(res.headers.get('x-content-type-options')).toBe('nosniff');
-    expect(await res.text()).toBe(markdown);
+    expect(markdown).toContain(localBaseUrl);
+    expect(await res.text()).toBe(markdown.replaceAll(localBaseUrl, api.url));
   });
 
   it('then the page says where its Markdown is', async () => {
@@ -131,10 +137,39 @@ describe('when the guide is asked for in a format it does not come in', () => {
 
 describe('when the API starts', () => {
   it('then each language\'s guide is read and rendered once, the same bytes for every request', async () => {
-    const guide = createGettingStartedGuide();
+    const guide = createGettingStartedGuide({ publicBaseUrl: localBaseUrl });
     const [first, second] = [await guide.get('en'), await guide.get('en')];
     expect(second).toBe(first);
     expect(first.markdown.toString()).toBe(guides.en);
     expect((await guide.get('it')).html.toString()).toContain('<html lang="it">');
+  });
+
+  it('then its PUBLIC_BASE_URL (a trailing slash dropped) takes the local address\'s place, and only that address\'s', async () => {
+    const guide = createGettingStartedGuide({ publicBaseUrl: 'https://api.example.com/' });
+    for (const language of ['en', 'it'] as const) {
+      const { markdown, html } = await guide.get(language);
+      expect(markdown.toString()).toBe(guides[language].replaceAll(localBaseUrl, 'https://api.example.com'));
+      expect(decode(html.toString())).toContain("export BASE_URL='https://api.example.com'");
+      expect(html.toString()).not.toContain(localBaseUrl);
+      // The tool server's local address is another service's: it stays.
+      expect(markdown.toString()).toContain('http://127.0.0.1:3001');
+    }
+  });
+});
+
+describe.each(Object.entries(guides))('when a customer copies the commands of the guide the API serves (%s)', (language) => {
+  it('then they reach that API: the page\'s `export BASE_URL` and step 3\'s curl, with a key, answer its OpenAPI document', async () => {
+    await ensureExampleCompany(api.db);
+    const org = await createTestOrganization(api.db);
+    const page = decode(await (await fetch(`${api.url}/docs/getting-started?lang=${language}`)).text());
+    expect(page).not.toContain(localBaseUrl);
+    const blocks = [...page.matchAll(/<pre><code class="language-sh">([\s\S]*?)<\/code><\/pre>/g)].map((m) => m[1]!);
+    const exportBaseUrl = blocks.flatMap((b) => b.split('\n')).find((line) => line.startsWith('export BASE_URL='))!;
+    const checkKey = blocks.flatMap((b) => b.split('\n')).find((line) => line.startsWith('curl ') && line.includes('/openapi.json'))!;
+    expect(exportBaseUrl).toContain(`'${api.url}'`);
+    // The key is the customer's own; BASE_URL is the page's, whatever the environment says.
+    const script = [`export API_KEY='${org.key}'`, exportBaseUrl, checkKey].join('\n');
+    const { stdout } = await promisify(execFile)('sh', ['-c', script], { env: { PATH: process.env.PATH }, timeout: 10_000, maxBuffer: 10_000_000 });
+    expect((JSON.parse(stdout) as { openapi: string }).openapi).toBe('3.1.0');
   });
 });

@@ -41,8 +41,25 @@ export function guideLinkTarget(target: string): string | undefined {
   return `/docs/getting-started?lang=${language}${fragment ? `#${fragment}` : ''}`;
 }
 
+/** The address the guide's files name for the API: a local `npm start`'s (API_PORT's default). */
+export const guideLocalBaseUrl = 'http://127.0.0.1:3000';
+// Not a longer port that starts with the same digits (http://127.0.0.1:30001).
+const localBaseUrlPattern = new RegExp(`${guideLocalBaseUrl.replace(/[.]/g, '\\.')}(?!\\d)`, 'g');
+
+/**
+ * The guide as this API serves it: its own public address (PUBLIC_BASE_URL) in place of the
+ * local one, in the text and in the commands, so a customer of a deployed service copies
+ * commands that reach it. The files keep the local address: the repository's readers run it
+ * locally, and so do the tests.
+ */
+export function withBaseUrl(markdown: string, publicBaseUrl: string): string {
+  const base = publicBaseUrl.replace(/\/+$/, '');
+  return markdown.replace(localBaseUrlPattern, () => base);
+}
+
+
 export interface GuideVersions {
-  /** The file as it is written. */
+  /** The file as it is written, with this API's address (withBaseUrl). */
   markdown: Buffer;
   /** The whole page. */
   html: Buffer;
@@ -53,11 +70,11 @@ export interface GuideVersions {
  * per request beyond sending these buffers, which compress-answer.ts also compresses once). A
  * failed read (a deployment without the file) is tried again on the next request.
  */
-export function createGettingStartedGuide(): { get(language: Language): Promise<GuideVersions> } {
+export function createGettingStartedGuide(options: { publicBaseUrl: string }): { get(language: Language): Promise<GuideVersions> } {
   const loaded = new Map<Language, Promise<GuideVersions>>();
   const load = (language: Language) => {
     const versions = Promise.resolve().then(async () => {
-      const markdown = await readFile(path.join(findDocsDir(), guideFiles[language]), 'utf8');
+      const markdown = withBaseUrl(await readFile(path.join(findDocsDir(), guideFiles[language]), 'utf8'), options.publicBaseUrl);
       const page = renderGuidePage(language, renderMarkdown(markdown, { link: guideLinkTarget, reservedIds: guidePageIds }));
       return { markdown: Buffer.from(markdown), html: Buffer.from(page) };
     });

@@ -18,7 +18,7 @@ export function registerDocs(router: Router<ApiState>, deps: { documents: OpenAp
     'docs.css': { body: Buffer.from(docsStylesheet), type: 'text/css; charset=utf-8' },
     'guide.css': { body: Buffer.from(guideStylesheet), type: 'text/css; charset=utf-8' },
   });
-  const guide = createGettingStartedGuide();
+  const guide = createGettingStartedGuide({ publicBaseUrl: deps.publicBaseUrl });
   const referenceHeaders = referencePageHeaders(deps.publicBaseUrl);
 
   // The language may come from Accept-Language: a shared cache must keep one copy per value.
