@@ -21,6 +21,17 @@ describe('search cursors', () => {
     }
   });
 
+  it('when a character is added to a cursor, whatever its length, then it is refused as altered (Node\'s decoder would drop a dangling one and read the same bytes)', () => {
+    // Names of four lengths in a row give cursors of every length modulo 4.
+    for (const name of ['ROSSI SRL', 'ROSSI SRLX', 'ROSSI SRLXY', 'ROSSI SRLXYZ']) {
+      const cursor = encodeCursor({ ...position, name }, fingerprint);
+      expect(decodeCursor(cursor, fingerprint, { companyId: true }).name).toBe(name);
+      for (const altered of [`${cursor}x`, `${cursor}=`, `${cursor} `, `${cursor}.`]) {
+        expect(() => decodeCursor(altered, fingerprint, { companyId: true }), altered).toThrowError('The cursor is not one this service returned: pass nextCursor exactly as received.');
+      }
+    }
+  });
+
   it('when a cursor of the other search tool is passed then the message says it belongs to another search, not that it was never returned', () => {
     // A people search's cursor (no id) handed to the company search, and the other way round.
     const people = encodeCursor({ score: '0.5', name: 'MARIO ROSSI', id: '' }, criteriaFingerprint({ name: 'rossi' }));

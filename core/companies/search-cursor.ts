@@ -39,7 +39,12 @@ export function encodeCursor(position: CursorPosition, fingerprint: string): str
 export function decodeCursor(cursor: string, fingerprint: string, options: { companyId: boolean }): CursorPosition {
   let parsed: unknown;
   try {
-    parsed = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
+    const bytes = Buffer.from(cursor, 'base64url');
+    // Node's decoder skips what is not base64url and a dangling last character, so a cursor
+    // with a character added (or one of its last bits changed) can decode to the same bytes:
+    // only the text encodeCursor wrote is ours.
+    if (bytes.toString('base64url') !== cursor) throw notOurs();
+    parsed = JSON.parse(bytes.toString('utf8'));
   } catch {
     throw notOurs();
   }
