@@ -1,5 +1,5 @@
 import { nextPeriodStart, secondsUntilNextPeriod } from '../billing/billing-period.js';
-import { askForCap, askForCredits } from '../errors/index.js';
+import { askForCap, askForCredits, capReachedReason } from '../errors/index.js';
 import type { Measure } from './access-control.js';
 import type { PendingTotals } from './pending-charges.js';
 
@@ -39,7 +39,7 @@ export function allowanceRefusal(state: AllowanceState, unapplied: PendingTotals
     }
   }
   if (unit === 'calls') {
-    if (state.limitReached) return capReached("The organization reached its call cap for this billing period.", now, false);
+    if (state.limitReached) return capReached(capReachedReason, now, false);
     const used = state.callsUsed + unapplied.calls;
     if (state.callsCap !== null && used + quantity > state.callsCap) {
       const left = Math.max(0, state.callsCap - used);

@@ -4,6 +4,8 @@
 export const askForCredits = 'Your organization cannot add credits itself: ask your account manager for a top-up.';
 /** What a customer can do about a reached call cap before it resets. */
 export const askForCap = 'to call before then, ask your account manager to raise the cap.';
+/** limit_reached's first sentence; the refusal adds when the cap resets (core/access/allowance-refusal.ts). */
+export const capReachedReason = 'The organization reached its call cap for this billing period.';
 
 export const errorCatalogue = {
   missing_api_key: { status: 401, retryable: false, message: 'No API key: send Authorization: Bearer <API_KEY>.' },
@@ -11,7 +13,7 @@ export const errorCatalogue = {
   // Credits, caps and plans are changed by the service's operators only (docs/billing.md, the
   // operator's dashboard pages): an organization's admins cannot, so these say whom to ask.
   credits_exhausted: { status: 402, retryable: false, message: `The organization's credit balance cannot cover this call. ${askForCredits}` },
-  limit_reached: { status: 429, retryable: true, message: `The organization reached its call cap for this billing period. It resets at the start of the next month (UTC); ${askForCap}` },
+  limit_reached: { status: 429, retryable: true, message: `${capReachedReason} It resets at the start of the next month (UTC); ${askForCap}` },
   client_not_configured: { status: 403, retryable: false, message: 'The organization has no plan yet: the service has not been provisioned for it. Ask your account manager to finish setting it up.' },
   not_entitled: { status: 403, retryable: false, message: "This endpoint is not included in the organization's plan. GET /openapi.json with this key lists the endpoints it may call; ask your account manager about a plan that includes this one." },
   unknown_endpoint: { status: 404, retryable: false, message: 'No endpoint matches this method and path.' },

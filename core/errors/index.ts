@@ -1,4 +1,4 @@
-export { askForCap, askForCredits, errorCatalogue, errorCodes, statusOf, type ErrorCode } from './catalogue.js';
+export { askForCap, askForCredits, capReachedReason, errorCatalogue, errorCodes, statusOf, type ErrorCode } from './catalogue.js';
 export { AppError, isAppError, type ErrorDetail, type AppErrorOptions } from './app-error.js';
 export { errorEnvelopeSchema, errorObjectSchema, requestIdSchema, toErrorObject, type ErrorObject } from './error-envelope.js';
 export { issueDetails, parseInput } from './parse-input.js';
