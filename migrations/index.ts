@@ -34,6 +34,7 @@ import * as deadLetterSource from './20261126_030_dead_letter_source.js';
 import * as auditLogMembershipEvents from './20261126_031_audit_log_membership_events.js';
 import * as ledgerApplicationOrder from './20261126_032_ledger_application_order.js';
 import * as passwordResets from './20261126_034_password_resets.js';
+import * as signInAddressIndex from './20261127_035_sign_in_address_index.js';
 
 export interface Migration {
   name: string;
@@ -75,4 +76,5 @@ export const migrations: Migration[] = [
   { name: '20261126_031_audit_log_membership_events', ...auditLogMembershipEvents },
   { name: '20261126_032_ledger_application_order', ...ledgerApplicationOrder },
   { name: '20261126_034_password_resets', ...passwordResets },
+  { name: '20261127_035_sign_in_address_index', ...signInAddressIndex },
 ];

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { isPublicAddress } from './post-webhook.js';
+import { isPublicAddress } from '../net/public-address.js';
 
 describe('which webhook addresses are private', () => {
   it('when an address is loopback, private, link-local, shared, multicast or unspecified then it is not public, in either family', () => {

@@ -2,6 +2,7 @@ import dns from 'node:dns';
 import http from 'node:http';
 import https from 'node:https';
 import net from 'node:net';
+import { isPublicAddress } from '../net/public-address.js';
 
 // Webhook addresses are typed by customers' admins, and the service sends to them from inside
 // our network: an address that reaches a private, loopback or link-local host (a cloud metadata
@@ -11,28 +12,6 @@ import net from 'node:net';
 // host name resolves to must be public. The check runs in the connection's own DNS lookup, so
 // the address checked is the address connected to (a name that resolves to a public address
 // when saved and a private one when sent is refused too).
-
-const privateRanges = new net.BlockList();
-for (const [address, prefix] of [
-  ['0.0.0.0', 8], ['10.0.0.0', 8], ['100.64.0.0', 10], ['127.0.0.0', 8], ['169.254.0.0', 16], ['172.16.0.0', 12],
-  ['192.0.0.0', 24], ['192.168.0.0', 16], ['198.18.0.0', 15], ['224.0.0.0', 4], ['240.0.0.0', 4],
-] as const) privateRanges.addSubnet(address, prefix, 'ipv4');
-// Besides loopback, unique-local, link-local and multicast: the IPv6 forms that carry an IPv4
-// address to it, whatever that address is (a gateway translates them where the network has one:
-// NAT64 on IPv6-only clusters, 6to4, Teredo; IPv4-compatible ::a.b.c.d), and the discard and
-// documentation prefixes.
-for (const [address, prefix] of [
-  ['::', 96], ['fc00::', 7], ['fe80::', 10], ['ff00::', 8],
-  ['64:ff9b::', 96], ['64:ff9b:1::', 48], ['2002::', 16], ['2001::', 32], ['100::', 64], ['2001:db8::', 32],
-] as const) privateRanges.addSubnet(address, prefix, 'ipv6');
-
-/** True for an address outside the private, loopback, link-local, shared and multicast ranges. */
-export function isPublicAddress(address: string): boolean {
-  const family = net.isIP(address);
-  if (family === 0) return false;
-  // BlockList judges an IPv4 address written as IPv6 (::ffff:10.0.0.1, ::ffff:a00:1) by its IPv4 ranges.
-  return !privateRanges.check(address, family === 4 ? 'ipv4' : 'ipv6');
-}
 
 /**
  * Whether an address can be seen to be private without looking its name up: an IP address

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { Db } from '../db/index.js';
+import { isPublicAddress } from '../net/public-address.js';
 import type { PasswordCheckSlots } from './password-check-slots.js';
 import { verifyPassword } from './password-hash.js';
 import { createSession, type CreatedSession } from './session-store.js';
@@ -18,13 +19,22 @@ export interface SignInLimits {
    */
   maxDeviceFailures?: number;
   /**
+   * Failed attempts from one public client address, from browsers not trusted for the e-mail
+   * tried, allowed inside the window whatever the e-mails (default 30): the e-mail's own lock
+   * bounds guesses at one account, this bounds one address trying a password at many (password
+   * spraying). Only public addresses are counted: a private, loopback or link-local one is most
+   * likely a proxy in front of everyone (TRUST_PROXY unset), and locking it would lock out every
+   * browser not trusted yet.
+   */
+  maxAddressFailures?: number;
+  /**
    * The process's password-check slots, when not the ones the dashboard makes for itself from
    * the machine's cores (tests choose their own bounds, and read `peakRunning`).
    */
   passwordChecks?: PasswordCheckSlots;
 }
 
-export const defaultSignInLimits: SignInLimits = { maxFailures: 5, maxDeviceFailures: 5, windowMs: 15 * 60 * 1000 };
+export const defaultSignInLimits: SignInLimits = { maxFailures: 5, maxDeviceFailures: 5, maxAddressFailures: 30, windowMs: 15 * 60 * 1000 };
 
 /**
  * The oldest attempt the e-mail's lock reads: its failures and its last success count only
@@ -43,6 +53,8 @@ export function signInEmail(email: string): string {
 export type PasswordRefusal =
   | { ok: false; reason: 'invalid' }
   | { ok: false; reason: 'locked'; retryAfterSeconds: number }
+  /** Too many failures from this client address (password spraying), whatever the e-mail. */
+  | { ok: false; reason: 'addressLocked'; retryAfterSeconds: number }
   | { ok: false; reason: 'busy'; retryAfterSeconds: number };
 
 export type SignInResult = { ok: true; userId: string; email: string; session: CreatedSession; device: TrustedDevice } | PasswordRefusal;
@@ -71,10 +83,23 @@ export interface PasswordAttempt {
 // The first key of our two-key advisory locks on sign-in e-mails ('SIGN'); the migration lock
 // takes a one-key (bigint) lock, which Postgres keeps apart from every two-key one.
 const SIGN_IN_LOCK_SPACE = 0x5349474e;
+// And on client addresses ('SIGA').
+const SIGN_IN_ADDRESS_LOCK_SPACE = 0x53494741;
 
 /** A 32-bit lock key of the normalised e-mail: two e-mails that share one only take turns. */
 function emailLockKey(email: string): number {
   return createHash('sha256').update(email).digest().readInt32BE(0);
+}
+
+/** The same for a client address (its own lock space): taken before the e-mail's, always. */
+function addressLockKey(address: string): number {
+  return createHash('sha256').update(address).digest().readInt32BE(0);
+}
+
+/** When the oldest of the last `max` failures leaves the window, in whole seconds (at least 1). */
+function secondsUntilOneLeaves(failures: { at: Date }[], max: number, limits: SignInLimits, now: Date): number {
+  const oldestCounted = failures[failures.length - max]!.at;
+  return Math.max(1, Math.ceil((oldestCounted.getTime() + limits.windowMs - now.getTime()) / 1000));
 }
 
 /**
@@ -126,7 +151,12 @@ export async function checkPasswordAttempt(db: Db, input: PasswordAttempt): Prom
   // A full queue turns a flood away before it costs the database anything.
   if (!slots.hasRoom(input.ip)) return busy;
 
+  const maxAddressFailures = limits.maxAddressFailures ?? defaultSignInLimits.maxAddressFailures!;
+  const countedAddress = input.ip !== null && isPublicAddress(input.ip) ? input.ip : null;
+
   const attempt = await db.transaction(async (trx) => {
+    // The address's lock before the e-mail's, in every attempt: no two wait on each other.
+    if (countedAddress) await trx.raw('SELECT pg_advisory_xact_lock(?::int, ?::int)', [SIGN_IN_ADDRESS_LOCK_SPACE, addressLockKey(countedAddress)]);
     await trx.raw('SELECT pg_advisory_xact_lock(?::int, ?::int)', [SIGN_IN_LOCK_SPACE, emailLockKey(email)]);
     const device = input.device ? await trustedDeviceFor(trx, input.device, email, now) : undefined;
     if (device) {
@@ -139,6 +169,19 @@ export async function checkPasswordAttempt(db: Db, input: PasswordAttempt): Prom
       // Its budget spent: from now on, one more browser the e-mail's lock applies to.
       await forgetDevice(trx, device);
     }
+    if (countedAddress) {
+      // Failures, not successes, are what spraying leaves: a success does not reset this count
+      // (one right password among many wrong ones would reopen the window otherwise).
+      const fromAddress = await trx('sign_in_attempts')
+        .where({ ip: countedAddress, succeeded: false })
+        .whereNull('device_id_hash')
+        .andWhere('at', '>', since)
+        .orderBy('at', 'asc')
+        .select<{ at: Date }[]>('at');
+      if (fromAddress.length >= maxAddressFailures) {
+        return { locked: 'address', retryAfterSeconds: secondsUntilOneLeaves(fromAddress, maxAddressFailures, limits, now) } as const;
+      }
+    }
     const untrusted = () => trx('sign_in_attempts').whereRaw('lower(email) = ?', [email]).whereNull('device_id_hash');
     const lastSuccess = await untrusted().andWhere({ succeeded: true }).max<{ at: Date | null }>({ at: 'at' }).first();
     const from = lastSuccess?.at && lastSuccess.at > since ? lastSuccess.at : since;
@@ -148,14 +191,12 @@ export async function checkPasswordAttempt(db: Db, input: PasswordAttempt): Prom
       .orderBy('at', 'asc')
       .select<{ at: Date }[]>('at');
     if (failures.length >= limits.maxFailures) {
-      const oldestCounted = failures[failures.length - limits.maxFailures]!.at;
-      const retryAfterSeconds = Math.max(1, Math.ceil((oldestCounted.getTime() + limits.windowMs - now.getTime()) / 1000));
-      return { locked: true, retryAfterSeconds } as const;
+      return { locked: 'email', retryAfterSeconds: secondsUntilOneLeaves(failures, limits.maxFailures, limits, now) } as const;
     }
     const [row] = (await trx('sign_in_attempts').insert({ email, ip: input.ip, succeeded: false, at: now }).returning('id')) as { id: string }[];
     return { locked: false, id: row!.id, device: null } as const;
   });
-  if (attempt.locked) return { ok: false, reason: 'locked', retryAfterSeconds: attempt.retryAfterSeconds };
+  if (attempt.locked) return { ok: false, reason: attempt.locked === 'email' ? 'locked' : 'addressLocked', retryAfterSeconds: attempt.retryAfterSeconds };
 
   const user = await db('users').whereRaw('lower(email) = ?', [email]).whereNull('disabled_at').first<{ id: string; password_hash: string | null } | undefined>('id', 'password_hash');
   const checked = await slots.run(() => verifyPassword(input.password, user?.password_hash ?? null), input.ip);

@@ -26,6 +26,7 @@ export const en = {
   'auth.invalid': 'The e-mail or password is not right.',
   'auth.locked': 'Too many attempts for this e-mail. Try again in {minutes} min. A browser you have signed in with before is not locked: you can sign in from it now.',
   'auth.lockedHere': 'Too many attempts for this e-mail. Try again in {minutes} min. This browser is no longer trusted for this e-mail (after too many wrong passwords in it, a new password or a sign-out everywhere), so the lock applies to it too.',
+  'auth.addressLocked': 'Too many failed sign-ins from your network. Try again in {minutes} min. A browser you have signed in with before is not locked: you can sign in from it now.',
   'auth.busy': 'The service is busy signing people in. Try again in a few seconds.',
   'auth.signedOutEverywhere': 'You have been signed out on every device.',
   'auth.signedInAs': 'Signed in as {email}',

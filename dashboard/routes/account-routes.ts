@@ -86,7 +86,8 @@ export function registerAccountRoutes(router: Router<DashboardState>, deps: Acco
       } else {
         ctx.status = 429;
         ctx.set('Retry-After', String(result.retryAfterSeconds));
-        const message = result.reason === 'locked' ? t('account.locked', { minutes: Math.ceil(result.retryAfterSeconds / 60) }) : t('auth.busy');
+        const minutes = Math.ceil(result.retryAfterSeconds / 60);
+        const message = result.reason === 'locked' ? t('account.locked', { minutes }) : result.reason === 'addressLocked' ? t('auth.addressLocked', { minutes }) : t('auth.busy');
         ctx.body = passwordPage(ctx.state, { banner: notice(message, 'bad') });
       }
       return;

@@ -73,8 +73,10 @@ export function registerAuthRoutes(router: Router<DashboardState>, deps: AuthRou
       // Locked, a browser that holds a secret for the e-mail is one that lost its trust: telling
       // it to use a browser it signed in with before would send it round in a circle. Said by
       // what the cookie holds, not by what the database knows, so it tells a forger nothing.
-      const error = result.reason === 'locked' ? t(device ? 'auth.lockedHere' : 'auth.locked', { minutes: Math.ceil(result.retryAfterSeconds / 60) })
-        : result.reason === 'busy' ? t('auth.busy') : t('auth.invalid');
+      const minutes = result.reason === 'invalid' ? 0 : Math.ceil(result.retryAfterSeconds / 60);
+      const error = result.reason === 'locked' ? t(device ? 'auth.lockedHere' : 'auth.locked', { minutes })
+        : result.reason === 'addressLocked' ? t('auth.addressLocked', { minutes })
+          : result.reason === 'busy' ? t('auth.busy') : t('auth.invalid');
       ctx.body = signInPage(ctx.state, { email, error, next: safeNext(next) });
       return;
     }
