@@ -58,7 +58,7 @@ describe('operator CLI: organizations and keys', () => {
     const audit = await db('audit_log').where({ organization_id: orgId }).orderBy('id').select<{ actor: string; action: string; details: Record<string, unknown> }[]>('actor', 'action', 'details');
     expect(audit.map((a) => [a.action, a.details])).toEqual([
       ['organization.created', { name: 'CLI smoke SRL', planId: 'standard' }],
-      ['key.created', { keyId: principal.keyId, name: 'smoke' }],
+      ['key.created', { keyId: principal.keyId, name: 'smoke', mode: 'live' }],
       ['key.revoked', { keyId: principal.keyId }],
     ]);
     expect(new Set(audit.map((a) => a.actor))).toEqual(new Set([`cli:${process.env.USER ?? 'operator'}`]));
