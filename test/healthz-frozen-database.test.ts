@@ -1,12 +1,8 @@
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { composeApi } from '../api/compose.js';
-import { parseConfig } from '../core/config/index.js';
-import { openDatabase, type OpenDatabase } from '../core/db/index.js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { OpenDatabase } from '../core/db/index.js';
 import { createLogger } from '../core/logging/index.js';
-import { composeDashboard } from '../dashboard/compose.js';
-import { composeMcp } from '../mcp/compose.js';
-import { listen, type RunningServer } from './api-fixtures.js';
-import { hostAndPort, startTcpProxy, type TcpProxy } from './support/tcp-proxy.js';
+import { startComposedServices, type ComposedServices } from './support/composed-services.js';
+import type { TcpProxy } from './support/tcp-proxy.js';
 
 // /healthz of the API, the tool server and the dashboard over one process's pool, composed as
 // `npm start` composes them (api/main.ts, mcp/main.ts and dashboard/main.ts each do the same
@@ -22,35 +18,17 @@ interface PoolCounts {
 }
 
 const POOL_MAX = 4;
-const cleanups: (() => Promise<unknown>)[] = [];
+let services: ComposedServices;
 let proxy: TcpProxy;
 let database: OpenDatabase;
 let urls: { api: string; mcp: string; dashboard: string };
 
 beforeAll(async () => {
-  const databaseUrl = inject('databaseUrl');
-  proxy = await startTcpProxy(hostAndPort(databaseUrl));
-  const config = parseConfig({ DATABASE_URL: proxy.urlFor(databaseUrl), DATABASE_POOL_MAX: String(POOL_MAX), LOG_LEVEL: 'silent' });
-  const logger = createLogger({ level: 'silent' });
-  database = await openDatabase(config, logger, 'healthz-frozen-test');
-  cleanups.push(() => database.close());
-  const api = await composeApi({ config, logger, database });
-  cleanups.push(() => api.close());
-  const mcp = composeMcp({ config, logger, database, access: api.access, companies: api.companies });
-  cleanups.push(() => mcp.close());
-  const dashboard = await composeDashboard({ config, logger, database, alertIntervalMs: 60_000 });
-  cleanups.push(() => dashboard.close());
-  await api.ready();
-  const servers: RunningServer[] = [];
-  for (const app of [api.app, mcp.app, dashboard.app]) servers.push(await listen(app));
-  cleanups.push(...servers.map((server) => () => server.close()));
-  urls = { api: servers[0]!.url, mcp: servers[1]!.url, dashboard: servers[2]!.url };
+  services = await startComposedServices({ name: 'healthz-frozen-test', poolMax: POOL_MAX, logLevel: 'silent', logger: createLogger({ level: 'silent' }) });
+  ({ proxy, urls, database } = services);
 });
 afterAll(async () => {
-  // The relay first: what the services close afterwards ends at once rather than waiting for
-  // goodbyes the frozen connections would never answer.
-  await proxy?.close();
-  for (const cleanup of cleanups.reverse()) await cleanup();
+  await services?.close();
 });
 
 async function probe(url: string): Promise<{ status: number; body: unknown; ms: number }> {

@@ -1,12 +1,7 @@
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { composeApi } from '../api/compose.js';
-import { parseConfig } from '../core/config/index.js';
-import { openDatabase } from '../core/db/index.js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLogger } from '../core/logging/index.js';
-import { composeDashboard } from '../dashboard/compose.js';
-import { composeMcp } from '../mcp/compose.js';
-import { listen, type RunningServer } from './api-fixtures.js';
-import { hostAndPort, startTcpProxy, type TcpProxy } from './support/tcp-proxy.js';
+import { startComposedServices, type ComposedServices } from './support/composed-services.js';
+import type { TcpProxy } from './support/tcp-proxy.js';
 
 // /livez beside /healthz on the API, the tool server and the dashboard, composed as `npm start`
 // composes them. /healthz is readiness and answers 503 while the database is away; a liveness
@@ -15,33 +10,17 @@ import { hostAndPort, startTcpProxy, type TcpProxy } from './support/tcp-proxy.j
 // line at info; a /healthz probe that succeeds is not logged at info either, one that fails is
 // logged at warn, as every 5xx is.
 
-const cleanups: (() => Promise<unknown>)[] = [];
+let services: ComposedServices;
 const lines: Record<string, unknown>[] = [];
 let proxy: TcpProxy;
 let urls: { api: string; mcp: string; dashboard: string };
 
 beforeAll(async () => {
-  const databaseUrl = inject('databaseUrl');
-  proxy = await startTcpProxy(hostAndPort(databaseUrl));
-  const config = parseConfig({ DATABASE_URL: proxy.urlFor(databaseUrl), DATABASE_POOL_MAX: '4', LOG_LEVEL: 'info' });
-  const logger = createLogger({ level: 'info', write: (line) => lines.push(JSON.parse(line) as Record<string, unknown>) });
-  const database = await openDatabase(config, logger, 'livez-test');
-  cleanups.push(() => database.close());
-  const api = await composeApi({ config, logger, database });
-  cleanups.push(() => api.close());
-  const mcp = composeMcp({ config, logger, database, access: api.access, companies: api.companies });
-  cleanups.push(() => mcp.close());
-  const dashboard = await composeDashboard({ config, logger, database, alertIntervalMs: 60_000 });
-  cleanups.push(() => dashboard.close());
-  await api.ready();
-  const servers: RunningServer[] = [];
-  for (const app of [api.app, mcp.app, dashboard.app]) servers.push(await listen(app));
-  cleanups.push(...servers.map((server) => () => server.close()));
-  urls = { api: servers[0]!.url, mcp: servers[1]!.url, dashboard: servers[2]!.url };
+  services = await startComposedServices({ name: 'livez-test', poolMax: 4, logLevel: 'info', logger: createLogger({ level: 'info', write: (line) => lines.push(JSON.parse(line) as Record<string, unknown>) }) });
+  ({ proxy, urls } = services);
 });
 afterAll(async () => {
-  await proxy?.close();
-  for (const cleanup of cleanups.reverse()) await cleanup();
+  await services?.close();
 });
 
 const requestLines = (path: string) => lines.filter((l) => l.msg === 'request' && l.path === path);
