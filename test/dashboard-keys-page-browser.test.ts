@@ -35,14 +35,16 @@ describe.skipIf(!haveBrowser)('the keys page in a browser', () => {
   // Expressions run in the page (strings: this file is type-checked without the DOM's types).
   const activeId = (page: Page) => page.evaluate<string | null>('document.activeElement ? document.activeElement.id : null');
   const clipboard = (page: Page) => page.evaluate<string>('navigator.clipboard.readText()');
+  // `autofocus` is applied at the browser's next rendering step, after the page has loaded, so
+  // focus is awaited rather than read once (read once, it raced on a loaded CI machine).
+  const expectFocusOnNewKeyPanel = (page: Page) => expect.poll(() => activeId(page), { timeout: 5_000 }).toBe('new-key-panel');
 
   it('when an admin creates a key, then focus moves to the panel showing it, a live region, and each Copy is announced as "Copied" in a status region', async () => {
     await asNewAdmin('Keys page focus test', async (page) => {
       await page.getByLabel('Name').fill('ERP sync');
       await page.getByRole('button', { name: 'Create key' }).click();
-      await page.waitForLoadState('domcontentloaded');
       const key = (await page.locator('#new-key').textContent())!.trim();
-      expect(await activeId(page)).toBe('new-key-panel');
+      await expectFocusOnNewKeyPanel(page);
       const panel = page.locator('#new-key-panel');
       expect(await panel.getAttribute('aria-live')).toBe('polite');
       expect(await panel.getAttribute('aria-labelledby')).toBe('new-key-title');
@@ -68,8 +70,8 @@ describe.skipIf(!haveBrowser)('the keys page in a browser', () => {
       expect(await page.locator('main').textContent()).not.toContain('tool server');
       await page.getByLabel('Nome').fill('ERP');
       await page.getByRole('button', { name: 'Crea chiave' }).click();
-      await page.waitForLoadState('domcontentloaded');
-      expect(await activeId(page)).toBe('new-key-panel');
+      await page.locator('#new-key').waitFor();
+      await expectFocusOnNewKeyPanel(page);
       await page.locator('[data-copy="new-key"]').click();
       await expect.poll(() => page.locator('#new-key-copied').textContent()).toBe('Copiata');
       await page.getByRole('button', { name: 'Copia comando' }).click();
