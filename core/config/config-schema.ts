@@ -14,6 +14,17 @@ const optionalUrl = (protocol: RegExp, expected: string) => z
   .pipe(z.url({ protocol, error: `must be ${expected}` }).optional())
   .optional();
 const httpUrl = optionalUrl(/^https?$/, 'an http:// or https:// URL');
+// An address we print for others to call: clients append paths to it, and the served guide
+// writes it into shell commands in single quotes, so it carries no user, query, fragment, quote
+// or space (https://api.example.com/italy was fine; ...?x=1 or a ' made commands that fail).
+function isPublicAddress(value: string): boolean {
+  if (/[\s'"`\\?#]/.test(value) || !URL.canParse(value)) return false;
+  const url = new URL(value);
+  return !url.username && !url.password;
+}
+const publicAddress = httpUrl.refine((value) => value === undefined || isPublicAddress(value), {
+  message: 'must be an address clients append paths to, like https://api.example.com or https://example.com/api: no user, ?query, #fragment, quotes or spaces',
+});
 const flagValue = z.enum(['true', 'false', '1', '0', 'yes', 'no']).transform((v) => v === 'true' || v === '1' || v === 'yes');
 const flag = (fallback: boolean) => flagValue.default(fallback);
 
@@ -94,9 +105,9 @@ export const configSchema = z.object({
       return entries.map((entry) => URL.canParse(entry) ? new URL(entry).origin : entry);
     }),
   /** Addresses printed and written to demo.json; default to http://HOST:PORT. */
-  PUBLIC_BASE_URL: httpUrl,
-  PUBLIC_MCP_URL: httpUrl,
-  PUBLIC_DASHBOARD_URL: httpUrl,
+  PUBLIC_BASE_URL: publicAddress,
+  PUBLIC_MCP_URL: publicAddress,
+  PUBLIC_DASHBOARD_URL: publicAddress,
   /**
    * Whether the dashboard believes X-Forwarded-For/-Proto/-Host. Set it only when a proxy in
    * front of the dashboard sets them: without one, anyone could write a sign-in attempt's IP.

@@ -56,6 +56,21 @@ describe('parseConfig', () => {
     });
   });
 
+  it('when a public address has a user, query, fragment, quote or space, then it is refused: clients append paths to it and the served guide quotes it in shell commands', () => {
+    const problems = (value: string) => {
+      try {
+        parseConfig({ PUBLIC_BASE_URL: value, PUBLIC_MCP_URL: value, PUBLIC_DASHBOARD_URL: value });
+        return [];
+      } catch (err) {
+        return (err as ConfigError).problems;
+      }
+    };
+    for (const bad of ["https://api.example.com/it's", 'https://api.example.com/?v=1', 'https://api.example.com/#top', 'https://ops:pw@api.example.com', 'https://api.example.com/a"b', 'https://api.example.com/a\\b']) {
+      expect(problems(bad), bad).toEqual(['PUBLIC_BASE_URL', 'PUBLIC_MCP_URL', 'PUBLIC_DASHBOARD_URL'].map((name) => `${name}: must be an address clients append paths to, like https://api.example.com or https://example.com/api: no user, ?query, #fragment, quotes or spaces`));
+    }
+    for (const good of ['https://api.example.com', 'https://example.com/api/', 'http://127.0.0.1:3000']) expect(problems(good), good).toEqual([]);
+  });
+
   it('when BILLING_BATCH_STALL_MS is unset, then a batch may take two minutes; under a second, over what Postgres takes, or not a whole number of milliseconds, it is refused by name', () => {
     expect(parseConfig({}).BILLING_BATCH_STALL_MS).toBe(120_000);
     expect(parseConfig({ BILLING_BATCH_STALL_MS: '2000' }).BILLING_BATCH_STALL_MS).toBe(2_000);
