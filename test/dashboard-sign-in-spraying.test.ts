@@ -58,6 +58,24 @@ describe('when one address sends wrong passwords for many e-mails', () => {
     expect((await signInFrom(later, shared, operator.email, operator.password)).status).toBe(302);
   });
 
+  it('then an IPv6 client is counted by its /64, whichever addresses of it it uses, and an IPv4 address the same however written', async () => {
+    const operator = await createOperator(env.db);
+    const network = `3fff:${randomBytes(2).toString('hex')}:${randomBytes(2).toString('hex')}:${randomBytes(2).toString('hex')}`;
+    for (const from of [`${network}::1`, `${network}:0:0:0:2`, `${network}:ffff:ffff:ffff:fffe`]) await spray(from, 1);
+    expect((await signInFrom(httpSession(env.dashboard.url), `${network}:1234::9`, operator.email, operator.password)).status).toBe(429);
+    // The next /64 is someone else's.
+    const next = `${network.slice(0, network.lastIndexOf(':'))}:${(parseInt(network.slice(network.lastIndexOf(':') + 1), 16) ^ 1).toString(16)}`;
+    expect((await signInFrom(httpSession(env.dashboard.url), `${next}::1`, operator.email, operator.password)).status).toBe(302);
+
+    // 198.51.100.0/24 is documentation space, which the dashboard counts as public; its last byte is this run's own.
+    const v4 = `198.51.100.${randomBytes(1)[0]}`;
+    await env.db('sign_in_attempts').where({ address_block: v4 }).delete();
+    await spray(v4, 2);
+    await spray(`::ffff:${v4}`, 1);
+    expect((await signInFrom(httpSession(env.dashboard.url), v4, operator.email, operator.password)).status).toBe(429);
+    await env.db('sign_in_attempts').where({ address_block: v4 }).delete();
+  });
+
   it('then a private address (most likely a proxy in front of everyone) is not counted', async () => {
     const operator = await createOperator(env.db);
     const proxy = '10.1.2.3';

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { Db } from '../db/index.js';
-import { isPublicAddress } from '../net/public-address.js';
+import { publicAddressBlock } from '../net/public-address.js';
 import type { PasswordCheckSlots } from './password-check-slots.js';
 import { verifyPassword } from './password-hash.js';
 import { createSession, type CreatedSession } from './session-store.js';
@@ -22,7 +22,8 @@ export interface SignInLimits {
    * Failed attempts from one public client address, from browsers not trusted for the e-mail
    * tried, allowed inside the window whatever the e-mails (default 30): the e-mail's own lock
    * bounds guesses at one account, this bounds one address trying a password at many (password
-   * spraying). Only public addresses are counted: a private, loopback or link-local one is most
+   * spraying). IPv6 addresses are counted by their /64, which one client holds whole. Only
+   * public addresses are counted: a private, loopback or link-local one is most
    * likely a proxy in front of everyone (TRUST_PROXY unset), and locking it would lock out every
    * browser not trusted yet.
    */
@@ -148,11 +149,13 @@ export async function checkPasswordAttempt(db: Db, input: PasswordAttempt): Prom
   const email = signInEmail(input.email);
   const since = lockWindowStart(now, limits);
   const busy = { ok: false, reason: 'busy', retryAfterSeconds: slots.retryAfterSeconds } as const;
-  // A full queue turns a flood away before it costs the database anything.
-  if (!slots.hasRoom(input.ip)) return busy;
-
   const maxAddressFailures = limits.maxAddressFailures ?? defaultSignInLimits.maxAddressFailures!;
-  const countedAddress = input.ip !== null && isPublicAddress(input.ip) ? input.ip : null;
+  // IPv6 clients by their /64: each holds one at least and may use any address in it.
+  const countedAddress = input.ip === null ? null : publicAddressBlock(input.ip);
+  // The client whose share of the password-check queue this takes: its block, as above.
+  const client = countedAddress ?? input.ip;
+  // A full queue turns a flood away before it costs the database anything.
+  if (!slots.hasRoom(client)) return busy;
 
   const attempt = await db.transaction(async (trx) => {
     // The address's lock before the e-mail's, in every attempt: no two wait on each other.
@@ -163,7 +166,7 @@ export async function checkPasswordAttempt(db: Db, input: PasswordAttempt): Prom
       // Its failures since it was last trusted: each success trusts it again under a new id.
       const [spent] = await trx('sign_in_attempts').where({ device_id_hash: device, succeeded: false }).count<{ count: string }[]>({ count: '*' });
       if (Number(spent!.count) < maxDeviceFailures) {
-        const [row] = (await trx('sign_in_attempts').insert({ email, ip: input.ip, succeeded: false, at: now, device_id_hash: device }).returning('id')) as { id: string }[];
+        const [row] = (await trx('sign_in_attempts').insert({ email, ip: input.ip, address_block: countedAddress, succeeded: false, at: now, device_id_hash: device }).returning('id')) as { id: string }[];
         return { locked: false, id: row!.id, device } as const;
       }
       // Its budget spent: from now on, one more browser the e-mail's lock applies to.
@@ -173,7 +176,7 @@ export async function checkPasswordAttempt(db: Db, input: PasswordAttempt): Prom
       // Failures, not successes, are what spraying leaves: a success does not reset this count
       // (one right password among many wrong ones would reopen the window otherwise).
       const fromAddress = await trx('sign_in_attempts')
-        .where({ ip: countedAddress, succeeded: false })
+        .where({ address_block: countedAddress, succeeded: false })
         .whereNull('device_id_hash')
         .andWhere('at', '>', since)
         .orderBy('at', 'asc')
@@ -193,13 +196,13 @@ export async function checkPasswordAttempt(db: Db, input: PasswordAttempt): Prom
     if (failures.length >= limits.maxFailures) {
       return { locked: 'email', retryAfterSeconds: secondsUntilOneLeaves(failures, limits.maxFailures, limits, now) } as const;
     }
-    const [row] = (await trx('sign_in_attempts').insert({ email, ip: input.ip, succeeded: false, at: now }).returning('id')) as { id: string }[];
+    const [row] = (await trx('sign_in_attempts').insert({ email, ip: input.ip, address_block: countedAddress, succeeded: false, at: now }).returning('id')) as { id: string }[];
     return { locked: false, id: row!.id, device: null } as const;
   });
   if (attempt.locked) return { ok: false, reason: attempt.locked === 'email' ? 'locked' : 'addressLocked', retryAfterSeconds: attempt.retryAfterSeconds };
 
   const user = await db('users').whereRaw('lower(email) = ?', [email]).whereNull('disabled_at').first<{ id: string; password_hash: string | null } | undefined>('id', 'password_hash');
-  const checked = await slots.run(() => verifyPassword(input.password, user?.password_hash ?? null), input.ip);
+  const checked = await slots.run(() => verifyPassword(input.password, user?.password_hash ?? null), client);
   if (!checked.ran) {
     // No password was checked: the attempt counts for nothing.
     await db('sign_in_attempts').where({ id: attempt.id }).delete();
