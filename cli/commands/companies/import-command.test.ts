@@ -464,8 +464,8 @@ describe('cli import', () => {
     const utf16be = (text: string) => Buffer.from(text, 'utf16le').swap16();
     const name = (what: string) => path.join(dir, `not-utf8-${what}`);
     it.each([
-      ['gzip', 'export.jsonl.gz', () => gzipSync(line()), (f: string) => `${f} is gzip-compressed: decompress it first, e.g. \`zcat ${f} | npm run -s cli -- import -\``],
-      ['zip', 'export.zip', () => Buffer.concat([Buffer.from([0x50, 0x4b, 0x03, 0x04, 0x14, 0x00]), Buffer.alloc(40)]), (f: string) => `${f} is a zip archive: extract it first, e.g. \`unzip -p ${f} | npm run -s cli -- import -\``],
+      ['gzip', 'export.jsonl.gz', () => gzipSync(line()), (f: string) => `${f} is gzip-compressed: decompress it first, e.g. \`zcat ${f} | cli import -\``],
+      ['zip', 'export.zip', () => Buffer.concat([Buffer.from([0x50, 0x4b, 0x03, 0x04, 0x14, 0x00]), Buffer.alloc(40)]), (f: string) => `${f} is a zip archive: extract it first, e.g. \`unzip -p ${f} | cli import -\``],
       ['UTF-16LE with BOM (PowerShell 5 >)', 'utf16le.jsonl', () => Buffer.from('\uFEFF' + line(), 'utf16le'), (f: string) => `${f} is UTF-16 text: save it as UTF-8, e.g. \`iconv -f UTF-16LE -t UTF-8 ${f} > companies-utf8.jsonl\``],
       ['UTF-16BE with BOM', 'utf16be.jsonl', () => utf16be('\uFEFF' + line()), (f: string) => `${f} is UTF-16 text: save it as UTF-8, e.g. \`iconv -f UTF-16BE -t UTF-8 ${f} > companies-utf8.jsonl\``],
       ['UTF-16LE without BOM', 'utf16le-nobom.jsonl', () => Buffer.from(line(), 'utf16le'), (f: string) => `${f} is UTF-16 text: save it as UTF-8, e.g. \`iconv -f UTF-16LE -t UTF-8 ${f} > companies-utf8.jsonl\``],
@@ -483,7 +483,7 @@ describe('cli import', () => {
     it('when standard input is gzip-compressed or UTF-16 then one line says so, before anything is imported', async () => {
       const gz = await cliWithStdin(gzipSync(line()), 'import', '-', '--quiet');
       expect(gz).toMatchObject({ code: 1, stdout: '' });
-      expect(gz.stderr.trim()).toBe('error: standard input is gzip-compressed: decompress it first, e.g. `zcat FILE | npm run -s cli -- import -`');
+      expect(gz.stderr.trim()).toBe('error: standard input is gzip-compressed: decompress it first, e.g. `zcat FILE | cli import -`');
       const utf16 = await cliWithStdin(Buffer.from('\uFEFF' + line(), 'utf16le'), 'import', '-', '--quiet');
       expect(utf16).toMatchObject({ code: 1, stdout: '' });
       expect(utf16.stderr.trim()).toMatch(/^error: standard input is UTF-16 text: save it as UTF-8/);

@@ -39,9 +39,9 @@ export function refusalOfInputStart(head: Uint8Array, file: string): string | nu
   const name = file === '-' ? 'standard input' : file;
   const source = file === '-' ? 'FILE' : shellWord(file);
   for (const { magic, what, command } of UNCOMPRESS) {
-    if (startsWith(head, magic)) return `${name} is ${what}: decompress it first, e.g. \`${command} ${source} | npm run -s cli -- import -\``;
+    if (startsWith(head, magic)) return `${name} is ${what}: decompress it first, e.g. \`${command} ${source} | cli import -\``;
   }
-  if (startsWith(head, ZIP)) return `${name} is a zip archive: extract it first, e.g. \`unzip -p ${source} | npm run -s cli -- import -\``;
+  if (startsWith(head, ZIP)) return `${name} is a zip archive: extract it first, e.g. \`unzip -p ${source} | cli import -\``;
   if (UTF32.some((bom) => startsWith(head, bom))) return `${name} is UTF-32 text: save it as UTF-8`;
   const utf16 = UTF16.find(({ mark }) => startsWith(head, mark));
   if (utf16) return `${name} is UTF-16 text: save it as UTF-8, e.g. \`iconv -f ${utf16.encoding} -t UTF-8 ${source} > companies-utf8.jsonl\``;
