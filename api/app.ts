@@ -26,6 +26,9 @@ export interface ApiDeps {
   logger: Logger;
   /** Base URL written into the OpenAPI `servers` (PUBLIC_BASE_URL or http://HOST:API_PORT). */
   publicBaseUrl: string;
+  /** The tool server's address, for the getting-started guide's MCP commands (PUBLIC_MCP_URL,
+   * or a local start's http://HOST:MCP_PORT); unset, the guide keeps its local address. */
+  publicMcpUrl?: string;
   /** One cheap round trip to the database, for /healthz: the process's OpenDatabase.probe. */
   checkDatabase(): Promise<void>;
   /** A fiscal code of a real company for the OpenAPI examples (a large one: for the profile's
@@ -50,7 +53,7 @@ export function createApp(deps: ApiDeps): Koa<ApiState> {
   registerHealthz(router, deps);
   registerCompanyEndpoints(router, deps);
   registerOpenApi(router, { access: deps.access, documents });
-  registerDocs(router, { documents, publicBaseUrl: deps.publicBaseUrl });
+  registerDocs(router, { documents, publicBaseUrl: deps.publicBaseUrl, publicMcpUrl: deps.publicMcpUrl });
 
   app.use(requestId(deps.trustGatewayRequestId));
   app.use(accessLog(deps.logger));

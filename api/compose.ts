@@ -53,6 +53,9 @@ export async function composeApi(options: ComposeApiOptions): Promise<ComposedAp
     lookupJson: store.json,
     logger,
     publicBaseUrl: config.PUBLIC_BASE_URL ?? `http://${config.HOST}:${config.API_PORT}`,
+    // A deployment that names its API but not its tool server: the guide keeps the local
+    // address and says the account manager gives production's, rather than guess one.
+    publicMcpUrl: config.PUBLIC_MCP_URL ?? (config.PUBLIC_BASE_URL === undefined ? `http://${config.HOST}:${config.MCP_PORT}` : undefined),
     checkDatabase: database.probe,
     trustGatewayRequestId: config.TRUST_GATEWAY_REQUEST_ID,
     findExampleCompany: async (kind?: 'large') => {

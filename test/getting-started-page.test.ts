@@ -151,8 +151,21 @@ describe('when the API starts', () => {
       expect(markdown.toString()).toBe(guides[language].replaceAll(localBaseUrl, 'https://api.example.com'));
       expect(decode(html.toString())).toContain("export BASE_URL='https://api.example.com'");
       expect(html.toString()).not.toContain(localBaseUrl);
-      // The tool server's local address is another service's: it stays.
-      expect(markdown.toString()).toContain('http://127.0.0.1:3001');
+      // The tool server's local address is another service's: with no address of it known, it stays.
+      expect(markdown.toString()).toContain("export MCP_URL='http://127.0.0.1:3001'");
+    }
+  });
+
+  it('then its tool server\'s address (PUBLIC_MCP_URL) takes the local one\'s place in the MCP command, which then names a variable it sets', async () => {
+    const guide = createGettingStartedGuide({ publicBaseUrl: 'https://api.example.com', publicMcpUrl: 'https://mcp.example.com/' });
+    for (const language of ['en', 'it'] as const) {
+      const markdown = (await guide.get(language)).markdown.toString();
+      expect(markdown).toBe(guides[language].replaceAll(localBaseUrl, 'https://api.example.com').replaceAll('http://127.0.0.1:3001', 'https://mcp.example.com'));
+      const block = /```sh\n(export MCP_URL=.*\n)(claude mcp add .*)\n```/.exec(markdown);
+      expect(block?.[1]).toMatch(/^export MCP_URL='https:\/\/mcp\.example\.com' /);
+      // The command reads only variables the guide has the reader set: MCP_URL here, API_KEY in step 2.
+      expect([...block![2]!.matchAll(/\$(\w+)/g)].map((m) => m[1]).sort()).toEqual(['API_KEY', 'MCP_URL']);
+      expect(markdown).toContain("export API_KEY='sk_live_…'");
     }
   });
 });

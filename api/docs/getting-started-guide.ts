@@ -43,18 +43,21 @@ export function guideLinkTarget(target: string): string | undefined {
 
 /** The address the guide's files name for the API: a local `npm start`'s (API_PORT's default). */
 export const guideLocalBaseUrl = 'http://127.0.0.1:3000';
+/** And for the tool server (MCP_PORT's default). */
+export const guideLocalMcpUrl = 'http://127.0.0.1:3001';
 // Not a longer port that starts with the same digits (http://127.0.0.1:30001).
-const localBaseUrlPattern = new RegExp(`${guideLocalBaseUrl.replace(/[.]/g, '\\.')}(?!\\d)`, 'g');
+const exactly = (address: string) => new RegExp(`${address.replace(/[.]/g, '\\.')}(?!\\d)`, 'g');
 
 /**
  * The guide as this API serves it: its own public address (PUBLIC_BASE_URL) in place of the
  * local one, in the text and in the commands, so a customer of a deployed service copies
- * commands that reach it. The files keep the local address: the repository's readers run it
+ * commands that reach it; the same for the tool server's when the API knows it (PUBLIC_MCP_URL,
+ * or a local start's). The files keep the local addresses: the repository's readers run it
  * locally, and so do the tests.
  */
-export function withBaseUrl(markdown: string, publicBaseUrl: string): string {
-  const base = publicBaseUrl.replace(/\/+$/, '');
-  return markdown.replace(localBaseUrlPattern, () => base);
+export function withBaseUrl(markdown: string, publicBaseUrl: string, publicMcpUrl?: string): string {
+  const withApi = markdown.replace(exactly(guideLocalBaseUrl), () => publicBaseUrl.replace(/\/+$/, ''));
+  return publicMcpUrl === undefined ? withApi : withApi.replace(exactly(guideLocalMcpUrl), () => publicMcpUrl.replace(/\/+$/, ''));
 }
 
 
@@ -70,11 +73,11 @@ export interface GuideVersions {
  * per request beyond sending these buffers, which compress-answer.ts also compresses once). A
  * failed read (a deployment without the file) is tried again on the next request.
  */
-export function createGettingStartedGuide(options: { publicBaseUrl: string }): { get(language: Language): Promise<GuideVersions> } {
+export function createGettingStartedGuide(options: { publicBaseUrl: string; publicMcpUrl?: string }): { get(language: Language): Promise<GuideVersions> } {
   const loaded = new Map<Language, Promise<GuideVersions>>();
   const load = (language: Language) => {
     const versions = Promise.resolve().then(async () => {
-      const markdown = withBaseUrl(await readFile(path.join(findDocsDir(), guideFiles[language]), 'utf8'), options.publicBaseUrl);
+      const markdown = withBaseUrl(await readFile(path.join(findDocsDir(), guideFiles[language]), 'utf8'), options.publicBaseUrl, options.publicMcpUrl);
       const page = renderGuidePage(language, renderMarkdown(markdown, { link: guideLinkTarget, reservedIds: guidePageIds }));
       return { markdown: Buffer.from(markdown), html: Buffer.from(page) };
     });

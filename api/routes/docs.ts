@@ -12,13 +12,13 @@ import type { OpenApiDocuments } from '../openapi/openapi-documents.js';
 import type { ApiState } from '../state.js';
 
 // The reference for people: the full catalogue, no key needed.
-export function registerDocs(router: Router<ApiState>, deps: { documents: OpenApiDocuments; publicBaseUrl: string }): void {
+export function registerDocs(router: Router<ApiState>, deps: { documents: OpenApiDocuments; publicBaseUrl: string; publicMcpUrl?: string }): void {
   const assets = createDocsAssets({
     'docs.js': { body: Buffer.from(docsClientScript), type: 'text/javascript; charset=utf-8' },
     'docs.css': { body: Buffer.from(docsStylesheet), type: 'text/css; charset=utf-8' },
     'guide.css': { body: Buffer.from(guideStylesheet), type: 'text/css; charset=utf-8' },
   });
-  const guide = createGettingStartedGuide({ publicBaseUrl: deps.publicBaseUrl });
+  const guide = createGettingStartedGuide({ publicBaseUrl: deps.publicBaseUrl, publicMcpUrl: deps.publicMcpUrl });
   const referenceHeaders = referencePageHeaders(deps.publicBaseUrl);
 
   // The language may come from Accept-Language: a shared cache must keep one copy per value.
