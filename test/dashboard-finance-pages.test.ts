@@ -1,8 +1,10 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, inject, it } from 'vitest';
 import { changeCredits, periodStart, recordRefusedCalls, setCallsCap } from '../core/billing/index.js';
+import { reconcileLedger } from '../core/billing/reconcile-ledger.js';
 import { createApiKey } from '../core/auth/index.js';
 import { formats } from '../dashboard/i18n/translate.js';
 import { adminOfNewOrg, applyUsage, createOperator, dashboardForFile, httpSession, usageEventFor } from './dashboard-fixtures.js';
+import { runCli } from './support/run-cli.js';
 
 // The finance pages over plain HTTP, with addresses people (or their bookmarks) get wrong.
 
@@ -106,5 +108,29 @@ describe('finance pages', () => {
       expect(body).not.toMatch(/included credits|calls cap|month rollover|period rollover|operator dashboard|limit_reached|call refused|[>(]system[<)]/);
     }
   });
-});
 
+  it('when a call-priced call was charged and then refunded (refused, 503) then every form of the report counts the calls the cap limits, as the overview does, and the ledger still reconciles', async () => {
+    const { orgId, client } = await adminOfNewOrg(env, 'Finance refunded call test');
+    const call = () => usageEventFor(orgId, { product: 'company-report', quantity: 1, unit: 'calls' });
+    const refused = call();
+    await applyUsage(env.db, [call(), refused, call()]);
+    expect(await recordRefusedCalls(env.db, [refused])).toEqual([refused.eventId]);
+    const { calls_used: callsUsed } = await env.db('allowances').where({ organization_id: orgId }).first<{ calls_used: number }>('calls_used');
+    expect(callsUsed).toBe(2);
+    const period = new Date().toISOString().slice(0, 7);
+
+    // The dashboard: the overview (from the allowance) and the report page say the same.
+    const overview = await (await client.get(`/orgs/${orgId}`)).text();
+    expect(overview).toContain('2 of 100,000');
+    const page = await (await client.get(`/orgs/${orgId}/report?period=${period}`)).text();
+    expect(page).toMatch(/Calls used \(call-priced products only\)<\/td><td[^>]*>2<\/td>/);
+    expect(await (await client.get(`/orgs/${orgId}/report.csv?period=${period}`)).text()).toContain('summary,calls_used,,2,calls,,');
+    // The CLI's table, JSON and CSV.
+    const cli = (format: string) => runCli(inject('databaseUrl'), 'report', '--org', orgId, '--period', period, '--format', format);
+    const [table, json, csv] = await Promise.all([cli('table'), cli('json'), cli('csv')]);
+    expect(table.stdout).toContain('calls used (calls-priced products only; the CALLS columns below count every call): 2\n');
+    expect(JSON.parse(json.stdout)).toMatchObject({ callsUsed: 2, byProduct: [{ product: 'company-report', quantity: 3, unit: 'calls', calls: 3 }] });
+    expect(csv.stdout).toContain('summary,calls_used,,2,calls,,');
+    expect((await reconcileLedger(env.db, { organizationIds: [orgId] })).differences).toEqual([]);
+  });
+});

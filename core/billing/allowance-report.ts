@@ -21,6 +21,8 @@ export interface AllowanceReport {
   closingBalance: number;
   /** Credits added or removed by people and the calendar during the period. */
   credits: { granted: number; toppedUp: number; adjusted: number; rollover: number; used: number };
+  /** What the calls cap limits for the month: its calls-priced usage less the calls refunded
+   * within it (a 503 refund's adjustment, calls_delta -1), as allowances.calls_used counts them. */
   callsUsed: number;
   /** Grants, top-ups, adjustments and rollovers, oldest first; `actor` as people know them (a
    * user's e-mail, else the actor recorded, e.g. `cli:maria`). */
@@ -115,7 +117,11 @@ export async function buildAllowanceReport(db: Knex, organizationId: string, per
       rollover: byType('period_rollover')?.credits ?? 0,
       used: -(byType('usage')?.credits ?? 0),
     },
-    callsUsed: byType('usage')?.calls ?? 0,
+    // The cap counts a call refused (503) after it was charged once, not twice: its refund's
+    // adjustment gives the call back (calls_delta -1, written only within the call's own month),
+    // so the month's calls used are its calls-priced usage plus its adjustments' calls, the same
+    // figure as allowances.calls_used for the current month and the overview that shows it.
+    callsUsed: (byType('usage')?.calls ?? 0) + (byType('adjustment')?.calls ?? 0),
     entries: entries.map((e) => ({ at: e.occurred_at.toISOString(), type: e.entry_type, credits: e.credits_delta, actor: known(e.actor), reason: e.reason })),
     byProduct,
     byKey,
