@@ -4,13 +4,14 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   addThreshold, backoffMs, deliverDueWebhooks, evaluateThresholds, firedThresholds, listDeliveries, setWebhookUrl, signWebhookBody, verifyWebhookSignature, alertSettings,
 } from '../core/alerts/index.js';
-import { changeCredits, createOrganization, ensureDefaultPlans } from '../core/billing/index.js';
+import { changeCredits, createOrganization, ensureDefaultPlans, recordRefusedCalls, setCallsCap } from '../core/billing/index.js';
 import type { Db } from '../core/db/index.js';
 import { applyUsage, usageEventFor } from './dashboard-fixtures.js';
 import { testDb } from './support/database.js';
 
-// Thresholds → signed webhooks: once per threshold per period, re-armed by a top-up or a new
-// period, retried with exponential backoff, and logged.
+// Thresholds → signed webhooks: once per crossing, re-armed once the condition no longer holds
+// (a top-up, a cap raised, calls given back) or by a new period, retried with exponential
+// backoff, and logged.
 
 interface Receiver {
   url: string;
@@ -113,6 +114,85 @@ describe('when usage crosses a percentage threshold', () => {
     await applyUsage(db, Array.from({ length: 55 }, () => usageEventFor(orgId, { quantity: 10 })));
     await pass();
     await pass();
+    expect(deliveriesOf(orgId)).toHaveLength(2);
+  });
+});
+
+/** Calls of the call-priced company-report, each counted against the calls cap. */
+const reportCalls = (orgId: string, n: number) => Array.from({ length: n }, () => usageEventFor(orgId, { product: 'company-report', quantity: 1, unit: 'calls' }));
+const capThisMonth = (orgId: string, callsCap: number | null) => setCallsCap(db, { organizationId: orgId, callsCap, thisPeriodOnly: true, actor: 'cli:test', reason: 'test' });
+const bodiesOf = (orgId: string) => deliveriesOf(orgId).map((r) => JSON.parse(r.body) as { allowance: Record<string, unknown> });
+
+describe('when the calls cap is raised after a percentage threshold fired on it', () => {
+  it('then the threshold re-arms (banner gone) and the next crossing of the new cap sends one webhook', async () => {
+    const orgId = await smallOrg('Alerts cap raised');
+    await addThreshold(db, orgId, { kind: 'percent_used', value: 50 });
+    await capThisMonth(orgId, 2);
+    await applyUsage(db, reportCalls(orgId, 2)); // 2 of 2: 100 %
+    await pass();
+    expect(bodiesOf(orgId).map((b) => b.allowance)).toMatchObject([{ callsUsed: 2, callsCap: 2, percentUsed: 100 }]);
+
+    // Raised to 3: 2 of 3 is 66 %, still over 50 %. Nothing re-arms and nothing is sent again.
+    await capThisMonth(orgId, 3);
+    await pass();
+    expect(await firedThresholds(db, orgId)).toHaveLength(1);
+    // Raised to 100: 2 of 100 is 2 %. The threshold re-arms, so its banner no longer says 50 % is used.
+    await capThisMonth(orgId, 100);
+    await pass();
+    expect(await firedThresholds(db, orgId)).toEqual([]);
+    expect(deliveriesOf(orgId)).toHaveLength(1);
+
+    await applyUsage(db, reportCalls(orgId, 47)); // 49 of 100
+    await pass();
+    expect(deliveriesOf(orgId)).toHaveLength(1);
+    await applyUsage(db, reportCalls(orgId, 1)); // 50 of 100: reached again, later in the month
+    for (let i = 0; i < 3; i++) await pass();
+    await applyUsage(db, reportCalls(orgId, 10)); // further use is the same crossing
+    for (let i = 0; i < 3; i++) await pass();
+    expect(bodiesOf(orgId).map((b) => b.allowance)).toMatchObject([{ callsCap: 2 }, { callsUsed: 50, callsCap: 100, percentUsed: 50 }]);
+    expect(await firedThresholds(db, orgId)).toHaveLength(1);
+  });
+
+  it('then a cap removed re-arms it too, and so do calls given back (a 503 refund) that bring use under the threshold', async () => {
+    const orgId = await smallOrg('Alerts cap removed');
+    await addThreshold(db, orgId, { kind: 'percent_used', value: 50 });
+    await capThisMonth(orgId, 2);
+    const [first] = reportCalls(orgId, 1);
+    await applyUsage(db, [first!]); // 1 of 2: 50 %
+    await pass();
+    expect(deliveriesOf(orgId)).toHaveLength(1);
+    // No cap: calls measure nothing, and 0 of 1 000 credits are used.
+    await capThisMonth(orgId, null);
+    await pass();
+    expect(await firedThresholds(db, orgId)).toEqual([]);
+    await capThisMonth(orgId, 2); // 1 of 2 again: a new crossing, alerted once
+    for (let i = 0; i < 3; i++) await pass();
+    expect(deliveriesOf(orgId)).toHaveLength(2);
+    // The call was refused (503) after it was charged: its refund gives it back, 0 of 2.
+    expect(await recordRefusedCalls(db, [first!])).toEqual([first!.eventId]);
+    await pass();
+    expect(await firedThresholds(db, orgId)).toEqual([]);
+    await applyUsage(db, reportCalls(orgId, 1));
+    for (let i = 0; i < 3; i++) await pass();
+    expect(deliveriesOf(orgId)).toHaveLength(3);
+  });
+});
+
+describe('when credits are added after a balance threshold fired', () => {
+  it('then it re-arms only once the balance is no longer below it, and fires once at the next crossing', async () => {
+    const orgId = await smallOrg('Alerts balance re-armed');
+    await addThreshold(db, orgId, { kind: 'balance_below', value: 900 });
+    await applyUsage(db, Array.from({ length: 11 }, () => usageEventFor(orgId, { quantity: 10 }))); // 890 left
+    await pass();
+    expect(deliveriesOf(orgId)).toHaveLength(1);
+    await changeCredits(db, { organizationId: orgId, kind: 'grant', credits: 5, actor: 'test', reason: 'not enough' }); // 895: still below
+    await pass();
+    expect(await firedThresholds(db, orgId)).toHaveLength(1);
+    await changeCredits(db, { organizationId: orgId, kind: 'grant', credits: 105, actor: 'test', reason: 'enough' }); // 1 000
+    await pass();
+    expect(await firedThresholds(db, orgId)).toEqual([]);
+    await applyUsage(db, Array.from({ length: 11 }, () => usageEventFor(orgId, { quantity: 10 }))); // 890 again
+    for (let i = 0; i < 3; i++) await pass();
     expect(deliveriesOf(orgId)).toHaveLength(2);
   });
 });

@@ -26,31 +26,33 @@ interface Candidate {
   kind: ThresholdKind;
   value: number;
   fired_period: string | null;
-  fired_at: Date | null;
   period: string;
   credits_balance: number;
   calls_used: number;
   calls_cap: number | null;
   credits_used: number;
-  last_credit_at: Date | null;
   webhook_url: string | null;
 }
 
 /**
- * One pass over every threshold. A threshold fires once per period: the conditional UPDATE
+ * One pass over every threshold. A threshold fires once per crossing: the conditional UPDATE
  * (fired_period IS DISTINCT FROM the period) lets exactly one evaluator win even with several
- * dashboard processes running. Money put in after it fired (a grant, a top-up, a positive
- * adjustment) re-arms it once its condition no longer holds, so the next crossing alerts again;
- * a new period re-arms it by itself since fired_period no longer matches.
+ * dashboard processes running, and it stays fired while its condition holds. A pass that finds
+ * a fired threshold's condition no longer holding re-arms it, whatever changed the allowance: a
+ * calls cap raised or removed, credits put in (a grant, a top-up, a positive adjustment, a
+ * refund), calls given back. Usage alone only ever moves use up (percent used, whether of
+ * credits or of the cap, rises and the balance falls), so a fired condition stops holding only
+ * through such a change, and the threshold fires again only after a pass saw it not holding: a
+ * new crossing, never the same one twice. A new period re-arms it by itself since fired_period
+ * no longer matches.
  */
 export async function evaluateThresholds(db: Db, now = new Date()): Promise<EvaluationOutcome> {
+  // Until 27 Nov 2026 only money put in after the firing re-armed a threshold: one fired by the
+  // calls cap stayed fired when the cap was raised, and never alerted again that month.
   const { rows } = await db.raw<{ rows: Candidate[] }>(`
-    SELECT t.id, t.organization_id, t.kind, t.value, t.fired_period, t.fired_at,
+    SELECT t.id, t.organization_id, t.kind, t.value, t.fired_period,
            a.period, a.credits_balance, a.calls_used, a.calls_cap, s.webhook_url,
-           a.credits_used,
-           (SELECT MAX(l.applied_at) FROM usage_ledger l
-             WHERE l.organization_id = t.organization_id AND l.period = a.period
-               AND (l.entry_type IN ('grant', 'top_up') OR (l.entry_type = 'adjustment' AND l.credits_delta > 0))) AS last_credit_at
+           a.credits_used
       FROM alert_thresholds t
       JOIN allowances a ON a.organization_id = t.organization_id
       LEFT JOIN alert_settings s ON s.organization_id = t.organization_id`);
@@ -59,7 +61,7 @@ export async function evaluateThresholds(db: Db, now = new Date()): Promise<Eval
     const percent = percentUsed({ creditsUsed: c.credits_used, creditsBalance: c.credits_balance, callsUsed: c.calls_used, callsCap: c.calls_cap });
     const met = c.kind === 'percent_used' ? percent !== null && percent >= c.value : c.credits_balance < c.value;
     const firedThisPeriod = c.fired_period === c.period;
-    if (firedThisPeriod && !met && c.last_credit_at && c.fired_at && c.last_credit_at > c.fired_at) {
+    if (firedThisPeriod && !met) {
       const n = await db('alert_thresholds').where({ id: c.id, fired_period: c.period }).update({ fired_period: null });
       if (n > 0) outcome.rearmed.push(c.id);
       continue;
