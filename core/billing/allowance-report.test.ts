@@ -7,6 +7,8 @@ import { buildAllowanceReport } from './allowance-report.js';
 import { applyUsageBatch } from './apply-usage-batch.js';
 import { periodOf, periodStart } from './billing-period.js';
 import { changeCredits } from './adjust-allowance.js';
+import { recordRefusedCalls } from './record-refused-calls.js';
+import { reconcileLedger } from './reconcile-ledger.js';
 import { createOrganization } from './plans/manage-organizations.js';
 
 // Usage goes in as the billing worker applies it (applyUsageBatch), on real Postgres.
@@ -70,5 +72,30 @@ describe('allowance report flag history', () => {
     expect(report.entries.map((e) => e.actor)).toEqual([email]);
     expect(allowanceReportCsv(report)).toContain(`flag,credits_exhausted,${now.toISOString()},,,,cleared: invoice (Nov) (${email})`);
     expect(JSON.stringify(report)).not.toContain(userId);
+  });
+});
+
+describe('allowance report calls used', () => {
+  it('when a closed month had a call-priced call refunded (refused, 503) within it then its calls used are what its cap counted, as its rollover row closed them', async () => {
+    const org = await createOrganization(db, { name: `Calls refunded ${randomUUID()} SRL`, planId: null });
+    const now = new Date();
+    const past = periodOf(new Date(periodStart(periodOf(now)).getTime() - 1));
+    const inPast = new Date(periodStart(past).getTime() + 86_400_000);
+    await db('allowances').where({ organization_id: org.id }).update({ period: past });
+    const call = () => ({ ...event(org.id, inPast), product: 'company-report', quantity: 1, unit: 'calls' as const });
+    const refused = call();
+    await apply([call(), refused, call()], inPast);
+    expect(await recordRefusedCalls(db, [refused], inPast)).toEqual([refused.eventId]);
+    // The next change rolls the allowance over: its rollover row takes back the month's calls used.
+    await changeCredits(db, { organizationId: org.id, kind: 'top_up', credits: 10, actor: 'test', reason: 'roll over', now });
+    const rollover = await db('usage_ledger').where({ organization_id: org.id, entry_type: 'period_rollover' }).first<{ calls_delta: number }>('calls_delta');
+    expect(rollover!.calls_delta).toBe(-2);
+
+    const report = await buildAllowanceReport(db, org.id, past, now);
+    expect(report.callsUsed).toBe(2);
+    // The usage itself stays: three calls were made, one given back among the adjustments.
+    expect(report.byProduct).toEqual([{ source: 'api', product: 'company-report', quantity: 3, unit: 'calls', calls: 3 }]);
+    expect(allowanceReportCsv(report)).toContain('summary,calls_used,,2,calls,,');
+    expect((await reconcileLedger(db, { organizationIds: [org.id] })).differences).toEqual([]);
   });
 });
