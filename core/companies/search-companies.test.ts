@@ -28,14 +28,16 @@ describe('classifyQuery', () => {
     expect(classifyQuery('it 01234567890')).toEqual({ kind: 'identifier', code: '01234567890' });
   });
 
-  it('when the query has the layout of a person\'s codice fiscale (any case, spaced, omocodia letters) then it is an identifier, with the query as a name to fall back on', () => {
+  it('when the query is 16 letters and digits, spaces aside (a codice fiscale, any case, omocodia letters, or a name like one), then it is an identifier, with the query as a name to fall back on', () => {
     expect(classifyQuery('rssmra80a01h501u')).toEqual({ kind: 'identifier', code: 'RSSMRA80A01H501U', orName: 'rssmra80a01h501u' });
     expect(classifyQuery('RSS MRA 80A01  H501U')).toEqual({ kind: 'identifier', code: 'RSSMRA80A01H501U', orName: 'RSS MRA 80A01 H501U' });
     expect(classifyQuery('RSSMRAURALMHRMVU')).toMatchObject({ kind: 'identifier', code: 'RSSMRAURALMHRMVU' });
+    expect(classifyQuery('Alfa 1 Costruzioni')).toEqual({ kind: 'identifier', code: 'ALFA1COSTRUZIONI', orName: 'Alfa 1 Costruzioni' });
+    expect(classifyQuery('Gruppo 3000 Italia')).toEqual({ kind: 'identifier', code: 'GRUPPO3000ITALIA', orName: 'Gruppo 3000 Italia' });
   });
 
-  it('when 16 letters and digits do not have a codice fiscale\'s layout then the query is a name, as is a 16-character code behind IT', () => {
-    for (const query of ['Alfa 1 Costruzioni', 'ALFA1COSTRUZIONI', 'Gruppo 3000 Italia', 'costruzionirossi', 'Edil 2000 Servizi', 'IT RSSMRA80A01H501U']) {
+  it('when 16 characters have no digit, or are not 16 letters and digits, then the query is a name, as is a 16-character code behind IT', () => {
+    for (const query of ['costruzionirossi', 'Edil 2000 Servizi', 'Edilizia 3 Ponti S.r.l.', 'IT RSSMRA80A01H501U']) {
       expect(classifyQuery(query), query).toEqual({ kind: 'name', text: query });
     }
   });
@@ -61,6 +63,8 @@ describe('searchCompanies on real rows', () => {
     digitsName: next(), yearName: next(), layoutName: next(), layoutName2: next(),
     person, personOmocodic: omocodic(person), namedLikeCode: next(),
     cantu: next(), cantuDecomposed: next(), forli: next(), citta: next(), canto: next(),
+    // A 16-character code as filed, without a person's layout (the store takes any 16 letters and digits).
+    filedAsIs: `DE${letters(4).toUpperCase()}${String(Math.floor(Math.random() * 1e10)).padStart(10, '0')}`,
   };
   const town = letters(5); // in every municipality test row's name, to keep the filter tests to them
 
@@ -78,6 +82,7 @@ describe('searchCompanies on real rows', () => {
       dossier(codes.forli, { legalName: `${town} Forniture`, municipality: 'Forlì' }),
       dossier(codes.citta, { legalName: `${town} Tessile`, municipality: 'Città di Castello' }),
       dossier(codes.canto, { legalName: `${town} Canto`, municipality: 'Canto' }),
+      dossier(codes.filedAsIs, { legalName: `${word4} Filiale Estera` }),
     ]);
   });
   afterAll(() => db.destroy());
@@ -104,6 +109,10 @@ describe('searchCompanies on real rows', () => {
       const result = await search({ query });
       expect(result.items.map((i) => [i.fiscalCode, i.score]), query).toEqual([[code, 1]]);
     }
+  });
+
+  it('when the query is a 16-character code without a person\'s layout that a company has then it is that company\'s exact lookup', async () => {
+    expect((await search({ query: codes.filedAsIs.toLowerCase() })).items.map((i) => [i.fiscalCode, i.score])).toEqual([[codes.filedAsIs, 1]]);
   });
 
   it('when the query is a company\'s code or VAT number (IT-prefixed, spaced, lower case) then it is the exact lookup', async () => {

@@ -89,19 +89,23 @@ type Match =
 
 const PARTITA_IVA = /^(?:IT)?\d{11}$/;
 
+// What the store accepts as a 16-character fiscal code (the spec's pattern): a person's codice
+// fiscale has a stricter layout, but a code imported as it was filed may not.
+const SIXTEEN_CHARACTER_CODE = /^(?=.*\d)(?=.*[A-Z])[A-Z0-9]{16}$/;
+
 /**
  * Which search a query asks for. 11 digits, optionally IT-prefixed, are a partita IVA or a
- * company's codice fiscale: a number no name is. A person's codice fiscale is read by its layout
- * (omocodia letters allowed), not by being 16 letters and digits, as names are too ("Alfa 1
- * Costruzioni"); one that happens to have the layout is searched by name when no company has
- * that code. Spaces inside a code are ignored; anything else is a name.
+ * company's codice fiscale: a number no name is. 16 letters and digits, spaces aside, may be a
+ * codice fiscale or a name ("Alfa 1 Costruzioni"): the code is looked up first, and the query
+ * searched by name when no company has that code. Anything else is a name.
  */
 export function classifyQuery(query: string | undefined): Match {
   if (query === undefined) return { kind: 'none' };
   const text = query.replace(/\s+/g, ' ');
   const compact = query.replace(/\s+/g, '').toUpperCase();
   if (PARTITA_IVA.test(compact)) return { kind: 'identifier', code: compact.slice(-11) };
-  if (codiceFiscalePattern.test(compact)) return { kind: 'identifier', code: compact, orName: text };
+  // A codice fiscale whose every digit omocodia replaced by a letter has no digit left.
+  if (SIXTEEN_CHARACTER_CODE.test(compact) || codiceFiscalePattern.test(compact)) return { kind: 'identifier', code: compact, orName: text };
   return { kind: 'name', text };
 }
 
