@@ -28,7 +28,7 @@ describe('alert threshold form', () => {
     expect(await thresholds(orgId)).toEqual([{ kind: 'balance_below', value: 200_000 }]);
   });
 
-  it('when the value is blank, spaces, hexadecimal or a fraction then it is refused, kept as typed, and nothing is saved; the audit row holds the value saved', async () => {
+  it('when the value is blank, spaces, hexadecimal, a fraction or negative then it is refused with why, kept as typed, and nothing is saved; the audit row holds the value saved', async () => {
     const { orgId, client } = await adminOfNewOrg(env, 'Alert value test');
     const page = `/orgs/${orgId}/alerts`;
     for (const value of ['', ' ', '0x10', '1.5', '1e3', '-1']) {
@@ -36,7 +36,10 @@ describe('alert threshold form', () => {
       expect(res.status, JSON.stringify(value)).toBe(422);
       const field = valueField(await res.text())!;
       expect(field[0], JSON.stringify(value)).toContain(`value="${value}"`);
-      expect(field[1]).toBe('A threshold is a whole percentage from 1 to 100, or a balance of 0 or more credits.');
+      // Not digits: the separators' reason (1.5 is not read as 15 nor as 1); blank or below 0: the range.
+      expect(field[1], JSON.stringify(value)).toBe(['', ' ', '-1'].includes(value)
+        ? 'A threshold is a whole percentage from 1 to 100, or a balance of 0 or more credits.'
+        : 'a whole number in digits only, e.g. 1000: no separators, as 1.000 is a thousand in Italian but one in English');
     }
     expect(await thresholds(orgId)).toEqual([]);
     await client.post(`${page}/thresholds`, { _csrf: await client.csrf(page), kind: 'percent_used', value: ' 80 ' });

@@ -1,5 +1,6 @@
 import { describe, expect, inject, it } from 'vitest';
 import { changeCredits, periodStart, recordRefusedCalls, setCallsCap } from '../core/billing/index.js';
+import { addThreshold } from '../core/alerts/index.js';
 import { reconcileLedger } from '../core/billing/reconcile-ledger.js';
 import { createApiKey } from '../core/auth/index.js';
 import { formats } from '../dashboard/i18n/translate.js';
@@ -89,6 +90,10 @@ describe('finance pages', () => {
     await applyUsage(env.db, [refusedCall]);
     expect(await recordRefusedCalls(env.db, [refusedCall])).toEqual([refusedCall.eventId]);
 
+    // Calls refused (503) before their events were confirmed, never charged: `refused` rows.
+    const neverCharged = [usageEventFor(orgId, { product: 'company-financials', quantity: 5, unit: 'credits' }), usageEventFor(orgId, { product: 'company-report', quantity: 1, unit: 'calls' })];
+    expect(await recordRefusedCalls(env.db, neverCharged)).toEqual([]);
+
     client.jar.set('dash_lang', 'it');
     const month = formats('it').period(period);
     const ledger = await (await client.get(`/orgs/${orgId}/ledger`)).text();
@@ -98,8 +103,16 @@ describe('finance pages', () => {
     expect(ledger).toContain('cambio di mese: assegnati 100.000 crediti, il conteggio delle chiamate riparte');
     expect(ledger).toContain('invoice 7 <span class="muted small">· cli:maria</span>');
     expect(ledger).toContain('rimborso: chiamata rifiutata (503) dopo l&#39;addebito <span class="muted small">· sistema</span>');
+    expect(ledger).toContain('chiamata rifiutata (503) prima che il suo evento di consumo fosse confermato: 5 crediti per company-financials, non addebitata');
+    expect(ledger).toContain('chiamata rifiutata (503) prima che il suo evento di consumo fosse confermato: 1 chiamata per company-report, non addebitata');
     const report = await (await client.get(`/orgs/${orgId}/report`)).text();
     expect(report).toContain(`piano standard: crediti inclusi di ${month}`);
+    // Who made a change is "Eseguito da" (not "Da", which reads "From"), and the usage tables'
+    // call count says it counts every call.
+    expect(report).toContain('<th scope="col">Eseguito da</th>');
+    expect(report).not.toContain('<th scope="col">Da</th>');
+    expect(report.match(/<th scope="col" class="num">Tutte le chiamate<\/th>/g)).toHaveLength(3);
+    expect(report).not.toContain('>chiamate</th>');
     expect(report).toMatch(/<td>Tetto chiamate raggiunto<\/td><td>attivato<\/td><td>piano standard \(sistema\)<\/td>/);
     expect(report).toMatch(new RegExp(`<td>Tetto chiamate raggiunto</td><td>rimosso</td><td>cambio di periodo a ${month}</td>`));
     // Said in Italian on the page; written as ever in the ledger, which the CLI and CSV read.
@@ -132,5 +145,20 @@ describe('finance pages', () => {
     expect(JSON.parse(json.stdout)).toMatchObject({ callsUsed: 2, byProduct: [{ product: 'company-report', quantity: 3, unit: 'calls', calls: 3 }] });
     expect(csv.stdout).toContain('summary,calls_used,,2,calls,,');
     expect((await reconcileLedger(env.db, { organizationIds: [orgId] })).differences).toEqual([]);
+  });
+
+  it('when thresholds fired on the 8th, the 11th and the 18th, then the Italian alerts page says "Scattata l\'8", "l\'11" and "il 18"', async () => {
+    const { orgId, client } = await adminOfNewOrg(env, 'Finance Italian articles test');
+    const { period } = await env.db('allowances').where({ organization_id: orgId }).first('period');
+    for (const [value, day] of [[10, 8], [20, 11], [30, 18]] as const) {
+      const threshold = await addThreshold(env.db, orgId, { kind: 'percent_used', value });
+      await env.db('alert_thresholds').where({ id: threshold.id }).update({ fired_period: period, fired_at: new Date(Date.UTC(2029, 10, day, 9, 5)) });
+    }
+    client.jar.set('dash_lang', 'it');
+    const alerts = await (await client.get(`/orgs/${orgId}/alerts`)).text();
+    expect(alerts).toContain('Scattata l&#39;8 nov 2029, 09:05 UTC');
+    expect(alerts).toContain('Scattata l&#39;11 nov 2029, 09:05 UTC');
+    expect(alerts).toContain('Scattata il 18 nov 2029, 09:05 UTC');
+    expect(alerts).not.toMatch(/il (8|11) nov/);
   });
 });

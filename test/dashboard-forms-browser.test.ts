@@ -18,12 +18,18 @@ let db: Db;
 let dashboard: RunningServer;
 let browser: Browser;
 
-/** A fresh browser context signed in as `who`, on `path`, closed however `use` ends. */
-async function onPageAs(who: { email: string; password: string }, path: string, use: (page: Page) => Promise<void>): Promise<void> {
-  const context = await browser.newContext();
+/**
+ * A fresh browser context signed in as `who`, on `path`, closed however `use` ends. In Italian
+ * (`lang: 'it'`), the browser's own locale is Italy's too, as an Italian's Chromium is (its
+ * number fields read a comma by it); it signs in in English, then reads the pages in Italian.
+ */
+async function onPageAs(who: { email: string; password: string }, path: string, use: (page: Page) => Promise<void>, options: { lang?: 'it' } = {}): Promise<void> {
+  const context = await browser.newContext(options.lang === 'it' ? { locale: 'it-IT' } : {});
   try {
     const page = await context.newPage();
+    if (options.lang) await context.addCookies([{ name: 'dash_lang', value: 'en', url: dashboard.url }]);
     await signInInBrowser(page, dashboard.url, who.email, who.password);
+    if (options.lang) await context.addCookies([{ name: 'dash_lang', value: options.lang, url: dashboard.url }]);
     await page.goto(`${dashboard.url}${path}`);
     await use(page);
   } finally {
@@ -77,6 +83,69 @@ describe.skipIf(!haveBrowser)('refused forms in a browser', () => {
       expect(await db('alert_thresholds').where({ organization_id: orgId })).toEqual([]);
       expect((await db('alert_settings').where({ organization_id: orgId }).first('webhook_url'))?.webhook_url ?? null).toBeNull();
     });
+  });
+
+  it('when an admin in an Italian Chromium types a threshold with a comma, a thousands separator or a plus sign, then each is refused as typed with its reason, and digits are saved', async () => {
+    const { id: orgId } = await createOrganization(db, { name: 'Browser Italian threshold test', planId: 'standard' });
+    const admin = await createMember(db, orgId, 'admin');
+    await onPageAs(admin, `/orgs/${orgId}/alerts`, async (page) => {
+      const value = page.getByLabel('Valore');
+      const add = async (kind: string, typed: string) => {
+        await page.getByLabel('Quando').selectOption(kind);
+        await value.fill('');
+        // Key by key, as a person types: Chromium's number field dropped the comma here and sent 75.
+        await value.pressSequentially(typed);
+        await page.getByRole('button', { name: 'Aggiungi soglia' }).click();
+        await page.waitForLoadState('domcontentloaded');
+      };
+      expect(await value.getAttribute('type')).toBe('text');
+      expect(await value.getAttribute('inputmode')).toBe('numeric');
+
+      for (const [kind, typed] of [['percent_used', '7,5'], ['balance_below', '2.500'], ['balance_below', '2,500']]) {
+        await add(kind!, typed!);
+        expect(await value.inputValue()).toBe(typed);
+        expect(await page.getByLabel('Quando').inputValue()).toBe(kind);
+        expect(await errorUnder(page, '#threshold-value')).toBe('un numero intero di sole cifre, ad es. 1000: senza separatori, perché 1.000 è mille in italiano ma uno in inglese');
+      }
+      await add('percent_used', '+8');
+      expect(await value.inputValue()).toBe('+8');
+      expect(await errorUnder(page, '#threshold-value')).toBe('un numero intero senza il segno +: scrivi 500, non +500');
+      await add('percent_used', '150');
+      expect(await errorUnder(page, '#threshold-value')).toBe('Una soglia è una percentuale intera da 1 a 100, oppure un saldo di 0 crediti o più.');
+      expect(await db('alert_thresholds').where({ organization_id: orgId })).toEqual([]);
+
+      await add('percent_used', '8');
+      expect(await page.locator('.notice').first().textContent()).toContain('Impostazioni degli avvisi salvate.');
+      expect(await db('alert_thresholds').where({ organization_id: orgId }).select('kind', 'value')).toEqual([{ kind: 'percent_used', value: 8 }]);
+    }, { lang: 'it' });
+  });
+
+  it('when an operator adjusts credits by "+500", then the credits field says to drop the plus sign (and how credits are removed), not that it has a separator', async () => {
+    const { id: orgId } = await createOrganization(db, { name: 'Browser plus sign test', planId: 'standard' });
+    const operator = await createOperator(db);
+    const grant = async (page: Page, kind: string, typed: string) => {
+      await page.locator('#grant-kind').selectOption(kind);
+      await page.locator('#grant-credits').fill(typed);
+      await page.locator('#grant-reason').fill('contract amendment');
+      await page.locator('#org-grant').getByRole('button').first().click();
+      await page.waitForLoadState('domcontentloaded');
+    };
+    await onPageAs(operator, `/operator/organizations/${orgId}`, async (page) => {
+      await grant(page, 'adjustment', '+500');
+      expect(await page.locator('#grant-credits').inputValue()).toBe('+500');
+      expect(await errorUnder(page, '#grant-credits')).toBe('a whole number without a + sign: 500 adds credits; to remove credits, choose Adjustment and write -500');
+      // The period form's fields take no negatives: only the plus sign is said there.
+      await page.getByLabel('Credits per period').fill('+500');
+      await page.locator('#org-period').getByRole('button', { name: 'Save' }).click();
+      await page.waitForLoadState('domcontentloaded');
+      expect(await errorUnder(page, '#credits-per-period')).toBe('a whole number without a + sign: write 500, not +500');
+    });
+    await onPageAs(operator, `/operator/organizations/${orgId}`, async (page) => {
+      await grant(page, 'adjustment', '+500');
+      expect(await errorUnder(page, '#grant-credits')).toBe('un numero intero senza il segno +: 500 aggiunge crediti; per toglierne scegli Rettifica e scrivi -500');
+    }, { lang: 'it' });
+    expect(await db('usage_ledger').where({ organization_id: orgId }).whereIn('entry_type', ['adjustment', 'grant', 'top_up']).whereNot({ actor: 'system' })).toEqual([]);
+    expect((await db('organizations').where({ id: orgId }).first('credits_per_period')).credits_per_period).toBeNull();
   });
 
   it('when an operator\'s invitation or a product\'s quantity is refused, then the organization page keeps what was typed and says why under the field', async () => {

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { Db } from '../db/index.js';
-import { AppError } from '../errors/index.js';
+import { AppError, wholeNumberRefusal } from '../errors/index.js';
 import { newId, randomBase62 } from '../ids/index.js';
 import { isPrivateAtSight } from './post-webhook.js';
 
@@ -84,7 +84,15 @@ export const THRESHOLD_ALREADY_SET = 'already set';
 
 export async function addThreshold(db: Db, organizationId: string, input: z.input<typeof thresholdInputSchema>): Promise<AlertThreshold> {
   const parsed = thresholdInputSchema.safeParse(input);
-  if (!parsed.success) throw new AppError('invalid_params', 'A threshold is a percentage from 1 to 100, or a balance of 0 or more credits.', { details: [{ path: 'value', message: 'out of range' }] });
+  if (!parsed.success) {
+    // "7,5" or "2.500" is not out of range but not a number as typed: said so, as the operator
+    // forms say it, and not as a range the person would read as 7.5 or 2500 being too big.
+    // A blank field is no number at all: the range says what to type.
+    const typed = typeof input.value === 'string' ? input.value.trim() : '';
+    const notDigits = typed === '' ? null : wholeNumberRefusal(typed);
+    if (notDigits !== null) throw new AppError('invalid_params', `A threshold is ${notDigits}, in digits only (no separators).`, { details: [{ path: 'value', message: notDigits }] });
+    throw new AppError('invalid_params', 'A threshold is a percentage from 1 to 100, or a balance of 0 or more credits.', { details: [{ path: 'value', message: 'out of range' }] });
+  }
   const [row] = await db('alert_thresholds')
     .insert({ id: newId('thr'), organization_id: organizationId, kind: parsed.data.kind, value: parsed.data.value })
     .onConflict(['organization_id', 'kind', 'value'])

@@ -3,6 +3,7 @@ import type { UsageEvent } from '../usage/index.js';
 import { refundRefusedCharges } from './adjust-allowance.js';
 import { periodOf } from './billing-period.js';
 import { ledgerEntryFromRow } from './ledger-export.js';
+import { systemReason } from './system-reasons.js';
 
 /**
  * Calls refused (503) whose usage events were sent and not confirmed in time: the bus may still
@@ -31,7 +32,7 @@ export async function recordRefusedCalls(db: Db, events: UsageEvent[], now: Date
         period: periodOf(new Date(e.occurredAt)),
         occurred_at: e.occurredAt,
         applied_at: now,
-        reason: `call refused (503) before its usage event was confirmed: ${e.quantity} ${e.unit} for ${e.product}, not charged`,
+        reason: systemReason.refusedCall(e.quantity, e.unit, e.product),
       })))
       .onConflict('event_id')
       .ignore()

@@ -14,6 +14,8 @@ describe('system reasons', () => {
       ['rolloverCap', systemReason.rolloverCap('2026-12', 'own'), { period: '2026-12', own: "the organization's own cap", plan: undefined, noPlan: undefined }],
       ['rolloverCap', systemReason.rolloverCap('2026-12', { plan: 'standard' }), { period: '2026-12', own: undefined, plan: 'standard', noPlan: undefined }],
       ['rolloverCap', systemReason.rolloverCap('2026-12', { plan: null }), { period: '2026-12', own: undefined, plan: undefined, noPlan: 'no plan' }],
+      ['refusedCall', systemReason.refusedCall(5, 'credits', 'company-financials'), { quantity: '5', unit: 'credits', product: 'company-financials' }],
+      ['refusedCall', systemReason.refusedCall(1, 'calls', 'odd, not charged\nproduct'), { quantity: '1', unit: 'calls', product: 'odd, not charged\nproduct' }],
       ['refusedCallRefund', systemReason.refusedCallRefund(), {}],
       ['usage', systemReason.usage(), {}],
       ['periodRollover', systemReason.periodRollover('2026-12'), { period: '2026-12' }],
@@ -22,5 +24,8 @@ describe('system reasons', () => {
     ];
     for (const [kind, text, groups] of written) expect({ ...systemReasonPattern[kind].exec(text)?.groups }, text).toEqual(groups);
     expect(new Set(written.map(([kind]) => kind))).toEqual(new Set(Object.keys(systemReason)));
+    // A refused call's row as record-refused-calls.ts wrote it before systemReason had it: read the same.
+    expect({ ...systemReasonPattern.refusedCall.exec('call refused (503) before its usage event was confirmed: 5 credits for company-financials, not charged')?.groups })
+      .toEqual({ quantity: '5', unit: 'credits', product: 'company-financials' });
   });
 });

@@ -18,6 +18,9 @@ export const systemReason = {
   // The cap a month gets at its rollover, when it is not the one the month before had (the `why` of capChange).
   rolloverCap: (period: string, from: 'own' | { plan: string | null }) =>
     `period rollover to ${period}: ${from === 'own' ? "the organization's own cap" : from.plan === null ? 'no plan' : `the cap of plan ${from.plan}`}`,
+  // A call refused (503) before its usage event was confirmed: its `refused` row, worth nothing
+  // (record-refused-calls.ts). Rows written before this was here have the same text.
+  refusedCall: (quantity: number, unit: string, product: string) => `call refused (503) before its usage event was confirmed: ${quantity} ${unit} for ${product}, not charged`,
   // A charge given back: its call was refused (503) after the worker had applied its event.
   refusedCallRefund: () => 'refund: call refused (503) after it was charged',
   // Flag changes.
@@ -36,6 +39,8 @@ export const systemReasonPattern: Record<keyof typeof systemReason, RegExp> = {
   planChanged: /^plan changed from (?<from>\S+) to (?<to>\S+)$/,
   planCapAgain: /^back to the cap of plan (?<plan>\S+): (?<why>.*)$/s,
   rolloverCap: /^period rollover to (?<period>\d{4}-\d{2}): (?:(?<own>the organization's own cap)|the cap of plan (?<plan>\S+)|(?<noPlan>no plan))$/,
+  // A product is any text a usage event holds (commas, line breaks): the row's last ", not charged" ends it.
+  refusedCall: /^call refused \(503\) before its usage event was confirmed: (?<quantity>\d+) (?<unit>credits|calls) for (?<product>.+), not charged$/s,
   refusedCallRefund: /^refund: call refused \(503\) after it was charged$/,
   usage: /^usage$/,
   periodRollover: /^period rollover to (?<period>\d{4}-\d{2})$/,

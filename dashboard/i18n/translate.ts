@@ -1,4 +1,5 @@
 import { en, type MessageKey } from './messages-en.js';
+import { elideArticles } from './italian-articles.js';
 import { it } from './messages-it.js';
 
 export const languages = ['en', 'it'] as const;
@@ -28,7 +29,8 @@ export function translator(lang: Language): Translate {
   return (key, params) => {
     const message: string | PluralMessage = messages[key] ?? en[key];
     // Italian's rules also name 'many' (a million, ...): that is the plural form too.
-    const text = typeof message === 'string' ? message : plurals.select(Number(params?.count ?? 0)) === 'one' ? message.one : message.other;
+    const chosen = typeof message === 'string' ? message : plurals.select(Number(params?.count ?? 0)) === 'one' ? message.one : message.other;
+    const text = lang === 'it' && params ? elideArticles(chosen, params) : chosen;
     return params ? text.replace(/\{(\w+)\}/g, (m, name: string) => (name in params ? String(params[name]) : m)) : text;
   };
 }

@@ -31,6 +31,9 @@ async function renderAlerts(ctx: DashboardContext, db: Db, view: OrgView, option
   const currentPeriod = (await db('allowances').where({ organization_id: view.org.id }).first<{ period: string } | undefined>('period'))?.period;
   const typed = options.refused?.typed ?? {};
   const refusals = options.refused ? fieldRefusals(ctx.state, options.refused.error) : {};
+  // The threshold's value is a text field, as the operator's number fields are (docs/dashboard.md):
+  // Chromium's number field dropped the comma of an Italian "7,5" and sent 75; core refuses
+  // whatever is not digits, and says so.
   const body = html`
       ${options.top ?? ''}
       ${options.refused ? notice(t('error.invalid', { message: invalidInputMessage(ctx.state, options.refused.error) }), 'bad') : ''}
@@ -63,7 +66,7 @@ async function renderAlerts(ctx: DashboardContext, db: Db, view: OrgView, option
         ${manage ? html`<form method="post" action="/orgs/${view.org.id}/alerts/thresholds" class="form-row">
           ${csrfField(ctx.state)}${submissionField()}
           ${select({ label: t('alerts.kind'), name: 'kind', choices: thresholdKinds.map((k) => ({ value: k, label: t(`alerts.kind.${k}`) })), value: typed.kind ?? 'percent_used', id: 'threshold-kind' })}
-          ${field({ label: t('alerts.value'), name: 'value', type: 'number', required: true, min: 0, value: typed.value ?? null, id: 'threshold-value', error: refusals.value })}
+          ${field({ label: t('alerts.value'), name: 'value', inputmode: 'numeric', required: true, value: typed.value ?? null, id: 'threshold-value', error: refusals.value })}
           <div class="field field-button"><button class="btn btn-primary" type="submit">${t('alerts.add')}</button></div>
         </form>` : ''}`, { id: 'alerts-thresholds' })}
       ${section(t('alerts.deliveries'), table({

@@ -6,12 +6,12 @@ import {
 import { createInvitation, recentAudit, withAudit, type CreatedInvitation } from '../../core/dashboard-auth/index.js';
 import type { Db } from '../../core/db/index.js';
 import { z } from 'zod';
-import { AppError, parseInput } from '../../core/errors/index.js';
+import { AppError, NO_PLUS_SIGN, parseInput, wholeNumberRefusal } from '../../core/errors/index.js';
 import { coverageOf, organizationPeriodSettings, organizationsOverview, setCreditsPerPeriod } from '../../core/finance/index.js';
 import type { DashboardContext, DashboardState } from '../state.js';
 import { auditActor, describeAuditAction } from '../views/audit-entries.js';
 import { asOfStamp, badge, csrfField, field, fieldAttributes, fieldError, notice, pagination, section, select, stat, table } from '../views/components.js';
-import { fieldRefusals, invalidInputMessage, WHOLE_NUMBER } from '../views/invalid-input.js';
+import { CREDITS_PLUS_SIGN, fieldRefusals, invalidInputMessage } from '../views/invalid-input.js';
 import { html, type HtmlValue } from '../views/html.js';
 import { page } from '../views/layout.js';
 import { OPERATOR_DASHBOARD_REASON } from '../views/ledger-reasons.js';
@@ -40,21 +40,24 @@ function requireOperator(ctx: DashboardContext): string {
 // either language misreads the other; refused, the operator types 1000 and nothing is guessed.
 // The fields are text fields (inputmode numeric), not type=number: Chromium's number field
 // dropped a comma as it was typed and sent "1,5" as 15, so the server never saw what was typed.
-const WHOLE_NUMBER_DIGITS = /^-?\d+$/;
+// A plus sign is refused too ("+500" for 500), with its own reason: the separators' would
+// mislead (core/errors/whole-number.ts).
 
 /** A number field as typed: '' → null ("as the plan says"), otherwise a whole number. Each
- * form parses all its fields with one schema, so a refusal names every bad field at once. */
-const wholeNumberField = z
+ * form parses all its fields with one schema, so a refusal names every bad field at once.
+ * `plusSign`: what a "+500" is told, when the field has more to say than "no + sign". */
+const wholeNumberFieldSaying = (plusSign: string = NO_PLUS_SIGN) => z
   .string()
   .optional()
   .transform((value, ctx) => {
     const v = (value ?? '').trim();
     if (v === '') return null;
-    const n = WHOLE_NUMBER_DIGITS.test(v) ? Number(v) : NaN;
-    if (Number.isSafeInteger(n)) return n;
-    ctx.addIssue({ code: 'custom', message: WHOLE_NUMBER });
+    const refusal = wholeNumberRefusal(v);
+    if (refusal === null) return Number(v);
+    ctx.addIssue({ code: 'custom', message: refusal === NO_PLUS_SIGN ? plusSign : refusal });
     return z.NEVER;
   });
+const wholeNumberField = wholeNumberFieldSaying();
 
 // Core refuses these fields one at a time (changeCredits, setCreditsPerPeriod, setCallsCap,
 // setProductOverride), in these words: the forms check each field as core does first, so that
@@ -66,7 +69,7 @@ const creditKinds = ['grant', 'top_up', 'adjustment'] as const satisfies readonl
 const creditsFormSchema = z
   .object({
     kind: z.enum(creditKinds),
-    credits: wholeNumberField.pipe(z.number({ error: NON_ZERO }).refine((n) => n !== 0, NON_ZERO)),
+    credits: wholeNumberFieldSaying(CREDITS_PLUS_SIGN).pipe(z.number({ error: NON_ZERO }).refine((n) => n !== 0, NON_ZERO)),
     reason: z.string().default('').refine((r) => r.trim() !== '', 'required').refine((r) => r.length <= MAX_REASON, `at most ${MAX_REASON} characters`),
   })
   .superRefine(({ kind, credits }, ctx) => {

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { PRIVATE_WEBHOOK_TARGET, THRESHOLD_ALREADY_SET } from '../../core/alerts/index.js';
 import { ALREADY_MEMBER, NOT_AN_EMAIL, PASSWORD_MISMATCH, RESET_REFUSED } from '../../core/dashboard-auth/index.js';
 import { CONTROL_MESSAGE } from '../../core/db/index.js';
-import type { AppError } from '../../core/errors/index.js';
+import { NO_PLUS_SIGN, WHOLE_NUMBER, type AppError } from '../../core/errors/index.js';
 import type { Language, MessageKey } from '../i18n/translate.js';
 import type { DashboardState } from '../state.js';
 
@@ -44,14 +44,19 @@ const fieldLabels: Record<string, MessageKey> = {
   value: 'alerts.value',
 };
 
-/** The operator forms' refusal of a number that is not whole (operator-routes.ts, wholeNumberField). */
-export const WHOLE_NUMBER = 'a whole number';
+/** The credits form's refusal of "+500" (operator-routes.ts): an adjustment's sign is a minus only. */
+export const CREDITS_PLUS_SIGN = 'a whole number without a + sign: credits are added as 500; an adjustment removes them as -500';
 /** The finance pages' refusal of a `?period=` that is not a month they can show (finance-routes.ts). */
 export const PERIOD_MESSAGE = 'a month, YYYY-MM, not after the current one';
+
+/** A message as written, matched whole ("+" and "." as themselves). */
+const exactly = (message: string) => new RegExp(`^${message.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}$`);
 
 /** Messages written in English by schemas and core, and how each page says them. */
 const ownWordings: [RegExp, MessageKey][] = [
   [new RegExp(`^${WHOLE_NUMBER}$`), 'error.wholeNumber'],
+  [exactly(NO_PLUS_SIGN), 'error.msg.plusSign'],
+  [exactly(CREDITS_PLUS_SIGN), 'error.msg.creditsPlusSign'],
   [new RegExp(`^${PERIOD_MESSAGE}$`), 'error.period'],
   [/^must not be empty$/, 'error.msg.notEmpty'],
   [new RegExp(`^${CONTROL_MESSAGE}$`), 'error.msg.controlCharacters'],

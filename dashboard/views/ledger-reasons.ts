@@ -1,5 +1,6 @@
 import { flagReasonLabel, systemReasonPattern } from '../../core/billing/index.js';
 import type { DashboardState } from '../state.js';
+import { measure } from './units.js';
 
 // The reasons the system writes on ledger rows and flag changes, in English, for every reader
 // (CLI, CSV, exports). The database keeps them as written; the pages say the ones core's own
@@ -34,6 +35,7 @@ const rowReasons: Saying[] = [
   [systemReasonPattern.rollover, (r, g) => r.t('reason.rollover', { credits: r.f.number(Number(g.credits)), count: Number(g.credits) })],
   [systemReasonPattern.capChange, (r, g) =>
     r.t(g.thisPeriod ? 'reason.capChangeThisPeriod' : 'reason.capChange', { from: cap(r, g.from!), to: cap(r, g.to!), why: say(r, g.why!, capReasons) ?? g.why! })],
+  [systemReasonPattern.refusedCall, (r, g) => r.t('reason.refusedCall', { measure: measure(r, Number(g.quantity), g.unit!), product: g.product! })],
   [systemReasonPattern.refusedCallRefund, (r) => r.t('reason.refusedCallRefund')],
   // Flag changes.
   [systemReasonPattern.usage, (r) => r.t('reason.usage')],
