@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
 import {
-  CallToolRequestSchema, ListToolsRequestSchema, type CallToolRequest, type CallToolResult, type JSONRPCMessage, type ListToolsResult, type Tool,
+  CallToolRequestSchema, ListToolsRequestSchema, type CallToolRequest, type CallToolResult, type JSONRPCMessage, type ListToolsResult, type RequestId, type Tool,
 } from '@modelcontextprotocol/sdk/types.js';
 import { countMalformedAttempt, type AccessControl, type Grant, type Measure, type Principal } from '../core/access/index.js';
 import type { CompanyStore } from '../core/companies/index.js';
@@ -81,6 +81,12 @@ export interface McpCall {
   setHeaders(headers: Record<string, string>): void;
   /** Whether the caller closed the connection, so no answer can reach it (core/http-server/caller-gone.ts). */
   callerGone(): boolean;
+  /**
+   * Whether the JSON-RPC request of this id will not get its result in the answer: a
+   * `notifications/cancelled` of the same batch names it, or the answer went without it
+   * (JsonResponseTransport.isCancelled). Such a call is not charged, as when the caller is gone.
+   */
+  cancelled(id: RequestId): boolean;
 }
 
 // The error branch of every tool's output schema: the API's error object, described in its
@@ -167,7 +173,8 @@ const measureText = (m: Measure) => `${m.quantity} ${m.quantity === 1 ? m.unit.r
  * and what http.ts calls directly for a plain tools/call (see answerToolCall). */
 export interface ToolHandlers {
   listTools(): Promise<ListToolsResult>;
-  callTool(request: CallToolRequest): Promise<CallToolResult>;
+  /** `cancelled`: whether its caller withdrew it (McpCall.cancelled for its id); a plain tools/call cannot be. */
+  callTool(request: CallToolRequest, cancelled?: () => boolean): Promise<CallToolResult>;
 }
 
 export function createToolHandlers(deps: McpDeps, parts: ServerParts, call: McpCall): ToolHandlers {
@@ -200,7 +207,7 @@ export function createToolHandlers(deps: McpDeps, parts: ServerParts, call: McpC
       };
     },
 
-    async callTool(request) {
+    async callTool(request, cancelled = () => false) {
       const requestId = call.nextRequestId();
       const name = request.params.name;
       const toolLog = log.child({ requestId, tool: name });
@@ -211,6 +218,15 @@ export function createToolHandlers(deps: McpDeps, parts: ServerParts, call: McpC
       }
       const { definition } = tool;
       let grant: Grant | undefined;
+      // A result nobody will receive: the charge held for it is released.
+      const notCharged = (held: Grant, why: 'gone' | 'cancelled'): CallToolResult => {
+        deps.access.release(held);
+        const text = why === 'gone'
+          ? 'Not sent: the caller closed the connection before the result was ready. Not charged.'
+          : 'Not sent: the call was cancelled (notifications/cancelled) before its result was ready. Not charged.';
+        toolLog.info(why === 'gone' ? 'the caller closed the connection before the result was ready: not sent, not charged' : 'the call was cancelled, or its batch answered without it, before its result was ready: not sent, not charged');
+        return { _meta: { requestId }, content: [{ type: 'text', text }], isError: true };
+      };
       try {
         // As on the API: the caller learns about malformed arguments first, whatever the plan
         // or the allowance says; the attempt still counts against the rate limit and carries
@@ -228,17 +244,18 @@ export function createToolHandlers(deps: McpDeps, parts: ServerParts, call: McpC
         // one batch are judged against each other's; released below if this one fails.
         grant = await deps.access.authorize(principal, name, 'tool', requestId);
         call.setHeaders(rateLimitHeaders(grant.rateLimit));
+        // A call cancelled in its own batch does no work; it was still counted, as every call is.
+        if (cancelled()) return notCharged(grant, 'cancelled');
         const output = await definition.run(parsed.data, { requestId, store: deps.store, companies: { db: deps.db, queryTimeoutMs: deps.queryTimeoutMs, logger: toolLog } });
         // The output schema is not checked here: run() is typed by it, and test/mcp-tools.test.ts
         // checks every tool's results against it. Parsing a 1–50 KB result on every call cost
         // about 5% of a profile call's CPU, and would also copy the cached data it returns.
         // The caller hung up while the tool ran: nobody can receive the result, so it is not
         // charged (core/http-server/caller-gone.ts); a batch's later calls are skipped likewise.
-        if (call.callerGone()) {
-          deps.access.release(grant);
-          toolLog.info('the caller closed the connection before the result was ready: not sent, not charged');
-          return { _meta: { requestId }, content: [{ type: 'text', text: 'Not sent: the caller closed the connection before the result was ready. Not charged.' }], isError: true };
-        }
+        // The same for a call cancelled, or given up (JsonResponseTransport's deadline), before
+        // its usage event is published; one published already is charged.
+        if (call.callerGone()) return notCharged(grant, 'gone');
+        if (cancelled()) return notCharged(grant, 'cancelled');
         // Billed before the result is sent, and only then: publish resolves once the event is durable.
         await deps.usage.publish({
           v: 1,
@@ -297,7 +314,11 @@ export function createServer(deps: McpDeps, parts: ServerParts, call: McpCall, i
     return handlers.listTools();
   });
   // The SDK's Server has already checked a tools/call against CallToolRequestSchema (see below).
-  server.setRequestHandler(methodOnly('tools/call'), (request) => handlers.callTool(request as CallToolRequest));
+  // Cancelled: as the transport says (a cancellation of the batch, which it keeps from the
+  // Server), or by the Server's own abort, which leaves the request unanswered (the transport's
+  // deadline then answers it).
+  server.setRequestHandler(methodOnly('tools/call'), (request, extra) =>
+    handlers.callTool(request as CallToolRequest, () => call.cancelled(extra.requestId) || extra.signal.aborted));
   return server;
 }
 

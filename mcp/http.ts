@@ -36,6 +36,8 @@ export interface McpAppOptions extends McpDeps {
   isAllowedOrigin?: OriginCheck;
   /** TRUST_GATEWAY_REQUEST_ID: take the request's id from the gateway's X-Request-Id. */
   trustGatewayRequestId?: boolean;
+  /** How long a POST's messages may take before it is answered without them (default ANSWER_DEADLINE_MS; tests shorten it). */
+  answerDeadlineMs?: number;
 }
 
 const DEFAULT_MAX_BODY_BYTES = 1_000_000;
@@ -315,6 +317,8 @@ export function createMcpApp(options: McpAppOptions): Koa<McpRequestState> {
       }
 
       let handedOut = false;
+      // Only a batch can cancel its own requests (JsonResponseTransport); a plain tools/call cannot.
+      let transport: JsonResponseTransport | undefined;
       const call: McpCall = {
         principal,
         nextRequestId: () => (handedOut ? newRequestId() : ((handedOut = true), requestId)),
@@ -322,6 +326,7 @@ export function createMcpApp(options: McpAppOptions): Koa<McpRequestState> {
           if (!ctx.res.headersSent) for (const [k, v] of Object.entries(headers)) ctx.res.setHeader(k, v);
         },
         callerGone: () => callerGone(ctx.req),
+        cancelled: (id) => transport?.isCancelled(id) ?? false,
       };
       // A batch, even of one, is answered as an array (or one event per answer) by the Server path below.
       const toolCall = !Array.isArray(raw) ? plainToolCall(messages) : undefined;
@@ -334,7 +339,7 @@ export function createMcpApp(options: McpAppOptions): Koa<McpRequestState> {
         responses = [await answerToolCall(createToolHandlers(options, parts, call), toolCall, requestId, logger)];
       } else {
         const server = createServer(options, parts, call, initializing ? await instructionsFor(options, parts, principal) : undefined);
-        const transport = new JsonResponseTransport(call.nextRequestId, logger);
+        transport = new JsonResponseTransport(call.nextRequestId, logger, options.answerDeadlineMs);
         await server.connect(transport);
         // No server.close() afterwards: every request has been answered once handle() resolves,
         // the server and transport hold no timers or sockets and are simply dropped. Closing
@@ -343,8 +348,8 @@ export function createMcpApp(options: McpAppOptions): Koa<McpRequestState> {
         responses = await transport.handle(messages, { requestInfo: { headers: ctx.req.headers } });
       }
       if (responses.length === 0) {
-        // Only notifications or client responses: the Streamable HTTP transport says 202 with no
-        // body. Without one Koa writes the status text ("Accepted", text/plain); an explicit null
+        // Only notifications or client responses, or requests the batch itself cancelled: the
+        // Streamable HTTP transport says 202 with no body (and JSON-RPC sends no empty array). Without one Koa writes the status text ("Accepted", text/plain); an explicit null
         // body is sent empty, and the status comes after it, as Koa turns a null body into a 204.
         ctx.body = null;
         ctx.status = 202;

@@ -1,7 +1,37 @@
 import type { Transport, TransportSendOptions } from '@modelcontextprotocol/sdk/shared/transport.js';
-import { isJSONRPCRequest, type JSONRPCMessage, type MessageExtraInfo, type RequestId } from '@modelcontextprotocol/sdk/types.js';
+import {
+  ErrorCode as RpcCode, isJSONRPCRequest, type JSONRPCMessage, type MessageExtraInfo, type RequestId,
+} from '@modelcontextprotocol/sdk/types.js';
 import type { Logger } from '../core/logging/index.js';
 import { withErrorData } from './errors.js';
+
+/**
+ * How long one POST's messages may take before it is answered without the ones still missing
+ * (each then a JSON-RPC internal error, logged). A safety net, not a limit any call should
+ * meet: a company query gives up after COMPANY_QUERY_TIMEOUT_MS (2 s) and the gateway after 30 s
+ * (deploy/nginx.conf); it exists so that no handler, and no change in how the SDK's Protocol
+ * answers, can leave a POST unanswered.
+ */
+export const ANSWER_DEADLINE_MS = 60_000;
+
+/**
+ * The ids of `requests` that a `notifications/cancelled` among `messages` names. All of one
+ * POST arrives at once, so a cancellation applies wherever it stands in the batch.
+ */
+function cancelledInBatch(messages: JSONRPCMessage[], requests: ReadonlySet<RequestId>): Set<RequestId> {
+  const ids = new Set<RequestId>();
+  for (const message of messages) {
+    const id = cancelledRequestId(message);
+    if (id !== undefined && requests.has(id)) ids.add(id);
+  }
+  return ids;
+}
+
+function cancelledRequestId(message: JSONRPCMessage): RequestId | undefined {
+  if (!('method' in message) || 'id' in message || message.method !== 'notifications/cancelled') return undefined;
+  const id = (message.params as { requestId?: unknown } | undefined)?.requestId;
+  return typeof id === 'string' || typeof id === 'number' ? id : undefined;
+}
 
 /**
  * Streamable HTTP for one stateless POST, in process: the SDK's Server still does the protocol
@@ -13,6 +43,15 @@ import { withErrorData } from './errors.js';
  * and response to web Request/Response objects (through @hono/node-server) and parses the body a
  * second time, which made a tool call cost several times the CPU of an API call; in SSE mode it
  * also sends the stream's headers before the calls are admitted, so they lacked RateLimit-*.
+ *
+ * A `notifications/cancelled` naming a request of the same batch is kept here, not handed to
+ * the Server: its Protocol would abort that request's handler and then send nothing for it, and
+ * this POST, which must be answered once every request has been, would wait for ever. Instead
+ * the request runs to its answer, which is left out of the batch's (the MCP specification: the
+ * receiver of a cancellation should not send a response for the request), and the tool handlers
+ * ask isCancelled before they charge (McpCall.cancelled). One naming anything else goes to the
+ * Server, which ignores an id it is not running: a request of another POST has already been
+ * answered (nothing is kept between POSTs).
  */
 export class JsonResponseTransport implements Transport {
   onclose?: () => void;
@@ -22,26 +61,62 @@ export class JsonResponseTransport implements Transport {
   // Keyed by id: http.ts refuses a batch that repeats an id before it gets here.
   private readonly responses = new Map<RequestId, JSONRPCMessage>();
   private pending = new Set<RequestId>();
+  /** Named by a cancellation of the batch: answered by the Server, left out of the POST's answer. */
+  private cancelled = new Set<RequestId>();
+  /** Still unanswered at the deadline: the POST's answer carries an error in their place. */
+  private readonly overdue = new Set<RequestId>();
   private done: (() => void) | undefined;
 
   constructor(
     /** The request id of an error the SDK answers itself: the batch's next (McpCall.nextRequestId). */
     private readonly nextRequestId: () => string,
     private readonly logger: Logger,
+    private readonly deadlineMs = ANSWER_DEADLINE_MS,
   ) {}
 
   async start(): Promise<void> {}
 
-  /** Delivers the messages and resolves with the responses, in request order (none for notifications). */
+  /** Whether the request of this id will not get its own result in the answer: cancelled in the batch, or overdue. */
+  isCancelled(id: RequestId): boolean {
+    return this.cancelled.has(id) || this.overdue.has(id);
+  }
+
+  /**
+   * Delivers the messages and resolves with the responses, in request order (none for
+   * notifications, nor for a request the batch cancels), within the deadline.
+   */
   async handle(messages: JSONRPCMessage[], extra: MessageExtraInfo): Promise<JSONRPCMessage[]> {
     const ids = messages.filter(isJSONRPCRequest).map((m) => m.id);
     this.pending = new Set(ids);
+    this.cancelled = cancelledInBatch(messages, this.pending);
     const finished = new Promise<void>((resolve) => {
       this.done = resolve;
     });
-    for (const message of messages) this.onmessage?.(message, extra);
-    if (this.pending.size > 0) await finished;
-    return ids.map((id) => this.responses.get(id)!).filter(Boolean);
+    for (const message of messages) {
+      const cancels = cancelledRequestId(message);
+      if (cancels === undefined || !this.cancelled.has(cancels)) this.onmessage?.(message, extra);
+    }
+    if (this.pending.size > 0) await this.withinDeadline(finished);
+    return ids.filter((id) => !this.cancelled.has(id)).map((id) => this.responses.get(id)!).filter(Boolean);
+  }
+
+  private async withinDeadline(finished: Promise<void>): Promise<void> {
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<'late'>((resolve) => {
+      timer = setTimeout(() => resolve('late'), this.deadlineMs);
+    });
+    const outcome = await Promise.race([finished, late]);
+    clearTimeout(timer);
+    if (outcome !== 'late') return;
+    // Marked before the answer goes: a tool call still running sees it (McpCall.cancelled) and is
+    // not charged, unless its usage event is already on its way.
+    for (const id of this.pending) this.overdue.add(id);
+    for (const id of this.overdue) {
+      // withErrorData logs this text under the answer's requestId and sends the catalogue's internal_error.
+      const error = { jsonrpc: '2.0' as const, id, error: { code: RpcCode.InternalError, message: `No answer within ${this.deadlineMs} ms (JsonResponseTransport's deadline)` } };
+      this.responses.set(id, withErrorData(error, this.nextRequestId, this.logger));
+    }
+    this.pending.clear();
   }
 
   async send(message: JSONRPCMessage, _options?: TransportSendOptions): Promise<void> {
