@@ -140,7 +140,9 @@ const orList = (items: string[]) => (items.length < 2 ? items.join('') : `${item
  */
 function serverInstructions(definitions: ToolDefinition<any, any>[]): string {
   const about = 'Italian company data: identity, registry, risk indicators, ownership, officers and filed financial statements. ';
-  if (definitions.length === 0) return `${about}Your organization's plan includes none of these tools yet, so tools/list is empty: its administrator can change the plan.`;
+  // Plans are ours to set, not the organization's administrators' (client_not_configured and
+  // not_entitled send the caller to the account manager too): one text for no plan and a plan without tools.
+  if (definitions.length === 0) return `${about}Your organization's plan includes none of these tools yet, so tools/list is empty: ask your account manager about a plan that includes them.`;
   const byArgument = companyArguments.flatMap((argument) => {
     const names = definitions.filter((d) => argument in d.inputSchema.shape).map((d) => d.name as string);
     return names.length === 0 ? [] : [`to ${orList(names)} as ${argument}`];

@@ -160,14 +160,28 @@ describe('tools/list', () => {
       }
     }
     expect(toolsIn(client.getInstructions()!)).toEqual((await client.listTools()).tools.map((t) => t.name).sort());
+    // A plan without tools, and no plan at all (client_not_configured on a call): either way the
+    // account manager changes it, as the refusals of a call say; administrators cannot.
     const none = await createToolOrganization(mcp.db, { tools: [] });
-    const noneClient = await connectClient(mcp.mcpUrl, none.key);
+    const unprovisioned = await createToolOrganization(mcp.db, { tools: [] });
+    await mcp.db('organizations').where({ id: unprovisioned.organizationId }).update({ plan_id: null });
+    for (const organization of [none, unprovisioned]) {
+      const noneClient = await connectClient(mcp.mcpUrl, organization.key);
+      try {
+        expect((await noneClient.listTools()).tools).toEqual([]);
+        expect(noneClient.getInstructions()).toMatch(/plan includes none of these tools yet, so tools\/list is empty: ask your account manager about a plan that includes them\.$/);
+        expect(noneClient.getInstructions()).not.toMatch(/administrator/);
+        expect(toolsIn(noneClient.getInstructions()!)).toEqual([]);
+      } finally {
+        await noneClient.close();
+      }
+    }
+    const unprovisionedClient = await connectClient(mcp.mcpUrl, unprovisioned.key);
     try {
-      expect((await noneClient.listTools()).tools).toEqual([]);
-      expect(noneClient.getInstructions()).toMatch(/plan includes none of these tools yet, so tools\/list is empty/);
-      expect(toolsIn(noneClient.getInstructions()!)).toEqual([]);
+      const refused = await unprovisionedClient.callTool({ name: 'service_search_companies', arguments: { query: 'gallo' } });
+      expect((refused.structuredContent as any).error).toMatchObject({ code: 'client_not_configured', message: expect.stringContaining('account manager') });
     } finally {
-      await noneClient.close();
+      await unprovisionedClient.close();
     }
   });
 });
