@@ -44,6 +44,9 @@ afterAll(async () => {
   await mcp?.close();
 });
 
+// What service_get_company_profile adds to a not_found whose taxId cannot be a tax ID (mcp/tools/get-company-profile.ts).
+const searchHint = 'A tax ID is 11 digits (an IT prefix accepted) or a 16-character codice fiscale, without spaces. To find a company by its name, call service_search_companies and pass the fiscalCode of a result (not its id).';
+
 // Every successful result is checked against its tool's zod output schema here: the server
 // does not parse its own output on each call (mcp/create-server.ts).
 const outputSchemas = new Map(toolDefinitions.map((d) => [d.name as string, d.outputSchema]));
@@ -320,7 +323,7 @@ describe('service_get_company_profile', () => {
         ]);
         // A tax ID a URL could not carry is no company's either; the message quotes its start only.
         const huge = (await bothClient.callTool({ name: 'service_get_company_profile', arguments: { taxId: 'A'.repeat(500_000) } })) as CallToolResult;
-        expect((huge.structuredContent as any).error).toMatchObject({ code: 'not_found', message: `No company has the tax ID "${'A'.repeat(64)}"… (500000 characters).` });
+        expect((huge.structuredContent as any).error).toMatchObject({ code: 'not_found', message: `No company has the tax ID "${'A'.repeat(64)}"… (500000 characters). ${searchHint}` });
       } finally {
         await bothClient.close();
       }
@@ -333,7 +336,50 @@ describe('service_get_company_profile', () => {
     const result = await call('service_get_company_profile', { taxId: `${group.root.fiscalCode}\u0000` });
     expect((result.structuredContent as any).error.code).toBe('not_found');
     // The message quotes the tax ID as JSON: no raw NUL (or other control character) in the text.
-    expect((result.structuredContent as any).error.message).toBe(`No company has the tax ID "${group.root.fiscalCode}\\u0000".`);
+    expect((result.structuredContent as any).error.message).toBe(`No company has the tax ID "${group.root.fiscalCode}\\u0000". ${searchHint}`);
+  });
+
+  it('when the tax ID cannot be one (a name, a search result\'s id, a VAT number with a space) then not_found says how to find the company; the API\'s message stays the spec\'s', async () => {
+    const api = await startTestApi();
+    try {
+      const both = await createToolOrganization(mcp.db, { endpoints: ['company-profile'] });
+      const bothClient = await connectClient(mcp.mcpUrl, both.key);
+      try {
+        const toolMessage = async (taxId: string) => {
+          const result = (await bothClient.callTool({ name: 'service_get_company_profile', arguments: { taxId } })) as CallToolResult;
+          expect(result.isError).toBe(true);
+          const { error } = result.structuredContent as any;
+          expect(error.code).toBe('not_found');
+          // The model reads the text: the hint is in it too.
+          expect((result.content[0] as { text: string }).text).toContain(error.message);
+          return error.message as string;
+        };
+        const apiMessage = async (taxId: string) => {
+          const res = await fetch(`${api.url}/companies/${encodeURIComponent(taxId)}/profile`, { headers: { Authorization: `Bearer ${both.key}` } });
+          expect(res.status).toBe(404);
+          return (await json(res)).error.message as string;
+        };
+        const unknownCode = makePartitaIva(randomInt(1_000_000, 9_000_000), 15);
+        const cases = [
+          ['Gallo Import Export S.r.l.', 'No company has the tax ID "GALLO IMPORT EXPORT S.R.L.".'],
+          ['1', 'No company has the tax ID "1".'],
+          ['IT 01126670213', 'No company has the tax ID "IT 01126670213".'],
+        ] as const;
+        for (const [taxId, apiText] of cases) {
+          expect(await toolMessage(taxId)).toBe(`${apiText} ${searchHint}`);
+          expect(await apiMessage(taxId)).toBe(apiText);
+        }
+        // A value shaped like a tax ID (11 digits, with or without IT; 16 characters) is one
+        // we may lack: no hint, the API's message.
+        for (const taxId of [unknownCode, `IT${unknownCode}`, 'ZZZZZZ99Z99Z999Z']) {
+          expect(await toolMessage(taxId)).toBe(await apiMessage(taxId));
+        }
+      } finally {
+        await bothClient.close();
+      }
+    } finally {
+      await api.close();
+    }
   });
 });
 

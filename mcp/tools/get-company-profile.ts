@@ -1,9 +1,11 @@
 import { z } from 'zod';
 import { companyBrief, companyBriefSchema } from '../../core/companies/company-brief.js';
 import { notFoundMessage, taxIdParamSchema } from '../../core/companies/endpoint-catalogue.js';
+import { notFoundHint } from '../../core/companies/identifier-hints.js';
 import { upperCaseIdentifier } from '../../core/companies/company-store.js';
 import { companyProfileDataSchema } from '../../core/companies/index.js';
 import { AppError } from '../../core/errors/index.js';
+import { searchCompaniesTool } from './search-companies.js';
 import { defineTool } from './tool-definition.js';
 
 // The API profile's own parameter: any non-empty tax ID (the spec: "minimum length 1, any
@@ -13,8 +15,23 @@ const inputSchema = z.strictObject({
   taxId: taxIdParamSchema.describe('The company\'s fiscal code or VAT number (case-insensitive; an IT prefix is accepted).'),
 });
 
-// As the API's profile says it: the tax ID as looked up, a long one cut short.
-const notFound = (taxId: string) => new AppError('not_found', notFoundMessage('taxId', upperCaseIdentifier(taxId)));
+// What a tax ID can be once upper-cased: a fiscal code or VAT number of 11 digits (an IT
+// prefix accepted) or a codice fiscale of 16 letters and digits.
+const TAX_ID_SHAPE = /^(?:(?:IT)?\d{11}|[A-Z0-9]{16})$/;
+
+// Agents pass a company's name, a search result's `id` or a VAT number written with a space
+// ("IT 01126670213") as taxId, and were told only that no company has it: said what to do
+// instead, here and not on the API, whose messages are the spec's. A value that only a slip
+// keeps from being real (10 digits, a wrong check digit) has the API's hint, which says which.
+const searchHint = `A tax ID is 11 digits (an IT prefix accepted) or a 16-character codice fiscale, without spaces. To find a company by its name, call ${searchCompaniesTool.name} and pass the fiscalCode of a result (not its id).`;
+
+// As the API's profile says it: the tax ID as looked up, a long one cut short; and, when it
+// cannot be a tax ID at all, how to find the company.
+function notFound(taxId: string): AppError {
+  const shown = upperCaseIdentifier(taxId);
+  const message = notFoundMessage('taxId', shown);
+  return new AppError('not_found', TAX_ID_SHAPE.test(shown) || notFoundHint(shown) ? message : `${message} ${searchHint}`);
+}
 
 const outputSchema = z.strictObject({
   profile: companyProfileDataSchema.describe(
