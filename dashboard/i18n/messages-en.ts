@@ -303,7 +303,7 @@ export const en = {
   'audit.roleTo.finance': 'to finance',
   'audit.roleTo.other': 'to {role}',
   'alerts.title': 'Alerts',
-  'alerts.intro': 'Thresholds send a signed webhook once per period. A top-up or the new period re-arms them.',
+  'alerts.intro': 'Thresholds send a signed webhook once each time they are crossed. Once its condition no longer holds (credits added, the calls cap raised, a new period), a threshold is armed again.',
   'alerts.webhook': 'Webhook',
   'alerts.webhookUrl': 'Webhook URL',
   'alerts.webhookHelp': 'We POST JSON here, signed with the secret below (X-Signature: sha256=…).',

@@ -302,7 +302,7 @@ export const it: Catalogue = {
   'audit.roleTo.finance': 'ad amministrazione e finanza',
   'audit.roleTo.other': 'a {role}',
   'alerts.title': 'Avvisi',
-  'alerts.intro': 'Le soglie inviano un webhook firmato una volta per periodo. Una ricarica o il nuovo periodo le riattivano.',
+  'alerts.intro': 'Le soglie inviano un webhook firmato una volta ogni volta che vengono superate. Quando la condizione non vale più (crediti aggiunti, tetto di chiamate alzato, nuovo periodo), la soglia si riattiva.',
   'alerts.webhook': 'Webhook',
   'alerts.webhookUrl': 'URL del webhook',
   'alerts.webhookHelp': 'Inviamo qui un POST JSON firmato con il segreto qui sotto (X-Signature: sha256=…).',
