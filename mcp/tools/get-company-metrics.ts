@@ -11,7 +11,8 @@ export const getCompanyMetricsTool = defineTool({
     'one series per metric with its name, categories and unit, and per year the value, the previous year\'s value and the year-on-year change. ' +
     'Choose metrics by slug (e.g. revenue, ebitda, net_income, total_assets, total_equity, total_debts, cash_and_equivalents, ebitda_margin, ' +
     'roe, current_ratio, debt_to_equity) and/or by category (balance_sheet, income_statement, assets, liabilities, equity, revenue, costs, ' +
-    'profitability, liquidity, solvency, efficiency, ratio). Slugs of no metric are refused with the nearest ones, unbilled, unless one slug or a category matches. ' +
+    'profitability, liquidity, solvency, efficiency, ratio). Without slugs or categories every metric comes back (some 50 a year: 20-80 KB of JSON over ten years), so name those you need, and the years. ' +
+    'Slugs of no metric are refused with the nearest ones, unbilled, unless one slug or a category matches. ' +
     'The figures are exactly those of the company report.',
   inputSchema: companyMetricsInputSchema,
   outputSchema: companyMetricsSchema,
