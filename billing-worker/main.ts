@@ -1,6 +1,6 @@
 // The billing worker process: applies usage events to the ledger and allowances.
 // Composition root: config, logger, database and bus are made here and passed down.
-import { parseConfig, unknownVariableWarnings } from '../core/config/index.js';
+import { parseConfig, refuseProductionProblems, unknownVariableWarnings } from '../core/config/index.js';
 import { openDatabase } from '../core/db/index.js';
 import { markStopping } from '../core/http-server/index.js';
 import { createLogger } from '../core/logging/index.js';
@@ -22,6 +22,8 @@ await startOrExit(base, async (parts) => {
   const config = parseConfig(process.env);
   const logger = createLogger({ level: config.LOG_LEVEL, base });
   for (const warning of unknownVariableWarnings(process.env)) logger.warn(warning);
+  // Before anything opens: every setting production requires, said together.
+  refuseProductionProblems(config, 'billing-worker');
   // Every transaction of this pool waits on the database alone (the apply paths of both buses
   // talk to Kafka only before BEGIN or after COMMIT), so one idle in a transaction for as long
   // as a batch may take is a worker gone: Postgres ends its session and releases its locks.

@@ -1,4 +1,4 @@
-import { parseConfig, unknownVariableWarnings } from '../core/config/index.js';
+import { parseConfig, refuseProductionProblems, unknownVariableWarnings } from '../core/config/index.js';
 import { ensureOperator } from '../core/dashboard-auth/index.js';
 import { openDatabase } from '../core/db/index.js';
 import { serveOnPort, stopOnSignal } from '../core/http-server/index.js';
@@ -14,6 +14,8 @@ await startOrExit(base, async (parts) => {
   const config = parseConfig(process.env);
   const logger = createLogger({ level: config.LOG_LEVEL, base });
   for (const warning of unknownVariableWarnings(process.env)) logger.warn(warning);
+  // Before anything opens: every setting production requires, said together.
+  refuseProductionProblems(config, 'dashboard');
   const database = await openDatabase(config, logger, 'dashboard');
   parts.add('database', () => database.close());
   const dashboard = await composeDashboard({ config, logger, database });

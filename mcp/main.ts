@@ -1,5 +1,5 @@
 import { configuredUsageSink } from '../adapters/kafka/index.js';
-import { chooseRateLimitStore, parseConfig, unknownVariableWarnings } from '../core/config/index.js';
+import { parseConfig, refuseProductionProblems, unknownVariableWarnings } from '../core/config/index.js';
 import { openDatabase } from '../core/db/index.js';
 import { serveOnPort, stopOnSignal, tuneHeap } from '../core/http-server/index.js';
 import { createLogger } from '../core/logging/index.js';
@@ -17,8 +17,9 @@ await startOrExit(base, async (parts) => {
   const config = parseConfig(process.env);
   const logger = createLogger({ level: config.LOG_LEVEL, base });
   for (const warning of unknownVariableWarnings(process.env)) logger.warn(warning);
-  // Before anything opens: in production, rate limits counted per process must be asked for.
-  chooseRateLimitStore(config);
+  // Before anything opens, every setting production requires, said together (rate limits counted
+  // per process must be asked for, as must the Postgres bus and the embedded database).
+  refuseProductionProblems(config, 'mcp');
   const database = await openDatabase(config, logger, 'mcp');
   parts.add('database', () => database.close());
   // Kafka when KAFKA_BROKERS is set, else the Postgres bus.

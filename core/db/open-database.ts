@@ -1,7 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import net from 'node:net';
 import path from 'node:path';
-import type { Config } from '../config/index.js';
+import { DATABASE_URL_REQUIRED, type Config } from '../config/index.js';
 import type { Logger } from '../logging/index.js';
 import { unreachableError } from './connection-failure.js';
 import { createDb, type Db } from './create-db.js';
@@ -51,7 +51,7 @@ export async function openDatabase(config: Config, logger: Logger, applicationNa
   // A production process without DATABASE_URL would start a database of its own inside its
   // container: every replica its own data, lost with the container.
   if (!connectionString && config.NODE_ENV === 'production') {
-    throw new Error('DATABASE_URL is required when NODE_ENV is production: the embedded PostgreSQL is for running on one machine (npm start, tests)');
+    throw new Error(DATABASE_URL_REQUIRED);
   }
   if (!connectionString) {
     const dataDir = path.join(config.DATA_DIR, 'postgres');
