@@ -169,8 +169,8 @@ describe('a service run alone when start-up fails', () => {
   });
 
   it.each(services)('when NODE_ENV is production without DATABASE_URL then $entry refuses to start a database of its own, and exits 1', async ({ entry }) => {
-    const run = await runService(entry, { NODE_ENV: 'production', DATABASE_URL: '', RATE_LIMIT_STORE: 'memory' });
-    expectOneClearFailure(run, 'could not start: DATABASE_URL is required when NODE_ENV is production: the embedded PostgreSQL is for running on one machine (npm start, tests)');
+    const run = await runService(entry, { NODE_ENV: 'production', DATABASE_URL: '', RATE_LIMIT_STORE: 'memory', USAGE_BUS: 'postgres' });
+    expectOneClearFailure(run, 'could not start: Invalid configuration:\n  - DATABASE_URL is required when NODE_ENV is production: the embedded PostgreSQL is for running on one machine (npm start, tests)');
   });
 
   it.each(services)('when MIGRATE_ON_START is off and the schema is behind this release then $entry names the first migration missing and the command to run, and exits 1', async ({ entry }) => {
