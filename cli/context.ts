@@ -32,7 +32,9 @@ export function createCliContext(env: Record<string, string | undefined>): CliCo
   return {
     config,
     logger,
-    database: () => (opened ??= openDatabase(config, logger, 'cli').then((database) => {
+    // Only `start` makes a new embedded database (it opens its own): any other command run
+    // outside the checkout would make an empty one there and quietly use it.
+    database: () => (opened ??= openDatabase(config, logger, 'cli', { createEmbedded: false }).then((database) => {
       connectionString = database.connectionString;
       return database;
     })),

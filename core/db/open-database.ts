@@ -1,4 +1,4 @@
-import { readFile } from 'node:fs/promises';
+import { access, readFile } from 'node:fs/promises';
 import net from 'node:net';
 import path from 'node:path';
 import { DATABASE_URL_REQUIRED, type Config } from '../config/index.js';
@@ -43,6 +43,12 @@ export interface OpenDatabaseOptions {
   requireCurrentSchema?: boolean;
   /** The pool's DbOptions.idleInTransactionTimeoutMs (the billing worker's). */
   idleInTransactionTimeoutMs?: number;
+  /**
+   * Without DATABASE_URL, start a new embedded database when DATA_DIR has none (default true).
+   * Off for the CLI's commands other than `start`: run from another folder, `org create` made
+   * an empty database there, said nothing, and wrote the organization into it.
+   */
+  createEmbedded?: boolean;
 }
 
 export async function openDatabase(config: Config, logger: Logger, applicationName: string, options: OpenDatabaseOptions = {}): Promise<OpenDatabase> {
@@ -55,6 +61,9 @@ export async function openDatabase(config: Config, logger: Logger, applicationNa
   }
   if (!connectionString) {
     const dataDir = path.join(config.DATA_DIR, 'postgres');
+    if (options.createEmbedded === false && !(await exists(dataDir))) {
+      throw new Error(`no database under ${path.resolve(dataDir)}: run from the folder where npm start runs, or set DATA_DIR or DATABASE_URL`);
+    }
     const running = await runningServerPort(dataDir);
     const port = running ?? config.EMBEDDED_PG_PORT;
     if (running !== undefined && running !== config.EMBEDDED_PG_PORT) {
@@ -142,6 +151,15 @@ async function runningServerPort(dataDir: string): Promise<number | undefined> {
     if ((err as NodeJS.ErrnoException).code !== 'EPERM') return undefined;
   }
   return port;
+}
+
+async function exists(file: string): Promise<boolean> {
+  try {
+    await access(file);
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 function isListening(host: string, port: number): Promise<boolean> {

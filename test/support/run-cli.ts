@@ -1,4 +1,5 @@
 import { execFile } from 'node:child_process';
+import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 export interface CliRun {
@@ -19,13 +20,18 @@ export function runCli(databaseUrl: string, ...args: string[]): Promise<CliRun> 
 
 /** As runCli, with `env` laid over the test's environment (undefined removes a variable). */
 export function runCliWithEnv(env: Record<string, string | undefined>, ...args: string[]): Promise<CliRun> {
+  return runCliIn(repoRoot, env, ...args);
+}
+
+/** As runCliWithEnv, run from `cwd` (an operator's shell in another folder); tsx is found from here. */
+export function runCliIn(cwd: string, env: Record<string, string | undefined>, ...args: string[]): Promise<CliRun> {
   const merged: NodeJS.ProcessEnv = { ...process.env, ...env };
   for (const [name, value] of Object.entries(env)) if (value === undefined) delete merged[name];
   return new Promise((resolve) => {
     execFile(
       process.execPath,
-      ['--import', 'tsx', 'cli/main.ts', ...args],
-      { env: merged, cwd: repoRoot },
+      ['--import', import.meta.resolve('tsx'), path.join(repoRoot, 'cli/main.ts'), ...args],
+      { env: merged, cwd },
       (err, stdout, stderr) => resolve({ code: err ? Number((err as { code?: number }).code ?? 1) : 0, stdout, stderr }),
     );
   });

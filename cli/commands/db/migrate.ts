@@ -53,9 +53,10 @@ export function registerMigrateCommands(program: Command, context: () => CliCont
 }
 
 // Not ctx.database(): that one applies migrations on open (MIGRATE_ON_START), which would
-// make `status` always report "up to date" and `down` first migrate up.
+// make `status` always report "up to date" and `down` first migrate up. Nor does it make a new
+// embedded database: one that `migrate up` made outside the checkout would be empty and unused.
 async function withDatabase(ctx: CliContext, use: (ctx: CliContext, database: OpenDatabase) => Promise<void>): Promise<void> {
-  const database = await openDatabase({ ...ctx.config, MIGRATE_ON_START: false }, ctx.logger, 'cli-migrate', { requireCurrentSchema: false });
+  const database = await openDatabase({ ...ctx.config, MIGRATE_ON_START: false }, ctx.logger, 'cli-migrate', { requireCurrentSchema: false, createEmbedded: false });
   try {
     await use(ctx, database);
   } finally {
