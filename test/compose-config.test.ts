@@ -105,4 +105,12 @@ describe('docker-compose.yml', () => {
     }
     expect(services.migrate?.command).toEqual(['node', 'dist/cli/main.js', 'migrate', 'up']);
   });
+
+  it('when a CLI command runs in any app service (docker compose exec api …), then it knows the public addresses, as the services do', () => {
+    // Without them, `operator reset-link` in the api container printed http://0.0.0.0:3002/….
+    for (const [name, service] of ours) {
+      const env = service.environment as Record<string, string>;
+      expect([env.PUBLIC_BASE_URL, env.PUBLIC_MCP_URL, env.PUBLIC_DASHBOARD_URL], name).toEqual(['http://localhost:3000', 'http://localhost:3001', 'http://localhost:3002']);
+    }
+  });
 });

@@ -1,7 +1,9 @@
 import { AppError } from '../../../core/errors/index.js';
 import { endAllSessions, hashPassword, issuePasswordReset } from '../../../core/dashboard-auth/index.js';
 import { randomBase62 } from '../../../core/ids/index.js';
+import type { Config } from '../../../core/config/index.js';
 import type { RegisterCommands } from '../index.js';
+import { readDemoFile } from '../start/demo-credentials.js';
 
 // The first operator's password is shown once, by the `npm start` that made it: an operator who
 // lost it (or a start that failed before writing it down) gets a new one here. Anyone else with
@@ -39,13 +41,34 @@ export const registerOperatorCommands: RegisterCommands = (program, context) => 
     .description('Make a password reset link for anyone with a dashboard account, printed once on stdout to send them; it works once, for 24 hours, and replaces the one made before. Their password is unchanged until they use it.')
     .requiredOption('--email <email>', "the person's e-mail, e.g. ada@example.com")
     .action(async (opts: { email: string }) => {
-      const { config } = context();
+      // Before the link is made: a new one replaces the last, so one never printed would only
+      // have spent the link its owner may already hold.
+      const base = await dashboardAddress(context().config);
       const db = (await context().database()).db;
       const reset = await db.transaction((trx) => issuePasswordReset(trx, { organizationId: null, email: opts.email, issuedBy: context().actor, issuedAs: 'operator' }));
-      // Where the dashboard is reached, as its own invitation links say (dashboard/compose.ts).
-      const base = (config.PUBLIC_DASHBOARD_URL ?? `http://${config.HOST}:${config.DASHBOARD_PORT}`).replace(/\/+$/, '');
       process.stderr.write(`Password reset link for ${reset.email}, until ${reset.expiresAt.toISOString()} (their password is unchanged until they use it):\n`);
       context().out(`${base}/password-reset/${reset.token}`);
       process.stderr.write('Send it to them yourself: it is shown only once, and works once.\n');
     });
 };
+
+/**
+ * Where the dashboard is reached, for a link printed to send someone: PUBLIC_DASHBOARD_URL; else
+ * the address the `npm start` of this DATA_DIR wrote in demo.json (its actual port, which
+ * DASHBOARD_PORT in this shell may not be); else http://HOST:DASHBOARD_PORT. An address that
+ * listens everywhere (HOST 0.0.0.0 or ::, as in a container: `docker compose exec api …`) opens
+ * nothing in a browser, so it is refused rather than printed.
+ */
+async function dashboardAddress(config: Config): Promise<string> {
+  const base = (config.PUBLIC_DASHBOARD_URL ?? (await readDemoFile(config.DATA_DIR))?.dashboardUrl ?? `http://${config.HOST}:${config.DASHBOARD_PORT}`).replace(/\/+$/, '');
+  let host: string;
+  try {
+    host = new URL(base).hostname;
+  } catch {
+    host = config.HOST; // http://:::3002, from HOST ::
+  }
+  if (['0.0.0.0', '::', '[::]'].includes(host)) {
+    throw new Error(`the dashboard's address here would be ${base}, where ${host} means every interface, not an address to open: set PUBLIC_DASHBOARD_URL to the address people open the dashboard at (e.g. PUBLIC_DASHBOARD_URL=https://dashboard.example.com); no link was made`);
+  }
+  return base;
+}
