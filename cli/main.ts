@@ -4,6 +4,7 @@ import { isAppError } from '../core/errors/index.js';
 import { registrations } from './commands/index.js';
 import { createCliContext, type CliContext } from './context.js';
 import { refuseRepeatedOptions } from './refuse-repeated-options.js';
+import { unknownOptionsFirst } from './unknown-options-first.js';
 import { hintHelpOnUsageErrors } from './usage-error-hint.js';
 
 // Operator CLI: `npm run -s cli -- <command> --help` at every level.
@@ -32,6 +33,7 @@ const getContext = () => (context ??= createCliContext(process.env));
 for (const register of registrations) register(program, getContext);
 hintHelpOnUsageErrors(program);
 refuseRepeatedOptions(program);
+unknownOptionsFirst(program);
 
 try {
   await program.parseAsync(process.argv);

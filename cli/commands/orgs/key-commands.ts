@@ -1,5 +1,7 @@
 import { Option, type Command } from 'commander';
-import { apiKeyState, apiKeyStatus, createApiKey, listApiKeys, revokeApiKey } from '../../../core/auth/index.js';
+import { apiKeyState, apiKeyStatus, createApiKey, hashApiKey, listApiKeys, revokeApiKey } from '../../../core/auth/index.js';
+import type { Db } from '../../../core/db/index.js';
+import { AppError } from '../../../core/errors/index.js';
 import { findOrganizationId } from '../../../core/billing/index.js';
 import { withAudit } from '../../../core/dashboard-auth/index.js';
 import type { CliContext } from '../../context.js';
@@ -76,11 +78,24 @@ export function registerKeyCommands(program: Command, context: () => CliContext)
   key
     .command('revoke')
     .description('Revoke a key: refused everywhere within a second.')
-    .argument('<key-id>', 'key id (key_…), as shown by key list')
-    .action(async (keyId: string) => {
+    .argument('<key>', 'key id (key_…), as shown by key list; or the key itself (sk_…), e.g. one that leaked')
+    .action(async (given: string) => {
       const actor = context().actor;
+      const keyId = given.startsWith('sk_') ? await keyIdOfSecret(await db(), given) : given;
       // Revoking a revoked key changes nothing: no audit row, and the answer says so.
       const { key: record, revoked } = await withAudit(await db(), (trx) => revokeApiKey(trx, keyId, actor), (r) => (r.revoked ? { organizationId: r.key.organizationId, actor, action: 'key.revoked', details: { keyId: r.key.id } } : null));
       context().out(`${record.id} ${revoked ? 'revoked' : 'was already revoked'} at ${date(record.revokedAt)}`);
+      if (keyId !== given) process.stderr.write(`(found by the key itself: ${record.prefix}…, of ${record.organizationId})\n`);
     });
+}
+
+/**
+ * The id of the key whose secret this is, found by its hash: someone holding a leaked key can
+ * revoke it without first finding which one it is. The secret is never echoed, not even when no
+ * key matches it (a mistyped one is most of a real key), since terminals and logs keep errors.
+ */
+async function keyIdOfSecret(db: Db, secret: string): Promise<string> {
+  const row = await db('api_keys').where({ hash: hashApiKey(secret) }).first<{ id: string } | undefined>('id');
+  if (!row) throw new AppError('not_found', 'No API key is this key (not shown here): give the key as it was created, or its id (key_…) from `cli key list --org ORG`.');
+  return row.id;
 }

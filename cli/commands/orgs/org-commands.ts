@@ -1,10 +1,11 @@
 import type { Command } from 'commander';
 import { AppError } from '../../../core/errors/index.js';
 import {
-  callsCapTerms, clearProductOverride, createOrganization, ensureDefaultPlans, findOrganizationId, getOrganization, listOrganizations,
+  callsCapTerms, clearProductOverride, createOrganization, ensureDefaultPlans, findOrganizationId, getOrganization, listOrganizations, listPlans,
   setOrganizationLimits, setOrganizationPlan, setProductOverride,
 } from '../../../core/billing/index.js';
 import { withAudit } from '../../../core/dashboard-auth/index.js';
+import type { Db } from '../../../core/db/index.js';
 import type { CliContext } from '../../context.js';
 import { count, date, laterCapText, MAX_RATE_LIMIT, printTable, table, unit, wholeNumber, wholeNumberUpTo } from './cli-format.js';
 
@@ -20,6 +21,7 @@ export function registerOrgCommands(program: Command, context: () => CliContext)
     .action(async (opts: { name: string; plan: string }) => {
       const d = await db();
       await ensureDefaultPlans(d);
+      if (opts.plan !== 'none') await requireKnownPlan(d, opts.plan);
       const actor = context().actor;
       const created = await withAudit(
         d,
@@ -85,6 +87,7 @@ export function registerOrgCommands(program: Command, context: () => CliContext)
       const actor = context().actor;
       const orgId = await findOrganizationId(d, ref);
       const planId = plan === 'none' ? null : plan;
+      if (planId !== null) await requireKnownPlan(d, planId);
       const updated = await withAudit(d, (trx) => setOrganizationPlan(trx, orgId, planId, actor), () => ({ organizationId: orgId, actor, action: 'organization.plan_set', details: { planId } }));
       context().out(`${updated.id}: plan ${updated.planId ?? 'none'}`);
     });
@@ -145,4 +148,15 @@ export function registerOrgCommands(program: Command, context: () => CliContext)
       const from = o.quantity === null && o.unit === null ? "the plan's measure" : o.quantity === null ? "the plan's quantity" : o.unit === null ? "the plan's unit" : 'override';
       context().out(`${orgId}: ${product} enabled at ${now ? count(now.measure.quantity, now.measure.unit.replace(/s$/, '')) : '?'} (${from})`);
     });
+}
+
+/**
+ * A plan id given on the command line names a plan of the database, else the error lists those
+ * there are: "No plan with id premium." left an operator guessing at the ids.
+ */
+async function requireKnownPlan(db: Db, planId: string): Promise<void> {
+  const plans = (await listPlans(db)).map((p) => p.id);
+  if (!plans.includes(planId)) {
+    throw new AppError('not_found', `No plan "${planId}"; plans: ${plans.join(', ') || 'none'} (cli plan list).`);
+  }
 }

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { createApiKey, createKeyVerifier, type KeyVerifier } from '../../../core/auth/index.js';
 import { rotateApiKey } from '../../../core/key-rotation/index.js';
+import { createOrganization, ensureDefaultPlans } from '../../../core/billing/index.js';
 import { createDb, type Db } from '../../../core/db/index.js';
 import { createLogger } from '../../../core/logging/index.js';
 import { runCli, runCliWithEnv } from '../../../test/support/run-cli.js';
@@ -275,4 +276,46 @@ describe('operator CLI: organizations and keys', () => {
     expect(run.code).toBe(0);
     expect(run.stdout).toContain('--expires <when>');
   });
+});
+
+describe('operator CLI: what a mistyped argument is told', () => {
+  it('when a plan, an option, a key or an organization name is not one it can use, then the error names what there is, never echoing a key; and the key itself revokes that key', async () => {
+    await ensureDefaultPlans(db);
+    const org = await createOrganization(db, { name: `Typo ${Date.now()} SRL`, planId: 'standard' });
+    const dupName = `Twin ${Date.now()} SRL`;
+    const twins = [await createOrganization(db, { name: dupName, planId: 'standard' }), await createOrganization(db, { name: dupName, planId: 'standard' })];
+    const { key: leaked, record } = await createApiKey(db, { organizationId: org.id, name: 'leaked', createdBy: 'test' });
+    const unknownKey = `sk_live_${'Q'.repeat(32)}`;
+    const [badCreatePlan, badSetPlan, typo, unknownSecret, bySecret, twin] = await Promise.all([
+      cli('org', 'create', '--name', 'Acme2', '--plan', 'premium'),
+      cli('org', 'set-plan', org.id, 'premium'),
+      cli('org', 'create', '--nam', 'X'),
+      cli('key', 'revoke', unknownKey),
+      cli('key', 'revoke', leaked),
+      cli('org', 'show', dupName),
+    ]);
+    // The plans there are (others' tests add their own), and where to read them.
+    for (const run of [badCreatePlan, badSetPlan]) {
+      expect(run).toMatchObject({ code: 1, stdout: '' });
+      expect(run.stderr).toMatch(/^error \(not_found\): No plan "premium"; plans: (\S+, )*standard(, \S+)* \(cli plan list\)\.\n$/);
+    }
+    expect(Number((await db('organizations').where({ name: 'Acme2' }).count<{ count: string }[]>('* as count'))[0]!.count)).toBe(0);
+    expect((await db('organizations').where({ id: org.id }).first('plan_id')).plan_id).toBe('standard');
+
+    expect(typo).toMatchObject({ code: 1, stdout: '' });
+    expect(typo.stderr).toMatch(/^error: unknown option '--nam'\n\(Did you mean --name\?\)\n/);
+
+    expect(unknownSecret).toEqual({
+      code: 1,
+      stdout: '',
+      stderr: 'error (not_found): No API key is this key (not shown here): give the key as it was created, or its id (key_…) from `cli key list --org ORG`.\n',
+    });
+    expect(bySecret.code, bySecret.stderr).toBe(0);
+    expect(bySecret.stdout).toMatch(new RegExp(`^${record.id} revoked at `));
+    expect(bySecret.stderr).toBe(`(found by the key itself: ${record.prefix}…, of ${org.id})\n`);
+    expect(bySecret.stdout + bySecret.stderr).not.toContain(leaked);
+    expect((await db('api_keys').where({ id: record.id }).first('revoked_at')).revoked_at).not.toBeNull();
+
+    expect(twin).toEqual({ code: 1, stdout: '', stderr: `error (invalid_params): More than one organization is named "${dupName}" (${twins[0]!.id}, ${twins[1]!.id}): use its id.\n` });
+  }, 120_000);
 });

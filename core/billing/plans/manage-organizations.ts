@@ -101,9 +101,10 @@ export async function listOrganizations(db: Db): Promise<OrganizationSummary[]> 
 export async function findOrganizationId(db: Db, idOrName: string): Promise<string> {
   const byId = await db('organizations').where({ id: idOrName }).first('id');
   if (byId) return byId.id as string;
-  const byName = await db('organizations').where({ name: idOrName }).limit(2).select('id');
-  if (byName.length === 1) return byName[0].id as string;
-  if (byName.length > 1) throw new AppError('invalid_params', `More than one organization is named "${idOrName}": use its id.`);
+  const byName = (await db('organizations').where({ name: idOrName }).orderBy('created_at').orderBy('id').select('id')) as { id: string }[];
+  if (byName.length === 1) return byName[0]!.id;
+  // Their ids, oldest first, so that the operator can pick one without another command.
+  if (byName.length > 1) throw new AppError('invalid_params', `More than one organization is named "${idOrName}" (${byName.map((o) => o.id).join(', ')}): use its id.`);
   throw new AppError('not_found', `No organization with id or name "${idOrName}".`);
 }
 
