@@ -48,7 +48,7 @@ function expectedReport(o: January, generatedAt: string, sep: ',' | ';'): string
   const formulaKey = ['by_key', o.formula.id, '', '10', 'credits', '2', `"'=SUM(A1) test; script (${o.formula.prefix}…)"`];
   const accentedKey = ['by_key', o.accented.id, '', '1', 'calls', '1', `Contabilità (${o.accented.prefix}…)`];
   const lines = [
-    ['section', 'name', 'at', 'quantity', 'unit', 'calls', 'detail'],
+    ['section', 'name', 'at', 'quantity', 'unit', 'calls', 'detail', 'reference'],
     ['summary', 'organization', '', o.orgId, '', '', ''],
     ['summary', 'period', '', PERIOD, '', '', ''],
     ['summary', 'as_of', '', '2026-01-11T23:30:00.000Z', '', '', ''],
@@ -68,7 +68,8 @@ function expectedReport(o: January, generatedAt: string, sep: ',' | ';'): string
     ['by_day', '2026-01-10', '', '10', 'credits', '2', ''],
     ['by_day', '2026-01-11', '', '1', 'calls', '1', ''],
   ];
-  return lines.map((l) => l.join(sep) + CRLF).join('');
+  // No row here has a reference: each ends with an empty `reference`, the column added last.
+  return lines.map((l) => (l.length === 8 ? l : [...l, '']).join(sep) + CRLF).join('');
 }
 
 /** January's ledger as `ledger export --format csv` writes it, with `sep` between fields. */

@@ -59,8 +59,8 @@ describe('finance pages', () => {
     const report = await (await client.get(`/orgs/${orgId}/report`)).text();
     expect(report).toContain(operator.email);
     const csv = await (await client.get(`/orgs/${orgId}/report.csv`)).text();
-    expect(csv).toMatch(new RegExp(`^entry,grant,[^,]+,500,credits,,${operator.email.replaceAll('.', '\\.')}: contract bonus$`, 'm'));
-    expect(csv).toMatch(/^entry,top_up,[^,]+,100,credits,,cli:maria: invoice 7$/m);
+    expect(csv).toMatch(new RegExp(`^entry,grant,[^,]+,500,credits,,${operator.email.replaceAll('.', '\\.')}: contract bonus,$`, 'm'));
+    expect(csv).toMatch(/^entry,top_up,[^,]+,100,credits,,cli:maria: invoice 7,$/m);
   });
 
   it('when usage was made with a key then the ledger names the key as the keys page does, not by its id', async () => {

@@ -5,12 +5,12 @@ import { newId } from '../ids/index.js';
 import { cheapestCreditCalls, evaluateFlags, flagChanges, recordFlagChanges, type Flags } from './allowance-flags.js';
 import { lockAllowances, type AllowanceRow } from './allowance-rows.js';
 import { periodOf } from './billing-period.js';
-import { CREDIT_ID_PREFIX, type CreditChangeKind } from './credit-reference.js';
+import { CREDIT_ID_PREFIX, REFERENCE_USED, type CreditChangeKind } from './credit-reference.js';
 import type { LedgerEntry } from './ledger-export.js';
 import { rollOverAllowance } from './roll-over-period.js';
 import { systemReason } from './system-reasons.js';
 
-export { referencedEventId, type CreditChangeKind } from './credit-reference.js';
+export { MAX_REFERENCE, REFERENCE_USED, referencedEventId, type CreditChangeKind } from './credit-reference.js';
 
 export interface AdministrationInput {
   organizationId: string;
@@ -64,7 +64,7 @@ export async function changeCredits(
       const earlier = await trx('usage_ledger').where({ event_id: eventId }).first<{ entry_type: string; credits_delta: number | string; applied_at: Date } | undefined>('entry_type', 'credits_delta', 'applied_at');
       if (earlier) {
         if (Number(earlier.credits_delta) !== input.credits) {
-          throw new AppError('invalid_params', `${eventId} is already on the ledger for a ${earlier.entry_type} of ${earlier.credits_delta} credits (${earlier.applied_at.toISOString()}): a different change needs a reference of its own`, { details: [{ path: 'reference', message: 'already used for a different change' }] });
+          throw new AppError('invalid_params', `${eventId} is already on the ledger for a ${earlier.entry_type} of ${earlier.credits_delta} credits (${earlier.applied_at.toISOString()}): a different change needs a reference of its own`, { details: [{ path: 'reference', message: REFERENCE_USED }] });
         }
         return { eventId, changes: {}, alreadyRecordedAt: earlier.applied_at };
       }

@@ -44,7 +44,7 @@ describe('allowance report as of', () => {
     const closed = await buildAllowanceReport(db, org.id, past, now);
     expect(closed.credits.used).toBe(10);
     expect(closed.asOf).toBe(pastNewest.toISOString());
-    expect(allowanceReportCsv(closed)).toContain(`summary,as_of,,${pastNewest.toISOString()},,,`);
+    expect(allowanceReportCsv(closed)).toContain(`summary,as_of,,${pastNewest.toISOString()},,,,`);
     // The summary's credit rows add up: used is a movement of the balance, as in the table.
     const summary = Object.fromEntries(allowanceReportCsv(closed).filter((l) => l.startsWith('summary,')).map((l) => l.split(',')).map((c) => [c[1], c[3]]));
     expect(summary.used).toBe('-10');
@@ -70,7 +70,7 @@ describe('allowance report flag history', () => {
     const report = await buildAllowanceReport(db, org.id, periodOf(now), now);
     expect(report.flagHistory).toEqual([{ at: now.toISOString(), flag: 'credits_exhausted', value: false, reason: 'invoice (Nov)', actor: email }]);
     expect(report.entries.map((e) => e.actor)).toEqual([email]);
-    expect(allowanceReportCsv(report)).toContain(`flag,credits_exhausted,${now.toISOString()},,,,cleared: invoice (Nov) (${email})`);
+    expect(allowanceReportCsv(report)).toContain(`flag,credits_exhausted,${now.toISOString()},,,,cleared: invoice (Nov) (${email}),`);
     expect(JSON.stringify(report)).not.toContain(userId);
   });
 });
@@ -95,7 +95,7 @@ describe('allowance report calls used', () => {
     expect(report.callsUsed).toBe(2);
     // The usage itself stays: three calls were made, one given back among the adjustments.
     expect(report.byProduct).toEqual([{ source: 'api', product: 'company-report', quantity: 3, unit: 'calls', calls: 3 }]);
-    expect(allowanceReportCsv(report)).toContain('summary,calls_used,,2,calls,,');
+    expect(allowanceReportCsv(report)).toContain('summary,calls_used,,2,calls,,,');
     expect((await reconcileLedger(db, { organizationIds: [org.id] })).differences).toEqual([]);
   });
 });

@@ -2,6 +2,7 @@ import type { Knex } from 'knex';
 import { AppError } from '../errors/index.js';
 import { userEmails } from '../dashboard-auth/user-emails.js';
 import { assertReportablePeriod, nextPeriod, periodStart } from './billing-period.js';
+import { creditReference } from './credit-reference.js';
 
 export interface UsageLine {
   quantity: number;
@@ -25,8 +26,9 @@ export interface AllowanceReport {
    * within it (a 503 refund's adjustment, calls_delta -1), as allowances.calls_used counts them. */
   callsUsed: number;
   /** Grants, top-ups, adjustments and rollovers, oldest first; `actor` as people know them (a
-   * user's e-mail, else the actor recorded, e.g. `cli:maria`). */
-  entries: { at: string; type: string; credits: number; actor: string | null; reason: string | null }[];
+   * user's e-mail, else the actor recorded, e.g. `cli:maria`); `reference`, the one a credit change
+   * was made under (`--reference`, the operator form's Reference: an invoice number), else null. */
+  entries: { at: string; type: string; credits: number; actor: string | null; reason: string | null; reference: string | null }[];
   byProduct: (UsageLine & { source: string; product: string })[];
   /** Per key, with the key's name and display prefix (null if the key row no longer exists). */
   byKey: (UsageLine & { keyId: string; keyName: string | null; keyPrefix: string | null })[];
@@ -70,7 +72,7 @@ export async function buildAllowanceReport(db: Knex, organizationId: string, per
     notUsage()
       .andWhere({ period })
       .orderBy([{ column: 'occurred_at' }, { column: 'id' }])
-      .select<{ occurred_at: Date; entry_type: string; credits_delta: number; actor: string | null; reason: string | null }[]>('occurred_at', 'entry_type', 'credits_delta', 'actor', 'reason'),
+      .select<{ occurred_at: Date; entry_type: string; credits_delta: number; actor: string | null; reason: string | null; event_id: string }[]>('occurred_at', 'entry_type', 'credits_delta', 'actor', 'reason', 'event_id'),
     daily.clone().select<(UsageLine & { source: string; product: string })[]>('source', 'product', ...lineColumns).groupBy('source', 'product', 'unit').orderBy(['source', 'product', 'unit']),
     // Named as the key list names them: finance knows "Billing robot (sk_live_AbCd…)", not key_7Hq….
     db('usage_daily as u')
@@ -122,7 +124,7 @@ export async function buildAllowanceReport(db: Knex, organizationId: string, per
     // so the month's calls used are its calls-priced usage plus its adjustments' calls, the same
     // figure as allowances.calls_used for the current month and the overview that shows it.
     callsUsed: (byType('usage')?.calls ?? 0) + (byType('adjustment')?.calls ?? 0),
-    entries: entries.map((e) => ({ at: e.occurred_at.toISOString(), type: e.entry_type, credits: e.credits_delta, actor: known(e.actor), reason: e.reason })),
+    entries: entries.map((e) => ({ at: e.occurred_at.toISOString(), type: e.entry_type, credits: e.credits_delta, actor: known(e.actor), reason: e.reason, reference: creditReference({ entryType: e.entry_type, organizationId, eventId: e.event_id }) })),
     byProduct,
     byKey,
     byDay,

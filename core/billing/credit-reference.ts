@@ -6,13 +6,18 @@ export type CreditChangeKind = 'grant' | 'top_up' | 'adjustment';
 /** The prefix of a credit change's ledger event id, by kind. */
 export const CREDIT_ID_PREFIX: Record<CreditChangeKind, string> = { grant: 'grt', top_up: 'top', adjustment: 'adj' };
 
-const MAX_REFERENCE = 100;
+/** changeCredits' refusal of a reference already on the ledger for another amount, under the field. */
+export const REFERENCE_USED = 'already used for a different change';
+
+/** A reference's length at most, trimmed: the CLI's `--reference` and the operator's credits form alike. */
+export const MAX_REFERENCE = 100;
 
 /**
  * The event id of a credit change made under the caller's own reference (an invoice or ticket
  * number): the same reference for the same organization and kind names the same ledger row, so
  * the change run again (a retried script, a command recalled from the shell's history) changes
- * nothing. `creditReference` reads the reference back for the ledger page and export.
+ * nothing. `creditReference` reads the reference back for the ledger page and export, and
+ * the report's entries.
  */
 export function referencedEventId(kind: CreditChangeKind, organizationId: string, reference: string): string {
   const ref = reference.trim();

@@ -3,7 +3,7 @@ export * from './plans/index.js';
 // Usage, allowances, ledger and reports (the billing pipeline).
 export { applyUsageBatch, type ApplyUsageOptions } from './apply-usage-batch.js';
 export { recordRefusedCalls } from './record-refused-calls.js';
-export { changeCredits, MAX_REASON, referencedEventId, setCallsCap, usePlanCallsCap, type AllowanceSnapshot, type PlanCapSnapshot, type CreditChangeKind, type AdministrationInput } from './adjust-allowance.js';
+export { changeCredits, MAX_REASON, MAX_REFERENCE, REFERENCE_USED, referencedEventId, setCallsCap, usePlanCallsCap, type AllowanceSnapshot, type PlanCapSnapshot, type CreditChangeKind, type AdministrationInput } from './adjust-allowance.js';
 export { evaluateFlags, cheapestCreditCalls, type AllowanceFlag, type Flags } from './allowance-flags.js';
 export { buildAllowanceReport, flagReasonLabel, keyLabel, type AllowanceReport } from './allowance-report.js';
 export { allowanceReportCsv } from './allowance-report-csv.js';

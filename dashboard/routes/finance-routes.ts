@@ -263,7 +263,7 @@ export function registerFinanceRoutes(router: Router<DashboardState>, deps: Fina
     const [r, periods] = await Promise.all([buildAllowanceReport(db, view.org.id, period), periodChoices(db, view.org.id, period)]);
     // The unit in the page's language, as the other columns are, and singular after 1.
     const usageRow = (x: { quantity: number; unit: string; calls: number }) => [f.number(x.quantity), unitWord(ctx.state, x.unit, x.quantity), f.number(x.calls)];
-    // Each table spans the page: the entries' five columns, the reason last, did not fit half of it.
+    // Each table spans the page: the entries' six columns, the reason last, did not fit half of it.
     const body = html`
       <div class="toolbar-row">
         ${periodSelector(ctx.state, `/orgs/${view.org.id}/report`, periods, period)}
@@ -291,8 +291,8 @@ export function registerFinanceRoutes(router: Router<DashboardState>, deps: Fina
         }), { id: 'report-balance' })}
       ${section(t('report.entries'), table({
           caption: t('report.entries'),
-          headers: [t('report.at'), t('report.type'), t('common.credits'), t('report.by'), t('report.reason')],
-          rows: r.entries.map((e) => [f.dateTime(new Date(e.at)), t(`ledger.type.${e.type as LedgerEntryType}`), f.number(e.credits), e.actor === null ? '—' : ledgerActor(ctx.state, e.actor), ledgerReason(ctx.state, e.reason ?? '')]),
+          headers: [t('report.at'), t('report.type'), t('common.credits'), t('report.by'), t('report.reference'), t('report.reason')],
+          rows: r.entries.map((e) => [f.dateTime(new Date(e.at)), t(`ledger.type.${e.type as LedgerEntryType}`), f.number(e.credits), e.actor === null ? '—' : ledgerActor(ctx.state, e.actor), e.reference ?? '—', ledgerReason(ctx.state, e.reason ?? '')]),
           numeric: [2],
           empty: t('common.noRows'),
         }), { id: 'report-entries' })}

@@ -1,10 +1,10 @@
 import type { Router } from '@koa/router';
 import {
-  callsCapTerms, changeCredits, clearProductOverride, countOpenDeadLetters, createOrganization, ensureDefaultPlans, findProduct, getOrganization, getPlan, listPlans, MAX_REASON, planDefinitionSchema, productCatalogue,
+  callsCapTerms, changeCredits, clearProductOverride, countOpenDeadLetters, createOrganization, ensureDefaultPlans, findProduct, getOrganization, getPlan, listPlans, MAX_REASON, MAX_REFERENCE, planDefinitionSchema, productCatalogue, referencedEventId,
   setCallsCap, setOrganizationLimits, setOrganizationPlan, setProductOverride, usePlanCallsCap, type CallsCapTerms, type CreditChangeKind,
 } from '../../core/billing/index.js';
 import { createInvitation, recentAudit, withAudit, type CreatedInvitation } from '../../core/dashboard-auth/index.js';
-import type { Db } from '../../core/db/index.js';
+import { CONTROL_MESSAGE, holdsControlCharacter, type Db } from '../../core/db/index.js';
 import { z } from 'zod';
 import { AppError, NO_PLUS_SIGN, parseInput, wholeNumberRefusal } from '../../core/errors/index.js';
 import { coverageOf, organizationPeriodSettings, organizationsOverview, setCreditsPerPeriod } from '../../core/finance/index.js';
@@ -71,6 +71,15 @@ const creditsFormSchema = z
     kind: z.enum(creditKinds),
     credits: wholeNumberFieldSaying(CREDITS_PLUS_SIGN).pipe(z.number({ error: NON_ZERO }).refine((n) => n !== 0, NON_ZERO)),
     reason: z.string().default('').refine((r) => r.trim() !== '', 'required').refine((r) => r.length <= MAX_REASON, `at most ${MAX_REASON} characters`),
+    // Optional, as the CLI's --reference: trimmed, and checked as referencedEventId checks it
+    // (which still has the last word). Left blank, the change is one of its own, as without it.
+    reference: z
+      .string()
+      .default('')
+      .transform((r) => r.trim())
+      .refine((r) => r.length <= MAX_REFERENCE, `at most ${MAX_REFERENCE} characters`)
+      .refine((r) => !holdsControlCharacter(r), CONTROL_MESSAGE)
+      .transform((r) => (r === '' ? null : r)),
   })
   .superRefine(({ kind, credits }, ctx) => {
     if (kind !== 'adjustment' && credits < 0) ctx.addIssue({ code: 'custom', path: ['credits'], message: 'must be positive' });
@@ -250,6 +259,7 @@ async function renderOrganization(ctx: DashboardContext, db: Db, organizationId:
         ${select({ label: t('operator.org.grantKind'), name: 'kind', choices: creditKinds.map((k) => ({ value: k, label: t(`operator.org.kind.${k}`) })), value: typed.kind ?? 'grant', id: 'grant-kind' })}
         ${field({ label: t('operator.org.credits'), name: 'credits', required: true, value: typed.credits ?? null, id: 'grant-credits', error: refusals.credits })}
         ${field({ label: t('operator.org.reason'), name: 'reason', required: true, value: typed.reason ?? null, help: t('operator.org.reasonHelp'), id: 'grant-reason', error: refusals.reason })}
+        ${field({ label: t('operator.org.reference'), name: 'reference', value: typed.reference ?? null, help: t('operator.org.referenceHelp'), id: 'grant-reference', error: refusals.reference })}
         <div><button class="btn btn-primary" type="submit">${t('operator.org.grant')}</button></div>
       </form>`, { id: 'org-grant' })}
       ${section(t('operator.org.period'), html`<form method="post" action="/operator/organizations/${org.id}/period" class="stack">
@@ -376,12 +386,20 @@ export function registerOperatorRoutes(router: Router<DashboardState>, deps: Ope
     const orgId = ctx.params.orgId!;
     await guarded(ctx, orgId, async () => {
       // A kind the form does not offer is refused, not booked as a grant.
-      const { kind, credits, reason } = parseInput(creditsFormSchema, ctx.state.form);
+      const { kind, credits, reason, reference } = parseInput(creditsFormSchema, ctx.state.form);
+      // With a reference, the change happens once, as `billing top-up --reference` does: the same
+      // reference again (another form, another operator, or the CLI) books nothing, and with
+      // another amount it is refused under the field. The submission token still answers a
+      // double-click of this form, before the reference is looked at.
+      const eventId = reference === null ? undefined : referencedEventId(kind, orgId, reference);
       const snapshot = await withAudit(
         db,
-        async (trx) => (await claimSubmission(trx, ctx)) ? changeCredits(trx, { organizationId: orgId, kind, credits, actor, reason }) : null,
-        (s) => s && { organizationId: orgId, actor, action: `credits.${kind}`, details: { credits, reason } },
+        async (trx) => (await claimSubmission(trx, ctx)) ? changeCredits(trx, { organizationId: orgId, kind, credits, actor, reason, eventId }) : null,
+        (s) => (s && !s.alreadyRecordedAt ? { organizationId: orgId, actor, action: `credits.${kind}`, details: { credits, reason, ...(reference === null ? {} : { reference }) } } : null),
       );
+      if (snapshot?.alreadyRecordedAt) {
+        return notice(ctx.state.t('operator.org.referenceRepeated', { reference: reference!, time: ctx.state.f.dateTime(snapshot.alreadyRecordedAt), balance: ctx.state.f.number(snapshot.creditsBalance) }), 'info');
+      }
       if (snapshot) return notice(ctx.state.t('operator.org.granted', { balance: ctx.state.f.number(snapshot.creditsBalance) }), 'good');
       // Sent before (a double-click, or a reload of this answer): booked once. Not the generic
       // "nothing new was made", which an operator seeing only this answer could read as "not

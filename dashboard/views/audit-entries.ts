@@ -53,6 +53,9 @@ function sentenceOf(action: string, details: Record<string, unknown>): string {
     if (!('creditsPerPeriod' in details)) return 'organization.period_set_cap';
     return action;
   }
+  // A credit change made under a reference (an invoice number: the CLI's --reference, the
+  // operator form's Reference) says it, as the ledger page does.
+  if (action.startsWith('credits.') && typeof details.reference === 'string') return `${action}_reference`;
   // Back on the plan's cap: the CLI gives a reason, the operator's form none.
   if (action === 'allowance.cap_plan') return 'reason' in details ? action : 'allowance.cap_plan_form';
   if (action !== 'allowance.cap_set') return action;

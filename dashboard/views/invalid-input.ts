@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { PRIVATE_WEBHOOK_TARGET, THRESHOLD_ALREADY_SET } from '../../core/alerts/index.js';
 import { ALREADY_MEMBER, NOT_AN_EMAIL, PASSWORD_MISMATCH, RESET_REFUSED } from '../../core/dashboard-auth/index.js';
+import { REFERENCE_USED } from '../../core/billing/index.js';
 import { CONTROL_MESSAGE } from '../../core/db/index.js';
 import { NO_PLUS_SIGN, WHOLE_NUMBER, type AppError } from '../../core/errors/index.js';
 import type { Language, MessageKey } from '../i18n/translate.js';
@@ -31,6 +32,7 @@ const fieldLabels: Record<string, MessageKey> = {
   kind: 'operator.org.kind',
   credits: 'operator.org.credits',
   reason: 'operator.org.reason',
+  reference: 'operator.org.reference',
   creditsPerPeriod: 'operator.org.creditsPerPeriod',
   callsCap: 'operator.org.callsCap',
   perSecond: 'operator.org.perSecond',
@@ -70,6 +72,7 @@ const ownWordings: [RegExp, MessageKey][] = [
   [/^a non-zero integer$/, 'error.msg.nonZeroInteger'],
   [/^must be positive$/, 'error.msg.creditsAdd'],
   [/^too large for the balance$/, 'error.msg.balanceBound'],
+  [exactly(REFERENCE_USED), 'error.msg.referenceUsed'],
   [/^required$/, 'error.msg.required'],
   [/^not in the product catalogue$/, 'error.msg.unknownProduct'],
   // Back to the plan's calls cap without a plan (core/billing/adjust-allowance.ts, usePlanCallsCap).

@@ -222,7 +222,7 @@ describe('billing CLI: credits, caps, ledger export and reconcile', () => {
     expect(reconcile.stdout).toContain('no differences');
     expect(reconcile.code).toBe(0);
     const report = await cli('report', '--org', org, '--period', current);
-    expect(report.stdout).toMatch(new RegExp(`cap_change\\s+0\\s+system\\s+${reason.replace(/[()]/g, '\\$&')}`));
+    expect(report.stdout).toMatch(new RegExp(`cap_change\\s+0\\s+system\\s+-\\s+${reason.replace(/[()]/g, '\\$&')}`));
     // A second rollover run finds nothing to do and writes nothing.
     const rows = await ledgerRows(org);
     expect((await cli('billing', 'rollover')).code).toBe(0);

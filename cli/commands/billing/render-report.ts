@@ -28,7 +28,8 @@ function reportTable(r: AllowanceReport): string[] {
   ]));
   out.push(`calls used (calls-priced products only; the CALLS columns below count every call): ${r.callsUsed}`);
   out.push('', 'Grants, top-ups and adjustments:');
-  out.push(...lines(['AT', 'TYPE', 'CREDITS', 'BY', 'REASON'], r.entries.map((e) => [e.at, e.type, String(e.credits), e.actor ?? '-', e.reason ?? ''])));
+  // The reference before the reason, which is the long one (up to 500 characters).
+  out.push(...lines(['AT', 'TYPE', 'CREDITS', 'BY', 'REFERENCE', 'REASON'], r.entries.map((e) => [e.at, e.type, String(e.credits), e.actor ?? '-', e.reference ?? '-', e.reason ?? ''])));
   out.push('', 'Usage by endpoint/tool:');
   out.push(...lines(['SOURCE', 'PRODUCT', 'QUANTITY', 'UNIT', 'CALLS'], r.byProduct.map((p) => [p.source, p.product, ...usage(p)])));
   out.push('', 'Usage by key:');
