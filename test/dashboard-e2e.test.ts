@@ -213,9 +213,9 @@ describe.skipIf(!haveBrowser)('the dashboard in a browser', () => {
     // generated_at says when each file was made; every other byte must match.
     const stamp = (s: string) => s.replace(/^summary,generated_at,,[^,]*,/m, 'summary,generated_at,,(stamp),');
     expect(stamp(csv)).toBe(stamp(stdout));
-    expect(csv).toContain('by_product,api:company-credit-report,,60,credits,6,\r\n');
-    expect(csv).toContain('\r\nby_key,key_reporting,,4,calls,4,\r\n');
-    expect(csv).toMatch(new RegExp(`\r\nby_key,key_\\w+,,5,credits,1,ERP production \\(${revokedKeyPrefix}…\\)\r\n`));
+    expect(csv).toContain('by_product,api:company-credit-report,,60,credits,6,,\r\n');
+    expect(csv).toContain('\r\nby_key,key_reporting,,4,calls,4,,\r\n');
+    expect(csv).toMatch(new RegExp(`\r\nby_key,key_\\w+,,5,credits,1,ERP production \\(${revokedKeyPrefix}…\\),\r\n`));
     // And byte for byte against the shared formatter at a fixed clock, each line CR LF ended.
     const at = new Date('2030-01-01T00:00:00Z');
     expect(allowanceReportCsv(await buildAllowanceReport(db, orgId, period, at)).map((l) => `${l}\r\n`).join('')).toBe(csv.replace(/^(summary,generated_at,,)[^,]*,/m, `$1${at.toISOString()},`));
