@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { ledgerInOrder } from '../billing/ledger-export.js';
 import { createOrganization } from '../billing/plans/manage-organizations.js';
 import { createDb, type Db } from '../db/index.js';
-import { ledgerPage } from './ledger-page.js';
+import { ledgerPage, ledgerRowsBeyond } from './ledger-page.js';
 
 const databaseUrl = inject('databaseUrl');
 let db: Db;
@@ -84,6 +84,58 @@ describe('ledger page', () => {
         expect(plan, plan).toMatch(/Index Scan (Backward )?using usage_ledger_organization_id_period_id_idx/);
       }
     });
+  });
+
+  it('when more rows match than the count cap then the last counted page goes on by row, older and newer, and the oldest page opens: every row, in order, once', async () => {
+    const { org, eventIds } = await ledgerOf(Array.from({ length: 7 }, (_, i): [string, string, string] => [i < 3 ? '2026-10' : '2026-11', '2026-11-01T00:00:00Z', 'usage']));
+    const newestFirst = [...eventIds].reverse();
+    const opts = { pageSize: 2, countCap: 3 };
+    // 4 rows counted (the cap and one): two numbered pages, then by row.
+    const second = await ledgerPage(db, org, { ...opts, page: 2 });
+    expect(second).toMatchObject({ page: 2, pages: 2, more: true });
+    const seen = [...(await ledgerPage(db, org, opts)).rows, ...second.rows].map((r) => r.eventId);
+    let cursor = second.older;
+    while (cursor) {
+      const next = await ledgerPage(db, org, { ...opts, older: cursor });
+      expect(next.page).toBeNull();
+      seen.push(...next.rows.map((r) => r.eventId));
+      cursor = next.older;
+    }
+    expect(seen).toEqual(newestFirst);
+    // From the oldest page up by row, the same rows the other way.
+    const oldest = await ledgerPage(db, org, { ...opts, oldest: true });
+    expect(oldest).toMatchObject({ page: null, older: null });
+    const upwards = [oldest.rows.map((r) => r.eventId)];
+    cursor = oldest.newer;
+    while (cursor) {
+      const next = await ledgerPage(db, org, { ...opts, newer: cursor });
+      upwards.unshift(next.rows.map((r) => r.eventId));
+      cursor = next.newer;
+    }
+    expect(upwards.flat()).toEqual(newestFirst);
+    expect(oldest.rows.map((r) => r.eventId)).toEqual([eventIds[1], eventIds[0]]);
+    // Filters hold across the months' boundary; a cursor that is not one is the first page.
+    const october = await ledgerPage(db, org, { ...opts, period: '2026-10', older: `2026-10.${oldest.rows[0]!.id}` });
+    expect(october.rows.map((r) => r.eventId)).toEqual([eventIds[0]]);
+    expect(await ledgerPage(db, org, { ...opts, older: 'nonsense' })).toMatchObject({ page: 1 });
+  });
+
+  it('when a page starts from a row then the index finds the row: nothing sorts or counts up to it', async () => {
+    const { org } = await ledgerOf([['2026-11', '2026-11-02T09:00:00Z', 'usage']]);
+    for (const period of [null, '2026-11']) {
+      for (const entryType of [null, 'usage']) {
+        for (const direction of ['older', 'newer'] as const) {
+          await db.transaction(async (trx) => {
+            await trx.raw('SET LOCAL enable_sort = off');
+            const query = ledgerRowsBeyond(trx, org, { period, entryType }, { period: '2026-11', id: '123' }, direction).limit(51).select('*').toSQL();
+            const { rows } = await trx.raw<{ rows: { 'QUERY PLAN': string }[] }>(`EXPLAIN ${query.sql}`, query.bindings);
+            const plan = rows.map((r) => r['QUERY PLAN']).join('\n');
+            expect(plan, plan).not.toMatch(/Sort/);
+            expect(plan, plan).toMatch(/Index Cond: .*ROW\(period, id\)/);
+          });
+        }
+      }
+    }
   });
 
   it('when more rows match than the count cap then the total is the cap, marked as more, and the pages past it still open', async () => {

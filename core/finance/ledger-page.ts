@@ -11,13 +11,40 @@ export type LedgerEntryType = (typeof ledgerEntryTypes)[number];
  * page shows it (null: no key, or its row is gone). */
 export type LedgerPageRow = LedgerEntry & { entryType: LedgerEntryType; actorLabel: string | null; keyLabel: string | null };
 
+/** Where a ledger page starts: a numbered page, counted from the newest row (the first pages,
+ * as far as the count goes); the rows just older or just newer than a row (a cursor, `rowCursor`);
+ * or the oldest rows. */
+export type LedgerPosition = { page?: number } | { older: string } | { newer: string } | { oldest: true };
+
 export interface LedgerPage {
   rows: LedgerPageRow[];
-  page: number;
+  /** The page's number; null: a page reached by a cursor or as the oldest, which has none. */
+  page: number | null;
   pages: number;
   /** Rows matching, counted up to `countCap`; `more`: there are more than that. */
   total: number;
   more: boolean;
+  /** Cursors of the pages beside this one (null: no rows that way): `older` after its last
+   * row, `newer` before its first. */
+  older: string | null;
+  newer: string | null;
+}
+
+/** A row's place in the page's order, (period, id), as a link carries it: `2026-11.1234`. */
+export const rowCursor = (row: { period: string; id: number | string }): string => `${row.period}.${row.id}`;
+
+function parseCursor(cursor: string): { period: string; id: string } | null {
+  const m = /^(\d{4}-\d{2})\.(\d{1,18})$/.exec(cursor);
+  return m ? { period: m[1]!, id: m[2]! } : null;
+}
+
+/** The rows past a row (null: from the newest, or the oldest, row) in one direction, nearest
+ * first: `older` newest first, `newer` oldest first. A row comparison on the index's own
+ * columns, so the index starts at the row instead of counting up to it. */
+export function ledgerRowsBeyond(db: Db, organizationId: string, filters: { period: string | null; entryType: string | null }, from: { period: string; id: string } | null, direction: 'older' | 'newer') {
+  const rows = ledgerInOrder(db, organizationId, filters, direction === 'older' ? 'desc' : 'asc');
+  if (from) rows.andWhere(db.raw(`(period, id) ${direction === 'older' ? '<' : '>'} (?, ?)`, [from.period, from.id]));
+  return rows;
 }
 
 /**
@@ -27,30 +54,55 @@ export interface LedgerPage {
  * another month, listed with its own month). The order is that of the ledger's index
  * (migration 032), so a page reads its 50 rows from the index instead of sorting the
  * organization's whole ledger. Counting is a walk over every matching row, and a
- * busy organization has one per call: it stops at `countCap` (the page then says "more than"),
- * which no one pages through by hand; a month and a type narrow it.
+ * busy organization has one per call: it stops at `countCap` (the page then says "more than").
+ * Numbered pages reach as far as the count; past it, and to the oldest rows, a page starts from
+ * a row instead (keyset paging on (period, id), which is unique and never changes for a row:
+ * the index finds the page's first row without walking the rows before it), so every row can be
+ * reached, however many a month of calls holds.
  */
 export async function ledgerPage(
   db: Db,
   organizationId: string,
-  options: { period?: string | null; type?: LedgerEntryType | null; page?: number; pageSize?: number; countCap?: number },
+  options: { period?: string | null; type?: LedgerEntryType | null; pageSize?: number; countCap?: number } & LedgerPosition,
 ): Promise<LedgerPage> {
   const pageSize = options.pageSize ?? 50;
   const countCap = options.countCap ?? 100_000;
+  const filters = { period: options.period ?? null, entryType: options.type ?? null };
   // The rows counted are the rows listed: one filter (ledgerInOrder's), its order dropped.
-  const selection = () => ledgerInOrder(db, organizationId, { period: options.period ?? null, entryType: options.type ?? null }, 'desc');
+  const selection = () => ledgerInOrder(db, organizationId, filters, 'desc');
   const counted = await db
     .from(selection().clearOrder().select(db.raw('1')).limit(countCap + 1).as('capped'))
     .count<{ n: string | number }>({ n: '*' })
     .first();
   const found = Number(counted?.n ?? 0);
-  const { page, pages, offset } = pageWindow(found, options.page, pageSize);
-  const rows = await selection()
-    .offset(offset)
-    .limit(pageSize)
-    .select<Record<string, any>[]>('*');
-  const [emails, keys] = await Promise.all([userEmails(db, rows.map((r) => r.actor as string | null)), apiKeyLabels(db, rows.map((r) => r.key_id as string | null))]);
-  const entries = rows.map((r) => {
+  const window = pageWindow(found, 'page' in options ? options.page : undefined, pageSize);
+  const older = 'older' in options ? parseCursor(options.older) : null;
+  const newer = 'newer' in options ? parseCursor(options.newer) : null;
+  // One row more than the page: whether there are rows beyond it.
+  let raw: Record<string, any>[];
+  let numbered: number | null = null;
+  let beyondNewer: boolean;
+  let beyondOlder: boolean;
+  if (older) {
+    raw = await ledgerRowsBeyond(db, organizationId, filters, older, 'older').limit(pageSize + 1).select('*');
+    beyondOlder = raw.length > pageSize;
+    raw = raw.slice(0, pageSize);
+    beyondNewer = true;
+  } else if (newer || 'oldest' in options) {
+    // Read upwards from the cursor (or the oldest row), then listed newest first as ever.
+    raw = await ledgerRowsBeyond(db, organizationId, filters, newer, 'newer').limit(pageSize + 1).select('*');
+    beyondNewer = raw.length > pageSize;
+    raw = raw.slice(0, pageSize).reverse();
+    beyondOlder = newer !== null;
+  } else {
+    numbered = window.page;
+    raw = await selection().offset(window.offset).limit(pageSize + 1).select('*');
+    beyondOlder = raw.length > pageSize;
+    raw = raw.slice(0, pageSize);
+    beyondNewer = window.page > 1;
+  }
+  const [emails, keys] = await Promise.all([userEmails(db, raw.map((r) => r.actor as string | null)), apiKeyLabels(db, raw.map((r) => r.key_id as string | null))]);
+  const entries = raw.map((r) => {
     const entry = ledgerEntryFromRow(r);
     return {
       ...entry,
@@ -59,7 +111,17 @@ export async function ledgerPage(
       keyLabel: entry.keyId === null ? null : (keys.get(entry.keyId) ?? null),
     };
   });
-  return { total: Math.min(found, countCap), more: found > countCap, page, pages, rows: entries };
+  const first = raw[0];
+  const last = raw[raw.length - 1];
+  return {
+    total: Math.min(found, countCap),
+    more: found > countCap,
+    page: numbered,
+    pages: window.pages,
+    rows: entries,
+    older: beyondOlder && last ? rowCursor(last as { period: string; id: string }) : null,
+    newer: beyondNewer && first ? rowCursor(first as { period: string; id: string }) : null,
+  };
 }
 
 /** Months that have ledger rows, newest first (the period selector). */

@@ -127,6 +127,7 @@ input[aria-invalid=true], select[aria-invalid=true] { border-color: var(--bad); 
 .tab:hover { text-decoration: none; background: rgba(255,255,255,.6); }
 .tab[aria-current=page] { background: var(--panel); color: var(--ink); box-shadow: var(--shadow); }
 .pagination { display: flex; justify-content: space-between; align-items: center; margin-top: 1rem; }
+.pagination-ends { text-align: center; margin: .5rem 0 0; }
 
 .secret-row { display: flex; gap: .6rem; align-items: center; flex-wrap: wrap; margin: .5rem 0; }
 .secret { font-size: 1rem; padding: .55rem .75rem; background: #f2f4f7; border: 1px dashed #c1c9d2; word-break: break-all; user-select: all; }

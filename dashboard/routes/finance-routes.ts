@@ -7,7 +7,8 @@ import { csvFile, csvSeparator, csvSeparatorChoice, csvStream, sendAsCsv } from 
 import { orgAccess } from '../org-access.js';
 import type { DashboardContext, DashboardState } from '../state.js';
 import { barList, columnChart, type ChartPoint } from '../views/charts.js';
-import { asOfStamp, badge, pagination, section, stat, table } from '../views/components.js';
+import { asOfStamp, badge, section, stat, table } from '../views/components.js';
+import { rowPager, rowPagerPosition, rowPagerQuery, type RowPagerTarget } from '../views/row-pager.js';
 import { html, type Html } from '../views/html.js';
 import { page } from '../views/layout.js';
 import { PERIOD_MESSAGE } from '../views/invalid-input.js';
@@ -319,9 +320,8 @@ export function registerFinanceRoutes(router: Router<DashboardState>, deps: Fina
     const { t, f } = ctx.state;
     const filters = ledgerFilters(ctx);
     const { period, type } = filters;
-    const pageNumber = Number.parseInt(String(ctx.query.page ?? '1'), 10);
-    const [result, periods] = await Promise.all([ledgerPage(db, view.org.id, { period, type, page: pageNumber }), periodChoices(db, view.org.id, period)]);
-    const link = (p: number) => `/orgs/${view.org.id}/ledger?${ledgerQuery(filters, { page: String(p) })}`;
+    const [result, periods] = await Promise.all([ledgerPage(db, view.org.id, { period, type, ...rowPagerPosition(ctx.query) }), periodChoices(db, view.org.id, period)]);
+    const link = (to: RowPagerTarget) => `/orgs/${view.org.id}/ledger?${ledgerQuery(filters, rowPagerQuery(to))}`;
     const download = `/orgs/${view.org.id}/ledger.csv${period || type ? `?${ledgerQuery(filters)}` : ''}`;
     const signed = (n: number) => (n > 0 ? `+${f.number(n)}` : f.number(n));
     const rows = result.rows.map((r, i) => [
@@ -355,7 +355,7 @@ export function registerFinanceRoutes(router: Router<DashboardState>, deps: Fina
         numeric: [3, 4, 5],
         empty: t('common.noRows'),
       })}
-      ${pagination(ctx.state, result, link)}`, { id: 'ledger-table' })}`;
+      ${rowPager(ctx.state, result, link)}`, { id: 'ledger-table' })}`;
     ctx.body = page(ctx.state, { title: t('ledger.title'), body, org: view.org, active: 'ledger', memberships: view.memberships, banners: view.banners, path: ctx.url });
   });
 

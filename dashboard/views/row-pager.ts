@@ -1,0 +1,58 @@
+import { html, type Html } from './html.js';
+import type { DashboardState } from '../state.js';
+import { pagination } from './components.js';
+
+/** Where a row-cursor pager's links lead: a numbered page, or the rows older or newer than a row, or the oldest. */
+export type RowPagerTarget = { page: number } | { older: string } | { newer: string } | { oldest: true };
+
+/** A page of a table paged by number as far as its count goes, and past it by row (the ledger,
+ * the webhook delivery log): what `ledgerPage` and `webhookDeliveriesPage` return. */
+export interface RowPaged {
+  page: number | null;
+  pages: number;
+  total: number;
+  more: boolean;
+  older: string | null;
+  newer: string | null;
+}
+
+/**
+ * The ledger's pager, for tables too long to count to the end. Within the count it is the
+ * numbered pager (`pagination`); where the count stops ("more than 100,000 rows") its last page's
+ * Next goes on by row, and a page reached that way (or the oldest) has Previous and Next by row
+ * plus the newest and oldest pages: every row is a bounded number of links from the first page.
+ */
+export function rowPager(state: DashboardState, result: RowPaged, link: (to: RowPagerTarget) => string): Html {
+  const { t, f } = state;
+  if (result.page !== null && !result.more) return pagination(state, { ...result, page: result.page }, (page) => link({ page }));
+  const numbered = result.page;
+  const where = numbered !== null
+    ? t('common.pageOfMore', { page: f.number(numbered), total: f.number(result.total) })
+    : `${t(result.older === null ? 'common.pageOldest' : 'common.pageByRow')} · ${result.more ? t('common.moreThanRows', { total: f.number(result.total) }) : t('common.rowCount', { total: f.number(result.total), count: result.total })}`;
+  const previous = numbered !== null
+    ? (numbered > 1 ? link({ page: numbered - 1 }) : null)
+    : (result.newer === null ? null : link({ newer: result.newer }));
+  const next = numbered !== null && numbered < result.pages ? link({ page: numbered + 1 }) : result.older === null ? null : link({ older: result.older });
+  return html`<nav class="pagination" aria-label="${where}">
+    ${previous ? html`<a class="btn btn-secondary" rel="prev" href="${previous}">← ${t('common.previous')}</a>` : html`<span></span>`}
+    <span class="muted">${where}</span>
+    ${next ? html`<a class="btn btn-secondary" rel="next" href="${next}">${t('common.next')} →</a>` : html`<span></span>`}
+  </nav>
+  <p class="pagination-ends small">${numbered === 1 ? '' : html`<a data-page="newest" href="${link({ page: 1 })}">⇤ ${t('common.newest')}</a>`}${numbered === 1 || result.older === null ? '' : ' · '}${result.older === null ? '' : html`<a data-page="oldest" href="${link({ oldest: true })}">${t('common.oldest')} ⇥</a>`}</p>`;
+}
+
+/** A pager link's query parameters: `page=N`, `older=<row>`, `newer=<row>` or `oldest=1`. */
+export function rowPagerQuery(to: RowPagerTarget): Record<string, string> {
+  if ('page' in to) return { page: String(to.page) };
+  if ('older' in to) return { older: to.older };
+  if ('newer' in to) return { newer: to.newer };
+  return { oldest: '1' };
+}
+
+/** The position a request asks for (`rowPagerQuery`'s parameters; none, or a page not a number: the first page). */
+export function rowPagerPosition(query: Record<string, unknown>): { page?: number } | { older: string } | { newer: string } | { oldest: true } {
+  if (typeof query.older === 'string' && query.older) return { older: query.older };
+  if (typeof query.newer === 'string' && query.newer) return { newer: query.newer };
+  if (query.oldest === '1') return { oldest: true };
+  return { page: Number.parseInt(String(query.page ?? '1'), 10) };
+}
