@@ -1,4 +1,4 @@
-import type { Db } from '../db/index.js';
+import { pageWindow, type Db } from '../db/index.js';
 import type { Logger } from '../logging/index.js';
 import { postWebhook } from './post-webhook.js';
 import { DELIVERY_ID_HEADER, SIGNATURE_HEADER, TIMESTAMP_HEADER, signWebhookBody } from './webhook-signature.js';
@@ -128,9 +128,31 @@ export interface WebhookDeliveryRow {
   payload: Record<string, unknown>;
 }
 
+/** An organization's newest deliveries first (the id after the time: deliveries made in the same
+ * instant keep one order, so pages neither repeat nor skip one). */
+const deliveriesInOrder = (db: Db, organizationId: string) =>
+  db('webhook_deliveries').where({ organization_id: organizationId }).orderBy([{ column: 'created_at', order: 'desc' }, { column: 'id', order: 'desc' }]);
+
 export async function listDeliveries(db: Db, organizationId: string, limit = 50): Promise<WebhookDeliveryRow[]> {
-  const rows = await db('webhook_deliveries').where({ organization_id: organizationId }).orderBy('created_at', 'desc').limit(limit).select('*');
-  return rows.map((r) => ({
+  return (await deliveriesInOrder(db, organizationId).limit(limit).select('*')).map(deliveryFromRow);
+}
+
+/**
+ * One page of the delivery log, newest first, and how many deliveries there are in all (the
+ * alerts page's pager). Counted to the end: a delivery is a threshold crossing or a test, a few a
+ * month, not one per call as the ledger's rows are.
+ */
+export async function deliveriesPage(db: Db, organizationId: string, options: { page?: number; pageSize?: number } = {}): Promise<{ rows: WebhookDeliveryRow[]; page: number; pages: number; total: number }> {
+  const pageSize = options.pageSize ?? 50;
+  const counted = await db('webhook_deliveries').where({ organization_id: organizationId }).count<{ n: string | number }>({ n: '*' }).first();
+  const total = Number(counted?.n ?? 0);
+  const { page, pages, offset } = pageWindow(total, options.page, pageSize);
+  const rows = await deliveriesInOrder(db, organizationId).offset(offset).limit(pageSize).select('*');
+  return { rows: rows.map(deliveryFromRow), page, pages, total };
+}
+
+function deliveryFromRow(r: Record<string, any>): WebhookDeliveryRow {
+  return {
     id: r.id,
     eventType: r.event_type,
     thresholdId: r.threshold_id,
@@ -142,5 +164,5 @@ export async function listDeliveries(db: Db, organizationId: string, limit = 50)
     deliveredAt: r.delivered_at,
     nextAttemptAt: r.next_attempt_at,
     payload: r.payload,
-  }));
+  };
 }

@@ -80,6 +80,7 @@ export const en = {
   'common.next': 'Next',
   'common.pageOf': { one: 'Page {page} of {pages} · {total} row', other: 'Page {page} of {pages} · {total} rows' },
   'common.pageOfKeys': { one: 'Page {page} of {pages} · {total} key', other: 'Page {page} of {pages} · {total} keys' },
+  'common.pageOfDeliveries': { one: 'Page {page} of {pages} · {total} delivery', other: 'Page {page} of {pages} · {total} deliveries' },
   'common.pageOfOrganizations': { one: 'Page {page} of {pages} · {total} organization', other: 'Page {page} of {pages} · {total} organizations' },
   'common.pageOfMore': 'Page {page} · more than {total} rows',
   'common.pageByRow': 'Older rows',

@@ -82,6 +82,7 @@ export const it: Catalogue = {
   'common.next': 'Successiva',
   'common.pageOf': { one: 'Pagina {page} di {pages} · {total} riga', other: 'Pagina {page} di {pages} · {total} righe' },
   'common.pageOfKeys': { one: 'Pagina {page} di {pages} · {total} chiave', other: 'Pagina {page} di {pages} · {total} chiavi' },
+  'common.pageOfDeliveries': { one: 'Pagina {page} di {pages} · {total} invio', other: 'Pagina {page} di {pages} · {total} invii' },
   'common.pageOfOrganizations': { one: 'Pagina {page} di {pages} · {total} organizzazione', other: 'Pagina {page} di {pages} · {total} organizzazioni' },
   'common.pageOfMore': 'Pagina {page} · oltre {total} righe',
   'common.pageByRow': 'Righe meno recenti',

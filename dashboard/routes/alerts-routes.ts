@@ -1,12 +1,12 @@
 import type { Router } from '@koa/router';
-import { addThreshold, alertSettings, listDeliveries, listThresholds, removeThreshold, rotateWebhookSecret, setWebhookUrl, thresholdKinds, type ThresholdKind } from '../../core/alerts/index.js';
+import { addThreshold, alertSettings, deliveriesPage, listThresholds, removeThreshold, rotateWebhookSecret, setWebhookUrl, thresholdKinds, type ThresholdKind } from '../../core/alerts/index.js';
 import { can, withAudit } from '../../core/dashboard-auth/index.js';
 import type { Db } from '../../core/db/index.js';
 import { AppError } from '../../core/errors/index.js';
 import { claimSubmission, submissionField } from '../form-submission.js';
 import { orgAccess, type OrgView } from '../org-access.js';
 import type { DashboardContext, DashboardState } from '../state.js';
-import { badge, copyButton, csrfField, field, notice, postButton, section, select, table } from '../views/components.js';
+import { badge, copyButton, csrfField, field, notice, pagination, postButton, section, select, table } from '../views/components.js';
 import { deliveryError } from '../views/delivery-errors.js';
 import { html, type HtmlValue } from '../views/html.js';
 import { fieldRefusals, invalidInputMessage } from '../views/invalid-input.js';
@@ -27,7 +27,7 @@ interface Refused {
 async function renderAlerts(ctx: DashboardContext, db: Db, view: OrgView, options: { top?: HtmlValue; refused?: Refused } = {}): Promise<void> {
   const { t, f } = ctx.state;
   const manage = can(view.org.role, 'manage_alerts');
-  const [settings, thresholds, deliveries] = await Promise.all([alertSettings(db, view.org.id), listThresholds(db, view.org.id), listDeliveries(db, view.org.id)]);
+  const [settings, thresholds, deliveries] = await Promise.all([alertSettings(db, view.org.id), listThresholds(db, view.org.id), deliveriesPage(db, view.org.id, { page: Number.parseInt(String(ctx.query.page ?? '1'), 10) })]);
   const currentPeriod = (await db('allowances').where({ organization_id: view.org.id }).first<{ period: string } | undefined>('period'))?.period;
   const typed = options.refused?.typed ?? {};
   const refusals = options.refused ? fieldRefusals(ctx.state, options.refused.error) : {};
@@ -69,10 +69,10 @@ async function renderAlerts(ctx: DashboardContext, db: Db, view: OrgView, option
           ${field({ label: t('alerts.value'), name: 'value', inputmode: 'numeric', required: true, value: typed.value ?? null, id: 'threshold-value', error: refusals.value })}
           <div class="field field-button"><button class="btn btn-primary" type="submit">${t('alerts.add')}</button></div>
         </form>` : ''}`, { id: 'alerts-thresholds' })}
-      ${section(t('alerts.deliveries'), table({
+      ${section(t('alerts.deliveries'), html`${table({
         caption: t('alerts.deliveries'),
         headers: [t('common.created'), t('report.type'), t('common.status'), t('alerts.attempts'), t('alerts.response'), t('alerts.nextAttempt')],
-        rows: deliveries.map((d) => [
+        rows: deliveries.rows.map((d) => [
           f.dateTime(d.createdAt),
           html`<code>${d.eventType}</code><div class="muted small">${d.id}</div>`,
           badge(t(`alerts.delivery.status.${d.status}`), d.status === 'delivered' ? 'good' : d.status === 'failed' ? 'bad' : 'warn'),
@@ -82,7 +82,8 @@ async function renderAlerts(ctx: DashboardContext, db: Db, view: OrgView, option
         ]),
         numeric: [3],
         empty: t('common.noRows'),
-      }), { id: 'alerts-deliveries' })}`;
+      })}
+      ${deliveries.pages > 1 ? pagination(ctx.state, deliveries, (p) => `/orgs/${view.org.id}/alerts?page=${p}#alerts-deliveries`, 'deliveries') : ''}`, { id: 'alerts-deliveries' })}`;
   ctx.body = page(ctx.state, { title: t('alerts.title'), body, org: view.org, active: 'alerts', memberships: view.memberships, banners: view.banners, path: `/orgs/${view.org.id}/alerts` });
 }
 

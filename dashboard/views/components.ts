@@ -118,10 +118,10 @@ export function asOfStamp(state: DashboardState, asOf: Date | string | null): Ht
   return html`<p class="as-of" title="${t('common.asOfHelp')}"><span aria-hidden="true">◷</span> ${text}</p>`;
 }
 
-const pageOfMessage = { rows: 'common.pageOf', keys: 'common.pageOfKeys', organizations: 'common.pageOfOrganizations' } as const;
+const pageOfMessage = { rows: 'common.pageOf', keys: 'common.pageOfKeys', organizations: 'common.pageOfOrganizations', deliveries: 'common.pageOfDeliveries' } as const;
 
 /** Previous / "page N of M" / next, under a paged table (the ledger, the activity log, the keys,
- * the organizations), counting what the table lists. */
+ * the organizations, the webhook deliveries), counting what the table lists. */
 export function pagination(state: DashboardState, result: { page: number; pages: number; total: number; more?: boolean }, link: (page: number) => string, counting: keyof typeof pageOfMessage = 'rows'): Html {
   const { t, f } = state;
   // `more`: the total is a lower bound (a count that stopped, see ledgerPage), so no page count.
