@@ -62,6 +62,14 @@ describe('when a month of the ledger holds more rows than the page counts', () =
     expect(above).not.toContain('oldest-product');
     expect(linkOf(above, 'rel="next"')).toMatch(new RegExp(`^/orgs/${orgId}/ledger\\?period=${MONTH}&older=${MONTH}\\.\\d+$`));
 
+    // Climbing back by row ends at the top: the rows newer than the third newest are the newest, nothing above.
+    const third = await env.db('usage_ledger').where({ organization_id: orgId, period: MONTH }).orderBy('id', 'desc').offset(2).first<{ id: string }>('id');
+    const top = await open(client, `/orgs/${orgId}/ledger?period=${MONTH}&newer=${MONTH}.${third!.id}`);
+    expect(rowsListed(top)).toBe(2);
+    expect(top).toContain('The newest rows · more than 100,000 rows');
+    expect(linkOf(top, 'rel="prev"')).toBeNull();
+    expect(linkOf(top, 'rel="next"')).toMatch(/&older=/);
+
     // Usage only, a page past the count: the last numbered page, whose Next goes on by row to the end.
     const last = await open(client, `/orgs/${orgId}/ledger?period=${MONTH}&type=usage&page=99999`);
     expect(last).toContain('Page 2,001 · more than 100,000 rows');

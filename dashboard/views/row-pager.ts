@@ -5,8 +5,8 @@ import { pagination } from './components.js';
 /** Where a row-cursor pager's links lead: a numbered page, or the rows older or newer than a row, or the oldest. */
 export type RowPagerTarget = { page: number } | { older: string } | { newer: string } | { oldest: true };
 
-/** A page of a table paged by number as far as its count goes, and past it by row (the ledger,
- * the webhook delivery log): what `ledgerPage` and `webhookDeliveriesPage` return. */
+/** A page of a table paged by number as far as its count goes, and past it by row: what
+ * `ledgerPage` returns. */
 export interface RowPaged {
   page: number | null;
   pages: number;
@@ -28,7 +28,7 @@ export function rowPager(state: DashboardState, result: RowPaged, link: (to: Row
   const numbered = result.page;
   const where = numbered !== null
     ? t('common.pageOfMore', { page: f.number(numbered), total: f.number(result.total) })
-    : `${t(result.older === null ? 'common.pageOldest' : 'common.pageByRow')} · ${result.more ? t('common.moreThanRows', { total: f.number(result.total) }) : t('common.rowCount', { total: f.number(result.total), count: result.total })}`;
+    : `${t(result.older === null ? 'common.pageOldest' : result.newer === null ? 'common.pageNewest' : 'common.pageByRow')} · ${result.more ? t('common.moreThanRows', { total: f.number(result.total) }) : t('common.rowCount', { total: f.number(result.total), count: result.total })}`;
   const previous = numbered !== null
     ? (numbered > 1 ? link({ page: numbered - 1 }) : null)
     : (result.newer === null ? null : link({ newer: result.newer }));
