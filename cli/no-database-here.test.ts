@@ -27,7 +27,7 @@ describe('cli run from a folder with no database', () => {
       expect(run).toEqual({
         code: 1,
         stdout: '',
-        stderr: `error: no database under ${path.join(cwd, '.data', 'postgres')}: run from the folder where npm start runs, or set DATA_DIR or DATABASE_URL\n`,
+        stderr: `error: no database under ${path.join(cwd, '.data', 'postgres')}: run this where npm start runs (its first run creates the database), or set DATA_DIR or DATABASE_URL\n`,
       });
     }
     expect(await readdir(cwd)).toEqual([]);

@@ -62,7 +62,7 @@ export async function openDatabase(config: Config, logger: Logger, applicationNa
   if (!connectionString) {
     const dataDir = path.join(config.DATA_DIR, 'postgres');
     if (options.createEmbedded === false && !(await exists(dataDir))) {
-      throw new Error(`no database under ${path.resolve(dataDir)}: run from the folder where npm start runs, or set DATA_DIR or DATABASE_URL`);
+      throw new Error(`no database under ${path.resolve(dataDir)}: run this where npm start runs (its first run creates the database), or set DATA_DIR or DATABASE_URL`);
     }
     const running = await runningServerPort(dataDir);
     const port = running ?? config.EMBEDDED_PG_PORT;
