@@ -1,12 +1,13 @@
 import net from 'node:net';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { createCompanyStore, type CompanyStore } from '../core/companies/index.js';
+import { createCompanyStore } from '../core/companies/index.js';
 import { createDb, migrateLatest, type Db } from '../core/db/index.js';
 import { createLogger } from '../core/logging/index.js';
 import { createPostgresUsageSink } from '../core/usage/index.js';
 import { createTestOrganization, insertCompanies, makeDossier, startTestApi, type TestApi } from './api-fixtures.js';
 import { createToolOrganization, rpc, startTestMcp, type TestMcp } from './mcp-fixtures.js';
 import { createScratchDatabase, type ScratchDatabase } from './support/database.js';
+import { slowed } from './support/slowed-store.js';
 import { eventsOnBus } from './support/usage-bus.js';
 
 // A caller that hangs up before its answer is ready (its own timeout fired, say) is not
@@ -22,20 +23,6 @@ let scratch: ScratchDatabase;
 let bus: Db;
 let api: TestApi;
 let mcp: TestMcp;
-
-/** Every lookup of the store answers LOOKUP_MS later than it would. */
-function slowed(store: CompanyStore): CompanyStore {
-  return new Proxy(store, {
-    get(target, property, receiver) {
-      const value: unknown = Reflect.get(target, property, receiver);
-      if (typeof value !== 'function') return value;
-      return async (...args: unknown[]) => {
-        await new Promise((resolve) => setTimeout(resolve, LOOKUP_MS));
-        return (value as (...a: unknown[]) => unknown).apply(target, args);
-      };
-    },
-  });
-}
 
 /** Sends `request` on a new connection, closes it after `closeAfterMs` and resolves once closed, with whatever came back. */
 function hangUp(url: string, request: string, closeAfterMs: number): Promise<string> {
@@ -63,7 +50,7 @@ beforeAll(async () => {
   await migrateLatest(bus);
   companies = createDb({ connectionString: inject('databaseUrl'), poolMax: 2 });
   await insertCompanies(companies, [company]);
-  const store = () => slowed(createCompanyStore({ db: companies, queryTimeoutMs: 5_000, logger: silent }));
+  const store = () => slowed(createCompanyStore({ db: companies, queryTimeoutMs: 5_000, logger: silent }), LOOKUP_MS);
   api = await startTestApi({ usage: createPostgresUsageSink(bus, { logger: silent }), store: store() });
   mcp = await startTestMcp({ usage: createPostgresUsageSink(bus, { logger: silent }), store: store() });
 });

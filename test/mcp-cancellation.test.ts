@@ -1,11 +1,12 @@
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { createCompanyStore, type CompanyStore } from '../core/companies/index.js';
+import { createCompanyStore } from '../core/companies/index.js';
 import { createDb, migrateLatest, type Db } from '../core/db/index.js';
 import { createLogger } from '../core/logging/index.js';
 import { createPostgresUsageSink } from '../core/usage/index.js';
 import { insertCompanies, makeDossier } from './api-fixtures.js';
 import { createToolOrganization, rpc, startTestMcp, type TestMcp } from './mcp-fixtures.js';
 import { createScratchDatabase, type ScratchDatabase } from './support/database.js';
+import { slowed } from './support/slowed-store.js';
 import { eventsOnBus } from './support/usage-bus.js';
 
 // A batch that carries a request and a `notifications/cancelled` naming it: the POST is answered
@@ -27,20 +28,6 @@ let companies: Db;
 let mcp: TestMcp;
 let slowMcp: TestMcp;
 
-/** Every lookup of the store answers LOOKUP_MS later than it would. */
-function slowed(store: CompanyStore): CompanyStore {
-  return new Proxy(store, {
-    get(target, property, receiver) {
-      const value: unknown = Reflect.get(target, property, receiver);
-      if (typeof value !== 'function') return value;
-      return async (...args: unknown[]) => {
-        await new Promise((resolve) => setTimeout(resolve, LOOKUP_MS));
-        return (value as (...a: unknown[]) => unknown).apply(target, args);
-      };
-    },
-  });
-}
-
 beforeAll(async () => {
   scratch = await createScratchDatabase('mcp_cancel_bus');
   bus = createDb({ connectionString: scratch.url, poolMax: 3 });
@@ -51,7 +38,7 @@ beforeAll(async () => {
   mcp = await startTestMcp({ usage: createPostgresUsageSink(bus, { logger: silent }), logger });
   slowMcp = await startTestMcp({
     usage: createPostgresUsageSink(bus, { logger: silent }),
-    store: slowed(createCompanyStore({ db: companies, queryTimeoutMs: 5_000, logger: silent })),
+    store: slowed(createCompanyStore({ db: companies, queryTimeoutMs: 5_000, logger: silent }), LOOKUP_MS),
     answerDeadlineMs: DEADLINE_MS,
     logger,
   });

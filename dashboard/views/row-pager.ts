@@ -1,3 +1,4 @@
+import type { LedgerPage, LedgerPosition } from '../../core/finance/index.js';
 import { html, type Html } from './html.js';
 import type { DashboardState } from '../state.js';
 import { pagination } from './components.js';
@@ -6,15 +7,8 @@ import { pagination } from './components.js';
 export type RowPagerTarget = { page: number } | { older: string } | { newer: string } | { oldest: true };
 
 /** A page of a table paged by number as far as its count goes, and past it by row: what
- * `ledgerPage` returns. */
-export interface RowPaged {
-  page: number | null;
-  pages: number;
-  total: number;
-  more: boolean;
-  older: string | null;
-  newer: string | null;
-}
+ * `ledgerPage` returns, its rows aside. */
+export type RowPaged = Omit<LedgerPage, 'rows'>;
 
 /**
  * The ledger's pager, for tables too long to count to the end. Within the count it is the
@@ -50,7 +44,7 @@ export function rowPagerQuery(to: RowPagerTarget): Record<string, string> {
 }
 
 /** The position a request asks for (`rowPagerQuery`'s parameters; none, or a page not a number: the first page). */
-export function rowPagerPosition(query: Record<string, unknown>): { page?: number } | { older: string } | { newer: string } | { oldest: true } {
+export function rowPagerPosition(query: Record<string, unknown>): LedgerPosition {
   if (typeof query.older === 'string' && query.older) return { older: query.older };
   if (typeof query.newer === 'string' && query.newer) return { newer: query.newer };
   if (query.oldest === '1') return { oldest: true };
