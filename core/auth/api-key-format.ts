@@ -13,6 +13,8 @@ export const API_KEY_SHAPE = `sk_(live|test)_[0-9A-Za-z]{${API_KEY_SECRET_LENGTH
 const API_KEY_PATTERN = new RegExp(`^${API_KEY_SHAPE}$`);
 const KEY_IN_TEXT = new RegExp(API_KEY_SHAPE);
 const KEYS_IN_TEXT = new RegExp(API_KEY_SHAPE, 'g');
+// A whole key within pasted text: not part of a longer run of key characters.
+const WHOLE_KEY_IN_TEXT = new RegExp(`(?<![0-9A-Za-z_])${API_KEY_SHAPE}(?![0-9A-Za-z])`);
 /** Enough to recognise a key in a list without weakening it: the mode and 4 secret characters. */
 const DISPLAY_PREFIX_LENGTH = 12;
 
@@ -27,6 +29,14 @@ export function isApiKeyShaped(token: string): boolean {
 /** Whether text (a URL, a path) holds something shaped like a key. Cheap when it does not. */
 export function containsApiKey(text: string): boolean {
   return text.includes('sk_') && KEY_IN_TEXT.test(text);
+}
+
+/**
+ * The key within pasted text (`Authorization: Bearer sk_…`, a quoted or space-padded copy, a
+ * log line): its first whole key-shaped part, if any.
+ */
+export function apiKeyIn(text: string): string | undefined {
+  return text.includes('sk_') ? WHOLE_KEY_IN_TEXT.exec(text)?.[0] : undefined;
 }
 
 /** The text with each key-shaped part replaced by `sk_<mode>_[redacted]`: for what is logged. */

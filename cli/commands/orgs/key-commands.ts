@@ -1,5 +1,5 @@
 import { Option, type Command } from 'commander';
-import { apiKeyState, apiKeyStatus, createApiKey, hashApiKey, listApiKeys, revokeApiKey } from '../../../core/auth/index.js';
+import { apiKeyIn, apiKeyState, apiKeyStatus, createApiKey, hashApiKey, listApiKeys, revokeApiKey } from '../../../core/auth/index.js';
 import type { Db } from '../../../core/db/index.js';
 import { AppError } from '../../../core/errors/index.js';
 import { findOrganizationId } from '../../../core/billing/index.js';
@@ -81,11 +81,15 @@ export function registerKeyCommands(program: Command, context: () => CliContext)
     .argument('<key>', 'key id (key_…), as shown by key list; or the key itself (sk_…), e.g. one that leaked')
     .action(async (given: string) => {
       const actor = context().actor;
-      const keyId = given.startsWith('sk_') ? await keyIdOfSecret(await db(), given) : given;
+      // A key is looked up by its hash, and never echoed: also one pasted with what surrounded
+      // it (`Bearer sk_…`, spaces, quotes), and anything else holding `sk_`, a mistyped key
+      // being most of a real one. An id is taken as given, give or take the spaces around it.
+      const secret = apiKeyIn(given) ?? (given.includes('sk_') ? given.trim() : undefined);
+      const keyId = secret !== undefined ? await keyIdOfSecret(await db(), secret) : given.trim();
       // Revoking a revoked key changes nothing: no audit row, and the answer says so.
       const { key: record, revoked } = await withAudit(await db(), (trx) => revokeApiKey(trx, keyId, actor), (r) => (r.revoked ? { organizationId: r.key.organizationId, actor, action: 'key.revoked', details: { keyId: r.key.id } } : null));
       context().out(`${record.id} ${revoked ? 'revoked' : 'was already revoked'} at ${date(record.revokedAt)}`);
-      if (keyId !== given) process.stderr.write(`(found by the key itself: ${record.prefix}…, of ${record.organizationId})\n`);
+      if (secret !== undefined) process.stderr.write(`(found by the key itself: ${record.prefix}…, of ${record.organizationId})\n`);
     });
 }
 

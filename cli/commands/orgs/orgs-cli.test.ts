@@ -285,14 +285,22 @@ describe('operator CLI: what a mistyped argument is told', () => {
     const dupName = `Twin ${Date.now()} SRL`;
     const twins = [await createOrganization(db, { name: dupName, planId: 'standard' }), await createOrganization(db, { name: dupName, planId: 'standard' })];
     const { key: leaked, record } = await createApiKey(db, { organizationId: org.id, name: 'leaked', createdBy: 'test' });
+    // Keys as they get pasted: from a request's header, with a space before or after.
+    const pasted = await Promise.all(['Bearer %s', ' %s', '%s ', '"%s"'].map(async (shape, i) => {
+      const { key: secret, record: pastedRecord } = await createApiKey(db, { organizationId: org.id, name: `pasted ${i}`, createdBy: 'test' });
+      return { secret, record: pastedRecord, given: shape.replace('%s', secret) };
+    }));
     const unknownKey = `sk_live_${'Q'.repeat(32)}`;
-    const [badCreatePlan, badSetPlan, typo, unknownSecret, bySecret, twin] = await Promise.all([
+    const mistyped = `Bearer ${leaked.slice(0, -1)}`;
+    const [badCreatePlan, badSetPlan, typo, unknownSecret, bySecret, twin, mistypedRun, ...pastedRuns] = await Promise.all([
       cli('org', 'create', '--name', 'Acme2', '--plan', 'premium'),
       cli('org', 'set-plan', org.id, 'premium'),
       cli('org', 'create', '--nam', 'X'),
       cli('key', 'revoke', unknownKey),
       cli('key', 'revoke', leaked),
       cli('org', 'show', dupName),
+      cli('key', 'revoke', mistyped),
+      ...pasted.map((p) => cli('key', 'revoke', p.given)),
     ]);
     // The plans there are (others' tests add their own), and where to read them.
     for (const run of [badCreatePlan, badSetPlan]) {
@@ -315,6 +323,15 @@ describe('operator CLI: what a mistyped argument is told', () => {
     expect(bySecret.stderr).toBe(`(found by the key itself: ${record.prefix}…, of ${org.id})\n`);
     expect(bySecret.stdout + bySecret.stderr).not.toContain(leaked);
     expect((await db('api_keys').where({ id: record.id }).first('revoked_at')).revoked_at).not.toBeNull();
+    // A pasted key revokes that key, and is not echoed; a mistyped one (most of a real key) is
+    // not found, and not echoed either.
+    for (const [i, run] of pastedRuns.entries()) {
+      const { secret, record: pastedRecord, given } = pasted[i]!;
+      expect(run.code, `${JSON.stringify(given)}: ${run.stderr}`).toBe(0);
+      expect(run.stdout).toMatch(new RegExp(`^${pastedRecord.id} revoked at `));
+      expect(run.stdout + run.stderr).not.toContain(secret.slice(12));
+    }
+    expect(mistypedRun).toEqual({ code: 1, stdout: '', stderr: unknownSecret.stderr });
 
     expect(twin).toEqual({ code: 1, stdout: '', stderr: `error (invalid_params): More than one organization is named "${dupName}" (${twins[0]!.id}, ${twins[1]!.id}): use its id.\n` });
   }, 120_000);
