@@ -3,6 +3,7 @@ import { ConfigError } from '../core/config/index.js';
 import { isAppError } from '../core/errors/index.js';
 import { registrations } from './commands/index.js';
 import { createCliContext, type CliContext } from './context.js';
+import { keysNeverEchoed, writeError } from './keys-never-echoed.js';
 import { refuseRepeatedOptions } from './refuse-repeated-options.js';
 import { unknownOptionsFirst } from './unknown-options-first.js';
 import { hintHelpOnUsageErrors } from './usage-error-hint.js';
@@ -32,6 +33,7 @@ let context: CliContext | undefined;
 const getContext = () => (context ??= createCliContext(process.env));
 for (const register of registrations) register(program, getContext);
 hintHelpOnUsageErrors(program);
+keysNeverEchoed(program);
 refuseRepeatedOptions(program);
 unknownOptionsFirst(program);
 
@@ -49,8 +51,8 @@ try {
 
 function reportFailure(err: unknown): number {
   if (err instanceof CommanderError) return err.exitCode;
-  if (err instanceof ConfigError) process.stderr.write(err.message + '\n');
-  else if (isAppError(err)) process.stderr.write(`error (${err.code}): ${err.message}\n`);
-  else process.stderr.write(`error: ${context?.databaseFailure(err) ?? (err instanceof Error ? err.message : String(err))}\n`);
+  if (err instanceof ConfigError) writeError(err.message + '\n');
+  else if (isAppError(err)) writeError(`error (${err.code}): ${err.message}\n`);
+  else writeError(`error: ${context?.databaseFailure(err) ?? (err instanceof Error ? err.message : String(err))}\n`);
   return 1;
 }

@@ -16,4 +16,16 @@ describe('cli usage errors', () => {
     expect(unknownOption).toMatchObject({ code: 1, stdout: '', stderr: "error: unknown option '--colour'\n(see: cli org list --help)\n" });
     expect(unknownCommand).toMatchObject({ code: 1, stdout: '', stderr: "error: unknown command 'bogus'\n(see: cli --help)\n" });
   });
+
+  it('when an API key is pasted where an id, a value or a command goes then the error redacts it', async () => {
+    const key = `sk_live_${'K1'.repeat(16)}`;
+    const runs = await Promise.all([cli('org', 'show', key), cli('key', 'list', `--org=${key}`), cli(key), cli('org', 'list', `--${key}`)]);
+    expect(runs.map((run) => run.stderr)).toEqual([
+      'error (not_found): No organization with id or name "sk_live_[redacted]".\n',
+      'error (not_found): No organization with id or name "sk_live_[redacted]".\n',
+      "error: unknown command 'sk_live_[redacted]'\n(see: cli --help)\n",
+      "error: unknown option '--sk_live_[redacted]'\n(see: cli org list --help)\n",
+    ]);
+    for (const run of runs) expect(run).toMatchObject({ code: 1, stdout: '' });
+  });
 });
