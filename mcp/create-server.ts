@@ -183,6 +183,17 @@ export function createToolHandlers(deps: McpDeps, parts: ServerParts, call: McpC
   const { tools } = parts;
   const { principal } = call;
   const log = deps.logger.child({ organizationId: principal.organizationId, keyId: principal.keyId });
+  // For a tool's hint that names another tool (ToolContext.mayCall): read from the plan
+  // authorize has just read (cached), only when such a hint is written. A plan that cannot be
+  // read now counts as not including it: the hint must not send the agent to a tool it may lack,
+  // and the call's own answer (a not_found) stays what it is.
+  const mayCall = async (tool: string): Promise<boolean> => {
+    try {
+      return (await deps.access.entitlements(principal, 'tool')).has(tool);
+    } catch {
+      return false;
+    }
+  };
 
   return {
     async listTools() {
@@ -248,7 +259,7 @@ export function createToolHandlers(deps: McpDeps, parts: ServerParts, call: McpC
         call.setHeaders(rateLimitHeaders(grant.rateLimit));
         // A call cancelled in its own batch does no work; it was still counted, as every call is.
         if (cancelled()) return notCharged(grant, 'cancelled');
-        const output = await definition.run(parsed.data, { requestId, store: deps.store, companies: { db: deps.db, queryTimeoutMs: deps.queryTimeoutMs, logger: toolLog } });
+        const output = await definition.run(parsed.data, { requestId, store: deps.store, companies: { db: deps.db, queryTimeoutMs: deps.queryTimeoutMs, logger: toolLog }, mayCall });
         // The output schema is not checked here: run() is typed by it, and test/mcp-tools.test.ts
         // checks every tool's results against it. Parsing a 1–50 KB result on every call cost
         // about 5% of a profile call's CPU, and would also copy the cached data it returns.

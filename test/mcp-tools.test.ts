@@ -46,6 +46,8 @@ afterAll(async () => {
 
 // What service_get_company_profile adds to a not_found whose taxId cannot be a tax ID (mcp/tools/get-company-profile.ts).
 const searchHint = 'A tax ID is 11 digits (an IT prefix accepted) or a 16-character codice fiscale, without spaces. To find a company by its name, call service_search_companies and pass the fiscalCode of a result (not its id).';
+// The same for an organization whose plan lacks service_search_companies, which it cannot call.
+const noSearchHint = 'A tax ID is 11 digits (an IT prefix accepted) or a 16-character codice fiscale, without spaces. This tool finds a company by its tax ID only, and your organization\'s plan includes no search by name: ask the user for the company\'s fiscal code (codice fiscale) or VAT number (partita IVA).';
 
 // Every successful result is checked against its tool's zod output schema here: the server
 // does not parse its own output on each call (mcp/create-server.ts).
@@ -379,6 +381,34 @@ describe('service_get_company_profile', () => {
       }
     } finally {
       await api.close();
+    }
+  });
+});
+
+describe('service_get_company_profile without the search tool', () => {
+  it('when the plan lacks service_search_companies then not_found for a name says the user must give the tax ID and names no tool the plan lacks; with it, the hint names it', async () => {
+    const plans = [
+      { tools: ['service_get_company_profile'], hint: noSearchHint },
+      { tools: ['service_get_company_profile', 'service_search_people', 'service_get_company_metrics'], hint: noSearchHint },
+      { tools: ['service_get_company_profile', 'service_search_companies'], hint: searchHint },
+    ];
+    for (const plan of plans) {
+      const limited = await createToolOrganization(mcp.db, { tools: plan.tools });
+      const limitedClient = await connectClient(mcp.mcpUrl, limited.key);
+      try {
+        const listed = (await limitedClient.listTools()).tools.map((t) => t.name);
+        for (const taxId of ['Gallo Import Export S.r.l.', 'IT 01126670213']) {
+          const result = (await limitedClient.callTool({ name: 'service_get_company_profile', arguments: { taxId } })) as CallToolResult;
+          const { error } = result.structuredContent as any;
+          expect(error.code).toBe('not_found');
+          expect(error.message).toBe(`No company has the tax ID ${JSON.stringify(taxId.toUpperCase())}. ${plan.hint}`);
+          expect((result.content[0] as { text: string }).text).toContain(error.message);
+          // Every tool the message names is one tools/list shows this organization.
+          for (const named of error.message.match(/service_[a-z_]+/g) ?? []) expect(listed, error.message).toContain(named);
+        }
+      } finally {
+        await limitedClient.close();
+      }
     }
   });
 });

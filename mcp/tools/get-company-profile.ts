@@ -6,7 +6,7 @@ import { upperCaseIdentifier } from '../../core/companies/company-store.js';
 import { companyProfileDataSchema } from '../../core/companies/index.js';
 import { AppError } from '../../core/errors/index.js';
 import { searchCompaniesTool } from './search-companies.js';
-import { defineTool } from './tool-definition.js';
+import { defineTool, type ToolContext } from './tool-definition.js';
 
 // The API profile's own parameter: any non-empty tax ID (the spec: "minimum length 1, any
 // non-empty value accepted"), spaces around it dropped, so the tool refuses exactly what the
@@ -23,14 +23,19 @@ const TAX_ID_SHAPE = /^(?:(?:IT)?\d{11}|[A-Z0-9]{16})$/;
 // ("IT 01126670213") as taxId, and were told only that no company has it: said what to do
 // instead, here and not on the API, whose messages are the spec's. A value that only a slip
 // keeps from being real (10 digits, a wrong check digit) has the API's hint, which says which.
-const searchHint = `A tax ID is 11 digits (an IT prefix accepted) or a 16-character codice fiscale, without spaces. To find a company by its name, call ${searchCompaniesTool.name} and pass the fiscalCode of a result (not its id).`;
+// The search tool is named only to an organization whose plan includes it: one without it
+// would call it and be refused (not_entitled), so it is told the user must supply the tax ID.
+const taxIdShape = 'A tax ID is 11 digits (an IT prefix accepted) or a 16-character codice fiscale, without spaces.';
+const searchHint = `${taxIdShape} To find a company by its name, call ${searchCompaniesTool.name} and pass the fiscalCode of a result (not its id).`;
+const noSearchHint = `${taxIdShape} This tool finds a company by its tax ID only, and your organization's plan includes no search by name: ask the user for the company's fiscal code (codice fiscale) or VAT number (partita IVA).`;
 
 // As the API's profile says it: the tax ID as looked up, a long one cut short; and, when it
 // cannot be a tax ID at all, how to find the company.
-function notFound(taxId: string): AppError {
+async function notFound(taxId: string, ctx: ToolContext): Promise<AppError> {
   const shown = upperCaseIdentifier(taxId);
   const message = notFoundMessage('taxId', shown);
-  return new AppError('not_found', TAX_ID_SHAPE.test(shown) || notFoundHint(shown) ? message : `${message} ${searchHint}`);
+  if (TAX_ID_SHAPE.test(shown) || notFoundHint(shown)) return new AppError('not_found', message);
+  return new AppError('not_found', `${message} ${(await ctx.mayCall(searchCompaniesTool.name)) ? searchHint : noSearchHint}`);
 }
 
 const outputSchema = z.strictObject({
@@ -55,7 +60,7 @@ export const getCompanyProfileTool = defineTool({
   async run(args, ctx) {
     // Both come from the company cache when warm; the credit report's data is where registry and risk live.
     const [profile, credit] = await Promise.all([ctx.store.companyProfile(args.taxId), ctx.store.creditReport(args.taxId)]);
-    if (profile === null || credit === null) throw notFound(args.taxId);
+    if (profile === null || credit === null) throw await notFound(args.taxId, ctx);
     return { profile, ...companyBrief(credit) };
   },
 });

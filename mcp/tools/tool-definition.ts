@@ -9,6 +9,11 @@ export interface ToolContext {
   requestId: string;
   store: CompanyStore;
   companies: CompanyQueryDeps;
+  /**
+   * Whether the caller's organization may call `tool` (its plan includes it): a message that
+   * sends the agent to another tool names it only then. False when the plan cannot be read now.
+   */
+  mayCall(tool: ToolName): Promise<boolean>;
 }
 
 /**
