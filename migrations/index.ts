@@ -35,6 +35,7 @@ import * as auditLogMembershipEvents from './20261126_031_audit_log_membership_e
 import * as ledgerApplicationOrder from './20261126_032_ledger_application_order.js';
 import * as passwordResets from './20261126_034_password_resets.js';
 import * as signInAddressIndex from './20261127_035_sign_in_address_index.js';
+import * as webhookDeliveriesByOrganization from './20261127_036_webhook_deliveries_by_organization.js';
 
 export interface Migration {
   name: string;
@@ -77,4 +78,5 @@ export const migrations: Migration[] = [
   { name: '20261126_032_ledger_application_order', ...ledgerApplicationOrder },
   { name: '20261126_034_password_resets', ...passwordResets },
   { name: '20261127_035_sign_in_address_index', ...signInAddressIndex },
+  { name: '20261127_036_webhook_deliveries_by_organization', ...webhookDeliveriesByOrganization },
 ];
