@@ -87,6 +87,14 @@ export interface McpCall {
    * (JsonResponseTransport.isCancelled). Such a call is not charged, as when the caller is gone.
    */
   cancelled(id: RequestId): boolean;
+  /**
+   * Just before a tool call publishes its usage event: false when cancelled(id) is true (the
+   * call must not be charged), else true, and the answer will now carry the call's own answer,
+   * however late (JsonResponseTransport.commitToCharge). The call must then publish at once,
+   * with no await in between, so that the deadline cannot fall between the check and the
+   * publish. Always true outside a batch.
+   */
+  commitToCharge(id: RequestId): boolean;
 }
 
 // The error branch of every tool's output schema: the API's error object, described in its
@@ -175,9 +183,17 @@ const measureText = (m: Measure) => `${m.quantity} ${m.quantity === 1 ? m.unit.r
  * and what http.ts calls directly for a plain tools/call (see answerToolCall). */
 export interface ToolHandlers {
   listTools(): Promise<ListToolsResult>;
-  /** `cancelled`: whether its caller withdrew it (McpCall.cancelled for its id); a plain tools/call cannot be. */
-  callTool(request: CallToolRequest, cancelled?: () => boolean): Promise<CallToolResult>;
+  /** `batch`: what its batch says of it (McpCall's for its id); a plain tools/call cannot be cancelled. */
+  callTool(request: CallToolRequest, batch?: CallInBatch): Promise<CallToolResult>;
 }
+
+/** A tools/call's standing in its batch: McpCall.cancelled and McpCall.commitToCharge for its request id. */
+export interface CallInBatch {
+  cancelled(): boolean;
+  commitToCharge(): boolean;
+}
+
+const alone: CallInBatch = { cancelled: () => false, commitToCharge: () => true };
 
 export function createToolHandlers(deps: McpDeps, parts: ServerParts, call: McpCall): ToolHandlers {
   const { tools } = parts;
@@ -220,7 +236,7 @@ export function createToolHandlers(deps: McpDeps, parts: ServerParts, call: McpC
       };
     },
 
-    async callTool(request, cancelled = () => false) {
+    async callTool(request, batch = alone) {
       const requestId = call.nextRequestId();
       const name = request.params.name;
       const toolLog = log.child({ requestId, tool: name });
@@ -258,7 +274,7 @@ export function createToolHandlers(deps: McpDeps, parts: ServerParts, call: McpC
         grant = await deps.access.authorize(principal, name, 'tool', requestId);
         call.setHeaders(rateLimitHeaders(grant.rateLimit));
         // A call cancelled in its own batch does no work; it was still counted, as every call is.
-        if (cancelled()) return notCharged(grant, 'cancelled');
+        if (batch.cancelled()) return notCharged(grant, 'cancelled');
         const output = await definition.run(parsed.data, { requestId, store: deps.store, companies: { db: deps.db, queryTimeoutMs: deps.queryTimeoutMs, logger: toolLog }, mayCall });
         // The output schema is not checked here: run() is typed by it, and test/mcp-tools.test.ts
         // checks every tool's results against it. Parsing a 1–50 KB result on every call cost
@@ -266,9 +282,12 @@ export function createToolHandlers(deps: McpDeps, parts: ServerParts, call: McpC
         // The caller hung up while the tool ran: nobody can receive the result, so it is not
         // charged (core/http-server/caller-gone.ts); a batch's later calls are skipped likewise.
         // The same for a call cancelled, or given up (JsonResponseTransport's deadline), before
-        // its usage event is published; one published already is charged.
+        // it commits to its usage event. Committed, it is never given up: the batch's answer
+        // waits for this call's own, the result or publish's refusal, so a call answered with an
+        // error is never charged. Nothing is awaited between the commitment and the publish, so
+        // the deadline cannot fall between them.
         if (call.callerGone()) return notCharged(grant, 'gone');
-        if (cancelled()) return notCharged(grant, 'cancelled');
+        if (!batch.commitToCharge()) return notCharged(grant, 'cancelled');
         // Billed before the result is sent, and only then: publish resolves once the event is durable.
         await deps.usage.publish({
           v: 1,
@@ -329,9 +348,12 @@ export function createServer(deps: McpDeps, parts: ServerParts, call: McpCall, i
   // The SDK's Server has already checked a tools/call against CallToolRequestSchema (see below).
   // Cancelled: as the transport says (a cancellation of the batch, which it keeps from the
   // Server), or by the Server's own abort, which leaves the request unanswered (the transport's
-  // deadline then answers it).
-  server.setRequestHandler(methodOnly('tools/call'), (request, extra) =>
-    handlers.callTool(request as CallToolRequest, () => call.cancelled(extra.requestId) || extra.signal.aborted));
+  // deadline then answers it). So an aborted call does not commit to its usage event either:
+  // the transport would wait for an answer the Server never sends.
+  server.setRequestHandler(methodOnly('tools/call'), (request, extra) => handlers.callTool(request as CallToolRequest, {
+    cancelled: () => call.cancelled(extra.requestId) || extra.signal.aborted,
+    commitToCharge: () => !extra.signal.aborted && call.commitToCharge(extra.requestId),
+  }));
   return server;
 }
 

@@ -327,6 +327,7 @@ export function createMcpApp(options: McpAppOptions): Koa<McpRequestState> {
         },
         callerGone: () => callerGone(ctx.req),
         cancelled: (id) => transport?.isCancelled(id) ?? false,
+        commitToCharge: (id) => transport?.commitToCharge(id) ?? true,
       };
       // A batch, even of one, is answered as an array (or one event per answer) by the Server path below.
       const toolCall = !Array.isArray(raw) ? plainToolCall(messages) : undefined;

@@ -10,7 +10,9 @@ import { withErrorData } from './errors.js';
  * (each then a JSON-RPC internal error, logged). A safety net, not a limit any call should
  * meet: a company query gives up after COMPANY_QUERY_TIMEOUT_MS (2 s) and the gateway after 30 s
  * (deploy/nginx.conf); it exists so that no handler, and no change in how the SDK's Protocol
- * answers, can leave a POST unanswered.
+ * answers, can leave a POST unanswered. The one exception: a tool call already publishing its
+ * usage event at the deadline is waited for (JsonResponseTransport.commitToCharge), which the
+ * publish's own deadline bounds (USAGE_PUBLISH_DEADLINE_MS, 10 s).
  */
 export const ANSWER_DEADLINE_MS = 60_000;
 
@@ -49,7 +51,8 @@ function cancelledRequestId(message: JSONRPCMessage): RequestId | undefined {
  * this POST, which must be answered once every request has been, would wait for ever. Instead
  * the request runs to its answer, which is left out of the batch's (the MCP specification: the
  * receiver of a cancellation should not send a response for the request), and the tool handlers
- * ask isCancelled before they charge (McpCall.cancelled). One naming anything else goes to the
+ * ask isCancelled before they run and commitToCharge before they charge (McpCall.cancelled,
+ * McpCall.commitToCharge), which refuses a cancelled request. One naming anything else goes to the
  * Server, which ignores an id it is not running: a request of another POST has already been
  * answered (nothing is kept between POSTs).
  */
@@ -65,6 +68,8 @@ export class JsonResponseTransport implements Transport {
   private cancelled = new Set<RequestId>();
   /** Still unanswered at the deadline: the POST's answer carries an error in their place. */
   private readonly overdue = new Set<RequestId>();
+  /** Tool calls committed to their usage event (commitToCharge): never overdue, the deadline waits for their answers. */
+  private readonly charging = new Set<RequestId>();
   private done: (() => void) | undefined;
 
   constructor(
@@ -82,8 +87,23 @@ export class JsonResponseTransport implements Transport {
   }
 
   /**
+   * For a tool call about to publish its usage event, just before it does: false when the
+   * request will not get its result in the answer (isCancelled), so the call must not be
+   * charged; else true, and the request can no longer become overdue: once its event may be
+   * published the call may be charged, and a charged call must get its own answer, never an
+   * internal_error. The check and the commitment are one synchronous step, so the deadline
+   * cannot fall between them; the caller must publish without awaiting anything first.
+   */
+  commitToCharge(id: RequestId): boolean {
+    if (this.isCancelled(id)) return false;
+    this.charging.add(id);
+    return true;
+  }
+
+  /**
    * Delivers the messages and resolves with the responses, in request order (none for
-   * notifications, nor for a request the batch cancels), within the deadline.
+   * notifications, nor for a request the batch cancels), within the deadline, or, when tool
+   * calls were publishing their usage events at the deadline, once those have their answers.
    */
   async handle(messages: JSONRPCMessage[], extra: MessageExtraInfo): Promise<JSONRPCMessage[]> {
     const ids = messages.filter(isJSONRPCRequest).map((m) => m.id);
@@ -108,15 +128,21 @@ export class JsonResponseTransport implements Transport {
     const outcome = await Promise.race([finished, late]);
     clearTimeout(timer);
     if (outcome !== 'late') return;
-    // Marked before the answer goes: a tool call still running sees it (McpCall.cancelled) and is
-    // not charged, unless its usage event is already on its way.
-    for (const id of this.pending) this.overdue.add(id);
+    // Marked before the answer goes: a tool call still running sees it (McpCall.cancelled, and
+    // commitToCharge refuses it), so it is not charged for the error it was answered. One
+    // already committed to its usage event is not given up: it may be charged, so it gets its
+    // real answer (its result, or the publish's own refusal, not charged), and the POST waits
+    // for it; the publish's own deadline (USAGE_PUBLISH_DEADLINE_MS, core/usage) bounds that
+    // wait.
+    for (const id of this.pending) if (!this.charging.has(id)) this.overdue.add(id);
     for (const id of this.overdue) {
       // withErrorData logs this text under the answer's requestId and sends the catalogue's internal_error.
       const error = { jsonrpc: '2.0' as const, id, error: { code: RpcCode.InternalError, message: `No answer within ${this.deadlineMs} ms (JsonResponseTransport's deadline)` } };
       this.responses.set(id, withErrorData(error, this.nextRequestId, this.logger));
+      this.pending.delete(id);
     }
-    this.pending.clear();
+    // send() resolves `finished` once the last of them is answered.
+    if (this.pending.size > 0) await finished;
   }
 
   async send(message: JSONRPCMessage, _options?: TransportSendOptions): Promise<void> {

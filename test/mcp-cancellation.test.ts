@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { createCompanyStore } from '../core/companies/index.js';
 import { createDb, migrateLatest, type Db } from '../core/db/index.js';
 import { createLogger } from '../core/logging/index.js';
-import { createPostgresUsageSink } from '../core/usage/index.js';
+import { createPostgresUsageSink, meteringUnavailable, type UsageSink } from '../core/usage/index.js';
 import { insertCompanies, makeDossier } from './api-fixtures.js';
 import { createToolOrganization, rpc, startTestMcp, type TestMcp } from './mcp-fixtures.js';
 import { createScratchDatabase, type ScratchDatabase } from './support/database.js';
@@ -13,7 +13,9 @@ import { eventsOnBus } from './support/usage-bus.js';
 // at once without that request's answer (the MCP specification: the receiver of a cancellation
 // should not respond to the request), and a cancelled tools/call is not charged. Before, the
 // SDK's Server aborted the request and sent nothing for it, so the POST was never answered, and
-// the tool call was billed all the same. Also: the safety deadline of a batch's answer.
+// the tool call was billed all the same. Also: the safety deadline of a batch's answer, which
+// gives up a call still working but waits for one already publishing its usage event (before,
+// such a call was answered internal_error and charged all the same).
 // Usage events go to a bus database of this file's own, which no billing worker drains, so the
 // events published are exactly those on it.
 
@@ -21,12 +23,31 @@ const silent = createLogger({ level: 'silent' });
 const company = makeDossier();
 const LOOKUP_MS = 600;
 const DEADLINE_MS = 200;
+/** How late the publishing server's usage events start to be published: well past DEADLINE_MS. */
+const PUBLISH_DELAY_MS = 500;
+/** How late its company reports (service_analyze_company) are looked up: well past PUBLISH_DELAY_MS. */
+const REPORT_LOOKUP_MS = 1_500;
+/** Organizations whose usage events the publishing server refuses (once PUBLISH_DELAY_MS has passed). */
+const refusing = new Set<string>();
 const lines: Record<string, unknown>[] = [];
 let scratch: ScratchDatabase;
 let bus: Db;
 let companies: Db;
 let mcp: TestMcp;
 let slowMcp: TestMcp;
+let publishingMcp: TestMcp;
+
+/** `sink` with every publish starting PUBLISH_DELAY_MS late, and refused then (entitlement_unavailable, as a sink past its own deadline refuses) for the organizations in `refusing`. */
+function latePublishing(sink: UsageSink): UsageSink {
+  return {
+    publish: async (event) => {
+      await new Promise((resolve) => setTimeout(resolve, PUBLISH_DELAY_MS));
+      if (refusing.has(event.organizationId)) throw meteringUnavailable(new Error('the test refuses this organization\'s events'));
+      return sink.publish(event);
+    },
+    close: () => sink.close(),
+  };
+}
 
 beforeAll(async () => {
   scratch = await createScratchDatabase('mcp_cancel_bus');
@@ -42,8 +63,15 @@ beforeAll(async () => {
     answerDeadlineMs: DEADLINE_MS,
     logger,
   });
+  publishingMcp = await startTestMcp({
+    usage: latePublishing(createPostgresUsageSink(bus, { logger: silent })),
+    store: slowed(createCompanyStore({ db: companies, queryTimeoutMs: 5_000, logger: silent }), REPORT_LOOKUP_MS, ['companyReport']),
+    answerDeadlineMs: DEADLINE_MS,
+    logger,
+  });
 });
 afterAll(async () => {
+  await publishingMcp?.close();
   await slowMcp?.close();
   await mcp?.close();
   await companies?.destroy();
@@ -133,5 +161,48 @@ describe('when a batch\'s request takes longer than the answer\'s deadline', () 
     await new Promise((resolve) => setTimeout(resolve, LOOKUP_MS * 2));
     expect(await eventsOnBus(bus, { organizationId: org.organizationId })).toEqual([]);
     expect(lines.some((l) => l.msg === 'the call was cancelled, or its batch answered without it, before its result was ready: not sent, not charged' && l.organizationId === org.organizationId)).toBe(true);
+  });
+});
+
+describe('when the deadline falls while a batch\'s tool call is publishing its usage event', () => {
+  const analyzeCall = (id: number) => toolCall(id, 'service_analyze_company', { fiscalCode: company.fiscalCode });
+  type Answer = { id: number; result?: { isError?: boolean; _meta: { requestId: string; usage?: unknown }; structuredContent?: { error?: { code: string } } }; error?: { code: number; data: { code: string } } };
+
+  it('then the POST waits for it and carries its result, charged once; a call still looking up is given up, internal_error, not charged', { timeout: 10_000 }, async () => {
+    const org = await createToolOrganization(publishingMcp.db);
+    const started = Date.now();
+    // The profile is looked up at once and its event published from PUBLISH_DELAY_MS on; the
+    // analysis still waits for its report at the deadline.
+    const { res, text } = await post(publishingMcp.mcpUrl, [profileCall(1), analyzeCall(2), request(3, 'ping')], org.key);
+    const answeredAfter = Date.now() - started;
+    expect(res.status).toBe(200);
+    const answers = JSON.parse(text) as Answer[];
+    expect(answers.map((a) => a.id)).toEqual([1, 2, 3]);
+    expect(answers[0]!.error).toBeUndefined();
+    expect(answers[0]!.result).toMatchObject({ _meta: { usage: expect.any(Object) } });
+    expect(answers[0]!.result!.isError).toBeUndefined();
+    expect(answers[1]!.error).toMatchObject({ code: -32603, data: { code: 'internal_error' } });
+    expect(answers[2]!.result).toEqual({});
+    // Answered once the event was published, not when the analysis ended.
+    expect(answeredAfter).toBeGreaterThanOrEqual(PUBLISH_DELAY_MS - 10);
+    expect(answeredAfter).toBeLessThan(REPORT_LOOKUP_MS);
+    // Once the analysis has its report (and would have published its event), only the profile is charged.
+    await new Promise((resolve) => setTimeout(resolve, REPORT_LOOKUP_MS + PUBLISH_DELAY_MS - answeredAfter));
+    const events = await eventsOnBus(bus, { organizationId: org.organizationId });
+    expect(events.map((e) => [e.eventId, e.product])).toEqual([[answers[0]!.result!._meta.requestId, 'service_get_company_profile']]);
+    expect(lines.some((l) => l.msg === 'the call was cancelled, or its batch answered without it, before its result was ready: not sent, not charged' && l.organizationId === org.organizationId && l.tool === 'service_analyze_company')).toBe(true);
+  });
+
+  it('then a publish refused after the deadline is answered with its own refusal, not internal_error, and nothing is charged', { timeout: 10_000 }, async () => {
+    const org = await createToolOrganization(publishingMcp.db);
+    refusing.add(org.organizationId);
+    const { res, text } = await post(publishingMcp.mcpUrl, [profileCall(1), request(2, 'ping')], org.key);
+    expect(res.status).toBe(200);
+    const answers = JSON.parse(text) as Answer[];
+    expect(answers.map((a) => a.id)).toEqual([1, 2]);
+    expect(answers[0]!.error).toBeUndefined();
+    expect(answers[0]!.result).toMatchObject({ isError: true, structuredContent: { error: { code: 'entitlement_unavailable' } } });
+    expect(answers[1]!.result).toEqual({});
+    expect(await eventsOnBus(bus, { organizationId: org.organizationId })).toEqual([]);
   });
 });
