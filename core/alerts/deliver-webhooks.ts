@@ -1,4 +1,4 @@
-import { pageWindow, type Db } from '../db/index.js';
+import { keysetRows, pageWindow, type Db, type RowPosition } from '../db/index.js';
 import type { Logger } from '../logging/index.js';
 import { postWebhook } from './post-webhook.js';
 import { DELIVERY_ID_HEADER, SIGNATURE_HEADER, TIMESTAMP_HEADER, signWebhookBody } from './webhook-signature.js';
@@ -137,18 +137,73 @@ export async function listDeliveries(db: Db, organizationId: string, limit = 50)
   return (await deliveriesInOrder(db, organizationId).limit(limit).select('*')).map(deliveryFromRow);
 }
 
+/** A delivery's place in the log's order, (created_at, id), as a link carries it: the time in
+ * microseconds since 1970 (Postgres keeps microseconds; a JavaScript Date would drop them, and a
+ * cursor a little older than its row would skip the rows made in the same millisecond), then the
+ * id: `1764237600123456.whd_…`. */
+const deliveryCursor = (row: Record<string, any>): string => `${row.created_us}.${row.id}`;
+
+function parseDeliveryCursor(cursor: string): { createdUs: string; id: string } | null {
+  const m = /^(\d{1,17})\.(whd_[A-Za-z0-9_-]{1,100})$/.exec(cursor);
+  return m ? { createdUs: m[1]!, id: m[2]! } : null;
+}
+
+const CREATED_US = '(extract(epoch from created_at) * 1000000)::bigint AS created_us';
+
+/** The deliveries past one (null: from the newest, or the oldest), nearest first: `older`
+ * newest first, `newer` oldest first; the same order as `deliveriesInOrder`, whose columns the
+ * row comparison uses. */
+function deliveriesBeyond(db: Db, organizationId: string, from: { createdUs: string; id: string } | null, direction: 'older' | 'newer') {
+  const order = direction === 'older' ? 'desc' : 'asc';
+  const rows = db('webhook_deliveries').where({ organization_id: organizationId }).orderBy([{ column: 'created_at', order }, { column: 'id', order }]).select(db.raw(CREATED_US));
+  if (from) rows.andWhere(db.raw(`(created_at, id) ${direction === 'older' ? '<' : '>'} (timestamptz 'epoch' + ?::bigint * interval '1 microsecond', ?)`, [from.createdUs, from.id]));
+  return rows;
+}
+
+export interface DeliveriesPage {
+  rows: WebhookDeliveryRow[];
+  /** Where the page falls among the deliveries now: the pages of newer and older ones around it. */
+  page: number;
+  pages: number;
+  total: number;
+  /** Cursors of the pages beside this one (null: no deliveries that way). */
+  older: string | null;
+  newer: string | null;
+}
+
 /**
  * One page of the delivery log, newest first, and how many deliveries there are in all (the
- * alerts page's pager). Counted to the end: a delivery is a threshold crossing or a test, a few a
- * month, not one per call as the ledger's rows are.
+ * alerts page's pager). The first page (or one asked for by number) is read by offset; the pages
+ * beside it from a row (`keysetRows`, as the ledger's are): a delivery made while a reader moves
+ * from page to page does not push the last row of one page onto the next. Counted to the end: a
+ * delivery is a threshold crossing or a test, a few a month, not one per call as the ledger's
+ * rows are; so a page reached from a row is numbered too, by the deliveries newer than it.
  */
-export async function deliveriesPage(db: Db, organizationId: string, options: { page?: number; pageSize?: number } = {}): Promise<{ rows: WebhookDeliveryRow[]; page: number; pages: number; total: number }> {
+export async function deliveriesPage(db: Db, organizationId: string, options: { pageSize?: number } & RowPosition = {}): Promise<DeliveriesPage> {
   const pageSize = options.pageSize ?? 50;
-  const counted = await db('webhook_deliveries').where({ organization_id: organizationId }).count<{ n: string | number }>({ n: '*' }).first();
-  const total = Number(counted?.n ?? 0);
-  const { page, pages, offset } = pageWindow(total, options.page, pageSize);
-  const rows = await deliveriesInOrder(db, organizationId).offset(offset).limit(pageSize).select('*');
-  return { rows: rows.map(deliveryFromRow), page, pages, total };
+  const count = async (query: ReturnType<Db>) => Number((await query.clearSelect().clearOrder().count<{ n: string | number }>({ n: '*' }).first())?.n ?? 0);
+  const total = await count(db('webhook_deliveries').where({ organization_id: organizationId }));
+  const window = pageWindow(total, 'page' in options ? options.page : undefined, pageSize);
+  const read = await keysetRows(
+    {
+      cursorOf: deliveryCursor,
+      parseCursor: parseDeliveryCursor,
+      inOrder: () => deliveriesInOrder(db, organizationId).select(db.raw(CREATED_US)),
+      beyond: (from, direction) => deliveriesBeyond(db, organizationId, from, direction),
+    },
+    options,
+    window,
+    pageSize,
+  );
+  let { page, pages } = window;
+  if (read.page === null) {
+    const first = read.rows[0];
+    const newer = first ? await count(deliveriesBeyond(db, organizationId, parseDeliveryCursor(deliveryCursor(first)), 'newer')) : total;
+    // Not the first page while there is a newer delivery, even one that does not fill a page.
+    page = newer === 0 ? 1 : Math.max(2, 1 + Math.floor(newer / pageSize));
+    pages = page + Math.ceil(Math.max(0, total - newer - read.rows.length) / pageSize);
+  }
+  return { rows: read.rows.map(deliveryFromRow), page, pages, total, older: read.older, newer: read.newer };
 }
 
 function deliveryFromRow(r: Record<string, any>): WebhookDeliveryRow {

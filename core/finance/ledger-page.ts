@@ -1,7 +1,7 @@
 import { ledgerEntryFromRow, ledgerInOrder, type LedgerEntry } from '../billing/ledger-export.js';
 import { apiKeyLabels } from '../auth/api-key-labels.js';
 import { userEmails } from '../dashboard-auth/user-emails.js';
-import { pageWindow, type Db } from '../db/index.js';
+import { keysetRows, pageWindow, type Db, type RowPosition } from '../db/index.js';
 
 export const ledgerEntryTypes = ['usage', 'grant', 'top_up', 'adjustment', 'period_rollover', 'cap_change', 'refused'] as const;
 export type LedgerEntryType = (typeof ledgerEntryTypes)[number];
@@ -11,10 +11,8 @@ export type LedgerEntryType = (typeof ledgerEntryTypes)[number];
  * page shows it (null: no key, or its row is gone). */
 export type LedgerPageRow = LedgerEntry & { entryType: LedgerEntryType; actorLabel: string | null; keyLabel: string | null };
 
-/** Where a ledger page starts: a numbered page, counted from the newest row (the first pages,
- * as far as the count goes); the rows just older or just newer than a row (a cursor, `rowCursor`);
- * or the oldest rows. */
-export type LedgerPosition = { page?: number } | { older: string } | { newer: string } | { oldest: true };
+/** Where a ledger page starts (`RowPosition`): the cursors are `rowCursor`'s. */
+export type LedgerPosition = RowPosition;
 
 export interface LedgerPage {
   rows: LedgerPageRow[];
@@ -76,31 +74,17 @@ export async function ledgerPage(
     .first();
   const found = Number(counted?.n ?? 0);
   const window = pageWindow(found, 'page' in options ? options.page : undefined, pageSize);
-  const older = 'older' in options ? parseCursor(options.older) : null;
-  const newer = 'newer' in options ? parseCursor(options.newer) : null;
-  // One row more than the page: whether there are rows beyond it.
-  let raw: Record<string, any>[];
-  let numbered: number | null = null;
-  let beyondNewer: boolean;
-  let beyondOlder: boolean;
-  if (older) {
-    raw = await ledgerRowsBeyond(db, organizationId, filters, older, 'older').limit(pageSize + 1).select('*');
-    beyondOlder = raw.length > pageSize;
-    raw = raw.slice(0, pageSize);
-    beyondNewer = true;
-  } else if (newer || 'oldest' in options) {
-    // Read upwards from the cursor (or the oldest row), then listed newest first as ever.
-    raw = await ledgerRowsBeyond(db, organizationId, filters, newer, 'newer').limit(pageSize + 1).select('*');
-    beyondNewer = raw.length > pageSize;
-    raw = raw.slice(0, pageSize).reverse();
-    beyondOlder = newer !== null;
-  } else {
-    numbered = window.page;
-    raw = await selection().offset(window.offset).limit(pageSize + 1).select('*');
-    beyondOlder = raw.length > pageSize;
-    raw = raw.slice(0, pageSize);
-    beyondNewer = window.page > 1;
-  }
+  const { rows: raw, page, older, newer } = await keysetRows(
+    {
+      cursorOf: (row) => rowCursor(row as { period: string; id: string }),
+      parseCursor,
+      inOrder: selection,
+      beyond: (from, direction) => ledgerRowsBeyond(db, organizationId, filters, from, direction),
+    },
+    options,
+    window,
+    pageSize,
+  );
   const [emails, keys] = await Promise.all([userEmails(db, raw.map((r) => r.actor as string | null)), apiKeyLabels(db, raw.map((r) => r.key_id as string | null))]);
   const entries = raw.map((r) => {
     const entry = ledgerEntryFromRow(r);
@@ -111,16 +95,14 @@ export async function ledgerPage(
       keyLabel: entry.keyId === null ? null : (keys.get(entry.keyId) ?? null),
     };
   });
-  const first = raw[0];
-  const last = raw[raw.length - 1];
   return {
     total: Math.min(found, countCap),
     more: found > countCap,
-    page: numbered,
+    page,
     pages: window.pages,
     rows: entries,
-    older: beyondOlder && last ? rowCursor(last as { period: string; id: string }) : null,
-    newer: beyondNewer && first ? rowCursor(first as { period: string; id: string }) : null,
+    older,
+    newer,
   };
 }
 

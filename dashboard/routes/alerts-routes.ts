@@ -6,11 +6,12 @@ import { AppError } from '../../core/errors/index.js';
 import { claimSubmission, submissionField } from '../form-submission.js';
 import { orgAccess, type OrgView } from '../org-access.js';
 import type { DashboardContext, DashboardState } from '../state.js';
-import { badge, copyButton, csrfField, field, notice, pagination, postButton, section, select, table } from '../views/components.js';
+import { badge, copyButton, csrfField, field, notice, postButton, section, select, table } from '../views/components.js';
 import { deliveryError } from '../views/delivery-errors.js';
 import { html, type HtmlValue } from '../views/html.js';
 import { fieldRefusals, invalidInputMessage } from '../views/invalid-input.js';
 import { page } from '../views/layout.js';
+import { cursorPager, rowPagerPosition, rowPagerQuery } from '../views/row-pager.js';
 
 export interface AlertsRouteDeps {
   db: Db;
@@ -27,7 +28,7 @@ interface Refused {
 async function renderAlerts(ctx: DashboardContext, db: Db, view: OrgView, options: { top?: HtmlValue; refused?: Refused } = {}): Promise<void> {
   const { t, f } = ctx.state;
   const manage = can(view.org.role, 'manage_alerts');
-  const [settings, thresholds, deliveries] = await Promise.all([alertSettings(db, view.org.id), listThresholds(db, view.org.id), deliveriesPage(db, view.org.id, { page: Number.parseInt(String(ctx.query.page ?? '1'), 10) })]);
+  const [settings, thresholds, deliveries] = await Promise.all([alertSettings(db, view.org.id), listThresholds(db, view.org.id), deliveriesPage(db, view.org.id, rowPagerPosition(ctx.query))]);
   const currentPeriod = (await db('allowances').where({ organization_id: view.org.id }).first<{ period: string } | undefined>('period'))?.period;
   const typed = options.refused?.typed ?? {};
   const refusals = options.refused ? fieldRefusals(ctx.state, options.refused.error) : {};
@@ -83,7 +84,7 @@ async function renderAlerts(ctx: DashboardContext, db: Db, view: OrgView, option
         numeric: [3],
         empty: t('common.noRows'),
       })}
-      ${deliveries.pages > 1 ? pagination(ctx.state, deliveries, (p) => `/orgs/${view.org.id}/alerts?page=${p}#alerts-deliveries`, 'deliveries') : ''}`, { id: 'alerts-deliveries' })}`;
+      ${deliveries.pages > 1 ? cursorPager(ctx.state, deliveries, (to) => `/orgs/${view.org.id}/alerts?${new URLSearchParams(rowPagerQuery(to)).toString()}#alerts-deliveries`, 'deliveries') : ''}`, { id: 'alerts-deliveries' })}`;
   ctx.body = page(ctx.state, { title: t('alerts.title'), body, org: view.org, active: 'alerts', memberships: view.memberships, banners: view.banners, path: `/orgs/${view.org.id}/alerts` });
 }
 

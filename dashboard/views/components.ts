@@ -120,9 +120,12 @@ export function asOfStamp(state: DashboardState, asOf: Date | string | null): Ht
 
 const pageOfMessage = { rows: 'common.pageOf', keys: 'common.pageOfKeys', organizations: 'common.pageOfOrganizations', deliveries: 'common.pageOfDeliveries' } as const;
 
+/** What a pager counts ("Page 1 of 3 · 120 deliveries"). */
+export type PageCounting = keyof typeof pageOfMessage;
+
 /** Previous / "page N of M" / next, under a paged table (the ledger, the activity log, the keys,
  * the organizations, the webhook deliveries), counting what the table lists. */
-export function pagination(state: DashboardState, result: { page: number; pages: number; total: number; more?: boolean }, link: (page: number) => string, counting: keyof typeof pageOfMessage = 'rows'): Html {
+export function pagination(state: DashboardState, result: { page: number; pages: number; total: number; more?: boolean }, link: (page: number) => string, counting: PageCounting = 'rows'): Html {
   const { t, f } = state;
   // `more`: the total is a lower bound (a count that stopped, see ledgerPage), so no page count.
   const where = result.more

@@ -1,7 +1,7 @@
 import type { LedgerPage, LedgerPosition } from '../../core/finance/index.js';
 import { html, type Html } from './html.js';
 import type { DashboardState } from '../state.js';
-import { pagination } from './components.js';
+import { pagination, type PageCounting } from './components.js';
 
 /** Where a row-cursor pager's links lead: a numbered page, or the rows older or newer than a row, or the oldest. */
 export type RowPagerTarget = { page: number } | { older: string } | { newer: string } | { oldest: true };
@@ -33,6 +33,19 @@ export function rowPager(state: DashboardState, result: RowPaged, link: (to: Row
     ${next ? html`<a class="btn btn-secondary" rel="next" href="${next}">${t('common.next')} →</a>` : html`<span></span>`}
   </nav>
   <p class="pagination-ends small">${numbered === 1 ? '' : html`<a data-page="newest" href="${link({ page: 1 })}">⇤ ${t('common.newest')}</a>`}${numbered === 1 || result.older === null ? '' : ' · '}${result.older === null ? '' : html`<a data-page="oldest" href="${link({ oldest: true })}">${t('common.oldest')} ⇥</a>`}</p>`;
+}
+
+/**
+ * The numbered pager (`pagination`) of a table counted to the end whose Previous and Next go by
+ * row: from the first row of the page to the newer ones, from its last to the older ones, so rows
+ * written meanwhile shift no page (by number, a new row pushes a page's last row onto the next,
+ * listed twice). The webhook delivery log's, whose `deliveriesPage` numbers every page.
+ */
+export function cursorPager(state: DashboardState, result: { page: number; pages: number; total: number; older: string | null; newer: string | null }, link: (to: RowPagerTarget) => string, counting: PageCounting): Html {
+  return pagination(state, result, (page) => {
+    if (page > result.page) return link(result.older === null ? { page } : { older: result.older });
+    return link(result.newer === null || page === 1 ? { page } : { newer: result.newer });
+  }, counting);
 }
 
 /** A pager link's query parameters: `page=N`, `older=<row>`, `newer=<row>` or `oldest=1`. */

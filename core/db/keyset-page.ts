@@ -1,0 +1,71 @@
+import type { Knex } from 'knex';
+
+/** Where a page of a newest-first table starts: a numbered page, counted from the newest row;
+ * the rows just older or just newer than a row (a cursor, as the table writes it); or the
+ * oldest rows. */
+export type RowPosition = { page?: number } | { older: string } | { newer: string } | { oldest: true };
+
+/** A page's rows as read, newest first, and the cursors of the pages beside it (null: no rows
+ * that way): `older` after its last row, `newer` before its first. `page`: the page's number
+ * when it was asked for by number (null: by cursor, or the oldest). */
+export interface KeysetRows {
+  rows: Record<string, any>[];
+  page: number | null;
+  older: string | null;
+  newer: string | null;
+}
+
+export interface KeysetTable<K> {
+  /** The cursor a link carries to a row; and back (null: not one, the first page is read). */
+  cursorOf: (row: Record<string, any>) => string;
+  parseCursor: (cursor: string) => K | null;
+  /** The rows newest first (for numbered pages). */
+  inOrder: () => Knex.QueryBuilder;
+  /** The rows past a row (null: from the newest, or the oldest, row), nearest first: `older`
+   * newest first, `newer` oldest first. A row comparison on an index's own columns, so the
+   * index starts at the row instead of counting up to it. */
+  beyond: (from: K | null, direction: 'older' | 'newer') => Knex.QueryBuilder;
+}
+
+/**
+ * One page of a newest-first table (the ledger, the webhook delivery log), by number (an offset
+ * into `inOrder`) or from a row (keyset paging on a unique order that never changes for a row:
+ * rows written meanwhile do not shift it, and the index finds its first row without walking the
+ * rows before it). `offset` and `page`: the numbered page the caller has worked out
+ * (`pageWindow`), read when the position is a page or a cursor that is not one.
+ */
+export async function keysetRows<K>(table: KeysetTable<K>, position: RowPosition, numbered: { page: number; offset: number }, pageSize: number): Promise<KeysetRows> {
+  const older = 'older' in position ? table.parseCursor(position.older) : null;
+  const newer = 'newer' in position ? table.parseCursor(position.newer) : null;
+  // One row more than the page: whether there are rows beyond it.
+  let raw: Record<string, any>[];
+  let page: number | null = null;
+  let beyondNewer: boolean;
+  let beyondOlder: boolean;
+  if (older) {
+    raw = await table.beyond(older, 'older').limit(pageSize + 1).select('*');
+    beyondOlder = raw.length > pageSize;
+    raw = raw.slice(0, pageSize);
+    beyondNewer = true;
+  } else if (newer || 'oldest' in position) {
+    // Read upwards from the cursor (or the oldest row), then listed newest first as ever.
+    raw = await table.beyond(newer, 'newer').limit(pageSize + 1).select('*');
+    beyondNewer = raw.length > pageSize;
+    raw = raw.slice(0, pageSize).reverse();
+    beyondOlder = newer !== null;
+  } else {
+    page = numbered.page;
+    raw = await table.inOrder().offset(numbered.offset).limit(pageSize + 1).select('*');
+    beyondOlder = raw.length > pageSize;
+    raw = raw.slice(0, pageSize);
+    beyondNewer = numbered.page > 1;
+  }
+  const first = raw[0];
+  const last = raw[raw.length - 1];
+  return {
+    rows: raw,
+    page,
+    older: beyondOlder && last ? table.cursorOf(last) : null,
+    newer: beyondNewer && first ? table.cursorOf(first) : null,
+  };
+}
