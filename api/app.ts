@@ -27,8 +27,9 @@ export interface ApiDeps {
   /** Base URL written into the OpenAPI `servers` (PUBLIC_BASE_URL or http://HOST:API_PORT). */
   publicBaseUrl: string;
   /** The tool server's address, for the getting-started guide's MCP commands (PUBLIC_MCP_URL,
-   * or a local start's http://HOST:MCP_PORT); unset, the guide keeps its local address. */
-  publicMcpUrl?: string;
+   * or a local start's, `localUrl`); undefined: not known (a deployment that names its API but
+   * not its tool server), the guide's command has a placeholder. */
+  publicMcpUrl: string | undefined;
   /** One cheap round trip to the database, for /healthz: the process's OpenDatabase.probe. */
   checkDatabase(): Promise<void>;
   /** A fiscal code of a real company for the OpenAPI examples (a large one: for the profile's

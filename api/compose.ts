@@ -4,6 +4,7 @@ import { createConfiguredCompanyStore, type CompanyCache } from '../core/compani
 import type { Config } from '../core/config/index.js';
 import type { OpenDatabase } from '../core/db/index.js';
 import type { Logger } from '../core/logging/index.js';
+import { localUrl } from '../core/net/local-url.js';
 import { recordRefusedCalls } from '../core/billing/index.js';
 import { createPostgresUsageSink, type UsageSink } from '../core/usage/index.js';
 import { createApp } from './app.js';
@@ -52,10 +53,11 @@ export async function composeApi(options: ComposeApiOptions): Promise<ComposedAp
     usage,
     lookupJson: store.json,
     logger,
-    publicBaseUrl: config.PUBLIC_BASE_URL ?? `http://${config.HOST}:${config.API_PORT}`,
-    // A deployment that names its API but not its tool server: the guide keeps the local
-    // address and says the account manager gives production's, rather than guess one.
-    publicMcpUrl: config.PUBLIC_MCP_URL ?? (config.PUBLIC_BASE_URL === undefined ? `http://${config.HOST}:${config.MCP_PORT}` : undefined),
+    publicBaseUrl: config.PUBLIC_BASE_URL ?? localUrl(config.HOST, config.API_PORT),
+    // A deployment that names its API but not its tool server: the guide names no address (its
+    // command has a placeholder) and says the account manager gives it, rather than guess one
+    // or give this host's, which is not the customer's.
+    publicMcpUrl: config.PUBLIC_MCP_URL ?? (config.PUBLIC_BASE_URL === undefined ? localUrl(config.HOST, config.MCP_PORT) : undefined),
     checkDatabase: database.probe,
     trustGatewayRequestId: config.TRUST_GATEWAY_REQUEST_ID,
     findExampleCompany: async (kind?: 'large') => {

@@ -211,6 +211,8 @@ export async function startTestApi(options: TestApiOptions = {}): Promise<TestAp
     usage,
     logger,
     publicBaseUrl: port ? `http://127.0.0.1:${port}` : 'http://127.0.0.1',
+    // A local start's tool server, as api/compose.ts names it (the guide's own address).
+    publicMcpUrl: 'http://127.0.0.1:3001',
     checkDatabase: createDatabaseProbe(db),
     trustGatewayRequestId: options.trustGatewayRequestId,
     // 'large' asks for the profile's second example (api/openapi/openapi-documents.ts).

@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
-import { createGettingStartedGuide } from '../api/docs/getting-started-guide.js';
+import { createGettingStartedGuide, guideMcpPlaceholder } from '../api/docs/getting-started-guide.js';
 import { createTestOrganization, ensureExampleCompany, startTestApi, type TestApi } from './api-fixtures.js';
 
 // GET /docs/getting-started through the real HTTP server: a page for people, rendered from
@@ -137,7 +137,7 @@ describe('when the guide is asked for in a format it does not come in', () => {
 
 describe('when the API starts', () => {
   it('then each language\'s guide is read and rendered once, the same bytes for every request', async () => {
-    const guide = createGettingStartedGuide({ publicBaseUrl: localBaseUrl });
+    const guide = createGettingStartedGuide({ publicBaseUrl: localBaseUrl, publicMcpUrl: 'http://127.0.0.1:3001' });
     const [first, second] = [await guide.get('en'), await guide.get('en')];
     expect(second).toBe(first);
     expect(first.markdown.toString()).toBe(guides.en);
@@ -145,14 +145,14 @@ describe('when the API starts', () => {
   });
 
   it('then its PUBLIC_BASE_URL (a trailing slash dropped) takes the local address\'s place, and only that address\'s', async () => {
-    const guide = createGettingStartedGuide({ publicBaseUrl: 'https://api.example.com/' });
+    const guide = createGettingStartedGuide({ publicBaseUrl: 'https://api.example.com/', publicMcpUrl: undefined });
     for (const language of ['en', 'it'] as const) {
       const { markdown, html } = await guide.get(language);
-      expect(markdown.toString()).toBe(guides[language].replaceAll(localBaseUrl, 'https://api.example.com'));
+      expect(markdown.toString()).toBe(guides[language].replaceAll(localBaseUrl, 'https://api.example.com').replaceAll('http://127.0.0.1:3001', guideMcpPlaceholder[language]));
       expect(decode(html.toString())).toContain("export BASE_URL='https://api.example.com'");
       expect(html.toString()).not.toContain(localBaseUrl);
-      // The tool server's local address is another service's: with no address of it known, it stays.
-      expect(markdown.toString()).toContain("export MCP_URL='http://127.0.0.1:3001'");
+      // The tool server's address is unknown (a deployment without PUBLIC_MCP_URL): a placeholder, not this host's.
+      expect(markdown.toString()).not.toContain('127.0.0.1');
     }
   });
 

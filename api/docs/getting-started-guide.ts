@@ -48,18 +48,26 @@ export const guideLocalMcpUrl = 'http://127.0.0.1:3001';
 // Not a longer port that starts with the same digits (http://127.0.0.1:30001).
 const exactly = (address: string) => new RegExp(`${address.replace(/[.]/g, '\\.')}(?!\\d)`, 'g');
 
+/** What the MCP command names when the API does not know the tool server's address (a
+ * deployment without PUBLIC_MCP_URL): a placeholder the reader sees is not an address, which the
+ * text beside it says the account manager gives. */
+export const guideMcpPlaceholder: Record<Language, string> = {
+  en: '<the tool server address your account manager gives you>',
+  it: '<indirizzo del server MCP dato dal tuo account manager>',
+};
+
 /**
  * The guide as this API serves it: its own public address (PUBLIC_BASE_URL) in place of the
  * local one, in the text and in the commands, so a customer of a deployed service copies
- * commands that reach it; the same for the tool server's when the API knows it (PUBLIC_MCP_URL,
- * or a local start's). The files keep the local addresses: the repository's readers run it
- * locally, and so do the tests.
+ * commands that reach it; the same for the tool server's (PUBLIC_MCP_URL, or a local start's);
+ * unknown (undefined: a deployment that names its API but not its tool server), a placeholder,
+ * not this host's local address, which would be no customer's. The files keep the local
+ * addresses: the repository's readers run it locally, and so do the tests.
  */
-export function withBaseUrl(markdown: string, publicBaseUrl: string, publicMcpUrl?: string): string {
+export function withBaseUrl(markdown: string, language: Language, publicBaseUrl: string, publicMcpUrl: string | undefined): string {
   const withApi = markdown.replace(exactly(guideLocalBaseUrl), () => publicBaseUrl.replace(/\/+$/, ''));
-  return publicMcpUrl === undefined ? withApi : withApi.replace(exactly(guideLocalMcpUrl), () => publicMcpUrl.replace(/\/+$/, ''));
+  return withApi.replace(exactly(guideLocalMcpUrl), () => publicMcpUrl?.replace(/\/+$/, '') ?? guideMcpPlaceholder[language]);
 }
-
 
 export interface GuideVersions {
   /** The file as it is written, with this API's address (withBaseUrl). */
@@ -73,11 +81,11 @@ export interface GuideVersions {
  * per request beyond sending these buffers, which compress-answer.ts also compresses once). A
  * failed read (a deployment without the file) is tried again on the next request.
  */
-export function createGettingStartedGuide(options: { publicBaseUrl: string; publicMcpUrl?: string }): { get(language: Language): Promise<GuideVersions> } {
+export function createGettingStartedGuide(options: { publicBaseUrl: string; publicMcpUrl: string | undefined }): { get(language: Language): Promise<GuideVersions> } {
   const loaded = new Map<Language, Promise<GuideVersions>>();
   const load = (language: Language) => {
     const versions = Promise.resolve().then(async () => {
-      const markdown = withBaseUrl(await readFile(path.join(findDocsDir(), guideFiles[language]), 'utf8'), options.publicBaseUrl, options.publicMcpUrl);
+      const markdown = withBaseUrl(await readFile(path.join(findDocsDir(), guideFiles[language]), 'utf8'), language, options.publicBaseUrl, options.publicMcpUrl);
       const page = renderGuidePage(language, renderMarkdown(markdown, { link: guideLinkTarget, reservedIds: guidePageIds }));
       return { markdown: Buffer.from(markdown), html: Buffer.from(page) };
     });

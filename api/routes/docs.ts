@@ -12,7 +12,7 @@ import type { OpenApiDocuments } from '../openapi/openapi-documents.js';
 import type { ApiState } from '../state.js';
 
 // The reference for people: the full catalogue, no key needed.
-export function registerDocs(router: Router<ApiState>, deps: { documents: OpenApiDocuments; publicBaseUrl: string; publicMcpUrl?: string }): void {
+export function registerDocs(router: Router<ApiState>, deps: { documents: OpenApiDocuments; publicBaseUrl: string; publicMcpUrl: string | undefined }): void {
   const assets = createDocsAssets({
     'docs.js': { body: Buffer.from(docsClientScript), type: 'text/javascript; charset=utf-8' },
     'docs.css': { body: Buffer.from(docsStylesheet), type: 'text/css; charset=utf-8' },

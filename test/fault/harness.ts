@@ -156,6 +156,7 @@ export async function startInProcessApi(options: { db: Knex; databaseUrl: string
     usage: options.usage,
     logger,
     publicBaseUrl: 'http://127.0.0.1',
+    publicMcpUrl: 'http://127.0.0.1:3001',
     checkDatabase: createDatabaseProbe(db),
     findExampleCompany: async () => COMPANY_CODE,
   });
