@@ -517,20 +517,33 @@ describe('when a client generated from /openapi.json reads real answers', () => 
         const schema = response.content['application/json'].schema;
         expect(schema.allOf[0], `${endpoint.slug} ${status}`).toEqual({ $ref: '#/components/schemas/ErrorEnvelope' });
         const expected = Object.entries(errorCatalogue).filter(([code, c]) => String(c.status) === status && code !== excluded).map(([code]) => code);
-        expect(schema.allOf[1].properties.error.properties.code.enum, `${endpoint.slug} ${status}`).toEqual(expected);
+        // error pinned as an allOf of the Error component too (a bare object beside it read as
+        // the whole error to a linter checking examples against closed objects).
+        const error = schema.allOf[1].properties.error;
+        expect(error.allOf[0], `${endpoint.slug} ${status}`).toEqual({ $ref: '#/components/schemas/Error' });
+        expect(error.allOf[1].properties.code.enum, `${endpoint.slug} ${status}`).toEqual(expected);
+        // A 422 always says what failed: its details are required there, and only there.
+        expect(error.allOf[1].required, `${endpoint.slug} ${status}`).toEqual(status === '422' ? ['code', 'details'] : ['code']);
         // Every example of the status is one of its codes and satisfies its schema.
         const validate = validatorFor(document)(schema);
         for (const example of Object.values<any>(response.content['application/json'].examples)) {
           expect(validate(example.value), `${endpoint.slug} ${status} ${JSON.stringify(validate.errors)}`).toBe(true);
         }
       }
-      expect(op.responses['401'].content['application/json'].schema.allOf[1].properties.error.properties.code.enum).toEqual(['missing_api_key', 'invalid_api_key']);
+      expect(op.responses['401'].content['application/json'].schema.allOf[1].properties.error.allOf[1].properties.code.enum).toEqual(['missing_api_key', 'invalid_api_key']);
     }
     // A real 401 fits its own status's schema; the same body answered as a 404 would not.
     const refused = await fetchJson(`/companies/${exampleCompanyCode}/report`);
     const responses = document.paths['/companies/{fiscalCode}/report'].get.responses;
     expect(validatorFor(document)(responses['401'].content['application/json'].schema)(refused.body)).toBe(true);
     expect(validatorFor(document)(responses['404'].content['application/json'].schema)(refused.body)).toBe(false);
+    // A real 422 fits its schema; without its details it would not.
+    const invalid = await fetchJson('/companies/123/report', bearer(full));
+    expect(invalid.res.status).toBe(422);
+    const invalidSchema = validatorFor(document)(responses['422'].content['application/json'].schema);
+    expect(invalidSchema(invalid.body)).toBe(true);
+    const { details: _details, ...withoutDetails } = invalid.body.error;
+    expect(invalidSchema({ error: withoutDetails })).toBe(false);
   });
 
   it('then each success envelope pins meta.endpoint to its operation\'s slug', async () => {

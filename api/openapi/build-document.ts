@@ -140,9 +140,14 @@ function headersOf(language: Language, always: readonly string[], sometimes: rea
  * (a 402 only where the call costs credits, limit_reached in a 429 only where it costs calls).
  */
 function errorSchema(codes: readonly ErrorCode[]): JsonSchema {
-  return narrowed('#/components/schemas/ErrorEnvelope', {
-    error: { type: 'object', required: ['code'], properties: { code: { type: 'string', enum: [...codes] } } },
-  });
+  // `error` is pinned as an allOf of the Error component too, not as a bare object beside it:
+  // a linter that checks examples against closed objects (Redocly's default) took the bare pin
+  // for the whole error, and refused every example's message and requestId (116 warnings).
+  // A 422 always lists what failed (decisions.md: one {path, message} per failure), so its
+  // details are pinned as present: a generated client need not test for them.
+  const pins: Record<string, JsonSchema> = { code: { type: 'string', enum: [...codes] } };
+  if (codes.every((code) => code === 'invalid_params')) pins.details = { type: 'array', minItems: 1 };
+  return narrowed('#/components/schemas/ErrorEnvelope', { error: narrowed('#/components/schemas/Error', pins) });
 }
 
 function operation(endpoint: EndpointDefinition, measure: Measure, options: BuildDocumentOptions): Record<string, unknown> {
