@@ -105,5 +105,21 @@ describe('when a month of the ledger holds more rows than the page counts', () =
     const [, grant, call] = start.split('\r\n');
     expect(grant).toContain('opening grant of the paging test');
     expect(call).toContain('oldest-product');
+
+    // Within the count too, Next goes on from page 1's last row: a row applied meanwhile at the
+    // head of the month (a grant, so the usage pages above are as they were) pushes none of
+    // page 1's rows onto page 2. Each call's balance after is its own: 10,000,000 less its number.
+    const pageOne = await open(client, `/orgs/${orgId}/ledger?period=${MONTH}`);
+    const balances = (body: string) => [...(/<tbody>([\s\S]*?)<\/tbody>/.exec(body)?.[1] ?? '').matchAll(/<tr>[\s\S]*?<\/tr>/g)].map((m) => /9,899,\d{3}/.exec(m[0])?.[0]);
+    expect(balances(pageOne)).toEqual(Array.from({ length: 50 }, (_, i) => `9,899,${900 + i}`));
+    await env.db('usage_ledger').insert({
+      event_id: `grt_${randomUUID()}`, organization_id: orgId, entry_type: 'grant', source: 'system', credits_delta: 1,
+      credits_balance_after: 9_899_901, period: MONTH, occurred_at: new Date('2026-10-31T00:00:00Z'), reason: 'applied meanwhile',
+    });
+    const pageTwo = await open(client, linkOf(pageOne, 'rel="next"')!);
+    expect(balances(pageTwo)).toEqual(Array.from({ length: 50 }, (_, i) => `9,899,${950 + i}`));
+    expect(linkOf(pageOne, 'rel="next"')).toMatch(new RegExp(`^/orgs/${orgId}/ledger\\?period=${MONTH}&older=${MONTH}\\.\\d+$`));
+    expect(pageTwo).toContain('Page 2 · more than 100,000 rows');
+    expect(pageTwo).not.toContain('applied meanwhile');
   }, 60_000);
 });

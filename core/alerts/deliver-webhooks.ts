@@ -1,4 +1,4 @@
-import { keysetRows, pageWindow, type Db, type RowPosition } from '../db/index.js';
+import { keysetRows, pageOfRow, pageWindow, type Db, type RowPosition } from '../db/index.js';
 import type { Logger } from '../logging/index.js';
 import { postWebhook } from './post-webhook.js';
 import { DELIVERY_ID_HEADER, SIGNATURE_HEADER, TIMESTAMP_HEADER, signWebhookBody } from './webhook-signature.js';
@@ -199,9 +199,7 @@ export async function deliveriesPage(db: Db, organizationId: string, options: { 
   if (read.page === null) {
     const first = read.rows[0];
     const newer = first ? await count(deliveriesBeyond(db, organizationId, parseDeliveryCursor(deliveryCursor(first)), 'newer')) : total;
-    // Not the first page while there is a newer delivery, even one that does not fill a page.
-    page = newer === 0 ? 1 : Math.max(2, 1 + Math.floor(newer / pageSize));
-    pages = page + Math.ceil(Math.max(0, total - newer - read.rows.length) / pageSize);
+    ({ page, pages } = pageOfRow(newer, read.rows.length, total, pageSize));
   }
   return { rows: read.rows.map(deliveryFromRow), page, pages, total, older: read.older, newer: read.newer };
 }

@@ -69,3 +69,14 @@ export async function keysetRows<K>(table: KeysetTable<K>, position: RowPosition
     newer: beyondNewer && first ? table.cursorOf(first) : null,
   };
 }
+
+/**
+ * The number of a page reached from a row, and how many pages there are then, in a table counted
+ * to the end (or as far as its count goes): the page after the `newer` rows above its first row,
+ * `listed` rows long, among `total`. Not the first page while there is a newer row, even one that
+ * does not fill a page (the first page is the newest rows, whatever a cursor reads).
+ */
+export function pageOfRow(newer: number, listed: number, total: number, pageSize: number): { page: number; pages: number } {
+  const page = newer === 0 ? 1 : Math.max(2, 1 + Math.floor(newer / pageSize));
+  return { page, pages: page + Math.ceil(Math.max(0, total - newer - listed) / pageSize) };
+}

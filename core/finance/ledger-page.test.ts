@@ -120,6 +120,31 @@ describe('ledger page', () => {
     expect(await ledgerPage(db, org, { ...opts, older: 'nonsense' })).toMatchObject({ page: 1 });
   });
 
+  it('when a page is reached from a row within the count then it is numbered by the rows newer than it, whatever was applied meanwhile; past the count or at the top it has no number', async () => {
+    const { org, eventIds } = await ledgerOf(Array.from({ length: 9 }, (): [string, string, string] => ['2026-11', '2026-11-01T00:00:00Z', 'usage']));
+    const opts = { pageSize: 2, countCap: 7 };
+    const first = await ledgerPage(db, org, opts);
+    expect(first).toMatchObject({ page: 1, more: true });
+    const meanwhile = `evt_${randomUUID()}`;
+    await db('usage_ledger').insert({ event_id: meanwhile, organization_id: org, entry_type: 'usage', source: 'api', quantity: 1, unit: 'credits', credits_delta: -1, period: '2026-11', occurred_at: '2026-11-01T00:00:00Z' });
+    const second = await ledgerPage(db, org, { ...opts, older: first.older! });
+    expect(second.rows.map((r) => r.eventId)).toEqual([eventIds[6], eventIds[5]]);
+    // Three rows above it now (the new one among them): page 2 of 2 a page.
+    expect(second).toMatchObject({ page: 2, more: true });
+    const third = await ledgerPage(db, org, { ...opts, older: second.older! });
+    expect(third).toMatchObject({ page: 3 });
+    // Five and seven rows above: within the cap, numbered; nine, past it: by row.
+    const fourth = await ledgerPage(db, org, { ...opts, older: third.older! });
+    expect(fourth).toMatchObject({ page: 4 });
+    expect(await ledgerPage(db, org, { ...opts, older: fourth.older! })).toMatchObject({ page: null });
+    // Back up by row: numbered again; the top, reached by row, is the newest rows.
+    expect(await ledgerPage(db, org, { ...opts, newer: fourth.newer! })).toMatchObject({ page: 3 });
+    expect(await ledgerPage(db, org, { ...opts, newer: third.newer! })).toMatchObject({ page: 2 });
+    const top = await ledgerPage(db, org, { ...opts, newer: `2026-11.${first.rows[0]!.id}` });
+    expect(top.rows.map((r) => r.eventId)).toEqual([meanwhile]);
+    expect(top).toMatchObject({ page: null, newer: null });
+  });
+
   it('when a page starts from a row then the index finds the row: nothing sorts or counts up to it', async () => {
     const { org } = await ledgerOf([['2026-11', '2026-11-02T09:00:00Z', 'usage']]);
     for (const period of [null, '2026-11']) {

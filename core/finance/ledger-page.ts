@@ -1,7 +1,7 @@
 import { ledgerEntryFromRow, ledgerInOrder, type LedgerEntry } from '../billing/ledger-export.js';
 import { apiKeyLabels } from '../auth/api-key-labels.js';
 import { userEmails } from '../dashboard-auth/user-emails.js';
-import { keysetRows, pageWindow, type Db, type RowPosition } from '../db/index.js';
+import { keysetRows, pageOfRow, pageWindow, type Db, type RowPosition } from '../db/index.js';
 
 export const ledgerEntryTypes = ['usage', 'grant', 'top_up', 'adjustment', 'period_rollover', 'cap_change', 'refused'] as const;
 export type LedgerEntryType = (typeof ledgerEntryTypes)[number];
@@ -16,7 +16,9 @@ export type LedgerPosition = RowPosition;
 
 export interface LedgerPage {
   rows: LedgerPageRow[];
-  /** The page's number; null: a page reached by a cursor or as the oldest, which has none. */
+  /** The page's number: asked for, or of a page reached by a cursor within the count (by the
+   * rows newer than it); null: the oldest, or a page reached by a cursor past the count or at
+   * the top (nothing newer: "the newest rows", which need not be page 1's 50). */
   page: number | null;
   pages: number;
   /** Rows matching, counted up to `countCap`; `more`: there are more than that. */
@@ -56,7 +58,10 @@ export function ledgerRowsBeyond(db: Db, organizationId: string, filters: { peri
  * Numbered pages reach as far as the count; past it, and to the oldest rows, a page starts from
  * a row instead (keyset paging on (period, id), which is unique and never changes for a row:
  * the index finds the page's first row without walking the rows before it), so every row can be
- * reached, however many a month of calls holds.
+ * reached, however many a month of calls holds. A page's Previous and Next start from a row
+ * too, within the count as well (`rowPager`): a call applied while a reader goes from page 1 to
+ * page 2 does not push page 1's last row onto page 2, listed twice; such a page is numbered by
+ * the rows newer than it, counted up to the cap as the total is.
  */
 export async function ledgerPage(
   db: Db,
@@ -68,13 +73,14 @@ export async function ledgerPage(
   const filters = { period: options.period ?? null, entryType: options.type ?? null };
   // The rows counted are the rows listed: one filter (ledgerInOrder's), its order dropped.
   const selection = () => ledgerInOrder(db, organizationId, filters, 'desc');
-  const counted = await db
-    .from(selection().clearOrder().select(db.raw('1')).limit(countCap + 1).as('capped'))
+  // Counted up to one row past the cap: whether there are more.
+  const countUpTo = async (query: ReturnType<typeof selection>) => Number((await db
+    .from(query.clearOrder().select(db.raw('1')).limit(countCap + 1).as('capped'))
     .count<{ n: string | number }>({ n: '*' })
-    .first();
-  const found = Number(counted?.n ?? 0);
+    .first())?.n ?? 0);
+  const found = await countUpTo(selection());
   const window = pageWindow(found, 'page' in options ? options.page : undefined, pageSize);
-  const { rows: raw, page, older, newer } = await keysetRows(
+  const { rows: raw, page: asked, older, newer } = await keysetRows(
     {
       cursorOf: (row) => rowCursor(row as { period: string; id: string }),
       parseCursor,
@@ -85,6 +91,15 @@ export async function ledgerPage(
     window,
     pageSize,
   );
+  let page = asked;
+  let pages = window.pages;
+  const first = raw[0] as { period: string; id: string } | undefined;
+  if (asked === null && !('oldest' in options) && first) {
+    // Reached by a cursor (a page's Previous or Next): numbered by the rows newer than it, as
+    // far as the count goes; past it, and at the top, a page by row as before.
+    const above = await countUpTo(ledgerRowsBeyond(db, organizationId, filters, { period: first.period, id: String(first.id) }, 'newer'));
+    if (above > 0 && above <= countCap) ({ page, pages } = pageOfRow(above, raw.length, found, pageSize));
+  }
   const [emails, keys] = await Promise.all([userEmails(db, raw.map((r) => r.actor as string | null)), apiKeyLabels(db, raw.map((r) => r.key_id as string | null))]);
   const entries = raw.map((r) => {
     const entry = ledgerEntryFromRow(r);
@@ -99,7 +114,7 @@ export async function ledgerPage(
     total: Math.min(found, countCap),
     more: found > countCap,
     page,
-    pages: window.pages,
+    pages,
     rows: entries,
     older,
     newer,

@@ -12,21 +12,23 @@ export type RowPaged = Omit<LedgerPage, 'rows'>;
 
 /**
  * The ledger's pager, for tables too long to count to the end. Within the count it is the
- * numbered pager (`pagination`); where the count stops ("more than 100,000 rows") its last page's
- * Next goes on by row, and a page reached that way (or the oldest) has Previous and Next by row
- * plus the newest and oldest pages: every row is a bounded number of links from the first page.
+ * numbered pager (`pagination`), its Previous and Next by row (`cursorPager`); where the count
+ * stops ("more than 100,000 rows") the pages are still numbered as far as it goes, Previous and
+ * Next by row, past it a page reached by row has no number, and every page links to the newest
+ * and oldest pages: every row is a bounded number of links from the first page.
  */
 export function rowPager(state: DashboardState, result: RowPaged, link: (to: RowPagerTarget) => string): Html {
   const { t, f } = state;
-  if (result.page !== null && !result.more) return pagination(state, { ...result, page: result.page }, (page) => link({ page }));
+  if (result.page !== null && !result.more) return cursorPager(state, { ...result, page: result.page }, link, 'rows');
   const numbered = result.page;
   const where = numbered !== null
     ? t('common.pageOfMore', { page: f.number(numbered), total: f.number(result.total) })
     : `${t(result.older === null ? 'common.pageOldest' : result.newer === null ? 'common.pageNewest' : 'common.pageByRow')} · ${result.more ? t('common.moreThanRows', { total: f.number(result.total) }) : t('common.rowCount', { total: f.number(result.total), count: result.total })}`;
+  // As `cursorPager`: back to page 1 by number (the newest rows), elsewhere from the page's rows.
   const previous = numbered !== null
-    ? (numbered > 1 ? link({ page: numbered - 1 }) : null)
+    ? (numbered > 1 ? link(numbered === 2 || result.newer === null ? { page: numbered - 1 } : { newer: result.newer }) : null)
     : (result.newer === null ? null : link({ newer: result.newer }));
-  const next = numbered !== null && numbered < result.pages ? link({ page: numbered + 1 }) : result.older === null ? null : link({ older: result.older });
+  const next = result.older === null ? null : link({ older: result.older });
   return html`<nav class="pagination" aria-label="${where}">
     ${previous ? html`<a class="btn btn-secondary" rel="prev" href="${previous}">← ${t('common.previous')}</a>` : html`<span></span>`}
     <span class="muted">${where}</span>
@@ -39,7 +41,8 @@ export function rowPager(state: DashboardState, result: RowPaged, link: (to: Row
  * The numbered pager (`pagination`) of a table counted to the end whose Previous and Next go by
  * row: from the first row of the page to the newer ones, from its last to the older ones, so rows
  * written meanwhile shift no page (by number, a new row pushes a page's last row onto the next,
- * listed twice). The webhook delivery log's, whose `deliveriesPage` numbers every page.
+ * listed twice). The webhook delivery log's, whose `deliveriesPage` numbers every page, and the
+ * ledger's within its count (`rowPager`).
  */
 export function cursorPager(state: DashboardState, result: { page: number; pages: number; total: number; older: string | null; newer: string | null }, link: (to: RowPagerTarget) => string, counting: PageCounting): Html {
   return pagination(state, result, (page) => {
