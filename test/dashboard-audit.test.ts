@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { addThreshold } from '../core/alerts/index.js';
 import { createApiKey } from '../core/auth/index.js';
@@ -254,11 +255,48 @@ describe('when an admin opens the activity page', () => {
     // The pager keeps the kind; an unknown kind shows everything.
     const keys = await (await client.get(`/orgs/${orgId}/activity?kind=keys`)).text();
     expect(keys).toContain('Page 1 of 2 · 51 rows');
-    expect(keys).toContain(`href="/orgs/${orgId}/activity?kind=keys&amp;page=2"`);
+    expect(keys).toMatch(new RegExp(`rel="next" href="/orgs/${orgId}/activity\\?kind=keys&amp;older=\\d+"`));
     expect(await (await client.get(`/orgs/${orgId}/activity?kind=nonsense`)).text()).toContain('Page 1 of 2 · 53 rows');
 
     client.jar.set('dash_lang', 'it');
     expect(await (await client.get(`/orgs/${orgId}/activity?kind=members`)).text()).toMatch(/aria-current="page">Membri</);
+  });
+
+  it('then a change made while an admin goes from the first page to the next pushes none of the first page onto it, the kind kept', async () => {
+    const { orgId, client } = await adminOfNewOrg(env, 'Activity rows meanwhile test');
+    const tag = randomUUID().slice(0, 8);
+    await recordAudit(env.db, { organizationId: orgId, actor: 'system', action: 'member.invited', details: { email: `left-out-${tag}@example.com`, role: 'finance' } });
+    for (let i = 1; i <= 60; i++) await recordAudit(env.db, { organizationId: orgId, actor: 'system', action: 'key.revoked', details: { keyId: `key_${tag}${String(i).padStart(3, '0')}` } });
+    const newestFirst = Array.from({ length: 60 }, (_, i) => `key_${tag}${String(60 - i).padStart(3, '0')}`);
+    const listed = (body: string) => [...(/id="activity-table"[\s\S]*?<\/tbody>/.exec(body)?.[0] ?? '').matchAll(new RegExp(`key_${tag}\\d+`, 'g'))].map((m) => m[0]);
+    const linkOf = (body: string, rel: string) => new RegExp(`<a [^>]*rel="${rel}" href="([^"]*)"`).exec(body)?.[1]?.replaceAll('&amp;', '&') ?? null;
+    const open = async (path: string) => {
+      const res = await client.get(path);
+      expect(res.status, path).toBe(200);
+      return res.text();
+    };
+
+    const first = await open(`/orgs/${orgId}/activity?kind=keys`);
+    expect(listed(first)).toEqual(newestFirst.slice(0, 50));
+    expect(first).toContain('Page 1 of 2 · 60 rows');
+    const newest = `key_${tag}999`;
+    await recordAudit(env.db, { organizationId: orgId, actor: 'system', action: 'key.revoked', details: { keyId: newest } });
+
+    const second = await open(linkOf(first, 'next')!);
+    expect(listed(second)).toEqual(newestFirst.slice(50));
+    expect(second).toContain('Page 2 of 2 · 61 rows');
+    expect(second).not.toContain(`left-out-${tag}`);
+    expect(linkOf(second, 'next')).toBeNull();
+    expect(linkOf(second, 'prev')).toBe(`/orgs/${orgId}/activity?kind=keys&page=1`);
+    const back = await open(linkOf(second, 'prev')!);
+    expect(listed(back)).toEqual([newest, ...newestFirst.slice(0, 49)]);
+    // A cursor that is not one: the first page; a page asked for by number is still read by number.
+    for (const bad of ['older=junk', 'older=1%27%20OR%201=1', 'newer=1.2', 'older=']) {
+      const body = await open(`/orgs/${orgId}/activity?kind=keys&${bad}`);
+      expect(listed(body), bad).toEqual([newest, ...newestFirst.slice(0, 49)]);
+      expect(body, bad).toContain('Page 1 of 2 · 61 rows');
+    }
+    expect(listed(await open(`/orgs/${orgId}/activity?kind=keys&page=2`))).toEqual(newestFirst.slice(49));
   });
 
   it('then finance, who reads the money but changes nothing, is refused and has no link to it', async () => {

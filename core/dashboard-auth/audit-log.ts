@@ -1,5 +1,5 @@
 import type { Knex } from 'knex';
-import { pageWindow, type Db } from '../db/index.js';
+import { keysetRows, pageOfRow, pageWindow, type Db, type RowPosition } from '../db/index.js';
 import { apiKeyLabels } from '../auth/api-key-labels.js';
 import { userEmails } from './user-emails.js';
 
@@ -57,14 +57,25 @@ export interface AuditPage {
   page: number;
   pages: number;
   total: number;
+  /** Cursors of the pages beside this one (null: no rows that way): `older` after its last
+   * row, `newer` before its first. */
+  older: string | null;
+  newer: string | null;
 }
 
 const auditRowsOf = (db: Db, organizationId: string) => db('audit_log as a').leftJoin('users as u', 'u.id', 'a.actor').where('a.organization_id', organizationId);
 
+type AuditRecord = { id: number | string; at: Date; actor: string; email: string | null; action: string; details: Record<string, unknown> | null };
+
 async function selectAuditRows(db: Db, query: ReturnType<typeof auditRowsOf>): Promise<AuditRow[]> {
   const rows = await query
     .orderBy('a.id', 'desc')
-    .select<{ id: number | string; at: Date; actor: string; email: string | null; action: string; details: Record<string, unknown> | null }[]>('a.id', 'a.at', 'a.actor', 'u.email', 'a.action', 'a.details');
+    .select<AuditRecord[]>('a.id', 'a.at', 'a.actor', 'u.email', 'a.action', 'a.details');
+  return describedRows(db, rows);
+}
+
+/** Audit rows as read, with the e-mail of their actor, as the pages show them (`AuditRow`). */
+async function describedRows(db: Db, rows: AuditRecord[]): Promise<AuditRow[]> {
   const labels = await apiKeyLabels(db, rows.flatMap((r) => keyIdsOf(r.details)));
   const emails = await userEmails(db, rows.map((r) => memberIdOf(r.details) ?? null));
   return rows.map((r) => {
@@ -132,15 +143,50 @@ const actionOfKind = (column: string, kind: AuditKind | undefined) => (q: Knex.Q
   if (kind) q.where((w) => { for (const prefix of auditKinds[kind]) w.orWhere(column, 'like', `${prefix}%`); });
 };
 
-/** An organization's audit log, newest first, one page at a time (the admins' activity page), of one kind of change or all. */
-export async function auditPage(db: Db, organizationId: string, options: { page?: number; pageSize?: number; kind?: AuditKind } = {}): Promise<AuditPage> {
+// An activity page's cursor is its row's id: the log's order, unique, never changing for a row.
+const parseAuditCursor = (cursor: string): string | null => (/^\d{1,18}$/.test(cursor) ? cursor : null);
+
+/** The organization's audit rows of a kind (all: none), newest first; past a row (null: from
+ * the newest, or the oldest), nearest first: `older` newest first, `newer` oldest first. By id,
+ * the order of its index (organization_id, id DESC, migration 012). */
+function auditRowsBeyond(db: Db, organizationId: string, kind: AuditKind | undefined, from: string | null, direction: 'older' | 'newer') {
+  const rows = db('audit_log').where({ organization_id: organizationId }).modify(actionOfKind('action', kind)).orderBy('id', direction === 'older' ? 'desc' : 'asc');
+  if (from) rows.andWhere('id', direction === 'older' ? '<' : '>', from);
+  return rows;
+}
+
+/**
+ * An organization's audit log, newest first, one page at a time (the admins' activity page), of
+ * one kind of change or all. A page asked for by number is read by offset; the pages beside it
+ * from a row (`keysetRows`, as the ledger's): a change made while an admin moves from page to
+ * page does not push the last row of one page onto the next. Counted to the end, so a page
+ * reached from a row is numbered too, by the rows newer than it.
+ */
+export async function auditPage(db: Db, organizationId: string, options: { pageSize?: number; kind?: AuditKind } & RowPosition = {}): Promise<AuditPage> {
   const pageSize = options.pageSize ?? 50;
-  const countRow = await db('audit_log').where({ organization_id: organizationId }).modify(actionOfKind('action', options.kind))
-    .count<{ n: string | number }>({ n: '*' }).first();
-  const total = Number(countRow?.n ?? 0);
-  const { page, pages, offset } = pageWindow(total, options.page, pageSize);
-  const rows = await selectAuditRows(db, auditRowsOf(db, organizationId).modify(actionOfKind('a.action', options.kind)).offset(offset).limit(pageSize));
-  return { rows, page, pages, total };
+  const count = async (query: ReturnType<Db>) => Number((await query.clearOrder().count<{ n: string | number }>({ n: '*' }).first())?.n ?? 0);
+  const total = await count(auditRowsBeyond(db, organizationId, options.kind, null, 'older'));
+  const window = pageWindow(total, 'page' in options ? options.page : undefined, pageSize);
+  const read = await keysetRows(
+    {
+      cursorOf: (row) => String(row.id),
+      parseCursor: parseAuditCursor,
+      inOrder: () => auditRowsBeyond(db, organizationId, options.kind, null, 'older'),
+      beyond: (from, direction) => auditRowsBeyond(db, organizationId, options.kind, from, direction),
+    },
+    options,
+    window,
+    pageSize,
+  );
+  let { page, pages } = window;
+  if (read.page === null) {
+    const first = read.rows[0];
+    const newer = first ? await count(auditRowsBeyond(db, organizationId, options.kind, String(first.id), 'newer')) : total;
+    ({ page, pages } = pageOfRow(newer, read.rows.length, total, pageSize));
+  }
+  const emails = await userEmails(db, read.rows.map((r) => r.actor as string));
+  const rows = await describedRows(db, read.rows.map((r) => ({ id: r.id, at: r.at, actor: r.actor, email: emails.get(r.actor) ?? null, action: r.action, details: r.details })));
+  return { rows, page, pages, total, older: read.older, newer: read.newer };
 }
 
 export interface MembershipEvent {
