@@ -1,5 +1,5 @@
 import type { Knex } from 'knex';
-import { pageWindow, type Db } from '../db/index.js';
+import { keysetRows, pageOfRow, pageWindow, type Db, type RowPosition } from '../db/index.js';
 import { apiKeyColumns, toApiKeyRecord, type ApiKeyRecord, type ApiKeyRow } from './api-key-record.js';
 
 /** The states `apiKeyState` tells apart, which `cli key list --state` and the keys page filter by. */
@@ -15,6 +15,10 @@ export interface ApiKeysPage {
   total: number;
   /** The organization's keys in each state, and in all (those the search matches, with one). */
   counts: Record<ApiKeyState | 'all', number>;
+  /** Cursors of the pages beside this one (null: no keys that way): `older` after its last
+   * key, `newer` before its first. */
+  older: string | null;
+  newer: string | null;
 }
 
 // The same tests as apiKeyState, against the same `now`: a key the page lists as active must be
@@ -34,15 +38,30 @@ function matching(query: Knex.QueryBuilder, search: string | undefined): Knex.Qu
   return query.where((w) => void w.whereILike('name', `%${literal}%`).orWhereILike('prefix', `${literal}%`));
 }
 
+/** A key's place in the list's order, (created_at, id), as a link carries it: the time in
+ * microseconds since 1970 (as Postgres keeps it; a Date's milliseconds would skip keys made in
+ * the same millisecond), then the id: `1764237600123456.key_…`. */
+const keyCursor = (row: Record<string, any>): string => `${row.created_us}.${row.id}`;
+
+function parseKeyCursor(cursor: string): { createdUs: string; id: string } | null {
+  const m = /^(\d{1,17})\.(key_[A-Za-z0-9]{1,100})$/.exec(cursor);
+  return m ? { createdUs: m[1]!, id: m[2]! } : null;
+}
+
+const CREATED_US = '(extract(epoch from created_at) * 1000000)::bigint AS created_us';
+
 /**
  * One page of an organization's keys (the dashboard's keys page), newest first with the id as
  * tie-breaker, optionally only those in one state or matching a search; a page past the end is
  * the last, one that is not a number the first (pageWindow, as the ledger and activity pages).
+ * The pages beside a page are read from a row (`keysetRows`, as the ledger's and the activity
+ * page's): a key made while an admin moves from page to page (a script making keys) does not push
+ * the last key of one page onto the next; such a page is numbered by the keys newer than it.
  */
 export async function apiKeysPage(
   db: Db,
   organizationId: string,
-  options: { state?: ApiKeyState | null; search?: string; page?: number; pageSize?: number; now?: Date } = {},
+  options: { state?: ApiKeyState | null; search?: string; pageSize?: number; now?: Date } & RowPosition = {},
 ): Promise<ApiKeysPage> {
   const pageSize = options.pageSize ?? 50;
   const now = options.now ?? new Date();
@@ -57,13 +76,24 @@ export async function apiKeysPage(
   const expired = Number(counted?.expired ?? 0);
   const counts = { all, revoked, expired, active: all - revoked - expired };
   const total = options.state ? counts[options.state] : all;
-  const { page, pages, offset } = pageWindow(total, options.page, pageSize);
-  const query = matching(db('api_keys').where({ organization_id: organizationId }), options.search);
-  if (options.state) inState(query, options.state, now);
-  const rows = (await query
-    .orderBy([{ column: 'created_at', order: 'desc' }, { column: 'id', order: 'desc' }])
-    .offset(offset)
-    .limit(pageSize)
-    .select([...apiKeyColumns])) as ApiKeyRow[];
-  return { rows: rows.map(toApiKeyRecord), page, pages, total, counts };
+  const window = pageWindow(total, 'page' in options ? options.page : undefined, pageSize);
+  // The keys listed, past one (null: from the newest, or the oldest), nearest first: `older`
+  // newest first, `newer` oldest first.
+  const beyond = (from: { createdUs: string; id: string } | null, direction: 'older' | 'newer') => {
+    const order = direction === 'older' ? 'desc' : 'asc';
+    const query = matching(db('api_keys').where({ organization_id: organizationId }), options.search)
+      .orderBy([{ column: 'created_at', order }, { column: 'id', order }])
+      .select([...apiKeyColumns, db.raw(CREATED_US)]);
+    if (options.state) inState(query, options.state, now);
+    if (from) query.andWhere(db.raw(`(created_at, id) ${direction === 'older' ? '<' : '>'} (timestamptz 'epoch' + ?::bigint * interval '1 microsecond', ?)`, [from.createdUs, from.id]));
+    return query;
+  };
+  const read = await keysetRows({ cursorOf: keyCursor, parseCursor: parseKeyCursor, inOrder: () => beyond(null, 'older'), beyond }, options, window, pageSize);
+  let { page, pages } = window;
+  if (read.page === null) {
+    const first = read.rows[0];
+    const newer = first ? Number((await beyond(parseKeyCursor(keyCursor(first)), 'newer').clearSelect().clearOrder().count<{ n: string | number }>({ n: '*' }).first())?.n ?? 0) : total;
+    ({ page, pages } = pageOfRow(newer, read.rows.length, total, pageSize));
+  }
+  return { rows: (read.rows as ApiKeyRow[]).map(toApiKeyRecord), page, pages, total, counts, older: read.older, newer: read.newer };
 }

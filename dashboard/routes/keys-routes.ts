@@ -8,10 +8,11 @@ import { rotateApiKey, rotationGraceSeconds } from '../../core/key-rotation/inde
 import type { MessageKey } from '../i18n/translate.js';
 import { orgAccess, type OrgView } from '../org-access.js';
 import type { DashboardContext, DashboardState } from '../state.js';
-import { badge, copyButton, csrfField, field, notice, pagination, postButton, section, select, table } from '../views/components.js';
+import { badge, copyButton, csrfField, field, notice, postButton, section, select, table } from '../views/components.js';
 import { fieldRefusals, invalidInputMessage } from '../views/invalid-input.js';
 import { html, type Html, type HtmlValue } from '../views/html.js';
 import { page } from '../views/layout.js';
+import { cursorPager, rowPagerPosition, rowPagerQuery } from '../views/row-pager.js';
 import { answerRepeated, claimSubmission, submissionField } from '../form-submission.js';
 import { putFlash, takeFlash } from '../session-flash.js';
 
@@ -64,9 +65,9 @@ const keysFilters: readonly KeysFilter[] = ['all', ...apiKeyStates];
 const DEFAULT_FILTER: KeysFilter = 'active';
 const isKeysFilter = (value: unknown): value is KeysFilter => keysFilters.includes(value as KeysFilter);
 
-/** The list at one filter, search and page: `?state=…&q=…&page=…`, which the tabs, the pager's links and the revocation's return keep. */
-const keysListPath = (orgId: string, filter: KeysFilter, search: string, pageNumber?: number) =>
-  `${keysPath(orgId)}?${new URLSearchParams({ state: filter, ...(search ? { q: search } : {}), ...(pageNumber === undefined ? {} : { page: String(pageNumber) }) })}`;
+/** The list at one filter, search and position: `?state=…&q=…&page=…` (or `older=`, `newer=`: the pager's Previous and Next, by row), which the tabs, the pager's links and the revocation's return keep. */
+const keysListPath = (orgId: string, filter: KeysFilter, search: string, position: Record<string, string> = {}) =>
+  `${keysPath(orgId)}?${new URLSearchParams({ state: filter, ...(search ? { q: search } : {}), ...position })}`;
 
 // The search as typed, trimmed; longer than any key's name it could match is cut there.
 const MAX_SEARCH = 100;
@@ -150,7 +151,8 @@ async function renderKeysPage(ctx: DashboardContext, deps: KeysRouteDeps, view: 
   const filter = isKeysFilter(ctx.query.state) ? ctx.query.state : DEFAULT_FILTER;
   const search = searchOf(ctx.query.q);
   // Paged as the ledger is: not a number, the first page; past the end, the last.
-  const result = await apiKeysPage(db, view.org.id, { state: filter === 'all' ? null : filter, search, page: Number.parseInt(String(ctx.query.page ?? '1'), 10), now });
+  // Previous and Next by row (`?older=` / `?newer=`): a key made meanwhile shifts no page.
+  const result = await apiKeysPage(db, view.org.id, { state: filter === 'all' ? null : filter, search, now, ...rowPagerPosition(ctx.query) });
   const keys = result.rows;
   const ids = keys.map((k) => k.id);
   // Rotations of this page's keys only: the key each replaces (by its prefix, wherever it is
@@ -204,7 +206,7 @@ async function renderKeysPage(ctx: DashboardContext, deps: KeysRouteDeps, view: 
       rows,
       empty: search ? t('keys.noneMatching', { search }) : result.counts.all === 0 || filter === 'all' ? t('keys.none') : t(`keys.noneInState.${filter}`),
     })}
-      ${pagination(ctx.state, result, (p) => keysListPath(view.org.id, filter, search, p), 'keys')}`, { id: 'keys-list', actions: filterTabs(ctx.state, view.org.id, filter, search, result.counts) })}`;
+      ${cursorPager(ctx.state, result, (to) => keysListPath(view.org.id, filter, search, rowPagerQuery(to)), 'keys')}`, { id: 'keys-list', actions: filterTabs(ctx.state, view.org.id, filter, search, result.counts) })}`;
   ctx.body = page(ctx.state, { title: t('keys.title'), body, org: view.org, active: 'keys', memberships: view.memberships, banners: view.banners, path: ctx.url });
 }
 
