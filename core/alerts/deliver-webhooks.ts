@@ -155,7 +155,7 @@ const CREATED_US = '(extract(epoch from created_at) * 1000000)::bigint AS create
  * row comparison uses. */
 function deliveriesBeyond(db: Db, organizationId: string, from: { createdUs: string; id: string } | null, direction: 'older' | 'newer') {
   const order = direction === 'older' ? 'desc' : 'asc';
-  const rows = db('webhook_deliveries').where({ organization_id: organizationId }).orderBy([{ column: 'created_at', order }, { column: 'id', order }]).select(db.raw(CREATED_US));
+  const rows = db('webhook_deliveries').where({ organization_id: organizationId }).orderBy([{ column: 'created_at', order }, { column: 'id', order }]).select('*', db.raw(CREATED_US));
   if (from) rows.andWhere(db.raw(`(created_at, id) ${direction === 'older' ? '<' : '>'} (timestamptz 'epoch' + ?::bigint * interval '1 microsecond', ?)`, [from.createdUs, from.id]));
   return rows;
 }
@@ -188,7 +188,7 @@ export async function deliveriesPage(db: Db, organizationId: string, options: { 
     {
       cursorOf: deliveryCursor,
       parseCursor: parseDeliveryCursor,
-      inOrder: () => deliveriesInOrder(db, organizationId).select(db.raw(CREATED_US)),
+      inOrder: () => deliveriesInOrder(db, organizationId).select('*', db.raw(CREATED_US)),
       beyond: (from, direction) => deliveriesBeyond(db, organizationId, from, direction),
     },
     options,

@@ -19,7 +19,8 @@ export interface KeysetTable<K> {
   /** The cursor a link carries to a row; and back (null: not one, the first page is read). */
   cursorOf: (row: Record<string, any>) => string;
   parseCursor: (cursor: string) => K | null;
-  /** The rows newest first (for numbered pages). */
+  /** The rows newest first (for numbered pages). Both queries select what a page needs (no
+   * select: every column): the keys page leaves each key's hash unread. */
   inOrder: () => Knex.QueryBuilder;
   /** The rows past a row (null: from the newest, or the oldest, row), nearest first: `older`
    * newest first, `newer` oldest first. A row comparison on an index's own columns, so the
@@ -43,19 +44,19 @@ export async function keysetRows<K>(table: KeysetTable<K>, position: RowPosition
   let beyondNewer: boolean;
   let beyondOlder: boolean;
   if (older) {
-    raw = await table.beyond(older, 'older').limit(pageSize + 1).select('*');
+    raw = await table.beyond(older, 'older').limit(pageSize + 1);
     beyondOlder = raw.length > pageSize;
     raw = raw.slice(0, pageSize);
     beyondNewer = true;
   } else if (newer || 'oldest' in position) {
     // Read upwards from the cursor (or the oldest row), then listed newest first as ever.
-    raw = await table.beyond(newer, 'newer').limit(pageSize + 1).select('*');
+    raw = await table.beyond(newer, 'newer').limit(pageSize + 1);
     beyondNewer = raw.length > pageSize;
     raw = raw.slice(0, pageSize).reverse();
     beyondOlder = newer !== null;
   } else {
     page = numbered.page;
-    raw = await table.inOrder().offset(numbered.offset).limit(pageSize + 1).select('*');
+    raw = await table.inOrder().offset(numbered.offset).limit(pageSize + 1);
     beyondOlder = raw.length > pageSize;
     raw = raw.slice(0, pageSize);
     beyondNewer = numbered.page > 1;
