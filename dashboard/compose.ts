@@ -5,6 +5,7 @@ import type { Config } from '../core/config/index.js';
 import { defaultSignInLimits, startSignInPruner, type SignInPruner } from '../core/dashboard-auth/index.js';
 import type { OpenDatabase } from '../core/db/index.js';
 import type { Logger } from '../core/logging/index.js';
+import { localUrl } from '../core/net/local-url.js';
 import { createDashboardApp } from './app.js';
 import type { DashboardState } from './state.js';
 
@@ -49,7 +50,8 @@ export async function composeDashboard(options: ComposeDashboardOptions): Promis
     logger,
     secureCookies: publicUrl.startsWith('https:'),
     trustProxy: config.TRUST_PROXY,
-    apiBaseUrl: config.PUBLIC_BASE_URL ?? `http://${config.HOST}:${config.API_PORT}`,
+    // The keys page's Try it command: an address to open (127.0.0.1 for HOST 0.0.0.0).
+    apiBaseUrl: config.PUBLIC_BASE_URL ?? localUrl(config.HOST, config.API_PORT),
     // Unset, the request's own host makes a better link than HOST:PORT (which may be 0.0.0.0).
     publicUrl: config.PUBLIC_DASHBOARD_URL,
     allowPrivateWebhookTargets,

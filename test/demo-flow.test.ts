@@ -32,6 +32,8 @@ describe('demo flow: start → calls → report', () => {
       LOG_LEVEL: 'warn',
       KAFKA_BROKERS: '',
       REDIS_URL: '',
+      // Listening everywhere, as in a container: what it prints and writes are addresses to open.
+      HOST: '0.0.0.0',
     };
   });
 
@@ -43,9 +45,13 @@ describe('demo flow: start → calls → report', () => {
   it('when the service starts, is called and stopped, then the report shows every served call, and a second start reuses the key', async () => {
     const first = await startService(env);
     const demo = JSON.parse(await readFile(path.join(dataDir, 'demo.json'), 'utf8')) as {
-      apiKey: string; organizationId: string; baseUrl: string; mcpUrl: string; mcpEndpoint: string; sampleFiscalCodes: string[];
+      apiKey: string; organizationId: string; baseUrl: string; mcpUrl: string; mcpEndpoint: string; dashboardUrl: string; sampleFiscalCodes: string[];
     };
-    // The address an MCP client is given answers as the tool server.
+    // The API's and the tool server's addresses are ones to open, not the 0.0.0.0 they listen
+    // on; the dashboard's stays as it listens, which `operator reset-link` refuses to make links
+    // for others from. The address an MCP client is given answers as the tool server.
+    for (const url of [demo.baseUrl, demo.mcpUrl]) expect(url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+    expect(demo.dashboardUrl).toMatch(/^http:\/\/0\.0\.0\.0:\d+$/);
     expect(demo.mcpEndpoint).toBe(`${demo.mcpUrl}/mcp`);
     const initialize = await fetch(demo.mcpEndpoint, {
       method: 'POST',

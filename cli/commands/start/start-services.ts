@@ -12,6 +12,7 @@ import type { UsageConsumerFailure } from '../../../core/usage/index.js';
 import { composeMcp } from '../../../mcp/compose.js';
 import { composeDashboard } from '../../../dashboard/compose.js';
 import { ensureOperator, operatorPasswordWorks } from '../../../core/dashboard-auth/index.js';
+import { localUrl } from '../../../core/net/local-url.js';
 import { ensureDemoOrganization, readDemoFile, writeDemoFile, type DemoFile } from './demo-credentials.js';
 
 export interface RunningService {
@@ -61,9 +62,13 @@ async function startParts(config: Config, logger: Logger, database: OpenDatabase
     password: signIn.password ?? (kept !== null && (await operatorPasswordWorks(db, signIn.email, kept)) ? kept : null),
   };
   const urls = (apiPort: number, mcpPort: number, dashboardPort: number) => {
-    const mcpUrl = config.PUBLIC_MCP_URL ?? `http://${config.HOST}:${mcpPort}`;
+    // The API and the tool server as a client here opens them (the banner's curl, demo.json):
+    // with HOST 0.0.0.0 (listening everywhere), 127.0.0.1. Not the dashboard's: `operator
+    // reset-link` makes links for other people from it, and refuses a 0.0.0.0 one, asking for
+    // PUBLIC_DASHBOARD_URL, where 127.0.0.1 would pass and reach nobody.
+    const mcpUrl = config.PUBLIC_MCP_URL ?? localUrl(config.HOST, mcpPort);
     return {
-      baseUrl: config.PUBLIC_BASE_URL ?? `http://${config.HOST}:${apiPort}`,
+      baseUrl: config.PUBLIC_BASE_URL ?? localUrl(config.HOST, apiPort),
       mcpUrl,
       mcpEndpoint: `${mcpUrl}/mcp`,
       dashboardUrl: config.PUBLIC_DASHBOARD_URL ?? `http://${config.HOST}:${dashboardPort}`,
