@@ -1,4 +1,4 @@
-import { keysetRows, pageOfRow, pageWindow, type Db, type RowPosition } from '../db/index.js';
+import { countedKeysetPage, countRows, type Db, type RowPosition } from '../db/index.js';
 import type { Logger } from '../logging/index.js';
 import { postWebhook } from './post-webhook.js';
 import { DELIVERY_ID_HEADER, SIGNATURE_HEADER, TIMESTAMP_HEADER, signWebhookBody } from './webhook-signature.js';
@@ -181,10 +181,8 @@ export interface DeliveriesPage {
  */
 export async function deliveriesPage(db: Db, organizationId: string, options: { pageSize?: number } & RowPosition = {}): Promise<DeliveriesPage> {
   const pageSize = options.pageSize ?? 50;
-  const count = async (query: ReturnType<Db>) => Number((await query.clearSelect().clearOrder().count<{ n: string | number }>({ n: '*' }).first())?.n ?? 0);
-  const total = await count(db('webhook_deliveries').where({ organization_id: organizationId }));
-  const window = pageWindow(total, 'page' in options ? options.page : undefined, pageSize);
-  const read = await keysetRows(
+  const total = await countRows(db('webhook_deliveries').where({ organization_id: organizationId }));
+  const read = await countedKeysetPage(
     {
       cursorOf: deliveryCursor,
       parseCursor: parseDeliveryCursor,
@@ -192,16 +190,10 @@ export async function deliveriesPage(db: Db, organizationId: string, options: { 
       beyond: (from, direction) => deliveriesBeyond(db, organizationId, from, direction),
     },
     options,
-    window,
+    total,
     pageSize,
   );
-  let { page, pages } = window;
-  if (read.page === null) {
-    const first = read.rows[0];
-    const newer = first ? await count(deliveriesBeyond(db, organizationId, parseDeliveryCursor(deliveryCursor(first)), 'newer')) : total;
-    ({ page, pages } = pageOfRow(newer, read.rows.length, total, pageSize));
-  }
-  return { rows: read.rows.map(deliveryFromRow), page, pages, total, older: read.older, newer: read.newer };
+  return { rows: read.rows.map(deliveryFromRow), page: read.page, pages: read.pages, total, older: read.older, newer: read.newer };
 }
 
 function deliveryFromRow(r: Record<string, any>): WebhookDeliveryRow {

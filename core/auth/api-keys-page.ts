@@ -1,5 +1,5 @@
 import type { Knex } from 'knex';
-import { keysetRows, pageOfRow, pageWindow, type Db, type RowPosition } from '../db/index.js';
+import { countedKeysetPage, type Db, type RowPosition } from '../db/index.js';
 import { apiKeyColumns, toApiKeyRecord, type ApiKeyRecord, type ApiKeyRow } from './api-key-record.js';
 
 /** The states `apiKeyState` tells apart, which `cli key list --state` and the keys page filter by. */
@@ -76,7 +76,6 @@ export async function apiKeysPage(
   const expired = Number(counted?.expired ?? 0);
   const counts = { all, revoked, expired, active: all - revoked - expired };
   const total = options.state ? counts[options.state] : all;
-  const window = pageWindow(total, 'page' in options ? options.page : undefined, pageSize);
   // The keys listed, past one (null: from the newest, or the oldest), nearest first: `older`
   // newest first, `newer` oldest first.
   const beyond = (from: { createdUs: string; id: string } | null, direction: 'older' | 'newer') => {
@@ -88,12 +87,6 @@ export async function apiKeysPage(
     if (from) query.andWhere(db.raw(`(created_at, id) ${direction === 'older' ? '<' : '>'} (timestamptz 'epoch' + ?::bigint * interval '1 microsecond', ?)`, [from.createdUs, from.id]));
     return query;
   };
-  const read = await keysetRows({ cursorOf: keyCursor, parseCursor: parseKeyCursor, inOrder: () => beyond(null, 'older'), beyond }, options, window, pageSize);
-  let { page, pages } = window;
-  if (read.page === null) {
-    const first = read.rows[0];
-    const newer = first ? Number((await beyond(parseKeyCursor(keyCursor(first)), 'newer').clearSelect().clearOrder().count<{ n: string | number }>({ n: '*' }).first())?.n ?? 0) : total;
-    ({ page, pages } = pageOfRow(newer, read.rows.length, total, pageSize));
-  }
-  return { rows: (read.rows as ApiKeyRow[]).map(toApiKeyRecord), page, pages, total, counts, older: read.older, newer: read.newer };
+  const read = await countedKeysetPage({ cursorOf: keyCursor, parseCursor: parseKeyCursor, inOrder: () => beyond(null, 'older'), beyond }, options, total, pageSize);
+  return { rows: (read.rows as ApiKeyRow[]).map(toApiKeyRecord), page: read.page, pages: read.pages, total, counts, older: read.older, newer: read.newer };
 }

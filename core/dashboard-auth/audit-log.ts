@@ -1,5 +1,5 @@
 import type { Knex } from 'knex';
-import { keysetRows, pageOfRow, pageWindow, type Db, type RowPosition } from '../db/index.js';
+import { countedKeysetPage, countRows, type Db, type RowPosition } from '../db/index.js';
 import { apiKeyLabels } from '../auth/api-key-labels.js';
 import { userEmails } from './user-emails.js';
 
@@ -164,10 +164,8 @@ function auditRowsBeyond(db: Db, organizationId: string, kind: AuditKind | undef
  */
 export async function auditPage(db: Db, organizationId: string, options: { pageSize?: number; kind?: AuditKind } & RowPosition = {}): Promise<AuditPage> {
   const pageSize = options.pageSize ?? 50;
-  const count = async (query: ReturnType<Db>) => Number((await query.clearOrder().count<{ n: string | number }>({ n: '*' }).first())?.n ?? 0);
-  const total = await count(auditRowsBeyond(db, organizationId, options.kind, null, 'older'));
-  const window = pageWindow(total, 'page' in options ? options.page : undefined, pageSize);
-  const read = await keysetRows(
+  const total = await countRows(auditRowsBeyond(db, organizationId, options.kind, null, 'older'));
+  const read = await countedKeysetPage(
     {
       cursorOf: (row) => String(row.id),
       parseCursor: parseAuditCursor,
@@ -175,18 +173,12 @@ export async function auditPage(db: Db, organizationId: string, options: { pageS
       beyond: (from, direction) => auditRowsBeyond(db, organizationId, options.kind, from, direction),
     },
     options,
-    window,
+    total,
     pageSize,
   );
-  let { page, pages } = window;
-  if (read.page === null) {
-    const first = read.rows[0];
-    const newer = first ? await count(auditRowsBeyond(db, organizationId, options.kind, String(first.id), 'newer')) : total;
-    ({ page, pages } = pageOfRow(newer, read.rows.length, total, pageSize));
-  }
   const emails = await userEmails(db, read.rows.map((r) => r.actor as string));
   const rows = await describedRows(db, read.rows.map((r) => ({ id: r.id, at: r.at, actor: r.actor, email: emails.get(r.actor) ?? null, action: r.action, details: r.details })));
-  return { rows, page, pages, total, older: read.older, newer: read.newer };
+  return { rows, page: read.page, pages: read.pages, total, older: read.older, newer: read.newer };
 }
 
 export interface MembershipEvent {

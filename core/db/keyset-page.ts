@@ -1,4 +1,5 @@
 import type { Knex } from 'knex';
+import { pageWindow } from './page-window.js';
 
 /** Where a page of a newest-first table starts: a numbered page, counted from the newest row;
  * the rows just older or just newer than a row (a cursor, as the table writes it); or the
@@ -80,4 +81,24 @@ export async function keysetRows<K>(table: KeysetTable<K>, position: RowPosition
 export function pageOfRow(newer: number, listed: number, total: number, pageSize: number): { page: number; pages: number } {
   const page = newer === 0 ? 1 : Math.max(2, 1 + Math.floor(newer / pageSize));
   return { page, pages: page + Math.ceil(Math.max(0, total - newer - listed) / pageSize) };
+}
+
+/** How many rows `query` reads, its order and columns aside. */
+export async function countRows(query: Knex.QueryBuilder): Promise<number> {
+  return Number((await query.clearSelect().clearOrder().count<{ n: string | number }>({ n: '*' }).first())?.n ?? 0);
+}
+
+/**
+ * One page of a newest-first table counted to the end (`total` rows): `keysetRows`, numbered
+ * however it was reached, by number or from a row (then by the rows newer than its first,
+ * `pageOfRow`). The delivery log's, the activity page's and the keys page's; the ledger, counted
+ * only up to a cap, numbers its own.
+ */
+export async function countedKeysetPage<K>(table: KeysetTable<K>, position: RowPosition, total: number, pageSize: number): Promise<Omit<KeysetRows, 'page'> & { page: number; pages: number }> {
+  const window = pageWindow(total, 'page' in position ? position.page : undefined, pageSize);
+  const read = await keysetRows(table, position, window, pageSize);
+  if (read.page !== null) return { ...read, page: window.page, pages: window.pages };
+  const first = read.rows[0];
+  const newer = first ? await countRows(table.beyond(table.parseCursor(table.cursorOf(first)), 'newer')) : total;
+  return { ...read, ...pageOfRow(newer, read.rows.length, total, pageSize) };
 }
