@@ -1,5 +1,4 @@
 import type { Command } from 'commander';
-import { withoutApiKeys } from '../core/auth/index.js';
 
 /**
  * What the CLI writes as an error never holds an API key: an operator who pastes a key where an
@@ -9,9 +8,14 @@ import { withoutApiKeys } from '../core/auth/index.js';
  * copies output settings to a subcommand only when that is created.
  */
 export function keysNeverEchoed(command: Command): void {
-  command.configureOutput({ outputError: (text, write) => write(withoutApiKeys(text)) });
+  command.configureOutput({ outputError: (text, write) => write(withoutKeys(text)) });
   for (const sub of command.commands) keysNeverEchoed(sub);
 }
 
 /** An error line of the CLI's own, redacted the same way. */
-export const writeError = (line: string): void => void process.stderr.write(withoutApiKeys(line));
+export const writeError = (line: string): void => void process.stderr.write(withoutKeys(line));
+
+// Anything that starts as a key does, whatever its length: a key cut short or mistyped when
+// pasted is most of a real one (`key revoke` never echoes such a thing either).
+const KEY_LIKE = /sk_(live|test)_[0-9A-Za-z]*/g;
+const withoutKeys = (text: string): string => (text.includes('sk_') ? text.replace(KEY_LIKE, 'sk_$1_[redacted]') : text);

@@ -19,12 +19,14 @@ describe('cli usage errors', () => {
 
   it('when an API key is pasted where an id, a value or a command goes then the error redacts it', async () => {
     const key = `sk_live_${'K1'.repeat(16)}`;
-    const runs = await Promise.all([cli('org', 'show', key), cli('key', 'list', `--org=${key}`), cli(key), cli('org', 'list', `--${key}`)]);
+    // A whole key, and one cut short (most of a real one).
+    const runs = await Promise.all([cli('org', 'show', key), cli('key', 'list', `--org=${key}`), cli(key), cli('org', 'list', `--${key}`), cli('org', 'show', key.slice(0, -1))]);
     expect(runs.map((run) => run.stderr)).toEqual([
       'error (not_found): No organization with id or name "sk_live_[redacted]".\n',
       'error (not_found): No organization with id or name "sk_live_[redacted]".\n',
       "error: unknown command 'sk_live_[redacted]'\n(see: cli --help)\n",
       "error: unknown option '--sk_live_[redacted]'\n(see: cli org list --help)\n",
+      'error (not_found): No organization with id or name "sk_live_[redacted]".\n',
     ]);
     for (const run of runs) expect(run).toMatchObject({ code: 1, stdout: '' });
   });
