@@ -201,13 +201,14 @@ export function createToolHandlers(deps: McpDeps, parts: ServerParts, call: McpC
   const log = deps.logger.child({ organizationId: principal.organizationId, keyId: principal.keyId });
   // For a tool's hint that names another tool (ToolContext.mayCall): read from the plan
   // authorize has just read (cached), only when such a hint is written. A plan that cannot be
-  // read now counts as not including it: the hint must not send the agent to a tool it may lack,
-  // and the call's own answer (a not_found) stays what it is.
+  // read now counts as including it: a hint saying the plan lacks the tool could be false, while
+  // the other tool's own answer will say what holds (entitlement_unavailable, to retry, if the
+  // plan still cannot be read). The call's own answer (a not_found) stays what it is.
   const mayCall = async (tool: string): Promise<boolean> => {
     try {
       return (await deps.access.entitlements(principal, 'tool')).has(tool);
     } catch {
-      return false;
+      return true;
     }
   };
 

@@ -11,7 +11,8 @@ export interface ToolContext {
   companies: CompanyQueryDeps;
   /**
    * Whether the caller's organization may call `tool` (its plan includes it): a message that
-   * sends the agent to another tool names it only then. False when the plan cannot be read now.
+   * sends the agent to another tool names it only then. True when the plan cannot be read now
+   * (that tool's own answer then says so), so a hint never states a plan lacks what it has.
    */
   mayCall(tool: ToolName): Promise<boolean>;
 }
