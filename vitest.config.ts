@@ -1,9 +1,18 @@
 import { defineConfig } from 'vitest/config';
 
-// These stop and restart their run's Kafka broker (test/services/kafka-control.ts): a project of
-// their own, with its own broker and database (each project runs the global setup), one file at
-// a time, after the rest, so no other test sees the broker go away.
-const brokerRestarts = ['test/billing-worker-kafka-outages.test.ts', 'test/healthz-usage-bus.test.ts', 'test/kafka-sink-outage.test.ts'];
+// Files that must not run beside others, in a project of their own that runs after the rest,
+// one file at a time, with its own Kafka broker and database (each project runs the global
+// setup): those that stop and restart their run's broker (test/services/kafka-control.ts), which
+// no other test may see go away; and those that evaluate every organization's alert thresholds
+// and deliver every due webhook, which would act on, and be timed by, another file's alerts.
+const oneAtATime = [
+  'test/billing-worker-kafka-outages.test.ts',
+  'test/healthz-usage-bus.test.ts',
+  'test/kafka-sink-outage.test.ts',
+  'test/dashboard-alerts.test.ts',
+  'test/dashboard-e2e.test.ts',
+  'test/dashboard-italian.test.ts',
+];
 
 const shared = {
   exclude: ['node_modules/**', 'dist/**', '.data/**'],
@@ -19,9 +28,9 @@ export default defineConfig({
       // Two files at a time on every machine: most of a file's time is spent waiting on child
       // processes, PostgreSQL, Kafka and timers, and vitest's default on 2 cores is one (README,
       // "Tests", has the figures). Every test makes its own organization, keys and rows (or
-      // database), so files do not depend on each other's state.
-      { test: { ...shared, name: 'suite', include: ['**/*.test.ts'], exclude: [...shared.exclude, ...brokerRestarts], maxWorkers: 2, sequence: { groupOrder: 0 } } },
-      { test: { ...shared, name: 'broker restarts', include: brokerRestarts, maxWorkers: 1, sequence: { groupOrder: 1 } } },
+      // database), and reads only its own, so files do not depend on each other's state.
+      { test: { ...shared, name: 'suite', include: ['**/*.test.ts'], exclude: [...shared.exclude, ...oneAtATime], maxWorkers: 2, sequence: { groupOrder: 0 } } },
+      { test: { ...shared, name: 'one at a time', include: oneAtATime, maxWorkers: 1, sequence: { groupOrder: 1 } } },
     ],
   },
 });
