@@ -1,4 +1,4 @@
-import { countedKeysetPage, countRows, type Db, type RowPosition } from '../db/index.js';
+import { countedKeysetPage, countRows, createdAtKeyset, type CreatedAtPosition, type Db, type RowPosition } from '../db/index.js';
 import type { Logger } from '../logging/index.js';
 import { postWebhook } from './post-webhook.js';
 import { DELIVERY_ID_HEADER, SIGNATURE_HEADER, TIMESTAMP_HEADER, signWebhookBody } from './webhook-signature.js';
@@ -137,27 +137,10 @@ export async function listDeliveries(db: Db, organizationId: string, limit = 50)
   return (await deliveriesInOrder(db, organizationId).limit(limit).select('*')).map(deliveryFromRow);
 }
 
-/** A delivery's place in the log's order, (created_at, id), as a link carries it: the time in
- * microseconds since 1970 (Postgres keeps microseconds; a JavaScript Date would drop them, and a
- * cursor a little older than its row would skip the rows made in the same millisecond), then the
- * id: `1764237600123456.whd_…`. */
-const deliveryCursor = (row: Record<string, any>): string => `${row.created_us}.${row.id}`;
-
-function parseDeliveryCursor(cursor: string): { createdUs: string; id: string } | null {
-  const m = /^(\d{1,17})\.(whd_[A-Za-z0-9_-]{1,100})$/.exec(cursor);
-  return m ? { createdUs: m[1]!, id: m[2]! } : null;
-}
-
-const CREATED_US = '(extract(epoch from created_at) * 1000000)::bigint AS created_us';
-
 /** The deliveries past one (null: from the newest, or the oldest), nearest first: `older`
- * newest first, `newer` oldest first; the same order as `deliveriesInOrder`, whose columns the
- * row comparison uses. */
-function deliveriesBeyond(db: Db, organizationId: string, from: { createdUs: string; id: string } | null, direction: 'older' | 'newer') {
-  const order = direction === 'older' ? 'desc' : 'asc';
-  const rows = db('webhook_deliveries').where({ organization_id: organizationId }).orderBy([{ column: 'created_at', order }, { column: 'id', order }]).select('*', db.raw(CREATED_US));
-  if (from) rows.andWhere(db.raw(`(created_at, id) ${direction === 'older' ? '<' : '>'} (timestamptz 'epoch' + ?::bigint * interval '1 microsecond', ?)`, [from.createdUs, from.id]));
-  return rows;
+ * newest first, `newer` oldest first; the same order as `deliveriesInOrder`. */
+function deliveriesBeyond(db: Db, organizationId: string, from: CreatedAtPosition | null, direction: 'older' | 'newer') {
+  return createdAtKeyset(db, 'whd').beyond(db('webhook_deliveries').where({ organization_id: organizationId }).select('*'), from, direction);
 }
 
 export interface DeliveriesPage {
@@ -182,17 +165,8 @@ export interface DeliveriesPage {
 export async function deliveriesPage(db: Db, organizationId: string, options: { pageSize?: number } & RowPosition = {}): Promise<DeliveriesPage> {
   const pageSize = options.pageSize ?? 50;
   const total = await countRows(db('webhook_deliveries').where({ organization_id: organizationId }));
-  const read = await countedKeysetPage(
-    {
-      cursorOf: deliveryCursor,
-      parseCursor: parseDeliveryCursor,
-      inOrder: () => deliveriesInOrder(db, organizationId).select('*', db.raw(CREATED_US)),
-      beyond: (from, direction) => deliveriesBeyond(db, organizationId, from, direction),
-    },
-    options,
-    total,
-    pageSize,
-  );
+  const { cursorOf, parseCursor } = createdAtKeyset(db, 'whd');
+  const read = await countedKeysetPage({ cursorOf, parseCursor, beyond: (from, direction) => deliveriesBeyond(db, organizationId, from, direction) }, options, total, pageSize);
   return { rows: read.rows.map(deliveryFromRow), page: read.page, pages: read.pages, total, older: read.older, newer: read.newer };
 }
 

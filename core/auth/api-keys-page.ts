@@ -1,5 +1,5 @@
 import type { Knex } from 'knex';
-import { countedKeysetPage, type Db, type RowPosition } from '../db/index.js';
+import { countedKeysetPage, createdAtKeyset, type CreatedAtPosition, type Db, type RowPosition } from '../db/index.js';
 import { apiKeyColumns, toApiKeyRecord, type ApiKeyRecord, type ApiKeyRow } from './api-key-record.js';
 
 /** The states `apiKeyState` tells apart, which `cli key list --state` and the keys page filter by. */
@@ -38,18 +38,6 @@ function matching(query: Knex.QueryBuilder, search: string | undefined): Knex.Qu
   return query.where((w) => void w.whereILike('name', `%${literal}%`).orWhereILike('prefix', `${literal}%`));
 }
 
-/** A key's place in the list's order, (created_at, id), as a link carries it: the time in
- * microseconds since 1970 (as Postgres keeps it; a Date's milliseconds would skip keys made in
- * the same millisecond), then the id: `1764237600123456.key_…`. */
-const keyCursor = (row: Record<string, any>): string => `${row.created_us}.${row.id}`;
-
-function parseKeyCursor(cursor: string): { createdUs: string; id: string } | null {
-  const m = /^(\d{1,17})\.(key_[A-Za-z0-9]{1,100})$/.exec(cursor);
-  return m ? { createdUs: m[1]!, id: m[2]! } : null;
-}
-
-const CREATED_US = '(extract(epoch from created_at) * 1000000)::bigint AS created_us';
-
 /**
  * One page of an organization's keys (the dashboard's keys page), newest first with the id as
  * tie-breaker, optionally only those in one state or matching a search; a page past the end is
@@ -78,15 +66,12 @@ export async function apiKeysPage(
   const total = options.state ? counts[options.state] : all;
   // The keys listed, past one (null: from the newest, or the oldest), nearest first: `older`
   // newest first, `newer` oldest first.
-  const beyond = (from: { createdUs: string; id: string } | null, direction: 'older' | 'newer') => {
-    const order = direction === 'older' ? 'desc' : 'asc';
-    const query = matching(db('api_keys').where({ organization_id: organizationId }), options.search)
-      .orderBy([{ column: 'created_at', order }, { column: 'id', order }])
-      .select([...apiKeyColumns, db.raw(CREATED_US)]);
+  const keyset = createdAtKeyset(db, 'key');
+  const beyond = (from: CreatedAtPosition | null, direction: 'older' | 'newer') => {
+    const query = matching(db('api_keys').where({ organization_id: organizationId }), options.search).select([...apiKeyColumns]);
     if (options.state) inState(query, options.state, now);
-    if (from) query.andWhere(db.raw(`(created_at, id) ${direction === 'older' ? '<' : '>'} (timestamptz 'epoch' + ?::bigint * interval '1 microsecond', ?)`, [from.createdUs, from.id]));
-    return query;
+    return keyset.beyond(query, from, direction);
   };
-  const read = await countedKeysetPage({ cursorOf: keyCursor, parseCursor: parseKeyCursor, inOrder: () => beyond(null, 'older'), beyond }, options, total, pageSize);
+  const read = await countedKeysetPage({ cursorOf: keyset.cursorOf, parseCursor: keyset.parseCursor, beyond }, options, total, pageSize);
   return { rows: (read.rows as ApiKeyRow[]).map(toApiKeyRecord), page: read.page, pages: read.pages, total, counts, older: read.older, newer: read.newer };
 }

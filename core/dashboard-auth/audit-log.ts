@@ -169,7 +169,6 @@ export async function auditPage(db: Db, organizationId: string, options: { pageS
     {
       cursorOf: (row) => String(row.id),
       parseCursor: parseAuditCursor,
-      inOrder: () => auditRowsBeyond(db, organizationId, options.kind, null, 'older'),
       beyond: (from, direction) => auditRowsBeyond(db, organizationId, options.kind, from, direction),
     },
     options,

@@ -7,6 +7,7 @@ export { startEmbeddedPostgres, type EmbeddedPostgresHandle, type EmbeddedPostgr
 export { openDatabase, type OpenDatabase, type OpenDatabaseOptions } from './open-database.js';
 export { createNotificationListener, type NotificationListener, type NotificationListenerOptions, type NotificationHandler, type ConnectionHandler } from './notification-listener.js';
 export { pageWindow } from './page-window.js';
+export { createdAtKeyset, type CreatedAtPosition } from './created-at-keyset.js';
 export { countedKeysetPage, countRows, keysetRows, pageOfRow, type KeysetRows, type KeysetTable, type RowPosition } from './keyset-page.js';
 export { CONTROL_MESSAGE, escapeNul, holdsControlCharacter, holdsNul, NUL_MESSAGE, nulPaths, singleLine, withoutNul } from './storable-text.js';
 export { likeEscape } from './like-pattern.js';

@@ -20,18 +20,17 @@ export interface KeysetTable<K> {
   /** The cursor a link carries to a row; and back (null: not one, the first page is read). */
   cursorOf: (row: Record<string, any>) => string;
   parseCursor: (cursor: string) => K | null;
-  /** The rows newest first (for numbered pages). Both queries select what a page needs (no
-   * select: every column): the keys page leaves each key's hash unread. */
-  inOrder: () => Knex.QueryBuilder;
   /** The rows past a row (null: from the newest, or the oldest, row), nearest first: `older`
-   * newest first, `newer` oldest first. A row comparison on an index's own columns, so the
-   * index starts at the row instead of counting up to it. */
+   * newest first, `newer` oldest first; from none, `older`, the rows in order, which numbered
+   * pages read by offset. A row comparison on an index's own columns, so the index starts at the
+   * row instead of counting up to it. It selects what a page needs (no select: every column):
+   * the keys page leaves each key's hash unread. */
   beyond: (from: K | null, direction: 'older' | 'newer') => Knex.QueryBuilder;
 }
 
 /**
  * One page of a newest-first table (the ledger, the webhook delivery log), by number (an offset
- * into `inOrder`) or from a row (keyset paging on a unique order that never changes for a row:
+ * into its rows in order) or from a row (keyset paging on a unique order that never changes for a row:
  * rows written meanwhile do not shift it, and the index finds its first row without walking the
  * rows before it). `offset` and `page`: the numbered page the caller has worked out
  * (`pageWindow`), read when the position is a page or a cursor that is not one.
@@ -57,7 +56,7 @@ export async function keysetRows<K>(table: KeysetTable<K>, position: RowPosition
     beyondOlder = newer !== null;
   } else {
     page = numbered.page;
-    raw = await table.inOrder().offset(numbered.offset).limit(pageSize + 1);
+    raw = await table.beyond(null, 'older').offset(numbered.offset).limit(pageSize + 1);
     beyondOlder = raw.length > pageSize;
     raw = raw.slice(0, pageSize);
     beyondNewer = numbered.page > 1;

@@ -84,7 +84,6 @@ export async function ledgerPage(
     {
       cursorOf: (row) => rowCursor(row as { period: string; id: string }),
       parseCursor,
-      inOrder: selection,
       beyond: (from, direction) => ledgerRowsBeyond(db, organizationId, filters, from, direction),
     },
     options,
