@@ -4,13 +4,17 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   addThreshold, backoffMs, deliverDueWebhooks, evaluateThresholds, firedThresholds, listDeliveries, setWebhookUrl, signWebhookBody, verifyWebhookSignature, alertSettings,
 } from '../core/alerts/index.js';
-import { changeCredits, createOrganization, ensureDefaultPlans, recordRefusedCalls, setCallsCap } from '../core/billing/index.js';
+import { periodOf } from '../core/billing/billing-period.js';
+import { changeCredits, createOrganization, ensureDefaultPlans, recordRefusedCalls, rollOverDueAllowances, setCallsCap } from '../core/billing/index.js';
 import type { Db } from '../core/db/index.js';
+import { percentUsed } from '../core/finance/index.js';
+import type { UsageEvent } from '../core/usage/index.js';
+import { allowanceOf } from './billing-fixtures.js';
 import { applyUsage, usageEventFor } from './dashboard-fixtures.js';
 import { testDb } from './support/database.js';
 
-// Thresholds → signed webhooks: once per crossing, re-armed once the condition no longer holds
-// (a top-up, a cap raised, calls given back) or by a new period, retried with exponential
+// Thresholds → signed webhooks: once per crossing, re-armed once the condition has cleared by a
+// margin (a top-up, a cap raised, calls given back) or by a new period, retried with exponential
 // backoff, and logged.
 
 interface Receiver {
@@ -194,6 +198,125 @@ describe('when credits are added after a balance threshold fired', () => {
     await applyUsage(db, Array.from({ length: 11 }, () => usageEventFor(orgId, { quantity: 10 }))); // 890 again
     for (let i = 0; i < 3; i++) await pass();
     expect(deliveriesOf(orgId)).toHaveLength(2);
+  });
+});
+
+/** Charges one call of 10 credits, for the test to refund later. */
+const chargeTen = async (orgId: string): Promise<UsageEvent> => {
+  const event = usageEventFor(orgId, { quantity: 10 });
+  await applyUsage(db, [event]);
+  return event;
+};
+const topUp = (orgId: string, credits: number) => changeCredits(db, { organizationId: orgId, kind: 'top_up', credits, actor: 'test', reason: 'test top-up' });
+/**
+ * During an outage each call is refused (503) after it was charged, its credits given back, and
+ * the next one charged: `times` such rounds, a pass after each step. Returns `figure` of the
+ * allowance after each refund and each charge, and how many thresholds showed as fired (the
+ * banner) after each refund's pass.
+ */
+async function refundAndChargeAgain(orgId: string, charged: UsageEvent, times: number, figure: (a: NonNullable<Awaited<ReturnType<typeof allowanceOf>>>) => number | null) {
+  const figures: (number | null)[] = [];
+  const banners: number[] = [];
+  let last = charged;
+  for (let i = 0; i < times; i++) {
+    expect(await recordRefusedCalls(db, [last])).toEqual([last.eventId]);
+    figures.push(figure((await allowanceOf(db, orgId))!));
+    await pass();
+    banners.push((await firedThresholds(db, orgId)).length);
+    last = await chargeTen(orgId);
+    figures.push(figure((await allowanceOf(db, orgId))!));
+    await pass();
+  }
+  return { figures, banners };
+}
+const percentOf = (a: { credits_used: number; credits_balance: number; calls_used: number; calls_cap: number | null }) =>
+  percentUsed({ creditsUsed: a.credits_used, creditsBalance: a.credits_balance, callsUsed: a.calls_used, callsCap: a.calls_cap });
+
+describe('when a refund brings use back just under a percentage threshold that fired', () => {
+  it('then it stays fired and the next charge sends nothing again, however many times; a top-up that takes use below 95 % of the threshold re-arms it, and the next crossing sends one webhook', async () => {
+    const orgId = await smallOrg('Alerts percent margin');
+    await addThreshold(db, orgId, { kind: 'percent_used', value: 80 });
+    await applyUsage(db, Array.from({ length: 79 }, () => usageEventFor(orgId, { quantity: 10 })));
+    const charged = await chargeTen(orgId); // 800 of 1 000: 80 %
+    await pass();
+    expect(deliveriesOf(orgId)).toHaveLength(1);
+
+    // A refund puts the 10 credits back in the balance (the use stays, as the ledger's does):
+    // 800 of 1 010 is 79.2 %; the next charge makes it 810 of 1 010, 80.2 %; and so on. One
+    // webhook in all.
+    const rounds = await refundAndChargeAgain(orgId, charged, 3, percentOf);
+    expect(deliveriesOf(orgId)).toHaveLength(1);
+    expect(rounds).toEqual({ figures: [79, 80, 79, 80, 79, 80], banners: [1, 1, 1] });
+    expect(await allowanceOf(db, orgId)).toMatchObject({ credits_used: 830, credits_balance: 200 });
+
+    // A tiny top-up: 830 of 1 092 is 76.01 %, not below 76 %. Still fired.
+    await topUp(orgId, 62);
+    await pass();
+    expect(await firedThresholds(db, orgId)).toHaveLength(1);
+    // 830 of 1 093 is 75.94 %: re-armed, the banner gone, nothing sent.
+    await topUp(orgId, 1);
+    await pass();
+    expect(await firedThresholds(db, orgId)).toEqual([]);
+    expect(deliveriesOf(orgId)).toHaveLength(1);
+    // 880 of 1 093 is 80.5 %: a new crossing, one webhook.
+    await applyUsage(db, Array.from({ length: 5 }, () => usageEventFor(orgId, { quantity: 10 })));
+    for (let i = 0; i < 3; i++) await pass();
+    expect(bodiesOf(orgId).map((b) => b.allowance)).toMatchObject([
+      { creditsUsed: 800, creditsBalance: 200, percentUsed: 80 },
+      { creditsUsed: 880, creditsBalance: 213, percentUsed: 80 },
+    ]);
+  });
+});
+
+describe('when refunds lift the balance back to a balance threshold that fired', () => {
+  it('then it stays fired and the next charge sends nothing again; credits that take the balance to 105 % of the threshold re-arm it, and the next crossing sends one webhook', async () => {
+    const orgId = await smallOrg('Alerts balance margin');
+    await addThreshold(db, orgId, { kind: 'balance_below', value: 500 });
+    await applyUsage(db, Array.from({ length: 50 }, () => usageEventFor(orgId, { quantity: 10 })));
+    const charged = await chargeTen(orgId); // 490 left
+    await pass();
+    expect(deliveriesOf(orgId)).toHaveLength(1);
+
+    // 500 after each refund (no longer below 500), 490 after each charge: one webhook in all.
+    const rounds = await refundAndChargeAgain(orgId, charged, 3, (a) => a.credits_balance);
+    expect(deliveriesOf(orgId)).toHaveLength(1);
+    expect(rounds).toEqual({ figures: [500, 490, 500, 490, 500, 490], banners: [1, 1, 1] });
+
+    // 524 is under ceil(500 × 1.05) = 525: still fired. 525 re-arms it.
+    await topUp(orgId, 34);
+    await pass();
+    expect(await firedThresholds(db, orgId)).toHaveLength(1);
+    await topUp(orgId, 1);
+    await pass();
+    expect(await firedThresholds(db, orgId)).toEqual([]);
+    expect(deliveriesOf(orgId)).toHaveLength(1);
+    await applyUsage(db, Array.from({ length: 3 }, () => usageEventFor(orgId, { quantity: 10 }))); // 495
+    for (let i = 0; i < 3; i++) await pass();
+    expect(bodiesOf(orgId).map((b) => b.allowance)).toMatchObject([{ creditsBalance: 490 }, { creditsBalance: 495 }]);
+  });
+
+  it('then the new period re-arms it even within the margin, and the next crossing sends one webhook', async () => {
+    const orgId = await smallOrg('Alerts balance margin new period');
+    await addThreshold(db, orgId, { kind: 'balance_below', value: 500 });
+    await applyUsage(db, Array.from({ length: 50 }, () => usageEventFor(orgId, { quantity: 10 })));
+    const charged = await chargeTen(orgId); // 490 left
+    await pass();
+    await recordRefusedCalls(db, [charged]); // 500: within the margin
+    await pass();
+    expect(await firedThresholds(db, orgId)).toHaveLength(1);
+
+    // As if it had all happened last month, which has now ended (no plan: the rollover grants nothing).
+    const now = new Date();
+    const lastMonth = periodOf(new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth() - 1, 15)));
+    await db('allowances').where({ organization_id: orgId }).update({ period: lastMonth });
+    await db('alert_thresholds').where({ organization_id: orgId }).update({ fired_period: lastMonth });
+    await rollOverDueAllowances(db);
+    expect(await allowanceOf(db, orgId)).toMatchObject({ period: periodOf(now), credits_balance: 500 });
+    await pass();
+    expect(await firedThresholds(db, orgId)).toEqual([]);
+    await chargeTen(orgId); // 490: below again, in the new period
+    for (let i = 0; i < 3; i++) await pass();
+    expect(bodiesOf(orgId).map((b) => b.allowance)).toMatchObject([{ creditsBalance: 490 }, { creditsBalance: 490 }]);
   });
 });
 

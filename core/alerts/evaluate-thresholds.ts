@@ -2,6 +2,7 @@ import type { Db } from '../db/index.js';
 import { newId } from '../ids/index.js';
 import { percentUsed } from '../finance/allowance-glance.js';
 import type { ThresholdKind } from './alert-settings.js';
+import { clearedByMargin } from './rearm-margin.js';
 
 export const THRESHOLD_EVENT = 'allowance.threshold_crossed';
 
@@ -37,14 +38,14 @@ interface Candidate {
 /**
  * One pass over every threshold. A threshold fires once per crossing: the conditional UPDATE
  * (fired_period IS DISTINCT FROM the period) lets exactly one evaluator win even with several
- * dashboard processes running, and it stays fired while its condition holds. A pass that finds
- * a fired threshold's condition no longer holding re-arms it, whatever changed the allowance: a
- * calls cap raised or removed, credits put in (a grant, a top-up, a positive adjustment, a
- * refund), calls given back. Usage alone only ever moves use up (percent used, whether of
- * credits or of the cap, rises and the balance falls), so a fired condition stops holding only
- * through such a change, and the threshold fires again only after a pass saw it not holding: a
- * new crossing, never the same one twice. A new period re-arms it by itself since fired_period
- * no longer matches.
+ * dashboard processes running, and it stays fired while its condition holds, and after, until
+ * a pass finds the condition cleared by the re-arm margin (rearm-margin.ts), whatever changed
+ * the allowance: a calls cap raised or removed, credits put in (a grant, a top-up, a positive
+ * adjustment, a refund), calls given back. Usage alone only ever moves use up (percent used,
+ * whether of credits or of the cap, rises and the balance falls), so a fired condition clears
+ * only through such a change, and the threshold fires again only after a pass saw it cleared: a
+ * new crossing, never the same one twice, nor a refund given back and charged again. A new
+ * period re-arms it by itself, margin or not, since fired_period no longer matches.
  */
 export async function evaluateThresholds(db: Db, now = new Date()): Promise<EvaluationOutcome> {
   // Until 27 Nov 2026 only money put in after the firing re-armed a threshold: one fired by the
@@ -58,10 +59,13 @@ export async function evaluateThresholds(db: Db, now = new Date()): Promise<Eval
       LEFT JOIN alert_settings s ON s.organization_id = t.organization_id`);
   const outcome: EvaluationOutcome = { fired: [], rearmed: [] };
   for (const c of rows) {
-    const percent = percentUsed({ creditsUsed: c.credits_used, creditsBalance: c.credits_balance, callsUsed: c.calls_used, callsCap: c.calls_cap });
+    const figures = { creditsUsed: c.credits_used, creditsBalance: c.credits_balance, callsUsed: c.calls_used, callsCap: c.calls_cap };
+    const percent = percentUsed(figures);
     const met = c.kind === 'percent_used' ? percent !== null && percent >= c.value : c.credits_balance < c.value;
     const firedThisPeriod = c.fired_period === c.period;
-    if (firedThisPeriod && !met) {
+    // Until 27 Nov 2026 any pass that found the condition not holding re-armed it: an 80 %
+    // threshold at 79.99 % after a refund fired again at the next charged call.
+    if (firedThisPeriod && clearedByMargin(c.kind, c.value, figures)) {
       const n = await db('alert_thresholds').where({ id: c.id, fired_period: c.period }).update({ fired_period: null });
       if (n > 0) outcome.rearmed.push(c.id);
       continue;

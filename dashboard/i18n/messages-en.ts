@@ -312,7 +312,7 @@ export const en = {
   'audit.roleTo.finance': 'to finance',
   'audit.roleTo.other': 'to {role}',
   'alerts.title': 'Alerts',
-  'alerts.intro': 'Thresholds send a signed webhook once each time they are crossed. Once its condition no longer holds (credits added, the calls cap raised, a new period), a threshold is armed again.',
+  'alerts.intro': 'Thresholds send a signed webhook once each time they are crossed. A fired threshold is armed again by a new period, or once its condition has cleared by 5% of its value (credits added, the calls cap raised): an 80% threshold once use is below 76%, so a small refund does not send the same alert again.',
   'alerts.webhook': 'Webhook',
   'alerts.webhookUrl': 'Webhook URL',
   'alerts.webhookHelp': 'We POST JSON here, signed with the secret below (X-Signature: sha256=…).',

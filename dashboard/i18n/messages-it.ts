@@ -311,7 +311,7 @@ export const it: Catalogue = {
   'audit.roleTo.finance': 'ad amministrazione e finanza',
   'audit.roleTo.other': 'a {role}',
   'alerts.title': 'Avvisi',
-  'alerts.intro': 'Le soglie inviano un webhook firmato una volta ogni volta che vengono superate. Quando la condizione non vale più (crediti aggiunti, tetto di chiamate alzato, nuovo periodo), la soglia si riattiva.',
+  'alerts.intro': "Le soglie inviano un webhook firmato una volta ogni volta che vengono superate. Una soglia scattata si riattiva con il nuovo periodo, oppure quando la condizione è rientrata di almeno il 5% del suo valore (crediti aggiunti, tetto di chiamate alzato): una soglia dell'80% quando l'uso scende sotto il 76%, così un piccolo rimborso non rimanda lo stesso avviso.",
   'alerts.webhook': 'Webhook',
   'alerts.webhookUrl': 'URL del webhook',
   'alerts.webhookHelp': 'Inviamo qui un POST JSON firmato con il segreto qui sotto (X-Signature: sha256=…).',
