@@ -142,7 +142,7 @@ export const en = {
   'overview.noPlan': 'This organization has no plan yet: its API calls are refused until an operator provisions it.',
   'banner.credits_exhausted': 'Credits are exhausted: calls to credit-priced products are refused until a top-up; call-priced ones are still served up to the call cap.',
   'banner.limit_reached': 'The call cap of this period is reached: calls to call-priced products are refused until the next period; credit-priced ones are still served while credits last.',
-  'banner.threshold.percent_used': 'Alert: {value}% of the allowance has been used this period.',
+  'banner.threshold.percent_used': 'Alert: use of the allowance reached {value}% this period.',
   'banner.threshold.balance_below': 'Alert: the credits balance went below {value}.',
   'keys.title': 'API keys',
   'keys.intro': 'Keys let your systems call the API and the tool server. Each key is shown once, when it is made.',

@@ -143,7 +143,7 @@ export const it: Catalogue = {
   'overview.noPlan': "Questa organizzazione non ha ancora un piano: le sue chiamate API sono rifiutate finché un operatore non la attiva.",
   'banner.credits_exhausted': 'Crediti esauriti: le chiamate ai prodotti pagati in crediti sono rifiutate fino a una ricarica; quelle ai prodotti conteggiati in chiamate restano servite fino al tetto chiamate.',
   'banner.limit_reached': 'Tetto chiamate del periodo raggiunto: le chiamate ai prodotti conteggiati in chiamate sono rifiutate fino al prossimo periodo; quelle ai prodotti pagati in crediti restano servite finché ci sono crediti.',
-  'banner.threshold.percent_used': 'Avviso: in questo periodo è stato usato il {value}% della dotazione.',
+  'banner.threshold.percent_used': 'Avviso: in questo periodo l\'uso della dotazione ha raggiunto il {value}%.',
   'banner.threshold.balance_below': 'Avviso: il saldo crediti è sceso sotto {value}.',
   'keys.title': 'Chiavi API',
   'keys.intro': 'Le chiavi permettono ai tuoi sistemi di chiamare le API e il server MCP per gli agenti IA. Ogni chiave è mostrata una sola volta, alla creazione.',

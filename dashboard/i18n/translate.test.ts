@@ -28,8 +28,8 @@ describe('Italian articles before numbers', () => {
   });
 
   it('when a percentage is said with a vowel then its article is elided too; numbers with a grouping dot keep theirs', () => {
-    expect(t('banner.threshold.percent_used', { value: 80 })).toBe("Avviso: in questo periodo è stato usato l'80% della dotazione.");
-    expect(t('banner.threshold.percent_used', { value: 75 })).toBe('Avviso: in questo periodo è stato usato il 75% della dotazione.');
+    expect(t('banner.threshold.percent_used', { value: 80 })).toBe("Avviso: in questo periodo l'uso della dotazione ha raggiunto l'80%.");
+    expect(t('banner.threshold.percent_used', { value: 75 })).toBe('Avviso: in questo periodo l\'uso della dotazione ha raggiunto il 75%.');
     expect([saidWithVowel('8'), saidWithVowel('8,5'), saidWithVowel('1.000'), saidWithVowel('8.000'), saidWithVowel('18'), saidWithVowel('811')]).toEqual([true, true, false, false, false, true]);
   });
 
