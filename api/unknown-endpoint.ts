@@ -1,4 +1,4 @@
-import { withoutApiKeys } from '../core/auth/index.js';
+import { withoutApiKeysInUrl } from '../core/auth/index.js';
 import { endpointCatalogue } from '../core/companies/endpoint-catalogue.js';
 import { AppError } from '../core/errors/index.js';
 
@@ -20,7 +20,7 @@ const endpointsSentence = `The API answers GET ${[first, ...shortened].join(', '
 
 /** A path as the caller sent it: any key-shaped text redacted, a long one cut short. */
 function shown(path: string): string {
-  const redacted = withoutApiKeys(path);
+  const redacted = withoutApiKeysInUrl(path);
   return redacted.length > ECHOED_PATH ? `${redacted.slice(0, ECHOED_PATH)}…` : redacted;
 }
 
@@ -29,10 +29,20 @@ function shown(path: string): string {
  * route, so a path that differs from one only by a trailing slash or its case says which to send.
  */
 export function unknownPath(method: string, path: string, exists: (path: string) => boolean): AppError {
-  const candidates = [path.replace(/\/+$/, ''), path.toLowerCase(), path.toLowerCase().replace(/\/+$/, '')];
+  const candidates = [withoutTrailingSlashes(path), path.toLowerCase(), withoutTrailingSlashes(path.toLowerCase())];
   const meant = candidates.find((candidate) => candidate !== path && candidate !== '' && exists(candidate));
   const hint = meant === undefined ? '' : ` Paths are lower case, with no trailing slash: send GET ${shown(meant)}.`;
   return new AppError('unknown_endpoint', `No endpoint ${method} ${shown(path)}.${hint} ${endpointsSentence}`);
+}
+
+/** The path without the slashes that end it. Not `replace(/\/+$/, '')`: on a path of many
+ * slashes not at its end, that pattern is tried from each slash in turn, time growing with the
+ * square of their number (16,000 slashes, which fit a request line, took half a second a try),
+ * and this runs for any unknown path, before any key is checked. */
+function withoutTrailingSlashes(path: string): string {
+  let end = path.length;
+  while (end > 0 && path.charCodeAt(end - 1) === 0x2f) end--;
+  return path.slice(0, end);
 }
 
 /**

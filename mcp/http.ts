@@ -163,6 +163,8 @@ export function createMcpApp(options: McpAppOptions): Koa<McpRequestState> {
     // and ours name the call alike; the gateway never retries a tool call (deploy/nginx.conf).
     const requestId = requestIdOf(ctx.req.headers['x-request-id'], options.trustGatewayRequestId ?? false);
     ctx.set('X-Request-Id', requestId);
+    // As the API's answers: an error message echoes what the caller sent; no browser sniffing.
+    ctx.set('X-Content-Type-Options', 'nosniff');
     const origin = ctx.req.headers.origin;
     const originRefused = origin !== undefined && !isAllowedOrigin(origin);
     if (!originRefused) ctx.set(CORS_HEADERS);

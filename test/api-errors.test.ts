@@ -154,6 +154,21 @@ describe('when the caller is not authenticated', () => {
     const line = logged.find((l) => l.msg === 'request' && l.path?.endsWith('/profile'));
     expect(line).toMatchObject({ path: `/companies/sk_${own.key.slice(3, 7)}_[redacted]/profile`, status: 401 });
     expect(JSON.stringify(logged)).not.toContain(own.key.slice(8));
+    // Percent-encoded in the path (one letter of its secret, or its underscores): refused as a
+    // key in the URL, nothing echoed, and the line names the path decoded with the key redacted.
+    const secret = own.key.slice(8);
+    const encodedLetter = `${own.key.slice(0, 8)}%${secret.charCodeAt(0).toString(16)}${secret.slice(1)}`;
+    for (const encoded of [encodedLetter, own.key.replaceAll('_', '%5F')]) {
+      const refused = await call(other.url, `/companies/${encoded}/profile`, { key: own.key });
+      expect(refused.res.status, refused.text).toBe(401);
+      expect(refused.body.error.message).toContain('URL');
+      expect(refused.text).not.toContain(secret.slice(1));
+    }
+    expect(logged.filter((l) => l.msg === 'request' && l.path?.endsWith('/profile')).map((l) => l.path)).toEqual(Array(3).fill(`/companies/sk_${own.key.slice(3, 7)}_[redacted]/profile`));
+    expect(JSON.stringify(logged)).not.toContain(secret.slice(1));
+    // A path longer than a log line needs is cut, its length said.
+    await call(other.url, `/${'x'.repeat(5_000)}`, { key: own.key });
+    expect(logged.find((l) => l.msg === 'request' && l.path?.startsWith('/xxx'))?.path).toBe(`/${'x'.repeat(999)}… (5001 characters)`);
   });
 
   it('then an unknown key is invalid_api_key (401)', async () => {
@@ -304,6 +319,28 @@ describe('when the request itself is wrong', () => {
     const keyInPath = await message(`/companies/${org.key}/reports`, 'POST');
     expect(keyInPath).toBe(`No endpoint POST /companies/sk_live_[redacted]/reports. ${endpoints}`);
     expect(await message('/docs/assets/nothing.js')).toBe(`No endpoint GET /docs/assets/nothing.js. ${endpoints}`);
+    // Names every object has are not files of the docs page: 404 like any other, not a 500.
+    for (const name of ['constructor', 'toString', '__proto__', 'valueOf', 'hasOwnProperty']) {
+      expect(await message(`/docs/assets/${name}`), name).toBe(`No endpoint GET /docs/assets/${name}. ${endpoints}`);
+    }
+  });
+
+  it('then an unknown path of thousands of slashes is answered at once, before any key is read: its hint does not backtrack', async () => {
+    // 16,000 slashes and a letter fit a request line (and the gateway's buffer). Trimming the
+    // trailing slashes by a regular expression took about a second a request here, while the
+    // event loop served nobody else; the test allows far more than the loop needs now.
+    const path = `/${'/'.repeat(16_000)}a`;
+    const started = performance.now();
+    const res = await rawRequest(`${api.url}${path}`, { headers: [] });
+    const elapsed = performance.now() - started;
+    expect(res.status, res.body).toBe(404);
+    expect(errorEnvelopeSchema.parse(JSON.parse(res.body)).error.code).toBe('unknown_endpoint');
+    expect(elapsed).toBeLessThan(300);
+    // An answer that echoes what the caller sent tells browsers not to sniff it into a page; a 2xx too.
+    expect(res.headers['x-content-type-options']).toBe('nosniff');
+    const served = await call(api.url, `/companies/${company.fiscalCode}/profile`, { key: (await createTestOrganization(api.db)).key });
+    expect(served.res.status).toBe(200);
+    expect(served.res.headers.get('x-content-type-options')).toBe('nosniff');
   });
 
   it('then /openapi.json without a key, or with a refused one, says where the document that needs none is', async () => {

@@ -87,6 +87,14 @@ describe('authentication on every request', () => {
     const res = await rpc(`${mcp.mcpUrl}?api_key=${org.key}`, initializeRequest());
     await expect401(res.clone(), 'missing_api_key');
     expect((await json(res)).error.message).toBe('API keys are not accepted in the URL: send Authorization: Bearer <API_KEY> only, and take the key out of the URL.');
+    // Percent-encoded, the same: a server that reads the URL decodes it.
+    const encoded = await rpc(`${mcp.mcpUrl}?x=${org.key.replaceAll('_', '%5F')}`, initializeRequest(), auth(org.key));
+    await expect401(encoded.clone(), 'missing_api_key');
+    // Its answers, as the API's, tell browsers not to sniff them into something else.
+    expect(encoded.headers.get('x-content-type-options')).toBe('nosniff');
+    const served = await rpc(mcp.mcpUrl, initializeRequest(), auth(org.key));
+    expect(served.status).toBe(200);
+    expect(served.headers.get('x-content-type-options')).toBe('nosniff');
   });
 
   // The refusal's message, as the API words it (core/auth/key-refusal.ts).

@@ -24,7 +24,8 @@ export function createDocsAssets(extra: Record<string, DocsAsset>) {
   return {
     /** The asset, read once and kept in memory; undefined for any name not on the list. */
     get(name: string): Promise<DocsAsset> | undefined {
-      const type = swaggerFiles[name];
+      // Own names only: `constructor` or `toString` would otherwise pass as files of the list.
+      const type = Object.hasOwn(swaggerFiles, name) ? swaggerFiles[name] : undefined;
       if (!loaded.has(name) && type !== undefined) {
         loaded.set(name, readFile(path.join(directory, name)).then((body) => ({ body, type })));
       }

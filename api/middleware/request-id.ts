@@ -16,6 +16,9 @@ export function requestId(trustGateway = false): Middleware<ApiState> {
     const id = requestIdOf(ctx.req.headers['x-request-id'], trustGateway);
     ctx.state.requestId = id;
     ctx.set('X-Request-Id', id);
+    // Answers echo what the caller sent (a path in an error message): never let a browser
+    // sniff one into something it would render or run.
+    ctx.set('X-Content-Type-Options', 'nosniff');
     return next();
   };
 }

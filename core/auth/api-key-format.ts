@@ -44,6 +44,29 @@ export function withoutApiKeys(text: string): string {
   return text.includes('sk_') ? text.replace(KEYS_IN_TEXT, 'sk_$1_[redacted]') : text;
 }
 
+/**
+ * A URL or path as sent with its percent-escapes of ASCII characters decoded: a key is ASCII, and
+ * `sk_live_%6C…` is a key all the same to whoever reads the URL later (a server decodes it). Only
+ * ASCII escapes, one at a time, so that a malformed or partial UTF-8 sequence (which would make
+ * decodeURIComponent throw) stays as it was; linear in the text's length.
+ */
+function asciiDecoded(url: string): string {
+  return url.replace(/%([0-7][0-9A-Fa-f])/g, (_, hex: string) => String.fromCharCode(Number.parseInt(hex, 16)));
+}
+
+/** `containsApiKey` for a URL or path as sent: a percent-encoded key counts too. */
+export function urlContainsApiKey(url: string): boolean {
+  return containsApiKey(url) || (url.includes('%') && containsApiKey(asciiDecoded(url)));
+}
+
+/** `withoutApiKeys` for a URL or path as sent: one holding a key, percent-encoded or not, is
+ * written with its ASCII escapes decoded and the keys redacted, so no key is written encoded. */
+export function withoutApiKeysInUrl(url: string): string {
+  if (!url.includes('%')) return withoutApiKeys(url);
+  const decoded = asciiDecoded(url);
+  return containsApiKey(decoded) ? withoutApiKeys(decoded) : url;
+}
+
 export function hashApiKey(key: string): string {
   return createHash('sha256').update(key, 'utf8').digest('hex');
 }

@@ -1,4 +1,4 @@
-export { API_KEY_SHAPE, generateApiKey, hashApiKey, displayPrefix, isApiKeyShaped, apiKeyIn, containsApiKey, withoutApiKeys, type KeyKind, type KeyMode } from './api-key-format.js';
+export { API_KEY_SHAPE, generateApiKey, hashApiKey, displayPrefix, isApiKeyShaped, apiKeyIn, containsApiKey, urlContainsApiKey, withoutApiKeys, withoutApiKeysInUrl, type KeyKind, type KeyMode } from './api-key-format.js';
 export { bearerToken } from './parse-authorization.js';
 export { requestAuthorization } from './request-authorization.js';
 export { apiKeyState, apiKeyStatus, type ApiKeyRecord } from './api-key-record.js';

@@ -1,6 +1,6 @@
 import type { IncomingMessage } from 'node:http';
 import { AppError } from '../errors/index.js';
-import { containsApiKey } from './api-key-format.js';
+import { containsApiKey, urlContainsApiKey } from './api-key-format.js';
 import { authorizationHeader } from './parse-authorization.js';
 
 // Query parameters where clients commonly put a key (spec: never in a URL, where proxies and logs
@@ -19,7 +19,7 @@ const KEY_QUERY_PARAMETERS = ['api_key', 'key', 'apikey', 'access_token'];
 export function requestAuthorization(req: Pick<IncomingMessage, 'rawHeaders' | 'url'>): string | undefined {
   const authorization = authorizationHeader(req.rawHeaders);
   const url = req.url ?? '';
-  if (containsApiKey(url)) throw keyInUrl();
+  if (urlContainsApiKey(url)) throw keyInUrl();
   // Most calls have no query string: nothing more to look at, and no URL to parse on the hot path.
   if (!url.includes('?')) return authorization;
   const query = new URL(url, 'http://localhost').searchParams;

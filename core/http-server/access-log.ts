@@ -1,4 +1,4 @@
-import { withoutApiKeys } from '../auth/api-key-format.js';
+import { withoutApiKeysInUrl } from '../auth/api-key-format.js';
 import type { Logger } from '../logging/index.js';
 import { PROBE_PATHS } from './liveness.js';
 
@@ -15,9 +15,9 @@ export interface AccessLogOptions {
 }
 
 /**
- * One line per request: method, path (without its query string, and with any key in it
- * redacted: a caller who puts a key in the URL, refused, must not also get it written to our
- * logs), status, milliseconds and what `fieldsOf` adds (the request id, the organization and
+ * One line per request: method, path (without its query string, with any key in it redacted,
+ * percent-encoded or not: a caller who puts a key in the URL, refused, must not also get it
+ * written to our logs; and cut to its first 1,000 characters), status, milliseconds and what `fieldsOf` adds (the request id, the organization and
  * key, what was asked). Support finds a caller's call by the requestId the caller was given. A
  * middleware in Koa's shape, for the API, the tool server and the dashboard.
  *
@@ -45,7 +45,7 @@ export function accessLog<C extends LoggedRequest>(
       if (level === 'warn' || (level === 'info' && infoToo) || (level === 'debug' && debugToo)) {
         logger[level]('request', {
           method: ctx.method,
-          path: redactPath(withoutApiKeys(ctx.path)),
+          path: loggedPath(redactPath(withoutApiKeysInUrl(ctx.path))),
           status: ctx.status,
           ms: Number(process.hrtime.bigint() - started) / 1e6,
           ...fieldsOf(ctx),
@@ -53,6 +53,14 @@ export function accessLog<C extends LoggedRequest>(
       }
     }
   };
+}
+
+// A path may be as long as the server's header limit lets a request line be (16 KB): one request
+// with no key could otherwise write a line that long. Its start is enough to tell what was asked.
+const LOGGED_PATH = 1_000;
+
+function loggedPath(path: string): string {
+  return path.length > LOGGED_PATH ? `${path.slice(0, LOGGED_PATH)}… (${path.length} characters)` : path;
 }
 
 function lineLevel(status: number, path: string): 'debug' | 'info' | 'warn' {
