@@ -114,6 +114,7 @@ input[aria-invalid=true], select[aria-invalid=true] { border-color: var(--bad); 
 .form-row { display: flex; flex-wrap: wrap; gap: 0 1rem; align-items: flex-start; }
 .form-row .field { flex: 1 1 200px; }
 .field-button { flex: 0 0 auto !important; padding-top: 1.6rem; }
+.form-row .field-full { flex-basis: 100%; }
 .check { display: inline-flex; align-items: center; gap: .3rem; font-size: .88rem; }
 .product-form { display: flex; flex-wrap: wrap; gap: .5rem; align-items: center; margin: 0; }
 .product-form .field-error { flex-basis: 100%; }

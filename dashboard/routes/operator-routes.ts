@@ -1,6 +1,6 @@
 import type { Router } from '@koa/router';
 import {
-  callsCapTerms, changeCredits, clearProductOverride, countOpenDeadLetters, createOrganization, ensureDefaultPlans, findProduct, getOrganization, getPlan, listPlans, MAX_REASON, MAX_REFERENCE, planDefinitionSchema, productCatalogue, referencedEventId,
+  callsCapTerms, changeCredits, clearProductOverride, countOpenDeadLetters, createOrganization, ensureDefaultPlans, findProduct, getOrganization, getPlan, listPlans, MAX_REASON, MAX_REFERENCE, nameTakenBy, planDefinitionSchema, productCatalogue, referencedEventId,
   setCallsCap, setOrganizationLimits, setOrganizationPlan, setProductOverride, usePlanCallsCap, type CallsCapTerms, type CreditChangeKind,
 } from '../../core/billing/index.js';
 import { createInvitation, recentAudit, withAudit, type CreatedInvitation } from '../../core/dashboard-auth/index.js';
@@ -12,7 +12,7 @@ import type { DashboardContext, DashboardState } from '../state.js';
 import { auditActor, describeAuditAction } from '../views/audit-entries.js';
 import { asOfStamp, badge, csrfField, field, fieldAttributes, fieldError, notice, pagination, section, select, stat, table } from '../views/components.js';
 import { CREDITS_PLUS_SIGN, fieldRefusals, invalidInputMessage } from '../views/invalid-input.js';
-import { html, type HtmlValue } from '../views/html.js';
+import { html, type Html, type HtmlValue } from '../views/html.js';
 import { page } from '../views/layout.js';
 import { OPERATOR_DASHBOARD_REASON } from '../views/ledger-reasons.js';
 import { measure, unitWord } from '../views/units.js';
@@ -117,6 +117,8 @@ async function lockedSettings(trx: Db, orgId: string) {
 interface Refused {
   typed: Partial<Record<string, string>>;
   refusals: Partial<Record<string, string>>;
+  /** The organization whose name the create form's was (shown linked, with a way to go ahead). */
+  nameTakenBy?: { id: string; name: string };
 }
 
 const noRefusal: Refused = { typed: {}, refusals: {} };
@@ -124,7 +126,13 @@ const noRefusal: Refused = { typed: {}, refusals: {} };
 const organizationPath = (orgId: string) => `/operator/organizations/${orgId}`;
 const createdPath = (orgId: string) => `${organizationPath(orgId)}?done=created`;
 
-async function renderOverview(ctx: DashboardContext, db: Db, top?: HtmlValue, { typed, refusals }: Refused = noRefusal): Promise<void> {
+/** Under the create form's name: which organization has it, linked, and how to make another. */
+function nameTakenRefusal({ t }: DashboardState, existing: { id: string; name: string }): Html {
+  const [before, after] = t('operator.nameTaken').split('{organization}');
+  return html`${before}<a href="${organizationPath(existing.id)}">${existing.name}</a> (<code>${existing.id}</code>)${after}`;
+}
+
+async function renderOverview(ctx: DashboardContext, db: Db, top?: HtmlValue, { typed, refusals, nameTakenBy: taken }: Refused = noRefusal): Promise<void> {
   const { t, f } = ctx.state;
   await ensureDefaultPlans(db);
   const search = typeof ctx.query.q === 'string' ? ctx.query.q.slice(0, 200) : '';
@@ -155,9 +163,10 @@ async function renderOverview(ctx: DashboardContext, db: Db, top?: HtmlValue, { 
     ${asOfStamp(ctx.state, totals.newestEventAt)}
     ${section(t('operator.create'), html`<form method="post" action="/operator/organizations" class="form-row">
       ${csrfField(ctx.state)}${submissionField()}
-      ${field({ label: t('common.name'), name: 'name', required: true, value: typed.name ?? null, id: 'org-name', error: refusals.name })}
+      ${field({ label: t('common.name'), name: 'name', required: true, value: typed.name ?? null, id: 'org-name', error: taken ? nameTakenRefusal(ctx.state, taken) : refusals.name })}
       ${select({ label: t('operator.plan'), name: 'planId', choices: [...plans.map((p) => ({ value: p.id, label: `${p.name} (${p.id})` })), { value: '', label: t('operator.noPlan') }], value: typed.planId ?? plans[0]?.id ?? '', id: 'org-plan' })}
       <div class="field field-button"><button class="btn btn-primary" type="submit">${t('operator.createButton')}</button></div>
+      ${taken ? html`<div class="field field-full"><label class="check"><input type="checkbox" name="allowDuplicateName" value="1" id="org-allow-duplicate"> <span>${t('operator.allowDuplicateName')}</span></label></div>` : ''}
     </form>`, { id: 'create-org' })}
     ${section(t('operator.title'), html`<form method="get" action="/operator" class="toolbar" role="search">
         <label for="org-search">${t('operator.search')}</label>
@@ -311,9 +320,11 @@ export function registerOperatorRoutes(router: Router<DashboardState>, deps: Ope
     ctx.status = 422;
     const top = notice(ctx.state.t('error.invalid', { message: invalidInputMessage(ctx.state, err) }), 'bad');
     // The refused form comes back as it was typed, with why under each refused field.
-    const refused = { typed: ctx.state.form, refusals: fieldRefusals(ctx.state, err) };
-    if (organizationId) await renderOrganization(ctx, db, organizationId, top, refused);
-    else await renderOverview(ctx, db, top, refused);
+    const refused: Refused = { typed: ctx.state.form, refusals: fieldRefusals(ctx.state, err) };
+    if (organizationId) return renderOrganization(ctx, db, organizationId, top, refused);
+    const takenBy = nameTakenBy(err);
+    if (takenBy) refused.nameTakenBy = { id: takenBy, name: (await getOrganization(db, takenBy)).name };
+    await renderOverview(ctx, db, top, refused);
   };
 
   const guarded = async (ctx: DashboardContext, organizationId: string | null, action: () => Promise<HtmlValue | void>) => {
@@ -333,14 +344,15 @@ export function registerOperatorRoutes(router: Router<DashboardState>, deps: Ope
 
   router.post('/operator/organizations', async (ctx) => {
     const actor = requireOperator(ctx);
-    const { name = '', planId = '' } = ctx.state.form;
+    // Ticked only on the form shown again after its name was refused as another organization's.
+    const { name = '', planId = '', allowDuplicateName } = ctx.state.form;
     let answer: string | undefined;
     await guarded(ctx, null, async () => {
       const org = await withAudit(
         db,
         async (trx) => {
           if (!(await claimSubmission(trx, ctx))) return null; // sent before (a double-click): no second organization
-          const o = await createOrganization(trx, { name, planId: planId || null, actor });
+          const o = await createOrganization(trx, { name, planId: planId || null, actor, allowDuplicateName: allowDuplicateName === '1' });
           await keepAnswer(trx, ctx, createdPath(o.id));
           return o;
         },

@@ -34,12 +34,12 @@ export function table(options: { caption: string; headers: string[]; rows: HtmlV
 let fieldCounter = 0;
 
 /** Why a refused form's field was refused, under it; its input points here (fieldAttributes). */
-export function fieldError(id: string, error: string | undefined): Html | '' {
+export function fieldError(id: string, error: string | Html | undefined): Html | '' {
   return error ? html`<p class="field-error" id="${id}-error">${error}</p>` : '';
 }
 
 /** aria-invalid and aria-describedby of an input with help text and, when refused, its error. */
-export function fieldAttributes(id: string, options: { help?: boolean; error?: string }): Html {
+export function fieldAttributes(id: string, options: { help?: boolean; error?: string | Html }): Html {
   const describedBy = [options.help ? `${id}-help` : '', options.error ? `${id}-error` : ''].filter(Boolean).join(' ');
   return html`${options.error ? raw(' aria-invalid="true"') : ''}${describedBy ? html` aria-describedby="${describedBy}"` : ''}`;
 }
@@ -61,8 +61,8 @@ export function field(options: {
   placeholder?: string;
   id?: string;
   readonly?: boolean;
-  /** The refusal of what was typed here, in the page's language. */
-  error?: string;
+  /** The refusal of what was typed here, in the page's language (markup: with a link). */
+  error?: string | Html;
 }): Html {
   const id = options.id ?? `f-${options.name}-${(fieldCounter = (fieldCounter + 1) % 1_000_000)}`;
   const helpId = `${id}-help`;

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { PRIVATE_WEBHOOK_TARGET, THRESHOLD_ALREADY_SET } from '../../core/alerts/index.js';
 import { ALREADY_MEMBER, NOT_AN_EMAIL, PASSWORD_MISMATCH, RESET_REFUSED } from '../../core/dashboard-auth/index.js';
-import { REFERENCE_USED } from '../../core/billing/index.js';
+import { NAME_TAKEN, REFERENCE_USED } from '../../core/billing/index.js';
 import { CONTROL_MESSAGE } from '../../core/db/index.js';
 import { NO_PLUS_SIGN, WHOLE_NUMBER, type AppError } from '../../core/errors/index.js';
 import type { Language, MessageKey } from '../i18n/translate.js';
@@ -92,6 +92,8 @@ const ownWordings: [RegExp, MessageKey][] = [
   [new RegExp(`^${RESET_REFUSED.own}$`), 'error.msg.resetOwn'],
   [new RegExp(`^${RESET_REFUSED.elsewhere}$`), 'error.msg.resetElsewhere'],
   [new RegExp(`^${RESET_REFUSED.operator}$`), 'error.msg.resetOperator'],
+  // A name another organization has (core/billing/plans/organization-names.ts).
+  [new RegExp(`^${NAME_TAKEN} (?<organizationId>org_[0-9A-Za-z]+)$`), 'error.msg.nameTaken'],
   // Not zod's "Invalid email address" ("Input non valido: indirizzo email"): what to type instead.
   [new RegExp(`^${NOT_AN_EMAIL}$`), 'error.msg.email'],
 ];

@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import { AppError } from '../../../core/errors/index.js';
 import {
-  callsCapTerms, clearProductOverride, createOrganization, ensureDefaultPlans, findOrganizationId, getOrganization, listOrganizations, listPlans,
+  callsCapTerms, clearProductOverride, createOrganization, ensureDefaultPlans, findOrganizationId, getOrganization, listOrganizations, listPlans, nameTakenBy,
   setOrganizationLimits, setOrganizationPlan, setProductOverride,
 } from '../../../core/billing/index.js';
 import { withAudit } from '../../../core/dashboard-auth/index.js';
@@ -18,16 +18,24 @@ export function registerOrgCommands(program: Command, context: () => CliContext)
     .description('Create an organization (with its allowance for this month) and print its id.')
     .requiredOption('--name <name>', 'display name')
     .option('--plan <plan>', 'plan id; "none" leaves it unprovisioned', 'standard')
-    .action(async (opts: { name: string; plan: string }) => {
+    .option('--allow-duplicate-name', 'create it even when another organization has this name (compared ignoring case and extra spaces)')
+    .action(async (opts: { name: string; plan: string; allowDuplicateName?: boolean }) => {
       const d = await db();
       await ensureDefaultPlans(d);
       if (opts.plan !== 'none') await requireKnownPlan(d, opts.plan);
       const actor = context().actor;
+      const allowDuplicateName = opts.allowDuplicateName === true;
       const created = await withAudit(
         d,
-        (trx) => createOrganization(trx, { name: opts.name, planId: opts.plan === 'none' ? null : opts.plan, actor }),
+        (trx) => createOrganization(trx, { name: opts.name, planId: opts.plan === 'none' ? null : opts.plan, actor, allowDuplicateName }),
         (o) => ({ organizationId: o.id, actor, action: 'organization.created', details: { name: o.name, planId: o.planId } }),
-      );
+      ).catch((err: unknown) => {
+        // A script run again (after a timeout) must not make a second one: it stops here, told
+        // which one there is and how to make another all the same.
+        const existing = nameTakenBy(err);
+        if (existing === undefined) throw err;
+        throw new AppError('invalid_params', `${(err as AppError).message} Use that one (cli org show ${existing}), or pass --allow-duplicate-name to create another.`);
+      });
       context().out(created.id);
     });
 

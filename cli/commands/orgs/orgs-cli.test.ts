@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { createApiKey, createKeyVerifier, type KeyVerifier } from '../../../core/auth/index.js';
 import { rotateApiKey } from '../../../core/key-rotation/index.js';
@@ -275,6 +276,48 @@ describe('operator CLI: organizations and keys', () => {
     const run = await cli('key', 'create', '--help');
     expect(run.code).toBe(0);
     expect(run.stdout).toContain('--expires <when>');
+  });
+});
+
+describe('operator CLI: an organization name that is taken', () => {
+  const organizationsNamed = async (name: string) =>
+    (await db('organizations').whereRaw("lower(btrim(regexp_replace(name, '\\s+', ' ', 'g'))) = lower(?)", [name]).orderBy('created_at').select<{ id: string }[]>('id')).map((o) => o.id);
+  const takenLine = (name: string, id: string) =>
+    `error (invalid_params): An organization named "${name}" already exists (${id}). Use that one (cli org show ${id}), or pass --allow-duplicate-name to create another.\n`;
+
+  it('when org create is run again with the same name, or one differing only in case and spaces, then it is refused naming the organization there is, and nothing is made', async () => {
+    const token = randomUUID().slice(0, 8);
+    const name = `CLI retried ${token} SRL`;
+    const first = await cli('org', 'create', '--name', name);
+    expect(first.code, first.stderr).toBe(0);
+    const id = first.stdout.trim();
+    const variants = [name, `  ${name.toLowerCase()} `, name.toUpperCase().replaceAll(' ', '   ')];
+    const runs = await Promise.all(variants.map((variant) => cli('org', 'create', '--name', variant)));
+    for (const [i, run] of runs.entries()) expect(run, variants[i]).toEqual({ code: 1, stdout: '', stderr: takenLine(name, id) });
+    expect(await organizationsNamed(name)).toEqual([id]);
+    const created = await db('audit_log').where({ action: 'organization.created' }).whereRaw("details->>'name' ILIKE ?", [`%${token}%`]).count<{ n: string }[]>({ n: '*' });
+    expect(Number(created[0]!.n)).toBe(1);
+    // A name that merely starts the same is another name.
+    expect((await cli('org', 'create', '--name', `${name} Bis`)).code).toBe(0);
+  });
+
+  it('when --allow-duplicate-name is given then a second organization of that name is made, and its id printed', async () => {
+    const name = `CLI meant twin ${randomUUID().slice(0, 8)} SRL`;
+    const first = (await cli('org', 'create', '--name', name)).stdout.trim();
+    const second = await cli('org', 'create', '--name', ` ${name.toLowerCase()}`, '--allow-duplicate-name');
+    expect(second.code, second.stderr).toBe(0);
+    expect(second.stdout.trim()).toMatch(/^org_[0-9A-Za-z]+$/);
+    expect(await organizationsNamed(name)).toEqual([first, second.stdout.trim()]);
+  });
+
+  it('when two runs create the same name at once (a script retried while the first still runs), then one organization is made and the other run is refused naming it', async () => {
+    const name = `CLI racing ${randomUUID().slice(0, 8)} SRL`;
+    const runs = await Promise.all([cli('org', 'create', '--name', name), cli('org', 'create', '--name', name)]);
+    const made = await organizationsNamed(name);
+    expect(made).toHaveLength(1);
+    expect(runs.map((r) => r.code).sort()).toEqual([0, 1]);
+    expect(runs.find((r) => r.code === 0)!.stdout.trim()).toBe(made[0]);
+    expect(runs.find((r) => r.code === 1)!.stderr).toBe(takenLine(name, made[0]!));
   });
 });
 

@@ -7,4 +7,5 @@ export {
   type OrganizationSummary, type OrganizationDetails, type LimitOverrides, type AllowanceState, type CreateOrganizationInput,
   type LimitOverridesInput, type ProductOverrideInput,
 } from './manage-organizations.js';
+export { NAME_TAKEN, nameTakenBy } from './organization-names.js';
 export { createEntitlementResolver, type EntitlementResolver, type EntitlementResolverOptions, type OrganizationAccess } from './entitlement-resolver.js';

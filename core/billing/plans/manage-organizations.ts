@@ -9,6 +9,7 @@ import { findProduct } from '../products.js';
 import { effectiveProducts, type EffectiveProduct, type ProductOverride } from './effective-products.js';
 import { planLimits, rateLimitValue, refuseContradictoryLimits, type PlanRow } from './plan-store.js';
 import { systemReason } from '../system-reasons.js';
+import { lockOrganizationName, organizationNamed, refuseTakenName } from './organization-names.js';
 
 // Provisioning used by the operator CLI now and the dashboard later. Every UPDATE here fires
 // an `organization_changed` notification (migration 002), so running processes see the change
@@ -73,6 +74,9 @@ export const createOrganizationInputSchema = z.object({
   planId: z.string().min(1).nullable().default(null),
   /** Recorded on the opening credit grant in the ledger. */
   actor: z.string().min(1).default('system'),
+  /** false: refused when another organization has this name (organization-names.ts), as the
+   * operator's CLI and form ask unless told to make another; core's own callers make it anyway. */
+  allowDuplicateName: z.boolean().default(true),
 });
 export type CreateOrganizationInput = z.input<typeof createOrganizationInputSchema>;
 
@@ -84,6 +88,13 @@ export async function createOrganization(db: Db, input: CreateOrganizationInput)
   const parsed = parseInput(createOrganizationInputSchema, input);
   return db.transaction(async (trx) => {
     const plan = parsed.planId ? await requirePlan(trx, parsed.planId) : undefined;
+    // Taken by every creation, a duplicate allowed or not: one made meanwhile by another caller
+    // is then committed before the check below reads the names.
+    await lockOrganizationName(trx, parsed.name);
+    if (!parsed.allowDuplicateName) {
+      const existing = await organizationNamed(trx, parsed.name);
+      if (existing) refuseTakenName(existing);
+    }
     const [row] = (await trx('organizations')
       .insert({ id: newId('org'), name: parsed.name, plan_id: plan?.id ?? null })
       .returning('*')) as OrganizationRow[];
