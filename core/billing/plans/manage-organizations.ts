@@ -11,7 +11,7 @@ import { planLimits, rateLimitValue, refuseContradictoryLimits, type PlanRow } f
 import { systemReason } from '../system-reasons.js';
 import { lockOrganizationName, organizationNamed, refuseTakenName } from './organization-names.js';
 
-// Provisioning used by the operator CLI now and the dashboard later. Every UPDATE here fires
+// Provisioning used by the operator CLI and the dashboard's operator pages. Every UPDATE here fires
 // an `organization_changed` notification (migration 002), so running processes see the change
 // in well under a second.
 
