@@ -15,6 +15,7 @@ import {
 } from './create-server.js';
 import { answerToolCall, plainToolCall } from './direct-tool-call.js';
 import { errorCodeOfAnswers, httpErrorResponse, httpJsonRpcErrorResponse, jsonRpcErrorBody, retryAfterOfResults } from './errors.js';
+import { nestsDeeperThan } from './json-nesting.js';
 import { JsonResponseTransport } from './json-transport.js';
 import { originCheck, type OriginCheck } from './origin-check.js';
 
@@ -40,7 +41,19 @@ export interface McpAppOptions extends McpDeps {
   answerDeadlineMs?: number;
 }
 
-const DEFAULT_MAX_BODY_BYTES = 1_000_000;
+// What MCP traffic needs, with room to spare. The largest arguments the tools' input schemas
+// accept are a metrics call's (80 slugs, every category, 10 years): about 3.7 KB, so a batch of
+// MAX_BATCH such calls is about 75 KB (100 KB pretty-printed); an initialize is smaller, unless
+// its clientInfo carries icons as data: URIs, which the rest leaves room for. Every byte read is
+// parsed on the event loop the API shares under `npm start`: at this size and MAX_NESTING, the
+// slowest body to parse (nothing but small arrays) takes a few milliseconds, where a megabyte
+// took 40 ms flat and a quarter of a second or more nested (docs/mcp.md, Transport details).
+const DEFAULT_MAX_BODY_BYTES = 256 * 1024;
+// The deepest tool call is five levels (a batch, the message, params, arguments, an array of
+// slugs), an initialize's capabilities a few more: 64 leaves clients' _meta plenty of room and
+// is far below the depths at which JSON.parse's cost runs away from the body's size
+// (json-nesting.ts).
+const MAX_NESTING = 64;
 const MAX_BATCH = 20;
 
 // What /mcp serves: the 405's Allow, and what CORS preflights allow.
@@ -127,7 +140,7 @@ function describeMessage(message: JSONRPCMessage): string {
   return (typeof tool === 'string' ? `tools/call ${tool}` : message.method).slice(0, 120);
 }
 
-async function readBody(req: IncomingMessage, limit: number): Promise<string> {
+async function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
   const chunks: Buffer[] = [];
   let size = 0;
   for await (const chunk of req) {
@@ -136,7 +149,7 @@ async function readBody(req: IncomingMessage, limit: number): Promise<string> {
     if (size > limit) throw new BodyTooLarge();
     chunks.push(buf);
   }
-  return Buffer.concat(chunks).toString('utf8');
+  return Buffer.concat(chunks);
 }
 
 export function createMcpApp(options: McpAppOptions): Koa<McpRequestState> {
@@ -272,15 +285,27 @@ export function createMcpApp(options: McpAppOptions): Koa<McpRequestState> {
       if (!isJsonContentType(ctx.get('Content-Type'))) {
         return refuse(415, -32000, 'invalid_params', 'Unsupported media type: send Content-Type: application/json.');
       }
+      const notJson = () => refuse(400, RpcCode.ParseError, 'invalid_params', 'Parse error: the body is not valid JSON.');
+      let body: Buffer;
+      try {
+        body = await readBody(ctx.req, maxBodyBytes);
+      } catch (err) {
+        // A body cut short (the client gone) is answered as JSON it is not, as it always was.
+        if (!(err instanceof BodyTooLarge)) return notJson();
+        closeAfterAnswer(ctx.res);
+        return refuse(413, -32000, 'invalid_params', `Request body larger than ${maxBodyBytes} bytes.`);
+      }
+      // Before JSON.parse, which would block every other request of the process for as long as
+      // a deep body takes it (json-nesting.ts). Valid JSON or not, such a body is no request
+      // this server takes, so -32600, and id null: the body is not parsed for one.
+      if (nestsDeeperThan(body, MAX_NESTING)) {
+        return refuse(400, RpcCode.InvalidRequest, 'invalid_params', `Invalid request: the body nests arrays and objects more than ${MAX_NESTING} levels deep; a JSON-RPC message needs far fewer.`);
+      }
       let raw: unknown;
       try {
-        raw = JSON.parse(await readBody(ctx.req, maxBodyBytes));
-      } catch (err) {
-        if (err instanceof BodyTooLarge) {
-          closeAfterAnswer(ctx.res);
-          return refuse(413, -32000, 'invalid_params', `Request body larger than ${maxBodyBytes} bytes.`);
-        }
-        return refuse(400, RpcCode.ParseError, 'invalid_params', 'Parse error: the body is not valid JSON.');
+        raw = JSON.parse(body.toString('utf8'));
+      } catch {
+        return notJson();
       }
       const list = Array.isArray(raw) ? raw : [raw];
       const parsed = list.map((m) => JSONRPCMessageSchema.safeParse(m));

@@ -79,6 +79,8 @@ export interface TestMcpOptions {
   trustGatewayRequestId?: boolean;
   /** How long a batch may take before it is answered without its missing answers (default the server's). */
   answerDeadlineMs?: number;
+  /** Largest accepted request body (default the server's). */
+  maxBodyBytes?: number;
 }
 
 export interface TestMcp extends RunningServer {
@@ -99,7 +101,7 @@ export async function startTestMcp(options: TestMcpOptions = {}): Promise<TestMc
     db, listenConnectionString: databaseUrl, keyCacheTtlMs: 30_000, entitlementCacheTtlMs: 1_000, rateLimiter, logger,
   }));
   const store = options.store ?? createCompanyStore({ db, queryTimeoutMs: 5_000, logger });
-  const app = createMcpApp({ access, usage: options.usage ?? createPostgresUsageSink(db, { logger }), store, db, checkDatabase: createDatabaseProbe(db), queryTimeoutMs: 5_000, logger: options.logger ?? logger, version: '1.0.0', isAllowedOrigin: originCheck(options.origins), trustGatewayRequestId: options.trustGatewayRequestId, answerDeadlineMs: options.answerDeadlineMs });
+  const app = createMcpApp({ access, usage: options.usage ?? createPostgresUsageSink(db, { logger }), store, db, checkDatabase: createDatabaseProbe(db), queryTimeoutMs: 5_000, logger: options.logger ?? logger, version: '1.0.0', isAllowedOrigin: originCheck(options.origins), trustGatewayRequestId: options.trustGatewayRequestId, answerDeadlineMs: options.answerDeadlineMs, maxBodyBytes: options.maxBodyBytes });
   const server = await listen(app);
   return {
     ...server,
