@@ -45,6 +45,15 @@ export function serveHttp(listener: RequestListener, port: number, host: string,
     connectionsCheckingInterval: Math.min(2_000, requestTimeout),
   }, options.jsonErrors ? requireHost(listener) : listener);
   server.keepAliveTimeout = 65_000;
+  // Once stopping, every answer says `Connection: close` and Node closes its connection after it.
+  // server.close() only stops new connections: a client keeping one alive went on being served
+  // for the whole grace, then had it cut under a call already charged (an operator's review saw
+  // 1,065 calls served after SIGTERM and the last one's answer lost). Now each connection ends
+  // after its next answer, and the drain once the calls in flight are answered.
+  let draining = false;
+  server.prependListener('request', (_req, res) => {
+    if (draining) res.setHeader('Connection', 'close');
+  });
   if (options.jsonErrors) answerMalformedRequests(server, { headersTimeoutMs: headersTimeout, requestTimeoutMs: requestTimeout });
   return new Promise((resolve, reject) => {
     server.once('error', reject);
@@ -56,6 +65,7 @@ export function serveHttp(listener: RequestListener, port: number, host: string,
         port: typeof address === 'object' && address ? address.port : port,
         close: (graceMs = 10_000) =>
           new Promise<void>((done) => {
+            draining = true;
             server.close(() => done());
             server.closeIdleConnections();
             setTimeout(() => server.closeAllConnections(), graceMs).unref();
