@@ -36,6 +36,7 @@ import * as ledgerApplicationOrder from './20261126_032_ledger_application_order
 import * as passwordResets from './20261126_034_password_resets.js';
 import * as signInAddressIndex from './20261127_035_sign_in_address_index.js';
 import * as webhookDeliveriesByOrganization from './20261127_036_webhook_deliveries_by_organization.js';
+import * as companySearchOrder from './20261127_037_company_search_order.js';
 
 export interface Migration {
   name: string;
@@ -79,4 +80,5 @@ export const migrations: Migration[] = [
   { name: '20261126_034_password_resets', ...passwordResets },
   { name: '20261127_035_sign_in_address_index', ...signInAddressIndex },
   { name: '20261127_036_webhook_deliveries_by_organization', ...webhookDeliveriesByOrganization },
+  { name: '20261127_037_company_search_order', ...companySearchOrder },
 ];

@@ -1,5 +1,4 @@
 import type { Knex } from 'knex';
-import { likeEscape } from '../db/index.js';
 
 // The search's municipality filter: the comune's whole name, in any case and with or without its
 // accents ("Cantu" and "CANTÙ" find Cantù, "Forli" Forlì), as callers often type names in ASCII.
@@ -37,33 +36,16 @@ export function foldAccentsSql(expression: string): string {
 }
 
 /**
- * A LIKE pattern every name equal to `name` once folded matches: its ASCII letters other than
- * vowels, digits and signs but the apostrophe, in order, with a wildcard for each run of anything
- * else (a vowel, accented or not; an apostrophe, which folding may drop or make ASCII; any other
- * letter). Postgres tests the cheaper condition first, so it folds
- * only the few rows that pass: folding costs several times lower() per row, and a search by
- * municipality with no name and no province reads every company. (A combining accent on a
- * consonant, which no Italian name has, would fail it.)
+ * The WHERE condition (on companies as `c`) and its bindings for a municipality filter. The
+ * folded column is the leading expression of companies_municipality_search_idx (migration 037,
+ * which holds a copy of foldAccentsSql('municipality'): change the fold, add an index). No
+ * cheaper pre-filter beside it: a LIKE on a skeleton of the name once spared folding every
+ * company when nothing served the filter, but with the index it only made the planner expect a
+ * comune to hold a thousandth of its companies, and sort them rather than read them in order.
  */
-export function skeletonPattern(name: string): string {
-  let pattern = '';
-  let wild = false;
-  for (const ch of name) {
-    if (/^[\x00-\x7f]$/.test(ch) && !/^[aeiou']$/i.test(ch)) {
-      pattern += likeEscape(ch.toLowerCase());
-      wild = false;
-    } else if (!wild) {
-      pattern += '%';
-      wild = true;
-    }
-  }
-  return pattern;
-}
-
-/** The WHERE condition (on companies as `c`) and its bindings for a municipality filter. */
 export function municipalityCondition(name: string): { sql: string; bindings: Knex.RawBinding[] } {
   return {
-    sql: `(lower(c.municipality) LIKE ? AND ${foldAccentsSql('c.municipality')} = ${foldAccentsSql('?::text')})`,
-    bindings: [skeletonPattern(name), name],
+    sql: `${foldAccentsSql('c.municipality')} = ${foldAccentsSql('?::text')}`,
+    bindings: [name],
   };
 }

@@ -5,8 +5,9 @@ import { testDb } from '../../test/support/database.js';
 import { dossier, fiscalCodes } from '../../test/support/company-dossiers.js';
 import { dropDatabase, uniqueDatabaseName, withClient, databaseUrl } from '../../test/services/databases.js';
 import { codiceFiscaleCheckChar } from './italian-identifiers.js';
+import { foldedMunicipality } from '../../migrations/20261127_037_company_search_order.js';
 import { foldAccentsSql } from './municipality-match.js';
-import { classifyQuery, searchCompanies, searchCompaniesInputSchema, type SearchCompaniesInput } from './search-companies.js';
+import { classifyQuery, searchCompanies, searchCompaniesInputSchema, searchCompaniesSql, type SearchCompaniesInput } from './search-companies.js';
 import { upsertCompanies } from './write-companies.js';
 
 const letters = (n: number) => Array.from({ length: n }, () => String.fromCharCode(65 + randomInt(26))).join('');
@@ -161,6 +162,76 @@ describe('searchCompanies on real rows', () => {
     const code = next();
     await upsertCompanies(db, [dossier(code, { legalName: `${town} Senza Nome`, municipality: place })]);
     expect(fiscalCodesOf(await search({ municipality: `Sant${town.toLowerCase()}o` }))).toEqual([code]);
+  });
+});
+
+describe('searchCompanies by filters alone on a large table', () => {
+  const db = testDb();
+  const deps = { db, queryTimeoutMs: 5_000, logger: createLogger({ level: 'silent' }) };
+  const next = fiscalCodes();
+  const place = `Cant${letters(6).toLowerCase()}ù`;
+  afterAll(() => db.destroy());
+
+  interface PlanNode { 'Node Type': string; 'Index Name'?: string; 'Relation Name'?: string; 'Index Cond'?: string; Plans?: PlanNode[] }
+  const nodes = (n: PlanNode): PlanNode[] => [n, ...(n.Plans ?? []).flatMap(nodes)];
+  /**
+   * The plan of the statement searchCompanies runs. The shared test table is small enough that
+   * reading it whole and sorting it is cheapest, so those are disabled: the plan is then the
+   * one a table of millions gets, or, with no index that serves the search, still a full read
+   * and a sort.
+   */
+  const planOf = (input: Partial<SearchCompaniesInput>, position?: { score: string; name: string; id: string }) => db.transaction(async (tx) => {
+    const parsed = searchCompaniesInputSchema.parse({ limit: 10, ...input });
+    const { sql, bindings } = searchCompaniesSql(parsed, classifyQuery(parsed.query), position);
+    await tx.raw('SET LOCAL enable_seqscan = off');
+    await tx.raw('SET LOCAL enable_sort = off');
+    await tx.raw('SET LOCAL enable_bitmapscan = off');
+    const { rows } = await tx.raw<{ rows: Array<{ 'QUERY PLAN': Array<{ Plan: PlanNode }> }> }>(`EXPLAIN (FORMAT JSON) ${sql}`, bindings);
+    return nodes(rows[0]!['QUERY PLAN'][0]!.Plan);
+  });
+  const scanOfCompanies = (plan: PlanNode[]) => plan.filter((n) => n['Relation Name'] === 'companies');
+
+  it('when searching by municipality alone, first page or after a cursor, then the rows come in order from its index, from the cursor on, without reading or sorting the other companies', async () => {
+    for (const position of [undefined, { score: '0', name: 'Rossi', id: '12' }]) {
+      const plan = await planOf({ municipality: 'CANTU', status: 'active' }, position);
+      expect(plan.map((n) => n['Node Type']), JSON.stringify(position)).not.toContain('Sort');
+      const [scan, ...others] = scanOfCompanies(plan);
+      expect(others).toEqual([]);
+      expect(scan).toMatchObject({ 'Node Type': 'Index Scan', 'Index Name': 'companies_municipality_search_idx' });
+      // From the cursor on: not the municipality's companies from the first, filtered.
+      if (position) expect(scan!['Index Cond']).toMatch(/ROW\(COALESCE\(legal_name, ''::text\), id\) > ROW\(/);
+    }
+  });
+
+  it('when searching by province alone, or by no filter or filters most companies pass, then the rows come in order from an index too', async () => {
+    for (const [input, index] of [[{ province: 'co' }, 'companies_province_search_idx'], [{}, 'companies_search_order_idx'], [{ status: 'dissolved', naceSection: 'C' }, 'companies_search_order_idx']] as const) {
+      for (const position of [undefined, { score: '0', name: 'Rossi', id: '12' }]) {
+        const plan = await planOf(input, position);
+        expect(plan.map((n) => n['Node Type']), JSON.stringify(input)).not.toContain('Sort');
+        expect(scanOfCompanies(plan), JSON.stringify(input)).toMatchObject([{ 'Node Type': 'Index Scan', 'Index Name': index }]);
+        if (position) expect(scanOfCompanies(plan)[0]!['Index Cond'], JSON.stringify(input)).toMatch(/ROW\(COALESCE\(legal_name, ''::text\), id\) > ROW\(/);
+      }
+    }
+  });
+
+  it('when the fold of a municipality changes then so must its index: migration 037 indexes the expression the search compares', () => {
+    expect(foldedMunicipality).toBe(foldAccentsSql('municipality'));
+  });
+
+  it('when paging a search by municipality alone through names that tie then every company comes once, in name and id order, as in one page', async () => {
+    const codes = [next(), next(), next(), next(), next()];
+    await upsertCompanies(db, codes.map((code, i) => dossier(code, { legalName: i < 3 ? 'Stessa Ditta S.r.l.' : `Ditta ${i}`, municipality: i % 2 ? place.toUpperCase() : place })));
+    const input = searchCompaniesInputSchema.parse({ municipality: place.slice(0, -1) + "u'", limit: 50 });
+    const all = await searchCompanies(deps, input);
+    expect(all.items).toHaveLength(5);
+    const paged: string[] = [];
+    let cursor: string | undefined;
+    do {
+      const page = await searchCompanies(deps, { ...input, limit: 2, cursor });
+      paged.push(...page.items.map((i) => i.fiscalCode));
+      cursor = page.nextCursor ?? undefined;
+    } while (cursor);
+    expect(paged).toEqual(all.items.map((i) => i.fiscalCode));
   });
 });
 

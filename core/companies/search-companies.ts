@@ -5,7 +5,7 @@ import type { Logger } from '../logging/index.js';
 import { codiceFiscalePattern } from './italian-identifiers.js';
 import { municipalityCondition } from './municipality-match.js';
 import { runStoreQuery } from './run-store-query.js';
-import { criteriaFingerprint, decodeCursor, encodeCursor, searchTextKey } from './search-cursor.js';
+import { criteriaFingerprint, decodeCursor, encodeCursor, searchTextKey, type CursorPosition } from './search-cursor.js';
 import { legalFormValues, naceSectionValues, sizeValues, type CompanySize, type LegalForm, type NaceSection } from './schemas/index.js';
 
 // Company search: by name fragment (trigram similarity on the GIN index of legal_name), or by
@@ -81,7 +81,7 @@ interface Row {
   sort_name: string;
 }
 
-type Match =
+export type Match =
   | { kind: 'none' }
   /** orName: what to search by name when no company has the code (a name that looks like one). */
   | { kind: 'identifier'; code: string; orName?: string }
@@ -126,19 +126,36 @@ export async function searchCompanies(deps: CompanyQueryDeps, input: SearchCompa
   let match = classifyQuery(input.query);
   if (match.kind === 'identifier' && match.orName !== undefined && !(await codeOnFile(deps, match.code))) match = { kind: 'name', text: match.orName };
 
+  const { sql, bindings } = searchCompaniesSql(input, match, position);
+  const result = await runStoreQuery(deps, 'company search', deps.db.raw<{ rows: Row[] }>(sql, bindings));
+  const rows = result.rows.slice(0, limit);
+  const last = rows[rows.length - 1];
+  const nextCursor = result.rows.length > limit && last ? encodeCursor({ score: last.score, name: last.sort_name, id: String(last.id) }, fingerprint) : null;
+  return { items: rows.map(toItem), nextCursor };
+}
+
+/**
+ * The statement searchCompanies runs and its bindings, for `match` (classifyQuery's reading, once
+ * the code was looked up) and the page after `position`. Exported so that a test can EXPLAIN it.
+ */
+export function searchCompaniesSql(input: SearchCompaniesInput, match: Match, position: CursorPosition | undefined): { sql: string; bindings: Knex.RawBinding[] } {
   const where: string[] = [];
   const bindings: Knex.RawBinding[] = [];
+  // A constant score as Postgres prints it, or null for a score per row.
+  let constantScore: string | null = '0';
   let score = '0::numeric';
   const scoreBindings: Knex.RawBinding[] = [];
   if (match.kind === 'identifier') {
     where.push('(c.fiscal_code = ? OR c.vat_number = ?)');
     bindings.push(match.code, match.code);
+    constantScore = '1';
     score = '1::numeric';
   } else if (match.kind === 'name') {
     // ILIKE finds fragments anywhere in the name; word similarity (<%) tolerates typos and
     // word order. Both are served by the trigram GIN index on legal_name.
     where.push('(c.legal_name ILIKE ? OR ? <% c.legal_name)');
     bindings.push(`%${likeEscape(match.text)}%`, match.text);
+    constantScore = null;
     score = 'round(greatest(similarity(c.legal_name, ?), word_similarity(?, c.legal_name))::numeric, 4)';
     scoreBindings.push(match.text, match.text);
   }
@@ -157,7 +174,13 @@ export async function searchCompanies(deps: CompanyQueryDeps, input: SearchCompa
 
   const after: Knex.RawBinding[] = [];
   let afterSql = '';
-  if (position) {
+  if (position && position.score === constantScore) {
+    // Every row has the cursor's score: the rest of the order alone, which an index on a
+    // filter's column, the name and the id (migration 037) reads from the cursor on, where the
+    // comparison below would read the filter's rows from the first.
+    afterSql = 'WHERE (r.sort_name, r.id) > (?, ?::bigint)';
+    after.push(position.name, position.id);
+  } else if (position) {
     // Score descending, then name and id ascending: one row comparison on (-score, name, id).
     afterSql = 'WHERE (-r.score, r.sort_name, r.id) > (-(?::numeric), ?, ?::bigint)';
     after.push(position.score, position.name, position.id);
@@ -174,11 +197,7 @@ SELECT r.* FROM (
 ${afterSql}
 ORDER BY r.score DESC, r.sort_name ASC, r.id ASC
 LIMIT ?`;
-  const result = await runStoreQuery(deps, 'company search', deps.db.raw<{ rows: Row[] }>(sql, [...scoreBindings, ...bindings, ...after, limit + 1]));
-  const rows = result.rows.slice(0, limit);
-  const last = rows[rows.length - 1];
-  const nextCursor = result.rows.length > limit && last ? encodeCursor({ score: last.score, name: last.sort_name, id: String(last.id) }, fingerprint) : null;
-  return { items: rows.map(toItem), nextCursor };
+  return { sql, bindings: [...scoreBindings, ...bindings, ...after, input.limit + 1] };
 }
 
 function toItem(r: Row): CompanySearchItem {
