@@ -1,0 +1,174 @@
+// npm run bench:search [-- --count 1000000 --reps 20 --compare --before-reps 3 --keep]
+//
+// The company search (core/companies/search-companies.ts, the MCP search tool's) on a
+// production-size table: Italy has ~6 million registered companies, the sample data 2,000.
+// Into a FRESH scratch database (a new database on DATABASE_URL's server, or an embedded
+// PostgreSQL in a temporary folder when DATABASE_URL is unset), migrated: N synthetic companies
+// (bench/synthetic-companies.ts: real comuni, Roma and Milano ~5 % each), then searchCompanies
+// itself, timed per call, for searches by filters alone (a big and a small comune, a province, a
+// NACE section, a status, none), by filters and a name, each on its first page and on the page
+// after its first 200 rows (a cursor). Prints p50/p95 ms over --reps calls after two warm-ups,
+// and the size of migration 037's indexes; figures only, no pass/fail.
+//
+// The rows are loaded without migration 037's indexes, which are then built (faster than
+// maintaining them row by row). --compare also times the searches before that build (with
+// --before-reps calls each, as they read the whole table): the figures without the indexes.
+import { chmod, mkdtemp, rm } from 'node:fs/promises';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { parseArgs } from 'node:util';
+import pg from 'pg';
+import * as searchOrderMigration from '../migrations/20261127_037_company_search_order.js';
+import { searchCompanies, searchCompaniesInputSchema, type SearchCompaniesInput } from '../core/companies/search-companies.js';
+import { parseConfig } from '../core/config/index.js';
+import { createDb, migrateLatest, startEmbeddedPostgres } from '../core/db/index.js';
+import { createLogger } from '../core/logging/index.js';
+import { insertSyntheticCompanies } from './synthetic-companies.js';
+
+const { values: args } = parseArgs({
+  options: {
+    count: { type: 'string', default: '1000000' },
+    reps: { type: 'string', default: '20' },
+    compare: { type: 'boolean', default: false },
+    'before-reps': { type: 'string', default: '3' },
+    keep: { type: 'boolean', default: false },
+    help: { type: 'boolean', default: false },
+  },
+});
+if (args.help) {
+  process.stdout.write('usage: npm run bench:search -- [--count N=1000000] [--reps N=20] [--compare] [--before-reps N=3] [--keep]\n'
+    + '  --compare also times the searches without migration 037\'s indexes, --before-reps calls each.\n'
+    + '  --keep leaves the scratch database in place for inspection (EXPLAIN).\n');
+  process.exit(0);
+}
+const count = Number(args.count);
+const config = parseConfig(process.env);
+const logger = createLogger({ level: 'warn' });
+const log = (line: string) => process.stderr.write(`[bench:search] ${line}\n`);
+const fmt = (n: number, digits = 0) => n.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits });
+
+const CASES: Array<[string, Partial<SearchCompaniesInput>]> = [
+  ['municipality Roma', { municipality: 'Roma' }],
+  ['municipality Cantu (small)', { municipality: 'Cantu' }],
+  ['municipality Roma, active', { municipality: 'Roma', status: 'active' }],
+  ['municipality Milano + "Ferrari"', { municipality: 'Milano', query: 'Ferrari' }],
+  ["municipality L'Aquila + \"Rossi Costruzioni\"", { municipality: "l'aquila", query: 'Rossi Costruzioni' }],
+  ['province RM', { province: 'RM' }],
+  ['province IS (small)', { province: 'IS' }],
+  ['province MI, NACE C', { province: 'MI', naceSection: 'C' }],
+  ['NACE section G', { naceSection: 'G' }],
+  ['status dissolved', { status: 'dissolved' }],
+  ['no filters', {}],
+];
+
+const workDir = await mkdtemp(path.join(os.tmpdir(), 'bench-search-'));
+// The embedded server runs as the postgres user when we are root: it must traverse this folder.
+await chmod(workDir, 0o755);
+const scratch = await openScratchDatabase();
+const db = createDb({ connectionString: scratch.url, poolMax: 2, applicationName: 'bench-search' });
+const deps = { db, queryTimeoutMs: 600_000, logger };
+
+try {
+  await migrateLatest(db);
+  await searchOrderMigration.down(db);
+  log(`scratch database ready (${scratch.description}); load average ${os.loadavg().map((l) => l.toFixed(1)).join(' ')} on ${os.cpus().length} CPUs`);
+  let started = performance.now();
+  await insertSyntheticCompanies(db, count);
+  log(`${fmt(count)} companies in ${fmt((performance.now() - started) / 1000, 1)} s`);
+
+  const lines: string[] = [];
+  if (args.compare) lines.push(...await timeCases('without migration 037', Number(args['before-reps'])));
+  started = performance.now();
+  await searchOrderMigration.up(db);
+  await db.raw('ANALYZE companies');
+  log(`migration 037's indexes built in ${fmt((performance.now() - started) / 1000, 1)} s`);
+  lines.push(...await timeCases('with migration 037', Number(args.reps)));
+
+  const { rows: sizes } = await db.raw<{ rows: Array<{ name: string; mb: number }> }>(`
+    SELECT indexrelname AS name, round(pg_relation_size(indexrelid) / 1e6)::int AS mb FROM pg_stat_user_indexes
+    WHERE relname = 'companies' ORDER BY indexrelname`);
+  const { rows: [table] } = await db.raw<{ rows: Array<{ mb: number }> }>("SELECT round(pg_relation_size('companies') / 1e6)::int AS mb");
+  process.stdout.write([
+    '',
+    `company search over ${fmt(count)} companies, ms per call (searchCompanies, limit 10):`,
+    ...lines,
+    `companies table ${table!.mb} MB; its indexes: ${sizes.map((s) => `${s.name} ${s.mb} MB`).join(', ')}`,
+    `machine: load average ${os.loadavg().map((l) => l.toFixed(1)).join(' ')} on ${os.cpus().length} CPUs (other work on the machine slows the figures)`,
+    '',
+  ].join('\n'));
+} finally {
+  await db.destroy();
+  if (args.keep) log(`kept: ${scratch.description}`);
+  else await scratch.drop();
+  await rm(workDir, { recursive: true, force: true });
+}
+
+async function timeCases(label: string, reps: number): Promise<string[]> {
+  const out = [`  ${label}: ${'p50'.padStart(9)} ${'p95'.padStart(9)}   (first page | page after 200 rows)`];
+  for (const [name, raw] of CASES) {
+    const input = searchCompaniesInputSchema.parse({ limit: 10, ...raw });
+    // The cursor after the first 200 rows, as a caller paging through would hold it.
+    let next: string | null = null;
+    for (let page = 0; page < 4; page++) {
+      next = (await searchCompanies(deps, { ...input, limit: 50, cursor: next ?? undefined })).nextCursor;
+      if (next === null) break;
+    }
+    const time = async (cursor: string | undefined) => {
+      const timings: number[] = [];
+      for (let i = 0; i < reps + 2; i++) {
+        const t = performance.now();
+        await searchCompanies(deps, { ...input, cursor });
+        if (i >= 2) timings.push(performance.now() - t);
+      }
+      timings.sort((a, b) => a - b);
+      const pct = (p: number) => timings[Math.min(timings.length - 1, Math.floor((p / 100) * timings.length))] ?? NaN;
+      return `${fmt(pct(50), 2).padStart(9)} ${fmt(pct(95), 2).padStart(9)}`;
+    };
+    const figures = [await time(undefined), next === null ? '(fewer than 200 rows)' : await time(next)];
+    out.push(`    ${name.padEnd(44)} ${figures.join(' | ')}`);
+  }
+  return out;
+}
+
+interface Scratch {
+  url: string;
+  description: string;
+  drop(): Promise<void>;
+}
+
+async function openScratchDatabase(): Promise<Scratch> {
+  const name = `bench_search_${Date.now().toString(36)}`;
+  if (config.DATABASE_URL) {
+    const admin = new pg.Client({ connectionString: config.DATABASE_URL });
+    await admin.connect();
+    await admin.query(`CREATE DATABASE "${name}"`);
+    await admin.end();
+    const url = new URL(config.DATABASE_URL);
+    url.pathname = `/${name}`;
+    return {
+      url: url.toString(),
+      description: `database ${name} on ${url.host}`,
+      drop: async () => {
+        const c = new pg.Client({ connectionString: config.DATABASE_URL });
+        await c.connect();
+        await c.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
+        await c.end();
+      },
+    };
+  }
+  const port = await freePort();
+  const embedded = await startEmbeddedPostgres({ dataDir: path.join(workDir, 'postgres'), port, logger, database: name });
+  return { url: embedded.connectionString, description: `embedded PostgreSQL on port ${port} in ${workDir}`, drop: () => embedded.stop() };
+}
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as net.AddressInfo;
+      server.close(() => resolve(port));
+    });
+  });
+}
