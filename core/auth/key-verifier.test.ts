@@ -136,6 +136,47 @@ describe('key verification', () => {
     await expect.poll(() => codeOf(v.verify(bearer(neverSeen))), { timeout: 5_000 }).toBe('ok');
   });
 
+  it('when more unknown keys are sent than it remembers then keys verified before stay cached: they keep working when Postgres becomes unreachable', async () => {
+    const proxy = await startTcpProxy(hostAndPort(databaseUrl));
+    opened.push(proxy);
+    const verified = await Promise.all(Array.from({ length: 5 }, () => newKey()));
+    const { key: neverSeen } = await newKey();
+    // Room for 20 verified keys and 50 unknown ones: the flood is six times that.
+    const v = verifier({ maxCachedKeys: 20, maxCachedUnknownKeys: 50 }, proxy.urlFor(databaseUrl));
+    await v.ready();
+    for (const { key } of verified) expect(await codeOf(v.verify(bearer(key)))).toBe('ok');
+    for (let sent = 0; sent < 300; sent += 30) {
+      const codes = await Promise.all(Array.from({ length: 30 }, () => codeOf(v.verify(bearer(generateApiKey('live'))))));
+      expect(new Set(codes)).toEqual(new Set(['invalid_api_key']));
+    }
+
+    proxy.cut();
+    for (const { key } of verified) expect(await codeOf(v.verify(bearer(key)))).toBe('ok');
+    expect(await codeOf(v.verify(bearer(neverSeen)))).toBe('auth_unavailable');
+    expect(await codeOf(v.verify(bearer(generateApiKey('live'))))).toBe('auth_unavailable');
+  });
+
+  it('when Postgres becomes unreachable while unknown keys wait their turn then each is answered auth_unavailable, and verified keys keep working', async () => {
+    const proxy = await startTcpProxy(hostAndPort(databaseUrl));
+    const { key } = await newKey();
+    const warnings: string[] = [];
+    const v = verifier(
+      { lookupTimeoutMs: 500, concurrentUnknownKeyLookups: 1, logger: createLogger({ level: 'warn', write: (line) => warnings.push(JSON.parse(line).msg) }) },
+      proxy.urlFor(databaseUrl),
+    );
+    opened.push(proxy); // closed first: the verifier's frozen connections end with it
+    await v.ready();
+    expect(await codeOf(v.verify(bearer(key)))).toBe('ok');
+    proxy.freeze(); // no answer, no error: the lookup in progress runs to its deadline
+    const waiting = Array.from({ length: 50 }, () => codeOf(v.verify(bearer(generateApiKey('live')))));
+    expect(await codeOf(v.verify(bearer(key)))).toBe('ok');
+    expect(new Set(await Promise.all(waiting))).toEqual(new Set(['auth_unavailable']));
+    expect(await codeOf(v.verify(bearer(key)))).toBe('ok');
+    // Those waiting were told when their turn came, as the store was found down: none asked it
+    // in turn, each to its deadline, until the rest had waited too long.
+    expect(warnings).toEqual(['key store unavailable: unknown keys get auth_unavailable, cached keys keep working']);
+  });
+
   it('when keys are used then last_used_at is written in one batch, not per request', async () => {
     const { key, record } = await newKey();
     const v = verifier({ lastUsedFlushMs: 60_000 });

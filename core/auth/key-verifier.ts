@@ -1,5 +1,5 @@
 import type { Principal } from '../access/access-control.js';
-import { createStoreBackedCache, StoreUnavailableError } from '../cache/index.js';
+import { createStoreBackedCache, StoreBusyError, StoreUnavailableError } from '../cache/index.js';
 import { createNotificationListener, retryOnDroppedConnection, type Db, type NotificationListener } from '../db/index.js';
 import { AppError } from '../errors/index.js';
 import type { Logger } from '../logging/index.js';
@@ -31,8 +31,33 @@ export interface KeyVerifierOptions {
   disconnectedTtlMs?: number;
   lastUsedFlushMs?: number;
   lookupTimeoutMs?: number;
+  /** Verified keys kept in the cache (the oldest dropped beyond). */
+  maxCachedKeys?: number;
+  /** Unknown keys remembered, apart from verified ones, so that guessing cannot push those out. */
+  maxCachedUnknownKeys?: number;
+  /**
+   * Lookups of keys not cached as verified that may ask Postgres at once (default: a third of
+   * the pool, rounded up); others wait their turn, so a flood of made-up keys holds that many
+   * pooled connections at most, and the rest of the pool serves the calls of keys verified.
+   */
+  concurrentUnknownKeyLookups?: number;
   now?: () => number;
 }
+
+// A few of the pool's connections (DATABASE_POOL_MAX, 10 by default: 4): a key lookup is one
+// indexed read, a millisecond or so, so a few at once check thousands of new keys a second.
+const concurrentLookupsFor = (db: Db): number => {
+  const poolMax = db.client.config.pool?.max;
+  return Math.ceil((typeof poolMax === 'number' ? poolMax : 10) / 3);
+};
+// A lookup waits its turn this long at most, then is answered auth_unavailable. Longer than the
+// lookup's own deadline: a customer's new key caught in a flood is better answered late than
+// refused, and while it waits, so does each flooding connection (a refusal at once would only
+// have it send the next key sooner). A store that is down still fails them at once (their turn
+// comes as the lookups in progress time out, and finds the store paused).
+const UNKNOWN_KEY_LOOKUP_WAIT_MS = 3_000;
+// Beyond this many waiting, a lookup is refused at once: they would not get a turn in time.
+const MAX_WAITING_UNKNOWN_KEY_LOOKUPS = 1_000;
 
 interface StoredKey {
   id: string;
@@ -54,6 +79,10 @@ interface StoredKey {
  * - Postgres unreachable: keys verified before keep working, even past their TTL, until the
  *   store answers again (refusing paying clients because our database blinked is worse than
  *   honouring a revocation a little late); keys never seen get auth_unavailable.
+ * - Made-up keys, many at once (a flood from someone with no key): each is a lookup, but only
+ *   a few run at once, the others waiting their turn; a lookup that only waited, or failed
+ *   while others were answered, does not count as the store being down; unknown keys are
+ *   remembered apart from verified ones. So verified keys keep working and new ones are checked.
  */
 export function createKeyVerifier(options: KeyVerifierOptions): KeyVerifier {
   const now = options.now ?? Date.now;
@@ -68,6 +97,10 @@ export function createKeyVerifier(options: KeyVerifierOptions): KeyVerifier {
   const cache = createStoreBackedCache<StoredKey | null>({
     now,
     lookupTimeoutMs: options.lookupTimeoutMs,
+    maxEntries: options.maxCachedKeys ?? 100_000,
+    isNegative: (key) => key === null,
+    maxNegativeEntries: options.maxCachedUnknownKeys ?? 10_000,
+    misses: { concurrency: options.concurrentUnknownKeyLookups ?? concurrentLookupsFor(options.db), maxWaiting: MAX_WAITING_UNKNOWN_KEY_LOOKUPS, waitMs: UNKNOWN_KEY_LOOKUP_WAIT_MS },
     trustMs: (key) => (key === null ? negativeTtlMs : notifications.connected ? options.ttlMs : disconnectedTtlMs),
     load: async (hash) => {
       // A dropped pooled connection would otherwise pause every key check for a second.
@@ -96,12 +129,16 @@ export function createKeyVerifier(options: KeyVerifierOptions): KeyVerifier {
   const MAX_KNOWN_HASHES = 10_000;
 
   notifications.subscribe('api_key_changed', (hash) => cache.evict(hash));
-  // One warning per outage window, not one per request (a guessing client would flood the log).
-  let warnedAt = Number.NEGATIVE_INFINITY;
+  // One warning per outage window, not one per request (a guessing client would flood the log);
+  // a flood's and an outage's apart, so that one does not hide the other.
+  const warnedAt = { busy: Number.NEGATIVE_INFINITY, down: Number.NEGATIVE_INFINITY };
   const warnUnavailable = (err: StoreUnavailableError) => {
-    if (now() - warnedAt < 10_000) return;
-    warnedAt = now();
-    options.logger.warn('key store unavailable: unknown keys get auth_unavailable, cached keys keep working', { err: err.cause ?? err });
+    const busy = err instanceof StoreBusyError;
+    const kind = busy ? 'busy' : 'down';
+    if (now() - warnedAt[kind] < 10_000) return;
+    warnedAt[kind] = now();
+    if (busy) options.logger.warn('too many lookups of keys not cached at once (guessed keys?): some get auth_unavailable, cached keys keep working', { err: err.cause });
+    else options.logger.warn('key store unavailable: unknown keys get auth_unavailable, cached keys keep working', { err: err.cause ?? err });
   };
   notifications.onConnectionChange((connected) => {
     if (connected) cache.markAllStale();
@@ -118,7 +155,8 @@ export function createKeyVerifier(options: KeyVerifierOptions): KeyVerifier {
       } catch (err) {
         if (err instanceof StoreUnavailableError) {
           warnUnavailable(err);
-          // Retry-After 1: the key cache asks the store again one second after a failure.
+          // Retry-After 1: the key cache asks the store again one second after a failure (and
+          // one that waited too long for its turn may well get one a second later).
           throw new AppError('auth_unavailable', undefined, { cause: err, retryAfterSeconds: 1 });
         }
         throw err;

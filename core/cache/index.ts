@@ -1,1 +1,1 @@
-export { createStoreBackedCache, StoreUnavailableError, type StoreBackedCache, type StoreBackedCacheOptions, type CacheRead } from './store-backed-cache.js';
+export { createStoreBackedCache, StoreBusyError, StoreUnavailableError, type StoreBackedCache, type StoreBackedCacheOptions, type CacheRead } from './store-backed-cache.js';

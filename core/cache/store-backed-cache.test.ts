@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { createStoreBackedCache, StoreUnavailableError } from './store-backed-cache.js';
+import { createStoreBackedCache, StoreBusyError, StoreUnavailableError } from './store-backed-cache.js';
 
 function deferred<T>() {
   let resolve!: (v: T) => void;
@@ -120,5 +120,98 @@ describe('store-backed cache', () => {
     expect(cache.size).toBe(3);
     expect(cache.peek('a')).toBeUndefined();
     expect(cache.peek('d')).toBe('d');
+  });
+
+  it('when a load fails while another was answered then the store is not paused: the next key is asked', async () => {
+    const slow = deferred<string>();
+    let loads = 0;
+    const cache = createStoreBackedCache({
+      trustMs: () => 60_000,
+      load: (k) => (loads++, k === 'stuck' ? slow.promise : Promise.resolve(k)),
+    });
+    const stuck = cache.get('stuck');
+    expect((await cache.get('answered')).value).toBe('answered'); // the store answers meanwhile
+    slow.reject(new Error('timed out behind a full pool'));
+    await expect(stuck).rejects.toBeInstanceOf(StoreUnavailableError);
+    expect((await cache.get('next')).value).toBe('next');
+    expect(loads).toBe(3);
+  });
+
+  it('when keys are missed beyond the concurrency then the rest wait their turn, in order, and one that waits too long is refused as busy without pausing the store', async () => {
+    let clock = 0;
+    const running = new Map<string, ReturnType<typeof deferred<string | null>>>();
+    const cache = createStoreBackedCache<string | null>({
+      now: () => clock,
+      trustMs: () => 60_000,
+      lookupTimeoutMs: 10_000,
+      isNegative: (v) => v === null,
+      misses: { concurrency: 2, maxWaiting: 2, waitMs: 200 },
+      load: (k) => {
+        const d = deferred<string | null>();
+        running.set(k, d);
+        return d.promise;
+      },
+    });
+    const tick = () => new Promise((resolve) => setImmediate(resolve));
+    const a = cache.get('a');
+    const b = cache.get('b');
+    const c = cache.get('c');
+    const d = cache.get('d');
+    await tick();
+    expect([...running.keys()]).toEqual(['a', 'b']);
+    await expect(cache.get('e')).rejects.toBeInstanceOf(StoreBusyError); // a third would wait
+    running.get('a')!.resolve(null);
+    expect((await a).value).toBeNull();
+    await tick();
+    expect([...running.keys()]).toEqual(['a', 'b', 'c']);
+    await expect(d).rejects.toBeInstanceOf(StoreBusyError); // b and c held the store for 200 ms
+    clock = 1; // a refusal for want of a turn is not a failure of the store: no pause
+    running.get('b')!.resolve('B');
+    running.get('c')!.resolve(null);
+    expect([(await b).value, (await c).value]).toEqual(['B', null]);
+    const f = cache.get('f');
+    await tick();
+    expect(running.has('f')).toBe(true);
+    running.get('f')!.resolve('F');
+    expect((await f).value).toBe('F');
+  });
+
+  it('when all turns are taken then a key with a loaded entry is reloaded without waiting for one', async () => {
+    let clock = 0;
+    let knownLoads = 0;
+    const asked: string[] = [];
+    const cache = createStoreBackedCache<string>({
+      now: () => clock,
+      trustMs: () => 100,
+      isNegative: () => false,
+      misses: { concurrency: 1, maxWaiting: 10, waitMs: 1_000 },
+      load: (k) => {
+        asked.push(k);
+        return k === 'known' ? Promise.resolve(`known ${++knownLoads}`) : new Promise<string>(() => {});
+      },
+    });
+    expect((await cache.get('known')).value).toBe('known 1');
+    void cache.get('unknown 1').catch(() => {});
+    void cache.get('unknown 2').catch(() => {});
+    await new Promise((resolve) => setImmediate(resolve));
+    clock = 500; // past its trust: reloaded, while unknown 1 holds the only turn
+    expect(await cache.get('known')).toEqual({ value: 'known 2', stale: false });
+    expect(asked).toEqual(['known', 'unknown 1', 'known']);
+  });
+
+  it('when more negative entries than maxNegativeEntries are cached then they push out only each other', async () => {
+    const cache = createStoreBackedCache<string | null>({
+      trustMs: () => 60_000,
+      maxEntries: 3,
+      isNegative: (v) => v === null,
+      maxNegativeEntries: 2,
+      load: async (k) => (k.startsWith('known') ? k : null),
+    });
+    for (const k of ['known a', 'known b']) await cache.get(k);
+    for (let i = 0; i < 10; i++) await cache.get(`guess ${i}`);
+    expect([cache.peek('known a'), cache.peek('known b')]).toEqual(['known a', 'known b']);
+    expect(cache.peek('guess 7')).toBeUndefined();
+    expect(cache.peek('guess 9')).toBeNull();
+    expect(cache.size).toBe(4);
   });
 });

@@ -3,16 +3,20 @@
 // - one load per key at a time, however many requests miss together (no stampede);
 // - invalidation that also covers a load already in flight, so a change notified while we
 //   were reading can never be cached as current;
-// - a deadline on each load and, after a failure, a short pause during which the store is not
-//   asked at all: requests answer at once from stale entries (or fail fast) instead of each
-//   waiting for a dead server;
+// - a deadline on each load and, after a failure with no load answered meanwhile, a short pause
+//   during which the store is not asked at all: requests answer at once from stale entries (or
+//   fail fast) instead of each waiting for a dead server;
 // - stale entries are kept after their trust expires, so callers may choose to serve them
 //   while the store is unreachable;
 // - refresh-ahead: a hit on an entry past `refreshAfter` of its trust is served at once and
 //   reloaded in the background. Without it every busy key made its callers wait for the store
 //   once per trust period (the plan-and-flags cache trusts for a second: each second, every
 //   call of an active organization in flight queued behind one Postgres read). The trust still
-//   bounds how old a served value can be.
+//   bounds how old a served value can be;
+// - optionally, for keys anyone may make up (API keys): negative entries kept apart from the
+//   rest, and a bound on how many loads of keys not known to exist run at once. A flood of
+//   made-up keys used to hold every pooled connection, time a lookup out and so pause the
+//   store for everyone, and push verified keys out of the cache.
 
 import { withinDeadline } from '../deadline/index.js';
 
@@ -20,6 +24,14 @@ export class StoreUnavailableError extends Error {
   constructor(cause?: unknown) {
     super('store unavailable', cause === undefined ? undefined : { cause });
     this.name = 'StoreUnavailableError';
+  }
+}
+
+/** The store was not asked: the load got no turn in time among those of keys not known to exist. */
+export class StoreBusyError extends StoreUnavailableError {
+  constructor(cause: Error) {
+    super(cause);
+    this.name = 'StoreBusyError';
   }
 }
 
@@ -39,6 +51,19 @@ export interface StoreBackedCacheOptions<V> {
   maxEntries?: number;
   /** Share of an entry's trust after which a hit also reloads it in the background (1: never). */
   refreshAfter?: number;
+  /**
+   * Whether a loaded value says the store has no such key. Such entries are kept apart, at most
+   * `maxNegativeEntries` of them, so lookups of keys that do not exist never push out those that do.
+   */
+  isNegative?(value: V): boolean;
+  maxNegativeEntries?: number;
+  /**
+   * Loads of keys with no entry, or only a negative one, run at most `concurrency` at once; the
+   * rest wait their turn, at most `maxWaiting` of them and each at most `waitMs` (the lookup
+   * deadline by default), and are then refused (StoreBusyError) without asking the store. The
+   * wait is not the store's: it never pauses the store. Unset: no bound.
+   */
+  misses?: { concurrency: number; maxWaiting: number; waitMs?: number };
   now?: () => number;
 }
 
@@ -68,17 +93,54 @@ export function createStoreBackedCache<V>(options: StoreBackedCacheOptions<V>): 
   const lookupTimeoutMs = options.lookupTimeoutMs ?? 1_000;
   const retryAfterFailureMs = options.retryAfterFailureMs ?? 1_000;
   const maxEntries = options.maxEntries ?? 100_000;
+  const maxNegativeEntries = options.maxNegativeEntries ?? maxEntries;
   const refreshAfter = options.refreshAfter ?? 0.75;
+  const isNegative = options.isNegative ?? (() => false);
+  // Map order is age order in each.
   const entries = new Map<string, Entry<V>>();
+  const negatives = new Map<string, Entry<V>>();
   const flights = new Map<string, Flight<V>>();
+  const misses = options.misses ? createTurns(options.misses.concurrency, options.misses.maxWaiting, options.misses.waitMs ?? lookupTimeoutMs) : undefined;
   let storeDownUntil = 0;
+  // How many loads the store has answered: a load that fails while another was answered says
+  // the store is up, only that this one was slow or stuck (behind a full pool, a lock).
+  let answered = 0;
+
+  const entryOf = (key: string) => entries.get(key) ?? negatives.get(key);
 
   const remember = (key: string, value: V) => {
-    entries.delete(key); // re-insert at the end: Map order is our age order
-    entries.set(key, { value, loadedAt: now() });
-    if (entries.size > maxEntries) {
-      const oldest = entries.keys().next();
-      if (!oldest.done) entries.delete(oldest.value);
+    entries.delete(key);
+    negatives.delete(key);
+    const [into, max] = isNegative(value) ? [negatives, maxNegativeEntries] : [entries, maxEntries];
+    into.set(key, { value, loadedAt: now() });
+    if (into.size > max) {
+      const oldest = into.keys().next();
+      if (!oldest.done) into.delete(oldest.value);
+    }
+  };
+
+  const ask = (key: string): Promise<V> => {
+    const answeredBefore = answered;
+    return withDeadline(options.load(key), lookupTimeoutMs).then(
+      (value) => {
+        answered++;
+        return value;
+      },
+      (err: unknown) => {
+        if (answered === answeredBefore) storeDownUntil = now() + retryAfterFailureMs;
+        throw err;
+      },
+    );
+  };
+
+  // A miss that waited its turn while the store went down fails at once rather than try it.
+  const askInTurn = async (key: string): Promise<V> => {
+    const release = await misses!.take();
+    try {
+      if (now() < storeDownUntil) throw new Error('store paused after a failure');
+      return await ask(key);
+    } finally {
+      release();
     }
   };
 
@@ -86,7 +148,7 @@ export function createStoreBackedCache<V>(options: StoreBackedCacheOptions<V>): 
     const existing = flights.get(key);
     if (existing) return existing.promise;
     const flight: Flight<V> = { invalidated: false, promise: undefined as unknown as Promise<V> };
-    flight.promise = withDeadline(options.load(key), lookupTimeoutMs)
+    flight.promise = (misses && !entries.has(key) ? askInTurn(key) : ask(key))
       .then((value) => {
         if (!flight.invalidated) remember(key, value);
         return value;
@@ -98,17 +160,15 @@ export function createStoreBackedCache<V>(options: StoreBackedCacheOptions<V>): 
     return flight.promise;
   };
 
-  // A failed background reload rests the store as a failed read does; the entry stays, trusted
-  // until its time runs out, then served stale (or not) by the caller's choice as before.
+  // A failed background reload rests the store as a failed read does (in ask); the entry stays,
+  // trusted until its time runs out, then served stale (or not) by the caller's choice as before.
   const refreshAhead = (key: string) => {
-    loadOnce(key).catch(() => {
-      storeDownUntil = now() + retryAfterFailureMs;
-    });
+    loadOnce(key).catch(() => {});
   };
 
   return {
     async get(key) {
-      const entry = entries.get(key);
+      const entry = entryOf(key);
       if (entry) {
         const age = now() - entry.loadedAt;
         const trust = options.trustMs(entry.value);
@@ -124,31 +184,70 @@ export function createStoreBackedCache<V>(options: StoreBackedCacheOptions<V>): 
       try {
         return { value: await loadOnce(key), stale: false };
       } catch (err) {
-        storeDownUntil = now() + retryAfterFailureMs;
         // Re-read: the entry may have been evicted by a notification meanwhile.
-        const fallback = entries.get(key);
+        const fallback = entryOf(key);
         if (fallback) return { value: fallback.value, stale: true };
+        if (err instanceof StoreBusyError) throw err;
         throw new StoreUnavailableError(err);
       }
     },
-    peek: (key) => entries.get(key)?.value,
+    peek: (key) => entryOf(key)?.value,
     evict(key) {
       entries.delete(key);
+      negatives.delete(key);
       const flight = flights.get(key);
       if (flight) flight.invalidated = true;
     },
     markAllStale() {
       for (const entry of entries.values()) entry.loadedAt = Number.NEGATIVE_INFINITY;
+      for (const entry of negatives.values()) entry.loadedAt = Number.NEGATIVE_INFINITY;
       for (const flight of flights.values()) flight.invalidated = true;
     },
     clear() {
       entries.clear();
+      negatives.clear();
       for (const flight of flights.values()) flight.invalidated = true;
     },
     get size() {
-      return entries.size;
+      return entries.size + negatives.size;
     },
   };
 }
 
 const withDeadline = <T>(promise: Promise<T>, ms: number): Promise<T> => withinDeadline(ms, promise, () => new Error(`store lookup exceeded ${ms} ms`));
+
+/**
+ * At most `concurrency` holders at once, the others served in order of arrival. One that would
+ * be waiter number `maxWaiting + 1`, or has waited `waitMs`, is refused with StoreBusyError: an
+ * answer at once rather than a queue that only grows while lookups come faster than they end.
+ */
+function createTurns(concurrency: number, maxWaiting: number, waitMs: number) {
+  let running = 0;
+  const waiting: (() => void)[] = [];
+  const release = () => {
+    running--;
+    const next = waiting.shift();
+    if (next) next();
+  };
+  return {
+    take(): Promise<() => void> {
+      if (running < concurrency) {
+        running++;
+        return Promise.resolve(release);
+      }
+      if (waiting.length >= maxWaiting) return Promise.reject(new StoreBusyError(new Error(`${maxWaiting} lookups of unknown keys waiting already`)));
+      return new Promise((resolve, reject) => {
+        const turn = () => {
+          clearTimeout(timer);
+          running++;
+          resolve(release);
+        };
+        const timer = setTimeout(() => {
+          waiting.splice(waiting.indexOf(turn), 1);
+          reject(new StoreBusyError(new Error(`no turn to ask the store within ${waitMs} ms`)));
+        }, waitMs);
+        waiting.push(turn);
+      });
+    },
+  };
+}
