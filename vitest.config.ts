@@ -4,7 +4,10 @@ import { defineConfig } from 'vitest/config';
 // one file at a time, with its own Kafka broker and database (each project runs the global
 // setup): those that stop and restart their run's broker (test/services/kafka-control.ts), which
 // no other test may see go away; and those that evaluate every organization's alert thresholds
-// and deliver every due webhook, which would act on, and be timed by, another file's alerts.
+// and deliver every due webhook, which would act on, and be timed by, another file's alerts;
+// and those that flood a server on purpose (300 connections of made-up keys, bodies meant to
+// stall a parser) and check that it still answers in time, which another file beside them would
+// both slow down and be slowed by.
 const oneAtATime = [
   'test/billing-worker-kafka-outages.test.ts',
   'test/healthz-usage-bus.test.ts',
@@ -12,6 +15,8 @@ const oneAtATime = [
   'test/dashboard-alerts.test.ts',
   'test/dashboard-e2e.test.ts',
   'test/dashboard-italian.test.ts',
+  'test/api-key-flood.test.ts',
+  'test/mcp-request-body.test.ts',
 ];
 
 const shared = {
