@@ -9,6 +9,7 @@ import { recordRefusedCalls } from '../core/billing/index.js';
 import { createPostgresUsageSink, type UsageSink } from '../core/usage/index.js';
 import { createApp } from './app.js';
 import type { ApiState } from './state.js';
+import { exampleCompanyFinder } from './openapi/example-companies.js';
 
 /** Builds the usage sink of the process; the Postgres bus unless the caller injects another (Kafka). */
 export type UsageSinkFactory = (deps: { config: Config; database: OpenDatabase; logger: Logger }) => UsageSink | Promise<UsageSink>;
@@ -60,13 +61,7 @@ export async function composeApi(options: ComposeApiOptions): Promise<ComposedAp
     publicMcpUrl: config.PUBLIC_MCP_URL ?? (config.PUBLIC_BASE_URL === undefined ? localUrl(config.HOST, config.MCP_PORT) : undefined),
     checkDatabase: database.probe,
     trustGatewayRequestId: config.TRUST_GATEWAY_REQUEST_ID,
-    findExampleCompany: async (kind?: 'large') => {
-      // A company with filed figures makes a more useful example than an empty shell.
-      const query = db('companies').whereNotNull('latest_filed_year');
-      if (kind === 'large') query.where({ size: 'large' }).whereNotNull('nace_code');
-      const row = (await query.orderBy('id').first('fiscal_code')) as { fiscal_code: string } | undefined;
-      return row?.fiscal_code ?? null;
-    },
+    findExampleCompany: exampleCompanyFinder(db, config.OPENAPI_EXAMPLE_COMPANIES),
   });
 
   return {

@@ -122,6 +122,18 @@ export const configSchema = z.object({
    * it could have another call's charge dropped as a duplicate.
    */
   TRUST_GATEWAY_REQUEST_ID: flag(false),
+  /**
+   * The companies the OpenAPI documents take their examples from, by fiscal code: the first for
+   * every endpoint, the second (optional) for the profile's large-company shape. Unset: the first
+   * company with filed figures (and the first large one), fine for sample data; with real data,
+   * name companies whose data may be shown to anyone, since /docs/openapi.json needs no key.
+   */
+  OPENAPI_EXAMPLE_COMPANIES: z
+    .string()
+    .trim()
+    .optional()
+    .transform((v) => (v ? v.split(',').map((c) => c.trim().toUpperCase()).filter(Boolean) : undefined))
+    .pipe(z.array(z.string().regex(/^(?:\d{11}|[A-Z0-9]{16})$/, 'each must be a fiscal code: 11 digits or 16 letters and digits')).min(1).max(2, 'at most two: the example company, then a large one').optional()),
 
   /**
    * `kafka` or `postgres`: which bus carries usage events (usage-bus.ts). Unset: Kafka when
