@@ -4,7 +4,7 @@ import { parseConfig, refuseProductionProblems, unknownVariableWarnings } from '
 import { openDatabase } from '../core/db/index.js';
 import { markStopping } from '../core/http-server/index.js';
 import { createLogger } from '../core/logging/index.js';
-import { startOrExit } from '../core/process/index.js';
+import { startOrExit, STOP_STEP_MS, stopWithin } from '../core/process/index.js';
 import { isCodeFault } from '../core/usage/index.js';
 import { createUsageConsumer } from './consumer.js';
 import { serveWorkerHealth } from './health-server.js';
@@ -40,12 +40,30 @@ await startOrExit(base, async (parts) => {
   if (health) logger.info('billing worker health listening', { url: `http://${config.HOST}:${health.port}/healthz` });
 
   let stopping = false;
-  // The port closes after the worker has stopped, not before: while it drains (or waits out a
-  // stalled batch), /healthz still says why it is going (`stopped`, `failed`, `stalled`).
-  const stopAll = async () => {
-    await worker.stop();
-    await health?.close(1_000);
+  // The batch in flight normally drains in milliseconds; one held up longer (a lock, a slow
+  // database) is given this long, then left: it rolls back when the process ends, and its events
+  // come back to the next worker (the ledger takes each event id once). Longer than the steps
+  // inside it (the Postgres bus's LISTEN connection gives its goodbye 5 s), so that those end
+  // first and are said as what they are.
+  const DRAIN_MS = 2 * STOP_STEP_MS;
+  // Every step has a deadline, so the stop ends: a pool waiting on connections whose packets are
+  // dropped kept a worker alive 10 minutes after it said it had stopped. Resolves false when a
+  // step was left unfinished (said in its own warn line). The port closes after the worker has
+  // stopped, not before: while it drains (or waits out a stalled batch), /healthz still says
+  // why it is going (`stopped`, `failed`, `stalled`).
+  const stopAll = async (): Promise<boolean> => {
+    const drained = await stopWithin(logger, 'the usage consumer (its batch in flight)', () => worker.stop(), DRAIN_MS);
+    await stopWithin(logger, 'the health port', async () => health?.close(1_000));
+    // Bounded inside (openDatabase's close): a pool left open is said there, and the process
+    // ends anyway; what the worker committed is committed.
     await database.close();
+    return drained;
+  };
+  // The last line before the process ends, so that it is the last: said once nothing is left
+  // to wait for.
+  const exit = (code: number): never => {
+    logger.info('billing worker stopped', { ...worker.stats(), exitCode: code });
+    process.exit(code);
   };
 
   // A consumer that stopped for good (kafkajs will not restart it, or a fault in our code), or a
@@ -59,13 +77,13 @@ await startOrExit(base, async (parts) => {
       bus: worker.bus,
       ...(isCodeFault(failure.cause) ? { err: failure.cause } : {}),
     });
-    setTimeout(() => process.exit(1), FAILED_EXIT_MS).unref();
+    setTimeout(() => exit(1), FAILED_EXIT_MS).unref();
     // A signal's stop already under way (its batch stalled while it drained: the watchdog runs
     // until the consumer has stopped) now has FAILED_EXIT_MS to finish, as this one has.
     if (stopping) return;
     stopping = true;
     await stopAll().catch((err: unknown) => logger.warn('could not stop cleanly after the usage consumer failed', { err }));
-    process.exit(1);
+    exit(1);
   });
 
   // As in kafkajs's examples/consumer.js: on a signal, finish the batch in flight, disconnect,
@@ -86,13 +104,15 @@ await startOrExit(base, async (parts) => {
       markStopping();
       logger.info('stopping billing worker', { signal });
       void (async () => {
+        let code: number;
         try {
-          await stopAll();
-          process.exit(0);
+          // A batch left undrained is not a clean stop (1); a pool left open is: it holds no work.
+          code = (await stopAll()) ? 0 : 1;
         } catch (err) {
           logger.error('billing worker did not stop cleanly', { err });
-          process.exit(1);
+          code = 1;
         }
+        exit(code);
       })();
     });
   }

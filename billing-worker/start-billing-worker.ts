@@ -140,7 +140,6 @@ export async function startBillingWorker(deps: BillingWorkerDeps): Promise<Billi
       // would hold the stop for ever, and the process must learn it (`failed` settles).
       await consumer.stop();
       stopWatching();
-      logger.info('billing worker stopped', { ...stats });
     },
   };
 }

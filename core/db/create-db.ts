@@ -1,6 +1,7 @@
 import { inspect } from 'node:util';
 import knexFactory, { type Knex } from 'knex';
 import pg from 'pg';
+import { dropSocket } from './drop-socket.js';
 import type { Logger } from '../logging/index.js';
 
 export type Db = Knex;
@@ -49,9 +50,25 @@ export interface DbOptions {
   idleInTransactionTimeoutMs?: number;
 }
 
+// Each pool's open connections, for dropPooledConnections.
+const pooled = new WeakMap<Knex, Set<pg.Client>>();
+
+/**
+ * Closes the sockets of every connection `db`'s pool still holds, at once, without goodbyes:
+ * for a close (destroy()) that waits on a server that stopped answering, whose sockets would
+ * otherwise keep the process alive for the kernel's 15 minutes. Their transactions roll back
+ * when the server notices.
+ */
+export function dropPooledConnections(db: Knex): number {
+  const clients = [...(pooled.get(db) ?? [])];
+  for (const client of clients) dropSocket(client);
+  return clients.length;
+}
+
 export function createDb(options: DbOptions): Db {
+  const clients = new Set<pg.Client>();
   const idleInTransaction = options.idleInTransactionTimeoutMs === undefined ? {} : { idle_in_transaction_session_timeout: options.idleInTransactionTimeoutMs };
-  return knexFactory({
+  const db = knexFactory({
     client: 'pg',
     connection: {
       connectionString: options.connectionString,
@@ -61,11 +78,21 @@ export function createDb(options: DbOptions): Db {
       ...keepAlive,
       ...idleInTransaction,
     } as Knex.PgConnectionConfig,
-    pool: { min: 0, max: options.poolMax ?? 10 },
+    pool: {
+      min: 0,
+      max: options.poolMax ?? 10,
+      afterCreate(client: pg.Client, done: (err: Error | null, client: pg.Client) => void) {
+        clients.add(client);
+        client.once('end', () => clients.delete(client));
+        done(null, client);
+      },
+    },
     // Fail fast when Postgres is down instead of queueing requests for knex's default 60 s.
     acquireConnectionTimeout: 5_000,
     ...(options.logger ? { log: knexLog(options.logger) } : {}),
   });
+  pooled.set(db, clients);
+  return db;
 }
 
 // knex writes its warnings with console.log: on stdout, where the CLI's results go, with a

@@ -1,6 +1,6 @@
 export { databaseErrorParts } from './database-error.js';
 export { DatabaseUnreachableError, isDroppedConnection, retryOnDroppedConnection, unreachableError } from './connection-failure.js';
-export { createDb, createListenClient, type Db, type DbOptions } from './create-db.js';
+export { createDb, createListenClient, dropPooledConnections, type Db, type DbOptions } from './create-db.js';
 export { createDatabaseProbe, type DatabaseProbe } from './database-probe.js';
 export { migrateLatest, migrateRollbackAll, migrationStatus, migrationsAhead, pendingMigrations, type MigrationStatus } from './migrate.js';
 export { startEmbeddedPostgres, type EmbeddedPostgresHandle, type EmbeddedPostgresOptions } from './embedded-postgres.js';

@@ -3,8 +3,9 @@ import net from 'node:net';
 import path from 'node:path';
 import { DATABASE_URL_REQUIRED, type Config } from '../config/index.js';
 import type { Logger } from '../logging/index.js';
+import { stopWithin } from '../process/index.js';
 import { unreachableError } from './connection-failure.js';
-import { createDb, type Db } from './create-db.js';
+import { createDb, dropPooledConnections, type Db } from './create-db.js';
 import { createDatabaseProbe, type DatabaseProbe } from './database-probe.js';
 import { startEmbeddedPostgres } from './embedded-postgres.js';
 import { migrateLatest, migrationsAhead, pendingMigrations } from './migrate.js';
@@ -85,8 +86,11 @@ export async function openDatabase(config: Config, logger: Logger, applicationNa
     }
   }
   const db = createDb({ connectionString, poolMax: config.DATABASE_POOL_MAX, applicationName, logger, idleInTransactionTimeoutMs: options.idleInTransactionTimeoutMs });
+  // Bounded: a pool whose connections lead to a database that stopped answering (its packets
+  // dropped, not refused) waits for their goodbyes for ever, and so did the process's exit.
+  // Past the deadline one line says so, the sockets are dropped and the stop goes on.
   const close = async () => {
-    await db.destroy();
+    if (!(await stopWithin(logger, 'the database pool', () => db.destroy()))) dropPooledConnections(db);
     if (stopEmbedded) await stopEmbedded();
   };
   // Whoever fails to open gets nothing to close, so a failure here closes what was opened: an

@@ -86,7 +86,10 @@ async function startParts(config: Config, logger: Logger, database: OpenDatabase
     logger,
     batchStallMs: config.BILLING_BATCH_STALL_MS,
   });
-  parts.add('billing worker', () => worker.stop());
+  parts.add('billing worker', async () => {
+    await worker.stop();
+    logger.info('billing worker stopped', { ...worker.stats() });
+  });
   const usage = configuredUsageSink({ config, database, logger });
   const api = await composeApi({ config, logger, database, createUsageSink: () => usage });
   parts.add('API services', () => api.close());
