@@ -97,18 +97,11 @@ export function createKafkaUsageConsumer(options: KafkaUsageConsumerOptions): Us
     return admin;
   };
 
-  // The group's lag: on each partition, its end less the offset the group committed there
-  // (none yet: the group starts at the beginning, so all the partition still holds).
+  // The group's lag (eventsBehind); the two reads go side by side.
   const readLag = async (): Promise<UsageBacklog> => {
     const client = await connectedAdmin();
     const [ends, committed] = await Promise.all([client.fetchTopicOffsets(topic), client.fetchOffsets({ groupId: options.groupId, topics: [topic] })]);
-    const done = new Map((committed.find((t) => t.topic === topic)?.partitions ?? []).map((p) => [p.partition, BigInt(p.offset)]));
-    let events = 0n;
-    for (const end of ends) {
-      const from = done.get(end.partition) ?? -1n;
-      events += BigInt(end.high) - (from >= 0n ? from : BigInt(end.low));
-    }
-    return { events: Number(events) };
+    return { events: eventsBehind(ends, committed.find((t) => t.topic === topic)?.partitions ?? []) };
   };
 
   const applyChunk = async (apply: ApplyUsageBatch, partition: number, messages: KafkaMessage[]) => {
@@ -253,4 +246,22 @@ export function createKafkaUsageConsumer(options: KafkaUsageConsumerOptions): Us
     },
     batchInFlight: () => inFlight.oldest(),
   };
+}
+
+/**
+ * The group's lag: on each partition, its end less the offset the group committed there (none
+ * yet: the group starts at the beginning, so all the partition still holds). Each partition's
+ * is at least 0: the ends and the commits are read side by side, so a commit read after an end
+ * that was read earlier can be past it (a worker just restarted catching up), and the sum was
+ * seen as -20 on /healthz.
+ */
+export function eventsBehind(ends: readonly { partition: number; high: string; low: string }[], committed: readonly { partition: number; offset: string }[]): number {
+  const done = new Map(committed.map((p) => [p.partition, BigInt(p.offset)]));
+  let events = 0n;
+  for (const end of ends) {
+    const from = done.get(end.partition) ?? -1n;
+    const behind = BigInt(end.high) - (from >= 0n ? from : BigInt(end.low));
+    if (behind > 0n) events += behind;
+  }
+  return Number(events);
 }
