@@ -1,6 +1,7 @@
 import type { Knex } from 'knex';
 import { applyUsageBatch } from '../core/billing/apply-usage-batch.js';
 import { rollOverDueAllowances } from '../core/billing/roll-over-period.js';
+import { databaseUnavailableReason } from '../core/db/index.js';
 import type { Logger } from '../core/logging/index.js';
 import { UsageConsumerFailure, type UsageBacklog, type UsageBatchOutcome, type UsageBusConsumer, type UsageConsumerState } from '../core/usage/index.js';
 import { watchForStall } from './stall-watchdog.js';
@@ -70,7 +71,11 @@ export async function startBillingWorker(deps: BillingWorkerDeps): Promise<Billi
       const moved = await rollOverDueAllowances(db);
       if (moved > 0) logger.info('allowances rolled over to the new month', { moved });
     } catch (err) {
-      logger.error('rollover sweep failed; next sweep retries', { err });
+      // A database away is said as that, once in a while (the sweep runs every 15 s), not in
+      // knex's words ("The pool is probably full. Are you missing a .transacting(trx) call?").
+      const unavailable = databaseUnavailableReason(err);
+      if (unavailable) logger.warnRepeating('rollover sweep', `rollover sweep failed: ${unavailable}; next sweep retries`);
+      else logger.error('rollover sweep failed; next sweep retries', { err });
     }
   };
   await rollover();

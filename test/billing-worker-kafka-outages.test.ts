@@ -180,6 +180,13 @@ describe.skipIf(!ownBrokerPossible)('a billing worker on Kafka when the broker r
     await new Promise((resolve) => setTimeout(resolve, 2_000));
     expect(await ledgerCount(db, organizationId)).toBe(published.length);
     expect(gone()).toEqual([]);
+    // Each worker's own lines name Kafka, never the database, and end with it consuming again.
+    for (const worker of workers) {
+      const outages = worker.output().split('\n').filter((l) => /"msg":"the billing worker (cannot reach|reaches)/.test(l));
+      expect(outages.filter((l) => l.includes('the database')), worker.output().slice(-3000)).toEqual([]);
+      if (outages.length > 0) expect(outages.at(-1), worker.output().slice(-3000)).toContain('"msg":"the billing worker reaches Kafka again: consuming usage events"');
+    }
+    expect(workers.some((w) => w.output().includes('"msg":"the billing worker cannot reach Kafka')), workers.map((w) => w.output().slice(-2000)).join('\n----\n')).toBe(true);
   }, 120_000);
 });
 
@@ -214,4 +221,54 @@ describe('a billing worker on Kafka when the database stops answering for a whil
     expect((await allowanceOf(db, organizationId))?.credits_balance).toBe(1_000 - 9 * 5);
     await waitFor('the worker healthy', async () => (await healthStatus(worker)) === 200, 30_000);
   }, 90_000);
+});
+
+describe('a billing worker on Kafka when the database refuses connections for a while', () => {
+  /** The worker's own JSON lines whose msg matches. */
+  const said = (worker: Worker, msg: RegExp) =>
+    worker.output().split('\n').flatMap((line) => {
+      try {
+        const entry = JSON.parse(line) as { msg?: string; level?: string; dependency?: string; cause?: string; error?: unknown };
+        return typeof entry.msg === 'string' && msg.test(entry.msg) ? [entry] : [];
+      } catch {
+        return [];
+      }
+    });
+
+  it('when its batches fail on the database then it says once, in its own words, that the database (not Kafka) is unreachable and events wait on the topic, and once that it consumes again when the database answers', async () => {
+    const proxy: TcpProxy = await startTcpProxy(hostAndPort(scratch.url));
+    cleanups.push(() => proxy.close());
+    const { organizationId } = await createBillingOrg(db, { credits: 1_000 });
+    const env = kafkaEnv(kafkaBrokers(), proxy.urlFor(scratch.url));
+    const worker = await startWorker(env);
+    await waitFor('the worker consuming', async () => (await healthStatus(worker)) === 200);
+    const sink = sinkFor(kafkaBrokers(), env.KAFKA_USAGE_TOPIC!);
+    await sink.publish(usageEvent(organizationId));
+    await waitFor('1 ledger row', async () => (await ledgerCount(db, organizationId)) === 1);
+
+    proxy.cut();
+    await Promise.all(Array.from({ length: 4 }, () => sink.publish(usageEvent(organizationId))));
+    await waitFor('the worker saying the database is unreachable', async () => said(worker, /cannot reach the database/).length > 0, 30_000);
+    // Its retries go on meanwhile (kafkajs's, then its restarts): said once, not each time.
+    await new Promise((resolve) => setTimeout(resolve, 4_000));
+    proxy.restore();
+    await waitFor('5 ledger rows', async () => (await ledgerCount(db, organizationId)) === 5, 45_000);
+    await waitFor('the worker saying it consumes again', async () => said(worker, /reaches the database again/).length > 0, 10_000);
+
+    const output = worker.output().slice(-6000);
+    expect(said(worker, /cannot reach/), output).toEqual([
+      expect.objectContaining({
+        level: 'warn',
+        dependency: 'database',
+        msg: 'the billing worker cannot reach the database: usage events stay on the Kafka topic, nothing is billed meanwhile, and it retries until the database answers',
+        cause: expect.stringMatching(/^cannot reach the database \(|^the database/),
+      }),
+    ]);
+    expect(said(worker, /again: consuming usage events$/), output).toEqual([
+      expect.objectContaining({ level: 'info', dependency: 'database', msg: 'the billing worker reaches the database again: consuming usage events' }),
+    ]);
+    // kafkajs's own line about the failed batch carries the error's message, not {}.
+    for (const line of said(worker, /^Error when calling eachBatch$/)) expect(line.error, output).toMatchObject({ message: expect.any(String) });
+    expect(stoppedConsuming(worker), output).toEqual([]);
+  }, 120_000);
 });

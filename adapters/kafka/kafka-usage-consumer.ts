@@ -1,10 +1,13 @@
 import { Partitioners, type Admin, type Consumer, type ConsumerRunConfig, type Kafka, type KafkaMessage, type Producer } from 'kafkajs';
 import type { Knex } from 'knex';
+import { describeDatabaseFailure } from '../../core/db/index.js';
+import { causeChain } from '../../core/errors/index.js';
 import type { Logger } from '../../core/logging/index.js';
 import {
   applyOneByOne,
   createBatchesInFlight,
   describeError,
+  isCodeFault,
   isDataError,
   rootCause,
   UsageConsumerFailure,
@@ -79,6 +82,32 @@ export function createKafkaUsageConsumer(options: KafkaUsageConsumerOptions): Us
   // Our own restarts after a lost coordinator or membership: pending, and how many in a row.
   let rejoinTimer: NodeJS.Timeout | undefined;
   let rejoins = 0;
+  // What consuming waits on, while it cannot: said once in the worker's own words when it begins
+  // (kafkajs's lines name neither: its "Crash: … ECONNREFUSED" reads as Kafka's failure when it
+  // is the database's), again once in a while if it lasts, and once when consuming resumes.
+  let outage: 'database' | 'kafka' | undefined;
+  // Errors of the database work inside eachBatch: kafkajs crashes on them, wrapped, later.
+  const databaseFailures = new WeakSet<object>();
+  const outageBegins = (dependency: 'database' | 'kafka', err: unknown) => {
+    outage = dependency;
+    if (dependency === 'database') {
+      logger.warnRepeating('usage consumer outage', 'the billing worker cannot reach the database: usage events stay on the Kafka topic, nothing is billed meanwhile, and it retries until the database answers', {
+        dependency,
+        cause: describeDatabaseFailure(err),
+      });
+    } else {
+      logger.warnRepeating('usage consumer outage', 'the billing worker cannot reach Kafka: usage events stay on the topic, nothing is billed meanwhile, and it retries until Kafka answers', {
+        dependency,
+        cause: describeError(rootCause(err)),
+      });
+    }
+  };
+  const outageEnds = () => {
+    if (!outage) return;
+    logger.info(outage === 'database' ? 'the billing worker reaches the database again: consuming usage events' : 'the billing worker reaches Kafka again: consuming usage events', { dependency: outage });
+    outage = undefined;
+  };
+  const isDatabaseFailure = (err: unknown) => causeChain(err).some((e) => typeof e === 'object' && e !== null && databaseFailures.has(e));
 
   // One admin client, connected at the first probe and kept: a probe is then two requests.
   // It asks once (no retries): the next probe asks again.
@@ -107,12 +136,18 @@ export function createKafkaUsageConsumer(options: KafkaUsageConsumerOptions): Us
   const applyChunk = async (apply: ApplyUsageBatch, partition: number, messages: KafkaMessage[]) => {
     const busMessages = messages.map((m) => ({ value: m.value, ref: `${topic}/${partition}@${m.offset}` }));
     let dead: DeadLetter[];
+    // A fault in our code is not the database's: it ends the consumer (CRASH below).
+    const databaseWork = <T>(work: () => Promise<T>) =>
+      work().catch((err: unknown) => {
+        if (typeof err === 'object' && err !== null && !isCodeFault(err)) databaseFailures.add(err);
+        throw err;
+      });
     try {
-      dead = (await inFlight.run(() => db.transaction((trx) => apply(trx, busMessages)))).deadLetters;
+      dead = (await databaseWork(() => inFlight.run(() => db.transaction((trx) => apply(trx, busMessages))))).deadLetters;
     } catch (err) {
       if (!isDataError(err)) throw err;
       logger.warn('usage chunk failed on its own data; applying it one message at a time', { err, partition, messages: messages.length });
-      dead = await inFlight.run(() => db.transaction((trx) => applyOneByOne(trx, apply, busMessages, 'kafka', logger)));
+      dead = await databaseWork(() => inFlight.run(() => db.transaction((trx) => applyOneByOne(trx, apply, busMessages, 'kafka', logger))));
     }
     if (dead.length > 0) await forwardDeadLetters(dead, { producer: deadLetters!, topic: options.deadLetterTopic, logger });
   };
@@ -163,6 +198,8 @@ export function createKafkaUsageConsumer(options: KafkaUsageConsumerOptions): Us
         c.on(c.events.GROUP_JOIN, ({ payload }) => {
           rejoins = 0;
           if (state === 'starting' || state === 'retrying') state = 'consuming';
+          // Back in its group is Kafka answering again; the database's outage ends with a batch.
+          if (outage === 'kafka') outageEnds();
           const assigned = new Set(payload.memberAssignment[topic] ?? []);
           for (const partition of failingPartitions) if (!assigned.has(partition)) failingPartitions.delete(partition);
         });
@@ -170,6 +207,8 @@ export function createKafkaUsageConsumer(options: KafkaUsageConsumerOptions): Us
           if (state === 'stopped' || state === 'failed') return;
           if (payload.restart) {
             state = 'retrying';
+            if (isDatabaseFailure(payload.error)) outageBegins('database', payload.error);
+            else outageBegins('kafka', payload.error);
             return;
           }
           if (isGroupMembershipError(payload.error)) {
@@ -208,12 +247,14 @@ export function createKafkaUsageConsumer(options: KafkaUsageConsumerOptions): Us
               // kafkajs retries it, then crashes and restarts (or, for an error it does not
               // retry, stops: see CRASH above); meanwhile this worker bills nothing.
               failingPartitions.add(batch.partition);
+              if (isDatabaseFailure(err)) outageBegins('database', err);
               throw err;
             }
             failingPartitions.delete(batch.partition);
             const last = chunk[chunk.length - 1]!.offset;
             resolveOffset(last);
             await c.commitOffsets([{ topic: batch.topic, partition: batch.partition, offset: (BigInt(last) + 1n).toString() }]);
+            outageEnds();
             await heartbeat();
           }
         },

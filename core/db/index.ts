@@ -1,4 +1,4 @@
-export { databaseErrorParts } from './database-error.js';
+export { databaseErrorParts, databaseUnavailableReason, describeDatabaseFailure } from './database-error.js';
 export { DatabaseUnreachableError, isDroppedConnection, retryOnDroppedConnection, unreachableError } from './connection-failure.js';
 export { createDb, createListenClient, dropPooledConnections, type Db, type DbOptions } from './create-db.js';
 export { createDatabaseProbe, type DatabaseProbe } from './database-probe.js';

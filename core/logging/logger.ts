@@ -38,7 +38,9 @@ export function createLogger(options: LoggerOptions): Logger {
     const emit = (level: Exclude<LogLevel, 'silent'>, msg: string, fields?: LogFields) => {
       if (rank[level] < threshold) return;
       const entry: LogFields = { time: new Date().toISOString(), level, msg, ...base, ...fields };
-      if (entry.err instanceof Error) entry.err = { name: entry.err.name, message: entry.err.message, stack: entry.err.stack };
+      // An Error's name, message and stack are not its own enumerable properties: JSON.stringify
+      // wrote kafkajs's `error` field as {}. Any field holding one is written as these three.
+      for (const [key, value] of Object.entries(entry)) if (value instanceof Error) entry[key] = { name: value.name, message: value.message, stack: value.stack };
       write(JSON.stringify(entry));
     };
     return {
