@@ -15,6 +15,9 @@ import { hostAndPort, startTcpProxy, type TcpProxy } from './support/tcp-proxy.j
 const repoRoot = fileURLToPath(new URL('../', import.meta.url));
 // core/process's STOP_STEP_MS is 5 s: well inside this, and far from the 10 minutes seen.
 const STOP_BOUND_MS = 15_000;
+// The worker's, when its stop met a claim of the Postgres bus in flight (a few milliseconds each
+// second): that claim cannot finish, so the drain's 10 s run out too, and it exits 1.
+const WORKER_STOP_BOUND_MS = 20_000;
 
 const running: ChildProcess[] = [];
 let scratch: ScratchDatabase;
@@ -99,13 +102,16 @@ describe('a process sent SIGTERM while its database drops every packet', () => {
     // The consumer's claims take milliseconds a second: between two, its stop drains at once.
     proxy.freeze();
     child.kill('SIGTERM');
-    const ended = await endedWithin(child, STOP_BOUND_MS);
-    expect(ended, output.slice(-3000)).toEqual({ code: 0, signal: null });
+    const ended = await endedWithin(child, WORKER_STOP_BOUND_MS);
     const logged = lines(output);
+    // Rarely the stop meets a claim in flight: its drain is said as not finished, and the worker
+    // exits 1 (the batch rolls back, to be claimed again); otherwise it exits 0.
+    const drainLate = logged.some((l) => l.level === 'warn' && l.step === 'the usage consumer (its batch in flight)');
+    expect(ended, output.slice(-3000)).toEqual({ code: drainLate ? 1 : 0, signal: null });
     expect(logged.filter((l) => l.level === 'warn' && l.step === 'the database pool').map((l) => l.msg), output.slice(-3000)).toEqual([
       'the database pool did not close within 5 s (a connection that stopped answering, most likely); going on without it',
     ]);
-    expect(logged.at(-1)).toMatchObject({ msg: 'billing worker stopped', level: 'info', exitCode: 0 });
+    expect(logged.at(-1)).toMatchObject({ msg: 'billing worker stopped', level: 'info', exitCode: drainLate ? 1 : 0 });
   }, 60_000);
 
   it('when it is the API then the pool\'s close is bounded the same way, and it ends on the signal', async () => {
