@@ -6,13 +6,14 @@
 // PostgreSQL in a temporary folder when DATABASE_URL is unset), migrated: N synthetic companies
 // (bench/synthetic-companies.ts: real comuni, Roma and Milano ~5 % each), then searchCompanies
 // itself, timed per call, for searches by filters alone (a big and a small comune, a province, a
-// NACE section, a status, none), by filters and a name, each on its first page and on the page
-// after its first 200 rows (a cursor). Prints p50/p95 ms over --reps calls after two warm-ups,
-// and the size of migration 037's indexes; figures only, no pass/fail.
+// NACE section, a status, none), by a name alone (common words, a short one, a typo) and by
+// filters and a name, each on its first page and on the page after its first 200 rows (a
+// cursor). Prints p50/p95 ms over --reps calls after two warm-ups, and the size of the indexes
+// of migrations 037 and 038 and their build times; figures only, no pass/fail.
 //
-// The rows are loaded without migration 037's indexes, which are then built (faster than
-// maintaining them row by row). --compare also times the searches before that build (with
-// --before-reps calls each, as they read the whole table): the figures without the indexes.
+// The rows are loaded without those indexes, which are then built (faster than maintaining them
+// row by row). --compare also times the searches before that build (with --before-reps calls
+// each, as they read the whole table): the figures without the indexes.
 import { chmod, mkdtemp, rm } from 'node:fs/promises';
 import net from 'node:net';
 import os from 'node:os';
@@ -20,6 +21,7 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import pg from 'pg';
 import * as searchOrderMigration from '../migrations/20261127_037_company_search_order.js';
+import * as nameNearestMigration from '../migrations/20261127_038_company_name_nearest.js';
 import { searchCompanies, searchCompaniesInputSchema, type SearchCompaniesInput } from '../core/companies/search-companies.js';
 import { parseConfig } from '../core/config/index.js';
 import { createDb, migrateLatest, startEmbeddedPostgres } from '../core/db/index.js';
@@ -38,7 +40,7 @@ const { values: args } = parseArgs({
 });
 if (args.help) {
   process.stdout.write('usage: npm run bench:search -- [--count N=1000000] [--reps N=20] [--compare] [--before-reps N=3] [--keep]\n'
-    + '  --compare also times the searches without migration 037\'s indexes, --before-reps calls each.\n'
+    + '  --compare also times the searches without the indexes of migrations 037 and 038, --before-reps calls each.\n'
     + '  --keep leaves the scratch database in place for inspection (EXPLAIN).\n');
   process.exit(0);
 }
@@ -52,6 +54,12 @@ const CASES: Array<[string, Partial<SearchCompaniesInput>]> = [
   ['municipality Roma', { municipality: 'Roma' }],
   ['municipality Cantu (small)', { municipality: 'Cantu' }],
   ['municipality Roma, active', { municipality: 'Roma', status: 'active' }],
+  ['"Rossi Costruzioni"', { query: 'Rossi Costruzioni' }],
+  ['"Ferrari"', { query: 'Ferrari' }],
+  ['"Costruzioni"', { query: 'Costruzioni' }],
+  ['"Ros" (3 letters)', { query: 'Ros' }],
+  ['"Feraril" (typo, none similar enough)', { query: 'Feraril' }],
+  ['"Ferari" (typo)', { query: 'Ferari' }],
   ['municipality Milano + "Ferrari"', { municipality: 'Milano', query: 'Ferrari' }],
   ["municipality L'Aquila + \"Rossi Costruzioni\"", { municipality: "l'aquila", query: 'Rossi Costruzioni' }],
   ['province RM', { province: 'RM' }],
@@ -71,6 +79,7 @@ const deps = { db, queryTimeoutMs: 600_000, logger };
 
 try {
   await migrateLatest(db);
+  await nameNearestMigration.down(db);
   await searchOrderMigration.down(db);
   log(`scratch database ready (${scratch.description}); load average ${os.loadavg().map((l) => l.toFixed(1)).join(' ')} on ${os.cpus().length} CPUs`);
   let started = performance.now();
@@ -78,12 +87,16 @@ try {
   log(`${fmt(count)} companies in ${fmt((performance.now() - started) / 1000, 1)} s`);
 
   const lines: string[] = [];
-  if (args.compare) lines.push(...await timeCases('without migration 037', Number(args['before-reps'])));
+  if (args.compare) lines.push(...await timeCases('without migrations 037 and 038', Number(args['before-reps'])));
   started = performance.now();
   await searchOrderMigration.up(db);
+  const built = [`migration 037's indexes built in ${fmt((performance.now() - started) / 1000, 1)} s`];
+  started = performance.now();
+  await nameNearestMigration.up(db);
+  built.push(`migration 038's in ${fmt((performance.now() - started) / 1000, 1)} s`);
   await db.raw('ANALYZE companies');
-  log(`migration 037's indexes built in ${fmt((performance.now() - started) / 1000, 1)} s`);
-  lines.push(...await timeCases('with migration 037', Number(args.reps)));
+  log(built.join(', '));
+  lines.push(...await timeCases('with migrations 037 and 038', Number(args.reps)));
 
   const { rows: sizes } = await db.raw<{ rows: Array<{ name: string; mb: number }> }>(`
     SELECT indexrelname AS name, round(pg_relation_size(indexrelid) / 1e6)::int AS mb FROM pg_stat_user_indexes
@@ -94,6 +107,7 @@ try {
     `company search over ${fmt(count)} companies, ms per call (searchCompanies, limit 10):`,
     ...lines,
     `companies table ${table!.mb} MB; its indexes: ${sizes.map((s) => `${s.name} ${s.mb} MB`).join(', ')}`,
+    `${built.join(', ')} (CONCURRENTLY)`,
     `machine: load average ${os.loadavg().map((l) => l.toFixed(1)).join(' ')} on ${os.cpus().length} CPUs (other work on the machine slows the figures)`,
     '',
   ].join('\n'));

@@ -37,6 +37,7 @@ import * as passwordResets from './20261126_034_password_resets.js';
 import * as signInAddressIndex from './20261127_035_sign_in_address_index.js';
 import * as webhookDeliveriesByOrganization from './20261127_036_webhook_deliveries_by_organization.js';
 import * as companySearchOrder from './20261127_037_company_search_order.js';
+import * as companyNameNearest from './20261127_038_company_name_nearest.js';
 
 export interface Migration {
   name: string;
@@ -81,4 +82,5 @@ export const migrations: Migration[] = [
   { name: '20261127_035_sign_in_address_index', ...signInAddressIndex },
   { name: '20261127_036_webhook_deliveries_by_organization', ...webhookDeliveriesByOrganization },
   { name: '20261127_037_company_search_order', ...companySearchOrder },
+  { name: '20261127_038_company_name_nearest', ...companyNameNearest },
 ];

@@ -112,6 +112,18 @@ describe('searchCompanies on real rows', () => {
     expect([...fiscalCodesOf(first), ...fiscalCodesOf(second)]).toEqual(fiscalCodesOf(all).slice(0, 2));
   });
 
+  it('when the query is a fragment inside a word, too unlike the name for word similarity, then the name search still finds it, scored below the similar names', async () => {
+    const word = letters(10).toLowerCase();
+    const [inside, similar] = [next(), next()];
+    await upsertCompanies(db, [
+      dossier(inside, { legalName: `${word} Servizi S.r.l.` }),
+      dossier(similar, { legalName: `${word.slice(3, 8)} Servizi S.r.l.` }),
+    ]);
+    const result = await search({ query: word.slice(3, 8) });
+    expect(result.items.map((i) => i.fiscalCode)).toEqual([similar, inside]);
+    expect(result.items[1]!.score).toBeLessThan(0.6);
+  });
+
   it('when the query is a person\'s codice fiscale (lower case, spaced, omocodic) then exactly that company comes back with score 1, not the one named after the code', async () => {
     const spaced = `${person.slice(0, 3)} ${person.slice(3, 6)} ${person.slice(6, 11)} ${person.slice(11)}`.toLowerCase();
     for (const [query, code] of [[person, codes.person], [person.toLowerCase(), codes.person], [spaced, codes.person], [codes.personOmocodic.toLowerCase(), codes.personOmocodic]] as const) {
@@ -165,14 +177,14 @@ describe('searchCompanies on real rows', () => {
   });
 });
 
-describe('searchCompanies by filters alone on a large table', () => {
+describe('searchCompanies on a large table', () => {
   const db = testDb();
   const deps = { db, queryTimeoutMs: 5_000, logger: createLogger({ level: 'silent' }) };
   const next = fiscalCodes();
   const place = `Cant${letters(6).toLowerCase()}ù`;
   afterAll(() => db.destroy());
 
-  interface PlanNode { 'Node Type': string; 'Index Name'?: string; 'Relation Name'?: string; 'Index Cond'?: string; Plans?: PlanNode[] }
+  interface PlanNode { 'Node Type': string; 'Index Name'?: string; 'Relation Name'?: string; 'Index Cond'?: string; 'Order By'?: string; 'Subplan Name'?: string; Alias?: string; Plans?: PlanNode[] }
   const nodes = (n: PlanNode): PlanNode[] => [n, ...(n.Plans ?? []).flatMap(nodes)];
   /**
    * The plan of the statement searchCompanies runs. The shared test table is small enough that
@@ -210,6 +222,29 @@ describe('searchCompanies by filters alone on a large table', () => {
         expect(plan.map((n) => n['Node Type']), JSON.stringify(input)).not.toContain('Sort');
         expect(scanOfCompanies(plan), JSON.stringify(input)).toMatchObject([{ 'Node Type': 'Index Scan', 'Index Name': index }]);
         if (position) expect(scanOfCompanies(plan)[0]!['Index Cond'], JSON.stringify(input)).toMatch(/ROW\(COALESCE\(legal_name, ''::text\), id\) > ROW\(/);
+      }
+    }
+  });
+
+  it('when searching by a name, first page or after a cursor, with a filter or not, then the nearest names come from the GiST index in order of similarity, a window of them is sorted, and no Sort reads the matches', async () => {
+    for (const input of [{ query: 'Rossi Costruzioni' }, { query: 'ferrari', province: 'MI' }]) {
+      for (const position of [undefined, { score: '0.6667', name: 'Rossi', id: '12' }]) {
+        const plan = await planOf(input, position);
+        const what = JSON.stringify([input, position]);
+        const nearest = plan.find((n) => n['Subplan Name'] === 'CTE nearest');
+        expect(nearest, what).toBeDefined();
+        // The window: a Limit on the index scan in distance order, nothing sorted beneath it.
+        expect(nodes(nearest!).map((n) => n['Node Type']), what).toEqual(['Limit', 'Index Scan']);
+        expect(nodes(nearest!)[1], what).toMatchObject({ 'Index Name': 'companies_legal_name_nearest_idx', 'Order By': expect.stringContaining('<->>') });
+        expect(nodes(nearest!)[1]!['Index Cond'], what).toContain('%>');
+        // The one Sort outside the fragments (looked for only when the window is not full) sorts
+        // the window: no scan of companies beneath it.
+        const fragments = plan.find((n) => n['Node Type'] === 'Subquery Scan' && n.Alias === 'fragments');
+        expect(fragments, what).toBeDefined();
+        const inFragments = new Set(nodes(fragments!));
+        for (const sort of plan.filter((n) => n['Node Type'] === 'Sort' && !inFragments.has(n))) {
+          expect(scanOfCompanies(nodes(sort).filter((n) => !inFragments.has(n))), what).toEqual([]);
+        }
       }
     }
   });

@@ -8,7 +8,8 @@ import { runStoreQuery } from './run-store-query.js';
 import { criteriaFingerprint, decodeCursor, encodeCursor, searchTextKey, type CursorPosition } from './search-cursor.js';
 import { legalFormValues, naceSectionValues, sizeValues, type CompanySize, type LegalForm, type NaceSection } from './schemas/index.js';
 
-// Company search: by name fragment (trigram similarity on the GIN index of legal_name), or by
+// Company search: by name fragment (trigram word similarity, nearest first from the GiST index of
+// legal_name, and fragments anywhere in it from the GIN one), or by
 // exact fiscal code / VAT number (classifyQuery tells which), with filters and keyset pagination.
 // The schemas are the contract of the MCP tool that exposes it.
 
@@ -135,43 +136,40 @@ export async function searchCompanies(deps: CompanyQueryDeps, input: SearchCompa
 }
 
 /**
+ * How many of the names nearest a query a page of a name search ranks. The nearest come from the
+ * GiST trigram index (migration 038) in order of word similarity, without scoring every match:
+ * at a million companies "Costruzioni" alone matches tens of thousands, which scored and sorted
+ * took seconds. The page is then the window sorted by score, name and id, and the next page's
+ * window starts at its cursor's score: pages are exact unless more companies than this tie on
+ * one score, of which they then list this many (docs/mcp.md).
+ */
+export const NAME_WINDOW = 250;
+
+const COLUMNS = `c.id, c.fiscal_code, c.vat_number, c.legal_name, c.legal_form, c.nace_code, c.nace_section, c.province,
+         c.municipality, c.size, c.dissolution_year, c.latest_filed_year, c.latest_revenue, c.latest_employees`;
+
+/**
  * The statement searchCompanies runs and its bindings, for `match` (classifyQuery's reading, once
  * the code was looked up) and the page after `position`. Exported so that a test can EXPLAIN it.
  */
 export function searchCompaniesSql(input: SearchCompaniesInput, match: Match, position: CursorPosition | undefined): { sql: string; bindings: Knex.RawBinding[] } {
-  const where: string[] = [];
-  const bindings: Knex.RawBinding[] = [];
-  // A constant score as Postgres prints it, or null for a score per row.
-  let constantScore: string | null = '0';
-  let score = '0::numeric';
-  const scoreBindings: Knex.RawBinding[] = [];
-  if (match.kind === 'identifier') {
-    where.push('(c.fiscal_code = ? OR c.vat_number = ?)');
-    bindings.push(match.code, match.code);
-    constantScore = '1';
-    score = '1::numeric';
-  } else if (match.kind === 'name') {
-    // ILIKE finds fragments anywhere in the name; word similarity (<%) tolerates typos and
-    // word order. Both are served by the trigram GIN index on legal_name.
-    where.push('(c.legal_name ILIKE ? OR ? <% c.legal_name)');
-    bindings.push(`%${likeEscape(match.text)}%`, match.text);
-    constantScore = null;
-    score = 'round(greatest(similarity(c.legal_name, ?), word_similarity(?, c.legal_name))::numeric, 4)';
-    scoreBindings.push(match.text, match.text);
-  }
-  if (input.naceSection) { where.push('c.nace_section = ?'); bindings.push(input.naceSection); }
-  if (input.naceCode) { where.push('c.nace_code LIKE ?'); bindings.push(`${input.naceCode}%`); }
-  if (input.province) { where.push('c.province = ?'); bindings.push(input.province); }
+  const filters: string[] = [];
+  const filterBindings: Knex.RawBinding[] = [];
+  if (input.naceSection) { filters.push('c.nace_section = ?'); filterBindings.push(input.naceSection); }
+  if (input.naceCode) { filters.push('c.nace_code LIKE ?'); filterBindings.push(`${input.naceCode}%`); }
+  if (input.province) { filters.push('c.province = ?'); filterBindings.push(input.province); }
   if (input.municipality) {
     const condition = municipalityCondition(input.municipality);
-    where.push(condition.sql);
-    bindings.push(...condition.bindings);
+    filters.push(condition.sql);
+    filterBindings.push(...condition.bindings);
   }
-  if (input.size) { where.push('c.size = ?'); bindings.push(input.size); }
-  if (input.legalForm) { where.push('c.legal_form = ?'); bindings.push(input.legalForm); }
-  if (input.status === 'active') where.push('c.dissolution_year IS NULL');
-  if (input.status === 'dissolved') where.push('c.dissolution_year IS NOT NULL');
+  if (input.size) { filters.push('c.size = ?'); filterBindings.push(input.size); }
+  if (input.legalForm) { filters.push('c.legal_form = ?'); filterBindings.push(input.legalForm); }
+  if (input.status === 'active') filters.push('c.dissolution_year IS NULL');
+  if (input.status === 'dissolved') filters.push('c.dissolution_year IS NOT NULL');
 
+  // A constant score as Postgres prints it, or null for a score per row.
+  const constantScore = match.kind === 'identifier' ? '1' : match.kind === 'name' ? null : '0';
   const after: Knex.RawBinding[] = [];
   let afterSql = '';
   if (position && position.score === constantScore) {
@@ -185,19 +183,59 @@ export function searchCompaniesSql(input: SearchCompaniesInput, match: Match, po
     afterSql = 'WHERE (-r.score, r.sort_name, r.id) > (-(?::numeric), ?, ?::bigint)';
     after.push(position.score, position.name, position.id);
   }
+  const order = `ORDER BY r.score DESC, r.sort_name ASC, r.id ASC
+LIMIT ?`;
 
+  if (match.kind === 'name') {
+    const { text } = match;
+    // Word similarity is never below similarity (the whole name is one of the extents it
+    // compares), so the score is the word similarity: the order of the GiST index's distance.
+    const score = 'round(greatest(similarity(c.legal_name, ?), word_similarity(?, c.legal_name))::numeric, 4)';
+    // Each window holds the names nearest the query among those no better than the cursor's row.
+    const fromCursor = position ? [`${score} <= ?::numeric`] : [];
+    const fromCursorBindings: Knex.RawBinding[] = position ? [text, text, position.score] : [];
+    const windowOf = (conditions: string[], conditionBindings: Knex.RawBinding[]) => ({
+      sql: `SELECT ${COLUMNS},
+         ${score} AS score, coalesce(c.legal_name, '') AS sort_name
+  FROM companies c
+  WHERE ${[...conditions, ...filters, ...fromCursor].join(' AND ')}
+  ORDER BY c.legal_name <->> ?
+  LIMIT ${NAME_WINDOW}`,
+      bindings: [text, text, ...conditionBindings, ...filterBindings, ...fromCursorBindings, text],
+    });
+    // Word similarity (%>, at pg_trgm's threshold) tolerates typos and word order; a fragment
+    // anywhere in the name (ILIKE) that is not similar enough scores below every similar name,
+    // so it is looked for only when the similar names do not fill the window.
+    const nearest = windowOf(['c.legal_name %> ?'], [text]);
+    const fragments = windowOf([`(SELECT count(*) FROM nearest) < ${NAME_WINDOW}`, 'c.legal_name ILIKE ?', 'NOT (c.legal_name %> ?)'], [`%${likeEscape(text)}%`, text]);
+    const sql = `
+WITH nearest AS (
+  ${nearest.sql}
+), fragments AS (
+  ${fragments.sql}
+)
+SELECT r.* FROM (SELECT * FROM nearest UNION ALL SELECT * FROM fragments) r
+${afterSql}
+${order}`;
+    return { sql, bindings: [...nearest.bindings, ...fragments.bindings, ...after, input.limit + 1] };
+  }
+
+  const where = [...filters];
+  const bindings = [...filterBindings];
+  if (match.kind === 'identifier') {
+    where.unshift('(c.fiscal_code = ? OR c.vat_number = ?)');
+    bindings.unshift(match.code, match.code);
+  }
   const sql = `
 SELECT r.* FROM (
-  SELECT c.id, c.fiscal_code, c.vat_number, c.legal_name, c.legal_form, c.nace_code, c.nace_section, c.province,
-         c.municipality, c.size, c.dissolution_year, c.latest_filed_year, c.latest_revenue, c.latest_employees,
-         ${score} AS score, coalesce(c.legal_name, '') AS sort_name
+  SELECT ${COLUMNS},
+         ${constantScore}::numeric AS score, coalesce(c.legal_name, '') AS sort_name
   FROM companies c
   ${where.length > 0 ? `WHERE ${where.join(' AND ')}` : ''}
 ) r
 ${afterSql}
-ORDER BY r.score DESC, r.sort_name ASC, r.id ASC
-LIMIT ?`;
-  return { sql, bindings: [...scoreBindings, ...bindings, ...after, input.limit + 1] };
+${order}`;
+  return { sql, bindings: [...bindings, ...after, input.limit + 1] };
 }
 
 function toItem(r: Row): CompanySearchItem {
