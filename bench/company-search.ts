@@ -15,17 +15,16 @@
 // row by row). --compare also times the searches before that build (with --before-reps calls
 // each, as they read the whole table): the figures without the indexes.
 import { chmod, mkdtemp, rm } from 'node:fs/promises';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import pg from 'pg';
 import * as searchOrderMigration from '../migrations/20261127_037_company_search_order.js';
 import * as nameNearestMigration from '../migrations/20261127_038_company_name_nearest.js';
 import { searchCompanies, searchCompaniesInputSchema, type SearchCompaniesInput } from '../core/companies/search-companies.js';
 import { parseConfig } from '../core/config/index.js';
-import { createDb, migrateLatest, startEmbeddedPostgres } from '../core/db/index.js';
+import { createDb, migrateLatest } from '../core/db/index.js';
 import { createLogger } from '../core/logging/index.js';
+import { openScratchDatabase } from './scratch-database.js';
 import { insertSyntheticCompanies } from './synthetic-companies.js';
 
 const { values: args } = parseArgs({
@@ -73,7 +72,7 @@ const CASES: Array<[string, Partial<SearchCompaniesInput>]> = [
 const workDir = await mkdtemp(path.join(os.tmpdir(), 'bench-search-'));
 // The embedded server runs as the postgres user when we are root: it must traverse this folder.
 await chmod(workDir, 0o755);
-const scratch = await openScratchDatabase();
+const scratch = await openScratchDatabase({ prefix: 'bench_search', databaseUrl: config.DATABASE_URL, workDir, logger });
 const db = createDb({ connectionString: scratch.url, poolMax: 2, applicationName: 'bench-search' });
 const deps = { db, queryTimeoutMs: 600_000, logger };
 
@@ -143,46 +142,4 @@ async function timeCases(label: string, reps: number): Promise<string[]> {
     out.push(`    ${name.padEnd(44)} ${figures.join(' | ')}`);
   }
   return out;
-}
-
-interface Scratch {
-  url: string;
-  description: string;
-  drop(): Promise<void>;
-}
-
-async function openScratchDatabase(): Promise<Scratch> {
-  const name = `bench_search_${Date.now().toString(36)}`;
-  if (config.DATABASE_URL) {
-    const admin = new pg.Client({ connectionString: config.DATABASE_URL });
-    await admin.connect();
-    await admin.query(`CREATE DATABASE "${name}"`);
-    await admin.end();
-    const url = new URL(config.DATABASE_URL);
-    url.pathname = `/${name}`;
-    return {
-      url: url.toString(),
-      description: `database ${name} on ${url.host}`,
-      drop: async () => {
-        const c = new pg.Client({ connectionString: config.DATABASE_URL });
-        await c.connect();
-        await c.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
-        await c.end();
-      },
-    };
-  }
-  const port = await freePort();
-  const embedded = await startEmbeddedPostgres({ dataDir: path.join(workDir, 'postgres'), port, logger, database: name });
-  return { url: embedded.connectionString, description: `embedded PostgreSQL on port ${port} in ${workDir}`, drop: () => embedded.stop() };
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as net.AddressInfo;
-      server.close(() => resolve(port));
-    });
-  });
 }

@@ -7,20 +7,19 @@
 import { once } from 'node:events';
 import { createWriteStream } from 'node:fs';
 import { chmod, mkdtemp, rm, stat } from 'node:fs/promises';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import pg from 'pg';
 import { defaultParserThreads } from '../cli/commands/companies/import-command.js';
 import { openLineSource } from '../cli/commands/companies/read-lines.js';
 import { createCompanyStore } from '../core/companies/company-store.js';
 import { importDossiers } from '../core/companies/import/index.js';
 import { parseConfig } from '../core/config/index.js';
-import { createDb, migrateLatest, startEmbeddedPostgres } from '../core/db/index.js';
+import { createDb, migrateLatest } from '../core/db/index.js';
 import { createLogger } from '../core/logging/index.js';
 import { generateDossiers } from '../core/sample-data/index.js';
 import { processCpu } from './process-cpu.js';
+import { openScratchDatabase } from './scratch-database.js';
 
 const { values: args } = parseArgs({
   options: {
@@ -51,7 +50,7 @@ const fmt = (n: number, digits = 0) => n.toLocaleString('en-US', { maximumFracti
 const workDir = await mkdtemp(path.join(os.tmpdir(), 'bench-import-'));
 // The embedded server runs as the postgres user when we are root: it must traverse this folder.
 await chmod(workDir, 0o755);
-const scratch = await openScratchDatabase();
+const scratch = await openScratchDatabase({ prefix: 'bench_import', databaseUrl: config.DATABASE_URL, workDir, logger });
 const db = createDb({ connectionString: scratch.url, poolMax: 4, applicationName: 'bench-import' });
 
 try {
@@ -189,46 +188,4 @@ async function cpuMsOf(pidsSql: string): Promise<Map<number, number>> {
     if (cpu !== null) out.set(pid, cpu.ms);
   }
   return out;
-}
-
-interface Scratch {
-  url: string;
-  description: string;
-  drop(): Promise<void>;
-}
-
-async function openScratchDatabase(): Promise<Scratch> {
-  const name = `bench_import_${Date.now().toString(36)}`;
-  if (config.DATABASE_URL) {
-    const admin = new pg.Client({ connectionString: config.DATABASE_URL });
-    await admin.connect();
-    await admin.query(`CREATE DATABASE "${name}"`);
-    await admin.end();
-    const url = new URL(config.DATABASE_URL);
-    url.pathname = `/${name}`;
-    return {
-      url: url.toString(),
-      description: `database ${name} on ${url.host}`,
-      drop: async () => {
-        const c = new pg.Client({ connectionString: config.DATABASE_URL });
-        await c.connect();
-        await c.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
-        await c.end();
-      },
-    };
-  }
-  const port = await freePort();
-  const embedded = await startEmbeddedPostgres({ dataDir: path.join(workDir, 'postgres'), port, logger, database: name });
-  return { url: embedded.connectionString, description: `embedded PostgreSQL on port ${port} in ${workDir}`, drop: () => embedded.stop() };
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as net.AddressInfo;
-      server.close(() => resolve(port));
-    });
-  });
 }
