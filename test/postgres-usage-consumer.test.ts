@@ -9,6 +9,7 @@ import { createPostgresUsageConsumer, createPostgresUsageSink, type UsageBusCons
 import { newRequestId } from '../core/ids/index.js';
 import { waitFor } from './billing-fixtures.js';
 import { createScratchDatabase, type ScratchDatabase } from './support/database.js';
+import { hostAndPort, startTcpProxy } from './support/tcp-proxy.js';
 
 const logger = createLogger({ level: 'silent' });
 
@@ -94,5 +95,42 @@ describe('the Postgres usage bus consumer', () => {
     expect(Date.now() - started).toBeLessThan(5_000);
     expect(handed.map((m) => m.value)).toEqual([event]);
     await sink.close();
+  });
+
+  it('when the database refuses connections for a while then the worker says once, in its own words, that it cannot reach it and events wait on the bus, and once that it consumes again', async () => {
+    const proxy = await startTcpProxy(hostAndPort(scratch.url));
+    const lines: { level: string; msg: string; dependency?: string; cause?: string }[] = [];
+    const viaProxy = createDb({ connectionString: proxy.urlFor(scratch.url), poolMax: 2, applicationName: 'usage-consumer-outage-test' });
+    try {
+      const handed: UsageBusMessage[] = [];
+      consumer = createPostgresUsageConsumer({
+        db: viaProxy,
+        connectionString: scratch.url,
+        logger: createLogger({ level: 'info', write: (line) => lines.push(JSON.parse(line)) }),
+        pollMs: 100,
+      });
+      await consumer.start(async (_trx, messages) => {
+        handed.push(...messages);
+        return { applied: messages.length, appliedEventIds: [], duplicates: 0, deadLetters: [] };
+      });
+      proxy.cut();
+      // Several retries' worth (backing off from 200 ms to 5 s) of a database that refuses.
+      await new Promise((resolve) => setTimeout(resolve, 4_000));
+      const total = await publish(3);
+      proxy.restore();
+      await waitFor('the events handed over', async () => handed.length >= total, 30_000);
+      const said = lines.filter((l) => /^the billing worker (cannot reach|reaches) the database/.test(l.msg));
+      expect(said.map((l) => [l.level, l.msg]), JSON.stringify(lines.slice(-10))).toEqual([
+        ['warn', 'the billing worker cannot reach the database: usage events stay on the Postgres bus, nothing is billed meanwhile, and it retries until the database answers'],
+        ['info', 'the billing worker reaches the database again: consuming usage events'],
+      ]);
+      expect(said[0]).toMatchObject({ dependency: 'database', cause: expect.stringMatching(/database/) });
+      expect(lines.filter((l) => l.msg === 'usage batch failed; it stays on the bus')).toEqual([]);
+    } finally {
+      await consumer?.stop();
+      consumer = undefined;
+      await viaProxy.destroy();
+      await proxy.close();
+    }
   });
 });

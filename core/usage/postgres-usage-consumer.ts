@@ -1,4 +1,5 @@
 import type { Knex } from 'knex';
+import { databaseUnavailableReason } from '../db/database-error.js';
 import { createNotificationListener, type NotificationListener } from '../db/notification-listener.js';
 import type { Logger } from '../logging/index.js';
 import { applyOneByOne, isDataError } from './apply-one-by-one.js';
@@ -76,6 +77,8 @@ export function createPostgresUsageConsumer(options: PostgresUsageConsumerOption
   const failed = new Promise<UsageConsumerFailure>((resolve) => (fail = resolve));
   // Loops whose claim failed since the last one that committed: while any, it is `retrying`.
   const failing = new Set<number>();
+  // Whether the database failure of a claim has been said and its end not yet.
+  let unreachable = false;
   let backlog: Promise<UsageBacklog> | undefined;
   let listener: NotificationListener | undefined;
   let loops: Promise<void>[] = [];
@@ -136,6 +139,10 @@ export function createPostgresUsageConsumer(options: PostgresUsageConsumerOption
         failures = 0;
         // A claim that commits is the bus working again, whatever another loop met last.
         failing.clear();
+        if (unreachable) {
+          unreachable = false;
+          logger.info('the billing worker reaches the database again: consuming usage events', { dependency: 'database' });
+        }
         if (claimed < limit) await sleep(pollMs, seen);
       } catch (err) {
         if (isCodeFault(err)) throw err;
@@ -148,7 +155,18 @@ export function createPostgresUsageConsumer(options: PostgresUsageConsumerOption
         }
         failures += 1;
         failing.add(id);
-        logger.error('usage batch failed; it stays on the bus', { err, failures });
+        const unavailable = databaseUnavailableReason(err);
+        if (unavailable === undefined) {
+          logger.error('usage batch failed; it stays on the bus', { err, failures });
+        } else {
+          // The database itself (the bus is in it): said as the Kafka consumer says it, once,
+          // then once in a while, not at every retry of every loop, and once when it is back.
+          unreachable = true;
+          logger.warnRepeating('usage consumer outage', 'the billing worker cannot reach the database: usage events stay on the Postgres bus, nothing is billed meanwhile, and it retries until the database answers', {
+            dependency: 'database',
+            cause: unavailable,
+          });
+        }
         if (limit === 1 && isDataError(err)) {
           await applyOldestEventByEvent(apply).catch((e: unknown) => {
             if (isCodeFault(e)) throw e;
