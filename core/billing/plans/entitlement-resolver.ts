@@ -1,5 +1,5 @@
 import { createStoreBackedCache, StoreUnavailableError } from '../../cache/index.js';
-import { retryOnDroppedConnection, type Db, type NotificationListener } from '../../db/index.js';
+import { describeDatabaseFailure, retryOnDroppedConnection, type Db, type NotificationListener } from '../../db/index.js';
 import { withinDeadline } from '../../deadline/index.js';
 import { AppError } from '../../errors/index.js';
 import type { Logger } from '../../logging/index.js';
@@ -117,6 +117,8 @@ export function createEntitlementResolver(options: EntitlementResolverOptions): 
   options.notifications.subscribe('plan_changed', () => cache.markAllStale());
   options.notifications.onConnectionChange(() => cache.markAllStale());
   let warnedAt = Number.NEGATIVE_INFINITY;
+  // Since when calls have been refused for it (said in a warn line), until a read succeeds again.
+  let unavailableSince: number | undefined;
   const freshReads = new Map<string, Promise<OrganizationAccess>>();
 
   return {
@@ -124,14 +126,26 @@ export function createEntitlementResolver(options: EntitlementResolverOptions): 
       let cause: unknown;
       try {
         const { value, stale } = await cache.get(organizationId);
-        if (!stale) return value;
+        if (!stale) {
+          if (unavailableSince !== undefined) {
+            options.logger.info('plans and allowances readable again; paid calls are served', { unavailableForMs: now() - unavailableSince });
+            unavailableSince = undefined;
+          }
+          return value;
+        }
       } catch (err) {
         if (!(err instanceof StoreUnavailableError)) throw err;
         cause = err.cause ?? err;
       }
+      unavailableSince ??= now();
+      // Named for what an operator looks at: the database, and why (not a bare error object).
       if (now() - warnedAt >= 10_000) {
         warnedAt = now();
-        options.logger.warn('entitlement state unavailable: calls get entitlement_unavailable', { organizationId, err: cause });
+        options.logger.warn('cannot read plans and allowances from the database: paid calls get entitlement_unavailable until it answers', {
+          organizationId,
+          cause: cause === undefined ? 'the last read failed; the database is asked again each second' : describeDatabaseFailure(cause),
+          err: cause,
+        });
       }
       // Retry-After 1: the cache asks Postgres again one second after a failure.
       throw new AppError('entitlement_unavailable', undefined, { retryAfterSeconds: 1 });
