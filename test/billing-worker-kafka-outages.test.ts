@@ -186,7 +186,11 @@ describe.skipIf(!ownBrokerPossible)('a billing worker on Kafka when the broker r
       expect(outages.filter((l) => l.includes('the database')), worker.output().slice(-3000)).toEqual([]);
       if (outages.length > 0) expect(outages.at(-1), worker.output().slice(-3000)).toContain('"msg":"the billing worker reaches Kafka again: consuming usage events"');
     }
-    expect(workers.some((w) => w.output().includes('"msg":"the billing worker cannot reach Kafka')), workers.map((w) => w.output().slice(-2000)).join('\n----\n')).toBe(true);
+    // A worker whose consumer kafkajs crashed and restarted said so in its own words. (Five
+    // seconds down need not crash one: on a slow machine kafkajs's own retries outlasted it.)
+    for (const worker of workers) {
+      if (/"msg":"Crash: /.test(worker.output())) expect(worker.output(), worker.output().slice(-3000)).toContain('"msg":"the billing worker cannot reach Kafka');
+    }
   }, 120_000);
 });
 
