@@ -127,6 +127,9 @@ function withoutTaskAugmentation(message: JSONRPCMessage): JSONRPCMessage {
 interface McpRequestState {
   principal?: Principal;
   rpc?: string[];
+  /** Every requestId the request's answers carry, in the order handed out, when more than the
+   * header's: a batch's later answers get ids of their own (McpCall.nextRequestId). */
+  requestIds?: string[];
   /** The code of our catalogue the request was refused with, or its first failed answer's (see errorCodeOfAnswers). */
   errorCode?: ErrorCode;
 }
@@ -168,6 +171,8 @@ export function createMcpApp(options: McpAppOptions): Koa<McpRequestState> {
     organizationId: ctx.state.principal?.organizationId,
     keyId: ctx.state.principal?.keyId,
     rpc: ctx.state.rpc,
+    // So that support finds a batch's later tool call by the requestId in its result too.
+    requestIds: ctx.state.requestIds && ctx.state.requestIds.length > 1 ? ctx.state.requestIds : undefined,
     errorCode: ctx.state.errorCode,
   })));
 
@@ -348,7 +353,11 @@ export function createMcpApp(options: McpAppOptions): Koa<McpRequestState> {
       let transport: JsonResponseTransport | undefined;
       const call: McpCall = {
         principal,
-        nextRequestId: () => (handedOut ? newRequestId() : ((handedOut = true), requestId)),
+        nextRequestId: () => {
+          const id = handedOut ? newRequestId() : ((handedOut = true), requestId);
+          (ctx.state.requestIds ??= []).push(id);
+          return id;
+        },
         setHeaders: (headers) => {
           if (!ctx.res.headersSent) for (const [k, v] of Object.entries(headers)) ctx.res.setHeader(k, v);
         },

@@ -91,6 +91,27 @@ describe('when a tool call or a request fails with one of our error codes', () =
   });
 });
 
+describe('when a batch hands its tool calls ids of their own', () => {
+  it('then its request line lists every requestId its answers carry, the header\'s first, and a lone call\'s line lists none', async () => {
+    const org = await createToolOrganization(mcp.db);
+    const headers = { Authorization: `Bearer ${org.key}`, 'Mcp-Protocol-Version': '2025-06-18' };
+    const profile = (id: number, taxId: string) => ({ jsonrpc: '2.0', id, method: 'tools/call', params: { name: 'service_get_company_profile', arguments: { taxId } } });
+    const res = await rpc(mcp.mcpUrl, [profile(1, '99999999999'), profile(2, '99999999998')], headers);
+    const answers = (await res.json()) as { result: CallToolResult }[];
+    const ids = answers.map((a) => (a.result._meta as { requestId: string }).requestId);
+    expect(new Set(ids).size).toBe(2);
+    const header = res.headers.get('x-request-id');
+    expect(ids).toContain(header);
+    const [line] = lines.filter((l) => l.msg === 'request' && l.requestId === header);
+    expect(line!.requestIds).toEqual([header, ...ids.filter((id) => id !== header)]);
+
+    const lone = await rpc(mcp.mcpUrl, profile(3, '99999999997'), headers);
+    await lone.text();
+    const [loneLine] = lines.filter((l) => l.msg === 'request' && l.requestId === lone.headers.get('x-request-id'));
+    expect(loneLine).not.toHaveProperty('requestIds');
+  });
+});
+
 describe('when a request carries an X-Request-Id', () => {
   const given = 'req_0123abcd-4567-89ab-cdef-0123456789ae';
 
