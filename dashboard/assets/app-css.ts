@@ -2,8 +2,8 @@
 // compiled build carries it without a copy step.
 export const appCss = String.raw`
 :root {
-  --bg: #f6f8fa; --panel: #ffffff; --ink: #1a1f36; --ink-2: #3c4257; --muted: #697386; --line: #e3e8ee;
-  --accent: #635bff; --accent-ink: #ffffff; --accent-soft: #eef0ff; --focus: #0a66ff;
+  --bg: #f6f8fa; --panel: #ffffff; --ink: #1a1f36; --ink-2: #3c4257; --muted: #5f6879; --line: #e3e8ee;
+  --accent: #5851ea; --accent-ink: #ffffff; --accent-soft: #eef0ff; --focus: #0a66ff;
   --good: #0e6245; --good-bg: #cbf4c9; --warn: #983705; --warn-bg: #fcedb9; --bad: #a41c4e; --bad-bg: #ffe7f2; --info: #3d4eac; --info-bg: #e3e8ff;
   --radius: 8px; --shadow: 0 1px 1px rgba(0,0,0,.03), 0 2px 5px rgba(60,66,87,.08);
   font-family: -apple-system, BlinkMacSystemFont, "Segoe UI", Roboto, "Helvetica Neue", Ubuntu, sans-serif;
@@ -17,7 +17,8 @@ a:hover { text-decoration: underline; }
 code { font-family: "SFMono-Regular", Menlo, Consolas, monospace; font-size: .9em; background: #f2f4f7; padding: .1em .35em; border-radius: 4px; }
 h1 { font-size: 1.75rem; margin: .25rem 0 1.25rem; letter-spacing: -.01em; }
 h2 { font-size: 1.05rem; margin: 0; }
-.visually-hidden { position: absolute !important; width: 1px; height: 1px; overflow: hidden; clip: rect(0 0 0 0); white-space: nowrap; }
+/* The usual clip pattern: 1px, clipped, no margin or border to push the page wider. */
+.visually-hidden { position: absolute !important; width: 1px; height: 1px; padding: 0; margin: -1px; border: 0; overflow: hidden; clip: rect(0 0 0 0); clip-path: inset(50%); white-space: nowrap; }
 .skip-link { position: absolute; left: -999px; top: 0; background: var(--panel); padding: .5rem 1rem; z-index: 10; }
 .skip-link:focus { left: 1rem; top: 1rem; }
 .muted { color: var(--muted); }
@@ -37,10 +38,10 @@ h2 { font-size: 1.05rem; margin: 0; }
 .sidebar li a:hover { background: var(--bg); text-decoration: none; }
 .sidebar li a.active { background: var(--accent-soft); color: var(--accent); }
 .main-col { min-width: 0; }
-.topbar { display: flex; justify-content: space-between; align-items: center; gap: 1rem; padding: .75rem 2rem; background: var(--panel); border-bottom: 1px solid var(--line); position: sticky; top: 0; z-index: 2; }
+.topbar { display: flex; flex-wrap: wrap; justify-content: space-between; align-items: center; gap: .5rem 1rem; padding: .75rem 2rem; background: var(--panel); border-bottom: 1px solid var(--line); position: sticky; top: 0; z-index: 2; }
 .crumbs { display: flex; align-items: center; gap: .5rem; font-weight: 600; }
-.account { display: flex; align-items: center; gap: .5rem; flex-wrap: wrap; }
-.who { color: var(--muted); font-size: .9em; margin: 0 .25rem; }
+.account { display: flex; align-items: center; gap: .5rem; flex-wrap: wrap; min-width: 0; }
+.who { color: var(--muted); font-size: .9em; margin: 0 .25rem; overflow-wrap: anywhere; }
 main { padding: 1.75rem 2rem 4rem; max-width: 1200px; }
 main:focus { outline: none; }
 
@@ -49,9 +50,9 @@ main:focus { outline: none; }
 .lang-current { background: var(--ink); color: #fff; }
 
 .card { background: var(--panel); border-radius: var(--radius); box-shadow: var(--shadow); padding: 1.25rem 1.5rem; margin-bottom: 1.25rem; }
-.card-head { display: flex; justify-content: space-between; align-items: center; gap: 1rem; margin-bottom: .9rem; }
+.card-head { display: flex; flex-wrap: wrap; justify-content: space-between; align-items: center; gap: 1rem; margin-bottom: .9rem; }
 .card-highlight { border: 1px solid var(--accent); background: #fbfbff; }
-.grid-2 { display: grid; grid-template-columns: repeat(auto-fit, minmax(380px, 1fr)); gap: 0 1.25rem; }
+.grid-2 { display: grid; grid-template-columns: repeat(auto-fit, minmax(min(380px, 100%), 1fr)); gap: 0 1.25rem; }
 
 .stats { display: grid; grid-template-columns: repeat(auto-fit, minmax(210px, 1fr)); gap: 1rem; margin-bottom: 1rem; }
 .stat { background: var(--panel); border-radius: var(--radius); box-shadow: var(--shadow); padding: 1rem 1.25rem; }
@@ -61,7 +62,7 @@ main:focus { outline: none; }
 meter { width: 100%; height: .6rem; }
 .as-of { color: var(--muted); font-size: .85rem; margin: 0 0 1rem; }
 
-.table-wrap { overflow-x: auto; }
+.table-wrap { overflow-x: auto; position: relative; }
 table { width: 100%; border-collapse: collapse; font-size: .92rem; }
 th { text-align: left; font-weight: 600; color: var(--muted); font-size: .78rem; text-transform: uppercase; letter-spacing: .04em; padding: .5rem .75rem; border-bottom: 1px solid var(--line); white-space: nowrap; }
 td { padding: .65rem .75rem; border-bottom: 1px solid var(--line); vertical-align: middle; }
@@ -86,7 +87,7 @@ caption { text-align: left; }
 .btn { display: inline-flex; align-items: center; gap: .35rem; font: inherit; font-weight: 600; font-size: .9rem; border-radius: 6px; padding: .45rem .9rem; border: 1px solid transparent; cursor: pointer; line-height: 1.2; white-space: nowrap; }
 .btn:hover { text-decoration: none; }
 .btn-primary { background: var(--accent); color: var(--accent-ink); box-shadow: 0 1px 1px rgba(0,0,0,.12); }
-.btn-primary:hover { background: #5851ea; }
+.btn-primary:hover { background: #4b44d6; }
 .btn-secondary { background: var(--panel); color: var(--ink); border-color: var(--line); box-shadow: 0 1px 1px rgba(0,0,0,.04); }
 .btn-secondary:hover { border-color: #c1c9d2; }
 .btn-danger { background: var(--panel); color: var(--bad); border-color: #f3c4d6; }
@@ -105,7 +106,8 @@ form.inline { display: inline; margin: 0; }
 input[type=text], input[type=email], input[type=password], input[type=number], input[type=date], input[type=url], select {
   font: inherit; padding: .45rem .65rem; border: 1px solid #cfd7df; border-radius: 6px; background: #fff; color: var(--ink); min-width: 0;
 }
-input:focus-visible, select:focus-visible { outline: 3px solid rgba(99,91,255,.35); border-color: var(--accent); outline-offset: 0; }
+/* Solid, in the accent (5.6:1 on a card): a pale ring was 1.6:1, under the 3:1 a focus indicator needs. */
+input:focus-visible, select:focus-visible { outline: 2px solid var(--accent); border-color: var(--accent); outline-offset: 1px; }
 input[readonly] { background: var(--bg); color: var(--muted); }
 input[aria-invalid=true], select[aria-invalid=true] { border-color: var(--bad); }
 .input-sm { width: 6rem; }
@@ -123,7 +125,7 @@ input[aria-invalid=true], select[aria-invalid=true] { border-color: var(--bad); 
 .toolbar-row { justify-content: space-between; }
 .toolbar-row .toolbar { margin-bottom: 0; }
 .toolbar label { font-weight: 600; font-size: .88rem; }
-.tabs { display: inline-flex; background: #ebeef1; border-radius: 8px; padding: 3px; gap: 2px; }
+.tabs { display: inline-flex; flex-wrap: wrap; max-width: 100%; background: #ebeef1; border-radius: 8px; padding: 3px; gap: 2px; }
 .tab { padding: .3rem .75rem; border-radius: 6px; color: var(--ink-2); font-weight: 500; font-size: .88rem; }
 .tab:hover { text-decoration: none; background: rgba(255,255,255,.6); }
 .tab[aria-current=page] { background: var(--panel); color: var(--ink); box-shadow: var(--shadow); }
@@ -166,6 +168,11 @@ body.bare { background: linear-gradient(160deg, #f6f9fc 0%, #eef0ff 60%, #e8f7ff
   .shell { grid-template-columns: 1fr; }
   .sidebar { position: static; height: auto; border-right: 0; border-bottom: 1px solid var(--line); }
   main, .topbar { padding-left: 1rem; padding-right: 1rem; }
+  /* The account buttons wrap to several lines here: a sticky bar that tall would cover what
+     keyboard focus reaches (WCAG 2.4.11), so it scrolls away with the page. */
+  .topbar { position: static; }
 }
+/* Wider, the bar stays on top: what focus or a link's target scrolls to stops below it. */
+@media (min-width: 801px) { html { scroll-padding-top: 6rem; } }
 @media (prefers-reduced-motion: no-preference) { .btn, .tab, .sidebar li a { transition: background .12s, border-color .12s; } }
 `;
