@@ -19,10 +19,10 @@ const checkedTexts = [
   'nav.tabs > a.tab > span.muted', 'td > div.muted.small > code',
 ].join(', ');
 
-// Runs in the page (a string: this file is type-checked without the DOM's types). The colour of
-// each visible text in `selector` and the background behind it, each ancestor's background
-// blended over the one below (alpha), then the WCAG 2.x contrast ratio; the lowest ten returned.
-const lowestContrasts = (selector: string) => `(() => {
+// Run in the page (strings: this file is type-checked without the DOM's types): the background
+// behind an element, each ancestor's background blended over the one below (alpha) down to the
+// white canvas, and the WCAG 2.x contrast ratio of two colours.
+const colourHelpers = `
   const parse = (c) => { const m = c.match(/rgba?\\(([^)]+)\\)/); if (!m) return null; const p = m[1].split(/[ ,\\/]+/).filter(Boolean).map(Number); return [p[0], p[1], p[2], p.length > 3 ? p[3] : 1]; };
   const over = (top, below) => { const a = top[3]; return [0, 1, 2].map((i) => top[i] * a + below[i] * (1 - a)).concat(1); };
   const background = (el) => {
@@ -31,7 +31,9 @@ const lowestContrasts = (selector: string) => `(() => {
     return layers.reverse().reduce((below, top) => over(top, below), [255, 255, 255, 1]);
   };
   const luminance = (c) => { const [r, g, b] = c.slice(0, 3).map((v) => { const s = v / 255; return s <= 0.03928 ? s / 12.92 : ((s + 0.055) / 1.055) ** 2.4; }); return 0.2126 * r + 0.7152 * g + 0.0722 * b; };
-  const ratio = (a, b) => { const [l1, l2] = [luminance(a), luminance(b)].sort((x, y) => y - x); return (l1 + 0.05) / (l2 + 0.05); };
+  const ratio = (a, b) => { const [l1, l2] = [luminance(a), luminance(b)].sort((x, y) => y - x); return (l1 + 0.05) / (l2 + 0.05); };`;
+// The colour of each visible text in `selector` against what is behind it; the lowest ten.
+const lowestContrasts = (selector: string) => `(() => {${colourHelpers}
   const hasText = (e) => [...e.childNodes].some((n) => n.nodeType === 3 && n.textContent.trim() !== '');
   const visible = (e) => e.getClientRects().length > 0 && getComputedStyle(e).visibility !== 'hidden' && !e.closest('.visually-hidden, .skip-link');
   const found = new Set();
@@ -62,12 +64,15 @@ describe.skipIf(!haveBrowser)('the dashboard on a phone', () => {
     }
   }
 
-  /** An organization with a second member (the members table's role form) and usage in its ledger. */
+  /**
+   * An organization with a second member (the members table's role form) and 50 credits used
+   * today in its ledger (ten calls of 5): a day's column that an axis topped at 50 would tick in 12.5s.
+   */
   async function organizationInUse(name: string) {
     const { id: orgId } = await createOrganization(env.db, { name, planId: 'standard' });
     const admin = await createMember(env.db, orgId, 'admin');
     const finance = await createMember(env.db, orgId, 'finance');
-    await applyUsage(env.db, Array.from({ length: 12 }, () => usageEventFor(orgId)));
+    await applyUsage(env.db, Array.from({ length: 10 }, () => usageEventFor(orgId)));
     return { orgId, admin, finance };
   }
 
@@ -98,6 +103,44 @@ describe.skipIf(!haveBrowser)('the dashboard on a phone', () => {
         faults.push(...await faultsOf(page, '/operator'), ...await faultsOf(page, `/operator/organizations/${orgId}`));
       });
       expect(faults).toEqual([]);
+    });
+  }
+
+  // The focused field's ring against the card around it: at least 3:1 (WCAG 1.4.11), and solid.
+  const focusRing = `(() => {${colourHelpers}
+    const e = document.activeElement;
+    const style = getComputedStyle(e);
+    const behind = background(e.parentElement);
+    return { style: style.outlineStyle, width: parseFloat(style.outlineWidth), ratio: Math.round(ratio(over(parse(style.outlineColor), behind), behind) * 100) / 100 };
+  })()`;
+
+  for (const lang of ['en', 'it'] as const) {
+    it(`when a field of a card has the focus on a phone in ${lang === 'en' ? 'English' : 'Italian'}, then its ring is solid, 2 pixels or more, and 3:1 against the card`, async () => {
+      const { orgId, admin } = await organizationInUse(`Phone focus ring test ${lang}`);
+      await asPerson(admin, lang, async (page) => {
+        await page.goto(`${env.dashboard.url}/orgs/${orgId}/keys`);
+        await page.focus('main .card input[name=name]');
+        const ring = await page.evaluate<{ style: string; width: number; ratio: number }>(focusRing);
+        expect({ style: ring.style, wide: ring.width >= 2, contrasting: ring.ratio >= 3, ratio: ring.ratio }).toEqual({ style: 'solid', wide: true, contrasting: true, ratio: ring.ratio });
+      });
+    });
+  }
+
+  for (const lang of ['en', 'it'] as const) {
+    it(`when the usage chart is shown on a phone in ${lang === 'en' ? 'English' : 'Italian'}, then its axis text is at least 9 pixels high and whole credits are ticked in whole numbers`, async () => {
+      const { orgId, admin } = await organizationInUse(`Phone chart test ${lang}`);
+      await asPerson(admin, lang, async (page) => {
+        await page.goto(`${env.dashboard.url}/orgs/${orgId}/usage`);
+        const axis = await page.evaluate<{ text: string; height: number }[]>(`[...document.querySelectorAll('.chart text.axis')].map((t) => ({ text: t.textContent, height: t.getBoundingClientRect().height }))`);
+        expect(axis.length).toBeGreaterThan(5);
+        expect(axis.filter((t) => t.height < 9)).toEqual([]);
+        // The vertical axis's five labels (anchored at their end), 0 to the top: none with a
+        // decimal part (12.5, 12,5).
+        const ticks = await page.evaluate<string[]>(`[...document.querySelectorAll('.chart text.axis[text-anchor=end]')].map((t) => t.textContent)`);
+        expect(ticks).toHaveLength(5);
+        expect(ticks.filter((t) => /[.,]\d{1,2}$/.test(t))).toEqual([]);
+        expect(await page.evaluate<number>(`document.documentElement.scrollWidth - document.documentElement.clientWidth`)).toBeLessThanOrEqual(0);
+      });
     });
   }
 

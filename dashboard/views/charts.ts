@@ -15,13 +15,26 @@ function niceMax(max: number): number {
   return 10 * magnitude;
 }
 
+/**
+ * The top of the axis for whole quantities (credits, calls): four times a whole, round tick, so
+ * the four gridlines read whole numbers (a top of 50 would label one 12.5 credits, which no one uses).
+ */
+function niceWholeMax(max: number): number {
+  const quarter = max / 4;
+  if (quarter <= 1) return 4;
+  const magnitude = 10 ** Math.floor(Math.log10(quarter));
+  for (const step of [1, 2, 2.5, 5, 10]) if (quarter <= step * magnitude && Number.isInteger(step * magnitude)) return 4 * step * magnitude;
+  return 40 * magnitude;
+}
+
 export function columnChart(options: { title: string; points: ChartPoint[]; format: (n: number) => string; tickEvery?: number }): Html {
   const width = 760;
   const height = 240;
   const pad = { top: 12, right: 12, bottom: 28, left: 56 };
   const innerW = width - pad.left - pad.right;
   const innerH = height - pad.top - pad.bottom;
-  const max = niceMax(Math.max(0, ...options.points.map((p) => p.value)));
+  const highest = Math.max(0, ...options.points.map((p) => p.value));
+  const max = options.points.every((p) => Number.isInteger(p.value)) ? niceWholeMax(highest) : niceMax(highest);
   const n = Math.max(1, options.points.length);
   const slot = innerW / n;
   const barW = Math.max(2, Math.min(28, slot * 0.7));
