@@ -176,11 +176,12 @@ body.bare { background: linear-gradient(160deg, #f6f9fc 0%, #eef0ff 60%, #e8f7ff
   .shell { grid-template-columns: 1fr; }
   .sidebar { position: static; height: auto; border-right: 0; border-bottom: 1px solid var(--line); }
   main, .topbar { padding-left: 1rem; padding-right: 1rem; }
-  /* The account buttons wrap to several lines here: a sticky bar that tall would cover what
-     keyboard focus reaches (WCAG 2.4.11), so it scrolls away with the page. */
-  .topbar { position: static; }
 }
-/* Wider, the bar stays on top: what focus or a link's target scrolls to stops below it. */
-@media (min-width: 801px) { html { scroll-padding-top: 6rem; } }
+/* Up to here the account buttons wrap to two lines or more (in Italian): a sticky bar that tall
+   would cover what keyboard focus reaches (WCAG 2.4.11), so it scrolls away with the page. */
+@media (max-width: 1100px) { .topbar { position: static; } }
+/* Wider, the bar stays on top, up to two lines high: what focus or a link's target scrolls to
+   stops below it (the browser also takes a control under the bar for one out of view). */
+@media (min-width: 1101px) { html { scroll-padding-top: 9rem; } }
 @media (prefers-reduced-motion: no-preference) { .btn, .tab, .sidebar li a { transition: background .12s, border-color .12s; } }
 `;
