@@ -163,9 +163,12 @@ describe('a service run alone when start-up fails', () => {
     }
   });
 
-  it.each(services)('when a variable is invalid then $entry says which, as parseConfig words it, and exits 1', async ({ entry }) => {
-    const run = await runService(entry, { DATABASE_URL: 'postgres://postgres@127.0.0.1:1/x', DATABASE_POOL_MAX: 'many' });
-    expectOneClearFailure(run, 'could not start: Invalid configuration:\n  - DATABASE_POOL_MAX: Invalid input: expected number, received NaN');
+  it.each(services)('when a variable is invalid then $entry says which and the value given, as parseConfig words it, and exits 1', async ({ entry }) => {
+    // A port in hex listened on 8080 before; a word read "expected number, received NaN".
+    const run = await runService(entry, { DATABASE_URL: 'postgres://postgres@127.0.0.1:1/x', DATABASE_POOL_MAX: 'many', API_PORT: '0x1F90' });
+    expectOneClearFailure(run, 'could not start: Invalid configuration:\n'
+      + '  - DATABASE_POOL_MAX: must be a whole number in decimal digits, got many\n'
+      + '  - API_PORT: must be a whole number in decimal digits, got 0x1F90');
   });
 
   it.each(services)('when NODE_ENV is production without DATABASE_URL then $entry refuses to start a database of its own, and exits 1', async ({ entry }) => {

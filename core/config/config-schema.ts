@@ -2,9 +2,46 @@ import { z } from 'zod';
 
 // Environment variables arrive as strings; these helpers turn them into typed values and
 // keep the error message naming the variable, so one start-up error lists every problem.
-const port = (fallback: number) => z.coerce.number().int().min(0).max(65535).default(fallback);
-const optionalPort = z.coerce.number().int().min(0).max(65535).optional();
-const positiveInt = (fallback: number) => z.coerce.number().int().positive().default(fallback);
+// Decimal digits only (a leading minus where negatives make sense): z.coerce.number() read
+// API_PORT=0x1F90 as 8080 and 1e3 as 1000, forms the CLI's own options refuse, and said
+// "expected number, received NaN" for abc without the value. Each refusal says what was given.
+function shownValue(value: string): string {
+  const cut = value.length > 40 ? `${value.slice(0, 40)}…` : value;
+  return /^[!-~]*$/.test(cut) ? cut : JSON.stringify(cut);
+}
+interface WholeNumberRange {
+  min: number;
+  max?: number;
+  /** Said after a bound, e.g. " (milliseconds)". */
+  unit?: string;
+  /** How the range reads instead of "at least/at most" (ports). */
+  range?: string;
+}
+const wholeNumber = ({ min, max = Number.MAX_SAFE_INTEGER, unit = '', range }: WholeNumberRange) => z
+  .string()
+  .transform((raw, ctx) => {
+    const value = raw.trim();
+    const digits = min < 0 ? /^-?\d+$/ : /^\d+$/;
+    if (!digits.test(value)) {
+      ctx.addIssue({ code: 'custom', message: `must be a whole number in decimal digits, got ${shownValue(raw)}` });
+      return z.NEVER;
+    }
+    const n = Number(value);
+    if (n < min || n > max) {
+      const bound = range ?? (n < min ? `at least ${min}${unit}` : `at most ${max}${unit}`);
+      ctx.addIssue({ code: 'custom', message: `must be ${bound}, got ${shownValue(raw)}` });
+      return z.NEVER;
+    }
+    return n;
+  });
+const PORT = { min: 0, max: 65_535, range: 'a port from 0 to 65535' };
+const port = (fallback: number) => wholeNumber(PORT).default(fallback);
+const optionalPort = wholeNumber(PORT).optional();
+const positiveInt = (fallback: number) => wholeNumber({ min: 1 }).default(fallback);
+// At most what Postgres takes for a timeout setting, and what setTimeout takes (a 32-bit int:
+// beyond it, a timer fires at once).
+const MAX_MS = 2_147_483_647;
+const positiveMs = (fallback: number) => wholeNumber({ min: 1, max: MAX_MS, unit: ' (milliseconds)' }).default(fallback);
 // A URL of the schemes the variable's client speaks: `localhost:3000` parses as a URL of the
 // scheme "localhost:", and a mysql:// DATABASE_URL got as far as pg's protocol error.
 const optionalUrl = (protocol: RegExp, expected: string) => z
@@ -63,7 +100,7 @@ export const configSchema = z.object({
    * How long a migration may wait for a table lock before it fails, rolled back, rather than
    * keep every reader of that table waiting behind it (core/db/migrate.ts). `0`: no limit.
    */
-  MIGRATION_LOCK_TIMEOUT_MS: z.coerce.number().int().min(0).max(2_147_483_647, 'must be at most 2147483647 (milliseconds)').default(5_000),
+  MIGRATION_LOCK_TIMEOUT_MS: wholeNumber({ min: 0, max: MAX_MS, unit: ' (milliseconds)' }).default(5_000),
 
   HOST: z.string().min(1).default('127.0.0.1'),
   API_PORT: port(3000),
@@ -82,7 +119,7 @@ export const configSchema = z.object({
    * batch takes (tens of milliseconds); at least a second.
    */
   // At most what Postgres takes for idle_in_transaction_session_timeout (a 32-bit int).
-  BILLING_BATCH_STALL_MS: z.coerce.number().int().min(1_000, 'must be at least 1000 (milliseconds)').max(2_147_483_647, 'must be at most 2147483647 (milliseconds)').default(120_000),
+  BILLING_BATCH_STALL_MS: wholeNumber({ min: 1_000, max: MAX_MS, unit: ' (milliseconds)' }).default(120_000),
   /**
    * Browser origins the tool server accepts besides loopback ones and PUBLIC_MCP_URL's: a request
    * whose Origin header is none of them is refused (DNS-rebinding protection, mcp/origin-check.ts).
@@ -183,15 +220,15 @@ export const configSchema = z.object({
     .default('ratelimit:'),
 
   /** How long a verified key is trusted without asking Postgres again (revocation backstop). */
-  KEY_CACHE_TTL_MS: positiveInt(30_000),
+  KEY_CACHE_TTL_MS: positiveMs(30_000),
   /** How long plan, allowance and flag state is cached (flag-change backstop). */
-  ENTITLEMENT_CACHE_TTL_MS: positiveInt(1_000),
+  ENTITLEMENT_CACHE_TTL_MS: positiveMs(1_000),
   /** Deadline for one company-store query before the call fails with upstream_timeout. */
-  COMPANY_QUERY_TIMEOUT_MS: positiveInt(2_000),
+  COMPANY_QUERY_TIMEOUT_MS: positiveMs(2_000),
 
   /** Sample companies loaded by `npm start` when the company store is empty. */
-  SAMPLE_COMPANIES: z.coerce.number().int().min(0).default(2_000),
-  SAMPLE_SEED: z.coerce.number().int().default(20_240_601),
+  SAMPLE_COMPANIES: wholeNumber({ min: 0 }).default(2_000),
+  SAMPLE_SEED: wholeNumber({ min: Number.MIN_SAFE_INTEGER }).default(20_240_601),
 });
 
 export type Config = z.infer<typeof configSchema>;

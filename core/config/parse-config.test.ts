@@ -82,12 +82,48 @@ describe('parseConfig', () => {
         return (err as ConfigError).problems;
       }
     };
-    expect(problems('999')).toEqual(['BILLING_BATCH_STALL_MS: must be at least 1000 (milliseconds)']);
-    expect(problems('0')).toEqual(['BILLING_BATCH_STALL_MS: must be at least 1000 (milliseconds)']);
+    expect(problems('999')).toEqual(['BILLING_BATCH_STALL_MS: must be at least 1000 (milliseconds), got 999']);
+    expect(problems('0')).toEqual(['BILLING_BATCH_STALL_MS: must be at least 1000 (milliseconds), got 0']);
     // Postgres's idle_in_transaction_session_timeout, which the worker's pool sets to it, is a 32-bit int.
-    expect(problems('2147483648')).toEqual(['BILLING_BATCH_STALL_MS: must be at most 2147483647 (milliseconds)']);
+    expect(problems('2147483648')).toEqual(['BILLING_BATCH_STALL_MS: must be at most 2147483647 (milliseconds), got 2147483648']);
     expect(parseConfig({ BILLING_BATCH_STALL_MS: '2147483647' }).BILLING_BATCH_STALL_MS).toBe(2_147_483_647);
     for (const value of ['1500.5', 'two minutes', '2m']) expect(problems(value)).toEqual([expect.stringMatching(/^BILLING_BATCH_STALL_MS: /)]);
+  });
+
+  it('when a numeric variable is written in hex, as an exponent, a fraction or a word, then it is refused naming the variable and the value, whichever numeric variable it is', () => {
+    const problems = (env: Record<string, string>) => {
+      try {
+        parseConfig(env);
+        return [];
+      } catch (err) {
+        return (err as ConfigError).problems;
+      }
+    };
+    const numeric = configVariables.filter((name) => {
+      // Every variable whose parsed value is a number, found from the schema's own defaults.
+      const value = (parseConfig({}) as Record<string, unknown>)[name];
+      return typeof value === 'number';
+    });
+    expect(numeric).toEqual(expect.arrayContaining(['API_PORT', 'MCP_PORT', 'DASHBOARD_PORT', 'EMBEDDED_PG_PORT', 'DATABASE_POOL_MAX', 'KAFKA_PARTITIONS', 'SAMPLE_SEED', 'SAMPLE_COMPANIES', 'KEY_CACHE_TTL_MS', 'MIGRATION_LOCK_TIMEOUT_MS']));
+    // BILLING_WORKER_PORT has no default: it is numeric too.
+    for (const name of [...numeric, 'BILLING_WORKER_PORT']) {
+      // 0x1F90 listened on 8080 and 1e3 on 1000; abc said "expected number, received NaN".
+      for (const value of ['0x1F90', '1e3', '0b101', '0o17', '1500.5', '+1500', 'abc', 'Infinity', '1_000']) {
+        expect(problems({ [name]: value }), `${name}=${value}`).toEqual([`${name}: must be a whole number in decimal digits, got ${value}`]);
+      }
+    }
+    // What is refused is shown so that it can be seen, even when it is not printable.
+    expect(problems({ API_PORT: '80\u000080' })).toEqual(['API_PORT: must be a whole number in decimal digits, got "80\\u000080"']);
+    expect(problems({ API_PORT: '70000', DATABASE_POOL_MAX: '0', KEY_CACHE_TTL_MS: '9999999999' })).toEqual([
+      'DATABASE_POOL_MAX: must be at least 1, got 0',
+      'API_PORT: must be a port from 0 to 65535, got 70000',
+      'KEY_CACHE_TTL_MS: must be at most 2147483647 (milliseconds), got 9999999999',
+    ]);
+    // Decimal digits still parse, spaces around them too; SAMPLE_SEED takes a minus.
+    expect(parseConfig({ API_PORT: '8080', BILLING_WORKER_PORT: ' 3003 ', SAMPLE_SEED: '-42', MIGRATION_LOCK_TIMEOUT_MS: '0' })).toMatchObject({
+      API_PORT: 8080, BILLING_WORKER_PORT: 3003, SAMPLE_SEED: -42, MIGRATION_LOCK_TIMEOUT_MS: 0,
+    });
+    expect(problems({ API_PORT: '-1' })).toEqual(['API_PORT: must be a whole number in decimal digits, got -1']);
   });
 
   it('when REDIS_KEY_PREFIX is unset, then the rate limiter keeps the keys of before; with a space, a control character or over 64 characters it is refused by name', () => {
