@@ -171,6 +171,12 @@ describe('a service run alone when start-up fails', () => {
       + '  - API_PORT: must be a whole number in decimal digits, got 0x1F90');
   });
 
+  it.each(services)('when HOST is no address and no name that resolves then $entry says HOST, not only getaddrinfo ENOTFOUND, and exits 1', async ({ entry }) => {
+    const run = await runService(entry, { DATABASE_URL: database.url, HOST: '999.1.1.1', BILLING_WORKER_PORT: '0' });
+    // ENOTFOUND where a name server answers; a machine without one cannot look it up at all.
+    expectOneClearFailure(run, /^could not start: HOST 999\.1\.1\.1 (is neither an IP address nor a name that resolves here|could not be looked up \(.+\)): set HOST to an address of this machine, or 127\.0\.0\.1$/);
+  });
+
   it.each(services)('when NODE_ENV is production without DATABASE_URL then $entry refuses to start a database of its own, and exits 1', async ({ entry }) => {
     const run = await runService(entry, { NODE_ENV: 'production', DATABASE_URL: '', RATE_LIMIT_STORE: 'memory', USAGE_BUS: 'postgres' });
     expectOneClearFailure(run, 'could not start: Invalid configuration:\n  - DATABASE_URL is required when NODE_ENV is production: the embedded PostgreSQL is for running on one machine (npm start, tests)');
