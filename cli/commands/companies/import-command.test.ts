@@ -191,6 +191,49 @@ describe('cli import', () => {
     for (const pct of shown) expect(pct).toBeLessThanOrEqual(Math.floor((100 * twoBatches) / size));
   });
 
+  it('when the database holds a batch for long then a progress line still comes every 5 s meanwhile, saying the counts so far', async () => {
+    const dossiers = [...generateDossiers({ count: 300, seed: 81_200_205 })];
+    const file = path.join(dir, 'held-long.jsonl');
+    await writeFile(file, dossiers.map((d) => JSON.stringify(d) + '\n').join(''));
+    const hold = await holdCompany(dossiers[0]!.fiscalCode);
+    const run = spawnCli('import', file, '--workers', '0', '--batch-size', '50');
+    let duringHold: string[];
+    try {
+      await until('the import waits for the held company', hold.waitedFor);
+      const before = run.output.stderr.length;
+      // Progress lines come at most 6 s apart (5 s, checked every second): two at least in 12.5 s.
+      await new Promise((resolve) => setTimeout(resolve, 12_500));
+      duringHold = run.output.stderr.slice(before).split('\n').filter((l) => l.startsWith('import: '));
+    } finally {
+      await hold.release();
+    }
+    const [code] = await run.exited;
+    expect(code, run.output.stderr).toBe(0);
+    // Before, none came while the first batch was held: counts changed only when a batch was written.
+    expect(duringHold.length, run.output.stderr).toBeGreaterThanOrEqual(2);
+    for (const line of duringHold) expect(line).toMatch(/^import: \d+%, [\d,]+ lines, [\d,]+\/s, ETA /);
+    expect(run.output.stdout).toMatch(/imported 300 lines in .*: 300 created, 0 updated, 0 unchanged, 0 rejected/);
+  });
+
+  it('when --batch-size is above 5000 then it is refused with the bound and why, and nothing is imported; 5000 is taken', async () => {
+    const [dossier] = [...generateDossiers({ count: 1, seed: 81_200_206 })];
+    const file = path.join(dir, 'batch-too-big.jsonl');
+    await writeFile(file, JSON.stringify(dossier) + '\n');
+
+    // 100000000 made a 226 MB file one transaction, at 871 MB of memory instead of 581.
+    const [over, far] = await Promise.all([cli('import', file, '--batch-size', '5001', '--quiet'), cli('import', file, '--batch-size', '100000000', '--quiet')]);
+    for (const [run, n] of [[over, 5001], [far, 100_000_000]] as const) {
+      expect(run).toMatchObject({ code: 1, stdout: '' });
+      expect(run.stderr).toContain(`error: option '--batch-size <n>' argument '${n}' is invalid. at most 5000: a batch's companies are held in memory until it is written, and larger batches write no faster`);
+    }
+    expect(await storedCount([dossier!.fiscalCode])).toBe(0);
+
+    const most = await cli('import', file, '--batch-size', '5000', '--quiet');
+    expect(most.stdout).toMatch(/imported 1 line in .*: 1 created/);
+    const help = await cli('import', '--help');
+    expect(help.stdout.replace(/\s+/g, ' ')).toContain('--batch-size <n> companies written per database transaction, 1 to 5000');
+  });
+
   it('when a field stored as an integer is out of its bounds then its line is refused naming that field, and nothing of it is written', async () => {
     const nextCode = fiscalCodes();
     const company = (fields: Record<string, unknown>) => ({ fiscalCode: nextCode(), legalName: 'Bounds S.r.l.', ...fields });

@@ -1,6 +1,6 @@
 import { availableParallelism } from 'node:os';
 import { InvalidArgumentError, type Command } from 'commander';
-import { DEFAULT_BATCH_SIZE, importDossiers } from '../../../core/companies/import/index.js';
+import { DEFAULT_BATCH_SIZE, importDossiers, MAX_BATCH_SIZE } from '../../../core/companies/import/index.js';
 import type { CliContext } from '../../context.js';
 import { quitAtOnceHint } from '../../stop-signals.js';
 import { parseNonNegativeInt, parsePositiveInt } from './parse-options.js';
@@ -39,6 +39,12 @@ function parseParserThreads(value: string): number {
   return n;
 }
 
+function parseBatchSize(value: string): number {
+  const n = parsePositiveInt(value);
+  if (n > MAX_BATCH_SIZE) throw new InvalidArgumentError(`at most ${MAX_BATCH_SIZE}: a batch's companies are held in memory until it is written, and larger batches write no faster`);
+  return n;
+}
+
 export function registerImportCommand(program: Command, context: () => CliContext): void {
   program
     .command('import')
@@ -58,7 +64,7 @@ export function registerImportCommand(program: Command, context: () => CliContex
       '       read are written and the summary says how many',
     ].join('\n'))
     .argument('<file>', 'JSON Lines file, one company dossier per line; "-" reads standard input')
-    .option('--batch-size <n>', 'companies written per database transaction', parsePositiveInt, DEFAULT_BATCH_SIZE)
+    .option('--batch-size <n>', `companies written per database transaction, 1 to ${MAX_BATCH_SIZE}`, parseBatchSize, DEFAULT_BATCH_SIZE)
     .option('--rejects <file>', 'also write each rejected line, unchanged, to this file, which may not be the input (fix it, then import it with --rejects naming another file)')
     .option('--workers <n>', `parser threads, 0 to ${maxParserThreads()} (twice the CPUs): JSON parsing and validation off the main `
       + 'thread; 0 parses on the main thread (default: 2 on a machine with 3+ CPUs, 1 with 2, 0 for files under 1 MB)', parseParserThreads)
