@@ -1,6 +1,7 @@
 import { open, stat } from 'node:fs/promises';
 import path from 'node:path';
 import type { FileIdentity } from './read-lines.js';
+import { writeFailureReason } from './write-failure-reason.js';
 
 // The file --rejects names. The documented workflow is "fix the rejects file and import it
 // again", so the next step is often `import rejected.jsonl --rejects rejected.jsonl`: opened
@@ -20,22 +21,7 @@ export interface InputFile {
   identity: FileIdentity | null;
 }
 
-function reasonOf(err: NodeJS.ErrnoException): string {
-  switch (err.code) {
-    case 'ENOENT': return 'no such directory';
-    case 'ENOTDIR': return 'a part of its path is not a directory';
-    case 'EISDIR': return 'it is a directory';
-    case 'EACCES':
-    case 'EPERM': return 'permission denied';
-    case 'EROFS': return 'read-only file system';
-    case 'ENOSPC': return 'no space left on device';
-    case 'EDQUOT': return 'disk quota exceeded';
-    case 'EFBIG': return 'file too large';
-    default: return err.message;
-  }
-}
-
-const cannotWrite = (file: string, err: unknown) => new Error(`cannot write the rejects file ${file}: ${reasonOf(err as NodeJS.ErrnoException)}`);
+const cannotWrite = (file: string, err: unknown) => new Error(`cannot write the rejects file ${file}: ${writeFailureReason(err)}`);
 
 /** Refuses (throws) a rejects file that is the input itself: the same file, or the same path. */
 export async function refuseRejectsOverInput(rejects: string, input: InputFile): Promise<void> {

@@ -1,4 +1,5 @@
-import { access, mkdtemp, readFile, rm } from 'node:fs/promises';
+import { existsSync } from 'node:fs';
+import { access, chmod, mkdir, mkdtemp, readFile, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
@@ -46,6 +47,28 @@ describe('cli sample generate', () => {
     }
     const help = await cli('sample', 'generate', '--help');
     expect(help.stdout.replace(/\s+/g, ' ')).toContain(`most recent fiscal year with filed accounts, ${LATEST_YEAR_RANGE.min} to ${LATEST_YEAR_RANGE.max}`);
+  });
+
+  it.each([
+    ['in a folder that does not exist', async () => path.join(dir, 'no-such-folder', 'sample.jsonl'), 'no such directory'],
+    ['a folder', async () => dir, 'it is a directory'],
+    ['under a file, as if it were a folder', async () => path.join(dir, 'latest-1.jsonl', 'sample.jsonl'), 'a part of its path is not a directory'],
+    // root writes anywhere, whatever the permissions.
+    ...(process.getuid?.() === 0 ? [] : [['in a folder without write permission', async () => {
+      const folder = path.join(dir, 'read-only');
+      await mkdir(folder, { recursive: true });
+      await chmod(folder, 0o500);
+      return path.join(folder, 'sample.jsonl');
+    }, 'permission denied'] as const]),
+    // A full disk: the first writes fail, after the file was opened.
+    ...(existsSync('/dev/full') ? [['on a full disk', async () => '/dev/full', 'no space left on device'] as const] : []),
+  ] as const)('when --out is %s then one line says why in the words import\'s --rejects uses, not a Node error code', async (_name, outPath, why) => {
+    if (why === 'a part of its path is not a directory') await cli('sample', 'generate', '--count', '1', '--out', path.join(dir, 'latest-1.jsonl'));
+    const out = await outPath();
+    const run = await cli('sample', 'generate', '--count', '50', '--out', out);
+    expect(run).toMatchObject({ code: 1, stdout: '' });
+    // Was "error: ENOENT: no such file or directory, open '…'" (EISDIR, EACCES, ENOSPC alike).
+    expect(run.stderr.trim()).toBe(`error: cannot write ${out}: ${why}`);
   });
 
   it('when --latest-year is either end of its range then the file written imports with no line rejected, its years reaching to the import\'s bounds', async () => {

@@ -1,4 +1,4 @@
-import { createWriteStream } from 'node:fs';
+import { open } from 'node:fs/promises';
 import type { Writable } from 'node:stream';
 import { InvalidArgumentError, type Command } from 'commander';
 import {
@@ -7,6 +7,7 @@ import {
 import type { CliContext } from '../../context.js';
 import { createLineWriter } from '../../line-writer.js';
 import { parseInteger, parseNonNegativeInt, parsePositiveInt } from './parse-options.js';
+import { writeFailureReason } from './write-failure-reason.js';
 
 // Refused here, before the file is opened, rather than by the generator's own check part way in.
 function parseLatestYear(value: string): number {
@@ -41,13 +42,28 @@ export function registerSampleCommands(program: Command, context: () => CliConte
       const count = opts.count ?? ctx.config.SAMPLE_COMPANIES;
       const seed = opts.seed ?? ctx.config.SAMPLE_SEED;
       const started = performance.now();
-      const out: Writable = opts.out === '-' ? process.stdout : createWriteStream(opts.out);
-      const lines = createLineWriter(out);
-      for (const dossier of generateDossiers({ count, seed, latestYear: opts.latestYear, includeDerivedChanges: Boolean(opts.withChanges) })) {
-        await lines.line(JSON.stringify(dossier));
+      // Said as import's --rejects says it ("no such directory"), not as Node's "ENOENT: …, open '…'".
+      const cannotWrite = (err: unknown) => new Error(`cannot write ${opts.out}: ${writeFailureReason(err)}`, { cause: err });
+      // Opened before the first line is made, so a path that cannot be written is refused at once.
+      const file = opts.out === '-' ? undefined : await open(opts.out, 'w').catch((err: unknown) => {
+        throw cannotWrite(err);
+      });
+      const out: Writable = file ? file.createWriteStream() : process.stdout;
+      // A write that fails between two waits for 'drain' (a full disk) is said when the next one ends.
+      let failed: Error | undefined;
+      if (file) out.on('error', (err) => (failed ??= err));
+      try {
+        const lines = createLineWriter(out);
+        for (const dossier of generateDossiers({ count, seed, latestYear: opts.latestYear, includeDerivedChanges: Boolean(opts.withChanges) })) {
+          if (failed) throw failed;
+          await lines.line(JSON.stringify(dossier));
+        }
+        await lines.flush();
+        if (file) await new Promise<void>((resolve, reject) => out.end((err?: Error | null) => (err ? reject(err) : resolve())));
+        if (failed) throw failed;
+      } catch (err) {
+        throw file ? cannotWrite(err) : err;
       }
-      await lines.flush();
-      if (out !== process.stdout) await new Promise<void>((resolve, reject) => out.end((err?: Error | null) => (err ? reject(err) : resolve())));
       const seconds = (performance.now() - started) / 1000;
       process.stderr.write(`wrote ${count} synthetic companies (seed ${seed}) to ${opts.out === '-' ? 'stdout' : opts.out} in ${seconds.toFixed(1)} s\n`);
     });
