@@ -192,7 +192,7 @@ describe('cli import', () => {
   });
 
   it('when the database holds a batch for long then a progress line still comes every 5 s meanwhile, saying the counts so far', async () => {
-    const dossiers = [...generateDossiers({ count: 300, seed: 81_200_205 })];
+    const dossiers = [...generateDossiers({ count: 300, seed: 81_200_301 })];
     const file = path.join(dir, 'held-long.jsonl');
     await writeFile(file, dossiers.map((d) => JSON.stringify(d) + '\n').join(''));
     const hold = await holdCompany(dossiers[0]!.fiscalCode);
@@ -216,7 +216,7 @@ describe('cli import', () => {
   });
 
   it('when --batch-size is above 5000 then it is refused with the bound and why, and nothing is imported; 5000 is taken', async () => {
-    const [dossier] = [...generateDossiers({ count: 1, seed: 81_200_206 })];
+    const [dossier] = [...generateDossiers({ count: 1, seed: 81_200_302 })];
     const file = path.join(dir, 'batch-too-big.jsonl');
     await writeFile(file, JSON.stringify(dossier) + '\n');
 
@@ -319,6 +319,20 @@ describe('cli import', () => {
     } finally {
       if (child.exitCode === null) child.kill();
     }
+  });
+
+  it('when the file is a pipe, as a shell\'s <(cat file) gives, then it is read as standard input is, to its end', async () => {
+    const dossiers = [...generateDossiers({ count: 5, seed: 81_200_303 })];
+    const file = path.join(dir, 'through-a-pipe.jsonl');
+    await writeFile(file, dossiers.map((d) => JSON.stringify(d) + '\n').join(''));
+    // bash passes the pipe as /dev/fd/63; it was refused: "cannot read /dev/fd/63: not a file".
+    const child = spawn('bash', ['-c', `exec "$0" --import tsx cli/main.ts import <(cat "$1") --quiet`, process.execPath, file], { ...cliOptions(), stdio: ['ignore', 'pipe', 'pipe'] });
+    const output = { stdout: '', stderr: '' };
+    child.stdout.on('data', (d: Buffer) => (output.stdout += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (output.stderr += d.toString()));
+    const [code] = (await once(child, 'exit')) as [number | null];
+    expect({ code, ...output }).toMatchObject({ code: 0, stderr: '', stdout: expect.stringMatching(/^imported 5 lines in .*: 5 created, 0 updated, 0 unchanged, 0 rejected\n$/) });
+    expect(await storedCount(dossiers.map((d) => d.fiscalCode))).toBe(5);
   });
 
   it('when the file is missing or is a folder then one clear line says so and the exit code is 1', async () => {

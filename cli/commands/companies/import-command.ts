@@ -63,7 +63,7 @@ export function registerImportCommand(program: Command, context: () => CliContex
       '  130  interrupted by Ctrl-C (143: SIGTERM), ending by that signal: the lines',
       '       read are written and the summary says how many',
     ].join('\n'))
-    .argument('<file>', 'JSON Lines file, one company dossier per line; "-" reads standard input')
+    .argument('<file>', 'JSON Lines file, one company dossier per line; "-" reads standard input, as it reads a named pipe (<(zcat file.gz))')
     .option('--batch-size <n>', `companies written per database transaction, 1 to ${MAX_BATCH_SIZE}`, parseBatchSize, DEFAULT_BATCH_SIZE)
     .option('--rejects <file>', 'also write each rejected line, unchanged, to this file, which may not be the input (fix it, then import it with --rejects naming another file)')
     .option('--workers <n>', `parser threads, 0 to ${maxParserThreads()} (twice the CPUs): JSON parsing and validation off the main `
@@ -114,9 +114,9 @@ export function registerImportCommand(program: Command, context: () => CliContex
         }
       } finally {
         signals?.dispose();
-        // A failed import can stop while stdin still waits for a quiet producer's next line
-        // (core/companies/import/mark-idle.ts); ended here, the CLI exits now, not then.
-        if (file === '-') process.stdin.destroy();
+        // A failed import can stop while stdin (or a FIFO) still waits for a quiet producer's
+        // next line (core/companies/import/mark-idle.ts); ended here, the CLI exits now, not then.
+        source.close();
       }
 
       // Finished: its status says what it did, whether or not the summary finds a reader. A

@@ -1,5 +1,7 @@
-import { constants, createReadStream, fstatSync, type Stats } from 'node:fs';
+import { constants, createReadStream, fstatSync, open, type Stats } from 'node:fs';
 import { access, stat } from 'node:fs/promises';
+import net from 'node:net';
+import { promisify } from 'node:util';
 import type { Readable } from 'node:stream';
 import { leaveIterator } from '../../../core/companies/import/leave-iterator.js';
 import { readLineBlocks, type LineBlock } from '../../../core/companies/import/line-blocks.js';
@@ -20,6 +22,11 @@ export interface LineSource {
   identity: FileIdentity | null;
   /** Whether `stop` ended the blocks before the input's end. */
   cutShort(): boolean;
+  /**
+   * Stops reading a pipe (standard input, or a FIFO such as `<(cat file)`): a read still
+   * waiting for a quiet producer's next line would keep the CLI up after a failed import.
+   */
+  close(): void;
 }
 
 export interface LineSourceOptions {
@@ -116,13 +123,22 @@ export async function openLineSource(file: string, stdin: Readable, options: Lin
     } catch {
       // No descriptor 0 (closed): nothing to compare, and reading says what is wrong.
     }
-    return { blocks: blocks(await checkedChunks(stdin, file)), bytes: null, identity, cutShort };
+    return { blocks: blocks(await checkedChunks(stdin, file)), bytes: null, identity, cutShort, close: () => stdin.destroy() };
   }
   const info = await Promise.all([stat(file), access(file, constants.R_OK)]).then(([s]) => s, (err: NodeJS.ErrnoException) => {
     throw new Error(`cannot read ${file}: ${err.code === 'ENOENT' ? 'no such file' : err.code === 'EACCES' ? 'permission denied' : err.message}`);
   });
+  // A pipe by name (a shell's `<(cat file)` is /dev/fd/63, or a mkfifo) is read as standard
+  // input is, of unknown size. Through a socket, not a file stream: a file stream's read of a
+  // quiet pipe holds a thread-pool thread, which no destroy() ends, so the CLI could not exit.
+  if (info.isFIFO()) {
+    // Waits (off the main thread) for a writer, as `cat` does on a FIFO nobody has opened yet.
+    const fd = await promisify(open)(file, constants.O_RDONLY);
+    const pipe = new net.Socket({ fd, readable: true, writable: false });
+    return { blocks: blocks(await checkedChunks(pipe, file)), bytes: null, identity: null, cutShort, close: () => pipe.destroy() };
+  }
   // A folder passes stat; reading it would fail later with EISDIR, after the import started.
   if (!info.isFile()) throw new Error(`cannot read ${file}: not a file`);
   const stream = createReadStream(file, { highWaterMark: 1 << 20 });
-  return { blocks: blocks(await checkedChunks(stream, file)), bytes: info.size, identity: identityOf(info), cutShort };
+  return { blocks: blocks(await checkedChunks(stream, file)), bytes: info.size, identity: identityOf(info), cutShort, close: () => undefined };
 }
