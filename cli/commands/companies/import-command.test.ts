@@ -549,6 +549,21 @@ describe('cli import', () => {
     });
   });
 
+  it('when a small file has CR-only line ends (an old Mac\'s) then its one line is rejected with the hint, not only JSON.parse\'s position', async () => {
+    const dossiers = [...generateDossiers({ count: 3, seed: 81_200_304 })];
+    const file = path.join(dir, 'cr-only.jsonl');
+    await writeFile(file, dossiers.map((d) => JSON.stringify(d) + '\r').join(''));
+    const run = await cli('import', file, '--quiet', '--workers', '0');
+    expect(run.code).toBe(2);
+    // Before, only lines over 4 MiB got the hint; this one (~40 kB) read "invalid JSON: Unexpected non-whitespace character after JSON at position …".
+    expect(run.stdout).toMatch(/^imported 1 line in .*: 0 created, 0 updated, 0 unchanged, 1 rejected\n/);
+    expect(run.stdout).toMatch(/\nline 1: invalid JSON: Unexpected non-whitespace character after JSON at position \d+ \(CR-only line ends\? the line holds a carriage return followed by more: end lines with "\\n", e\.g\. `tr '\\r' '\\n' < FILE > fixed\.jsonl`\)\n$/);
+    // CR LF line ends are fine, and a line of bad JSON without a carriage return gets no hint.
+    await writeFile(file, `${JSON.stringify(dossiers[0])}\r\n{"fiscalCode": \r\n`);
+    const crlf = await cli('import', file, '--quiet', '--workers', '0');
+    expect(crlf.stdout).toMatch(/: 1 created, 0 updated, 0 unchanged, 1 rejected\nline 2: invalid JSON: [^(]*\n$/);
+  });
+
   describe('interrupted', () => {
     // ~13 kB a company: 1,500 are ~20 MB, read in 1 MB blocks. The batch of line 201 is held
     // by the database until the signal has come, so the import is surely running then, and

@@ -53,6 +53,10 @@ const NOT_UTF8_MESSAGE = 'not UTF-8 text: the line holds bytes that are not UTF-
 
 // A file with no "\n" (CR-only line ends) or a JSON array on one line is one long line: say so.
 const LONG_LINE_HINT = '(CR-only line ends, or a JSON array instead of one object per line?)';
+// A carriage return inside a line (its "\r\n" end is not in it) is a line end of an old Mac
+// file, or of one exported so: the next object follows it, and JSON.parse says only
+// "Unexpected non-whitespace character after JSON at position 9970". Said however short the line.
+const CR_ONLY_HINT = "(CR-only line ends? the line holds a carriage return followed by more: end lines with \"\\n\", e.g. `tr '\\r' '\\n' < FILE > fixed.jsonl`)";
 // JSON carries NUL and UTF-16 surrogates as escapes (\u0000, \ud800 to \udfff); decoded
 // UTF-8 holds surrogates only in pairs (an emoji), so a raw lone one comes only in a caller's
 // own strings. Only a line holding either is searched field by field. Tested in this order, most lines cost one includes(): a text
@@ -79,7 +83,8 @@ export function parseDossierLine(text: string, line: number): ParsedEntry | null
   try {
     value = JSON.parse(trimmed);
   } catch (err) {
-    return { ok: false, rejection: { line, fiscalCode: null, reason: `invalid JSON: ${(err as Error).message}` } };
+    const hint = trimmed.includes('\r') ? ` ${CR_ONLY_HINT}` : '';
+    return { ok: false, rejection: { line, fiscalCode: null, reason: `invalid JSON: ${(err as Error).message}${hint}` } };
   }
   // Text the store cannot hold (a NUL, a surrogate not in a pair): a field-by-field reason
   // here, rather than the database refusing the whole company, and its batch with it.
