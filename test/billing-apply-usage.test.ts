@@ -3,6 +3,7 @@ import { changeCredits, setCallsCap } from '../core/billing/adjust-allowance.js'
 import { buildAllowanceReport } from '../core/billing/allowance-report.js';
 import { applyUsageBatch } from '../core/billing/apply-usage-batch.js';
 import { reconcileLedger } from '../core/billing/reconcile-ledger.js';
+import { replayDeadLetters } from '../core/billing/replay-dead-letters.js';
 import { rollOverDueAllowances } from '../core/billing/roll-over-period.js';
 import { clearProductOverride, setProductOverride } from '../core/billing/plans/manage-organizations.js';
 import type { UsageBusMessage } from '../core/usage/index.js';
@@ -86,6 +87,58 @@ describe('applying usage batches', () => {
     expect(await kept()).toEqual([`usage-events-${marker}/0@0`, `usage-events-${marker}/0@1`, `usage-events-${marker}/0@0`]);
   });
 
+  it('when an event says it happened years ahead (a producer clock far off) then it is a dead letter naming both clocks, the month does not move, and a replay charges it once its time has come', async () => {
+    const { organizationId } = await createBillingOrg(db, { credits: 100, callsCap: 2, creditsPerPeriod: 100_000, period: '2026-11' });
+    const now = new Date('2026-11-27T15:00:00Z');
+    const future = usageEvent(organizationId, { occurredAt: '2030-06-15T00:00:00Z', quantity: 1, unit: 'calls', product: 'company-report' });
+    const today = Array.from({ length: 3 }, () => usageEvent(organizationId, { occurredAt: '2026-11-27T14:59:59Z', quantity: 1, unit: 'calls', product: 'company-report' }));
+    const outcome = await apply([future, ...today], now);
+    expect(outcome.applied).toBe(3);
+    expect(outcome.deadLetters).toEqual([{
+      ref: 'test#0',
+      value: JSON.stringify(future),
+      reason: "occurredAt 2030-06-15T00:00:00Z is 1295 days ahead of the billing worker's clock (2026-11-27T15:00:00.000Z), more than the 5 min allowed: check the clock of the host that produced it (API or tool server); not charged, replay it once that time has passed",
+    }]);
+    // The month stays, no rollover granted anything, and this month's calls count against its cap.
+    expect(await allowanceOf(db, organizationId)).toMatchObject({ period: '2026-11', credits_balance: 100, calls_used: 3, limit_reached: true });
+    expect(await ledgerCount(db, organizationId, 'period_rollover')).toBe(0);
+    expect(await db('usage_ledger').where({ organization_id: organizationId, entry_type: 'usage' }).pluck('calls_delta')).toEqual([1, 1, 1]);
+    const [dead] = await db('usage_dead_letters').where('payload', 'like', `%${future.eventId}%`).select('id', 'reason');
+    expect(dead.reason).toMatch(/^occurredAt 2030-06-15T00:00:00Z is 1295 days ahead .* \(test#0\)$/);
+
+    // Replayed early, it is still refused and stays open; once its time has come, it is charged in its own month, once.
+    const early = await replayDeadLetters(db, { ids: [Number(dead.id)], actor: 'test', now });
+    expect(early).toEqual([{ id: Number(dead.id), outcome: 'still_failing', eventId: future.eventId, reason: expect.stringMatching(/^occurredAt 2030-06-15T00:00:00Z is 1295 days ahead/) }]);
+    const inTime = new Date('2030-06-15T00:00:30Z');
+    expect((await replayDeadLetters(db, { ids: [Number(dead.id)], actor: 'test', now: inTime }))[0]).toMatchObject({ outcome: 'charged' });
+    expect((await replayDeadLetters(db, { ids: [Number(dead.id)], actor: 'test', now: inTime }))[0]).toMatchObject({ outcome: 'not_open' });
+    expect(await db('usage_ledger').where({ event_id: future.eventId }).select('period', 'calls_delta')).toEqual([{ period: '2030-06', calls_delta: 1 }]);
+    expect((await apply([future], inTime)).duplicates).toBe(1);
+  });
+
+  it('when an event is a few minutes ahead then within the 5 min skew it is charged, and past it it is a dead letter', async () => {
+    const { organizationId } = await createBillingOrg(db, { credits: 100 });
+    const now = new Date();
+    const within = usageEvent(organizationId, { occurredAt: new Date(now.getTime() + 4 * 60_000).toISOString() });
+    const past = usageEvent(organizationId, { occurredAt: new Date(now.getTime() + 6 * 60_000).toISOString() });
+    const outcome = await apply([within, past], now);
+    expect(outcome.applied).toBe(1);
+    expect(outcome.deadLetters.map((d) => d.reason)).toEqual([expect.stringMatching(/^occurredAt \S+ is 6 min ahead of the billing worker's clock/)]);
+    expect((await allowanceOf(db, organizationId))?.credits_balance).toBe(95);
+  });
+
+  it('when an event says it happened before 2000 then it is a dead letter, while a late event of weeks ago is charged in its own (closed) month', async () => {
+    const { organizationId } = await createBillingOrg(db, { credits: 100, period: '2026-11' });
+    const now = new Date('2026-11-27T15:00:00Z');
+    const ancient = ['1900-01-01T00:00:00Z', '0001-01-01T00:00:00Z', '1970-01-01T00:00:00Z', '1999-12-31T23:59:59Z'].map((occurredAt) => usageEvent(organizationId, { occurredAt }));
+    const late = usageEvent(organizationId, { occurredAt: '2026-10-05T08:00:00Z' });
+    const outcome = await apply([...ancient, late], now);
+    expect(outcome.applied).toBe(1);
+    expect(outcome.deadLetters.map((d) => d.reason)).toEqual(ancient.map((e) => `occurredAt ${e.occurredAt} is before 2000-01-01, when no call of this service happened: check the clock of the host that produced it (API or tool server); not charged`));
+    expect(await db('usage_ledger').where({ organization_id: organizationId, entry_type: 'usage' }).pluck('period')).toEqual(['2026-10']);
+    expect((await allowanceOf(db, organizationId))?.credits_balance).toBe(95);
+  });
+
   it('when the balance falls below the cheapest credits-priced call then credits_exhausted is set, and a top-up that covers a call clears it', async () => {
     const { organizationId } = await createBillingOrg(db, { credits: 12 });
     await apply([usageEvent(organizationId, { quantity: 5 })]); // 7 left: a 5-credit call is still payable
@@ -141,8 +194,8 @@ describe('applying usage batches', () => {
     // A late January event pays its credits but does not count against February's cap.
     await apply([usageEvent(organizationId, { occurredAt: '2026-01-31T23:59:59.000Z', quantity: 1, unit: 'calls', product: 'company-report' })], february);
     expect(await allowanceOf(db, organizationId)).toMatchObject({ calls_used: 0, limit_reached: false });
-    // An event from March (the API's clock ahead) opens March before it is applied.
-    await apply([usageEvent(organizationId, { occurredAt: '2026-03-01T00:00:01.000Z', quantity: 5 })], february);
+    // An event from March (the API's clock 31 s ahead, within the skew allowed) opens March before it is applied.
+    await apply([usageEvent(organizationId, { occurredAt: '2026-03-01T00:00:01.000Z', quantity: 5 })], new Date('2026-02-28T23:59:30Z'));
     expect(await allowanceOf(db, organizationId)).toMatchObject({ period: '2026-03', credits_balance: 997 });
     expect(await ledgerCount(db, organizationId, 'period_rollover')).toBe(2);
     expect((await reconcileLedger(db, { organizationIds: [organizationId] })).differences).toEqual([]);

@@ -7,6 +7,7 @@ import type { Knex } from 'knex';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createKafka, createKafkaUsageConsumer, createKafkaUsageSink } from '../adapters/kafka/index.js';
 import { startBillingWorker, type BillingWorker } from '../billing-worker/start-billing-worker.js';
+import { periodOf } from '../core/billing/billing-period.js';
 import { reconcileLedger } from '../core/billing/reconcile-ledger.js';
 import { createDb, migrateLatest } from '../core/db/index.js';
 import { isAppError } from '../core/errors/index.js';
@@ -40,6 +41,9 @@ beforeAll(async () => {
   connectionString = scratch.url;
   db = createDb({ connectionString, poolMax: 8, applicationName: 'billing-bus-test' });
   await migrateLatest(db);
+  // A ledger that refuses one product: a well-formed event whose application fails on its own
+  // data (SQLSTATE 23514) for as long as this scratch database lives, a topic replayed included.
+  await db.raw("ALTER TABLE usage_ledger ADD CONSTRAINT test_apply_fails CHECK (product NOT LIKE 'apply-fails-%') NOT VALID");
 });
 afterAll(async () => {
   await db.destroy();
@@ -169,18 +173,36 @@ describe.each(Object.keys(buses))('the %s usage bus', (name) => {
 
   it('when one event of a batch keeps failing in the ledger then only it is dead-lettered and the rest of its batch is charged', async () => {
     const { organizationId } = await createBillingOrg(db, { credits: 1_000 });
-    // A well-formed ISO time that Postgres cannot store (there is no year 0): SQLSTATE 22008.
-    const bad = usageEvent(organizationId, { occurredAt: '0000-01-01T00:00:00Z' });
+    // A well-formed event the ledger refuses (the constraint made in beforeAll; a time Postgres
+    // cannot store, year 0, is now refused before, by the worker's own time rule): SQLSTATE 23514.
+    const bad = usageEvent(organizationId, { product: `apply-fails-${randomUUID()}` });
     const good = [usageEvent(organizationId), usageEvent(organizationId)];
     await bus.injectBatch([good[0], bad, good[1]].map((e) => JSON.stringify(e)));
     await ledgerHas(organizationId, 2);
     expect(await db('usage_ledger').where({ organization_id: organizationId, entry_type: 'usage' }).orderBy('event_id').pluck('event_id')).toEqual(good.map((e) => e.eventId).sort());
     const row = await waitFor('dead-letter row', () => db('usage_dead_letters').where('payload', 'like', `%${bad.eventId}%`).first());
     expect(row.bus).toBe(name);
-    expect(row.reason).toMatch(/^apply failed: SQLSTATE 22008: date\/time field value out of range.* \((usage_bus_batches#\d+\/1|usage-events-test-\w+\/\d+@\d+)\)$/);
+    expect(row.reason).toMatch(/^apply failed: SQLSTATE 23514: .*test_apply_fails.* \((usage_bus_batches#\d+\/1|usage-events-test-\w+\/\d+@\d+)\)$/);
     expect(JSON.parse(row.payload)).toEqual(bad);
-    if (bus.deadLetterVisible) expect((await bus.deadLetterVisible(bad.eventId))?.reason).toMatch(/^apply failed: SQLSTATE 22008/);
+    if (bus.deadLetterVisible) expect((await bus.deadLetterVisible(bad.eventId))?.reason).toMatch(/^apply failed: SQLSTATE 23514/);
     expect((await allowanceOf(db, organizationId))?.credits_balance).toBe(1_000 - 10);
+  });
+
+  it('when an event says it happened years ahead of the worker or before 2000 then it is a dead letter saying so, counted, the month does not move, and the rest of its batch is charged', async () => {
+    const { organizationId } = await createBillingOrg(db, { credits: 1_000, creditsPerPeriod: 100_000 });
+    const future = usageEvent(organizationId, { occurredAt: '2099-01-01T00:00:00Z' });
+    const ancient = usageEvent(organizationId, { occurredAt: '1900-01-01T00:00:00Z' });
+    const good = [usageEvent(organizationId), usageEvent(organizationId)];
+    const counted = worker!.stats().deadLetters;
+    await bus.injectBatch([future, good[0], ancient, good[1]].map((e) => JSON.stringify(e)));
+    await ledgerHas(organizationId, 2);
+    const reasonOf = async (eventId: string) => (await waitFor('dead-letter row', () => db('usage_dead_letters').where('payload', 'like', `%${eventId}%`).first())).reason as string;
+    expect(await reasonOf(future.eventId)).toMatch(/^occurredAt 2099-01-01T00:00:00Z is \d+ days ahead of the billing worker's clock \(\S+Z\), more than the 5 min allowed: check the clock of the host that produced it/);
+    expect(await reasonOf(ancient.eventId)).toMatch(/^occurredAt 1900-01-01T00:00:00Z is before 2000-01-01/);
+    if (bus.deadLetterVisible) expect((await bus.deadLetterVisible(future.eventId))?.reason).toMatch(/^occurredAt 2099-01-01T00:00:00Z is \d+ days ahead/);
+    await waitFor('dead letters counted', async () => worker!.stats().deadLetters - counted === 2);
+    expect(await allowanceOf(db, organizationId)).toMatchObject({ period: periodOf(new Date()), credits_balance: 1_000 - 10 });
+    expect(await ledgerCount(db, organizationId, 'period_rollover')).toBe(0);
   });
 
   it('when a message carries a NUL character then it is dead-lettered with the NUL written out and later events still apply', async () => {

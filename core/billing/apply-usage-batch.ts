@@ -36,8 +36,9 @@ interface Totals {
 
 /**
  * Applies a batch of usage messages in the caller's transaction, in one pass:
- *  1. parse: anything that is not a v1 usage event becomes a dead letter (row written here;
- *     the bus may also forward it, e.g. to the Kafka dead-letter topic);
+ *  1. parse: anything that is not a v1 usage event, or whose time is ahead of `now` by more than
+ *     the clock skew allowed or implausibly old (core/usage/occurred-at-bounds.ts), becomes a
+ *     dead letter (row written here; the bus may also forward it, e.g. to the Kafka dead-letter topic);
  *  2. lock the allowance rows of the batch's organizations in id order (no deadlocks between
  *     worker replicas) and roll them over to the current month if due;
  *  3. insert one ledger row per event with ON CONFLICT (event_id) DO NOTHING; a redelivered
@@ -56,7 +57,7 @@ export async function applyUsageBatch(trx: Knex.Transaction, messages: UsageBusM
   const messageOf = new Map<string, UsageBusMessage>();
   let duplicates = 0;
   for (const message of messages) {
-    const parsed = parseUsageMessage(message.value);
+    const parsed = parseUsageMessage(message.value, now);
     if (!parsed.ok) {
       deadLetters.push({ ref: message.ref, value: messageText(message.value), reason: parsed.reason });
       continue;
@@ -88,7 +89,8 @@ export async function applyUsageBatch(trx: Knex.Transaction, messages: UsageBusM
   const changes: FlagChange[] = [];
 
   // Roll over to the newest month among now and the batch's events (an API clock slightly
-  // ahead of ours must not leave its events in a month we have not opened).
+  // ahead of ours must not leave its events in a month we have not opened). At most the next
+  // month: an event further ahead than the skew allowed was dead-lettered above.
   const targetPeriod = new Map<string, string>();
   for (const e of known) {
     const p = periodOf(e.occurredAt);

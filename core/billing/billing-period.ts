@@ -14,7 +14,7 @@ export function isPeriod(value: string): boolean {
 
 export function periodOf(at: Date | string): string {
   const d = typeof at === 'string' ? new Date(at) : at;
-  return `${d.getUTCFullYear()}-${String(d.getUTCMonth() + 1).padStart(2, '0')}`;
+  return `${String(d.getUTCFullYear()).padStart(4, '0')}-${String(d.getUTCMonth() + 1).padStart(2, '0')}`;
 }
 
 export function periodStart(period: string): Date {

@@ -7,6 +7,7 @@ export type { ApplyUsageBatch, DeadLetter, UsageBacklog, UsageBatchOutcome, Usag
 export { describeError, isCodeFault, rootCause, UsageConsumerFailure } from './consumer-failure.js';
 export { batchMessages, createPostgresUsageConsumer, type PostgresUsageConsumerOptions } from './postgres-usage-consumer.js';
 export { messageText, parseUsageMessage } from './parse-usage-message.js';
+export { EARLIEST_OCCURRED_AT, MAX_CLOCK_SKEW_MS, occurredAtRefusal } from './occurred-at-bounds.js';
 export { createBatchesInFlight, type BatchesInFlight, type BatchInFlight } from './batches-in-flight.js';
 export { applyOneByOne, databaseReason, isDataError, keepDeadLetters } from './apply-one-by-one.js';
 export { settleRefusedCalls, type RecordRefusedCalls } from './refused-calls.js';

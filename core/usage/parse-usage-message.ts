@@ -1,3 +1,4 @@
+import { occurredAtRefusal } from './occurred-at-bounds.js';
 import { usageEventSchema, type UsageEvent } from './usage-event.js';
 
 export type ParsedUsageMessage = { ok: true; event: UsageEvent } | { ok: false; reason: string };
@@ -12,8 +13,10 @@ export function messageText(value: Buffer | string | object | null): string {
 /**
  * The consumer's one parser: bytes or jsonb in, a usage event or a reason out. Never throws:
  * a message that cannot be billed is a dead letter, not an error that stalls the partition.
+ * With `now` (the worker's clock), an event whose time cannot be charged then is refused too
+ * (occurred-at-bounds.ts); without it, only the shape is checked.
  */
-export function parseUsageMessage(value: Buffer | string | object | null): ParsedUsageMessage {
+export function parseUsageMessage(value: Buffer | string | object | null, now?: Date): ParsedUsageMessage {
   if (value === null) return { ok: false, reason: 'empty message (tombstone)' };
   let data: unknown = value;
   if (typeof value === 'string' || Buffer.isBuffer(value)) {
@@ -24,7 +27,10 @@ export function parseUsageMessage(value: Buffer | string | object | null): Parse
     }
   }
   const parsed = usageEventSchema.safeParse(data);
-  if (parsed.success) return { ok: true, event: parsed.data };
+  if (parsed.success) {
+    const refusal = now === undefined ? null : occurredAtRefusal(parsed.data.occurredAt, now);
+    return refusal === null ? { ok: true, event: parsed.data } : { ok: false, reason: refusal };
+  }
   const issues = parsed.error.issues.slice(0, 5).map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`);
   return { ok: false, reason: `invalid usage event: ${issues.join('; ')}` };
 }
