@@ -139,6 +139,20 @@ describe('applying usage batches', () => {
     expect((await allowanceOf(db, organizationId))?.credits_balance).toBe(95);
   });
 
+  it('when an event’s quantity is above 10^9 then it is a dead letter, and a price above it cannot be set, so every sum stays exact', async () => {
+    const { organizationId } = await createBillingOrg(db, { credits: 100, period: '2026-11' });
+    const now = new Date('2026-11-27T15:00:00Z');
+    const huge = usageEvent(organizationId, { quantity: Number.MAX_SAFE_INTEGER, occurredAt: '2026-11-27T14:00:00Z' });
+    const most = usageEvent(organizationId, { quantity: 1_000_000_000, occurredAt: '2026-11-27T14:00:00Z' });
+    const outcome = await apply([huge, most], now);
+    expect(outcome.applied).toBe(1);
+    expect(outcome.deadLetters.map((d) => d.reason)).toEqual(['invalid usage event: quantity: at most 1000000000']);
+    const report = await buildAllowanceReport(db, organizationId, '2026-11', now);
+    expect(report.credits.used).toBe(1_000_000_000);
+    expect((await allowanceOf(db, organizationId))?.credits_balance).toBe(100 - 1_000_000_000);
+    await expect(setProductOverride(db, organizationId, 'company-profile', { quantity: 1_000_000_001, unit: 'credits' })).rejects.toMatchObject({ code: 'invalid_params', message: expect.stringContaining('at most 1000000000') });
+  });
+
   it('when the balance falls below the cheapest credits-priced call then credits_exhausted is set, and a top-up that covers a call clears it', async () => {
     const { organizationId } = await createBillingOrg(db, { credits: 12 });
     await apply([usageEvent(organizationId, { quantity: 5 })]); // 7 left: a 5-credit call is still payable

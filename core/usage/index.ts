@@ -1,4 +1,4 @@
-export { usageEventSchema, type UsageEvent } from './usage-event.js';
+export { MAX_USAGE_QUANTITY, usageEventSchema, usageQuantity, type UsageEvent } from './usage-event.js';
 export { occurredNow } from './occurred-now.js';
 export type { UsageSink } from './usage-sink.js';
 export { createPostgresUsageSink, meteringUnavailable, USAGE_PUBLISH_DEADLINE_MS, type PostgresUsageSinkOptions } from './postgres-usage-sink.js';

@@ -3,6 +3,7 @@ import { singleLine, type Db } from '../../db/index.js';
 import { AppError, parseInput } from '../../errors/index.js';
 import { newId } from '../../ids/index.js';
 import type { RateLimits } from '../../ratelimit/index.js';
+import { usageQuantity } from '../../usage/usage-event.js';
 import { changeCredits, reevaluateFlags, setCallsCap } from '../adjust-allowance.js';
 import { periodOf } from '../billing-period.js';
 import { findProduct } from '../products.js';
@@ -231,7 +232,7 @@ export async function setOrganizationLimits(db: Db, organizationId: string, limi
 const productOverrideSchema = z
   .object({
     enabled: z.boolean().default(true),
-    quantity: z.number().int().nonnegative().nullable().default(null),
+    quantity: usageQuantity.nullable().default(null),
     unit: z.enum(['credits', 'calls']).nullable().default(null),
   });
 export type ProductOverrideInput = z.input<typeof productOverrideSchema>;

@@ -2,12 +2,13 @@ import { z } from 'zod';
 import type { Db } from '../../db/index.js';
 import { AppError, parseInput } from '../../errors/index.js';
 import type { RateLimits } from '../../ratelimit/index.js';
+import { usageQuantity } from '../../usage/usage-event.js';
 
 /** A rate limit (per second, burst, per minute): Postgres keeps it in a 32-bit integer. */
 export const rateLimitValue = z.number().int().positive().max(2_147_483_647, 'at most 2147483647');
 
 const measureFields = {
-  quantity: z.number().int().nonnegative(),
+  quantity: usageQuantity,
   unit: z.enum(['credits', 'calls']),
 };
 
