@@ -153,6 +153,19 @@ describe('applying usage batches', () => {
     await expect(setProductOverride(db, organizationId, 'company-profile', { quantity: 1_000_000_001, unit: 'credits' })).rejects.toMatchObject({ code: 'invalid_params', message: expect.stringContaining('at most 1000000000') });
   });
 
+  it('when a text field holds an unpaired surrogate then the event is a dead letter naming the field, kept as it came, instead of charged under a key id Postgres changed to U+FFFD', async () => {
+    const { organizationId } = await createBillingOrg(db, { credits: 100 });
+    const event = usageEvent(organizationId);
+    // As a producer would write it: JSON carries the half character as an escape.
+    const text = JSON.stringify(event).replace('"keyId":"key_test"', '"keyId":"k\\ud800x"');
+    const outcome = await apply([text, usageEvent(organizationId)]);
+    expect(outcome.applied).toBe(1);
+    expect(outcome.deadLetters.map((d) => d.reason)).toEqual(['invalid usage event: keyId: holds an unpaired UTF-16 surrogate (\\ud800): the text was cut inside a character; fix or remove it']);
+    const [row] = await db('usage_dead_letters').where('payload', 'like', `%${event.eventId}%`).select('payload');
+    expect(row.payload).toBe(text);
+    expect(await db('usage_ledger').where({ event_id: event.eventId }).pluck('id')).toEqual([]);
+  });
+
   it('when the balance falls below the cheapest credits-priced call then credits_exhausted is set, and a top-up that covers a call clears it', async () => {
     const { organizationId } = await createBillingOrg(db, { credits: 12 });
     await apply([usageEvent(organizationId, { quantity: 5 })]); // 7 left: a 5-credit call is still payable

@@ -56,6 +56,14 @@ export function unstorableTextReason(text: string): string | null {
   return surrogate === null ? null : loneSurrogateMessage(surrogate);
 }
 
+/** A string schema that refuses what the store cannot hold as written: NUL (Postgres refuses it)
+ * and an unpaired surrogate (Postgres keeps U+FFFD in its place: the text would change silently). */
+export const storable = <T extends z.ZodString>(schema: T): T =>
+  schema.superRefine((text, ctx) => {
+    const reason = unstorableTextReason(text);
+    if (reason !== null) ctx.addIssue({ code: 'custom', message: reason });
+  });
+
 export interface UnstorableText {
   /** Where the text sits (object keys that are unstorable themselves escaped, as escapeUnstorable does). */
   path: PropertyKey[];

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { withoutNul } from '../db/storable-text.js';
+import { storable } from '../db/storable-text.js';
 import { requestIdSchema } from '../errors/index.js';
 
 /**
@@ -17,17 +17,18 @@ export const usageQuantity = z.number().int().nonnegative().max(MAX_USAGE_QUANTI
 
 // One usage event per successful (2xx) call: produced by the API and the tool server,
 // parsed by the billing worker. `v` versions the shape; a consumer rejects versions it does
-// not know to the dead-letter path rather than guessing. Text the ledger could not store (a NUL)
-// is refused here, with the field named, rather than by Postgres in the middle of a batch.
+// not know to the dead-letter path rather than guessing. Text the ledger could not store as
+// written (a NUL, which Postgres refuses in the middle of a batch; an unpaired surrogate, which
+// it would keep as U+FFFD) is refused here, with the field named.
 export const usageEventSchema = z.strictObject({
   v: z.literal(1),
   /** The call's requestId: the idempotency key of the ledger. */
   eventId: requestIdSchema,
-  organizationId: withoutNul(z.string().min(1).max(100)),
-  keyId: withoutNul(z.string().min(1).max(100)),
+  organizationId: storable(z.string().min(1).max(100)),
+  keyId: storable(z.string().min(1).max(100)),
   source: z.enum(['api', 'mcp']),
   /** Endpoint slug (api) or tool name (mcp). */
-  product: withoutNul(z.string().min(1).max(100)),
+  product: storable(z.string().min(1).max(100)),
   quantity: usageQuantity,
   unit: z.enum(['credits', 'calls']),
   /** ISO 8601. Our producers write UTC (`Z`), kept as written; a time with an offset is the same
