@@ -93,6 +93,11 @@ export async function startBillingWorker(deps: BillingWorkerDeps): Promise<Billi
         stats.duplicates += outcome.duplicates;
         stats.deadLetters += outcome.deadLetters.length;
         for (const dead of outcome.deadLetters) logger.warn('usage message dead-lettered', { bus, ref: dead.ref, reason: dead.reason });
+        // Not a dead letter: the first of them was charged, and charging this one too would
+        // charge one call twice. Said, so that a producer reusing ids is seen.
+        for (const c of outcome.conflicts ?? []) {
+          logger.warn('usage event id repeated with different content: the first was charged, this one dropped', { bus, eventId: c.eventId, ref: c.ref, differences: c.differences });
+        }
         deps.onBatch?.(outcome);
       },
       () => {},

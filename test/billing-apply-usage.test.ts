@@ -48,6 +48,17 @@ describe('applying usage batches', () => {
     expect(await ledgerCount(db, organizationId)).toBe(2);
   });
 
+  it('when an event id comes twice in a batch, or after its charge, with different content then the first is charged once and each difference is reported, an identical copy not', async () => {
+    const { organizationId } = await createBillingOrg(db, { credits: 100 });
+    const event = usageEvent(organizationId, { quantity: 5, occurredAt: '2026-11-27T10:00:00.123456Z' });
+    const outcome = await apply([event, { ...event, occurredAt: '2026-11-27T11:00:00.123+01:00' }, { ...event, quantity: 7, keyId: 'key_other' }]);
+    expect(outcome).toMatchObject({ applied: 1, duplicates: 2, deadLetters: [], conflicts: [{ eventId: event.eventId, ref: 'test#2', differences: 'keyId: key_test → key_other; quantity: 5 → 7' }] });
+    const later = await apply([{ ...event, occurredAt: '2026-11-27T10:05:00Z' }]);
+    expect(later).toMatchObject({ applied: 0, duplicates: 1, deadLetters: [], conflicts: [{ eventId: event.eventId, ref: 'test#0', differences: 'occurredAt: 2026-11-27T10:00:00.123Z → 2026-11-27T10:05:00Z' }] });
+    expect((await apply([event])).conflicts).toEqual([]);
+    expect((await allowanceOf(db, organizationId))?.credits_balance).toBe(95);
+  });
+
   it('when a message is malformed or names an unknown organization then it is dead-lettered and the rest of the batch is applied', async () => {
     const { organizationId } = await createBillingOrg(db, { credits: 100 });
     const good = usageEvent(organizationId);

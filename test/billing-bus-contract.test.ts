@@ -17,7 +17,9 @@ import { createScratchDatabase, type ScratchDatabase } from './support/database.
 import { kafkaBrokers } from './support/kafka.js';
 import { allowanceOf, createBillingOrg, ledgerCount, usageEvent, waitFor } from './billing-fixtures.js';
 
-const logger = createLogger({ level: 'silent' });
+// Warnings kept (not printed) for the tests that look for one.
+const warnings: Record<string, unknown>[] = [];
+const logger = createLogger({ level: 'warn', write: (line) => warnings.push(JSON.parse(line) as Record<string, unknown>) });
 
 interface Bus {
   sink(): UsageSink;
@@ -203,6 +205,25 @@ describe.each(Object.keys(buses))('the %s usage bus', (name) => {
     await waitFor('dead letters counted', async () => worker!.stats().deadLetters - counted === 2);
     expect(await allowanceOf(db, organizationId)).toMatchObject({ period: periodOf(new Date()), credits_balance: 1_000 - 10 });
     expect(await ledgerCount(db, organizationId, 'period_rollover')).toBe(0);
+  });
+
+  it('when an event id comes again with different content then nothing more is charged, nothing is dead-lettered, and a warning names the id and each difference', async () => {
+    const { organizationId } = await createBillingOrg(db, { credits: 1_000 });
+    const first = usageEvent(organizationId, { product: 'company-financials', quantity: 5 });
+    await publishAll([first]);
+    await ledgerHas(organizationId, 1);
+    const altered = { ...first, product: 'company-profile', quantity: 8 };
+    const after = usageEvent(organizationId);
+    await bus.injectBatch([JSON.stringify(altered), JSON.stringify(after)]);
+    await ledgerHas(organizationId, 2);
+    const warning = await waitFor('the warning', async () => warnings.find((w) => w.eventId === first.eventId));
+    expect(warning).toMatchObject({ level: 'warn', msg: 'usage event id repeated with different content: the first was charged, this one dropped', bus: name, differences: 'product: company-financials → company-profile; quantity: 5 → 8' });
+    expect(await db('usage_dead_letters').where('payload', 'like', `%${first.eventId}%`).pluck('id')).toEqual([]);
+    expect((await allowanceOf(db, organizationId))?.credits_balance).toBe(1_000 - 10);
+    // The same event again, unchanged, is a plain duplicate: no warning.
+    await bus.injectBatch([JSON.stringify(after), JSON.stringify(usageEvent(organizationId))]);
+    await ledgerHas(organizationId, 3);
+    expect(warnings.filter((w) => w.eventId === after.eventId)).toEqual([]);
   });
 
   it('when a message carries a NUL character then it is dead-lettered with the NUL written out and later events still apply', async () => {

@@ -1,7 +1,7 @@
 import type { Knex } from 'knex';
 import { keepDeadLetters } from '../usage/apply-one-by-one.js';
 import { messageText, parseUsageMessage } from '../usage/parse-usage-message.js';
-import type { DeadLetter, UsageBatchOutcome, UsageBusMessage } from '../usage/usage-bus.js';
+import type { DeadLetter, UsageBatchOutcome, UsageBusMessage, UsageConflict } from '../usage/usage-bus.js';
 import type { UsageEvent } from '../usage/usage-event.js';
 import { cheapestOfEach, creditPrices, crossesPrice, evaluateFlags, flagChanges, recordFlagChanges, type FlagChange, type Flags } from './allowance-flags.js';
 import { lockAllowances, type AllowanceRow } from './allowance-rows.js';
@@ -55,6 +55,8 @@ export async function applyUsageBatch(trx: Knex.Transaction, messages: UsageBusM
   // Each event's message, so that an event set aside later (an unknown organization) is kept as
   // it arrived and names where it came from (`topic/partition@offset`), like a parse failure.
   const messageOf = new Map<string, UsageBusMessage>();
+  const firstOf = new Map<string, UsageEvent>();
+  const conflicts: UsageConflict[] = [];
   let duplicates = 0;
   for (const message of messages) {
     const parsed = parseUsageMessage(message.value, now);
@@ -62,10 +64,14 @@ export async function applyUsageBatch(trx: Knex.Transaction, messages: UsageBusM
       deadLetters.push({ ref: message.ref, value: messageText(message.value), reason: parsed.reason });
       continue;
     }
-    if (messageOf.has(parsed.event.eventId)) {
+    const first = firstOf.get(parsed.event.eventId);
+    if (first) {
       duplicates += 1;
+      const differences = differencesOf(first, parsed.event);
+      if (differences) conflicts.push({ eventId: first.eventId, ref: message.ref, differences });
       continue;
     }
+    firstOf.set(parsed.event.eventId, parsed.event);
     messageOf.set(parsed.event.eventId, message);
     events.push(parsed.event);
   }
@@ -120,9 +126,17 @@ export async function applyUsageBatch(trx: Knex.Transaction, messages: UsageBusM
     throw err;
   }));
   if (!clean) {
-    const { rows } = await trx.raw<{ rows: { event_id: string }[] }>('SELECT event_id FROM usage_ledger WHERE event_id = ANY(?::text[])', [known.map((e) => e.eventId)]);
-    const already = new Set(rows.map((r) => r.event_id));
+    const { rows } = await trx.raw<{ rows: ChargedRow[] }>(
+      `SELECT event_id, organization_id, key_id, source, product, quantity, unit, occurred_at FROM usage_ledger WHERE event_id = ANY(?::text[])`,
+      [known.map((e) => e.eventId)],
+    );
+    const already = new Map(rows.map((r) => [r.event_id, r]));
     fresh = known.filter((e) => !already.has(e.eventId));
+    for (const event of known) {
+      const charged = already.get(event.eventId);
+      const differences = charged && differencesOf(chargedEvent(charged), event);
+      if (differences) conflicts.push({ eventId: event.eventId, ref: messageOf.get(event.eventId)!.ref, differences });
+    }
     ({ ledger, totals } = buildLedger(fresh, allowances));
     // Cannot fall short now that we hold the locks; if it ever does, fail the batch (the bus
     // redelivers it) rather than charge from a wrong sum.
@@ -159,7 +173,41 @@ export async function applyUsageBatch(trx: Knex.Transaction, messages: UsageBusM
   if (deadLetters.length > 0) {
     await keepDeadLetters(trx, options.bus, deadLetters);
   }
-  return { applied: ledger.length, appliedEventIds: ledger.map((l) => l.event.eventId), duplicates, deadLetters };
+  return { applied: ledger.length, appliedEventIds: ledger.map((l) => l.event.eventId), duplicates, deadLetters, conflicts };
+}
+
+interface ChargedRow {
+  event_id: string;
+  organization_id: string;
+  key_id: string;
+  source: UsageEvent['source'];
+  product: string;
+  quantity: number;
+  unit: UsageEvent['unit'];
+  occurred_at: Date;
+}
+
+const chargedEvent = (r: ChargedRow): UsageEvent => ({
+  v: 1,
+  eventId: r.event_id,
+  organizationId: r.organization_id,
+  keyId: r.key_id,
+  source: r.source,
+  product: r.product,
+  quantity: r.quantity,
+  unit: r.unit,
+  occurredAt: r.occurred_at.toISOString(),
+});
+
+const COMPARED = ['organizationId', 'keyId', 'source', 'product', 'quantity', 'unit'] as const;
+
+/** How `dropped` differs from the event `charged` under the same id (`quantity: 5 → 7; …`), or
+ * '' when it is the same event. Times compare as instants to the millisecond (the ledger keeps
+ * microseconds, JavaScript dates milliseconds). */
+function differencesOf(charged: UsageEvent, dropped: UsageEvent): string {
+  const found: string[] = COMPARED.filter((field) => charged[field] !== dropped[field]).map((field) => `${field}: ${charged[field]} → ${dropped[field]}`);
+  if (Date.parse(charged.occurredAt) !== Date.parse(dropped.occurredAt)) found.push(`occurredAt: ${charged.occurredAt} → ${dropped.occurredAt}`);
+  return found.join('; ');
 }
 
 async function updateAllowances(trx: Knex.Transaction, organizationIds: string[], totals: Map<string, Totals>, withFlags: boolean): Promise<void> {

@@ -25,6 +25,17 @@ export interface UsageBatchOutcome {
   /** Events already in the ledger (redelivery, replay, or twice in one batch). */
   duplicates: number;
   deadLetters: DeadLetter[];
+  /** Duplicates whose content differs from the event charged under their id (a producer reusing
+   * an id, or a message altered on the way): dropped like any duplicate, and said (a warn line). */
+  conflicts?: UsageConflict[];
+}
+
+export interface UsageConflict {
+  eventId: string;
+  /** The dropped message (`topic/partition@offset`, `usage_bus_batches#seq/i`). */
+  ref: string;
+  /** Each field that differs, as `field: charged → dropped`. */
+  differences: string;
 }
 
 /** Applies one batch inside the caller's transaction; the bus commits its position after it. */
