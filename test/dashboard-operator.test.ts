@@ -636,6 +636,8 @@ describe('operator organization forms', () => {
     const product = await (await client.post(`${page}/products`, { _csrf: await client.csrf(page), product: 'company-financials', enabled: '1', quantity: '-1', unit: 'euros' })).text();
     expect(product).toContain('<p class="field-error" id="prod-company-financials-q-error">a whole number, 0 or more</p>');
     expect(product).toMatch(/<p class="field-error" id="prod-company-financials-u-error">Invalid option/);
+    const dear = await (await client.post(`${page}/products`, { _csrf: await client.csrf(page), product: 'company-financials', enabled: '1', quantity: '1000000001', unit: 'credits' })).text();
+    expect(dear).toContain('<p class="field-error" id="prod-company-financials-q-error">at most 1000000000</p>');
 
     // The tester's two, in Italian.
     await client.get('/language?lang=it&next=/');

@@ -8,6 +8,7 @@ import { CONTROL_MESSAGE, holdsControlCharacter, type Db } from '../../core/db/i
 import { z } from 'zod';
 import { AppError, NO_PLUS_SIGN, parseInput, wholeNumberRefusal } from '../../core/errors/index.js';
 import { coverageOf, organizationPeriodSettings, organizationsOverview, setCreditsPerPeriod } from '../../core/finance/index.js';
+import { MAX_USAGE_QUANTITY } from '../../core/usage/index.js';
 import type { DashboardContext, DashboardState } from '../state.js';
 import { auditActor, describeAuditAction } from '../views/audit-entries.js';
 import { asOfStamp, badge, csrfField, field, fieldAttributes, fieldError, notice, pagination, section, select, stat, table } from '../views/components.js';
@@ -93,8 +94,9 @@ const limitsFormSchema = z.object({ perSecond: wholeNumberField.pipe(rateLimit),
 // the catalogue does not have, before the save compares anything with what the page showed.
 // "Back to plan" reads only the product: a bad measure typed beside it is not what it saves.
 const productResetSchema = z.object({ product: z.string().default('').refine((p) => findProduct(p) !== undefined, 'not in the product catalogue') });
+// A price above MAX_USAGE_QUANTITY could not be charged (core refuses it too).
 const productFormSchema = productResetSchema.extend({
-  quantity: nonNegativeField,
+  quantity: nonNegativeField.refine((n) => n === null || n <= MAX_USAGE_QUANTITY, `at most ${MAX_USAGE_QUANTITY}`),
   unit: z.enum(['', 'credits', 'calls']).default('').transform((u) => (u === '' ? null : u)),
 });
 
