@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { z } from 'zod';
 import { hashToken } from '../core/dashboard-auth/index.js';
 import type { Db } from '../core/db/index.js';
-import { hasFlash, peekFlash, putFlash } from './session-flash.js';
+import { peekFlash, putFlash, showAgainForRepeat } from './session-flash.js';
 import type { DashboardContext } from './state.js';
 import { html, type Html } from './views/html.js';
 
@@ -71,16 +71,23 @@ export async function submissionUsed(db: Db, ctx: DashboardContext): Promise<boo
   return row !== undefined;
 }
 
+/** This POST's submission token, if its form has one: kept with the flash the form makes. */
+export const submissionOf = (ctx: DashboardContext): string | undefined => ctx.state.form[FIELD];
+
 /**
- * The answer to a form sent again with a used token: the same 303 to `path` as the first. While
- * the first one's key or link waits there unshown (a double-click: the browser follows only the
- * last answer), the page shows it, exactly as after one click. Once shown, it is not shown
- * again (a secret is shown once); the page says instead that the form had already been sent
- * and made nothing new, so a person who pressed it on purpose is not left wondering.
+ * The answer to a form sent again with a used token: the same 303 to `path` as the first, and
+ * the page shows the first one's key or link when
+ *   - it waits there unshown (a double-click: the browser follows only the last answer), or
+ *   - it was shown, by a GET within the last SHOWN_KEPT_MS (session-flash.ts), and this token is
+ *     the one that made it: the browser may have been following the first 303 when the form was
+ *     sent again, and then dropped that GET's answer, secret and all, for this one's. It is
+ *     shown once more, to this session only.
+ * Otherwise (shown longer ago, or made by another form) the page says that the form had already
+ * been sent and that what it made is listed there: never that nothing was made.
  */
 export async function answerRepeated(db: Db, ctx: DashboardContext, path: string): Promise<void> {
-  const waiting = await hasFlash(db, ctx.state.sessionToken!, path);
-  ctx.redirect(waiting ? path : `${path}?done=repeated`);
+  const again = await showAgainForRepeat(db, ctx.state.sessionToken!, path, submissionOf(ctx));
+  ctx.redirect(again ? path : `${path}?done=repeated`);
   ctx.status = 303;
 }
 

@@ -109,7 +109,7 @@ export const en = {
   'csv.separator.semicolon': 'CSV: UTF-8, fields separated by semicolons, as Excel in Italian reads them.',
   'csv.other.comma': 'Download it with commas instead',
   'csv.other.semicolon': 'Download it with semicolons instead (Excel in Italian)',
-  'form.repeated': 'That form had already been sent: nothing new was made.',
+  'form.repeated': 'That form had already been sent: nothing new was made. What it made the first time is listed below.',
   'orgs.title': 'Your organizations',
   'orgs.none': 'You are not a member of any organization yet.',
   'overview.title': 'Overview',

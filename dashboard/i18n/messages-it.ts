@@ -110,7 +110,7 @@ export const it: Catalogue = {
   'csv.separator.semicolon': 'CSV: UTF-8, campi separati da punto e virgola, come li legge Excel in italiano.',
   'csv.other.comma': 'Scaricalo invece con le virgole (Excel in inglese)',
   'csv.other.semicolon': 'Scaricalo invece con il punto e virgola',
-  'form.repeated': 'Quel modulo era già stato inviato: non è stato creato nulla di nuovo.',
+  'form.repeated': "Quel modulo era già stato inviato: non è stato creato nulla di nuovo. Ciò che ha creato la prima volta è nell'elenco qui sotto.",
   'orgs.title': 'Le tue organizzazioni',
   'orgs.none': 'Non fai ancora parte di nessuna organizzazione.',
   'overview.title': 'Panoramica',

@@ -13,7 +13,7 @@ import { fieldRefusals, invalidInputMessage } from '../views/invalid-input.js';
 import { html, type Html, type HtmlValue } from '../views/html.js';
 import { page } from '../views/layout.js';
 import { cursorPager, rowPagerPosition, rowPagerQuery } from '../views/row-pager.js';
-import { answerRepeated, claimSubmission, submissionField } from '../form-submission.js';
+import { answerRepeated, claimSubmission, submissionField, submissionOf } from '../form-submission.js';
 import { putFlash, takeFlash } from '../session-flash.js';
 
 export interface KeysRouteDeps {
@@ -231,7 +231,7 @@ export function registerKeysRoutes(router: Router<DashboardState>, deps: KeysRou
   // that page (or going Back to it) shows the list and makes nothing. The key waits for it in
   // the transaction that made it: a repeat of the form (a double-click), waiting for that
   // transaction, finds the key already waiting.
-  const keepToShow = (trx: Db, ctx: DashboardContext, orgId: string, flash: NewKeyFlash) => putFlash(trx, ctx.state.sessionToken!, keysPath(orgId), flash);
+  const keepToShow = (trx: Db, ctx: DashboardContext, orgId: string, flash: NewKeyFlash) => putFlash(trx, ctx.state.sessionToken!, keysPath(orgId), flash, submissionOf(ctx));
   const showOnce = (ctx: DashboardContext, orgId: string) => {
     ctx.redirect(keysPath(orgId));
     ctx.status = 303;

@@ -4,7 +4,7 @@ import { can, cancelInvitation, changeMemberRole, createInvitation, issuePasswor
 import type { Db } from '../../core/db/index.js';
 import { AppError } from '../../core/errors/index.js';
 import { orgAccess, type OrgView } from '../org-access.js';
-import { answerRepeated, claimSubmission, submissionField } from '../form-submission.js';
+import { answerRepeated, claimSubmission, submissionField, submissionOf } from '../form-submission.js';
 import { putFlash, takeFlash } from '../session-flash.js';
 import type { DashboardContext, DashboardState } from '../state.js';
 import { badge, copyButton, csrfField, field, notice, postButton, section, select, table } from '../views/components.js';
@@ -202,7 +202,7 @@ export function registerMembersRoutes(router: Router<DashboardState>, deps: Memb
           const i = await createInvitation(trx, { organizationId: view.org.id, email: ctx.state.form.email ?? '', role: (ctx.state.form.role ?? 'finance') as 'admin' | 'finance', invitedBy: user.id });
           // 303 to the members page, which shows the link once: a reload there invites no one
           // again. Kept in this transaction, so that a repeat of the form finds it waiting.
-          await putFlash(trx, ctx.state.sessionToken!, membersPath(view.org.id), i);
+          await putFlash(trx, ctx.state.sessionToken!, membersPath(view.org.id), i, submissionOf(ctx));
           return i;
         },
         (i) => i && { organizationId: view.org.id, actor: user.id, action: 'member.invited', details: { email: i.email, role: i.role } },
@@ -248,7 +248,7 @@ export function registerMembersRoutes(router: Router<DashboardState>, deps: Memb
         if (!(await claimSubmission(trx, ctx))) return null; // sent before (a double-click): no second link
         const r = await issuePasswordReset(trx, { organizationId: view.org.id, userId: ctx.params.userId!, issuedBy: actor.id, issuedAs: view.org.role === 'operator' ? 'operator' : 'admin' });
         // 303 to the members page, which shows the link once (see the invitation form).
-        await putFlash(trx, ctx.state.sessionToken!, membersPath(view.org.id), { kind: 'password_reset', token: r.token, email: r.email, expiresAt: r.expiresAt } satisfies PasswordResetFlash);
+        await putFlash(trx, ctx.state.sessionToken!, membersPath(view.org.id), { kind: 'password_reset', token: r.token, email: r.email, expiresAt: r.expiresAt } satisfies PasswordResetFlash, submissionOf(ctx));
         return r;
       });
     } catch (err) {

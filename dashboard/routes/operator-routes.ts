@@ -17,7 +17,7 @@ import { html, type Html, type HtmlValue } from '../views/html.js';
 import { page } from '../views/layout.js';
 import { OPERATOR_DASHBOARD_REASON } from '../views/ledger-reasons.js';
 import { measure, unitWord } from '../views/units.js';
-import { answerRepeated, claimSubmission, keepAnswer, keptAnswer, submissionField } from '../form-submission.js';
+import { answerRepeated, claimSubmission, keepAnswer, keptAnswer, submissionField, submissionOf } from '../form-submission.js';
 import { changedNotice, FormChanged, refuseIfChanged, shownFields } from '../form-version.js';
 import { limitsForm, periodForm, planForm, productForm, productFormValues } from '../operator-form-versions.js';
 import { putFlash, takeFlash } from '../session-flash.js';
@@ -549,7 +549,7 @@ export function registerOperatorRoutes(router: Router<DashboardState>, deps: Ope
           const i = await createInvitation(trx, { organizationId: orgId, email: ctx.state.form.email ?? '', role: ctx.state.form.role === 'finance' ? 'finance' : 'admin', invitedBy: actor });
           // 303 to the organization's page, which shows the link once: a reload there invites no
           // one again. Kept in this transaction, so that a repeat of the form finds it waiting.
-          await putFlash(trx, ctx.state.sessionToken!, organizationPath(orgId), i);
+          await putFlash(trx, ctx.state.sessionToken!, organizationPath(orgId), i, submissionOf(ctx));
           return i;
         },
         (i) => i && { organizationId: orgId, actor, action: 'member.invited', details: { email: i.email, role: i.role } },
