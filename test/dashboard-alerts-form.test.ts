@@ -47,6 +47,25 @@ describe('alert threshold form', () => {
     expect(await env.db('audit_log').where({ organization_id: orgId, action: 'alerts.threshold_added' }).pluck('details')).toEqual([{ kind: 'percent_used', value: 80 }]);
   });
 
+  it('when the value is digits too many for a number (20 nines, 40 ones) then it is refused by its size, not as separators, in English and Italian, and nothing is saved', async () => {
+    const { orgId, client } = await adminOfNewOrg(env, 'Alert huge value test');
+    const page = `/orgs/${orgId}/alerts`;
+    const add = async (kind: string, value: string) => (await client.post(`${page}/thresholds`, { _csrf: await client.csrf(page), kind, value })).text();
+    for (const value of ['99999999999999999999', '1'.repeat(40), '9007199254740992']) {
+      const body = await add('balance_below', value);
+      expect(valueField(body)![1], value).toBe('at most 9007199254740991');
+      expect(body).toContain('Please check the form: Value: at most 9007199254740991');
+      expect(valueField(body)![0]).toContain(`value="${value}"`);
+      // A percentage that large: its range, as for 150.
+      expect(valueField(await add('percent_used', value))![1]).toBe('A threshold is a whole percentage from 1 to 100, or a balance of 0 or more credits.');
+    }
+    await client.get('/language?lang=it&next=/');
+    expect(valueField(await add('balance_below', '1'.repeat(40)))![1]).toBe('al massimo 9007199254740991');
+    expect(await thresholds(orgId)).toEqual([]);
+    expect((await client.post(`${page}/thresholds`, { _csrf: await client.csrf(page), kind: 'balance_below', value: '9007199254740991' })).status).toBe(302);
+    expect(await thresholds(orgId)).toEqual([{ kind: 'balance_below', value: 9007199254740991 }]);
+  });
+
   it('when a link carries words of its own in ?error= then the page shows none of them; a refusal on an Italian page is in Italian, under the field', async () => {
     const { orgId, client } = await adminOfNewOrg(env, 'Alert spoof test');
     const spoofed = await (await client.get(`/orgs/${orgId}/alerts?error=${encodeURIComponent('Your account is suspended: call +39 000 000')}`)).text();

@@ -607,6 +607,26 @@ describe('operator organization forms', () => {
     expect(await env.db('organizations').where({ id: org.id }).first('rate_per_second', 'burst', 'rate_per_minute', 'credits_per_period')).toEqual({ rate_per_second: null, burst: null, rate_per_minute: null, credits_per_period: null });
   });
 
+  it('when a number field is given digits too many for a number, then it is refused by its bound (the field\'s own where smaller), not as separators, and nothing changes', async () => {
+    const org = await createOrganization(env.db, { name: 'Operator huge numbers test', planId: 'standard' });
+    const client = await signedInOperator(env);
+    const page = `/operator/organizations/${org.id}`;
+    const audits = await auditRows(org.id);
+    const post = async (path: string, form: Record<string, string>) => {
+      const res = await client.post(`${page}/${path}`, { _csrf: await client.csrf(page), ...form });
+      expect(res.status).toBe(422);
+      return res.text();
+    };
+    const twenty = '99999999999999999999';
+    expect(await post('credits', { kind: 'top_up', credits: twenty, reason: 'test' })).toContain('Please check the form: Credits: at most 9007199254740991');
+    expect(await post('credits', { kind: 'adjustment', credits: `-${twenty}`, reason: 'test' })).toContain('Please check the form: Credits: at least -9007199254740991');
+    expect(await post('period', { creditsPerPeriod: '1'.repeat(40), callsCap: '' })).toContain('Please check the form: Credits per period: at most 9007199254740991');
+    expect(await post('limits', { perSecond: twenty, burst: '', perMinute: '' })).toContain('Please check the form: Per second: at most 2147483647');
+    await client.get('/language?lang=it&next=/');
+    expect(await post('credits', { kind: 'adjustment', credits: `-${twenty}`, reason: 'test' })).toContain('Crediti: almeno -9007199254740991');
+    expect(await auditRows(org.id)).toEqual(audits);
+  });
+
   it('when the credits, period or products form has two bad fields, then both are named at once, each under its field, as typed, in the page\'s language, and nothing changes', async () => {
     const org = await createOrganization(env.db, { name: 'Operator two bad fields test', planId: 'standard' });
     const client = await signedInOperator(env);

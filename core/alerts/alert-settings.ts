@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { Db } from '../db/index.js';
-import { AppError, wholeNumberRefusal } from '../errors/index.js';
+import { AppError, isSizeRefusal, wholeNumberRefusal } from '../errors/index.js';
 import { newId, randomBase62 } from '../ids/index.js';
 import { isPrivateAtSight } from './post-webhook.js';
 
@@ -89,7 +89,10 @@ export async function addThreshold(db: Db, organizationId: string, input: z.inpu
     // forms say it, and not as a range the person would read as 7.5 or 2500 being too big.
     // A blank field is no number at all: the range says what to type.
     const typed = typeof input.value === 'string' ? input.value.trim() : '';
-    const notDigits = typed === '' ? null : wholeNumberRefusal(typed);
+    const refusal = typed === '' ? null : wholeNumberRefusal(typed);
+    // 40 ones are digits: a balance that large is refused by its bound, a percentage by its range.
+    if (isSizeRefusal(refusal) && input.kind === 'balance_below') throw new AppError('invalid_params', `A threshold balance is ${refusal} credits.`, { details: [{ path: 'value', message: refusal }] });
+    const notDigits = isSizeRefusal(refusal) ? null : refusal;
     if (notDigits !== null) throw new AppError('invalid_params', `A threshold is ${notDigits}, in digits only (no separators).`, { details: [{ path: 'value', message: notDigits }] });
     throw new AppError('invalid_params', 'A threshold is a percentage from 1 to 100, or a balance of 0 or more credits.', { details: [{ path: 'value', message: 'out of range' }] });
   }

@@ -2,7 +2,7 @@ export { askForCap, askForCredits, capReachedReason, errorCatalogue, errorCodes,
 export { AppError, isAppError, type ErrorDetail, type AppErrorOptions } from './app-error.js';
 export { errorEnvelopeSchema, errorObjectSchema, requestIdSchema, toErrorObject, type ErrorObject } from './error-envelope.js';
 export { issueDetails, parseInput } from './parse-input.js';
-export { NO_PLUS_SIGN, WHOLE_NUMBER, wholeNumberRefusal } from './whole-number.js';
+export { isSizeRefusal, MAX_WHOLE_NUMBER, NO_PLUS_SIGN, WHOLE_NUMBER, wholeNumberRefusal } from './whole-number.js';
 export { networkReason } from './network-reason.js';
 export { errorMessage } from './error-message.js';
 export { causeChain } from './cause-chain.js';

@@ -515,6 +515,7 @@ export const en = {
   'error.msg.atLeastCharacters': 'at least {n} characters',
   'error.msg.passwordMismatch': 'does not match the new password',
   'error.msg.atMost': 'at most {n}',
+  'error.msg.atLeast': 'at least {n}',
   'error.msg.expiryDate': 'a date as YYYY-MM-DD (e.g. 2030-12-31), or blank for a key that never expires',
   'error.msg.future': 'must be in the future',
   'error.msg.nonNegativeInteger': 'a whole number, 0 or more',

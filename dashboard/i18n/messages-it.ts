@@ -514,6 +514,7 @@ export const it: Catalogue = {
   'error.msg.atLeastCharacters': 'almeno {n} caratteri',
   'error.msg.passwordMismatch': 'non corrisponde alla nuova password',
   'error.msg.atMost': 'al massimo {n}',
+  'error.msg.atLeast': 'almeno {n}',
   'error.msg.expiryDate': 'una data nel formato AAAA-MM-GG (ad es. 2030-12-31), o vuoto per una chiave senza scadenza',
   'error.msg.future': 'deve essere nel futuro',
   'error.msg.nonNegativeInteger': 'un numero intero, 0 o più',

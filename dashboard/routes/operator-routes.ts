@@ -1,6 +1,6 @@
 import type { Router } from '@koa/router';
 import {
-  callsCapTerms, changeCredits, clearProductOverride, countOpenDeadLetters, createOrganization, ensureDefaultPlans, findProduct, getOrganization, getPlan, listPlans, MAX_REASON, MAX_REFERENCE, nameTakenBy, planDefinitionSchema, productCatalogue, referencedEventId,
+  callsCapTerms, changeCredits, clearProductOverride, countOpenDeadLetters, createOrganization, ensureDefaultPlans, findProduct, getOrganization, getPlan, listPlans, MAX_RATE_LIMIT, MAX_REASON, MAX_REFERENCE, nameTakenBy, planDefinitionSchema, productCatalogue, referencedEventId,
   setCallsCap, setOrganizationLimits, setOrganizationPlan, setProductOverride, usePlanCallsCap, type CallsCapTerms, type CreditChangeKind,
 } from '../../core/billing/index.js';
 import { createInvitation, recentAudit, withAudit, type CreatedInvitation } from '../../core/dashboard-auth/index.js';
@@ -46,14 +46,16 @@ function requireOperator(ctx: DashboardContext): string {
 
 /** A number field as typed: '' → null ("as the plan says"), otherwise a whole number. Each
  * form parses all its fields with one schema, so a refusal names every bad field at once.
- * `plusSign`: what a "+500" is told, when the field has more to say than "no + sign". */
-const wholeNumberFieldSaying = (plusSign: string = NO_PLUS_SIGN) => z
+ * `plusSign`: what a "+500" is told, when the field has more to say than "no + sign"; `max`:
+ * the field's own bound, when smaller than a number's. */
+const wholeNumberFieldSaying = (plusSign: string = NO_PLUS_SIGN, max?: number) => z
   .string()
   .optional()
   .transform((value, ctx) => {
     const v = (value ?? '').trim();
     if (v === '') return null;
-    const refusal = wholeNumberRefusal(v);
+    // Digits past what the field (or a number) holds are refused by that bound, not as a typo.
+    const refusal = wholeNumberRefusal(v, max);
     if (refusal === null) return Number(v);
     ctx.addIssue({ code: 'custom', message: refusal === NO_PLUS_SIGN ? plusSign : refusal });
     return z.NEVER;
@@ -89,7 +91,8 @@ const periodFormSchema = z.object({ creditsPerPeriod: nonNegativeField, callsCap
 // Each limit as a plan's is (positive, fits its column), on its own, so that every bad field is
 // named; how they stand together is core's to judge (setOrganizationLimits), once each is sound.
 const rateLimit = planDefinitionSchema.shape.limits.shape.perSecond.nullable();
-const limitsFormSchema = z.object({ perSecond: wholeNumberField.pipe(rateLimit), burst: wholeNumberField.pipe(rateLimit), perMinute: wholeNumberField.pipe(rateLimit) });
+const limitField = wholeNumberFieldSaying(NO_PLUS_SIGN, MAX_RATE_LIMIT).pipe(rateLimit);
+const limitsFormSchema = z.object({ perSecond: limitField, burst: limitField, perMinute: limitField });
 // Empty unit: as the plan says; a unit the form does not offer is refused, and so is a product
 // the catalogue does not have, before the save compares anything with what the page showed.
 // "Back to plan" reads only the product: a bad measure typed beside it is not what it saves.

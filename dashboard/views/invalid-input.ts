@@ -66,6 +66,7 @@ const ownWordings: [RegExp, MessageKey][] = [
   [/^at least (?<n>\d+) characters$/, 'error.msg.atLeastCharacters'],
   [new RegExp(`^${PASSWORD_MISMATCH}$`), 'error.msg.passwordMismatch'],
   [/^at most (?<n>\d+)$/, 'error.msg.atMost'],
+  [/^at least (?<n>-\d+)$/, 'error.msg.atLeast'],
   [/^must be a date as YYYY-MM-DD/, 'error.msg.expiryDate'],
   [/^must be in the future$/, 'error.msg.future'],
   [/^a non-negative integer$/, 'error.msg.nonNegativeInteger'],

@@ -1,4 +1,4 @@
-export { ensurePlan, listPlans, getPlan, planDefinitionSchema, type PlanDefinition } from './plan-store.js';
+export { ensurePlan, listPlans, getPlan, MAX_RATE_LIMIT, planDefinitionSchema, type PlanDefinition } from './plan-store.js';
 export { ensureDefaultPlans, standardPlan, defaultRateLimits } from './default-plans.js';
 export { effectiveProducts, type EffectiveProduct, type PlanProduct, type ProductOverride } from './effective-products.js';
 export {

@@ -5,7 +5,9 @@ import type { RateLimits } from '../../ratelimit/index.js';
 import { usageQuantity } from '../../usage/usage-event.js';
 
 /** A rate limit (per second, burst, per minute): Postgres keeps it in a 32-bit integer. */
-export const rateLimitValue = z.number().int().positive().max(2_147_483_647, 'at most 2147483647');
+/** A rate limit's column is a Postgres integer. */
+export const MAX_RATE_LIMIT = 2_147_483_647;
+export const rateLimitValue = z.number().int().positive().max(MAX_RATE_LIMIT, `at most ${MAX_RATE_LIMIT}`);
 
 const measureFields = {
   quantity: usageQuantity,
