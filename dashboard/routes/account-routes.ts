@@ -8,7 +8,7 @@ import { answerRepeated, claimSubmission, submissionField, submissionUsed } from
 import type { DashboardState } from '../state.js';
 import { csrfField, field, notice } from '../views/components.js';
 import { html, type HtmlValue } from '../views/html.js';
-import { fieldRefusals } from '../views/invalid-input.js';
+import { fieldRefusals, invalidInputMessage } from '../views/invalid-input.js';
 import { page } from '../views/layout.js';
 
 export interface AccountRouteDeps {
@@ -77,12 +77,20 @@ export function registerAccountRoutes(router: Router<DashboardState>, deps: Acco
     });
     if (!result.ok) {
       if (result.reason === 'changed_meanwhile') return answerRepeated(db, ctx, PATH);
+      // Refused as every form is: the "Please check the form" summary (role=alert) naming each
+      // field, and why under the field.
       if (result.reason === 'invalid_params') {
         ctx.status = 422;
-        ctx.body = passwordPage(ctx.state, { refusals: fieldRefusals(ctx.state, result.error) });
+        ctx.body = passwordPage(ctx.state, {
+          banner: notice(t('error.invalid', { message: invalidInputMessage(ctx.state, result.error) }), 'bad'),
+          refusals: fieldRefusals(ctx.state, result.error),
+        });
       } else if (result.reason === 'invalid') {
         ctx.status = 422;
-        ctx.body = passwordPage(ctx.state, { refusals: { currentPassword: t('account.currentWrong') } });
+        ctx.body = passwordPage(ctx.state, {
+          banner: notice(t('error.invalid', { message: `${t('account.currentPassword')}: ${t('account.currentWrong')}` }), 'bad'),
+          refusals: { currentPassword: t('account.currentWrong') },
+        });
       } else {
         ctx.status = 429;
         ctx.set('Retry-After', String(result.retryAfterSeconds));
