@@ -88,6 +88,54 @@ describe('when someone signs in', () => {
   });
 });
 
+describe('when the sign-in form is refused', () => {
+  const post = async (client: ReturnType<typeof httpSession>, email: string, password: string) =>
+    client.post('/sign-in', { _csrf: await client.csrf('/sign-in'), email, password });
+  /** The sign-in form's field `id`, with its error under it if any. */
+  const fieldOf = (body: string, id: string) => new RegExp(`<input id="${id}"[^>]*>\\s*(?:<p class="field-error" id="${id}-error">([^<]*)</p>)?`).exec(body);
+
+  it('then a blank e-mail or password is asked for under its field and in the summary, in English and Italian, and no guess is counted', async () => {
+    const org = await createOrganization(db, { name: 'Sign-in blank test', planId: 'standard' });
+    const admin = await createMember(db, org.id, 'admin');
+    const client = httpSession(dashboard.url);
+    const blankEmail = await post(client, '', 'some password');
+    expect(blankEmail.status).toBe(422);
+    const body = await blankEmail.text();
+    expect(body).not.toContain('The e-mail or password is not right.');
+    expect(body).toMatch(/<div class="notice notice-bad" role="alert" id="sign-in-error">Please check the form: E-mail: Type the e-mail you sign in with.<\/div>/);
+    expect(fieldOf(body, 'email')![0]).toContain('aria-invalid="true" aria-describedby="email-error"');
+    expect(fieldOf(body, 'email')![1]).toBe('Type the e-mail you sign in with.');
+    expect(fieldOf(body, 'password')![0]).not.toContain('aria-invalid');
+
+    const blankPassword = await (await post(client, admin.email, '')).text();
+    expect(blankPassword).toContain('Please check the form: Password: Type your password.');
+    expect(fieldOf(blankPassword, 'password')![1]).toBe('Type your password.');
+    expect(fieldOf(blankPassword, 'email')![0]).toContain(`value="${admin.email}"`);
+    expect(fieldOf(blankPassword, 'email')![0]).not.toContain('aria-invalid');
+
+    client.jar.set('dash_lang', 'it');
+    const both = await (await post(client, ' ', '')).text();
+    expect(both).toContain("Controlla il modulo: E-mail: Scrivi l&#39;e-mail con cui accedi.; Password: Scrivi la tua password.");
+    expect(await db('sign_in_attempts').whereRaw('lower(email) = ?', [admin.email.toLowerCase()]).count<{ n: string }[]>({ n: '*' })).toEqual([{ n: 0 }]);
+    expect((await httpSession(dashboard.url).signIn(admin.email, admin.password)).status).toBe(302);
+  });
+
+  it('then a wrong password marks both fields invalid, described by the one vague message, which names neither', async () => {
+    const org = await createOrganization(db, { name: 'Sign-in wrong test', planId: 'standard' });
+    const admin = await createMember(db, org.id, 'admin');
+    for (const email of [admin.email, uniqueEmail('nobody')]) {
+      const res = await post(httpSession(dashboard.url), email, 'wrong password');
+      expect(res.status).toBe(401);
+      const body = await res.text();
+      expect(body).toContain('<div class="notice notice-bad" role="alert" id="sign-in-error">The e-mail or password is not right.</div>');
+      for (const id of ['email', 'password']) {
+        expect(fieldOf(body, id)![0]).toContain('aria-invalid="true" aria-describedby="sign-in-error"');
+        expect(fieldOf(body, id)![1]).toBeUndefined();
+      }
+    }
+  });
+});
+
 describe('when a form is posted', () => {
   it('then without the CSRF token of the session it is refused with 403 and nothing changes', async () => {
     const org = await createOrganization(db, { name: 'CSRF test', planId: 'standard' });

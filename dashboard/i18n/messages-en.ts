@@ -24,6 +24,8 @@ export const en = {
   'auth.signOut': 'Sign out',
   'auth.signOutEverywhere': 'Sign out everywhere',
   'auth.invalid': 'The e-mail or password is not right.',
+  'auth.emailRequired': 'Type the e-mail you sign in with.',
+  'auth.passwordRequired': 'Type your password.',
   'auth.locked': 'Too many attempts for this e-mail. Try again in {minutes} min. A browser you have signed in with before is not locked: you can sign in from it now.',
   'auth.lockedHere': 'Too many attempts for this e-mail. Try again in {minutes} min. This browser is no longer trusted for this e-mail (after too many wrong passwords in it, a new password or a sign-out everywhere), so the lock applies to it too.',
   'auth.addressLocked': 'Too many failed sign-ins from your network. Try again in {minutes} min. A browser you have signed in with before is not locked: you can sign in from it now.',

@@ -26,6 +26,8 @@ export const it: Catalogue = {
   'auth.signOut': 'Esci',
   'auth.signOutEverywhere': 'Esci da tutti i dispositivi',
   'auth.invalid': "L'e-mail o la password non sono corrette.",
+  'auth.emailRequired': "Scrivi l'e-mail con cui accedi.",
+  'auth.passwordRequired': 'Scrivi la tua password.',
   'auth.locked': "Troppi tentativi per questa e-mail. Riprova tra {minutes} min. Un browser da cui hai già effettuato l'accesso non è bloccato: da lì puoi accedere anche ora.",
   'auth.lockedHere': "Troppi tentativi per questa e-mail. Riprova tra {minutes} min. Questo browser non è più considerato affidabile per questa e-mail (dopo troppe password errate inserite qui, una nuova password o un'uscita da tutti i dispositivi), quindi il blocco vale anche qui.",
   'auth.addressLocked': "Troppi accessi non riusciti dalla tua rete. Riprova tra {minutes} min. Un browser da cui hai già effettuato l'accesso non è bloccato: da lì puoi accedere anche ora.",

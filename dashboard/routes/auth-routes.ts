@@ -26,19 +26,24 @@ export function safeNext(next: unknown, fallback = '/'): string {
   return typeof next === 'string' && next.startsWith('/') && !next.startsWith('//') && !next.startsWith('/\\') ? next : fallback;
 }
 
-function signInPage(state: DashboardState, options: { email?: string; error?: HtmlValue; next: string; info?: string }): string {
+// A wrong e-mail or password is said once, vaguely (which one was wrong is not told), but both
+// fields are marked invalid and described by it; a blank field is asked for under itself.
+const CREDENTIALS_REFUSAL_ID = 'sign-in-error';
+
+function signInPage(state: DashboardState, options: { email?: string; error?: HtmlValue; next: string; info?: string; wrongCredentials?: boolean; refusals?: { email?: string; password?: string } }): string {
   const { t } = state;
+  const refusedBy = options.wrongCredentials ? CREDENTIALS_REFUSAL_ID : undefined;
   return bareLayout(state, {
     title: t('auth.signInTitle'),
     path: '/sign-in',
     body: html`
-      ${options.error ? notice(options.error, 'bad') : ''}
+      ${options.error ? html`<div class="notice notice-bad" role="alert" id="${CREDENTIALS_REFUSAL_ID}">${options.error}</div>` : ''}
       ${options.info ? notice(options.info, 'good') : ''}
       <form method="post" action="/sign-in" class="stack">
         ${csrfField(state)}
         <input type="hidden" name="next" value="${options.next}">
-        ${field({ label: t('auth.email'), name: 'email', type: 'email', value: options.email ?? '', required: true, autocomplete: 'username', id: 'email' })}
-        ${field({ label: t('auth.password'), name: 'password', type: 'password', required: true, autocomplete: 'current-password', id: 'password' })}
+        ${field({ label: t('auth.email'), name: 'email', type: 'email', value: options.email ?? '', required: true, autocomplete: 'username', id: 'email', error: options.refusals?.email, refusedBy })}
+        ${field({ label: t('auth.password'), name: 'password', type: 'password', required: true, autocomplete: 'current-password', id: 'password', error: options.refusals?.password, refusedBy })}
         <button type="submit" class="btn btn-primary btn-block">${t('auth.signIn')}</button>
       </form>
       <p class="muted small" id="forgot-password">${t('auth.forgot')}</p>`,
@@ -64,6 +69,15 @@ export function registerAuthRoutes(router: Router<DashboardState>, deps: AuthRou
 
   router.post('/sign-in', async (ctx) => {
     const { email = '', password = '', next } = ctx.state.form;
+    // A blank field is asked for, not checked: no guess is made, and none is counted.
+    if (email.trim() === '' || password === '') {
+      const { t } = ctx.state;
+      const refusals = { email: email.trim() === '' ? t('auth.emailRequired') : undefined, password: password === '' ? t('auth.passwordRequired') : undefined };
+      const said = [refusals.email && `${t('auth.email')}: ${refusals.email}`, refusals.password && `${t('auth.password')}: ${refusals.password}`].filter(Boolean).join('; ');
+      ctx.status = 422;
+      ctx.body = signInPage(ctx.state, { email, error: t('error.invalid', { message: said }), refusals, next: safeNext(next) });
+      return;
+    }
     const device = deviceTokenFor(ctx, email);
     const result = await signIn(db, { email, password, ip: ctx.ip || null, device, limits: deps.signInLimits, passwordChecks });
     if (!result.ok) {
@@ -77,7 +91,7 @@ export function registerAuthRoutes(router: Router<DashboardState>, deps: AuthRou
       const error = result.reason === 'locked' ? t(device ? 'auth.lockedHere' : 'auth.locked', { minutes })
         : result.reason === 'addressLocked' ? t('auth.addressLocked', { minutes })
           : result.reason === 'busy' ? t('auth.busy') : t('auth.invalid');
-      ctx.body = signInPage(ctx.state, { email, error, next: safeNext(next) });
+      ctx.body = signInPage(ctx.state, { email, error, next: safeNext(next), wrongCredentials: result.reason === 'invalid' });
       return;
     }
     setSessionCookie(ctx, result.session, deps.secureCookies);

@@ -39,9 +39,9 @@ export function fieldError(id: string, error: string | Html | undefined): Html |
 }
 
 /** aria-invalid and aria-describedby of an input with help text and, when refused, its error. */
-export function fieldAttributes(id: string, options: { help?: boolean; error?: string | Html }): Html {
-  const describedBy = [options.help ? `${id}-help` : '', options.error ? `${id}-error` : ''].filter(Boolean).join(' ');
-  return html`${options.error ? raw(' aria-invalid="true"') : ''}${describedBy ? html` aria-describedby="${describedBy}"` : ''}`;
+export function fieldAttributes(id: string, options: { help?: boolean; error?: string | Html; refusedBy?: string }): Html {
+  const describedBy = [options.help ? `${id}-help` : '', options.error ? `${id}-error` : '', options.refusedBy ?? ''].filter(Boolean).join(' ');
+  return html`${options.error || options.refusedBy ? raw(' aria-invalid="true"') : ''}${describedBy ? html` aria-describedby="${describedBy}"` : ''}`;
 }
 
 /** A labelled input with optional help text and, when its form was refused, why. */
@@ -63,12 +63,14 @@ export function field(options: {
   readonly?: boolean;
   /** The refusal of what was typed here, in the page's language (markup: with a link). */
   error?: string | Html;
+  /** The id of a refusal said once for several fields (the sign-in's vague "e-mail or password"): marked invalid, described by it. */
+  refusedBy?: string;
 }): Html {
   const id = options.id ?? `f-${options.name}-${(fieldCounter = (fieldCounter + 1) % 1_000_000)}`;
   const helpId = `${id}-help`;
   return html`<div class="field">
     <label for="${id}">${options.label}</label>
-    <input id="${id}" name="${options.name}" type="${options.type ?? 'text'}"${options.value !== undefined && options.value !== null ? html` value="${String(options.value)}"` : ''}${options.required ? raw(' required') : ''}${options.readonly ? raw(' readonly') : ''}${options.autocomplete ? html` autocomplete="${options.autocomplete}"` : ''}${options.min !== undefined ? html` min="${options.min}"` : ''}${options.max !== undefined ? html` max="${options.max}"` : ''}${options.inputmode ? html` inputmode="${options.inputmode}"` : ''}${options.placeholder ? html` placeholder="${options.placeholder}"` : ''}${fieldAttributes(id, { help: !!options.help, error: options.error })}>
+    <input id="${id}" name="${options.name}" type="${options.type ?? 'text'}"${options.value !== undefined && options.value !== null ? html` value="${String(options.value)}"` : ''}${options.required ? raw(' required') : ''}${options.readonly ? raw(' readonly') : ''}${options.autocomplete ? html` autocomplete="${options.autocomplete}"` : ''}${options.min !== undefined ? html` min="${options.min}"` : ''}${options.max !== undefined ? html` max="${options.max}"` : ''}${options.inputmode ? html` inputmode="${options.inputmode}"` : ''}${options.placeholder ? html` placeholder="${options.placeholder}"` : ''}${fieldAttributes(id, { help: !!options.help, error: options.error, refusedBy: options.refusedBy })}>
     ${fieldError(id, options.error)}
     ${options.help ? html`<p class="help" id="${helpId}">${options.help}</p>` : ''}
   </div>`;
