@@ -8,6 +8,7 @@ import { errorPage } from './middleware/error-page.js';
 import { language } from './middleware/language.js';
 import { readForm } from './middleware/read-form.js';
 import { refuseNul } from './middleware/refuse-nul.js';
+import { refusedFormPage } from './middleware/refused-form-page.js';
 import { requestLog } from './middleware/request-log.js';
 import { securityHeaders } from './middleware/security-headers.js';
 import { untrustedProxyHint } from './middleware/untrusted-proxy-hint.js';
@@ -85,6 +86,7 @@ export function createDashboardApp(deps: DashboardDeps): Koa<DashboardState> {
   app.use(securityHeaders());
   app.use(untrustedProxyHint(deps.logger));
   app.use(language());
+  app.use(refusedFormPage());
   app.use(errorPage(deps.logger));
   app.use(readForm());
   app.use(refuseNul());

@@ -102,7 +102,7 @@ describe('when the sign-in form is refused', () => {
     expect(blankEmail.status).toBe(422);
     const body = await blankEmail.text();
     expect(body).not.toContain('The e-mail or password is not right.');
-    expect(body).toMatch(/<div class="notice notice-bad" role="alert" id="sign-in-error">Please check the form: E-mail: Type the e-mail you sign in with.<\/div>/);
+    expect(body).toMatch(/<div class="notice notice-bad" role="alert" tabindex="-1" autofocus id="sign-in-error">Please check the form: E-mail: Type the e-mail you sign in with.<\/div>/);
     expect(fieldOf(body, 'email')![0]).toContain('aria-invalid="true" aria-describedby="email-error"');
     expect(fieldOf(body, 'email')![1]).toBe('Type the e-mail you sign in with.');
     expect(fieldOf(body, 'password')![0]).not.toContain('aria-invalid');

@@ -153,7 +153,7 @@ describe('when the current password is wrong', () => {
     const body = await first.text();
     expect(body).toContain('The current password is not right.');
     // Summed up above the form as every refused form is, the field marked and tied to why.
-    expect(body).toContain('<div class="notice notice-bad" role="alert">Please check the form: Current password: The current password is not right.</div>');
+    expect(body).toContain('<div class="notice notice-bad" role="alert" tabindex="-1" autofocus>Please check the form: Current password: The current password is not right.</div>');
     expect(body).toMatch(/id="current-password"[^>]* aria-invalid="true" aria-describedby="current-password-error"/);
     expect(body).not.toContain(NEW_PASSWORD);
     for (let i = 1; i < 5; i++) expect((await guess(i)).status).toBe(422);
@@ -178,7 +178,7 @@ describe('when the new password is refused', () => {
     const body = await res.text();
     expect(body).toContain('at least 12 characters');
     expect(body).toContain('does not match the new password');
-    expect(body).toMatch(/<div class="notice notice-bad" role="alert">Please check the form: New password: at least 12 characters; New password, again: does not match the new password<\/div>/);
+    expect(body).toMatch(/<div class="notice notice-bad" role="alert" tabindex="-1" autofocus>Please check the form: New password: at least 12 characters; New password, again: does not match the new password<\/div>/);
 
     client.jar.set('dash_lang', 'it');
     const italian = await client.post(PATH, await filledForm(client, { currentPassword: 'not even checked', newPassword: 'a long enough password', confirmPassword: 'a different one' }));
@@ -186,7 +186,7 @@ describe('when the new password is refused', () => {
     const text = await italian.text();
     expect(text).toContain('Cambia la tua password');
     expect(text).toContain('non corrisponde alla nuova password');
-    expect(text).toMatch(/<div class="notice notice-bad" role="alert">Controlla il modulo: [^<]*non corrisponde alla nuova password[^<]*<\/div>/);
+    expect(text).toMatch(/<div class="notice notice-bad" role="alert" tabindex="-1" autofocus>Controlla il modulo: [^<]*non corrisponde alla nuova password[^<]*<\/div>/);
     expect(await failedAttempts(who.email)).toBe(0);
     expect((await httpSession(env.dashboard.url).signIn(who.email, who.password)).status).toBe(302);
   });

@@ -85,6 +85,46 @@ describe.skipIf(!haveBrowser)('refused forms in a browser', () => {
     });
   });
 
+  it('when a form is refused, then the focus is on its "Please check the form" summary and the page title starts with "Error: " ("Errore: " in Italian)', async () => {
+    const { id: orgId } = await createOrganization(db, { name: 'Browser refused focus test', planId: 'standard' });
+    const admin = await createMember(db, orgId, 'admin');
+    const focused = (page: Page) => page.evaluate<{ role: string; className: string; text: string }>(
+      "({ role: document.activeElement.getAttribute('role'), className: document.activeElement.className, text: document.activeElement.textContent.trim() })",
+    );
+    await onPageAs(admin, `/orgs/${orgId}/alerts`, async (page) => {
+      const title = await page.title();
+      expect(title).not.toMatch(/^Error/);
+      await page.getByLabel('When').selectOption('percent_used');
+      await page.getByLabel('Value').fill('150');
+      await page.getByRole('button', { name: 'Add threshold' }).click();
+      await page.waitForLoadState('load');
+      expect(await page.title()).toBe(`Error: ${title}`);
+      expect(await focused(page)).toEqual({ role: 'alert', className: 'notice notice-bad', text: 'Please check the form: Value: A threshold is a whole percentage from 1 to 100, or a balance of 0 or more credits.' });
+      // The page as drawn after a success is not an error page.
+      await page.getByLabel('Value').fill('80');
+      await page.getByRole('button', { name: 'Add threshold' }).click();
+      await page.waitForLoadState('load');
+      expect(await page.title()).toBe(title);
+
+      // Change password: its refusal has the summary now, and it takes the focus too.
+      await page.goto(`${dashboard.url}/account/password`);
+      await page.getByLabel('Current password').fill('not the password at all');
+      await page.getByLabel('New password', { exact: true }).fill('a long enough new password');
+      await page.getByLabel('New password, again').fill('a long enough new password');
+      await page.getByRole('button', { name: 'Change password' }).click();
+      await page.waitForLoadState('load');
+      expect(await page.title()).toMatch(/^Error: /);
+      expect((await focused(page)).text).toBe('Please check the form: Current password: The current password is not right.');
+    });
+    await onPageAs(admin, `/orgs/${orgId}/alerts`, async (page) => {
+      await page.getByLabel('Valore').fill('150');
+      await page.getByRole('button', { name: 'Aggiungi soglia' }).click();
+      await page.waitForLoadState('load');
+      expect(await page.title()).toMatch(/^Errore: /);
+      expect((await focused(page)).text).toMatch(/^Controlla il modulo: /);
+    }, { lang: 'it' });
+  });
+
   it('when an admin in an Italian Chromium types a threshold with a comma, a thousands separator or a plus sign, then each is refused as typed with its reason, and digits are saved', async () => {
     const { id: orgId } = await createOrganization(db, { name: 'Browser Italian threshold test', planId: 'standard' });
     const admin = await createMember(db, orgId, 'admin');
@@ -170,7 +210,8 @@ describe.skipIf(!haveBrowser)('refused forms in a browser', () => {
       await page.waitForLoadState('domcontentloaded');
       expect(await page.getByLabel('Quantity company-financials').inputValue()).toBe('99999999999999999999');
       expect(await page.getByLabel('Unit company-financials').inputValue()).toBe('calls');
-      expect(await errorUnder(page, '#prod-company-financials-q')).toBe('a whole number in digits only, e.g. 1000: no separators, as 1.000 is a thousand in Italian but one in English');
+      // Digits only, so refused by its size, not with the separators' reason.
+      expect(await errorUnder(page, '#prod-company-financials-q')).toBe('at most 9007199254740991');
       expect(await page.getByLabel('Quantity company-report').inputValue()).toBe('1');
 
       expect(await db('invitations').where({ organization_id: orgId })).toEqual([]);

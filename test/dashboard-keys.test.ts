@@ -134,7 +134,7 @@ describe('when an admin creates a key with an expiry date', () => {
     const past = await client.post(`/orgs/${orgId}/keys`, { _csrf: token, name: 'already expired', expiresOn: '2001-01-01' });
     expect(past.status).toBe(422);
     // The field named as such: "(optional)" is a hint of the form's label, not part of its name.
-    expect(/<div class="notice notice-bad" role="alert">([^<]*)<\/div>/.exec(await past.text())?.[1]).toBe('Please check the form: Expiry: must be in the future');
+    expect(/<div class="notice notice-bad" role="alert"[^>]*>([^<]*)<\/div>/.exec(await past.text())?.[1]).toBe('Please check the form: Expiry: must be in the future');
     expect(await env.db('api_keys').where({ organization_id: orgId, name: 'already expired' }).first()).toBeUndefined();
   });
 });
@@ -231,7 +231,7 @@ describe('when an admin creates a key with an expiry that is not a date', () => 
     const res = await client.post(`/orgs/${orgId}/keys`, { _csrf: await client.csrf(`/orgs/${orgId}/keys`), name: 'bad expiry', expiresOn });
     expect(res.status).toBe(422);
     const body = await res.text();
-    expect(/<div class="notice notice-bad" role="alert">([^<]*)<\/div>/.exec(body)?.[1]).toMatch(/^Please check the form: Expiry: a date as YYYY-MM-DD/);
+    expect(/<div class="notice notice-bad" role="alert"[^>]*>([^<]*)<\/div>/.exec(body)?.[1]).toMatch(/^Please check the form: Expiry: a date as YYYY-MM-DD/);
     expect(body).not.toContain('id="new-key"');
     // What was typed comes back in the form, to be corrected rather than typed again.
     expect(body).toMatch(/<input[^>]*name="name"[^>]*value="bad expiry"/);

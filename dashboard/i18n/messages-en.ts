@@ -510,6 +510,7 @@ export const en = {
   'error.tooLarge': 'The form is too large to send. Shorten what you typed and try again.',
   'error.nul': 'The address or the form holds a NUL character (U+0000), which no field accepts. Remove it and try again.',
   'error.invalid': 'Please check the form: {message}',
+  'error.titlePrefix': 'Error: ',
   'error.wholeNumber': 'a whole number in digits only, e.g. 1000: no separators, as 1.000 is a thousand in Italian but one in English',
   'error.msg.notEmpty': 'must not be empty',
   'error.msg.controlCharacters': 'must not contain line breaks, tabs or other control characters',

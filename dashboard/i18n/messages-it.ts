@@ -509,6 +509,7 @@ export const it: Catalogue = {
   'error.tooLarge': 'Il modulo è troppo grande per essere inviato. Accorcia il testo e riprova.',
   'error.nul': 'L\'indirizzo o il modulo contiene un carattere NUL (U+0000), che nessun campo accetta. Toglilo e riprova.',
   'error.invalid': 'Controlla il modulo: {message}',
+  'error.titlePrefix': 'Errore: ',
   'error.wholeNumber': 'un numero intero di sole cifre, ad es. 1000: senza separatori, perché 1.000 è mille in italiano ma uno in inglese',
   'error.msg.notEmpty': 'non può essere vuoto',
   'error.msg.controlCharacters': 'non può contenere a capo, tabulazioni o altri caratteri di controllo',
