@@ -192,7 +192,7 @@ describe('cli import', () => {
   });
 
   it('when the database holds a batch for long then a progress line still comes every 5 s meanwhile, saying the counts so far', async () => {
-    const dossiers = [...generateDossiers({ count: 300, seed: 81_200_301 })];
+    const dossiers = [...generateDossiers({ count: 300, seed: 81_230_001 })];
     const file = path.join(dir, 'held-long.jsonl');
     await writeFile(file, dossiers.map((d) => JSON.stringify(d) + '\n').join(''));
     const hold = await holdCompany(dossiers[0]!.fiscalCode);
@@ -216,7 +216,7 @@ describe('cli import', () => {
   });
 
   it('when --batch-size is above 5000 then it is refused with the bound and why, and nothing is imported; 5000 is taken', async () => {
-    const [dossier] = [...generateDossiers({ count: 1, seed: 81_200_302 })];
+    const [dossier] = [...generateDossiers({ count: 1, seed: 81_230_002 })];
     const file = path.join(dir, 'batch-too-big.jsonl');
     await writeFile(file, JSON.stringify(dossier) + '\n');
 
@@ -322,7 +322,7 @@ describe('cli import', () => {
   });
 
   it('when the file is a pipe, as a shell\'s <(cat file) gives, then it is read as standard input is, to its end', async () => {
-    const dossiers = [...generateDossiers({ count: 5, seed: 81_200_303 })];
+    const dossiers = [...generateDossiers({ count: 5, seed: 81_230_003 })];
     const file = path.join(dir, 'through-a-pipe.jsonl');
     await writeFile(file, dossiers.map((d) => JSON.stringify(d) + '\n').join(''));
     // bash passes the pipe as /dev/fd/63; it was refused: "cannot read /dev/fd/63: not a file".
@@ -550,7 +550,7 @@ describe('cli import', () => {
   });
 
   it('when a small file has CR-only line ends (an old Mac\'s) then its one line is rejected with the hint, not only JSON.parse\'s position', async () => {
-    const dossiers = [...generateDossiers({ count: 3, seed: 81_200_304 })];
+    const dossiers = [...generateDossiers({ count: 3, seed: 81_230_004 })];
     const file = path.join(dir, 'cr-only.jsonl');
     await writeFile(file, dossiers.map((d) => JSON.stringify(d) + '\r').join(''));
     const run = await cli('import', file, '--quiet', '--workers', '0');

@@ -218,7 +218,9 @@ describe('importDossiers from an input that stays open', () => {
     const importing = importDossiers({ db, blocks: readLineBlocks(staysOpen(toLines([first!, second!]), closed)), workers });
     try {
       const stored = () => db('companies').whereIn('fiscal_code', [first!.fiscalCode, second!.fiscalCode]).count({ n: '*' }).first().then((r) => Number(r!.n) === 2);
-      expect(await within(5_000, stored)).toBe(true);
+      // The bug this guards waited for the input's end, which never comes here: any bound shows
+      // it gone. 20 s, not 5: two parser threads start slowly on a loaded 2-core CI machine.
+      expect(await within(20_000, stored)).toBe(true);
     } finally {
       close();
     }
@@ -254,7 +256,8 @@ describe('importDossiers from an input that stays open', () => {
     };
     const never = new Promise<void>(() => undefined);
     const outcome = importDossiers({ db: {} as Db, blocks: readLineBlocks(staysOpen(lines, never)), workers, upsert }).then(() => 'imported', (err: Error) => err.message);
-    expect(await Promise.race([outcome, sleep(5_000).then(() => 'still waiting')])).toMatch(/ECONNREFUSED/);
+    // As above: without the fix it waits for ever; 20 s leaves room for slow thread start-up.
+    expect(await Promise.race([outcome, sleep(20_000).then(() => 'still waiting')])).toMatch(/ECONNREFUSED/);
   });
 });
 
