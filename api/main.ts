@@ -3,7 +3,7 @@ import { parseConfig, refuseProductionProblems, unknownVariableWarnings } from '
 import { openDatabase } from '../core/db/index.js';
 import { serveOnPort, stopOnSignal, tuneHeap } from '../core/http-server/index.js';
 import { createLogger } from '../core/logging/index.js';
-import { startOrExit } from '../core/process/index.js';
+import { startOrExit, stopWithin } from '../core/process/index.js';
 import { composeApi } from './compose.js';
 
 // The API process's composition root: config is parsed here once and everything else is
@@ -28,9 +28,12 @@ await startOrExit(base, async (parts) => {
   logger.info('API listening', { host: config.HOST, port: http.port });
 
   // Stop accepting, let in-flight requests finish (their usage events included), then close.
+  // Each step with its deadline (core/process/stop-within.ts): the services' close writes keys'
+  // last use and says goodbye to listeners, which a database that stopped answering never lets
+  // finish; the pool's close (database.close) has its own.
   stopOnSignal(logger, async () => {
     await http.close();
-    await api.close();
+    await stopWithin(logger, 'the API services', () => api.close());
     await database.close();
   });
 });

@@ -3,7 +3,7 @@ import { parseConfig, refuseProductionProblems, unknownVariableWarnings } from '
 import { openDatabase } from '../core/db/index.js';
 import { serveOnPort, stopOnSignal, tuneHeap } from '../core/http-server/index.js';
 import { createLogger } from '../core/logging/index.js';
-import { startOrExit } from '../core/process/index.js';
+import { startOrExit, stopWithin } from '../core/process/index.js';
 import { composeMcp } from './compose.js';
 
 // The tool server's composition root: config is parsed here once and everything else is
@@ -32,10 +32,13 @@ await startOrExit(base, async (parts) => {
   logger.info('tool server listening', { url: `${config.PUBLIC_MCP_URL ?? `http://${config.HOST}:${http.port}`}/mcp` });
 
   // Stop accepting, let in-flight tool calls finish (their usage events included), then close.
+  // Each step with its deadline, as the API's (api/main.ts); the pool's close has its own.
   stopOnSignal(logger, async () => {
     await http.close();
-    await mcp.close();
-    await usage.close();
+    await stopWithin(logger, 'the tool server services', async () => {
+      await mcp.close();
+      await usage.close();
+    });
     await database.close();
   });
 });

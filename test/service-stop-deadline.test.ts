@@ -7,6 +7,7 @@ import { fileURLToPath } from 'node:url';
 import type { Knex } from 'knex';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createDb, migrateLatest } from '../core/db/index.js';
+import { createTestOrganization } from './api-fixtures.js';
 import { killChildren } from './support/child-processes.js';
 import { createScratchDatabase, type ScratchDatabase } from './support/database.js';
 import { serviceEntries, startServiceProcess } from './support/service-processes.js';
@@ -126,6 +127,25 @@ describe('a process sent SIGTERM while its database drops every packet', () => {
     expect(ended, JSON.stringify(api.lines().slice(-10))).toEqual({ code: null, signal: 'SIGTERM' });
     const warned = api.lines().filter((l) => l.level === 'warn' && (l as LogLine).step === 'the database pool');
     expect(warned, JSON.stringify(api.lines().slice(-8))).toHaveLength(1);
+    expect(api.lines().at(-1)).toMatchObject({ msg: 'stopped', level: 'info' });
+    // The pool's 5 s, and at most a second for the notification listener's goodbye (it waited
+    // its heartbeat's 5 s before the pool's: 10 s in all, 15 s and more on a loaded machine).
+    expect((api.lines().at(-1) as LogLine & { drainMs: number }).drainMs).toBeLessThan(8_500);
+  }, 60_000);
+  it('when the API served a keyed call just before, then writing that key\'s last use, which cannot reach the database, is bounded too', async () => {
+    const org = await createTestOrganization(db);
+    proxy = await startTcpProxy(hostAndPort(scratch.url));
+    const api = await startServiceProcess(serviceEntries.api, { KAFKA_BROKERS: '', DATABASE_URL: proxy.urlFor(scratch.url) }, running);
+    // A key verified: its last use waits in the process, to be written at the latest on stop.
+    const res = await fetch(`${api.baseUrl}/companies/00000000000/profile`, { headers: { Authorization: `Bearer ${org.key}` } });
+    expect(res.status).toBe(404);
+    await res.text();
+    proxy.freeze();
+    api.child.kill('SIGTERM');
+    const ended = await endedWithin(api.child, STOP_BOUND_MS);
+    // It waited for that write for ever: the stop's steps each have their deadline now.
+    expect(ended, JSON.stringify(api.lines().slice(-10))).toEqual({ code: null, signal: 'SIGTERM' });
+    expect(api.lines().some((l) => l.level === 'warn' && (l as LogLine).step === 'the API services'), JSON.stringify(api.lines().slice(-8))).toBe(true);
     expect(api.lines().at(-1)).toMatchObject({ msg: 'stopped', level: 'info' });
   }, 60_000);
 });

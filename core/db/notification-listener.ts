@@ -36,6 +36,9 @@ export interface NotificationListenerOptions {
 }
 
 const CHANNEL = /^[a-z_][a-z0-9_]*$/;
+// How long close() waits for the server's answer to its goodbye: a server that answers at all
+// does so in milliseconds.
+const GOODBYE_MS = 1_000;
 
 /** `work`, or a rejection once `ms` have passed without it settling. */
 const withinMs = <T>(ms: number, what: string, work: Promise<T>): Promise<T> => withinDeadline(ms, work, () => new Error(`no answer to ${what} within ${ms} ms`));
@@ -156,8 +159,11 @@ export function createNotificationListener(options: NotificationListenerOptions)
         c.removeAllListeners();
         c.on('error', () => {});
         // A goodbye the server never answers (a socket that stopped answering) must not hold up
-        // the process's shutdown: past the heartbeat's deadline, the socket is dropped.
-        await withinMs(heartbeatTimeoutMs, 'the goodbye', c.end()).catch(() => dropSocket(c));
+        // the process's shutdown: past GOODBYE_MS, the socket is dropped. Not the heartbeat's
+        // deadline (5 s): a stop also waits for the pool's close after this one (5 s at most), and
+        // the two in a row took an API 10 s to stop, past a supervisor's usual grace with the
+        // HTTP drain before them.
+        await withinMs(Math.min(heartbeatTimeoutMs, GOODBYE_MS), 'the goodbye', c.end()).catch(() => dropSocket(c));
       }
     },
   };
