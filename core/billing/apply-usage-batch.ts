@@ -54,8 +54,8 @@ export async function applyUsageBatch(trx: Knex.Transaction, messages: UsageBusM
   const events: UsageEvent[] = [];
   // Each event's message, so that an event set aside later (an unknown organization) is kept as
   // it arrived and names where it came from (`topic/partition@offset`), like a parse failure.
-  const messageOf = new Map<string, UsageBusMessage>();
-  const firstOf = new Map<string, UsageEvent>();
+  // Also each id's first event, to tell a redelivery from an id reused with other content.
+  const messageOf = new Map<string, { message: UsageBusMessage; event: UsageEvent }>();
   const conflicts: UsageConflict[] = [];
   let duplicates = 0;
   for (const message of messages) {
@@ -64,15 +64,14 @@ export async function applyUsageBatch(trx: Knex.Transaction, messages: UsageBusM
       deadLetters.push({ ref: message.ref, value: messageText(message.value), reason: parsed.reason });
       continue;
     }
-    const first = firstOf.get(parsed.event.eventId);
+    const first = messageOf.get(parsed.event.eventId)?.event;
     if (first) {
       duplicates += 1;
       const differences = differencesOf(first, parsed.event);
       if (differences) conflicts.push({ eventId: first.eventId, ref: message.ref, differences });
       continue;
     }
-    firstOf.set(parsed.event.eventId, parsed.event);
-    messageOf.set(parsed.event.eventId, message);
+    messageOf.set(parsed.event.eventId, { message, event: parsed.event });
     events.push(parsed.event);
   }
 
@@ -84,7 +83,7 @@ export async function applyUsageBatch(trx: Knex.Transaction, messages: UsageBusM
   for (const event of events) {
     if (allowances.has(event.organizationId)) known.push(event);
     else {
-      const message = messageOf.get(event.eventId)!;
+      const { message } = messageOf.get(event.eventId)!;
       deadLetters.push({ ref: message.ref, value: messageText(message.value), reason: `unknown organization ${event.organizationId}` });
     }
   }
@@ -135,7 +134,7 @@ export async function applyUsageBatch(trx: Knex.Transaction, messages: UsageBusM
     for (const event of known) {
       const charged = already.get(event.eventId);
       const differences = charged && differencesOf(chargedEvent(charged), event);
-      if (differences) conflicts.push({ eventId: event.eventId, ref: messageOf.get(event.eventId)!.ref, differences });
+      if (differences) conflicts.push({ eventId: event.eventId, ref: messageOf.get(event.eventId)!.message.ref, differences });
     }
     ({ ledger, totals } = buildLedger(fresh, allowances));
     // Cannot fall short now that we hold the locks; if it ever does, fail the batch (the bus
