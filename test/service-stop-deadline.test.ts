@@ -92,7 +92,8 @@ describe('a process sent SIGTERM while its database drops every packet', () => {
     child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
     child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
     const deadline = Date.now() + 60_000;
-    while (!output.includes('"billing worker consuming"')) {
+    // Both lines, whole: "consuming" is written before the health port's line, not after it.
+    while (!output.includes('"billing worker consuming"') || !/"billing worker health listening"[^\n]*\n/.test(output)) {
       if (Date.now() > deadline || child.exitCode !== null) throw new Error(`the worker did not start:\n${output.slice(-3000)}`);
       await new Promise((resolve) => setTimeout(resolve, 50));
     }
