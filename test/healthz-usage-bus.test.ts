@@ -121,8 +121,13 @@ describe.skipIf(!ownBrokerPossible)('/healthz of services serving no calls when 
       expect(await healthOnce(running.baseUrl, 200, 60_000)).toEqual({ status: 200, body: { status: 'ok', rateLimitStore: 'in-process' } });
       // Once per recovery. A broker just back can still fail two idle checks in a row on a busy
       // machine (its partitions' leaders not yet elected): then the outage is said again and so is
-      // the recovery, in turn, never twice in a row.
-      const said = running.lines().map((l) => l.msg).filter((msg) => msg === 'Kafka unreachable; paid calls are refused until it answers' || msg === 'Kafka reachable again; paid calls are served');
+      // the recovery, in turn, never twice in a row. The process's log reaches this test through
+      // a pipe, which can lag its HTTP answer (CI once read the lines before the last recovery's),
+      // so the last word is awaited, not read at once.
+      const saidNow = () => running.lines().map((l) => l.msg).filter((msg) => msg === 'Kafka unreachable; paid calls are refused until it answers' || msg === 'Kafka reachable again; paid calls are served');
+      const settledBy = Date.now() + 30_000;
+      while (saidNow().at(-1) !== 'Kafka reachable again; paid calls are served' && Date.now() < settledBy) await new Promise((resolve) => setTimeout(resolve, 100));
+      const said = saidNow();
       expect(said.length % 2, said.join('\n')).toBe(0);
       expect(said, said.join('\n')).toEqual(said.map((_, i) => (i % 2 === 0 ? 'Kafka unreachable; paid calls are refused until it answers' : 'Kafka reachable again; paid calls are served')));
     }
