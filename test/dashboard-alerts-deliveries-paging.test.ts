@@ -78,9 +78,13 @@ describe('when a delivery is made while a reader moves from the first page of th
     expect(listed(second, tag)).toEqual(newestFirst.slice(50));
     expect(second).toContain('Page 2 of 2 · 61 deliveries');
     expect(nextLink(second)).toBeNull();
-    // Previous to the first page: the newest, the new one among them.
-    const previous = /<a [^>]*rel="prev" href="([^"]*)"/.exec(/id="alerts-deliveries"[\s\S]*/.exec(second)![0])?.[1]?.replaceAll('&amp;', '&');
-    const back = await open(client, previous!);
+    // Previous, from the page's first delivery: the 50 above it, then the first page, the newest,
+    // the new one among them.
+    const previousOf = (body: string) => /<a [^>]*rel="prev" href="([^"]*)"/.exec(/id="alerts-deliveries"[\s\S]*/.exec(body)![0])?.[1]?.replaceAll('&amp;', '&');
+    const above = await open(client, previousOf(second)!);
+    expect(listed(above, tag)).toEqual(newestFirst.slice(0, 50));
+    expect(above).toContain('Page 2 of 3 · 61 deliveries');
+    const back = await open(client, previousOf(above)!);
     expect(listed(back, tag)).toEqual([newest, ...newestFirst.slice(0, 49)]);
     expect(back).toContain('Page 1 of 2 · 61 deliveries');
 

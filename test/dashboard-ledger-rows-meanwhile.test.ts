@@ -54,12 +54,18 @@ describe('when a call is applied while finance goes from the first page of the l
     expect(second).toContain('Page 2 of 2 · 61 rows');
     expect(second).not.toContain('opening grant');
     expect(linkOf(second, 'next')).toBeNull();
-    // Previous: the first page, the new call at its top, the month and type still kept.
+    // Previous, from the page's first row, the month and type still kept: the 50 rows above it
+    // (the new call is one more above them, so not yet the first page), then the first page, the
+    // new call at its top.
     const previous = linkOf(second, 'prev');
-    expect(previous).toBe(`/orgs/${orgId}/ledger?${filtered}&page=1`);
-    const back = await open(client, previous!);
+    expect(previous).toMatch(new RegExp(`^/orgs/${orgId}/ledger\\?${filtered}&newer=${MONTH}\\.\\d+$`));
+    const above = await open(client, previous!);
+    expect(listed(above, tag)).toEqual(newestFirst.slice(0, 50));
+    expect(above).toContain('Page 2 of 3 · 61 rows');
+    const back = await open(client, linkOf(above, 'prev')!);
     expect(listed(back, tag)).toEqual([newest, ...newestFirst.slice(0, 49)]);
     expect(back).toContain('Page 1 of 2 · 61 rows');
+    expect(linkOf(back, 'prev')).toBeNull();
 
     // A cursor that is not one: the first page.
     for (const bad of ['older=junk', `older=${MONTH}.1%27%20OR%201=1`, 'newer=1.2.3', 'older=']) {
@@ -69,5 +75,37 @@ describe('when a call is applied while finance goes from the first page of the l
     }
     // A numbered page asked for directly is still read by number.
     expect(listed(await open(client, `/orgs/${orgId}/ledger?${filtered}&page=2`), tag)).toEqual(newestFirst.slice(49));
+  });
+});
+
+describe('when more than a page of calls is applied while finance reads the last page of the ledger', () => {
+  it('then Previous climbs back by row through every row written meanwhile and ends at the first page: none skipped', async () => {
+    const { orgId, client } = await adminOfNewOrg(env, `Ledger rows meanwhile ${randomUUID()} SRL`);
+    const tag = `q${randomUUID().slice(0, 8)}`;
+    const product = (i: number) => `${tag}-${String(i).padStart(3, '0')}`;
+    for (let i = 1; i <= 60; i++) await env.db('usage_ledger').insert(call(orgId, product(i), 1_000 - i));
+    const filtered = `period=${MONTH}&type=usage`;
+    const first = await open(client, `/orgs/${orgId}/ledger?${filtered}`);
+    const second = await open(client, linkOf(first, 'next')!);
+    expect(listed(second, tag)).toEqual(Array.from({ length: 10 }, (_, i) => product(10 - i)));
+    // 70 calls while finance reads page 2: more than a page between it and the newest rows.
+    for (let i = 101; i <= 170; i++) await env.db('usage_ledger').insert(call(orgId, product(i), 1_000 - i));
+
+    const seen = new Set(listed(second, tag));
+    let page = second;
+    const visited: string[] = [];
+    for (let step = 0; step < 10; step++) {
+      const previous = linkOf(page, 'prev');
+      if (previous === null) break;
+      visited.push(previous);
+      page = await open(client, previous);
+      for (const row of listed(page, tag)) seen.add(row);
+    }
+    const every = [...Array.from({ length: 60 }, (_, i) => product(i + 1)), ...Array.from({ length: 70 }, (_, i) => product(i + 101))];
+    expect(every.filter((row) => !seen.has(row)), visited.join('\n')).toEqual([]);
+    // The climb ends on the first page, the newest 50 at its top.
+    expect(listed(page, tag)).toEqual(Array.from({ length: 50 }, (_, i) => product(170 - i)));
+    expect(page).toContain('Page 1 of 3 · 130 rows');
+    expect(visited.length, visited.join('\n')).toBe(3);
   });
 });

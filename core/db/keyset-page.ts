@@ -8,7 +8,8 @@ export type RowPosition = { page?: number } | { older: string } | { newer: strin
 
 /** A page's rows as read, newest first, and the cursors of the pages beside it (null: no rows
  * that way): `older` after its last row, `newer` before its first. `page`: the page's number
- * when it was asked for by number (null: by cursor, or the oldest). */
+ * when it was asked for by number, or 1 when a cursor's read reached the newest row (null: by
+ * cursor, or the oldest). */
 export interface KeysetRows {
   rows: Record<string, any>[];
   page: number | null;
@@ -43,23 +44,26 @@ export async function keysetRows<K>(table: KeysetTable<K>, position: RowPosition
   let page: number | null = null;
   let beyondNewer: boolean;
   let beyondOlder: boolean;
+  // Read upwards from a cursor (or the oldest row): a page of its own, unless the read reached
+  // the newest row; then the first page, which holds every row it found (a page of only the
+  // rows newer than the cursor would be short, or empty, and not the newest page's 50).
+  const upwards = newer || 'oldest' in position ? await table.beyond(newer, 'newer').limit(pageSize + 1) : null;
   if (older) {
     raw = await table.beyond(older, 'older').limit(pageSize + 1);
     beyondOlder = raw.length > pageSize;
     raw = raw.slice(0, pageSize);
     beyondNewer = true;
-  } else if (newer || 'oldest' in position) {
-    // Read upwards from the cursor (or the oldest row), then listed newest first as ever.
-    raw = await table.beyond(newer, 'newer').limit(pageSize + 1);
-    beyondNewer = raw.length > pageSize;
-    raw = raw.slice(0, pageSize).reverse();
+  } else if (upwards && upwards.length > pageSize) {
+    // Listed newest first as ever.
+    raw = upwards.slice(0, pageSize).reverse();
+    beyondNewer = true;
     beyondOlder = newer !== null;
   } else {
-    page = numbered.page;
-    raw = await table.beyond(null, 'older').offset(numbered.offset).limit(pageSize + 1);
+    page = upwards ? 1 : numbered.page;
+    raw = await table.beyond(null, 'older').offset(upwards ? 0 : numbered.offset).limit(pageSize + 1);
     beyondOlder = raw.length > pageSize;
     raw = raw.slice(0, pageSize);
-    beyondNewer = numbered.page > 1;
+    beyondNewer = page > 1;
   }
   const first = raw[0];
   const last = raw[raw.length - 1];

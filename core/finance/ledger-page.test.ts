@@ -107,12 +107,16 @@ describe('ledger page', () => {
     expect(oldest).toMatchObject({ page: null, older: null });
     const upwards = [oldest.rows.map((r) => r.eventId)];
     cursor = oldest.newer;
+    let top = oldest;
     while (cursor) {
-      const next = await ledgerPage(db, org, { ...opts, newer: cursor });
-      upwards.unshift(next.rows.map((r) => r.eventId));
-      cursor = next.newer;
+      top = await ledgerPage(db, org, { ...opts, newer: cursor });
+      upwards.unshift(top.rows.map((r) => r.eventId));
+      cursor = top.newer;
     }
-    expect(upwards.flat()).toEqual(newestFirst);
+    // Ending on the first page, which repeats the row below the one row left above.
+    expect(top).toMatchObject({ page: 1 });
+    expect(upwards[0]).toEqual(newestFirst.slice(0, 2));
+    expect(upwards.flat()).toEqual([newestFirst[0], ...newestFirst.slice(1, 2), ...newestFirst.slice(1)]);
     expect(oldest.rows.map((r) => r.eventId)).toEqual([eventIds[1], eventIds[0]]);
     // Filters hold across the months' boundary; a cursor that is not one is the first page.
     const october = await ledgerPage(db, org, { ...opts, period: '2026-10', older: `2026-10.${oldest.rows[0]!.id}` });
@@ -120,7 +124,7 @@ describe('ledger page', () => {
     expect(await ledgerPage(db, org, { ...opts, older: 'nonsense' })).toMatchObject({ page: 1 });
   });
 
-  it('when a page is reached from a row within the count then it is numbered by the rows newer than it, whatever was applied meanwhile; past the count or at the top it has no number', async () => {
+  it('when a page is reached from a row within the count then it is numbered by the rows newer than it, whatever was applied meanwhile; past the count it has no number, and at the top it is the first page', async () => {
     const { org, eventIds } = await ledgerOf(Array.from({ length: 9 }, (): [string, string, string] => ['2026-11', '2026-11-01T00:00:00Z', 'usage']));
     const opts = { pageSize: 2, countCap: 7 };
     const first = await ledgerPage(db, org, opts);
@@ -137,12 +141,13 @@ describe('ledger page', () => {
     const fourth = await ledgerPage(db, org, { ...opts, older: third.older! });
     expect(fourth).toMatchObject({ page: 4 });
     expect(await ledgerPage(db, org, { ...opts, older: fourth.older! })).toMatchObject({ page: null });
-    // Back up by row: numbered again; the top, reached by row, is the newest rows.
+    // Back up by row: numbered again; the top, reached by row, is the first page, which holds
+    // the rows newer than the cursor (not a page of those alone, short of a page's rows).
     expect(await ledgerPage(db, org, { ...opts, newer: fourth.newer! })).toMatchObject({ page: 3 });
     expect(await ledgerPage(db, org, { ...opts, newer: third.newer! })).toMatchObject({ page: 2 });
     const top = await ledgerPage(db, org, { ...opts, newer: `2026-11.${first.rows[0]!.id}` });
-    expect(top.rows.map((r) => r.eventId)).toEqual([meanwhile]);
-    expect(top).toMatchObject({ page: null, newer: null });
+    expect(top.rows.map((r) => r.eventId)).toEqual([meanwhile, eventIds[8]]);
+    expect(top).toMatchObject({ page: 1, newer: null });
   });
 
   it('when a page starts from a row then the index finds the row: nothing sorts or counts up to it', async () => {

@@ -17,8 +17,8 @@ export type LedgerPosition = RowPosition;
 export interface LedgerPage {
   rows: LedgerPageRow[];
   /** The page's number: asked for, or of a page reached by a cursor within the count (by the
-   * rows newer than it); null: the oldest, or a page reached by a cursor past the count or at
-   * the top (nothing newer: "the newest rows", which need not be page 1's 50). */
+   * rows newer than it; 1 when it reached the newest row); null: the oldest, or a page reached
+   * by a cursor past the count. */
   page: number | null;
   pages: number;
   /** Rows matching, counted up to `countCap`; `more`: there are more than that. */
@@ -95,7 +95,7 @@ export async function ledgerPage(
   const first = raw[0] as { period: string; id: string } | undefined;
   if (asked === null && !('oldest' in options) && first) {
     // Reached by a cursor (a page's Previous or Next): numbered by the rows newer than it, as
-    // far as the count goes; past it, and at the top, a page by row as before.
+    // far as the count goes; past it, a page by row as before.
     const above = await countUpTo(ledgerRowsBeyond(db, organizationId, filters, { period: first.period, id: String(first.id) }, 'newer'));
     if (above > 0 && above <= countCap) ({ page, pages } = pageOfRow(above, raw.length, found, pageSize));
   }

@@ -87,7 +87,6 @@ export const en = {
   'common.pageOfMore': 'Page {page} · more than {total} rows',
   'common.pageByRow': 'Older rows',
   'common.pageOldest': 'The oldest rows',
-  'common.pageNewest': 'The newest rows',
   'common.moreThanRows': 'more than {total} rows',
   'common.rowCount': { one: '{total} row', other: '{total} rows' },
   'common.newest': 'Newest',

@@ -89,7 +89,6 @@ export const it: Catalogue = {
   'common.pageOfMore': 'Pagina {page} · oltre {total} righe',
   'common.pageByRow': 'Righe meno recenti',
   'common.pageOldest': 'Le righe più vecchie',
-  'common.pageNewest': 'Le righe più recenti',
   'common.moreThanRows': 'oltre {total} righe',
   'common.rowCount': { one: '{total} riga', other: '{total} righe' },
   'common.newest': 'Più recenti',

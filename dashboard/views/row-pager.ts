@@ -23,10 +23,10 @@ export function rowPager(state: DashboardState, result: RowPaged, link: (to: Row
   const numbered = result.page;
   const where = numbered !== null
     ? t('common.pageOfMore', { page: f.number(numbered), total: f.number(result.total) })
-    : `${t(result.older === null ? 'common.pageOldest' : result.newer === null ? 'common.pageNewest' : 'common.pageByRow')} · ${result.more ? t('common.moreThanRows', { total: f.number(result.total) }) : t('common.rowCount', { total: f.number(result.total), count: result.total })}`;
-  // As `cursorPager`: back to page 1 by number (the newest rows), elsewhere from the page's rows.
+    : `${t(result.older === null ? 'common.pageOldest' : 'common.pageByRow')} · ${result.more ? t('common.moreThanRows', { total: f.number(result.total) }) : t('common.rowCount', { total: f.number(result.total), count: result.total })}`;
+  // As `cursorPager`: from the page's first row (a read that reaches the newest row is page 1).
   const previous = numbered !== null
-    ? (numbered > 1 ? link(numbered === 2 || result.newer === null ? { page: numbered - 1 } : { newer: result.newer }) : null)
+    ? (numbered > 1 ? link(result.newer === null ? { page: numbered - 1 } : { newer: result.newer }) : null)
     : (result.newer === null ? null : link({ newer: result.newer }));
   const next = result.older === null ? null : link({ older: result.older });
   return html`<nav class="pagination" aria-label="${where}">
@@ -41,13 +41,15 @@ export function rowPager(state: DashboardState, result: RowPaged, link: (to: Row
  * The numbered pager (`pagination`) of a table counted to the end whose Previous and Next go by
  * row: from the first row of the page to the newer ones, from its last to the older ones, so rows
  * written meanwhile shift no page (by number, a new row pushes a page's last row onto the next,
- * listed twice). The webhook delivery log's, whose `deliveriesPage` numbers every page, and the
- * ledger's within its count (`rowPager`).
+ * listed twice) and none is skipped (Previous from page 2 by number, to page 1, skipped the rows
+ * written meanwhile beyond a page's worth; by row, it reaches page 1 only when nothing is left
+ * between, `keysetRows`). The webhook delivery log's, the keys page's and the activity page's,
+ * which number every page, and the ledger's within its count (`rowPager`).
  */
 export function cursorPager(state: DashboardState, result: { page: number; pages: number; total: number; older: string | null; newer: string | null }, link: (to: RowPagerTarget) => string, counting: PageCounting): Html {
   return pagination(state, result, (page) => {
     if (page > result.page) return link(result.older === null ? { page } : { older: result.older });
-    return link(result.newer === null || page === 1 ? { page } : { newer: result.newer });
+    return link(result.newer === null ? { page } : { newer: result.newer });
   }, counting);
 }
 
