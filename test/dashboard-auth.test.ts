@@ -127,7 +127,7 @@ describe('when the sign-in form is refused', () => {
       const res = await post(httpSession(dashboard.url), email, 'wrong password');
       expect(res.status).toBe(401);
       const body = await res.text();
-      expect(body).toContain('<div class="notice notice-bad" role="alert" id="sign-in-error">The e-mail or password is not right.</div>');
+      expect(body).toContain('<div class="notice notice-bad" role="alert" tabindex="-1" autofocus id="sign-in-error">The e-mail or password is not right.</div>');
       for (const id of ['email', 'password']) {
         expect(fieldOf(body, id)![0]).toContain('aria-invalid="true" aria-describedby="sign-in-error"');
         expect(fieldOf(body, id)![1]).toBeUndefined();

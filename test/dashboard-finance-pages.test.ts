@@ -63,6 +63,22 @@ describe('finance pages', () => {
     expect(csv).toMatch(/^entry,top_up,[^,]+,100,credits,,cli:maria: invoice 7,$/m);
   });
 
+  it('when finance opens the report, then the balance table names its columns and each row by its label (row headers), in English and Italian', async () => {
+    const { orgId, client } = await adminOfNewOrg(env, 'Finance balance headers test');
+    const balanceTable = async () => /id="report-balance"[\s\S]*?<\/table>/.exec(await (await client.get(`/orgs/${orgId}/report`)).text())?.[0] ?? '';
+    let table = await balanceTable();
+    expect(table).toMatch(/<thead><tr><th scope="col">Line<\/th><th scope="col" class="num">Amount<\/th><\/tr><\/thead>/);
+    expect(table).toContain('<th scope="row">Opening balance</th>');
+    expect(table).toContain('<th scope="row">Calls used (call-priced products only)</th>');
+    // No empty heading, and no row label in a plain cell.
+    expect(table).not.toMatch(/<th scope="col"[^>]*><\/th>/);
+    expect(table).not.toContain('<td>Opening balance</td>');
+    await client.get('/language?lang=it&next=/');
+    table = await balanceTable();
+    expect(table).toMatch(/<th scope="col">Voce<\/th><th scope="col" class="num">Importo<\/th>/);
+    expect(table).toContain('<th scope="row">Saldo iniziale</th>');
+  });
+
   it('when usage was made with a key then the ledger names the key as the keys page does, not by its id', async () => {
     const { orgId, client } = await adminOfNewOrg(env, 'Finance ledger key test');
     const key = await createApiKey(env.db, { organizationId: orgId, name: 'Billing robot' });
@@ -136,7 +152,7 @@ describe('finance pages', () => {
     const overview = await (await client.get(`/orgs/${orgId}`)).text();
     expect(overview).toContain('2 of 100,000');
     const page = await (await client.get(`/orgs/${orgId}/report?period=${period}`)).text();
-    expect(page).toMatch(/Calls used \(call-priced products only\)<\/td><td[^>]*>2<\/td>/);
+    expect(page).toMatch(/Calls used \(call-priced products only\)<\/th><td[^>]*>2<\/td>/);
     expect(await (await client.get(`/orgs/${orgId}/report.csv?period=${period}`)).text()).toContain('summary,calls_used,,2,calls,,');
     // The CLI's table, JSON and CSV.
     const cli = (format: string) => runCli(inject('databaseUrl'), 'report', '--org', orgId, '--period', period, '--format', format);

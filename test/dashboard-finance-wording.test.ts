@@ -62,7 +62,7 @@ describe('finance wording', () => {
     expect(usage).toContain(`All calls by day (UTC), ${formats('en').period(thisMonth())}`);
     expect(usage).toContain('<th scope="col">Day (UTC)</th><th scope="col" class="num">All calls</th>');
     const report = await (await client.get(`/orgs/${orgId}/report`)).text();
-    expect(report).toContain('<td>Calls used (call-priced products only)</td><td class="num">1</td>');
+    expect(report).toContain('<th scope="row">Calls used (call-priced products only)</th><td class="num">1</td>');
     expect(await (await client.get(`/orgs/${orgId}`)).text()).toContain('<div class="stat-label">Calls used (call-priced products only)</div><div class="stat-value">1 of');
     // The ledger's calls column moves only with call-priced usage, and says so.
     expect(await (await client.get(`/orgs/${orgId}/ledger`)).text()).toContain('>Calls (call-priced)</th>');
@@ -72,7 +72,7 @@ describe('finance wording', () => {
     expect(usageIt).toContain(`aria-current="page">Tutte le chiamate</a>`);
     expect(usageIt).toContain(`Tutte le chiamate per giorno (UTC), ${formats('it').period(thisMonth())}`);
     const reportIt = await (await client.get(`/orgs/${orgId}/report`)).text();
-    expect(reportIt).toContain('<td>Chiamate usate (solo prodotti conteggiati in chiamate)</td><td class="num">1</td>');
+    expect(reportIt).toContain('<th scope="row">Chiamate usate (solo prodotti conteggiati in chiamate)</th><td class="num">1</td>');
     expect(await (await client.get(`/orgs/${orgId}/ledger`)).text()).toContain('>Chiamate (prodotti conteggiati in chiamate)</th>');
   });
 

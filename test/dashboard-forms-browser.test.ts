@@ -2,6 +2,7 @@ import { existsSync } from 'node:fs';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createOrganization, ensureDefaultPlans, setCallsCap } from '../core/billing/index.js';
+import { addThreshold, alertSettings } from '../core/alerts/index.js';
 import { createInvitation } from '../core/dashboard-auth/index.js';
 import type { Db } from '../core/db/index.js';
 import type { RunningServer } from './api-fixtures.js';
@@ -351,6 +352,57 @@ describe.skipIf(!haveBrowser)('refused forms in a browser', () => {
     });
     await onPageAs({ email: admin.email, password: newPassword }, `/orgs/${orgId}`, async (page) => {
       expect(new URL(page.url()).pathname).toBe(`/orgs/${orgId}`);
+    });
+  });
+  it('when a wrong password is typed on the sign-in page, then the focus is on what was refused and the page title starts with "Error: "', async () => {
+    const { id: orgId } = await createOrganization(db, { name: 'Browser sign-in refused focus test', planId: 'standard' });
+    const admin = await createMember(db, orgId, 'admin');
+    const context = await browser.newContext();
+    try {
+      const page = await context.newPage();
+      await page.goto(`${dashboard.url}/sign-in`);
+      const title = await page.title();
+      await page.getByLabel(/E-mail/).fill(admin.email);
+      await page.getByLabel('Password').fill('not the password at all');
+      await page.getByRole('button', { name: 'Sign in' }).click();
+      await page.waitForLoadState('load');
+      expect(await page.title()).toBe(`Error: ${title}`);
+      expect(await page.evaluate<string | null>('document.activeElement.id')).toBe('sign-in-error');
+      expect(await page.getByLabel('Password').getAttribute('aria-invalid')).toBe('true');
+    } finally {
+      await context.close();
+    }
+  });
+
+  it('when an admin removes a threshold or rotates the webhook secret, then the browser asks first, saying what follows, and a No changes nothing', async () => {
+    const { id: orgId } = await createOrganization(db, { name: 'Browser alerts confirm test', planId: 'standard' });
+    const admin = await createMember(db, orgId, 'admin');
+    await addThreshold(db, orgId, { kind: 'percent_used', value: 80 });
+    const secret = (await alertSettings(db, orgId)).webhookSecret;
+    await onPageAs(admin, `/orgs/${orgId}/alerts`, async (page) => {
+      const asked: string[] = [];
+      let answer = false;
+      page.on('dialog', (dialog) => {
+        asked.push(dialog.message());
+        void (answer ? dialog.accept() : dialog.dismiss());
+      });
+      const remove = page.locator('#alerts-thresholds').getByRole('button', { name: 'Remove' });
+      await remove.click();
+      expect(asked).toEqual(['Remove the threshold "Allowance used reaches (%) 80%"? It will send no more alerts.']);
+      expect(await db('alert_thresholds').where({ organization_id: orgId })).toHaveLength(1);
+
+      await page.getByText('Show secret').click();
+      await page.getByRole('button', { name: 'Rotate secret' }).click();
+      expect(asked[1]).toBe('Rotate the signing secret? From the next delivery on, webhooks are signed with the new secret only: until your receiver has it, it will reject them.');
+      expect((await alertSettings(db, orgId)).webhookSecret).toBe(secret);
+
+      answer = true;
+      await Promise.all([page.waitForURL(/done=saved/), remove.click()]);
+      expect(await db('alert_thresholds').where({ organization_id: orgId })).toEqual([]);
+      await page.getByText('Show secret').click();
+      await page.getByRole('button', { name: 'Rotate secret' }).click();
+      await expect.poll(async () => (await alertSettings(db, orgId)).webhookSecret, { timeout: 10_000 }).not.toBe(secret);
+      expect(asked).toHaveLength(4);
     });
   });
 });

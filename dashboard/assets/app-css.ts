@@ -66,7 +66,9 @@ meter { width: 100%; height: .6rem; }
 table { width: 100%; border-collapse: collapse; font-size: .92rem; }
 th { text-align: left; font-weight: 600; color: var(--muted); font-size: .78rem; text-transform: uppercase; letter-spacing: .04em; padding: .5rem .75rem; border-bottom: 1px solid var(--line); white-space: nowrap; }
 td { padding: .65rem .75rem; border-bottom: 1px solid var(--line); vertical-align: middle; }
-tr:last-child td { border-bottom: 0; }
+/* A row's label (table rowHeaders) reads as the row's first cell, not as a column heading. */
+tbody th { font-weight: 400; color: inherit; font-size: inherit; text-transform: none; letter-spacing: normal; white-space: normal; padding: .65rem .75rem; vertical-align: middle; }
+tr:last-child td, tbody tr:last-child th { border-bottom: 0; }
 tbody tr:hover { background: #fafbfc; }
 .num { text-align: right; font-variant-numeric: tabular-nums; }
 caption { text-align: left; }

@@ -49,19 +49,22 @@ async function renderAlerts(ctx: DashboardContext, db: Db, view: OrgView, option
         <details class="secret-box"><summary>${t('alerts.reveal')}</summary>
           <div class="secret-row"><code id="webhook-secret" class="secret" tabindex="0">${settings.webhookSecret}</code>
           ${copyButton(ctx.state, 'webhook-secret', { tone: 'secondary' })}
-          ${postButton(ctx.state, `/orgs/${view.org.id}/alerts/secret`, t('alerts.rotateSecret'), { tone: 'secondary' })}</div>
+          ${postButton(ctx.state, `/orgs/${view.org.id}/alerts/secret`, t('alerts.rotateSecret'), { tone: 'secondary', confirm: t('alerts.rotateSecretConfirm') })}</div>
           <p class="muted small">${t('alerts.verifyHelp')}</p>
         </details>` : html`<p>${settings.webhookUrl ? webhookSite(settings.webhookUrl) : '—'}</p>`}`, { id: 'alerts-webhook' })}
       ${section(t('alerts.thresholds'), html`
         ${table({
           caption: t('alerts.thresholds'),
           headers: [t('alerts.kind'), t('alerts.value'), t('common.status'), manage ? t('common.actions') : ''],
-          rows: thresholds.map((x) => [
-            t(`alerts.kind.${x.kind}`),
-            x.kind === 'percent_used' ? `${x.value}%` : f.number(x.value),
-            x.firedPeriod && x.firedPeriod === currentPeriod && x.firedAt ? badge(t('alerts.fired', { time: f.dateTime(x.firedAt) }), 'warn') : badge(t('alerts.armed'), 'good'),
-            manage ? postButton(ctx.state, `/orgs/${view.org.id}/alerts/thresholds/${x.id}/delete`, t('common.remove'), { tone: 'danger' }) : '',
-          ]),
+          rows: thresholds.map((x) => {
+            const value = x.kind === 'percent_used' ? `${x.value}%` : f.number(x.value);
+            return [
+              t(`alerts.kind.${x.kind}`),
+              value,
+              x.firedPeriod && x.firedPeriod === currentPeriod && x.firedAt ? badge(t('alerts.fired', { time: f.dateTime(x.firedAt) }), 'warn') : badge(t('alerts.armed'), 'good'),
+              manage ? postButton(ctx.state, `/orgs/${view.org.id}/alerts/thresholds/${x.id}/delete`, t('common.remove'), { tone: 'danger', confirm: t('alerts.removeThresholdConfirm', { kind: t(`alerts.kind.${x.kind}`), value }) }) : '',
+            ];
+          }),
           empty: t('common.noRows'),
         })}
         ${manage ? html`<form method="post" action="/orgs/${view.org.id}/alerts/thresholds" class="form-row">

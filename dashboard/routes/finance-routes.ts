@@ -276,7 +276,8 @@ export function registerFinanceRoutes(router: Router<DashboardState>, deps: Fina
       ${asOfStamp(ctx.state, r.asOf)}
       ${section(t('overview.balance'), table({
           caption: t('overview.balance'),
-          headers: [t('common.credits'), ''],
+          headers: [t('report.line'), t('report.amount')],
+          rowHeaders: true,
           rows: [
             [t('report.opening'), f.number(r.openingBalance)],
             [t('report.granted'), f.number(r.credits.granted)],

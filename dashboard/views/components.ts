@@ -20,14 +20,17 @@ export function stat(label: string, value: HtmlValue, sub?: HtmlValue): Html {
   return html`<div class="stat"><div class="stat-label">${label}</div><div class="stat-value">${value}</div>${sub ? html`<div class="stat-sub">${sub}</div>` : ''}</div>`;
 }
 
-/** A table with a caption for screen readers; `numeric` columns align right. */
-export function table(options: { caption: string; headers: string[]; rows: HtmlValue[][]; numeric?: number[]; empty: string; captionVisible?: boolean }): Html {
+/** A table with a caption for screen readers; `numeric` columns align right; `rowHeaders`: each
+ * row's first cell names the row (a figure's label, as the report's balance lists them), so a
+ * screen reader reads it with each figure of the row. */
+export function table(options: { caption: string; headers: string[]; rows: HtmlValue[][]; numeric?: number[]; empty: string; captionVisible?: boolean; rowHeaders?: boolean }): Html {
   if (options.rows.length === 0) return html`<p class="empty">${options.empty}</p>`;
   const cls = (i: number) => (options.numeric?.includes(i) ? ' class="num"' : '');
+  const cell = (c: HtmlValue, i: number) => (i === 0 && options.rowHeaders ? html`<th scope="row">${c}</th>` : html`<td${raw(cls(i))}>${c}</td>`);
   return html`<div class="table-wrap"><table>
     <caption class="${options.captionVisible ? '' : 'visually-hidden'}">${options.caption}</caption>
     <thead><tr>${options.headers.map((h, i) => html`<th scope="col"${raw(cls(i))}>${h}</th>`)}</tr></thead>
-    <tbody>${options.rows.map((r) => html`<tr>${r.map((c, i) => html`<td${raw(cls(i))}>${c}</td>`)}</tr>`)}</tbody>
+    <tbody>${options.rows.map((r) => html`<tr>${r.map(cell)}</tr>`)}</tbody>
   </table></div>`;
 }
 
