@@ -3,6 +3,9 @@
 // address. Closing the pool waits for each connection's goodbye from the server, which never
 // comes: a billing worker stayed up 617 s after its "billing worker stopped" line, until killed.
 import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Knex } from 'knex';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
@@ -10,6 +13,7 @@ import { createDb, migrateLatest } from '../core/db/index.js';
 import { createTestOrganization } from './api-fixtures.js';
 import { killChildren } from './support/child-processes.js';
 import { createScratchDatabase, type ScratchDatabase } from './support/database.js';
+import { freePort } from './services/free-port.js';
 import { serviceEntries, startServiceProcess } from './support/service-processes.js';
 import { hostAndPort, startTcpProxy, type TcpProxy } from './support/tcp-proxy.js';
 
@@ -19,6 +23,9 @@ const STOP_BOUND_MS = 15_000;
 // The worker's, when its stop met a claim of the Postgres bus in flight (a few milliseconds each
 // second): that claim cannot finish, so the drain's 10 s run out too, and it exits 1.
 const WORKER_STOP_BOUND_MS = 20_000;
+// `npm start`'s, all of it in one process: at most the servers' 5 s, three services' 5 s each,
+// the worker's drain 10 s and the pool's 5 s, 35 s in all (22 s measured); before, for ever.
+const START_STOP_BOUND_MS = 50_000;
 
 const running: ChildProcess[] = [];
 let scratch: ScratchDatabase;
@@ -149,4 +156,45 @@ describe('a process sent SIGTERM while its database drops every packet', () => {
     expect(api.lines().some((l) => l.level === 'warn' && (l as LogLine).step === 'the API services'), JSON.stringify(api.lines().slice(-8))).toBe(true);
     expect(api.lines().at(-1)).toMatchObject({ msg: 'stopped', level: 'info' });
   }, 60_000);
+  it('when it is npm start (cli start) on DATABASE_URL, having served a keyed call, then every part\'s stop is bounded, each one late is said, and it ends saying it did not stop cleanly', async () => {
+    const own = await createScratchDatabase('stop_deadline_start');
+    const dataDir = await mkdtemp(path.join(os.tmpdir(), 'stop-deadline-start-'));
+    try {
+      proxy = await startTcpProxy(hostAndPort(own.url));
+      const ports = { API_PORT: await freePort(), MCP_PORT: await freePort(), DASHBOARD_PORT: await freePort() };
+      const child = spawn(process.execPath, ['--import', 'tsx', 'cli/main.ts', 'start'], {
+        cwd: repoRoot,
+        env: { ...process.env, KAFKA_BROKERS: '', REDIS_URL: '', HOST: '127.0.0.1', LOG_LEVEL: 'info', SAMPLE_COMPANIES: '20', DATA_DIR: dataDir, DATABASE_URL: proxy.urlFor(own.url), ...Object.fromEntries(Object.entries(ports).map(([k, v]) => [k, String(v)])) },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
+      running.push(child);
+      let output = '';
+      child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
+      child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
+      const deadline = Date.now() + 90_000;
+      while (!output.includes('Ctrl-C stops everything')) {
+        if (Date.now() > deadline || child.exitCode !== null) throw new Error(`npm start did not start:\n${output.slice(-3000)}`);
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+      const demo = JSON.parse(await readFile(path.join(dataDir, 'demo.json'), 'utf8')) as { apiKey: string; baseUrl: string; sampleFiscalCodes: string[] };
+      // The demo key verified: its last use waits in the process, to be written at the latest on stop.
+      const res = await fetch(`${demo.baseUrl}/companies/${demo.sampleFiscalCodes[0]}/report`, { headers: { Authorization: `Bearer ${demo.apiKey}` } });
+      expect(res.status).toBe(200);
+      await res.text();
+      proxy.freeze();
+      const stoppedAt = Date.now();
+      child.kill('SIGTERM');
+      const ended = await endedWithin(child, START_STOP_BOUND_MS);
+      // It waited for that write for ever: each part's stop has its deadline now.
+      expect(ended, output.slice(-3000)).toEqual({ code: 1, signal: null });
+      expect(Date.now() - stoppedAt).toBeLessThan(START_STOP_BOUND_MS);
+      expect(lines(output).some((l) => l.level === 'warn' && l.step === 'the API services'), output.slice(-3000)).toBe(true);
+      expect(output).toMatch(/error: stopped, but not cleanly: see the errors logged above/);
+    } finally {
+      await rm(dataDir, { recursive: true, force: true });
+      await proxy?.close();
+      proxy = undefined;
+      await own.drop();
+    }
+  }, 150_000);
 });

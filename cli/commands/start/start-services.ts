@@ -6,7 +6,7 @@ import type { Config } from '../../../core/config/index.js';
 import type { OpenDatabase } from '../../../core/db/index.js';
 import { serveOnPort, type HttpService } from '../../../core/http-server/index.js';
 import type { Logger } from '../../../core/logging/index.js';
-import { createStartedParts, type StartedParts } from '../../../core/process/index.js';
+import { createStartedParts, STOP_STEP_MS, stopWithin, type StartedParts } from '../../../core/process/index.js';
 import { pickSampleFiscalCodes, ensureSampleData } from '../../../core/sample-data/index.js';
 import type { UsageConsumerFailure } from '../../../core/usage/index.js';
 import { composeMcp } from '../../../mcp/compose.js';
@@ -46,8 +46,15 @@ export async function startServices(config: Config, logger: Logger, database: Op
 
 // In the order of `parts`, which stops them in reverse: the servers first, so every served
 // call's usage event is published before the worker and the database go away; the worker last.
+// Each with its deadline, as the services run alone have theirs (api/main.ts, mcp/main.ts,
+// billing-worker/main.ts): a key's last use written to a database that stopped answering (one
+// of DATABASE_URL's) held Ctrl-C for ever. One past its deadline is said, and the stop goes on
+// and ends "not cleanly".
 async function startParts(config: Config, logger: Logger, database: OpenDatabase, parts: StartedParts): Promise<{ demo: DemoFile; failed: Promise<UsageConsumerFailure> }> {
   const db = database.db;
+  const bounded = (what: string, step: () => Promise<void>, ms = STOP_STEP_MS) => async () => {
+    if (!(await stopWithin(logger, what, step, ms))) throw new Error(`${what} did not close within ${ms / 1000} s`);
+  };
   await ensureSampleData({ db, count: config.SAMPLE_COMPANIES, seed: config.SAMPLE_SEED, logger });
   const previous = await readDemoFile(config.DATA_DIR);
   const { organizationId, apiKey, created } = await ensureDemoOrganization(db, previous);
@@ -86,17 +93,18 @@ async function startParts(config: Config, logger: Logger, database: OpenDatabase
     logger,
     batchStallMs: config.BILLING_BATCH_STALL_MS,
   });
-  parts.add('billing worker', async () => {
+  // Its batch in flight drains for up to twice a step, as billing-worker/main.ts allows it.
+  parts.add('billing worker', bounded('the billing worker (its batch in flight)', async () => {
     await worker.stop();
     logger.info('billing worker stopped', { ...worker.stats() });
-  });
+  }, 2 * STOP_STEP_MS));
   const usage = configuredUsageSink({ config, database, logger });
   const api = await composeApi({ config, logger, database, createUsageSink: () => usage });
-  parts.add('API services', () => api.close());
+  parts.add('API services', bounded('the API services', () => api.close()));
   const mcp = composeMcp({ config, logger, database, access: api.access, usage, companies: api.companies });
-  parts.add('tool server services', () => mcp.close());
+  parts.add('tool server services', bounded('the tool server services', () => mcp.close()));
   const dashboard = await composeDashboard({ config, logger, database });
-  parts.add('alert runner and sign-in pruner', () => dashboard.close());
+  parts.add('alert runner and sign-in pruner', bounded('the alert runner and sign-in pruner', () => dashboard.close()));
   await api.ready();
 
   // Closed together: each waits up to 5 s for its calls in flight.
