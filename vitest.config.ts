@@ -32,7 +32,7 @@ export default defineConfig({
     projects: [
       // Two files at a time on every machine: most of a file's time is spent waiting on child
       // processes, PostgreSQL, Kafka and timers, and vitest's default on 2 cores is one (README,
-      // "Tests", has the figures). Every test makes its own organization, keys and rows (or
+      // "Two commands", has the figures). Every test makes its own organization, keys and rows (or
       // database), and reads only its own, so files do not depend on each other's state.
       { test: { ...shared, name: 'suite', include: ['**/*.test.ts'], exclude: [...shared.exclude, ...oneAtATime], maxWorkers: 2, sequence: { groupOrder: 0 } } },
       { test: { ...shared, name: 'one at a time', include: oneAtATime, maxWorkers: 1, sequence: { groupOrder: 1 } } },

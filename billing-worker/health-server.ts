@@ -28,7 +28,7 @@ function healthListener(options: HealthServerOptions): http.RequestListener {
   return (req, res) => {
     const path = (req.url ?? '/').split('?')[0];
     if (path !== '/healthz' && path !== '/livez') return sendError(res, new AppError('unknown_endpoint', 'No endpoint matches this path: the billing worker answers GET /healthz and GET /livez only.'));
-    if (req.method !== 'GET' && req.method !== 'HEAD') return sendError(res, new AppError('unknown_endpoint', 'This path only answers GET.', { allow: ['GET', 'HEAD'] }));
+    if (req.method !== 'GET' && req.method !== 'HEAD') return sendError(res, new AppError('unknown_endpoint', 'This path only answers GET and HEAD.', { allow: ['GET', 'HEAD'] }));
     if (path === '/livez') {
       const answer = livenessAnswer();
       return send(res, answer.status, answer.body);

@@ -531,7 +531,7 @@ describe('the billing worker\'s HTTP port', () => {
     const wrongMethod = await fetch(worker.healthUrl, { method: 'POST' });
     expect(wrongMethod.status).toBe(405);
     expect(wrongMethod.headers.get('allow')).toBe('GET, HEAD');
-    expect(errorEnvelopeSchema.parse(await wrongMethod.json()).error).toMatchObject({ code: 'unknown_endpoint', message: 'This path only answers GET.' });
+    expect(errorEnvelopeSchema.parse(await wrongMethod.json()).error).toMatchObject({ code: 'unknown_endpoint', message: 'This path only answers GET and HEAD.' });
     const head = await fetch(worker.healthUrl, { method: 'HEAD' });
     expect(head.status).toBe(200);
   });
