@@ -1,6 +1,8 @@
 import type { Knex } from 'knex';
 import { applyUsageBatch } from '../core/billing/apply-usage-batch.js';
+import { replayDueDeadLetters } from '../core/billing/replay-due-dead-letters.js';
 import { rollOverDueAllowances } from '../core/billing/roll-over-period.js';
+import { recordAudit } from '../core/dashboard-auth/index.js';
 import { databaseUnavailableReason } from '../core/db/index.js';
 import type { Logger } from '../core/logging/index.js';
 import { UsageConsumerFailure, type UsageBacklog, type UsageBatchOutcome, type UsageBusConsumer, type UsageConsumerState } from '../core/usage/index.js';
@@ -10,7 +12,8 @@ export interface BillingWorkerDeps {
   db: Knex;
   consumer: UsageBusConsumer;
   logger: Logger;
-  /** How often the calendar-month rollover sweep runs (flags of idle organizations clear). */
+  /** How often the sweep runs: the calendar-month rollover (flags of idle organizations clear),
+   * then the replay of dead letters whose time has come (events a little ahead of our clock). */
   rolloverIntervalMs?: number;
   /** Called after each committed batch (bench, tests). */
   onBatch?: (outcome: UsageBatchOutcome) => void;
@@ -66,10 +69,18 @@ export async function startBillingWorker(deps: BillingWorkerDeps): Promise<Billi
   const stats: BillingWorkerStats = { batches: 0, applied: 0, duplicates: 0, deadLetters: 0, lastBatchAt: null };
   const bus = consumer.bus;
 
-  const rollover = async () => {
+  const sweepOnce = async () => {
     try {
       const moved = await rollOverDueAllowances(db);
       if (moved > 0) logger.info('allowances rolled over to the new month', { moved });
+      // After the rollover: an event of a month just begun is charged in that month's allowance.
+      const replayed = await replayDueDeadLetters(db, { audit: recordAudit });
+      if (replayed.length > 0) {
+        const count = (outcome: string) => replayed.filter((r) => r.outcome === outcome).length;
+        const tally = { charged: count('charged'), alreadyCharged: count('already_charged'), stillFailing: count('still_failing') };
+        if (tally.stillFailing > 0) logger.warn('dead letters whose time had come replayed; some are still refused and left to an operator (cli billing dead-letters)', { ...tally, refused: replayed.filter((r) => r.outcome === 'still_failing').map((r) => ({ id: r.id, reason: r.reason })) });
+        else logger.info('dead letters whose time had come replayed', tally);
+      }
     } catch (err) {
       // A database away is said as that, once in a while (the sweep runs every 15 s), not in
       // knex's words ("The pool is probably full. Are you missing a .transacting(trx) call?").
@@ -78,8 +89,12 @@ export async function startBillingWorker(deps: BillingWorkerDeps): Promise<Billi
       else logger.error('rollover sweep failed; next sweep retries', { err });
     }
   };
-  await rollover();
-  const timer = setInterval(() => void rollover(), deps.rolloverIntervalMs ?? 15_000);
+  // One sweep at a time (a replay of many due dead letters can outlast the interval), and the
+  // one under way is waited for on stop, so that its transaction is not cut by the pool's close.
+  let sweeping: Promise<void> | undefined;
+  const sweep = () => (sweeping ??= sweepOnce().finally(() => (sweeping = undefined)));
+  await sweep();
+  const timer = setInterval(() => void sweep(), deps.rolloverIntervalMs ?? 15_000);
   timer.unref();
 
   const apply: Parameters<typeof consumer.start>[0] = async (trx, messages) => {
@@ -148,7 +163,7 @@ export async function startBillingWorker(deps: BillingWorkerDeps): Promise<Billi
       clearInterval(timer);
       // Still watched while it drains: a batch stalled on a connection that stopped answering
       // would hold the stop for ever, and the process must learn it (`failed` settles).
-      await consumer.stop();
+      await Promise.all([consumer.stop(), sweeping]);
       stopWatching();
     },
   };

@@ -38,6 +38,7 @@ import * as signInAddressIndex from './20261127_035_sign_in_address_index.js';
 import * as webhookDeliveriesByOrganization from './20261127_036_webhook_deliveries_by_organization.js';
 import * as companySearchOrder from './20261127_037_company_search_order.js';
 import * as companyNameNearest from './20261127_038_company_name_nearest.js';
+import * as deadLetterReplayAfter from './20261127_039_dead_letter_replay_after.js';
 
 export interface Migration {
   name: string;
@@ -83,4 +84,5 @@ export const migrations: Migration[] = [
   { name: '20261127_036_webhook_deliveries_by_organization', ...webhookDeliveriesByOrganization },
   { name: '20261127_037_company_search_order', ...companySearchOrder },
   { name: '20261127_038_company_name_nearest', ...companyNameNearest },
+  { name: '20261127_039_dead_letter_replay_after', ...deadLetterReplayAfter },
 ];

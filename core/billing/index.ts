@@ -13,6 +13,7 @@ export { exportLedger, ledgerColumns, type LedgerEntry } from './ledger-export.j
 export { ledgerCsvLines } from './ledger-csv.js';
 export { reconcileLedger, type ReconcileDifference, type ReconcileResult } from './reconcile-ledger.js';
 export { countOpenDeadLetters, replayDeadLetters, type ReplayDeadLettersOptions, type ReplayOutcome, type ReplayResult } from './replay-dead-letters.js';
+export { replayDueDeadLetters, SELF_REPLAY_ACTOR } from './replay-due-dead-letters.js';
 export { rebuildUsageTotals, type RebuiltUsageTotals } from './rebuild-usage-totals.js';
 export { rollOverDueAllowances } from './roll-over-period.js';
 export { callsCapTerms, periodTerms, type CallsCapTerms, type PeriodTerms } from './period-terms.js';

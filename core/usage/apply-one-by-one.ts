@@ -21,6 +21,7 @@ const deadLetterRow = (bus: UsageBusConsumer['bus'], dead: DeadLetter) => ({
   payload: escapeNul(dead.value),
   reason: escapeNul(`${dead.reason} (${dead.ref})`),
   source: escapeNul(dead.ref),
+  replay_after: dead.replayAfter ?? null,
 });
 
 /**

@@ -1,7 +1,8 @@
 import { occurredAtRefusal } from './occurred-at-bounds.js';
 import { usageEventSchema, type UsageEvent } from './usage-event.js';
 
-export type ParsedUsageMessage = { ok: true; event: UsageEvent } | { ok: false; reason: string };
+/** Not billable: why, and (an event a little ahead of the worker's clock) when it will be. */
+export type ParsedUsageMessage = { ok: true; event: UsageEvent } | { ok: false; reason: string; replayAfter?: Date };
 
 export function messageText(value: Buffer | string | object | null): string {
   if (value === null) return '';
@@ -29,7 +30,8 @@ export function parseUsageMessage(value: Buffer | string | object | null, now?: 
   const parsed = usageEventSchema.safeParse(data);
   if (parsed.success) {
     const refusal = now === undefined ? null : occurredAtRefusal(parsed.data.occurredAt, now);
-    return refusal === null ? { ok: true, event: parsed.data } : { ok: false, reason: refusal };
+    if (refusal === null) return { ok: true, event: parsed.data };
+    return refusal.replayAfter ? { ok: false, reason: refusal.reason, replayAfter: refusal.replayAfter } : { ok: false, reason: refusal.reason };
   }
   const issues = parsed.error.issues.slice(0, 5).map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`);
   return { ok: false, reason: `invalid usage event: ${issues.join('; ')}` };

@@ -15,6 +15,8 @@ export interface DeadLetter {
   /** The message as text, exactly as received where possible. */
   value: string;
   reason: string;
+  /** When the billing worker replays it by itself (an event a little ahead of its clock). */
+  replayAfter?: Date;
 }
 
 export interface UsageBatchOutcome {
