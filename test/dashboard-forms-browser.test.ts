@@ -38,6 +38,12 @@ async function onPageAs(who: { email: string; password: string }, path: string, 
   }
 }
 
+/** Until something has the focus: Chromium runs `autofocus` at a rendering step of its own,
+ * which on a loaded machine comes after the load event (CI read the body as focused). */
+async function focusSettled(page: Page): Promise<void> {
+  await page.waitForFunction('document.activeElement !== null && document.activeElement !== document.body', undefined, { timeout: 5_000 });
+}
+
 /** The text under a field, tied to it by aria-describedby. */
 async function errorUnder(page: Page, inputSelector: string): Promise<string> {
   const input = page.locator(inputSelector);
@@ -89,9 +95,12 @@ describe.skipIf(!haveBrowser)('refused forms in a browser', () => {
   it('when a form is refused, then the focus is on its "Please check the form" summary and the page title starts with "Error: " ("Errore: " in Italian)', async () => {
     const { id: orgId } = await createOrganization(db, { name: 'Browser refused focus test', planId: 'standard' });
     const admin = await createMember(db, orgId, 'admin');
-    const focused = (page: Page) => page.evaluate<{ role: string; className: string; text: string }>(
-      "({ role: document.activeElement.getAttribute('role'), className: document.activeElement.className, text: document.activeElement.textContent.trim() })",
-    );
+    const focused = async (page: Page) => {
+      await focusSettled(page);
+      return page.evaluate<{ role: string; className: string; text: string }>(
+        "({ role: document.activeElement.getAttribute('role'), className: document.activeElement.className, text: document.activeElement.textContent.trim() })",
+      );
+    };
     await onPageAs(admin, `/orgs/${orgId}/alerts`, async (page) => {
       const title = await page.title();
       expect(title).not.toMatch(/^Error/);
@@ -367,6 +376,7 @@ describe.skipIf(!haveBrowser)('refused forms in a browser', () => {
       await page.getByRole('button', { name: 'Sign in' }).click();
       await page.waitForLoadState('load');
       expect(await page.title()).toBe(`Error: ${title}`);
+      await focusSettled(page);
       expect(await page.evaluate<string | null>('document.activeElement.id')).toBe('sign-in-error');
       expect(await page.getByLabel('Password').getAttribute('aria-invalid')).toBe('true');
     } finally {
