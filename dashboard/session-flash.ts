@@ -73,9 +73,12 @@ async function withFlashes<T>(db: Db, sessionToken: string, change: (flashes: Fl
     const row = await trx('sessions').where({ id_hash: idHash }).forUpdate().first<{ flashes: Flashes | null } | undefined>('flashes');
     if (!row) return undefined;
     const now = Date.now();
-    const changed = change(row.flashes ?? {}, now);
+    const before = row.flashes ?? {};
+    const changed = change(before, now);
     if (!changed) return undefined;
-    await trx('sessions').where({ id_hash: idHash }).update({ flashes: JSON.stringify(pruned(changed.flashes, now)) });
+    // Written only when something changed: most GETs of a page that takes a flash find none.
+    const after = JSON.stringify(pruned(changed.flashes, now));
+    if (after !== JSON.stringify(before)) await trx('sessions').where({ id_hash: idHash }).update({ flashes: after });
     return changed.result;
   });
 }

@@ -61,7 +61,7 @@ export async function applyUsageBatch(trx: Knex.Transaction, messages: UsageBusM
   for (const message of messages) {
     const parsed = parseUsageMessage(message.value, now);
     if (!parsed.ok) {
-      deadLetters.push({ ref: message.ref, value: messageText(message.value), reason: parsed.reason, ...(parsed.replayAfter ? { replayAfter: parsed.replayAfter } : {}) });
+      deadLetters.push({ ref: message.ref, value: messageText(message.value), reason: parsed.reason, replayAfter: parsed.replayAfter });
       continue;
     }
     const first = messageOf.get(parsed.event.eventId)?.event;

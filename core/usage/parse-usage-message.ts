@@ -31,7 +31,7 @@ export function parseUsageMessage(value: Buffer | string | object | null, now?: 
   if (parsed.success) {
     const refusal = now === undefined ? null : occurredAtRefusal(parsed.data.occurredAt, now);
     if (refusal === null) return { ok: true, event: parsed.data };
-    return refusal.replayAfter ? { ok: false, reason: refusal.reason, replayAfter: refusal.replayAfter } : { ok: false, reason: refusal.reason };
+    return { ok: false, reason: refusal.reason, replayAfter: refusal.replayAfter ?? undefined };
   }
   const issues = parsed.error.issues.slice(0, 5).map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`);
   return { ok: false, reason: `invalid usage event: ${issues.join('; ')}` };

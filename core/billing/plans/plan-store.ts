@@ -5,7 +5,6 @@ import type { RateLimits } from '../../ratelimit/index.js';
 import { usageQuantity } from '../../usage/usage-event.js';
 
 /** A rate limit (per second, burst, per minute): Postgres keeps it in a 32-bit integer. */
-/** A rate limit's column is a Postgres integer. */
 export const MAX_RATE_LIMIT = 2_147_483_647;
 export const rateLimitValue = z.number().int().positive().max(MAX_RATE_LIMIT, `at most ${MAX_RATE_LIMIT}`);
 
