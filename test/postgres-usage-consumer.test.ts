@@ -118,7 +118,9 @@ describe('the Postgres usage bus consumer', () => {
       await new Promise((resolve) => setTimeout(resolve, 4_000));
       const total = await publish(3);
       proxy.restore();
-      await waitFor('the events handed over', async () => handed.length >= total, 30_000);
+      // And the line that says so: the consumer writes it once the batch has committed, after
+      // handing it over (CI read the lines in between).
+      await waitFor('the events handed over, and the recovery said', async () => handed.length >= total && lines.some((l) => l.msg.startsWith('the billing worker reaches the database again')), 30_000);
       const said = lines.filter((l) => /^the billing worker (cannot reach|reaches) the database/.test(l.msg));
       expect(said.map((l) => [l.level, l.msg]), JSON.stringify(lines.slice(-10))).toEqual([
         ['warn', 'the billing worker cannot reach the database: usage events stay on the Postgres bus, nothing is billed meanwhile, and it retries until the database answers'],
