@@ -45,6 +45,9 @@ describe('alert threshold form', () => {
     await client.post(`${page}/thresholds`, { _csrf: await client.csrf(page), kind: 'percent_used', value: ' 80 ' });
     expect(await thresholds(orgId)).toEqual([{ kind: 'percent_used', value: 80 }]);
     expect(await env.db('audit_log').where({ organization_id: orgId, action: 'alerts.threshold_added' }).pluck('details')).toEqual([{ kind: 'percent_used', value: 80 }]);
+    // The row says the threshold as a sentence with its value: not "reaches (%)" next to "80%".
+    const row = /<tbody>\s*<tr>([\s\S]*?)<\/tr>/.exec((await (await client.get(page)).text()).split('id="alerts-thresholds"')[1] ?? '')?.[1] ?? '';
+    expect([...row.matchAll(/<t[dh][^>]*>([^<]*)</g)].map((m) => m[1]).slice(0, 2)).toEqual(['Allowance used reaches', '80%']);
   });
 
   it('when the value is digits too many for a number (20 nines, 40 ones) then it is refused by its size, not as separators, in English and Italian, and nothing is saved', async () => {

@@ -398,7 +398,7 @@ describe.skipIf(!haveBrowser)('refused forms in a browser', () => {
       });
       const remove = page.locator('#alerts-thresholds').getByRole('button', { name: 'Remove' });
       await remove.click();
-      expect(asked).toEqual(['Remove the threshold "Allowance used reaches (%) 80%"? It will send no more alerts.']);
+      expect(asked).toEqual(['Remove the threshold "Allowance used reaches 80%"? It will send no more alerts.']);
       expect(await db('alert_thresholds').where({ organization_id: orgId })).toHaveLength(1);
 
       await page.getByText('Show secret').click();

@@ -328,6 +328,9 @@ export const en = {
   'alerts.kind': 'When',
   'alerts.kind.percent_used': 'Allowance used reaches (%)',
   'alerts.kind.balance_below': 'Credits balance goes below',
+  // A threshold as a row and its confirmation say it, next to its value ("80%"): no "(%)".
+  'alerts.condition.percent_used': 'Allowance used reaches',
+  'alerts.condition.balance_below': 'Credits balance goes below',
   'alerts.value': 'Value',
   'alerts.add': 'Add threshold',
   'alerts.fired': 'Fired {time}',

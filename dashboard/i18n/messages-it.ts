@@ -327,6 +327,8 @@ export const it: Catalogue = {
   'alerts.kind': 'Quando',
   'alerts.kind.percent_used': 'La dotazione usata raggiunge (%)',
   'alerts.kind.balance_below': 'Il saldo crediti scende sotto',
+  'alerts.condition.percent_used': 'La dotazione usata raggiunge',
+  'alerts.condition.balance_below': 'Il saldo crediti scende sotto',
   'alerts.value': 'Valore',
   'alerts.add': 'Aggiungi soglia',
   'alerts.fired': 'Scattata il {time}',

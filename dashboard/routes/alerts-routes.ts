@@ -59,10 +59,10 @@ async function renderAlerts(ctx: DashboardContext, db: Db, view: OrgView, option
           rows: thresholds.map((x) => {
             const value = x.kind === 'percent_used' ? `${x.value}%` : f.number(x.value);
             return [
-              t(`alerts.kind.${x.kind}`),
+              t(`alerts.condition.${x.kind}`),
               value,
               x.firedPeriod && x.firedPeriod === currentPeriod && x.firedAt ? badge(t('alerts.fired', { time: f.dateTime(x.firedAt) }), 'warn') : badge(t('alerts.armed'), 'good'),
-              manage ? postButton(ctx.state, `/orgs/${view.org.id}/alerts/thresholds/${x.id}/delete`, t('common.remove'), { tone: 'danger', confirm: t('alerts.removeThresholdConfirm', { kind: t(`alerts.kind.${x.kind}`), value }) }) : '',
+              manage ? postButton(ctx.state, `/orgs/${view.org.id}/alerts/thresholds/${x.id}/delete`, t('common.remove'), { tone: 'danger', confirm: t('alerts.removeThresholdConfirm', { kind: t(`alerts.condition.${x.kind}`), value }) }) : '',
             ];
           }),
           empty: t('common.noRows'),
