@@ -42,6 +42,7 @@ const rowReasons: Saying[] = [
   [systemReasonPattern.periodRollover, (r, g) => r.t('reason.periodRollover', { period: r.f.period(g.period!) })],
   [systemReasonPattern.productChanged, (r, g) => r.t('reason.productChanged', { product: g.product! })],
   [systemReasonPattern.productReset, (r, g) => r.t('reason.productReset', { product: g.product! })],
+  [systemReasonPattern.planChanged, (r, g) => r.t('reason.planChanged', { from: g.from!, to: g.to! })],
 ];
 
 function say(reader: Reader, reason: string, sayings: Saying[]): string | undefined {

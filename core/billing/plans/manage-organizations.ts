@@ -165,8 +165,9 @@ export function applyLimitOverrides(plan: RateLimits, overrides: LimitOverrides)
  * first plan is granted that plan's credits and cap for the current period, as at creation;
  * a change between plans takes the new plan's call cap now, unless the organization has a cap
  * of its own (an override outlives plan changes, as the rollover reads it), and leaves the
- * balance to the billing worker's next rollover. A cap that changes is a ledger row, as every
- * cap change is; saving the plan the organization already has changes nothing.
+ * balance to the billing worker's next rollover; the flags are judged again by the new plan's
+ * prices. A cap that changes is a ledger row, as every cap change is; saving the plan the
+ * organization already has changes nothing.
  */
 export async function setOrganizationPlan(db: Db, organizationId: string, planId: string | null, actor = 'system'): Promise<OrganizationSummary> {
   return db.transaction(async (trx) => {
@@ -186,6 +187,13 @@ export async function setOrganizationPlan(db: Db, organizationId: string, planId
     else if (plan && current.plan_id !== null && current.plan_id !== plan.id) {
       const cap = current.calls_cap_own ? current.calls_cap_per_period : plan.calls_cap_per_period;
       await capThisPeriod(trx, organizationId, cap, actor, systemReason.planChanged(current.plan_id, plan.id));
+    }
+    // The new plan's prices judge credits_exhausted: a balance of 5 that could not pay a
+    // 10-credit call may pay a 1-credit one (and the other way round). With the cap unchanged
+    // nothing above looked at the flags (a plan given again was granted before it was set), and
+    // no call clears a flag its refusals keep up.
+    if (allowance && plan && current.plan_id !== plan.id) {
+      await reevaluateFlags(trx, { organizationId, reason: systemReason.planChanged(current.plan_id ?? 'none', plan.id) });
     }
     return toSummary(row!);
   });
