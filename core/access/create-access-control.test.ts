@@ -337,6 +337,19 @@ describe('access control', () => {
     expect((await access.authorize(principal, 'company-report', 'endpoint')).measure.unit).toBe('calls');
   });
 
+  it("when last month's row, not rolled over yet, holds a cap of 0 set for that month only then this month's calls are judged by the later months' cap, the organization's own when it has one", async () => {
+    const { organizationId, principal } = await organizationWithKey();
+    await db('allowances').where({ organization_id: organizationId }).update({ period: '2000-01', calls_cap: 0, calls_used: 0, limit_reached: true });
+    expect((await access.authorize(principal, 'company-report', 'endpoint')).measure.unit).toBe('calls');
+
+    // Its own cap of 0 for every month, last month's row at 100: the rollover will set 0.
+    const other = await organizationWithKey();
+    await db('organizations').where({ id: other.organizationId }).update({ calls_cap_own: true, calls_cap_per_period: 0 });
+    await db('allowances').where({ organization_id: other.organizationId }).update({ period: '2000-01', calls_cap: 100, calls_used: 0, limit_reached: false });
+    const err = await refusal(access.authorize(other.principal, 'company-report', 'endpoint'));
+    expect(err.code).toBe('limit_reached');
+  });
+
   it('when the billing worker raises and clears a flag then the change is seen within 1 s', async () => {
     const { organizationId, principal } = await organizationWithKey();
     await access.authorize(principal, 'company-credit-report', 'endpoint'); // cached for 60 s

@@ -75,6 +75,8 @@ interface AccessRow {
   credits_balance: string | number | null;
   calls_used: string | number | null;
   calls_cap: string | number | null;
+  /** The cap the next rollover gives (period-terms.ts): the organization's own, else its plan's. */
+  next_calls_cap: string | number | null;
   plan_products: PlanProduct[];
   overrides: ProductOverride[];
   applied_event_ids: string[];
@@ -84,6 +86,7 @@ const ACCESS_QUERY = `
   SELECT o.id, o.plan_id, o.status, o.rate_per_second, o.burst, o.rate_per_minute,
          p.rate_per_second AS plan_rate_per_second, p.burst AS plan_burst, p.rate_per_minute AS plan_rate_per_minute,
          a.period, a.credits_exhausted, a.limit_reached, a.credits_balance, a.calls_used, a.calls_cap,
+         CASE WHEN o.calls_cap_own THEN o.calls_cap_per_period ELSE p.calls_cap_per_period END AS next_calls_cap,
          ${PLAN_PRODUCTS_JSON} AS plan_products,
          ${OVERRIDES_JSON} AS overrides,
          ARRAY(SELECT l.event_id FROM usage_ledger l WHERE l.event_id = ANY(?::text[])) AS applied_event_ids
@@ -183,9 +186,13 @@ function toAccess(organizationId: string, row: AccessRow | undefined, nowMs: num
     };
   }
   // The call cap belongs to a period: a limit_reached left on last month's row (the billing
-  // worker has not rolled it over yet) must not refuse this month's calls. A credit balance
-  // carries over, so credits_exhausted stands until the worker grants the new period.
+  // worker has not rolled it over yet) must not refuse this month's calls, nor last month's cap
+  // (a cap of 0 set for that month only refused the new month's first calls with a Retry-After
+  // of a month): such a row counts as the rollover will leave it, no calls used and the later
+  // months' cap. A credit balance carries over, so credits_exhausted stands until the worker
+  // grants the new period.
   const currentPeriod = row.period === periodOf(new Date(nowMs));
+  const callsCap = currentPeriod ? row.calls_cap : row.next_calls_cap;
   return {
     organizationId,
     configured: true,
@@ -198,7 +205,7 @@ function toAccess(organizationId: string, row: AccessRow | undefined, nowMs: num
     limitReached: currentPeriod && row.limit_reached === true,
     creditsBalance: row.credits_balance === null ? null : Number(row.credits_balance),
     callsUsed: currentPeriod ? Number(row.calls_used ?? 0) : 0,
-    callsCap: row.calls_cap === null ? null : Number(row.calls_cap),
+    callsCap: callsCap === null ? null : Number(callsCap),
     appliedEventIds: new Set(row.applied_event_ids),
   };
 }
