@@ -330,6 +330,6 @@ describe('when the activity log shows a cap or limit change whose value is "none
     const italian = await (await client.get(`/orgs/${orgId}/activity`)).text();
     expect(italian).toContain('Impostato il tetto di chiamate a 10 solo per questo periodo: trial month');
     expect(italian).toContain('Rimosso il tetto di chiamate: contract signed');
-    expect(italian).toContain('Impostati i limiti: al secondo 20, burst quello del piano, al minuto quello del piano');
+    expect(italian).toContain('Impostati i limiti: al secondo 20, burst come da piano, al minuto come da piano');
   });
 });

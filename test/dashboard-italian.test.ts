@@ -14,7 +14,8 @@ describe('when the page is in Italian', () => {
     const page = `/orgs/${orgId}/alerts`;
     await client.post(`${page}/thresholds`, { _csrf: await client.csrf(page), kind: 'percent_used', value: '80' });
     const activity = await (await client.get(`/orgs/${orgId}/activity`)).text();
-    expect(activity).toContain('Aggiunta una soglia di avviso: La dotazione usata raggiunge 80%');
+    // The page escapes the apostrophe.
+    expect(activity).toContain('Aggiunta una soglia di avviso: la dotazione usata raggiunge l&#39;80%');
     expect(activity).not.toContain('percent_used');
   });
 

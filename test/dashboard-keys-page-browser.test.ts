@@ -59,11 +59,11 @@ describe.skipIf(!haveBrowser)('the keys page in a browser', () => {
 
       await page.getByRole('button', { name: 'Copy command' }).click();
       await expect.poll(() => page.locator('#try-it-copied').textContent()).toBe('Copied');
-      expect(await clipboard(page)).toBe(`curl -H "Authorization: Bearer ${key}" ${apiBaseUrl}/openapi.json`);
+      expect(await clipboard(page)).toBe(`curl -H "Authorization: Bearer ${key}" "${apiBaseUrl}/openapi.json"`);
     });
   });
 
-  it('when the page is in Italian, then it names the tool server in Italian and announces "Copiata" once the key is copied', async () => {
+  it('when the page is in Italian, then it names the tool server in Italian and announces "Copiato" once the key is copied', async () => {
     await asNewAdmin('Keys page Italian test', async (page) => {
       const intro = (await page.locator('p.lead').textContent())!;
       expect(intro).toContain('le API e il server MCP');
@@ -73,9 +73,9 @@ describe.skipIf(!haveBrowser)('the keys page in a browser', () => {
       await page.locator('#new-key').waitFor();
       await expectFocusOnNewKeyPanel(page);
       await page.locator('[data-copy="new-key"]').click();
-      await expect.poll(() => page.locator('#new-key-copied').textContent()).toBe('Copiata');
+      await expect.poll(() => page.locator('#new-key-copied').textContent()).toBe('Copiato');
       await page.getByRole('button', { name: 'Copia comando' }).click();
-      await expect.poll(() => page.locator('#try-it-copied').textContent()).toBe('Copiata');
+      await expect.poll(() => page.locator('#try-it-copied').textContent()).toBe('Copiato');
     }, { lang: 'it' });
   });
 

@@ -156,7 +156,7 @@ describe('when an address is invited that is already a member with that role or 
     expect(await refusal(own, 'admin')).toBe('already a member as admin');
     expect(await refusal(finance.email, 'finance')).toBe('already a member as finance');
     client.jar.set('dash_lang', 'it');
-    expect(await refusal(own, 'finance')).toBe('è già membro come amministratore: un invito non può abbassare un ruolo');
+    expect(await refusal(own, 'finance')).toBe('ha già il ruolo amministratore: un invito non può abbassare un ruolo');
     expect(await env.db('invitations').where({ organization_id: orgId })).toEqual([]);
     // A promotion is still an invitation.
     client.jar.set('dash_lang', 'en');
@@ -172,8 +172,8 @@ describe('when an address is invited that is already a member with that role or 
     const refused = await operator.post(`${orgPage}/invite`, { _csrf: await operator.csrf(orgPage), email: admin.email, role: 'admin' });
     expect(refused.status).toBe(422);
     const body = await refused.text();
-    expect(body).toMatch(/<p class="field-error" id="invite-email-error">è già membro come amministratore<\/p>/);
-    expect(body).toContain('Controlla il modulo: E-mail: è già membro come amministratore');
+    expect(body).toMatch(/<p class="field-error" id="invite-email-error">ha già il ruolo amministratore<\/p>/);
+    expect(body).toContain('Controlla il modulo: E-mail: ha già il ruolo amministratore');
     expect(await env.db('invitations').where({ organization_id: org.id })).toEqual([]);
 
     const other = await createOrganization(env.db, { name: 'Members operator other org test', planId: 'standard' });

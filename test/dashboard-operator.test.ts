@@ -148,7 +148,7 @@ describe('operator overview: the Flags count', () => {
 
     // The page's count is one read of the totals between these two.
     const client = await signedInOperator(env);
-    const flagsStat = (body: string) => /<div class="stat-label">(?:Flags|Stati)<\/div><div class="stat-value">([\d,.]+)<\/div><div class="stat-sub">([^<]*)<\/div>/.exec(body)!.slice(1);
+    const flagsStat = (body: string) => /<div class="stat-label">(?:Flags|Segnalazioni)<\/div><div class="stat-value">([\d,.]+)<\/div><div class="stat-sub">([^<]*)<\/div>/.exec(body)!.slice(1);
     const between = async (path: string) => {
       const before = (await snapshot()).totals;
       const body = await (await client.get(path)).text();
@@ -387,7 +387,7 @@ describe('operator period form: saved only over what the page showed', () => {
     const stale = await client.post(action, { ...shown, creditsPerPeriod: '', callsCap: '30' });
     expect(stale.status).toBe(409);
     expect(notices(await stale.text())).toEqual([
-      `warn: Non è stato salvato nulla: questi valori sono cambiati dopo che la pagina è stata mostrata. I crediti per periodo ora sono 700. Ultima modifica di ${other.email}, ${formats('it').dateTime(change.at)}: Impostati i crediti mensili a 700. Il modulo qui sotto conserva quanto hai scritto: salvalo di nuovo per applicarlo sui valori attuali.`,
+      `warn: Non è stato salvato nulla: questi valori sono cambiati dopo che la pagina è stata mostrata. I crediti per periodo ora sono 700. Ultima modifica di ${other.email}, ${formats('it').dateTime(change.at)}: Crediti mensili: 700. Il modulo qui sotto conserva quanto hai scritto: salvalo di nuovo per applicarlo sui valori attuali.`,
     ]);
     expect(await capsOf(org.id)).toEqual({ calls_cap_per_period: null, calls_cap_own: false, calls_cap: 100000 });
     expect((await organizationRow(org.id))!.credits_per_period).toBe(700);

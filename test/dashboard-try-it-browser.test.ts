@@ -26,27 +26,33 @@ describe.skipIf(!haveBrowser)('the keys page and the API it leads to', () => {
   const env = dashboardForFile({ get apiBaseUrl() { return api.url; } });
   const chromium = browserForFile();
 
-  it('when an admin creates a key and pastes the command shown under it into a shell, then the API answers it with the key\'s OpenAPI document', async () => {
-    const { id: orgId } = await createOrganization(env.db, { name: 'Try it test', planId: 'standard' });
+  it.each([
+    { lang: 'en', name: 'Name', create: 'Create key', copy: 'Copy command', query: '', title: 'Italian company data API' },
+    { lang: 'it', name: 'Nome', create: 'Crea chiave', copy: 'Copia comando', query: '?lang=it', title: 'API dati delle imprese italiane' },
+  ] as const)('when an admin creates a key and pastes the command shown under it into a shell ($lang), then the API answers it with the key\'s OpenAPI document in the page\'s language', async ({ lang, name, create, copy, query, title }) => {
+    const { id: orgId } = await createOrganization(env.db, { name: `Try it test ${lang}`, planId: 'standard' });
     const admin = await createMember(env.db, orgId, 'admin');
     const context = await chromium.browser.newContext();
     try {
       const page = await context.newPage();
       await signInInBrowser(page, env.dashboard.url, admin.email, admin.password);
+      await context.addCookies([{ name: 'dash_lang', value: lang, url: env.dashboard.url }]);
       await page.goto(`${env.dashboard.url}/orgs/${orgId}/keys`);
-      await page.getByLabel('Name').fill('first call');
-      await page.getByRole('button', { name: 'Create key' }).click();
+      await page.getByLabel(name).fill('first call');
+      await page.getByRole('button', { name: create }).click();
       await page.waitForLoadState('domcontentloaded');
       const key = (await page.locator('#new-key').textContent())!.trim();
       // What the "Copy command" button copies: the text of #try-it, trimmed (dashboard/assets/app-js.ts).
       const command = (await page.locator('#try-it').textContent())!.trim();
-      expect(await page.locator('[data-copy="try-it"]').textContent()).toBe('Copy command');
-      expect(command).toBe(`curl -H "Authorization: Bearer ${key}" ${api.url}/openapi.json`);
+      expect(await page.locator('[data-copy="try-it"]').textContent()).toBe(copy);
+      // The address quoted: zsh refuses an unquoted `?` that matches no file.
+      expect(command).toBe(`curl -H "Authorization: Bearer ${key}" "${api.url}/openapi.json${query}"`);
 
       const { stdout } = await run('sh', ['-c', command], { timeout: 10_000 });
-      const document = JSON.parse(stdout) as { openapi?: string; paths?: Record<string, unknown>; error?: unknown };
+      const document = JSON.parse(stdout) as { openapi?: string; info?: { title?: string }; paths?: Record<string, unknown>; error?: unknown };
       expect(document.error).toBeUndefined();
       expect(document.openapi).toBe('3.1.0');
+      expect(document.info?.title).toBe(title);
       expect(Object.keys(document.paths ?? {})).toContain('/companies/{fiscalCode}/report');
     } finally {
       await context.close();

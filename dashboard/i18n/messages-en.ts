@@ -322,15 +322,19 @@ export const en = {
   'alerts.secret': 'Signing secret',
   'alerts.rotateSecret': 'Rotate secret',
   'alerts.rotateSecretConfirm': 'Rotate the signing secret? From the next delivery on, webhooks are signed with the new secret only: until your receiver has it, it will reject them.',
-  'alerts.removeThresholdConfirm': 'Remove the threshold "{kind} {value}"? It will send no more alerts.',
+  'alerts.removeThresholdConfirm': 'Remove the threshold "{threshold}"? It will send no more alerts.',
   'alerts.reveal': 'Show secret',
   'alerts.thresholds': 'Thresholds',
   'alerts.kind': 'When',
   'alerts.kind.percent_used': 'Allowance used reaches (%)',
   'alerts.kind.balance_below': 'Credits balance goes below',
-  // A threshold as a row and its confirmation say it, next to its value ("80%"): no "(%)".
+  // A threshold as its row says it, next to its value ("80%"): no "(%)".
   'alerts.condition.percent_used': 'Allowance used reaches',
   'alerts.condition.balance_below': 'Credits balance goes below',
+  // A threshold as a sentence with its value (its removal's confirmation, the activity log): one
+  // message, so Italian elides its article before the number ("raggiunge l'80%").
+  'alerts.threshold.percent_used': 'Allowance used reaches {value}%',
+  'alerts.threshold.balance_below': 'Credits balance goes below {value}',
   'alerts.value': 'Value',
   'alerts.add': 'Add threshold',
   'alerts.fired': 'Fired {time}',
@@ -482,7 +486,7 @@ export const en = {
   'audit.member.password_reset': '{email} set a new password with a reset link',
   'audit.alerts.webhook_set': 'Changed the webhook URL',
   'audit.alerts.secret_rotated': 'Rotated the webhook signing secret',
-  'audit.alerts.threshold_added': 'Added an alert threshold: {kind} {value}',
+  'audit.alerts.threshold_added': 'Added an alert threshold: {threshold}',
   'audit.alerts.threshold_removed': 'Removed alert threshold {thresholdId}',
   'audit.organization.created': 'Created the organization (plan {planId})',
   'audit.organization.plan_set': 'Set the plan to {planId}',

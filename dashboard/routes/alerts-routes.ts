@@ -62,7 +62,7 @@ async function renderAlerts(ctx: DashboardContext, db: Db, view: OrgView, option
               t(`alerts.condition.${x.kind}`),
               value,
               x.firedPeriod && x.firedPeriod === currentPeriod && x.firedAt ? badge(t('alerts.fired', { time: f.dateTime(x.firedAt) }), 'warn') : badge(t('alerts.armed'), 'good'),
-              manage ? postButton(ctx.state, `/orgs/${view.org.id}/alerts/thresholds/${x.id}/delete`, t('common.remove'), { tone: 'danger', confirm: t('alerts.removeThresholdConfirm', { kind: t(`alerts.condition.${x.kind}`), value }) }) : '',
+              manage ? postButton(ctx.state, `/orgs/${view.org.id}/alerts/thresholds/${x.id}/delete`, t('common.remove'), { tone: 'danger', confirm: t('alerts.removeThresholdConfirm', { threshold: t(`alerts.threshold.${x.kind}`, { value: f.number(x.value) }) }) }) : '',
             ];
           }),
           empty: t('common.noRows'),

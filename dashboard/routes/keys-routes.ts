@@ -81,12 +81,13 @@ function keyStatus(state: DashboardState, key: ApiKeyRecord, now: Date): Html {
 
 // A command that works as pasted: the whole key in it (a shortened one, `sk_live_ab12…`, was
 // refused as missing or invalid), calling the one address that answers any working key and is
-// not charged: the key's own description of what it may call.
+// not charged: the key's own description of what it may call, in the page's language (the
+// address quoted: zsh, macOS's shell, refuses an unquoted `?` that matches no file).
 function tryIt(state: DashboardState, key: string, apiBaseUrl: string): Html {
-  const { t } = state;
+  const { t, lang } = state;
   return html`<p class="muted small">${t('keys.tryIt')}</p>
     <div class="secret-row">
-      <code id="try-it" class="secret command" tabindex="0">curl -H "Authorization: Bearer ${key}" ${apiBaseUrl}/openapi.json</code>
+      <code id="try-it" class="secret command" tabindex="0">curl -H "Authorization: Bearer ${key}" "${apiBaseUrl}/openapi.json${lang === 'it' ? '?lang=it' : ''}"</code>
       ${copyButton(state, 'try-it', { label: t('keys.copyCommand'), tone: 'secondary' })}
     </div>`;
 }

@@ -84,14 +84,17 @@ export function describeAuditAction(state: DashboardState, row: Pick<AuditRow, '
     // A key as the keys page shows it (name and prefix), not by the id it never shows.
     else if (typeof value === 'string' && row.keyLabels?.[value]) params[name] = row.keyLabels[value];
     else if (name === 'userId' && typeof value === 'string' && row.memberEmails?.[value]) params[name] = row.memberEmails[value];
-    // A threshold as its row says it: "Allowance used reaches 80%", not "… (%) 80".
-    else if (name === 'value' && typeof value === 'number' && details.kind === 'percent_used') params[name] = `${state.f.number(value)}%`;
     else if (typeof value === 'number') params[name] = state.f.number(value);
     else if (row.action === 'member.role_changed' && name === 'to' && typeof value === 'string') params[name] = roleTo(state, value);
     else if (roleDetail(row.action, name) && (value === 'admin' || value === 'finance')) params[name] = state.t(`role.${value}`);
     // Codes, said as the pages say them: 'crediti' after its quantity, a threshold by its label.
     else if (name === 'unit' && typeof value === 'string') params[name] = unitWord(state, value, typeof details.quantity === 'number' ? details.quantity : 0);
-    else if (name === 'kind' && (thresholdKinds as readonly unknown[]).includes(value)) params[name] = state.t(`alerts.condition.${value as ThresholdKind}`);
+    // A threshold as a sentence with its value ("Allowance used reaches 80%").
+    else if (name === 'kind' && (thresholdKinds as readonly unknown[]).includes(value)) {
+      params.threshold = typeof details.value === 'number'
+        ? state.t(`alerts.threshold.${value as ThresholdKind}`, { value: state.f.number(details.value) })
+        : state.t(`alerts.condition.${value as ThresholdKind}`);
+    }
     else params[name] = typeof value === 'string' ? value : JSON.stringify(value);
   }
   // A value the row lacks reads as "—", not as a {placeholder}.
