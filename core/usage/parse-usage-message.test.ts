@@ -18,6 +18,11 @@ describe('parseUsageMessage', () => {
     expect(parseUsageMessage(Buffer.from(JSON.stringify(event)))).toEqual({ ok: true, event });
   });
 
+  it('when the time has digits past the microsecond then they are dropped, not rounded: 23:59:59.9999995 on a month\'s last day stays in that day and month, as Postgres stores it', () => {
+    const parsed = parseUsageMessage({ ...event, occurredAt: '2026-11-30T23:59:59.9999995Z' });
+    expect(parsed).toEqual({ ok: true, event: { ...event, occurredAt: '2026-11-30T23:59:59.999999Z' } });
+  });
+
   it('when the time has an offset then it is the same instant in UTC, in the month UTC puts it in', () => {
     const parsed = parseUsageMessage({ ...event, occurredAt: '2026-12-01T00:30:00+01:00' });
     expect(parsed).toEqual({ ok: true, event: { ...event, occurredAt: '2026-11-30T23:30:00.000Z' } });

@@ -31,9 +31,12 @@ export const usageEventSchema = z.strictObject({
   product: storable(z.string().min(1).max(100)),
   quantity: usageQuantity,
   unit: z.enum(['credits', 'calls']),
-  /** ISO 8601. Our producers write UTC (`Z`), kept as written; a time with an offset is the same
-   * instant, rewritten in UTC because the billing month and the daily buckets are UTC. */
-  occurredAt: z.iso.datetime({ offset: true }).transform((at) => (at.endsWith('Z') ? at : new Date(at).toISOString())),
+  /** ISO 8601. Our producers write UTC (`Z`), kept as written but for digits past the
+   * microsecond, dropped: Postgres would round them, and 23:59:59.9999995 on a month's last day
+   * became the next month's first instant in the ledger while the month and day bucket, worked
+   * out here, stayed in the old one. A time with an offset is the same instant, rewritten in UTC
+   * because the billing month and the daily buckets are UTC. */
+  occurredAt: z.iso.datetime({ offset: true }).transform((at) => (at.endsWith('Z') ? at.replace(/(\.\d{6})\d+Z$/, '$1Z') : new Date(at).toISOString())),
 });
 
 export type UsageEvent = z.infer<typeof usageEventSchema>;
