@@ -2,6 +2,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { changeCredits, setCallsCap } from '../core/billing/adjust-allowance.js';
 import { buildAllowanceReport } from '../core/billing/allowance-report.js';
 import { applyUsageBatch } from '../core/billing/apply-usage-batch.js';
+import { recordRefusedCalls } from '../core/billing/record-refused-calls.js';
 import { reconcileLedger } from '../core/billing/reconcile-ledger.js';
 import { replayDeadLetters } from '../core/billing/replay-dead-letters.js';
 import { rollOverDueAllowances } from '../core/billing/roll-over-period.js';
@@ -57,6 +58,15 @@ describe('applying usage batches', () => {
     expect(later).toMatchObject({ applied: 0, duplicates: 1, deadLetters: [], conflicts: [{ eventId: event.eventId, ref: 'test#0', differences: 'occurredAt: 2026-11-27T10:00:00.123Z → 2026-11-27T10:05:00Z' }] });
     expect((await apply([event])).conflicts).toEqual([]);
     expect((await allowanceOf(db, organizationId))?.credits_balance).toBe(95);
+  });
+
+  it('when a refused call\'s event arrives after its refused row then nothing is charged and no reused id is reported; one with other content still is', async () => {
+    const { organizationId } = await createBillingOrg(db, { credits: 100 });
+    const event = usageEvent(organizationId, { quantity: 5 });
+    await recordRefusedCalls(db, [event]);
+    expect(await apply([event])).toMatchObject({ applied: 0, duplicates: 1, conflicts: [] });
+    expect(await apply([{ ...event, keyId: 'key_other' }])).toMatchObject({ applied: 0, duplicates: 1, conflicts: [{ eventId: event.eventId, differences: 'keyId: key_test → key_other' }] });
+    expect((await allowanceOf(db, organizationId))?.credits_balance).toBe(100);
   });
 
   it('when a message is malformed or names an unknown organization then it is dead-lettered and the rest of the batch is applied', async () => {

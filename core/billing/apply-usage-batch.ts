@@ -126,13 +126,17 @@ export async function applyUsageBatch(trx: Knex.Transaction, messages: UsageBusM
   }));
   if (!clean) {
     const { rows } = await trx.raw<{ rows: ChargedRow[] }>(
-      `SELECT event_id, organization_id, key_id, source, product, quantity, unit, occurred_at FROM usage_ledger WHERE event_id = ANY(?::text[])`,
+      `SELECT event_id, entry_type, organization_id, key_id, source, product, quantity, unit, occurred_at FROM usage_ledger WHERE event_id = ANY(?::text[])`,
       [known.map((e) => e.eventId)],
     );
     const already = new Map(rows.map((r) => [r.event_id, r]));
     fresh = known.filter((e) => !already.has(e.eventId));
     for (const event of known) {
-      const charged = already.get(event.eventId);
+      const held = already.get(event.eventId);
+      // A refused call's row (record-refused-calls.ts) holds quantity 0 by design, the call's
+      // own in its reason: its late event is the expected one, not an id reused, when the rest
+      // matches.
+      const charged = held?.entry_type === 'refused' ? { ...held, quantity: event.quantity } : held;
       const differences = charged && differencesOf(chargedEvent(charged), event);
       if (differences) conflicts.push({ eventId: event.eventId, ref: messageOf.get(event.eventId)!.message.ref, differences });
     }
@@ -177,6 +181,7 @@ export async function applyUsageBatch(trx: Knex.Transaction, messages: UsageBusM
 
 interface ChargedRow {
   event_id: string;
+  entry_type: string;
   organization_id: string;
   key_id: string;
   source: UsageEvent['source'];
