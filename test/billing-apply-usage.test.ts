@@ -254,6 +254,18 @@ describe('applying usage batches', () => {
     expect(report.callsUsed).toBe(2);
   });
 
+  it('when a balance a top-up took to within 5 of 2^53 − 1 rolls over then the month grants 5, not its 1,000, and the ledger still reconciles', async () => {
+    const top = Number.MAX_SAFE_INTEGER - 5;
+    const { organizationId } = await createBillingOrg(db, { credits: top, creditsPerPeriod: 1_000, period: '2026-01' });
+    expect(await rollOverDueAllowances(db, new Date('2026-03-01T00:00:05Z'))).toBeGreaterThanOrEqual(1);
+    expect(await allowanceOf(db, organizationId)).toMatchObject({ period: '2026-03', credits_balance: Number.MAX_SAFE_INTEGER });
+    expect(await db('usage_ledger').where({ organization_id: organizationId, entry_type: 'period_rollover' }).orderBy('period').select('period', 'credits_delta', 'credits_balance_after', 'reason')).toEqual([
+      { period: '2026-02', credits_delta: 5, credits_balance_after: Number.MAX_SAFE_INTEGER, reason: 'calendar month rollover: 5 credits granted, calls count restarts' },
+      { period: '2026-03', credits_delta: 0, credits_balance_after: Number.MAX_SAFE_INTEGER, reason: 'calendar month rollover: 0 credits granted, calls count restarts' },
+    ]);
+    expect((await reconcileLedger(db, { organizationIds: [organizationId] })).differences).toEqual([]);
+  });
+
   it('when usage is applied then credits_used counts the month’s own credits: a late event of a closed month pays but is not this month’s use, and a rollover restarts it', async () => {
     const { organizationId } = await createBillingOrg(db, { credits: 1_000, creditsPerPeriod: 0, period: '2026-01' });
     const january = new Date('2026-01-20T10:00:00Z');

@@ -621,6 +621,8 @@ describe('operator organization forms', () => {
     expect(await post('credits', { kind: 'top_up', credits: twenty, reason: 'test' })).toContain('Please check the form: Credits: at most 9007199254740991');
     expect(await post('credits', { kind: 'adjustment', credits: `-${twenty}`, reason: 'test' })).toContain('Please check the form: Credits: at least -9007199254740991');
     expect(await post('period', { creditsPerPeriod: '1'.repeat(40), callsCap: '' })).toContain('Please check the form: Credits per period: at most 9007199254740991');
+    // A billion a month at most: each rollover adds it to a balance kept exact up to 2^53 only.
+    expect(await post('period', { creditsPerPeriod: '9007199254740991', callsCap: '' })).toContain('Please check the form: Credits per period: at most 1000000000');
     expect(await post('limits', { perSecond: twenty, burst: '', perMinute: '' })).toContain('Please check the form: Per second: at most 2147483647');
     await client.get('/language?lang=it&next=/');
     expect(await post('credits', { kind: 'adjustment', credits: `-${twenty}`, reason: 'test' })).toContain('Crediti: almeno -9007199254740991');

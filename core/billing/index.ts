@@ -16,5 +16,5 @@ export { countOpenDeadLetters, replayDeadLetters, type ReplayDeadLettersOptions,
 export { replayDueDeadLetters, SELF_REPLAY_ACTOR } from './replay-due-dead-letters.js';
 export { rebuildUsageTotals, type RebuiltUsageTotals } from './rebuild-usage-totals.js';
 export { rollOverDueAllowances } from './roll-over-period.js';
-export { callsCapTerms, periodTerms, type CallsCapTerms, type PeriodTerms } from './period-terms.js';
+export { callsCapTerms, MAX_CREDITS_PER_PERIOD, periodTerms, type CallsCapTerms, type PeriodTerms } from './period-terms.js';
 export { systemReason, systemReasonPattern } from './system-reasons.js';

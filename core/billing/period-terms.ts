@@ -2,6 +2,14 @@ import type { Knex } from 'knex';
 import { AppError } from '../errors/index.js';
 import { periodOf } from './billing-period.js';
 
+/**
+ * The most credits a month may grant, a plan's or an organization's own (a billion, as a
+ * call's price, MAX_USAGE_QUANTITY): each rollover adds them to the balance, and balances are
+ * JavaScript numbers, exact only up to 2^53, so an unbounded grant (2^53 − 1 was accepted)
+ * drifted from the ledger within two months, unseen by reconcile.
+ */
+export const MAX_CREDITS_PER_PERIOD = 1_000_000_000;
+
 /** What the next rollover gives an organization: its credits and the calls cap of later months. */
 export interface PeriodTerms {
   creditsPerPeriod: number;

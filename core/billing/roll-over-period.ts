@@ -26,6 +26,9 @@ export async function rollOverAllowance(trx: Knex.Transaction, row: AllowanceRow
   let capChanged = terms.callsCap !== row.calls_cap;
   while (period < toPeriod) {
     period = nextPeriod(period);
+    // A balance kept exact: the grant stops at 2^53 − 1 (reached only by top-ups up to it,
+    // as a month grants at most MAX_CREDITS_PER_PERIOD).
+    const granted = Math.min(terms.creditsPerPeriod, Number.MAX_SAFE_INTEGER - balance);
     const inserted = await trx('usage_ledger')
       .insert({
         event_id: `rollover_${row.organization_id}_${period}`,
@@ -33,20 +36,20 @@ export async function rollOverAllowance(trx: Knex.Transaction, row: AllowanceRow
         entry_type: 'period_rollover',
         source: 'system',
         quantity: 0,
-        credits_delta: terms.creditsPerPeriod,
+        credits_delta: granted,
         calls_delta: -callsUsed,
-        credits_balance_after: balance + terms.creditsPerPeriod,
+        credits_balance_after: balance + granted,
         period,
         occurred_at: periodStart(period),
         applied_at: now,
         actor: 'system',
-        reason: systemReason.rollover(terms.creditsPerPeriod),
+        reason: systemReason.rollover(granted),
       })
       .onConflict('event_id')
       .ignore()
       .returning('event_id');
     if (inserted.length === 0) continue;
-    balance += terms.creditsPerPeriod;
+    balance += granted;
     callsUsed = 0;
     if (capChanged) {
       const from = terms.callsCapOwn ? 'own' : { plan: terms.planId };

@@ -1,6 +1,6 @@
 import type { Router } from '@koa/router';
 import {
-  callsCapTerms, changeCredits, clearProductOverride, countOpenDeadLetters, createOrganization, ensureDefaultPlans, findProduct, getOrganization, getPlan, listPlans, MAX_RATE_LIMIT, MAX_REASON, MAX_REFERENCE, nameTakenBy, planDefinitionSchema, productCatalogue, referencedEventId,
+  callsCapTerms, changeCredits, clearProductOverride, countOpenDeadLetters, createOrganization, ensureDefaultPlans, findProduct, getOrganization, getPlan, listPlans, MAX_CREDITS_PER_PERIOD, MAX_RATE_LIMIT, MAX_REASON, MAX_REFERENCE, nameTakenBy, planDefinitionSchema, productCatalogue, referencedEventId,
   setCallsCap, setOrganizationLimits, setOrganizationPlan, setProductOverride, usePlanCallsCap, type CallsCapTerms, type CreditChangeKind,
 } from '../../core/billing/index.js';
 import { createInvitation, recentAudit, withAudit, type CreatedInvitation } from '../../core/dashboard-auth/index.js';
@@ -87,7 +87,10 @@ const creditsFormSchema = z
   .superRefine(({ kind, credits }, ctx) => {
     if (kind !== 'adjustment' && credits < 0) ctx.addIssue({ code: 'custom', path: ['credits'], message: 'must be positive' });
   });
-const periodFormSchema = z.object({ creditsPerPeriod: nonNegativeField, callsCap: nonNegativeField });
+const periodFormSchema = z.object({
+  creditsPerPeriod: nonNegativeField.refine((n) => n === null || n <= MAX_CREDITS_PER_PERIOD, `at most ${MAX_CREDITS_PER_PERIOD}`),
+  callsCap: nonNegativeField,
+});
 // Each limit as a plan's is (positive, fits its column), on its own, so that every bad field is
 // named; how they stand together is core's to judge (setOrganizationLimits), once each is sound.
 const rateLimit = planDefinitionSchema.shape.limits.shape.perSecond.nullable();

@@ -3,6 +3,7 @@ import type { Db } from '../../db/index.js';
 import { AppError, parseInput } from '../../errors/index.js';
 import type { RateLimits } from '../../ratelimit/index.js';
 import { usageQuantity } from '../../usage/usage-event.js';
+import { MAX_CREDITS_PER_PERIOD } from '../period-terms.js';
 
 /** A rate limit (per second, burst, per minute): Postgres keeps it in a 32-bit integer. */
 export const MAX_RATE_LIMIT = 2_147_483_647;
@@ -37,7 +38,7 @@ export const planDefinitionSchema = z.object({
   id: z.string().regex(/^[a-z0-9][a-z0-9_-]*$/, 'lower-case letters, digits, - and _'),
   name: z.string().min(1),
   limits: z.object({ perSecond: rateLimitValue, burst: rateLimitValue, perMinute: rateLimitValue }).superRefine(refuseContradictoryLimits),
-  creditsPerPeriod: z.number().int().nonnegative(),
+  creditsPerPeriod: z.number().int().nonnegative().max(MAX_CREDITS_PER_PERIOD, `at most ${MAX_CREDITS_PER_PERIOD}`),
   callsCapPerPeriod: z.number().int().nonnegative().nullable(),
   products: z.array(z.object({ product: z.string().min(1), kind: z.enum(['endpoint', 'tool']), ...measureFields })),
 });
