@@ -71,8 +71,16 @@ describe('finance wording', () => {
     const usageIt = await (await client.get(`/orgs/${orgId}/usage?view=day&measure=calls`)).text();
     expect(usageIt).toContain(`aria-current="page">Tutte le chiamate</a>`);
     expect(usageIt).toContain(`Tutte le chiamate per giorno (UTC), ${formats('it').period(thisMonth())}`);
+    // The chart's first day as Italian writes it ("1 nov", not "11-01", read as 11 January), and
+    // the days of its table and of the report's as every other date of the pages.
+    const today = new Date().toISOString().slice(0, 10);
+    const italianDate = new Intl.DateTimeFormat('it-IT', { dateStyle: 'medium', timeZone: 'UTC' }).format(new Date(`${today}T00:00:00Z`));
+    expect(usageIt).toContain(`text-anchor="middle">${new Intl.DateTimeFormat('it-IT', { day: 'numeric', month: 'short', timeZone: 'UTC' }).format(new Date(`${thisMonth()}-01T00:00:00Z`))}</text>`);
+    expect(usageIt).not.toMatch(/text-anchor="middle">\d\d-\d\d</);
+    expect(usageIt).toContain(`<td>${italianDate}</td>`);
     const reportIt = await (await client.get(`/orgs/${orgId}/report`)).text();
     expect(reportIt).toContain('<th scope="row">Chiamate usate (solo prodotti conteggiati in chiamate)</th><td class="num">1</td>');
+    expect(reportIt.split('id="report-days"')[1]).toContain(`<td>${italianDate}</td>`);
     expect(await (await client.get(`/orgs/${orgId}/ledger`)).text()).toContain('>Chiamate (prodotti conteggiati in chiamate)</th>');
   });
 

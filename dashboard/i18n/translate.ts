@@ -58,10 +58,15 @@ export function formats(lang: Language) {
   const dateTime = new Intl.DateTimeFormat(locale, { dateStyle: 'medium', timeStyle: 'short', timeZone: 'UTC' });
   const date = new Intl.DateTimeFormat(locale, { dateStyle: 'medium', timeZone: 'UTC' });
   const month = new Intl.DateTimeFormat(locale, { month: 'long', year: 'numeric', timeZone: 'UTC' });
+  const dayMonth = new Intl.DateTimeFormat(locale, { day: 'numeric', month: 'short', timeZone: 'UTC' });
   return {
     number: (n: number) => number.format(n),
     dateTime: (d: Date) => `${dateTime.format(d)} UTC`,
     date: (d: Date) => date.format(d),
+    /** A day without its year, for a chart's axis: "27 Nov", "27 nov" (not 11-27, which an Italian reads as 11 January). */
+    dayMonth: (d: Date) => dayMonth.format(d),
+    /** A UTC day given as YYYY-MM-DD, written as the pages write dates ("27 Nov 2026"). */
+    day: (day: string) => date.format(new Date(`${day}T00:00:00Z`)),
     period: (p: string) => month.format(new Date(`${p}-01T00:00:00Z`)),
   };
 }

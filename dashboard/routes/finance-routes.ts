@@ -5,6 +5,7 @@ import type { Db } from '../../core/db/index.js';
 import { allowanceGlance, BURN_WINDOW_DAYS, type AllowanceGlance, type CreditPricedProduct, ledgerEntryTypes, ledgerPage, ledgerPeriods, type LedgerEntryType, type LedgerPageRow } from '../../core/finance/index.js';
 import { csvFile, csvSeparator, csvSeparatorChoice, csvStream, sendAsCsv } from '../csv-download.js';
 import { orgAccess } from '../org-access.js';
+import type { Formats } from '../i18n/translate.js';
 import type { DashboardContext, DashboardState } from '../state.js';
 import { barList, columnChart, type ChartPoint } from '../views/charts.js';
 import { asOfStamp, badge, section, stat, table } from '../views/components.js';
@@ -74,7 +75,7 @@ const flagName = (state: DashboardState, flag: string): string =>
   flag === 'credits_exhausted' || flag === 'limit_reached' ? state.t(`overview.flag.${flag}`) : flag;
 
 /** Every day of the period up to today (UTC), zeros included, so gaps show as gaps. */
-function dailyPoints(report: AllowanceReport, measure: Measure, now = new Date()): ChartPoint[] {
+function dailyPoints(report: AllowanceReport, measure: Measure, f: Formats, now = new Date()): ChartPoint[] {
   const values = new Map<string, number>();
   for (const d of report.byDay) {
     const v = measure === 'calls' ? d.calls : d.unit === 'credits' ? d.quantity : 0;
@@ -84,7 +85,7 @@ function dailyPoints(report: AllowanceReport, measure: Measure, now = new Date()
   const end = Math.min(periodStart(nextPeriod(report.period)).getTime(), now.getTime() + 1);
   for (let t = periodStart(report.period).getTime(); t < end; t += 86_400_000) {
     const day = new Date(t).toISOString().slice(0, 10);
-    points.push({ label: day, value: values.get(day) ?? 0 });
+    points.push({ label: f.day(day), tick: f.dayMonth(new Date(t)), value: values.get(day) ?? 0 });
   }
   return points;
 }
@@ -180,7 +181,7 @@ function usageChart(state: DashboardState, report: AllowanceReport, view: View, 
   // "day (UTC)": the first letter lowered, not the zone's.
   const title = t('usage.chartLabel', { measure: measureLabel, view: viewLabel.charAt(0).toLowerCase() + viewLabel.slice(1), period: f.period(report.period) });
   const points = view === 'day'
-    ? dailyPoints(report, measure)
+    ? dailyPoints(report, measure, f)
     : groupedPoints(
         view === 'product'
           ? report.byProduct.map((p) => ({ ...p, label: `${p.product} (${p.source})` }))
@@ -300,7 +301,7 @@ export function registerFinanceRoutes(router: Router<DashboardState>, deps: Fina
         }), { id: 'report-entries' })}
       ${section(t('report.byProduct'), table({ caption: t('report.byProduct'), headers: [t('report.source'), t('usage.product'), t('report.quantity'), t('report.unit'), t('usage.allCalls')], rows: r.byProduct.map((p) => [p.source, p.product, ...usageRow(p)]), numeric: [2, 4], empty: t('common.noRows') }), { id: 'report-products' })}
       ${section(t('report.byKey'), table({ caption: t('report.byKey'), headers: [t('usage.key'), t('report.quantity'), t('report.unit'), t('usage.allCalls')], rows: r.byKey.map((k) => [html`${keyLabel(k) ?? t('usage.unknownKey')} <code>${k.keyId}</code>`, ...usageRow(k)]), numeric: [1, 3], empty: t('common.noRows') }), { id: 'report-keys' })}
-      ${section(t('report.byDay'), table({ caption: t('report.byDay'), headers: [t('usage.day'), t('report.quantity'), t('report.unit'), t('usage.allCalls')], rows: r.byDay.map((d) => [d.day, ...usageRow(d)]), numeric: [1, 3], empty: t('common.noRows') }), { id: 'report-days' })}
+      ${section(t('report.byDay'), table({ caption: t('report.byDay'), headers: [t('usage.day'), t('report.quantity'), t('report.unit'), t('usage.allCalls')], rows: r.byDay.map((d) => [f.day(d.day), ...usageRow(d)]), numeric: [1, 3], empty: t('common.noRows') }), { id: 'report-days' })}
       ${section(t('report.flags'), table({ caption: t('report.flags'), headers: [t('report.at'), t('report.flag'), t('report.change'), t('report.reason')], rows: r.flagHistory.map((x) => [f.dateTime(new Date(x.at)), flagName(ctx.state, x.flag), t(x.value ? 'report.set' : 'report.cleared'), flagReason(ctx.state, x)]), empty: t('common.noRows') }), { id: 'report-flags' })}
       <p class="muted small">${t('report.generated', { time: f.dateTime(new Date(r.generatedAt)) })}</p>`;
     ctx.body = page(ctx.state, { title: `${t('report.title')} · ${f.period(period)}`, body, org: view.org, active: 'report', memberships: view.memberships, banners: view.banners, path: ctx.url });

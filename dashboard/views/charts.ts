@@ -6,6 +6,8 @@ import { escapeHtml, raw, type Html } from './html.js';
 export interface ChartPoint {
   label: string;
   value: number;
+  /** What the axis says under the column, shorter than the label ("27 Nov"); default: the label. */
+  tick?: string;
 }
 
 function niceMax(max: number): number {
@@ -50,7 +52,7 @@ export function columnChart(options: { title: string; points: ChartPoint[]; form
     const x = pad.left + slot * i + (slot - barW) / 2;
     const y = pad.top + innerH - h;
     parts.push(`<rect class="bar" x="${x.toFixed(1)}" y="${y.toFixed(1)}" width="${barW.toFixed(1)}" height="${Math.max(0, h).toFixed(1)}" rx="2"><title>${escapeHtml(`${p.label}: ${options.format(p.value)}`)}</title></rect>`);
-    if (i % tickEvery === 0) parts.push(`<text class="axis" x="${(pad.left + slot * i + slot / 2).toFixed(1)}" y="${height - 8}" text-anchor="middle">${escapeHtml(p.label.slice(-5))}</text>`);
+    if (i % tickEvery === 0) parts.push(`<text class="axis" x="${(pad.left + slot * i + slot / 2).toFixed(1)}" y="${height - 8}" text-anchor="middle">${escapeHtml(p.tick ?? p.label)}</text>`);
   });
   return raw(`<figure class="chart"><svg viewBox="0 0 ${width} ${height}" role="img" aria-label="${escapeHtml(options.title)}" preserveAspectRatio="xMidYMid meet">${parts.join('')}</svg></figure>`);
 }
