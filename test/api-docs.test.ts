@@ -56,6 +56,11 @@ describe('when a person opens /docs', () => {
     expect(await page.locator('html').getAttribute('lang')).toBe('en');
     // The operations sit under the document's own tag, in the page's language, not "default".
     expect(await page.locator('.opblock-tag').allTextContents()).toEqual([expect.stringMatching(/^Companies/)]);
+    // Swagger UI's labels stay its own in English.
+    const englishOperation = page.locator('.opblock', { has: page.locator('.opblock-summary-path[data-path="/companies/{fiscalCode}/report"]') });
+    await englishOperation.locator('.opblock-summary').click();
+    await expect.poll(() => englishOperation.locator('.opblock-section-header h4').allTextContents()).toEqual(['Parameters', 'Responses']);
+    expect((await englishOperation.locator('.try-out__btn').textContent())?.trim()).toBe('Try it out');
     // Swagger UI shows no warning about the document (it did about a jsonSchemaDialect).
     expect(await page.locator('body').textContent()).not.toMatch(/jsonSchemaDialect|Warning:/);
 
@@ -67,6 +72,16 @@ describe('when a person opens /docs', () => {
     // heads the group with its Italian x-displayName, followed by the Italian description.
     expect(await page.locator('.opblock-tag').allTextContents()).toEqual([expect.stringMatching(/^Imprese\s*Dati su una singola impresa italiana/)]);
     expect(await page.locator('.opblock-tag').getAttribute('data-tag')).toBe('Companies');
+    // Swagger UI's own labels in Italian too, around the document's Italian texts.
+    const operation = page.locator('.opblock', { has: page.locator('.opblock-summary-path[data-path="/companies/{fiscalCode}/report"]') });
+    await operation.locator('.opblock-summary').click();
+    await expect.poll(() => operation.locator('.opblock-section-header h4').allTextContents()).toEqual(['Parametri', 'Risposte']);
+    expect((await operation.locator('.try-out__btn').textContent())?.trim()).toBe('Prova');
+    expect(await operation.locator('.parameters th.parameters-col_name').textContent()).toBe('Nome');
+    expect(await page.locator('.btn.authorize span').first().textContent()).toBe('Autorizza');
+    const shown = (await operation.textContent())!;
+    for (const english of ['Parameters', 'Try it out', 'Responses', 'Example Value', 'Media type', 'Controls']) expect(shown).not.toContain(english);
+    expect(shown).toContain("Imposta l'header Accept.");
 
     expect(foreign).toEqual([]);
     expect(failed).toEqual([]);

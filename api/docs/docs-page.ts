@@ -51,9 +51,43 @@ p.intro { padding: 0 24px; color: #444; }
  * has no notion of `x-displayName`, which says the heading in the document's language: the
  * plugin shows it in the tag's heading (its DeepLink text) in place of the name. Links and the
  * open/closed state still use the name, so #/Companies/… opens the same group in either language.
+ *
+ * Swagger UI has no translations of its own labels either ("Parameters", "Try it out",
+ * "Responses"…): on the Italian page each text node that is exactly one of them is rewritten as
+ * it appears, except inside the document's own texts and code (descriptions, examples, answers).
+ * React sets a text node's value when it changes and never reads it back, so a label it redraws
+ * is rewritten again.
  */
 export const docsClientScript = `(function () {
   var el = document.getElementById('swagger-ui');
+  var italian = {
+    'Servers': 'Server', 'Authorize': 'Autorizza', 'Available authorizations': 'Autorizzazioni disponibili',
+    'Close': 'Chiudi', 'Logout': 'Esci', 'Value:': 'Valore:', 'Parameters': 'Parametri', 'No parameters': 'Nessun parametro',
+    'Try it out': 'Prova', 'Cancel': 'Annulla', 'Execute': 'Esegui', 'Clear': 'Pulisci', 'Name': 'Nome',
+    'Description': 'Descrizione', 'Responses': 'Risposte', 'Code': 'Codice', 'Links': 'Link', 'No links': 'Nessun link',
+    'Media type': 'Tipo di contenuto', 'Controls': "Imposta l'header", 'header.': '.', 'Example Value': 'Valore di esempio',
+    'Schemas': 'Schemi', 'Request URL': 'URL della richiesta', 'Server response': 'Risposta del server',
+    'Response body': 'Corpo della risposta', 'Response headers': 'Header della risposta', 'Details': 'Dettagli',
+    'Download': 'Scarica', 'Undocumented': 'Non documentata', 'required': 'obbligatorio', 'Loading...': 'Caricamento…'
+  };
+  var own = '.markdown, .renderedMarkdown, pre, code, textarea, .model-box, .parameter__name, .opblock-summary, .opblock-tag';
+  function translate(root) {
+    var walker = document.createTreeWalker(root, NodeFilter.SHOW_TEXT);
+    for (var node = root.nodeType === 3 ? root : walker.nextNode(); node; node = walker.nextNode()) {
+      var text = node.nodeValue, key = text.trim(), parent = node.parentElement;
+      if (!italian.hasOwnProperty(key) || !parent || parent.closest(own)) continue;
+      // "Controls <code>Accept</code> header.": the full stop straight after the code.
+      node.nodeValue = key === 'header.' ? '.' : text.replace(key, italian[key]);
+    }
+  }
+  if (document.documentElement.lang === 'it') {
+    new MutationObserver(function (changes) {
+      changes.forEach(function (change) {
+        if (change.type === 'characterData') translate(change.target);
+        else change.addedNodes.forEach(function (added) { translate(added); });
+      });
+    }).observe(el, { childList: true, subtree: true, characterData: true });
+  }
   function TagDisplayNames() {
     return {
       wrapComponents: {
