@@ -159,7 +159,7 @@ export const documentTexts: Record<Language, DocumentTexts> = {
     errorCodes: {
       missing_api_key: 'Manca l\'header `Authorization`, oppure non è un bearer token.',
       invalid_api_key: 'La chiave è sconosciuta, revocata, scaduta o non è una chiave di organizzazione.',
-      credits_exhausted: 'Il saldo crediti dell\'organizzazione non copre questa chiamata tariffata a crediti.',
+      credits_exhausted: 'Il saldo crediti dell\'organizzazione non copre questa chiamata, pagata in crediti.',
       limit_reached: 'L\'organizzazione ha raggiunto il suo tetto di chiamate per il periodo di fatturazione, o questa chiamata lo supererebbe; `Retry-After` indica quando si azzera.',
       client_not_configured: 'L\'organizzazione esiste ma non ha ancora un piano.',
       not_entitled: 'L\'endpoint non è incluso nel piano dell\'organizzazione.',

@@ -106,7 +106,7 @@ export interface EndpointDefinition {
 // What lookupKeys (company-store.ts) does with the value, said to the caller.
 const fiscalCodeTexts: Record<Language, string> = {
   en: 'The company\'s fiscal code: an 11-digit code (partita IVA / codice fiscale numerico) or a 16-character codice fiscale. Case-insensitive. Its VAT number finds it too, where the two differ (a sole proprietorship). Send all 11 digits, leading zeros included, and no IT prefix (the profile and financials accept one).',
-  it: 'Il codice fiscale dell\'impresa: un codice di 11 cifre (partita IVA / codice fiscale numerico) oppure un codice fiscale di 16 caratteri. Maiuscole e minuscole sono equivalenti. La trova anche la sua partita IVA, dove i due sono diversi (una ditta individuale). Vanno inviate tutte le 11 cifre, zeri iniziali compresi, senza il prefisso IT (il profilo e i dati finanziari lo accettano).',
+  it: 'Il codice fiscale dell\'impresa: un codice di 11 cifre (partita IVA / codice fiscale numerico) oppure un codice fiscale di 16 caratteri. Maiuscole e minuscole sono equivalenti. Si può usare anche la sua partita IVA, quando è diversa dal codice fiscale (ditte individuali). Vanno inviate tutte le 11 cifre, zeri iniziali compresi, senza il prefisso IT (il profilo e i dati finanziari lo accettano).',
 };
 const taxIdTexts: Record<Language, string> = {
   en: 'The company\'s Italian tax ID (any non-empty value): its fiscal code, or its VAT number with or without the IT prefix, leading zeros included. Case-insensitive.',
