@@ -271,8 +271,12 @@ describe('when an admin creates a test-mode key', () => {
     const res = await client.post(`/orgs/${orgId}/keys`, { _csrf: await client.csrf(`/orgs/${orgId}/keys`), name: 'sandbox', mode: 'sandbox' });
     expect(res.status).toBe(422);
     const body = await res.text();
-    expect(body).toContain('must be live or test');
+    expect(body).toContain('Please check the form: Mode: must be live or test');
     expect(body).toMatch(/<input[^>]*name="name"[^>]*value="sandbox"/);
+    // On an Italian page, the field by its label and why in Italian.
+    client.jar.set('dash_lang', 'it');
+    const italian = await (await client.post(`/orgs/${orgId}/keys`, { _csrf: await client.csrf(`/orgs/${orgId}/keys`), name: 'sandbox', mode: 'sandbox' })).text();
+    expect(italian).toContain('Controlla il modulo: Modalità: deve essere live o test');
     expect(await env.db('api_keys').where({ organization_id: orgId })).toHaveLength(0);
   });
 

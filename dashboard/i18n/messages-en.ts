@@ -540,6 +540,7 @@ export const en = {
   'error.msg.referenceUsed': 'already used for a different change: a different change needs a reference of its own',
   'error.msg.required': 'required',
   'error.msg.belowPerSecond': 'must be at least the per-second limit ({n})',
+  'error.msg.keyMode': 'must be live or test',
   'error.msg.unknownProduct': 'not an endpoint or tool of the catalogue',
   'error.msg.noPlanCap': "the organization has no plan, so no plan's cap to go back to",
   'error.msg.alreadyAdmin': 'already a member as admin',

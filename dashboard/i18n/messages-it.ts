@@ -537,6 +537,7 @@ export const it: Catalogue = {
   'error.msg.required': 'obbligatorio',
   'error.msg.belowPerSecond': 'deve essere almeno pari al limite al secondo ({n})',
   'error.msg.noPlanCap': "l'organizzazione non ha un piano, quindi nessun tetto del piano a cui tornare",
+  'error.msg.keyMode': 'deve essere live o test',
   'error.msg.unknownProduct': 'non è un endpoint o uno strumento del catalogo',
   'error.msg.alreadyAdmin': 'ha già il ruolo amministratore',
   'error.msg.alreadyFinance': 'ha già il ruolo amministrazione e finanza',

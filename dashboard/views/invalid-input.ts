@@ -21,6 +21,7 @@ const wordings: Record<Language, z.core.$ZodErrorMap> = { en: z.locales.en().loc
 const fieldLabels: Record<string, MessageKey> = {
   name: 'common.name',
   expiresOn: 'keys.expiry',
+  mode: 'keys.mode',
   graceSeconds: 'keys.grace',
   email: 'members.email',
   password: 'invite.password',
@@ -76,6 +77,8 @@ const ownWordings: [RegExp, MessageKey][] = [
   [exactly(REFERENCE_USED), 'error.msg.referenceUsed'],
   [/^required$/, 'error.msg.required'],
   [/^not in the product catalogue$/, 'error.msg.unknownProduct'],
+  // A key's mode other than the form's two (keys-routes.ts): only a hand-made request sends one.
+  [/^must be live or test$/, 'error.msg.keyMode'],
   // Back to the plan's calls cap without a plan (core/billing/adjust-allowance.ts, usePlanCallsCap).
   [/^the organization has no plan: no plan's cap to go back to$/, 'error.msg.noPlanCap'],
   // Rate limits that contradict each other (core/billing/plans/manage-organizations.ts).
