@@ -218,6 +218,28 @@ describe('access control', () => {
     await seenWithin(1_000, async () => (await access.authorize(principal, 'company-financials', 'endpoint').then(() => true, () => false)));
   });
 
+  it('when a call is refused after a fresh read showed most unapplied calls applied, then the next calls are judged on that read too: one after another, never past the cap', async () => {
+    const { organizationId, principal } = await organizationWithKey();
+    await setCallsCap(db, { organizationId, callsCap: 10, actor: 'test', reason: 'ten calls' });
+    await seenWithin(1_000, async () => (await db('allowances').where({ organization_id: organizationId }).first('calls_cap')).calls_cap === 10
+      && (await access.authorize(principal, 'company-report', 'endpoint').then(() => true, () => false)));
+    // That check's call was never charged: ten served and published, one after another, as the API does.
+    const served: string[] = [];
+    for (let i = 0; i < 10; i++) {
+      const id = `req_${randomUUID()}`;
+      access.charged(await access.authorize(principal, 'company-report', 'endpoint', id), id);
+      served.push(id);
+    }
+    // The worker applies nine of them: no flag moves, so nothing tells this process.
+    const event = { v: 1, organizationId, keyId: principal.keyId, source: 'api', product: 'company-report', quantity: 1, unit: 'calls', occurredAt: new Date().toISOString() };
+    await db.transaction((trx) => applyUsageBatch(trx, served.slice(0, 9).map((eventId, i) => ({ value: Buffer.from(JSON.stringify({ ...event, eventId })), ref: `test#${i}` })), { bus: 'postgres' }));
+    // The cached state says 0 used and ten unapplied: refused, after a fresh read (9 used, one
+    // unapplied). Every call after it as well, while the cache would still say 0 used.
+    for (let i = 0; i < 3; i++) {
+      expect((await refusal(access.authorize(principal, 'company-report', 'endpoint', `req_${randomUUID()}`))).code, `call ${11 + i}`).toBe('limit_reached');
+    }
+  });
+
   it('when calls are admitted at the same time (an MCP batch, parallel requests) then each holds its charge from its grant: only those the balance covers are granted, and a released one frees its share', async () => {
     const { organizationId, principal } = await organizationWithKey();
     await leaveCredits(organizationId, 20);

@@ -47,6 +47,26 @@ describe('store-backed cache', () => {
     expect((await cache.get('k')).value).toBe('new');
   });
 
+  it('when a key is reloaded then the store is asked anew, not through a load already in flight, and the answer is what the next get finds; an eviction meanwhile wins', async () => {
+    const answers = [deferred<string>(), deferred<string>(), deferred<string>()];
+    let loads = 0;
+    const cache = createStoreBackedCache({ trustMs: () => 60_000, load: () => answers[loads++]!.promise });
+    const first = cache.get('k'); // in flight, read before what the caller needs
+    const reloaded = cache.reload('k');
+    expect(loads).toBe(2);
+    answers[1]!.resolve('new');
+    answers[0]!.resolve('old');
+    expect(await reloaded).toBe('new');
+    expect((await first).value).toBe('old');
+    expect((await cache.get('k')).value).toBe('new'); // kept; the older load is not
+
+    const again = cache.reload('k');
+    cache.evict('k');
+    answers[2]!.resolve('evicted meanwhile');
+    expect(await again).toBe('evicted meanwhile');
+    expect(cache.peek('k')).toBeUndefined();
+  });
+
   it('when the store fails then a known entry is served stale and an unknown key fails, without asking again for a while', async () => {
     const store = storeThatFails(100);
     const { cache } = store;

@@ -72,6 +72,13 @@ export interface StoreBackedCache<V> {
   /** The cached value whatever its age, without asking the store. */
   peek(key: string): V | undefined;
   evict(key: string): void;
+  /**
+   * Reads the store now, not sharing a load already in flight (which may predate what the
+   * caller needs to see), and keeps the answer as the key's value: a caller that acts on what it
+   * read finds the same state on its next get, not an older one. A notification that evicts the
+   * key meanwhile wins: the answer is returned but not kept.
+   */
+  reload(key: string): Promise<V>;
   /** Keep values (for use while the store is down) but revalidate each on its next use. */
   markAllStale(): void;
   clear(): void;
@@ -197,6 +204,14 @@ export function createStoreBackedCache<V>(options: StoreBackedCacheOptions<V>): 
       negatives.delete(key);
       const flight = flights.get(key);
       if (flight) flight.invalidated = true;
+    },
+    reload(key) {
+      const flight = flights.get(key);
+      if (flight) {
+        flight.invalidated = true;
+        flights.delete(key);
+      }
+      return loadOnce(key);
     },
     markAllStale() {
       for (const entry of entries.values()) entry.loadedAt = Number.NEGATIVE_INFINITY;

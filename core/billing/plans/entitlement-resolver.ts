@@ -1,6 +1,5 @@
 import { createStoreBackedCache, StoreUnavailableError } from '../../cache/index.js';
 import { describeDatabaseFailure, retryOnDroppedConnection, type Db, type NotificationListener } from '../../db/index.js';
-import { withinDeadline } from '../../deadline/index.js';
 import { AppError } from '../../errors/index.js';
 import type { Logger } from '../../logging/index.js';
 import type { RateLimits } from '../../ratelimit/index.js';
@@ -159,8 +158,11 @@ export function createEntitlementResolver(options: EntitlementResolverOptions): 
       // whose unapplied calls use up its balance asks, and those in flight together share it.
       let flight = freshReads.get(organizationId);
       if (!flight) {
-        // Bounded as a cache load is: a caller waits for this before its answer.
-        flight = withinDeadline(options.lookupTimeoutMs ?? 1_000, load(organizationId), () => new Error('entitlement read timed out')).finally(() => {
+        // Through the cache, which keeps what it read (bounded as its loads are): the access
+        // control forgets the unapplied calls this read shows applied, so the next call must be
+        // judged on this state too. Judged on the older one the cache held, with those calls
+        // forgotten, it was served past the cap or the balance (a cap of 10: 12 served).
+        flight = cache.reload(organizationId).finally(() => {
           freshReads.delete(organizationId);
         });
         freshReads.set(organizationId, flight);
