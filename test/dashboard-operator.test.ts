@@ -247,8 +247,13 @@ describe('operator period form: the organization\'s own calls cap and this perio
     expect(capField(shown)).toEqual({ value: '100000', help: 'This period: 5, set for this period only. The cap of plan standard; a cap saved here becomes the organization&#39;s own. Empty: no cap. Applies now and to the periods to come.' });
     const audits = await auditRows(org.id);
     const ledger = await capRows(org.id);
-    // Saved as shown: the organization keeps following its plan's cap, and nothing is recorded.
-    expect((await client.post(`${page}/period`, { ...(await client.hiddenFields(page, `${page}/period`)), creditsPerPeriod: '', callsCap: '100000' })).status).toBe(200);
+    // Saved as shown: the organization keeps following its plan's cap, nothing is recorded, and
+    // the page says nothing changed rather than "Saved.".
+    const unchanged = await client.post(`${page}/period`, { ...(await client.hiddenFields(page, `${page}/period`)), creditsPerPeriod: '', callsCap: '100000' });
+    expect(unchanged.status).toBe(200);
+    const unchangedBody = await unchanged.text();
+    expect(unchangedBody).toContain('Nothing changed: the form holds the values already in force.');
+    expect(unchangedBody).not.toContain('Saved.');
     expect(await capsOf(org.id)).toEqual({ calls_cap_per_period: null, calls_cap_own: false, calls_cap: 5 });
     expect(await auditRows(org.id)).toBe(audits);
     expect(await capRows(org.id)).toEqual(ledger);
@@ -266,6 +271,22 @@ describe('operator period form: the organization\'s own calls cap and this perio
 describe('operator period form: back to the plan\'s cap', () => {
   const usePlanCapButton = (body: string) => /<form method="post" action="([^"]+)" class="stack" id="use-plan-cap">[\s\S]*?<button[^>]*>([^<]*)<\/button>/.exec(body)?.slice(1) ?? null;
   const activityOf = (body: string) => /<section class="card" id="org-audit"[\s\S]*?<\/section>/.exec(body)![0];
+
+  it('when an organization on its plan\'s cap has a cap set for this period only, then "Use the plan\'s cap" is offered and brings this period back to the plan\'s', async () => {
+    const org = await createOrganization(env.db, { name: 'Operator this period cap test', planId: 'standard' });
+    expect((await cli('billing', 'set-cap', '--org', org.id, '--calls', '12', '--this-period-only', '--reason', 'deal')).code).toBe(0);
+    const client = await signedInOperator(env);
+    const page = `/operator/organizations/${org.id}`;
+    const shown = await (await client.get(page)).text();
+    expect(usePlanCapButton(shown)).toEqual([`${page}/calls-cap/plan`, 'Use the plan&#39;s cap (100,000)']);
+    expect(shown).toContain('This period has a cap set for it only: it gets the cap of plan standard again, as the periods to come have.');
+    const back = await (await client.post(`${page}/calls-cap/plan`, await client.hiddenFields(page, `${page}/calls-cap/plan`))).text();
+    expect(back).toContain('Saved: the calls cap is plan standard&#39;s again (100,000)');
+    expect(await env.db('allowances').where({ organization_id: org.id }).first('calls_cap')).toEqual({ calls_cap: 100_000 });
+    expect(await env.db('organizations').where({ id: org.id }).first('calls_cap_own')).toEqual({ calls_cap_own: false });
+    // Nothing left to undo: no button.
+    expect(usePlanCapButton(back)).toBeNull();
+  });
 
   it('when the organization has a cap of its own, then "Use the plan\'s cap" puts it back on its plan\'s, this period and later ones, with a ledger row and an activity row, in English and Italian; sent again, it changes nothing', async () => {
     const org = await createOrganization(env.db, { name: 'Operator back to plan cap test', planId: 'standard' });

@@ -285,9 +285,9 @@ async function renderOrganization(ctx: DashboardContext, db: Db, organizationId:
         ${field({ label: t('operator.org.callsCap'), name: 'callsCap', inputmode: 'numeric', value: typed.callsCap ?? capTerms.laterPeriods, help: callsCapHelp(ctx.state, capTerms), id: 'calls-cap', error: refusals.callsCap })}
         <div><button class="btn btn-primary" type="submit">${t('common.save')}</button></div>
       </form>
-      ${capTerms.own && capTerms.planId ? html`<form method="post" action="/operator/organizations/${org.id}/calls-cap/plan" class="stack" id="use-plan-cap">
+      ${capTerms.planId && (capTerms.own || (capTerms.period !== null && capTerms.thisPeriod !== capTerms.planCallsCap)) ? html`<form method="post" action="/operator/organizations/${org.id}/calls-cap/plan" class="stack" id="use-plan-cap">
         ${csrfField(ctx.state)}${shown}
-        <p class="muted small">${t('operator.org.usePlanCapHelp', { plan: capTerms.planId })}</p>
+        <p class="muted small">${t(capTerms.own ? 'operator.org.usePlanCapHelp' : 'operator.org.usePlanCapThisPeriodHelp', { plan: capTerms.planId })}</p>
         <div><button class="btn btn-secondary" type="submit">${t('operator.org.usePlanCap', { cap: capText(ctx.state, capTerms.planCallsCap) })}</button></div>
       </form>` : ''}`, { id: 'org-period' })}
       ${section(t('operator.org.limits'), html`<form method="post" action="/operator/organizations/${org.id}/limits" class="stack">
@@ -439,7 +439,7 @@ export function registerOperatorRoutes(router: Router<DashboardState>, deps: Ope
       // the form again, when they changed since). Each field is compared with what the form
       // shows for it (the organization's credits per period; the cap of later months), so a
       // field saved as it was changes nothing, and the activity row names only what changed.
-      await withAudit(
+      const changed = await withAudit(
         db,
         async (trx) => {
           const before = await lockedSettings(trx, orgId);
@@ -458,6 +458,9 @@ export function registerOperatorRoutes(router: Router<DashboardState>, deps: Ope
         },
         (details) => (details ? { organizationId: orgId, actor, action: 'organization.period_set', details } : null),
       );
+      // Not "Saved." over a form that changed nothing (a cap set for this period only stays: the
+      // field is the later months'; "Use the plan's cap" undoes it).
+      if (!changed) return notice(ctx.state.t('operator.org.unchanged'), 'info');
     });
   });
 
