@@ -29,7 +29,7 @@ describe('when a count is one', () => {
 
     client.jar.set('dash_lang', 'it');
     const italian = await (await client.get(`/orgs/${orgId}/activity`)).text();
-    expect(italian).toContain('Concesso 1 credito: welcome');
+    expect(italian).toContain('Assegnato 1 credito: welcome');
     expect(italian).toContain('Ricaricati 2 crediti: invoice 9');
     expect(italian).toContain('1 totale giornaliero era errato');
     expect(italian).toContain(': 1 chiamata per company-report');

@@ -129,7 +129,7 @@ describe('operator rate limits form: saved only over the limits the page showed'
     const italian = await client.post(action, { ...shown, ...typed });
     expect(italian.status).toBe(409);
     expect(notices(await italian.text())).toEqual([
-      `warn: ${NIENTE_SALVATO} I limiti ora sono: al secondo 5, burst 10, al minuto 600 (quello del piano). Ultima modifica di ${change.actor}, ${it_.dateTime(change.at)}: Impostati i limiti: al secondo 5, burst 10, al minuto quello del piano. ${SALVA_DI_NUOVO}`,
+      `warn: ${NIENTE_SALVATO} I limiti ora sono: al secondo 5, burst 10, al minuto 600 (quello del piano). Ultima modifica di ${change.actor}, ${it_.dateTime(change.at)}: Impostati i limiti: al secondo 5, burst 10, al minuto come da piano. ${SALVA_DI_NUOVO}`,
     ]);
     expect(await written(org.id)).toEqual(before);
 

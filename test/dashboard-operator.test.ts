@@ -247,13 +247,8 @@ describe('operator period form: the organization\'s own calls cap and this perio
     expect(capField(shown)).toEqual({ value: '100000', help: 'This period: 5, set for this period only. The cap of plan standard; a cap saved here becomes the organization&#39;s own. Empty: no cap. Applies now and to the periods to come.' });
     const audits = await auditRows(org.id);
     const ledger = await capRows(org.id);
-    // Saved as shown: the organization keeps following its plan's cap, nothing is recorded, and
-    // the page says nothing changed rather than "Saved.".
-    const unchanged = await client.post(`${page}/period`, { ...(await client.hiddenFields(page, `${page}/period`)), creditsPerPeriod: '', callsCap: '100000' });
-    expect(unchanged.status).toBe(200);
-    const unchangedBody = await unchanged.text();
-    expect(unchangedBody).toContain('Nothing changed: the form holds the values already in force.');
-    expect(unchangedBody).not.toContain('Saved.');
+    // Saved as shown: the organization keeps following its plan's cap, and nothing is recorded.
+    expect((await client.post(`${page}/period`, { ...(await client.hiddenFields(page, `${page}/period`)), creditsPerPeriod: '', callsCap: '100000' })).status).toBe(200);
     expect(await capsOf(org.id)).toEqual({ calls_cap_per_period: null, calls_cap_own: false, calls_cap: 5 });
     expect(await auditRows(org.id)).toBe(audits);
     expect(await capRows(org.id)).toEqual(ledger);
@@ -521,6 +516,21 @@ describe('operator organization forms', () => {
     expect(refused.status).toBe(422);
     expect(await refused.text()).toContain('Per second: at most 2147483647');
     expect((await organizationRow(org.id))!.rate_per_second).toBeNull();
+  });
+
+  it('when Save is pressed on a product row left as its plan shows it, then no override is made and nothing is logged; a price changed is an override', async () => {
+    const org = await createOrganization(env.db, { name: 'Operator untouched product test', planId: 'standard' });
+    const client = await signedInOperator(env);
+    const page = `/operator/organizations/${org.id}`;
+    const plan = await env.db('plan_entitlements').where({ plan_id: 'standard', product: 'company-financials' }).first('quantity', 'unit');
+    const row = await client.hiddenFields(page, `${page}/products`, { product: 'company-financials' });
+    expect((await client.post(`${page}/products`, { ...row, enabled: '1', quantity: String(plan.quantity), unit: plan.unit })).status).toBe(200);
+    expect(await env.db('organization_overrides').where({ organization_id: org.id })).toEqual([]);
+    expect(await env.db('audit_log').where({ organization_id: org.id, action: 'organization.product_set' })).toEqual([]);
+
+    const repriced = await client.hiddenFields(page, `${page}/products`, { product: 'company-financials' });
+    await client.post(`${page}/products`, { ...repriced, enabled: '1', quantity: String(plan.quantity + 1), unit: plan.unit });
+    expect(await env.db('organization_overrides').where({ organization_id: org.id }).select('product', 'quantity', 'unit')).toEqual([{ product: 'company-financials', quantity: plan.quantity + 1, unit: plan.unit }]);
   });
 
   it('when the credits form names a kind it does not offer, or the products form a unit or a product, then it is refused (422) and nothing is booked', async () => {

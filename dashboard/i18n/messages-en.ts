@@ -405,7 +405,6 @@ export const en = {
   'operator.org.callsCapThisPeriod': 'This period: {cap}, set for this period only.',
   'operator.org.usePlanCap': "Use the plan's cap ({cap})",
   'operator.org.usePlanCapThisPeriodHelp': 'This period has a cap set for it only: it gets the cap of plan {plan} again, as the periods to come have.',
-  'operator.org.unchanged': 'Nothing changed: the form holds the values already in force.',
   'operator.org.usePlanCapHelp': "Drops the organization's own cap: this period and the periods to come get the cap of plan {plan}, and a plan change moves it again.",
   'operator.org.changed': 'Nothing was saved: these values changed after this page was shown.',
   'operator.org.changedCap': 'The calls cap is now {cap} ({source}).',

@@ -401,7 +401,6 @@ export const it: Catalogue = {
   'operator.org.callsCapThisPeriod': 'Questo periodo: {cap}, impostato solo per questo periodo.',
   'operator.org.usePlanCap': 'Usa il tetto del piano ({cap})',
   'operator.org.usePlanCapThisPeriodHelp': 'Questo periodo ha un tetto valido solo per sé: torna al tetto del piano {plan}, come i periodi successivi.',
-  'operator.org.unchanged': 'Nessuna modifica: il modulo riporta i valori già in vigore.',
   'operator.org.usePlanCapHelp': "Elimina il tetto proprio dell'organizzazione: questo periodo e i successivi hanno il tetto del piano {plan}, che un cambio di piano torna a spostare.",
   'operator.org.changed': 'Non è stato salvato nulla: questi valori sono cambiati dopo che la pagina è stata mostrata.',
   'operator.org.changedCap': 'Il tetto di chiamate ora è {cap} ({source}).',

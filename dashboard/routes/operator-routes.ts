@@ -439,7 +439,7 @@ export function registerOperatorRoutes(router: Router<DashboardState>, deps: Ope
       // the form again, when they changed since). Each field is compared with what the form
       // shows for it (the organization's credits per period; the cap of later months), so a
       // field saved as it was changes nothing, and the activity row names only what changed.
-      const changed = await withAudit(
+      await withAudit(
         db,
         async (trx) => {
           const before = await lockedSettings(trx, orgId);
@@ -458,9 +458,6 @@ export function registerOperatorRoutes(router: Router<DashboardState>, deps: Ope
         },
         (details) => (details ? { organizationId: orgId, actor, action: 'organization.period_set', details } : null),
       );
-      // Not "Saved." over a form that changed nothing (a cap set for this period only stays: the
-      // field is the later months'; "Use the plan's cap" undoes it).
-      if (!changed) return notice(ctx.state.t('operator.org.unchanged'), 'info');
     });
   });
 
@@ -533,11 +530,17 @@ export function registerOperatorRoutes(router: Router<DashboardState>, deps: Ope
           const next = { enabled: on, quantity: on ? measured.quantity : null, unit: on ? measured.unit : null };
           const was = now.override;
           // The same override saved again (a double-click on Save) changes nothing: nothing to log.
-          const same = was !== null && was.enabled === next.enabled && was.quantity === next.quantity && was.unit === next.unit;
+          // Nor does a row without one saved as its plan shows it (Save pressed on a row left
+          // untouched): made an override, the plan's price would be pinned, and the organization
+          // cut off from the plan's later prices for it.
+          const same = was === null
+            ? (now.plan ? next.enabled && next.quantity === now.plan.quantity && next.unit === now.plan.unit : !next.enabled)
+            : was.enabled === next.enabled && was.quantity === next.quantity && was.unit === next.unit;
           refuseIfChanged(productForm(product), now, ctx.state.form, !same);
+          if (same) return null;
           const set = await setProductOverride(trx, orgId, product, next);
           // The override as stored, as the CLI records it: numbers, not the form's text.
-          return same ? null : { product, enabled: set.enabled, quantity: set.quantity, unit: set.unit };
+          return { product, enabled: set.enabled, quantity: set.quantity, unit: set.unit };
         },
         (details) => (details
           ? { organizationId: orgId, actor, action: reset ? 'organization.product_reset' : 'organization.product_set', details }
