@@ -115,8 +115,11 @@ export function companySql(shape: CompanyQueryShape): string {
     parts.push(`(SELECT json_agg(${snapshot('y', shape.metrics)} ORDER BY y.year DESC)
       FROM (SELECT * FROM company_years WHERE company_id = c.id ORDER BY year DESC LIMIT ${limit}) y) AS years`);
   }
+  // A VAT number several companies share (the members of a Gruppo IVA): the one with the lowest
+  // fiscal code, the same one every time (without the tie-break, whichever row a re-import had
+  // moved first). Its own fiscal code names each one.
   return `SELECT ${parts.join(',\n  ')}
-FROM (SELECT ${COMPANY_COLUMNS} FROM companies WHERE fiscal_code = $1 OR vat_number = $2 ORDER BY fiscal_code = $1 DESC LIMIT 1) c`;
+FROM (SELECT ${COMPANY_COLUMNS} FROM companies WHERE fiscal_code = $1 OR vat_number = $2 ORDER BY fiscal_code = $1 DESC, fiscal_code LIMIT 1) c`;
 }
 
 // Peers: the same NACE division (first two digits of nace_code), nearest in size: by latest

@@ -231,6 +231,20 @@ describe('company store: lookup', () => {
     }
   });
 
+  it('when several companies share a VAT number (a Gruppo IVA) then it finds the one with the lowest fiscal code, also after the other members are imported again', async () => {
+    const [first, second, third] = [nextCode(), nextCode(), nextCode()];
+    const shared = nextCode();
+    await upsertCompanies(db, [second, first, third].map((code) => dossier(code, { vatNumber: shared, legalName: `Gruppo ${code}` })));
+    for (let round = 0; round < 3; round++) {
+      expect((await store.companyProfile(shared))?.identity.fiscalCode, `round ${round}`).toBe(first);
+      expect((await store.companyFinancials(`IT${shared}`))?.identity.fiscalCode, `round ${round}`).toBe(first);
+      // Each member by its own fiscal code.
+      expect((await store.companyProfile(second))?.identity.fiscalCode).toBe(second);
+      // A re-import moves the rows it writes.
+      await upsertCompanies(db, [first, second].map((code) => dossier(code, { vatNumber: shared, legalName: `Gruppo ${code} ${round}` })));
+    }
+  });
+
   it('when no company matches then every method returns null', async () => {
     const unknown = nextCode();
     expect(await store.companyReport(unknown)).toBeNull();

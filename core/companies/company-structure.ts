@@ -92,7 +92,7 @@ SELECT c.id, c.fiscal_code, c.legal_name,
      FROM company_officers o WHERE o.company_id = c.id) AS officers,
   (SELECT json_agg(json_build_object('legalName', b.legal_name, 'address', b.address) ORDER BY b.position)
      FROM company_branches b WHERE b.company_id = c.id) AS branches
-FROM (SELECT * FROM companies WHERE fiscal_code = ? OR vat_number = ? ORDER BY fiscal_code = ? DESC LIMIT 1) c`;
+FROM (SELECT * FROM companies WHERE fiscal_code = ? OR vat_number = ? ORDER BY fiscal_code = ? DESC, fiscal_code LIMIT 1) c`;
 
 // One level of links for a set of companies; has_more says whether the linked company has
 // links of the same relation itself (so a node at the depth limit can say there is more).
