@@ -21,6 +21,8 @@ export interface CliContext {
   /** Who runs the command, recorded on ledger adjustments and audit rows. */
   actor: string;
   out: (line: string) => void;
+  /** Whether `out` is a terminal: a person reading, not a file or a script. */
+  outIsTerminal: boolean;
 }
 
 export function createCliContext(env: Record<string, string | undefined>): CliContext {
@@ -46,5 +48,6 @@ export function createCliContext(env: Record<string, string | undefined>): CliCo
     },
     actor: `cli:${env.USER ?? 'operator'}`,
     out: (line) => process.stdout.write(line + '\n'),
+    outIsTerminal: Boolean(process.stdout.isTTY),
   };
 }

@@ -379,6 +379,17 @@ describe('cli import', () => {
       expect(await readFile(rejects, 'utf8')).toBe(bad.join('\n') + '\n');
     });
 
+    it('when more than 100 lines are rejected and the output goes to a file or a pipe then every rejected line is listed with its reason', async () => {
+      const file = path.join(dir, 'many-rejected.jsonl');
+      await writeFile(file, Array.from({ length: 150 }, (_, i) => `{"fiscalCode":"bad${i}"}`).join('\n') + '\n');
+      const run = await cli('import', file, '--workers', '0', '--quiet');
+      expect(run.code).toBe(2);
+      const listed = run.stdout.split('\n').filter((l) => l.startsWith('line '));
+      expect(listed).toHaveLength(150);
+      expect(listed[149]).toMatch(/^line 150: fiscalCode: /);
+      expect(run.stdout).not.toContain('more rejected lines');
+    });
+
     it('when the database cannot be reached then the import exits with status 1, not 2, and nothing is imported', async () => {
       const { file, codes } = await fileWithRejects('exit-unreachable');
 

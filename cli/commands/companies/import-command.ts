@@ -136,9 +136,12 @@ export function registerImportCommand(program: Command, context: () => CliContex
       const stopped = interrupted ? ` (interrupted by ${interrupted}: ${rest})` : source.cutShort() ? ` (stopped: ${rest})` : '';
       ctx.out(`imported ${summary.lines} line${summary.lines === 1 ? '' : 's'} in ${seconds.toFixed(1)} s (${rate}/s${threads}): ${summary.created} created, `
         + `${summary.updated} updated, ${summary.unchanged} unchanged, ${summary.rejected} rejected${stopped}`);
-      for (const r of summary.rejections.slice(0, MAX_PRINTED_REJECTIONS)) ctx.out(`line ${r.line}: ${r.reason}`);
-      if (summary.rejections.length > MAX_PRINTED_REJECTIONS) {
-        ctx.out(`… ${summary.rejections.length - MAX_PRINTED_REJECTIONS} more rejected lines${opts.rejects ? ` (all in ${opts.rejects})` : ' (use --rejects FILE to keep them all)'}`);
+      // Every reason into a file or a pipe (a script's, one fixing the lines); on a terminal, the
+      // first 100: a person reads those, and sends the output to a file for the rest.
+      const listed = ctx.outIsTerminal ? MAX_PRINTED_REJECTIONS : Number.POSITIVE_INFINITY;
+      for (const r of summary.rejections.slice(0, listed)) ctx.out(`line ${r.line}: ${r.reason}`);
+      if (summary.rejections.length > listed) {
+        ctx.out(`… ${summary.rejections.length - listed} more rejected lines: send the output to a file to list every one${opts.rejects ? ` (the lines themselves are in ${opts.rejects})` : ' (--rejects FILE keeps the lines themselves)'}`);
       }
       await rejectsClosed;
     });
