@@ -71,7 +71,7 @@ describe.skipIf(!haveBrowser)('a secret shown once in a browser', () => {
       expect(key).toMatch(/^sk_live_[0-9A-Za-z]{32}$/);
       const panel = (await page.locator('section[aria-labelledby="new-key-title"]').textContent())!;
       expect(panel).toContain('Copy it now: this is the only time it is shown.');
-      expect(panel).toContain(`curl -H "Authorization: Bearer ${key}" ${apiBaseUrl}/openapi.json`);
+      expect(panel).toContain(`curl -H "Authorization: Bearer ${key}" "${apiBaseUrl}/openapi.json"`);
       expect(await count('api_keys', { organization_id: orgId })).toBe(1);
 
       await revisit(page, async () => {
