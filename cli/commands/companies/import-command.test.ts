@@ -271,6 +271,24 @@ describe('cli import', () => {
     expect(rows).toEqual([{ fiscal_code: atBounds.fiscalCode, latest_employees: MAX_COUNT }]);
   });
 
+  it('when a date is in year 0000 or a municipality is longer than any comune\'s name then its line is refused naming the field, not by the database', async () => {
+    const nextCode = fiscalCodes();
+    const refused: [field: string, reason: string, fields: Record<string, unknown>][] = [
+      ['incorporationDate', 'a date from 1800-01-01 to 2100-12-31', { incorporationDate: '0000-06-15' }],
+      ['headcount.asOf', 'a date from 1800-01-01 to 2100-12-31', { headcount: { employees: 3, asOf: '0000-06-15' } }],
+      ['municipality', 'Too big', { municipality: 'x'.repeat(2_300), legalName: 'y'.repeat(500) }],
+    ];
+    const lines = refused.map(([, , fields]) => ({ fiscalCode: nextCode(), legalName: 'Dates S.r.l.', ...fields }));
+    const atBounds = { fiscalCode: nextCode(), legalName: 'Dates S.r.l.', incorporationDate: '1800-01-01', municipality: 'x'.repeat(100) };
+    const file = path.join(dir, 'date-bounds.jsonl');
+    await writeFile(file, [...lines, atBounds].map((l) => JSON.stringify(l)).join('\n') + '\n');
+    const run = await cli('import', file, '--workers', '0', '--quiet');
+    expect(run.code).toBe(2);
+    refused.forEach(([field, reason], i) => expect(run.stdout).toMatch(new RegExp(`^line ${i + 1}: ${field.replace(/[[\].]/g, '\\$&')}: ${reason}`, 'm')));
+    expect(run.stdout).not.toMatch(/database refused/);
+    expect(await storedCount([...lines, atBounds].map((l) => l.fiscalCode))).toBe(1);
+  });
+
   it('when --workers is above twice the CPUs then it is refused with the bound and nothing is imported', async () => {
     const max = 2 * os.availableParallelism();
     const [dossier] = [...generateDossiers({ count: 1, seed: 81_200_202 })];

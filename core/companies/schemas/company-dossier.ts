@@ -24,6 +24,7 @@ export const MAX_LIST_ENTRIES = 10_000;
 export const MAX_METRIC_MAGNITUDE = 1e15;
 /** Characters of a name (a company's, a person's, a branch's). */
 export const MAX_NAME_LENGTH = 500;
+export const MAX_MUNICIPALITY_LENGTH = 100;
 const name = () => z.string().min(1).max(MAX_NAME_LENGTH);
 const list = <T extends z.ZodType>(item: T) => z.array(item).max(MAX_LIST_ENTRIES);
 const figure = () => z.number().finite().min(-MAX_METRIC_MAGNITUDE).max(MAX_METRIC_MAGNITUDE);
@@ -143,7 +144,10 @@ const dossierMetricsSchema = z.unknown().transform((value, ctx) => {
 // would otherwise be served as is), and amounts of aid are bounded as figures are
 // (MAX_METRIC_MAGNITUDE). Counts and their bounds, and aid amounts' being 0 or more, are the
 // response schemas' own (common.ts).
-const calendarDate = z.iso.date('expected a date that exists, YYYY-MM-DD');
+// A date that exists, in the years foundingYear allows: year 0000 passes the ISO format, and the
+// database refused the whole company for it ("date/time field value out of range"), naming no field.
+const calendarDate = z.iso.date('expected a date that exists, YYYY-MM-DD')
+  .refine((day) => day >= `${COMPANY_YEARS.min}-01-01` && day <= `${COMPANY_YEARS.max}-12-31`, `a date from ${COMPANY_YEARS.min}-01-01 to ${COMPANY_YEARS.max}-12-31`);
 const dossierHeadcountSchema = headcountSchema.extend({ asOf: calendarDate });
 const dossierStateAidsSchema = stateAidsSchema.extend({
   amount: stateAidsSchema.shape.amount.unwrap().max(MAX_METRIC_MAGNITUDE).nullable(),
@@ -209,7 +213,9 @@ export const companyDossierSchema = z.strictObject({
   address: dossierAddressSchema.nullable().default(null),
   /** Province code (sigla, e.g. MI) and municipality name, for search filters. */
   province: z.string().regex(/^[A-Z]{2}$/).nullable().default(null),
-  municipality: z.string().nullable().default(null),
+  // Indexed for the search with the company's name: a longer one overflowed the index's row
+  // (the longest comune's name is 34 letters).
+  municipality: z.string().max(MAX_MUNICIPALITY_LENGTH).nullable().default(null),
   activityStartDate: calendarDate.nullable().default(null),
   dissolutionYear: yearSchema(COMPANY_YEARS).nullable().default(null),
   foreignOwned: z.boolean().nullable().default(null),
