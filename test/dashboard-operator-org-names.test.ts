@@ -46,6 +46,10 @@ describe('when an operator creates an organization whose name another one has', 
     expect(made).toHaveLength(2);
     expect(made[0]).toBe(existing.id);
     expect(ticked.headers.get('location')).toBe(`/operator/organizations/${made[1]}?done=created`);
+    // The page it leads to says what was done, and what comes next.
+    const created = await (await client.get(ticked.headers.get('location')!)).text();
+    expect(created).toContain('Organization created: invite its admin on this page, and set its credits and caps here if its plan&#39;s do not fit.');
+    expect(created).not.toContain('Saved.');
   });
 
   it('then in Italian the reason, under the field, and the checkbox are in Italian', async () => {

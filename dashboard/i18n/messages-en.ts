@@ -439,6 +439,7 @@ export const en = {
   'operator.org.referenceRepeated': 'Already on the ledger since {time} under reference {reference}: nothing changed, no credits booked again. Balance: {balance}.',
   'operator.org.inviteAdmin': 'Invite an admin',
   'operator.org.saved': 'Saved.',
+  'operator.org.created': 'Organization created: invite its admin on this page, and set its credits and caps here if its plan\'s do not fit.',
   'operator.org.granted': 'Credits changed: balance now {balance}.',
   'operator.org.grantRepeated': 'That form had already been sent: its credits were booked once, not twice. Balance: {balance}.',
   'operator.org.openDashboard': 'Open as the organization sees it',

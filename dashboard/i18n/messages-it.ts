@@ -435,6 +435,7 @@ export const it: Catalogue = {
   'operator.org.referenceRepeated': 'Già nel registro dal {time} con il riferimento {reference}: non è cambiato nulla, nessun credito registrato di nuovo. Saldo: {balance}.',
   'operator.org.inviteAdmin': 'Invita un amministratore',
   'operator.org.saved': 'Salvato.',
+  'operator.org.created': 'Organizzazione creata: invita qui il suo amministratore e, se quelli del piano non vanno bene, imposta qui crediti e tetti.',
   'operator.org.granted': 'Crediti aggiornati: saldo ora {balance}.',
   'operator.org.grantRepeated': 'Quel modulo era già stato inviato: i crediti sono stati registrati una volta sola, non due. Saldo: {balance}.',
   'operator.org.openDashboard': "Apri come la vede l'organizzazione",

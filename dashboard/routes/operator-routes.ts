@@ -378,7 +378,9 @@ export function registerOperatorRoutes(router: Router<DashboardState>, deps: Ope
     const orgId = ctx.params.orgId!;
     const invitation = await takeFlash(db, ctx.state.sessionToken!, organizationPath(orgId), invitationFlashSchema);
     if (invitation) return renderOrganization(ctx, db, orgId, invitationPanel(ctx, invitation, { publicUrl: deps.publicUrl }));
-    const done = ctx.query.done === 'repeated' ? notice(ctx.state.t('form.repeated'), 'info') : ctx.query.done ? notice(ctx.state.t('operator.org.saved'), 'good') : undefined;
+    const done = ctx.query.done === 'repeated' ? notice(ctx.state.t('form.repeated'), 'info')
+      : ctx.query.done === 'created' ? notice(ctx.state.t('operator.org.created'), 'good')
+        : ctx.query.done ? notice(ctx.state.t('operator.org.saved'), 'good') : undefined;
     await renderOrganization(ctx, db, orgId, done);
   });
 
