@@ -30,6 +30,22 @@ describe('operator overview', () => {
     expect(shown).toBeLessThanOrEqual(Math.max(before, after));
     expect(body).toContain('see cli billing dead-letters, then replay-dead-letters once the cause is fixed');
   });
+
+  it('when an organization has no plan, then the list and its page say its calls are refused, not "Active", and the activity says the plan was removed', async () => {
+    const name = `No plan status ${randomUUID().slice(0, 8)}`;
+    const org = await createOrganization(env.db, { name, planId: 'standard' });
+    const client = await signedInOperator(env);
+    const page = `/operator/organizations/${org.id}`;
+    const removed = await (await client.post(`${page}/plan`, { ...(await client.hiddenFields(page, `${page}/plan`)), planId: '' })).text();
+    const status = (body: string) => /<div class="stat-label">Status<\/div><div class="stat-value">([\s\S]*?)<\/div>/.exec(body)?.[1] ?? '';
+    expect(status(removed)).toContain('No plan: calls refused');
+    expect(status(removed)).not.toContain('Active');
+    expect(removed).toContain('Removed the plan: its API calls are refused until it has one');
+    const list = await (await client.get(`/operator?q=${encodeURIComponent(name)}`)).text();
+    const row = /<tbody>([\s\S]*?)<\/tbody>/.exec(list.split('id="all-orgs"')[1] ?? '')?.[1] ?? '';
+    expect(row).toContain('No plan: calls refused');
+    expect(row).not.toContain('>Active<');
+  });
 });
 
 describe('operator overview: finding organizations', () => {
@@ -111,7 +127,8 @@ describe('operator overview: the Flags count', () => {
   const rowCounts = (rows: OrganizationOverviewRow[]) => ({
     flagged: rows.filter((r) => r.creditsExhausted || r.limitReached).length,
     someProductsRefused: rows.filter((r) => r.someProductsRefused).length,
-    notActive: rows.filter((r) => r.creditsExhausted || r.limitReached || r.someProductsRefused).length,
+    unprovisioned: rows.filter((r) => r.planId === null).length,
+    notActive: rows.filter((r) => r.creditsExhausted || r.limitReached || r.someProductsRefused || r.planId === null).length,
   });
 
   it('when balances pay for some products only, then the count at the top counts them with the flagged organizations, as their rows say, and names each kind beside it, in English and Italian; over every organization it agrees with the rows, overrides followed', async () => {
@@ -144,7 +161,7 @@ describe('operator overview: the Flags count', () => {
     const mine = Object.fromEntries(rows.filter((r) => r.name.startsWith(token)).map((r) => [r.name.split(' ')[1], [r.creditsExhausted || r.limitReached, r.someProductsRefused]]));
     expect(mine).toEqual({ a: [false, true], b: [false, false], c: [true, false], d: [false, false], e: [true, false], f: [false, true], g: [true, true] });
     expect(rows).toHaveLength(totals.organizations);
-    expect({ flagged: totals.flagged, someProductsRefused: totals.someProductsRefused, notActive: totals.notActive }).toEqual(rowCounts(rows));
+    expect({ flagged: totals.flagged, someProductsRefused: totals.someProductsRefused, unprovisioned: totals.unprovisioned, notActive: totals.notActive }).toEqual(rowCounts(rows));
 
     // The page's count is one read of the totals between these two.
     const client = await signedInOperator(env);
@@ -162,14 +179,15 @@ describe('operator overview: the Flags count', () => {
     };
     const english = await between('/operator');
     within(english.shown[0]!, english.before.notActive, english.after.notActive);
-    const [, orgs, flagged, low] = /^([\d,]+) organizations · ([\d,]+) flagged · ([\d,]+) with a balance too low for some products$/.exec(english.shown[1]!)!;
+    const [, orgs, flagged, low, unprovisioned] = /^([\d,]+) organizations · ([\d,]+) flagged · ([\d,]+) with a balance too low for some products · ([\d,]+) without a plan$/.exec(english.shown[1]!)!;
     within(orgs!, english.before.organizations, english.after.organizations);
     within(flagged!, english.before.flagged, english.after.flagged);
     within(low!, english.before.someProductsRefused, english.after.someProductsRefused);
+    within(unprovisioned!, english.before.unprovisioned, english.after.unprovisioned);
     await client.get('/language?lang=it&next=/');
     const italian = await between('/operator');
     within(italian.shown[0]!, italian.before.notActive, italian.after.notActive);
-    expect(italian.shown[1]).toMatch(/^[\d.]+ organizzazioni · [\d.]+ con segnalazioni · [\d.]+ con saldo insufficiente per alcuni prodotti$/);
+    expect(italian.shown[1]).toMatch(/^[\d.]+ organizzazioni · [\d.]+ con segnalazioni · [\d.]+ con saldo insufficiente per alcuni prodotti · [\d.]+ senza piano$/);
   });
 });
 

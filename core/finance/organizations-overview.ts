@@ -35,9 +35,10 @@ export interface OrganizationsOverview {
   /**
    * Over every organization, not just the page or the search: `flagged`, those with credits
    * exhausted or the calls cap reached; `someProductsRefused`, those whose balance pays for some
-   * of their products only; `notActive`, those with either, whose row does not say "Active".
+   * of their products only; `unprovisioned`, those with no plan (every call refused with 403
+   * client_not_configured); `notActive`, those with any of these, whose row does not say "Active".
    */
-  totals: { organizations: number; flagged: number; someProductsRefused: number; notActive: number; creditsBalance: number; newestEventAt: Date | null };
+  totals: { organizations: number; flagged: number; someProductsRefused: number; unprovisioned: number; notActive: number; creditsBalance: number; newestEventAt: Date | null };
 }
 
 export interface OrganizationsOverviewOptions {
@@ -67,15 +68,16 @@ export async function organizationsOverview(db: Db, options: OrganizationsOvervi
     matching().count<{ n: string | number }>({ n: '*' }).first(),
     // Each organization's products are asked in SQL (someProductsRefusedSql), as its row asks
     // coverageOf: the count agrees with the rows without reading every organization's products.
-    db.from(db.raw(`(SELECT a.credits_balance, a.last_event_at,
+    db.from(db.raw(`(SELECT a.credits_balance, a.last_event_at, o.plan_id IS NULL AS unprovisioned,
                             COALESCE(a.credits_exhausted OR a.limit_reached, false) AS flagged,
                             COALESCE(NOT a.credits_exhausted AND ${refused.sql}, false) AS some_refused
                        FROM organizations o LEFT JOIN allowances a ON a.organization_id = o.id) AS t`, refused.bindings))
-      .first<{ organizations: string | number; flagged: string | number; some_refused: string | number; not_active: string | number; balance: string | number | null; newest: Date | null }>(
+      .first<{ organizations: string | number; flagged: string | number; some_refused: string | number; unprovisioned: string | number; not_active: string | number; balance: string | number | null; newest: Date | null }>(
         db.raw('COUNT(*) AS organizations'),
         db.raw('COUNT(*) FILTER (WHERE flagged) AS flagged'),
         db.raw('COUNT(*) FILTER (WHERE some_refused) AS some_refused'),
-        db.raw('COUNT(*) FILTER (WHERE flagged OR some_refused) AS not_active'),
+        db.raw('COUNT(*) FILTER (WHERE unprovisioned) AS unprovisioned'),
+        db.raw('COUNT(*) FILTER (WHERE flagged OR some_refused OR unprovisioned) AS not_active'),
         db.raw('SUM(credits_balance)::bigint AS balance'),
         db.raw('MAX(last_event_at) AS newest'),
       ),
@@ -105,6 +107,7 @@ export async function organizationsOverview(db: Db, options: OrganizationsOvervi
       organizations: Number(totals?.organizations ?? 0),
       flagged: Number(totals?.flagged ?? 0),
       someProductsRefused: Number(totals?.some_refused ?? 0),
+      unprovisioned: Number(totals?.unprovisioned ?? 0),
       notActive: Number(totals?.not_active ?? 0),
       creditsBalance: Number(totals?.balance ?? 0),
       newestEventAt: totals?.newest ?? null,

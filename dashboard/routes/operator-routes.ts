@@ -156,7 +156,7 @@ async function renderOverview(ctx: DashboardContext, db: Db, top?: HtmlValue, { 
     o.planName ?? html`<span class="muted">${t('operator.noPlan')}</span>`,
     o.creditsBalance === null ? '—' : f.number(o.creditsBalance),
     o.callsUsed === null ? '—' : `${f.number(o.callsUsed)} / ${o.callsCap === null ? '∞' : f.number(o.callsCap)}`,
-    html`${o.creditsExhausted ? badge(t('overview.flag.credits_exhausted'), 'bad') : ''} ${o.limitReached ? badge(t('overview.flag.limit_reached'), 'bad') : ''}${o.someProductsRefused ? badge(t('overview.flag.someRefused'), 'warn') : ''}${!o.creditsExhausted && !o.limitReached && !o.someProductsRefused ? badge(t('overview.flagOk'), 'good') : ''}`,
+    statusBadges(ctx.state, { ...o, unprovisioned: o.planId === null }),
     String(o.members),
     String(o.activeKeys),
   ]);
@@ -164,7 +164,7 @@ async function renderOverview(ctx: DashboardContext, db: Db, top?: HtmlValue, { 
     ${top ?? ''}
     <div class="stats">
       ${stat(t('nav.organizations'), f.number(totals.organizations))}
-      ${stat(t('operator.flags'), f.number(attention), attention > 0 ? t('operator.totals', { orgs: f.number(totals.organizations), flagged: f.number(totals.flagged), low: f.number(totals.someProductsRefused), count: totals.organizations }) : '')}
+      ${stat(t('operator.flags'), f.number(attention), attention > 0 ? t('operator.totals', { orgs: f.number(totals.organizations), flagged: f.number(totals.flagged), low: f.number(totals.someProductsRefused), unprovisioned: f.number(totals.unprovisioned), count: totals.organizations }) : '')}
       ${stat(t('operator.balance'), f.number(totals.creditsBalance), unitWord(ctx.state, 'credits', totals.creditsBalance))}
       ${stat(t('operator.deadLetters'), f.number(deadLetters), deadLetters > 0 ? t('operator.deadLettersHint') : t('operator.deadLettersNone'))}
     </div>
@@ -191,6 +191,20 @@ async function renderOverview(ctx: DashboardContext, db: Db, top?: HtmlValue, { 
       ${overview.pages > 1 ? pagination(ctx.state, overview, link, 'organizations') : ''}`, { id: 'all-orgs' })}`;
   // After a form's POST too, the language switch comes back to the page, not to the form's address.
   ctx.body = page(ctx.state, { title: t('operator.title'), body, active: 'operator', path: '/operator' });
+}
+
+/**
+ * An organization's status as the operator pages say it: each flag up, a balance too low for
+ * some products, no plan (every call refused with 403 client_not_configured), or else "Active".
+ */
+function statusBadges({ t }: DashboardState, s: { creditsExhausted: boolean; limitReached: boolean; someProductsRefused: boolean; unprovisioned: boolean }): Html {
+  const shown = [
+    s.unprovisioned ? badge(t('operator.unprovisioned'), 'bad') : '',
+    s.creditsExhausted ? badge(t('overview.flag.credits_exhausted'), 'bad') : '',
+    s.limitReached ? badge(t('overview.flag.limit_reached'), 'bad') : '',
+    s.someProductsRefused ? badge(t('overview.flag.someRefused'), 'warn') : '',
+  ].filter((b) => b !== '');
+  return html`${shown.length > 0 ? shown : badge(t('overview.flagOk'), 'good')}`;
 }
 
 /** A calls cap as the operator pages say it. */
@@ -263,7 +277,7 @@ async function renderOrganization(ctx: DashboardContext, db: Db, organizationId:
     ${a ? html`<div class="stats">
       ${stat(t('overview.balance'), f.number(a.creditsBalance), unitWord(ctx.state, 'credits', a.creditsBalance))}
       ${stat(t('overview.callsUsed'), a.callsCap === null ? f.number(a.callsUsed) : t('overview.callsOfCap', { used: f.number(a.callsUsed), cap: f.number(a.callsCap) }), f.period(a.period))}
-      ${stat(t('overview.flags'), html`${a.creditsExhausted ? badge(t('overview.flag.credits_exhausted'), 'bad') : ''}${a.limitReached ? badge(t('overview.flag.limit_reached'), 'bad') : ''}${someRefused ? badge(t('overview.flag.someRefused'), 'warn') : ''}${!a.creditsExhausted && !a.limitReached && !someRefused ? badge(t('overview.flagOk'), 'good') : ''}`)}
+      ${stat(t('overview.flags'), statusBadges(ctx.state, { ...a, someProductsRefused: someRefused, unprovisioned: org.planId === null }))}
     </div>` : ''}
     <div class="grid-2">
       ${section(t('operator.org.plan'), html`<form method="post" action="/operator/organizations/${org.id}/plan" class="stack">

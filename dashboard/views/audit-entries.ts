@@ -37,6 +37,7 @@ const meaningOfNull: Partial<Record<string, MessageKey>> = {
 // who keeps a higher role, and a product override, sentences that say what happened.
 function sentenceOf(action: string, details: Record<string, unknown>): string {
   if (action === 'member.joined' && details.invitedAs !== undefined) return 'member.joined_kept_role';
+  if (action === 'organization.plan_set' && details.planId === null) return 'organization.plan_removed';
   // A removal logged before removals named the address names the person by id (said as their
   // e-mail now, when the account still exists).
   if (action === 'member.removed' && details.email === undefined) return 'member.removed_by_id';
