@@ -9,7 +9,7 @@ import type { MessageKey } from '../i18n/translate.js';
 import { orgAccess, type OrgView } from '../org-access.js';
 import type { DashboardContext, DashboardState } from '../state.js';
 import { badge, copyButton, csrfField, field, notice, postButton, section, select, table } from '../views/components.js';
-import { fieldRefusals, invalidInputMessage } from '../views/invalid-input.js';
+import { fieldRefusals, invalidInputMessage, KEY_MODE_REFUSED } from '../views/invalid-input.js';
 import { html, type Html, type HtmlValue } from '../views/html.js';
 import { page } from '../views/layout.js';
 import { cursorPager, rowPagerPosition, rowPagerQuery } from '../views/row-pager.js';
@@ -37,7 +37,7 @@ const keyModes = ['live', 'test'] as const;
 
 const createKeyFormSchema = z.object({
   name: z.string().default(''),
-  mode: z.enum(keyModes, 'must be live or test').default('live'),
+  mode: z.enum(keyModes, KEY_MODE_REFUSED).default('live'),
   expiresOn: z
     .string()
     .trim()

@@ -47,6 +47,9 @@ const fieldLabels: Record<string, MessageKey> = {
   value: 'alerts.value',
 };
 
+/** The keys form's refusal of a mode other than its two (keys-routes.ts): only a hand-made request sends one. */
+export const KEY_MODE_REFUSED = 'must be live or test';
+
 /** The credits form's refusal of "+500" (operator-routes.ts): an adjustment's sign is a minus only. */
 export const CREDITS_PLUS_SIGN = 'a whole number without a + sign: credits are added as 500; an adjustment removes them as -500';
 /** The finance pages' refusal of a `?period=` that is not a month they can show (finance-routes.ts). */
@@ -77,8 +80,7 @@ const ownWordings: [RegExp, MessageKey][] = [
   [exactly(REFERENCE_USED), 'error.msg.referenceUsed'],
   [/^required$/, 'error.msg.required'],
   [/^not in the product catalogue$/, 'error.msg.unknownProduct'],
-  // A key's mode other than the form's two (keys-routes.ts): only a hand-made request sends one.
-  [/^must be live or test$/, 'error.msg.keyMode'],
+  [exactly(KEY_MODE_REFUSED), 'error.msg.keyMode'],
   // Back to the plan's calls cap without a plan (core/billing/adjust-allowance.ts, usePlanCallsCap).
   [/^the organization has no plan: no plan's cap to go back to$/, 'error.msg.noPlanCap'],
   // Rate limits that contradict each other (core/billing/plans/manage-organizations.ts).

@@ -17,10 +17,13 @@ const cap = (reader: Reader, value: string) => (value === 'none' ? reader.t('com
 
 type Saying = [RegExp, (reader: Reader, g: Groups) => string];
 
+// A change of plan: why a calls cap moved with it, and why a flag did.
+const planChanged: Saying = [systemReasonPattern.planChanged, (r, g) => r.t('reason.planChanged', { from: g.from!, to: g.to! })];
+
 // Why a calls cap changed, as core and these pages write it after 'calls cap A -> B: '.
 const capReasons: Saying[] = [
   [systemReasonPattern.planCap, (r, g) => r.t('reason.plan', { plan: g.plan! })],
-  [systemReasonPattern.planChanged, (r, g) => r.t('reason.planChanged', { from: g.from!, to: g.to! })],
+  planChanged,
   // Its own why is a person's (or these pages' own, said in the page's language).
   [systemReasonPattern.planCapAgain, (r, g) => r.t('reason.planCapAgain', { plan: g.plan!, why: say(r, g.why!, capReasons) ?? g.why! })],
   [new RegExp(`^${OPERATOR_DASHBOARD_REASON}$`), (r) => r.t('reason.operatorDashboard')],
@@ -42,7 +45,7 @@ const rowReasons: Saying[] = [
   [systemReasonPattern.periodRollover, (r, g) => r.t('reason.periodRollover', { period: r.f.period(g.period!) })],
   [systemReasonPattern.productChanged, (r, g) => r.t('reason.productChanged', { product: g.product! })],
   [systemReasonPattern.productReset, (r, g) => r.t('reason.productReset', { product: g.product! })],
-  [systemReasonPattern.planChanged, (r, g) => r.t('reason.planChanged', { from: g.from!, to: g.to! })],
+  planChanged,
 ];
 
 function say(reader: Reader, reason: string, sayings: Saying[]): string | undefined {
