@@ -7,7 +7,7 @@ import { defineConfig } from 'vitest/config';
 // and deliver every due webhook, which would act on, and be timed by, another file's alerts;
 // and those that flood a server on purpose (300 connections of made-up keys, bodies meant to
 // stall a parser) and check that it still answers in time, which another file beside them would
-// both slow down and be slowed by.
+// both slow down and be slowed by; and the bench's smoke run, which floods its own servers.
 const oneAtATime = [
   'test/billing-worker-kafka-outages.test.ts',
   'test/healthz-usage-bus.test.ts',
@@ -17,6 +17,7 @@ const oneAtATime = [
   'test/dashboard-italian.test.ts',
   'test/api-key-flood.test.ts',
   'test/mcp-request-body.test.ts',
+  'test/bench-smoke.test.ts',
 ];
 
 const shared = {

@@ -36,7 +36,7 @@ import path from 'node:path';
 import autocannon, { type Result } from 'autocannon';
 import pg from 'pg';
 import { createApiKey } from '../core/auth/index.js';
-import { createOrganization, ensurePlan, standardPlan } from '../core/billing/index.js';
+import { createOrganization, ensurePlan, MAX_CREDITS_PER_PERIOD, standardPlan } from '../core/billing/index.js';
 import { parseConfig } from '../core/config/index.js';
 import { createDb, migrateLatest, startEmbeddedPostgres, type Db } from '../core/db/index.js';
 import { createLogger } from '../core/logging/index.js';
@@ -44,14 +44,20 @@ import { ensureSampleData } from '../core/sample-data/index.js';
 import { processCpu } from './process-cpu.js';
 import { steadyLoad, type SteadyLoadOptions, type SteadyLoadResult } from './steady-load.js';
 
-const COMPANIES = 2_000;
+// `--smoke`: every pass for a second, over 100 companies, the servers run from source (no
+// build): it checks that the script still runs and that every request it sends is answered
+// with a 2xx (test/bench-smoke.test.ts), and measures nothing.
+const SMOKE = process.argv.includes('--smoke');
+const COMPANIES = SMOKE ? 100 : 2_000;
 // The same for every pass, bare Koa included. `npm run bench -- --connections=100` to vary it.
 const CONNECTIONS = Number(/^--connections=(\d+)$/.exec(process.argv.find((arg) => arg.startsWith('--connections=')) ?? '')?.[1] ?? 50);
-const DURATION_S = 10;
-const WARMUP_S = 3;
+const DURATION_S = SMOKE ? 1 : 10;
+const WARMUP_S = SMOKE ? 1 : 3;
 // Slices per server, and their length, of the interleaved ratio (see interleavedRatio).
-const INTERLEAVED_SLICES = 6;
-const INTERLEAVED_SLICE_S = 2;
+const INTERLEAVED_SLICES = SMOKE ? 1 : 6;
+const INTERLEAVED_SLICE_S = SMOKE ? 1 : 2;
+// The servers under test: the build `npm start` runs, or (smoke) the sources through tsx.
+const serverEntry = (name: 'api' | 'mcp') => (SMOKE ? ['--import', 'tsx', `${name}/main.ts`] : [`dist/${name}/main.js`]);
 
 const config = parseConfig(process.env);
 // The servers run with the Node options the production image sets (Dockerfile, ENV NODE_OPTIONS).
@@ -61,9 +67,16 @@ const say = (line: string) => process.stdout.write(`${line}\n`);
 const cleanups: (() => Promise<void>)[] = [];
 // The servers under test, for the CPU split of each pass.
 const serverChildren: ChildProcess[] = [];
+// Requests answered other than with a 2xx, or not at all, over every pass: any makes the run
+// fail, as its figures would then not measure the API's work.
+let failedRequests = 0;
 
 try {
   await main();
+  if (failedRequests > 0) {
+    say(`\n${failedRequests} requests failed (non-2xx, errors or timeouts): these figures do not measure the API's work`);
+    process.exitCode = 1;
+  }
 } finally {
   for (const cleanup of cleanups.reverse()) await cleanup().catch((err: unknown) => say(`cleanup failed: ${String(err)}`));
 }
@@ -78,10 +91,10 @@ async function main() {
   const key = await benchKey(db);
   const codes = ((await db('companies').select('fiscal_code')) as { fiscal_code: string }[]).map((r) => r.fiscal_code);
 
-  await buildServers();
+  if (!SMOKE) await buildServers();
   const hello = await startChild('bare Koa', ['--import', 'tsx', 'bench/hello-koa.ts', String(await freePort())], {});
   const apiPort = await freePort();
-  const api = await startChild('API', ['dist/api/main.js'], {
+  const api = await startChild('API', serverEntry('api'), {
     NODE_OPTIONS: productionNodeOptions,
     DATABASE_URL: databaseUrl,
     API_PORT: String(apiPort),
@@ -135,7 +148,7 @@ async function main() {
   const rss = await processMemory(api.child.pid!);
 
   const ratio = financials.requests.average / bare.requests.average;
-  say(`\nsummary (load after: ${loadAverage()}; the CPUs are shared with whatever else runs, so figures are indicative)`);
+  say(SMOKE ? '\nsummary of a smoke run (a second per pass: these figures measure nothing)' : `\nsummary (load after: ${loadAverage()}; the CPUs are shared with whatever else runs, so figures are indicative)`);
   say(`  financials / bare Koa throughput: ${(ratio * 100).toFixed(1)}%  (target ≥ 50%)  ${ratio >= 0.5 ? 'OK' : 'MISSED'}`);
   say(`    interleaved, ${INTERLEAVED_SLICES} slices of ${INTERLEAVED_SLICE_S} s each: ${(interleaved.ratio * 100).toFixed(1)}% (slices ${interleaved.slices})  ${interleaved.ratio >= 0.5 ? 'OK' : 'MISSED'}`);
   say(`    bare Koa sending a financials answer's bytes: ${(bareAnswer.requests.average / bare.requests.average * 100).toFixed(1)}% of hello (what reading the bigger answer costs the load generator on these shared cores); financials / that: ${(financials.requests.average / bareAnswer.requests.average * 100).toFixed(1)}%`);
@@ -159,6 +172,7 @@ async function interleavedRatio(bare: { url: string; requests: never }, api: { u
     const which = [0, 3].includes(i % 4) ? 'bare' : 'api';
     const result = await autocannon({ ...(which === 'bare' ? bare : api), connections: CONNECTIONS, duration: INTERLEAVED_SLICE_S });
     served[which] += result.requests.total;
+    failedRequests += result.non2xx + result.errors + result.timeouts;
     perSlice.push(`${which === 'bare' ? 'B' : 'A'} ${Math.round(result.requests.total / INTERLEAVED_SLICE_S)}`);
   }
   return { ratio: served.api / served.bare, slices: perSlice.join(', ') };
@@ -170,6 +184,7 @@ async function measure(label: string, options: { url: string; requests?: never }
   const result = await autocannon({ ...options, connections: CONNECTIONS, duration: DURATION_S });
   const cpu = cpuPerRequest(before, await cpuSnapshot(), result.requests.total);
   const problems = result.non2xx + result.errors + result.timeouts;
+  failedRequests += problems;
   say(
     `  ${label.padEnd(44)} ${result.requests.average.toFixed(0).padStart(6)} req/s   p50 ${String(result.latency.p50).padStart(3)} ms   p99 ${String(result.latency.p99).padStart(3)} ms   ${cpu}` +
       (problems > 0 ? `   (${result.non2xx} non-2xx, ${result.errors} errors, ${result.timeouts} timeouts)` : ''),
@@ -183,6 +198,7 @@ async function measureSteady(label: string, options: Omit<SteadyLoadOptions, 'du
   const result = await steadyLoad({ ...options, connections: CONNECTIONS, durationS: DURATION_S });
   const cpu = cpuPerRequest(before, await cpuSnapshot(), result.completed);
   const problems = result.non2xx + result.errors;
+  failedRequests += problems;
   const ms = (value: number) => value.toFixed(1).padStart(5);
   say(
     `  ${label.padEnd(44)} ${result.rate.toFixed(0).padStart(6)} req/s   p50 ${ms(result.p50)} ms p99 ${ms(result.p99)} ms ${cpu}` +
@@ -263,10 +279,13 @@ async function adminQuery(url: string, sql: string): Promise<void> {
   }
 }
 
-/** The standard plan's products, with limits far above what the load generator can send. */
+/**
+ * The standard plan's products, with limits far above what the load generator can send: a
+ * billion credits is some 10^8 calls, a thousand times what a run makes.
+ */
 async function benchKey(db: Db): Promise<string> {
   const planId = 'bench-unlimited';
-  await ensurePlan(db, { ...standardPlan, id: planId, name: 'Bench (no practical limit)', limits: { perSecond: 1_000_000, burst: 1_000_000, perMinute: 60_000_000 }, creditsPerPeriod: 1e12, callsCapPerPeriod: null });
+  await ensurePlan(db, { ...standardPlan, id: planId, name: 'Bench (no practical limit)', limits: { perSecond: 1_000_000, burst: 1_000_000, perMinute: 60_000_000 }, creditsPerPeriod: MAX_CREDITS_PER_PERIOD, callsCapPerPeriod: null });
   const organization = await createOrganization(db, { name: 'bench', planId });
   return (await createApiKey(db, { organizationId: organization.id, name: 'bench' })).key;
 }
@@ -354,7 +373,7 @@ function freePort(): Promise<number> {
 
 async function benchToolServer(options: { databaseUrl: string; key: string; codes: string[]; apiUrl: string }): Promise<{ endpoint: Result; tool: Result }> {
   const mcpPort = await freePort();
-  const mcp = spawn(process.execPath, ['dist/mcp/main.js'], {
+  const mcp = spawn(process.execPath, serverEntry('mcp'), {
     env: { ...process.env, NODE_OPTIONS: productionNodeOptions, DATABASE_URL: options.databaseUrl, MCP_PORT: String(mcpPort), HOST: '127.0.0.1', LOG_LEVEL: 'warn', MIGRATE_ON_START: 'false', NODE_ENV: 'production', REDIS_URL: '', KAFKA_BROKERS: '', USAGE_BUS: 'postgres', RATE_LIMIT_STORE: 'memory' },
     stdio: ['ignore', 'inherit', 'inherit'],
   });
@@ -389,7 +408,10 @@ async function benchToolServer(options: { databaseUrl: string; key: string; code
   // A tool failure is still HTTP 200 (an isError result): check one answer really is a profile.
   const sample = await fetch(mcpUrl, { method: 'POST', headers, body: JSON.stringify({ jsonrpc: '2.0', id: 0, method: 'tools/call', params: { name: 'service_get_company_profile', arguments: { taxId: options.codes[0] } } }) });
   const body = (await sample.json()) as { result?: { isError?: boolean } };
-  if (body.result?.isError !== undefined || !body.result) say(`  warning: the profile tool answered with an error: ${JSON.stringify(body).slice(0, 300)}`);
+  if (body.result?.isError !== undefined || !body.result) {
+    say(`  the profile tool answered with an error: ${JSON.stringify(body).slice(0, 300)}`);
+    failedRequests++;
+  }
   return { endpoint, tool };
 }
 
