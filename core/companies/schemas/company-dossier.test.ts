@@ -1,11 +1,14 @@
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { formatIssues } from '../import/parse-dossier-line.js';
-import { companyDossierSchema, dossierMetricSchema, dossierYearSchema } from './company-dossier.js';
+import { checkYear, companyDossierSchema, dossierMetricSchema, dossierYearSchema } from './company-dossier.js';
 
 // The year schema checks plain line items by hand (a fast path) and hands every other list to
 // zod. It must be invisible: the same answers, data and errors as the schema written plainly.
-const plainlyWritten = z.strictObject({ ...dossierYearSchema.shape, metrics: z.array(dossierMetricSchema).default([]) });
+// A list with a wrong item fails as a whole there, so the year's own check then does not run
+// (written plainly, zod would run it on the items it could read).
+const plainlyWritten = z.strictObject({ ...dossierYearSchema.shape, metrics: z.array(dossierMetricSchema).default([]) })
+  .superRefine(checkYear, { when: (payload) => payload.issues.length === 0 });
 
 const outcome = (result: { success: boolean; data?: unknown; error?: z.ZodError }) =>
   result.success ? { data: result.data } : { issues: result.error!.issues.map((i) => ({ path: i.path, code: i.code, message: i.message })) };

@@ -6,6 +6,7 @@ import {
 import { classifyCompanySize, type CompanySize } from '../company-size.js';
 import { sizeFiguresOf } from '../derive-year-figures.js';
 import { holderKindValues, inferHolderKind } from '../infer-holder-kind.js';
+import { metricDefinitionsBySlug } from '../metric-catalogue.js';
 
 // The canonical import format: one CompanyDossier per line of a JSON Lines file. The sample
 // generator writes it, `cli import` reads it, and docs/import-format.md documents it. Optional
@@ -163,16 +164,40 @@ export const dossierYearSchema = z.strictObject({
   /** Derived from the previous year's employees when omitted. */
   employeesYoY: z.number().finite().nullable().optional(),
   metrics: dossierMetricsSchema.default([]),
-}).superRefine((year, ctx) => {
+}).superRefine(checkYear);
+
+/** What a year must hold beyond each field's own shape (the year schema's refinement). */
+export function checkYear(year: Pick<DossierYear, 'size' | 'employees' | 'metrics'>, ctx: z.core.$RefinementCtx): void {
   // One value per metric and year: two would be read differently by different figures (the
   // latest revenue took the first, the next year's change the last).
   const seen = new Set<string>();
   const repeated = new Set<string>();
   for (const m of year.metrics) (seen.has(m.slug) ? repeated : seen).add(m.slug);
   if (repeated.size > 0) ctx.addIssue({ code: 'custom', path: ['metrics'], message: `each metric at most once a year; repeated: ${[...repeated].join(', ')}` });
+  year.metrics.forEach((m, i) => {
+    for (const [field, cents] of wholeEurosBroken(m)) ctx.addIssue({ code: 'custom', path: ['metrics', i, field], message: `is money in whole euros, but ${cents} has cents: round it to the euro` });
+  });
   const contradiction = sizeContradiction(year);
   if (contradiction) ctx.addIssue({ code: 'custom', path: ['size'], message: contradiction });
-});
+}
+
+/**
+ * The figures of a money line item (unit EUR: the catalogue's, or a custom slug's own) that are not whole
+ * euros. The format says whole euros: a revenue of 1000.55 was served as such by the report and
+ * as 1001 by the search, which keeps the latest revenue and total assets as integers.
+ */
+function wholeEurosBroken(m: DossierMetricOutput): Array<['value' | 'previousValue' | 'marketValue', number]> {
+  // A catalogue slug's own unit is ignored (docs/import-format.md), as its name is.
+  const known = metricDefinitionsBySlug.get(m.slug);
+  const unit = known ? known.unit : m.unit;
+  if (unit !== 'EUR') return [];
+  const broken: Array<['value' | 'previousValue' | 'marketValue', number]> = [];
+  for (const field of ['value', 'previousValue', 'marketValue'] as const) {
+    const amount = m[field];
+    if (typeof amount === 'number' && !Number.isInteger(amount)) broken.push([field, amount]);
+  }
+  return broken;
+}
 
 /**
  * A size stated for a year must agree with the year's own figures under the EU SME rule
