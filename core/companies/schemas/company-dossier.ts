@@ -3,7 +3,7 @@ import {
   addressSchema, COMPANY_YEARS, countSchema, FISCAL_YEARS, headcountSchema, legalFormValues, metricCategoryValues, naceSectionValues,
   registrySchema, riskIndicatorsSchema, roleCategoryValues, sizeValues, stateAidsSchema, yearSchema,
 } from './common.js';
-import { classifyCompanySize, type CompanySize } from '../company-size.js';
+import { leastCompanySize, type CompanySize } from '../company-size.js';
 import { sizeFiguresOf } from '../derive-year-figures.js';
 import { holderKindValues, inferHolderKind } from '../infer-holder-kind.js';
 import { metricDefinitionsBySlug } from '../metric-catalogue.js';
@@ -209,7 +209,7 @@ function wholeEurosBroken(m: DossierMetricOutput): Array<['value' | 'previousVal
 function sizeContradiction(year: Pick<DossierYear, 'size' | 'employees' | 'metrics'>): string | undefined {
   if (year.size === null) return undefined;
   const figures = sizeFiguresOf(year);
-  const atLeast = classifyCompanySize(figures);
+  const atLeast = leastCompanySize(figures);
   if (atLeast === null) return undefined;
   const complete = figures.employees !== null && figures.revenue !== null && figures.totalAssets !== null;
   const rank = (size: CompanySize) => sizeValues.indexOf(size);
