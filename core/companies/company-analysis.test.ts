@@ -71,6 +71,14 @@ describe('analyzeCompany', () => {
     expect(d2e).toMatchObject({ value: 1, year: 2024, trend: 'improving', history: [{ year: 2024, value: 1 }, { year: 2023, value: 2 }] });
   });
 
+  it('when the net financial debt is computed then it is the catalogue\'s net_financial_position: bank debts less cash and current financial assets', () => {
+    const a = analyzeCompany(report([{ year: 2025, values: { bank_debts: 300_000, cash_and_equivalents: 50_000, current_financial_assets: 40_000, net_financial_position: 210_000, ebitda: 90_000 } }]), { peers: null, asOf });
+    expect(find(a.solvency, 'net_financial_debt')).toMatchObject({ value: 210_000, note: null });
+    expect(find(a.solvency, 'net_debt_to_ebitda')).toMatchObject({ value: 2.3333, note: null });
+    const noFinancialAssets = analyzeCompany(report([{ year: 2025, values: { bank_debts: 300_000, cash_and_equivalents: 50_000 } }]), { peers: null, asOf });
+    expect(find(noFinancialAssets.solvency, 'net_financial_debt')).toMatchObject({ value: null, note: expect.stringContaining('current_financial_assets') });
+  });
+
   it('when revenue is known for the first and last year then compound growth is computed over the span', () => {
     const a = analyzeCompany(report([{ year: 2024, values: { revenue: 121 } }, { year: 2023, values: { revenue: 110 } }, { year: 2022, values: { revenue: 100 } }]), { peers: null, asOf });
     expect(find(a.growth, 'revenue_cagr').value).toBeCloseTo(0.1, 4);

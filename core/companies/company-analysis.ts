@@ -107,6 +107,7 @@ interface RatioDefinition {
 }
 
 const positive = (x: number) => x > 0;
+const netFinancialDebt = (v: (slug: string) => number) => v('bank_debts') - v('cash_and_equivalents') - v('current_financial_assets');
 const divide = (a: number, b: number) => (positive(b) ? a / b : null);
 
 export const profitabilityRatios: RatioDefinition[] = [
@@ -126,8 +127,9 @@ export const liquidityRatios: RatioDefinition[] = [
 export const solvencyRatios: RatioDefinition[] = [
   { key: 'equity_ratio', name: 'Equity ratio', unit: 'ratio', higherIsBetter: true, formula: 'total_equity / total_assets', slugs: ['total_equity', 'total_assets'], compute: (v) => divide(v('total_equity'), v('total_assets')) },
   { key: 'debt_to_equity', name: 'Debt to equity', unit: 'ratio', higherIsBetter: false, formula: 'total_debts / total_equity (equity > 0)', slugs: ['total_debts', 'total_equity'], compute: (v) => divide(v('total_debts'), v('total_equity')) },
-  { key: 'net_financial_debt', name: 'Net financial debt', unit: 'EUR', higherIsBetter: false, formula: 'bank_debts - cash_and_equivalents', slugs: ['bank_debts', 'cash_and_equivalents'], compute: (v) => v('bank_debts') - v('cash_and_equivalents') },
-  { key: 'net_debt_to_ebitda', name: 'Net financial debt to EBITDA', unit: 'ratio', higherIsBetter: false, formula: '(bank_debts - cash_and_equivalents) / ebitda (ebitda > 0)', slugs: ['bank_debts', 'cash_and_equivalents', 'ebitda'], compute: (v) => divide(v('bank_debts') - v('cash_and_equivalents'), v('ebitda')) },
+  // The metric catalogue's net_financial_position, which the report serves: one definition.
+  { key: 'net_financial_debt', name: 'Net financial debt', unit: 'EUR', higherIsBetter: false, formula: 'bank_debts - cash_and_equivalents - current_financial_assets', slugs: ['bank_debts', 'cash_and_equivalents', 'current_financial_assets'], compute: netFinancialDebt },
+  { key: 'net_debt_to_ebitda', name: 'Net financial debt to EBITDA', unit: 'ratio', higherIsBetter: false, formula: '(bank_debts - cash_and_equivalents - current_financial_assets) / ebitda (ebitda > 0)', slugs: ['bank_debts', 'cash_and_equivalents', 'current_financial_assets', 'ebitda'], compute: (v) => divide(netFinancialDebt(v), v('ebitda')) },
   { key: 'interest_coverage', name: 'Interest coverage', unit: 'ratio', higherIsBetter: true, formula: 'ebitda / |interest_and_other_financial_charges|', slugs: ['ebitda', 'interest_and_other_financial_charges'], compute: (v) => divide(v('ebitda'), Math.abs(v('interest_and_other_financial_charges'))) },
 ];
 

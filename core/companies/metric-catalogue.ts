@@ -90,7 +90,7 @@ export const metricCatalogue: MetricDefinition[] = [
   ratio('quick_ratio', 'Quick ratio (current assets less inventories / debts due within one year)', "Indice di liquidità immediata (attivo circolante meno rimanenze / debiti entro l'esercizio)", 'liquidity'),
   ratio('debt_to_equity', 'Debt to equity (total debts / equity)', 'Rapporto di indebitamento (debiti / patrimonio netto)', 'solvency'),
   ratio('equity_ratio', 'Equity ratio (equity / total assets)', 'Indice di patrimonializzazione (patrimonio netto / totale attivo)', 'solvency'),
-  ratio('net_financial_position', 'Net financial debt (bank debts less cash and current financial assets)', 'Posizione finanziaria netta (debiti verso banche meno liquidità)', 'solvency', 'EUR'),
+  ratio('net_financial_position', 'Net financial debt (bank debts less cash and current financial assets)', 'Posizione finanziaria netta (debiti verso banche meno liquidità e attività finanziarie correnti)', 'solvency', 'EUR'),
   ratio('asset_turnover', 'Asset turnover (revenue / total assets)', 'Rotazione del capitale investito (ricavi / totale attivo)', 'efficiency'),
   ratio('days_sales_outstanding', 'Days sales outstanding (trade receivables / revenue x 365)', 'Giorni medi di incasso (crediti verso clienti / ricavi x 365)', 'efficiency', 'days'),
 ];
