@@ -3,6 +3,7 @@ import { runStoreQuery } from './run-store-query.js';
 import { fiscalCodeRefusal } from './identifier-hints.js';
 import { fiscalCodePattern, sizeValues, stateAidsSchema, type CompanyReportData } from './schemas/index.js';
 import type { CompanyQueryDeps } from './search-companies.js';
+import { round4 } from './derive-year-figures.js';
 
 // A company analysis computed from its filed figures and nothing else: each figure names its
 // formula and the reported inputs (metric slug, year, value) it came from, so a reader can
@@ -133,8 +134,8 @@ export const solvencyRatios: RatioDefinition[] = [
   { key: 'interest_coverage', name: 'Interest coverage', unit: 'ratio', higherIsBetter: true, formula: 'ebitda / |interest_and_other_financial_charges|', slugs: ['ebitda', 'interest_and_other_financial_charges'], compute: (v) => divide(v('ebitda'), Math.abs(v('interest_and_other_financial_charges'))) },
 ];
 
-const round4 = (x: number) => Math.round(x * 10_000) / 10_000;
-const roundFigure = (x: number, unit: Figure['unit']) => (unit === 'EUR' ? Math.round(x) : round4(x));
+// Halves away from zero, as the report's changes (round4): a loss rounds as the same profit does.
+const roundFigure = (x: number, unit: Figure['unit']) => (unit === 'EUR' ? Math.sign(x) * Math.round(Math.abs(x)) : round4(x));
 
 function yearValues(report: CompanyReportData): YearValues[] {
   return report.financials

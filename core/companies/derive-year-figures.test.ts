@@ -4,7 +4,7 @@ import { testDb } from '../../test/support/database.js';
 import { dossier, fiscalCodes } from '../../test/support/company-dossiers.js';
 import { selectCompanyMetrics } from './company-metrics.js';
 import { createCompanyStore } from './company-store.js';
-import { comparesWith, deriveYearFigures, metricChanges, readStoredMetric, storedMetricValues, type DerivedYear } from './derive-year-figures.js';
+import { comparesWith, deriveYearFigures, metricChanges, readStoredMetric, storedMetricValues, yoyChange, type DerivedYear } from './derive-year-figures.js';
 import type { CompanyDossierInput } from './schemas/index.js';
 import { upsertCompanies } from './write-companies.js';
 
@@ -54,6 +54,17 @@ describe('deriveYearFigures', () => {
     const y = (n: number, isForecasted: boolean) => ({ year: n, isForecasted });
     expect([comparesWith(y(2025, false), y(2024, false)), comparesWith(y(2025, true), y(2024, false)), comparesWith(y(2025, true), y(2024, true))]).toEqual([true, true, true]);
     expect([comparesWith(y(2025, false), y(2024, true)), comparesWith(y(2025, false), y(2023, false)), comparesWith(y(2025, false), undefined)]).toEqual([false, false, false]);
+  });
+});
+
+describe('yoyChange', () => {
+  it('when a change falls on a half of the fourth decimal then a fall rounds as the same rise does, away from zero', () => {
+    expect(yoyChange(87_655, 100_000)).toBe(-0.1235);
+    expect(yoyChange(112_345, 100_000)).toBe(0.1235);
+    expect(yoyChange(99_995, 100_000)).toBe(-0.0001);
+    expect(yoyChange(2, 3)).toBe(-0.3333);
+    expect(yoyChange(-87_655, -100_000)).toBe(0.1235);
+    expect(yoyChange(5, 0)).toBeNull();
   });
 });
 

@@ -53,10 +53,16 @@ export interface LatestFigures {
   employees: number | null;
 }
 
+/**
+ * `x` to 4 decimals, halves away from zero: a fall of 12.345% reads -0.1235 as the same rise
+ * reads 0.1235 (Math.round takes halves up, and gave -0.1234).
+ */
+export const round4 = (x: number): number => (Math.sign(x) * Math.round(Math.abs(x) * 10_000)) / 10_000;
+
 /** Year-on-year change as a fraction (0.12 = +12%), 4 decimals; null when undefined. */
 export function yoyChange(value: number | null, previous: number | null): number | null {
   if (value === null || previous === null || previous === 0) return null;
-  return Math.round(((value - previous) / Math.abs(previous)) * 10_000) / 10_000;
+  return round4((value - previous) / Math.abs(previous));
 }
 
 const metricValue = (year: Pick<DossierYear, 'metrics'> | undefined, slug: string): number | null =>

@@ -1,4 +1,6 @@
 import type { CompanyDossierInput, roleCategoryValues } from '../companies/schemas/index.js';
+// The importer's own rounding of changes, so a generated change is the one it would derive.
+import { round4 } from '../companies/derive-year-figures.js';
 import { makeCodiceFiscale } from './codice-fiscale.js';
 import { generateStatements, type SizeClass, type YearFigures } from './financial-statements.js';
 import { AGE_YEARS, latestYearRefusal, MAX_FILED_YEARS, MAX_YEARS_SINCE_DISSOLUTION } from './latest-year-range.js';
@@ -274,7 +276,6 @@ function buildSkeletons(count: number, seed: number, p: Pickers): { skeletons: S
 
 const pad2 = (n: number) => String(n).padStart(2, '0');
 const slugForPec = (s: string) => s.normalize('NFD').replace(/[^A-Za-z0-9]/g, '').toLowerCase().slice(0, 40);
-const round4 = (v: number) => Math.round(v * 10_000) / 10_000;
 
 function addressIn(rng: Rng, comune: Comune) {
   return {
