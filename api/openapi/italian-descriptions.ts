@@ -111,7 +111,8 @@ export const italianDescriptions: Readonly<Record<string, string>> = {
   'Unit of the values: EUR for amounts in euro, ratio for fractions (0.12 = 12%), days for durations; null when none is given.':
     'Unità dei valori: EUR per importi in euro, ratio per frazioni (0.12 = 12%), days per durate in giorni; null se non indicata.',
   'Value that year, in the unit given.': 'Valore in quell\'anno, nell\'unità indicata.',
-  'Value the year before; null when not on file.': 'Valore dell\'anno precedente; null se non disponibile.',
+  'Value the year before; null when not on file, or when this year is filed and the year before is a forecast (a filed figure is never compared with a forecast).':
+    'Valore dell\'anno precedente; null se non disponibile, o se quest\'anno è un bilancio depositato e l\'anno precedente una previsione (un dato depositato non si confronta mai con una previsione).',
   'Change from the year before, as a fraction (0.05 = +5%); null when it cannot be computed.':
     'Variazione rispetto all\'anno precedente, come frazione (0.05 = +5%); null se non calcolabile.',
   'Market reference value of the item, as supplied with the company data; null when none.':

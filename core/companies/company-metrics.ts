@@ -24,7 +24,7 @@ export const metricValueSchema = z.strictObject({
   year: z.number().int(),
   isForecasted: z.boolean(),
   value: z.number(),
-  previousValue: z.number().nullable().describe('The value of the year before, when reported.'),
+  previousValue: z.number().nullable().describe('The value of the year before; null when not on file, or when this year is filed and the year before is a forecast (a filed figure is never compared with a forecast).'),
   yoyChange: z.number().nullable().describe('Change on the year before as a fraction (0.12 = +12%).'),
   marketValue: z.number().nullable(),
   score: z.number().nullable(),

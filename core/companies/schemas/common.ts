@@ -135,7 +135,7 @@ export const financialMetricSchema = z.strictObject({
   unit: z.string().nullable()
     .describe('Unit of the values: EUR for amounts in euro, ratio for fractions (0.12 = 12%), days for durations; null when none is given.'),
   value: z.number().describe('Value that year, in the unit given.'),
-  previousValue: z.number().nullable().describe('Value the year before; null when not on file.'),
+  previousValue: z.number().nullable().describe('Value the year before; null when not on file, or when this year is filed and the year before is a forecast (a filed figure is never compared with a forecast).'),
   yoyChange: z.number().nullable().describe('Change from the year before, as a fraction (0.05 = +5%); null when it cannot be computed.'),
   marketValue: z.number().nullable().describe('Market reference value of the item, as supplied with the company data; null when none.'),
   score: z.number().nullable().describe('Score of the item, as supplied with the company data; null when none.'),
