@@ -1,7 +1,10 @@
 import { execFile } from 'node:child_process';
+import { createHmac, timingSafeEqual } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { THRESHOLD_EVENT, type ThresholdPayload } from '../core/alerts/evaluate-thresholds.js';
+import { signWebhookBody } from '../core/alerts/webhook-signature.js';
 import { endpointCatalogue } from '../core/companies/endpoint-catalogue.js';
 import { errorCodes, statusOf, type ErrorCode } from '../core/errors/index.js';
 import { createTestOrganization, ensureExampleCompany, insertCompanies, makeDossier, startTestApi, type TestApi, type TestOrganization } from './api-fixtures.js';
@@ -105,7 +108,8 @@ describe.each(Object.entries(guides))('the getting-started guide (%s)', (languag
   it('when it shows an answer then its JSON parses, and an error has the status the error catalogue gives its code', () => {
     for (const fence of fencesOf(guide).filter((f) => f.lang === 'json' || f.lang === 'http')) {
       const [head, body] = fence.lang === 'http' ? fence.body.split(/\n\n/) : [undefined, fence.body];
-      const parsed = JSON.parse(body!) as { error?: { code: ErrorCode; requestId: string }; meta?: { requestId: string } };
+      const parsed = JSON.parse(body!) as { error?: { code: ErrorCode; requestId: string }; meta?: { requestId: string }; type?: string };
+      if (parsed.type === THRESHOLD_EVENT) continue; // a webhook's body, not an answer (below)
       expect(parsed.error?.requestId ?? parsed.meta?.requestId).toMatch(/^req_[0-9a-f-]{36}$/);
       if (head && parsed.error) expect(Number(/^HTTP\/1\.1 (\d{3})/.exec(head)?.[1]), parsed.error.code).toBe(statusOf(parsed.error.code));
     }
@@ -124,6 +128,26 @@ describe.each(Object.entries(guides))('the getting-started guide (%s)', (languag
       const endpoint = endpointCatalogue.find((e) => e.slug === slug)!;
       expect({ path, quantity: Number(quantity), unit: unitOf[unit!] }).toEqual({ path: endpoint.path, ...endpoint.defaultMeasure });
     }
+  });
+
+  it('when it shows the alert webhook then its body has the fields a delivery sends, and its verify function accepts a signed delivery and refuses a changed or old one', () => {
+    const fences = fencesOf(guide);
+    const shown = JSON.parse(fences.find((f) => f.lang === 'json' && f.body.includes(THRESHOLD_EVENT))!.body) as Record<string, unknown>;
+    // What the alert runner stores for a crossing, and what each attempt adds (deliver-webhooks.ts).
+    const payload: ThresholdPayload = { id: 'whd_x', type: THRESHOLD_EVENT, createdAt: '', organizationId: 'org_x', period: '2026-11', threshold: { id: 'thr_x', kind: 'percent_used', value: 80 }, allowance: { creditsBalance: 0, creditsUsed: 0, callsUsed: 0, callsCap: null, percentUsed: 0 } };
+    expect(Object.keys(shown).sort()).toEqual([...Object.keys(payload), 'sentAt', 'attempt'].sort());
+    expect(Object.keys(shown.allowance as object).sort()).toEqual(Object.keys(payload.allowance).sort());
+    const code = fences.find((f) => f.lang === 'js' && f.body.includes('function verify('))!.body.replace(/^import .*$/m, '');
+    const verify = new Function('createHmac', 'timingSafeEqual', `${code}\nreturn verify;`)(createHmac, timingSafeEqual) as (body: string, headers: Record<string, string>, secret: string) => boolean;
+    const secret = 'whsec_guide';
+    const sentAt = Math.floor(Date.now() / 1000);
+    const body = JSON.stringify({ ...shown, sentAt: new Date(sentAt * 1000).toISOString() });
+    const headers = { 'x-signature': signWebhookBody(secret, body), 'x-webhook-timestamp': String(sentAt) };
+    expect(verify(body, headers, secret)).toBe(true);
+    expect(verify(body.replace('"attempt":1', '"attempt":2'), headers, secret)).toBe(false);
+    expect(verify(body, headers, 'whsec_other')).toBe(false);
+    const old = JSON.stringify({ ...shown, sentAt: new Date((sentAt - 600) * 1000).toISOString() });
+    expect(verify(old, { 'x-signature': signWebhookBody(secret, old), 'x-webhook-timestamp': String(sentAt - 600) }, secret)).toBe(false);
   });
 
   it(`when the API serves its Markdown at /docs/getting-started?lang=${language} then it is this file, with no key (and its own address for the local one)`, async () => {
