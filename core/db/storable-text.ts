@@ -15,8 +15,10 @@ export const withoutNul = <T extends z.ZodString>(schema: T): T => schema.refine
 
 // Names and reasons are printed on one line: in the CLI's tables, on an operator's terminal (an
 // ESC starts a terminal control sequence), in CSV rows and on the dashboard. C0 controls (tab,
-// line breaks, ESC …), DEL and the C1 controls.
-const CONTROL = /[\u0000-\u001f\u007f-\u009f]/;
+// line breaks, ESC …), DEL and the C1 controls; and the invisible bidirectional embeddings,
+// overrides and isolates (U+202A–U+202E, U+2066–U+2069), which reorder what follows them on the
+// line: a key named "…\u202Eevil" made the finance pages show its prefix and id backwards.
+const CONTROL = /[\u0000-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/;
 
 export const CONTROL_MESSAGE = 'must not contain line breaks, tabs or other control characters';
 
