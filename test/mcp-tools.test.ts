@@ -459,6 +459,28 @@ describe('service_get_company_metrics', () => {
     expect(revenue.values[0].yoyChange).toBeCloseTo(0.1, 4);
   });
 
+  it('when a company has more years than the report\'s ten, forecasts among them, then the ten newest filed years are covered by default and older ones when asked, with the report\'s figures', async () => {
+    const code = fiscalCodes()();
+    // 12 filed years (2013–2024, revenue 1,000 growing by 100 a year) and 2 forecasts: the report shows 2026 … 2017.
+    const filed = Array.from({ length: 12 }, (_, i) => ({ year: 2013 + i, metrics: [{ slug: 'revenue', value: 1_000 + 100 * i }] }));
+    const forecasts = [2025, 2026].map((year) => ({ year, isForecasted: true, metrics: [{ slug: 'revenue', value: 3_000 }] }));
+    await upsertCompanies(mcp.db, [dossier(code, { years: [...filed, ...forecasts] })]);
+    const all = data(await call('service_get_company_metrics', { fiscalCode: code, slugs: ['revenue'] }));
+    expect(all.years).toEqual([2024, 2023, 2022, 2021, 2020, 2019, 2018, 2017, 2016, 2015]);
+    expect(all.availableYears).toEqual([2026, 2025, 2024, 2023, 2022, 2021, 2020, 2019, 2018, 2017, 2016, 2015, 2014, 2013]);
+    expect(all.forecastYears).toEqual([2026, 2025]);
+    const old = data(await call('service_get_company_metrics', { fiscalCode: code, slugs: ['revenue'], years: [2013, 2014, 2024] }));
+    expect(old).toMatchObject({ years: [2024, 2014, 2013], missingYears: [], missingSlugs: [] });
+    expect(old.metrics[0].values).toEqual([
+      { year: 2024, isForecasted: false, value: 2_100, previousValue: 2_000, yoyChange: 0.05, marketValue: null, score: null },
+      { year: 2014, isForecasted: false, value: 1_100, previousValue: 1_000, yoyChange: 0.1, marketValue: null, score: null },
+      { year: 2013, isForecasted: false, value: 1_000, previousValue: null, yoyChange: null, marketValue: null, score: null },
+    ]);
+    const withForecasts = data(await call('service_get_company_metrics', { fiscalCode: code, slugs: ['revenue'], includeForecasts: true }));
+    expect(withForecasts.years).toEqual([2026, 2025, 2024, 2023, 2022, 2021, 2020, 2019, 2018, 2017]);
+    expect(data(await call('service_get_company_metrics', { fiscalCode: code, slugs: ['revenue'], years: [2012] })).missingYears).toEqual([2012]);
+  });
+
   it('when no slug asked names a metric then invalid_params names each with the nearest slugs, and nothing is billed; with one known slug the rest come back in missingSlugs', async () => {
     const result = await call('service_get_company_metrics', { fiscalCode: group.root.fiscalCode, slugs: ['revenu', 'zzz_nothing'] });
     expect(result.isError).toBe(true);

@@ -1,4 +1,4 @@
-import type { CompanyReportData } from './schemas/index.js';
+import { FISCAL_YEARS, type CompanyReportData } from './schemas/index.js';
 import type { CompanyQueryShape, CompanyRow } from './company-query.js';
 import type { MetricDefinitions } from './read-metric-definitions.js';
 import * as part from './assemble-company-parts.js';
@@ -7,6 +7,34 @@ import * as part from './assemble-company-parts.js';
 export const companyReportShape: CompanyQueryShape = {
   holders: ['shareholder', 'beneficial_owner', 'subsidiary'], officers: true, branches: true, years: 10, metrics: true,
 };
+
+/**
+ * Every year on file with its line items, for the metrics tool: the report's ten newest years
+ * leave out a company's older ones, and with forecasts among them, filed ones too. The fiscal
+ * years a store may hold (FISCAL_YEARS) bound the count.
+ */
+export const companyHistoryShape: CompanyQueryShape = {
+  holders: [], officers: false, branches: false, years: FISCAL_YEARS.max - FISCAL_YEARS.min + 1, metrics: true,
+};
+
+/** A company's name and codes and every year on file, as the report's financials show each year. */
+export interface CompanyHistory {
+  identity: Pick<CompanyReportData['identity'], 'fiscalCode' | 'legalName'>;
+  financials: CompanyReportData['financials'];
+}
+
+export function assembleCompanyHistory(row: CompanyRow, definitions: MetricDefinitions): CompanyHistory {
+  const years = row.years ?? [];
+  return {
+    identity: { fiscalCode: row.fiscal_code, legalName: row.legal_name },
+    financials: financialsOf(years, years.length, definitions),
+  };
+}
+
+/** The newest `count` years, each with its line items' previous values and changes (from the year after it in `years`, the one before in time). */
+function financialsOf(years: NonNullable<CompanyRow['years']>, count: number, definitions: MetricDefinitions): CompanyReportData['financials'] {
+  return years.slice(0, count).map((y, i) => ({ ...part.snapshot(y), metrics: part.metrics(y, years[i + 1], definitions) }));
+}
 
 export function assembleCompanyReport(row: CompanyRow, definitions: MetricDefinitions): CompanyReportData {
   const years = row.years ?? [];
@@ -33,7 +61,7 @@ export function assembleCompanyReport(row: CompanyRow, definitions: MetricDefini
     branches: part.branches(row.branches),
     latest: part.latest(row),
     // `years` has one year more than shown, for the oldest shown year's previous values.
-    financials: years.slice(0, companyReportShape.years).map((y, i) => ({ ...part.snapshot(y), metrics: part.metrics(y, years[i + 1], definitions) })),
+    financials: financialsOf(years, companyReportShape.years, definitions),
   };
 }
 

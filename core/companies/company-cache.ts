@@ -281,6 +281,8 @@ export function createCompanyCache(options: CompanyCacheOptions): CompanyCache {
     creditReport: (fiscalCode) => object('creditReport', fiscalCode) as Promise<CreditReportData | null>,
     companyProfile: (taxId) => object('companyProfile', taxId) as Promise<CompanyProfileData | null>,
     companyFinancials: (taxId) => object('companyFinancials', taxId) as Promise<CompanyFinancialsData | null>,
+    // Asked only for a company whose report may not hold every year (the metrics tool): not kept.
+    companyHistory: (fiscalCode) => store.companyHistory(fiscalCode),
     json,
     async reloadMetricDefinitions() {
       await store.reloadMetricDefinitions();

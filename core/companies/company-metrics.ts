@@ -16,7 +16,7 @@ export const companyMetricsInputSchema = z.strictObject({
   categories: z.array(z.enum(metricCategoryValues)).min(1).optional()
     .describe('Metric categories; a metric is returned when it is in any of them. Combined with slugs as a union. Omit both for every metric.'),
   years: z.array(z.number().int().min(1900).max(2100)).min(1).max(10).optional()
-    .describe('Fiscal years to include; omit for every year on file (up to 10, newest first).'),
+    .describe('Fiscal years to include (up to 10, any on file); omit for the 10 newest (filed ones, or any with includeForecasts).'),
   includeForecasts: z.boolean().default(false).describe('Include forecast years (isForecasted true).'),
 });
 
@@ -52,9 +52,18 @@ export type CompanyMetricsInput = z.output<typeof companyMetricsInputSchema>;
 export type CompanyMetrics = z.infer<typeof companyMetricsSchema>;
 type MetricSeries = z.infer<typeof metricSeriesSchema>;
 
-export function selectCompanyMetrics(report: CompanyReportData, input: CompanyMetricsInput): CompanyMetrics {
+/** Years a call covers at most: those it names (up to 10), or else the newest 10. */
+export const MAX_METRIC_YEARS = 10;
+
+/**
+ * The series asked for, from a company's years newest first: its report (when that holds every
+ * year on file) or its whole history (CompanyStore.companyHistory).
+ */
+export function selectCompanyMetrics(report: Pick<CompanyReportData, 'financials'> & { identity: Pick<CompanyReportData['identity'], 'fiscalCode' | 'legalName'> }, input: CompanyMetricsInput): CompanyMetrics {
   const availableYears = report.financials.map((f) => f.year);
-  const years = report.financials.filter((f) => (input.includeForecasts || !f.isForecasted) && (input.years === undefined || input.years.includes(f.year)));
+  const years = report.financials
+    .filter((f) => (input.includeForecasts || !f.isForecasted) && (input.years === undefined || input.years.includes(f.year)))
+    .slice(0, MAX_METRIC_YEARS);
   const slugs = input.slugs ? new Set(input.slugs) : undefined;
   const categories = input.categories ? new Set<string>(input.categories) : undefined;
   const wanted = (slug: string, cats: string[]) =>

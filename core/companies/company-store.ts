@@ -2,7 +2,7 @@ import { holdsNul, type Db } from '../db/index.js';
 import type { Logger } from '../logging/index.js';
 import type { CompanyFinancialsData, CompanyProfileData, CompanyReportData, CreditReportData } from './schemas/index.js';
 import { companySql, peersSql, type CompanyRow, type PeersRow } from './company-query.js';
-import { assembleCompanyReport, companyReportShape, namesUnknownSlug } from './assemble-company-report.js';
+import { assembleCompanyHistory, assembleCompanyReport, companyHistoryShape, companyReportShape, namesUnknownSlug, type CompanyHistory } from './assemble-company-report.js';
 import { assembleCreditReport, creditReportShape } from './assemble-credit-report.js';
 import { assembleLargeProfile, assembleSmallProfile, companyProfileShape, isLargeProfile, MAX_PEERS, naceDivision } from './assemble-company-profile.js';
 import { assembleCompanyFinancials, companyFinancialsShape } from './assemble-company-financials.js';
@@ -18,6 +18,8 @@ export interface CompanyStore {
   creditReport(fiscalCode: string): Promise<CreditReportData | null>;
   companyProfile(taxId: string): Promise<CompanyProfileData | null>;
   companyFinancials(taxId: string): Promise<CompanyFinancialsData | null>;
+  /** Every year on file with its line items (the metrics tool's, past the report's ten newest years). Not cached. */
+  companyHistory(fiscalCode: string): Promise<CompanyHistory | null>;
   /** Re-reads metric names, categories and units (e.g. after an import changed them). */
   reloadMetricDefinitions(): Promise<void>;
   /** Drops the metric definitions held, without reading them now: the next report reads them. */
@@ -65,6 +67,7 @@ export function lookupKeys(input: string): { code: string; vatNumber: string } {
 export function createCompanyStore(options: CompanyStoreOptions): CompanyStore {
   const statements = {
     report: storeStatement('report', companySql(companyReportShape)),
+    history: storeStatement('history', companySql(companyHistoryShape)),
     credit: storeStatement('credit', companySql(creditReportShape)),
     profile: storeStatement('profile', companySql(companyProfileShape)),
     financials: storeStatement('financials', companySql(companyFinancialsShape)),
@@ -91,6 +94,14 @@ export function createCompanyStore(options: CompanyStoreOptions): CompanyStore {
       let defs = await definitions.get();
       if (namesUnknownSlug(row, defs)) defs = await definitions.refreshForMissing();
       return assembleCompanyReport(row, defs);
+    },
+
+    async companyHistory(fiscalCode) {
+      const row = await findCompany('company history', statements.history, fiscalCode);
+      if (row === null) return null;
+      let defs = await definitions.get();
+      if (namesUnknownSlug(row, defs)) defs = await definitions.refreshForMissing();
+      return assembleCompanyHistory(row, defs);
     },
 
     async creditReport(fiscalCode) {

@@ -1,4 +1,5 @@
 import { companyMetricsInputSchema, companyMetricsSchema, selectCompanyMetrics, unknownMetricSlugs } from '../../core/companies/company-metrics.js';
+import { companyReportShape } from '../../core/companies/assemble-company-report.js';
 import { notFoundMessage } from '../../core/companies/endpoint-catalogue.js';
 import { AppError } from '../../core/errors/index.js';
 import { defineTool } from './tool-definition.js';
@@ -25,6 +26,10 @@ export const getCompanyMetricsTool = defineTool({
     }
     const report = await ctx.store.companyReport(args.fiscalCode);
     if (report === null) throw new AppError('not_found', notFoundMessage('fiscalCode', args.fiscalCode.toUpperCase()));
-    return selectCompanyMetrics(report, args);
+    // The report (cached) holds the ten newest years, forecasts included: with fewer, it holds
+    // every year on file; with ten, older filed years may be missing from it, and the call
+    // reads the company's whole history.
+    if (report.financials.length < companyReportShape.years) return selectCompanyMetrics(report, args);
+    return selectCompanyMetrics((await ctx.store.companyHistory(args.fiscalCode)) ?? report, args);
   },
 });
