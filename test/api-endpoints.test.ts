@@ -23,7 +23,7 @@ const atBounds = makeDossier({
   foundingYear: COMPANY_YEARS.min,
   dissolutionYear: COMPANY_YEARS.max,
   headcount: { employees: MAX_COUNT, asOf: '2099-12-31' },
-  stateAids: { count: MAX_COUNT, countLast36Months: 0, amount: 0, amountLast36Months: 1e15 },
+  stateAids: { count: MAX_COUNT, countLast36Months: 0, amount: 1e15, amountLast36Months: 1e15 },
   years: [
     { year: FISCAL_YEARS.min, employees: 0 },
     { year: FISCAL_YEARS.max, employees: MAX_COUNT, metrics: [{ slug: 'revenue', value: 1e15 }, { slug: 'net_income', value: -1e15 }] },

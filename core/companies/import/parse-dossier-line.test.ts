@@ -168,4 +168,26 @@ describe('parseDossierLine', () => {
     expect(parseDossierLine(year([{ slug: 'total_debts', unit: 'ratio', value: 0.5 }]), 6)).toMatchObject({ ok: false, rejection: { reason: 'years[0].metrics[0].value: is money in whole euros, but 0.5 has cents: round it to the euro' } });
     expect(parseDossierLine(year([{ slug: 'roe', unit: 'EUR', value: 0.5 }]), 7)).toMatchObject({ ok: true });
   });
+
+  it('when fields contradict each other (aids of the last 36 months above all aids, a dissolution before the founding, a statement of another year) then each is refused at its field', () => {
+    const aids = JSON.stringify({ ...minimal, stateAids: { count: 1, countLast36Months: 5, amount: 1_000, amountLast36Months: 90_000 } });
+    expect(parseDossierLine(aids, 2)).toEqual({ ok: false, rejection: { line: 2, fiscalCode: '00905811006', reason: [
+      'stateAids.countLast36Months: is 5, more than count (1), of which it is a part',
+      'stateAids.amountLast36Months: is 90000, more than amount (1000), of which it is a part',
+    ].join('; ') } });
+    const years = JSON.stringify({ ...minimal, foundingYear: 2015, dissolutionYear: 2010, years: [{ year: 2024, statementDate: '2019-12-31' }, { year: 2023, statementDate: '2024-06-30' }] });
+    expect(parseDossierLine(years, 3)).toEqual({ ok: false, rejection: { line: 3, fiscalCode: '00905811006', reason: [
+      'dissolutionYear: is 2010, before foundingYear (2015)',
+      'years[0].statementDate: is 2019-12-31, not within a year of the fiscal year 2024',
+    ].join('; ') } });
+    // Checked among fields that are each valid: a count refused on its own is not also compared.
+    expect(parseDossierLine(JSON.stringify({ ...minimal, stateAids: { count: -1, countLast36Months: 0, amount: null, amountLast36Months: null } }), 4))
+      .toMatchObject({ ok: false, rejection: { reason: expect.not.stringContaining('of which it is a part') } });
+    const consistent = JSON.stringify({
+      ...minimal, foundingYear: 2015, dissolutionYear: 2015,
+      stateAids: { count: 3, countLast36Months: 3, amount: 1_000, amountLast36Months: null },
+      years: [{ year: 2024, statementDate: '2025-06-30' }, { year: 2023, statementDate: '2023-12-31' }],
+    });
+    expect(parseDossierLine(consistent, 5)).toMatchObject({ ok: true });
+  });
 });

@@ -147,13 +147,25 @@ const dossierMetricsSchema = z.unknown().transform((value, ctx) => {
 // response schemas' own (common.ts).
 // A date that exists, in the years foundingYear allows: year 0000 passes the ISO format, and the
 // database refused the whole company for it ("date/time field value out of range"), naming no field.
+// Checks of several fields together run on fields that are each valid: a count of -1, already
+// refused, is not also "less than the last 36 months'".
+const noIssuesYet = (payload: z.core.ParsePayload): boolean => payload.issues.length === 0;
 const calendarDate = z.iso.date('expected a date that exists, YYYY-MM-DD')
   .refine((day) => day >= `${COMPANY_YEARS.min}-01-01` && day <= `${COMPANY_YEARS.max}-12-31`, `a date from ${COMPANY_YEARS.min}-01-01 to ${COMPANY_YEARS.max}-12-31`);
 const dossierHeadcountSchema = headcountSchema.extend({ asOf: calendarDate });
+// The last 36 months are part of the whole: 5 aids of 1 in all, or 90,000 € of 1,000, cannot
+// both be true, and the analysis would compute from the impossible part.
 const dossierStateAidsSchema = stateAidsSchema.extend({
   amount: stateAidsSchema.shape.amount.unwrap().max(MAX_METRIC_MAGNITUDE).nullable(),
   amountLast36Months: stateAidsSchema.shape.amountLast36Months.unwrap().max(MAX_METRIC_MAGNITUDE).nullable(),
-});
+}).superRefine((aids, ctx) => {
+  if (aids.count !== null && aids.countLast36Months !== null && aids.countLast36Months > aids.count) {
+    ctx.addIssue({ code: 'custom', path: ['countLast36Months'], message: `is ${aids.countLast36Months}, more than count (${aids.count}), of which it is a part` });
+  }
+  if (aids.amount !== null && aids.amountLast36Months !== null && aids.amountLast36Months > aids.amount) {
+    ctx.addIssue({ code: 'custom', path: ['amountLast36Months'], message: `is ${aids.amountLast36Months}, more than amount (${aids.amount}), of which it is a part` });
+  }
+}, { when: noIssuesYet });
 
 export const dossierYearSchema = z.strictObject({
   year: yearSchema(FISCAL_YEARS),
@@ -261,7 +273,21 @@ export const companyDossierSchema = z.strictObject({
   years: z.array(dossierYearSchema).default([]).refine((ys) => new Set(ys.map((y) => y.year)).size === ys.length, 'years must be unique'),
   /** Provenance label, e.g. "synthetic-sample" for generated data. */
   source: z.string().min(1).default('import'),
-});
+}).superRefine((company, ctx) => {
+  // A company dissolved before it was founded: one of the two years is wrong, and the analysis
+  // would flag a dissolution that predates everything else on file.
+  if (company.foundingYear !== null && company.dissolutionYear !== null && company.dissolutionYear < company.foundingYear) {
+    ctx.addIssue({ code: 'custom', path: ['dissolutionYear'], message: `is ${company.dissolutionYear}, before foundingYear (${company.foundingYear})` });
+  }
+  // A year's balance sheet closes within that fiscal year, or (a year not matching the calendar)
+  // the one after or before: a 2024 statement dated 2019 is another year's.
+  company.years.forEach((year, i) => {
+    const closing = year.statementDate === null ? null : Number(year.statementDate.slice(0, 4));
+    if (closing !== null && Math.abs(closing - year.year) > 1) {
+      ctx.addIssue({ code: 'custom', path: ['years', i, 'statementDate'], message: `is ${year.statementDate}, not within a year of the fiscal year ${year.year}` });
+    }
+  });
+}, { when: noIssuesYet });
 
 export type CompanyDossierInput = z.input<typeof companyDossierSchema>;
 export type CompanyDossier = z.output<typeof companyDossierSchema>;
