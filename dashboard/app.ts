@@ -37,7 +37,7 @@ export interface DashboardDeps {
   secureCookies: boolean;
   /** Trust X-Forwarded-* (behind a TLS-terminating proxy). */
   trustProxy?: boolean;
-  /** The API's address, shown next to a new key. */
+  /** The API's address, shown next to a new key; its guide is linked from the keys and alerts pages. */
   apiBaseUrl?: string;
   /** The dashboard's own public address (PUBLIC_DASHBOARD_URL), which invitation links start
    * with; without it, the address the request came to. */
@@ -79,7 +79,7 @@ export function createDashboardApp(deps: DashboardDeps): Koa<DashboardState> {
   registerFinanceRoutes(router, { db: deps.db });
   registerMembersRoutes(router, { db: deps.db, publicUrl: deps.publicUrl });
   registerActivityRoutes(router, { db: deps.db });
-  registerAlertsRoutes(router, { db: deps.db, allowPrivateWebhookTargets: deps.allowPrivateWebhookTargets ?? false });
+  registerAlertsRoutes(router, { db: deps.db, allowPrivateWebhookTargets: deps.allowPrivateWebhookTargets ?? false, apiBaseUrl: deps.apiBaseUrl });
   registerOperatorRoutes(router, { db: deps.db, publicUrl: deps.publicUrl });
 
   app.use(requestLog(deps.logger));

@@ -1,6 +1,6 @@
 import type { Router } from '@koa/router';
 import { z } from 'zod';
-import { apiKeysPage, apiKeyState, apiKeyStates, apiKeyStatus, createApiKey, endOfDayUtc, getApiKey, revokeApiKey, type ApiKeyRecord, type ApiKeyState } from '../../core/auth/index.js';
+import { apiKeysPage, apiKeyState, apiKeyStates, apiKeyStatus, createApiKey, createApiKeyInputSchema, endOfDayUtc, getApiKey, revokeApiKey, type ApiKeyRecord, type ApiKeyState } from '../../core/auth/index.js';
 import { withAudit } from '../../core/dashboard-auth/index.js';
 import type { Db } from '../../core/db/index.js';
 import { AppError, parseInput } from '../../core/errors/index.js';
@@ -35,15 +35,20 @@ const rotateFormSchema = z.object({ graceSeconds: z.enum(rotationGraceSeconds.ma
 // data set). Only the two values the form offers: anything else is refused, not read as live.
 const keyModes = ['live', 'test'] as const;
 
+// Every field is checked here, so a form with several bad fields has each refused at once (the
+// name by core's own rule for it: blank, too long, a control character); createApiKey checks
+// them again, the last line for every caller.
 const createKeyFormSchema = z.object({
-  name: z.string().default(''),
+  name: z.string().default('').pipe(createApiKeyInputSchema.shape.name),
   mode: z.enum(keyModes, KEY_MODE_REFUSED).default('live'),
   expiresOn: z
     .string()
     .trim()
     .pipe(z.union([z.literal(''), z.iso.date('must be a date as YYYY-MM-DD (e.g. 2030-12-31), or blank for a key that never expires')]))
     .default('')
-    .transform((day) => (day === '' ? null : endOfDayUtc(day))),
+    .transform((day) => (day === '' ? null : endOfDayUtc(day)))
+    // core's words for a past day (createApiKey), which the page says in its language.
+    .refine((expiresAt) => expiresAt === null || expiresAt.getTime() > Date.now(), 'must be in the future'),
 });
 
 // A new key waits in the session for the keys page to show it once (see session-flash.ts).
@@ -197,7 +202,7 @@ async function renderKeysPage(ctx: DashboardContext, deps: KeysRouteDeps, view: 
     ${section(t('keys.createTitle'), html`<form method="post" action="/orgs/${view.org.id}/keys" class="form-row">
         ${csrfField(ctx.state)}${submissionField()}
         ${field({ label: t('common.name'), name: 'name', required: true, help: t('keys.nameHelp'), id: 'key-name', value: extra.typed?.name ?? '', error: extra.refusals?.name })}
-        ${select({ label: t('keys.mode'), name: 'mode', id: 'key-mode', choices: keyModes.map((m) => ({ value: m, label: t(`keys.mode.${m}`) })), value: extra.typed?.mode ?? 'live', help: t('keys.modeHelp') })}
+        ${select({ label: t('keys.mode'), name: 'mode', id: 'key-mode', choices: keyModes.map((m) => ({ value: m, label: t(`keys.mode.${m}`) })), value: extra.typed?.mode ?? 'live', help: t('keys.modeHelp'), error: extra.refusals?.mode })}
         ${field({ label: t('keys.expiryLabel'), name: 'expiresOn', type: 'date', min: tomorrowUtc(now), help: t('keys.expiryHelp'), id: 'key-expiry', value: extra.typed?.expiresOn ?? '', error: extra.refusals?.expiresOn ?? extra.refusals?.['body.expiresAt'] })}
         <div class="field field-button"><button type="submit" class="btn btn-primary">${t('keys.create')}</button></div>
       </form>`)}

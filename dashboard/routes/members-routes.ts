@@ -1,15 +1,15 @@
 import type { Router } from '@koa/router';
 import { z } from 'zod';
-import { can, cancelInvitation, changeMemberRole, createInvitation, issuePasswordReset, lastMembershipEvent, memberRoles, membersOf, pendingInvitations, removeMember, withAudit, type CreatedInvitation, type Member, type MemberRole } from '../../core/dashboard-auth/index.js';
+import { can, cancelInvitation, changeMemberRole, createInvitation, invitationIdSchema, invitationInputSchema, issuePasswordReset, lastMembershipEvent, memberRoles, membersOf, pendingInvitations, removeMember, withAudit, type CreatedInvitation, type Member, type MemberRole } from '../../core/dashboard-auth/index.js';
 import type { Db } from '../../core/db/index.js';
-import { AppError } from '../../core/errors/index.js';
+import { AppError, parseInput } from '../../core/errors/index.js';
 import { orgAccess, type OrgView } from '../org-access.js';
 import { answerRepeated, claimSubmission, submissionField, submissionOf } from '../form-submission.js';
 import { putFlash, takeFlash } from '../session-flash.js';
 import type { DashboardContext, DashboardState } from '../state.js';
-import { badge, copyButton, csrfField, field, notice, postButton, section, select, table } from '../views/components.js';
+import { badge, copyButton, csrfField, field, fieldAttributes, fieldError, notice, postButton, section, select, table } from '../views/components.js';
 import { html, raw, type Html, type HtmlValue } from '../views/html.js';
-import { fieldRefusals, invalidInputMessage } from '../views/invalid-input.js';
+import { fieldRefusals, invalidInputMessage, MEMBER_ROLE_REFUSED } from '../views/invalid-input.js';
 import { page } from '../views/layout.js';
 
 export interface MembersRouteDeps {
@@ -74,7 +74,7 @@ export function inviteForm(state: DashboardState, action: string, options: {
     ${csrfField(state)}${submissionField()}
     ${field({ label: t('members.email'), name: 'email', type: 'email', required: true, autocomplete: 'off', id: 'invite-email', value: options.typed?.email ?? null, error: options.refusals?.email })}
     ${options.roles.length > 1
-      ? select({ label: t('members.role'), name: 'role', choices: options.roles.map((r) => ({ value: r, label: t(`role.${r}`) })), value: typedRole ?? options.defaultRole ?? options.roles[0]!, id: 'invite-role', help: t('members.roleHelp') })
+      ? select({ label: t('members.role'), name: 'role', choices: options.roles.map((r) => ({ value: r, label: t(`role.${r}`) })), value: typedRole ?? options.defaultRole ?? options.roles[0]!, id: 'invite-role', help: t('members.roleHelp'), error: options.refusals?.role })
       : html`<input type="hidden" name="role" value="${options.roles[0]!}">`}
     <div class="field field-button"><button type="submit" class="btn btn-primary">${t('members.inviteButton')}</button></div>
   </form>`, { id: 'invite' });
@@ -97,15 +97,24 @@ const membersFlashSchema = z.union([passwordResetFlashSchema, invitationFlashSch
 
 const membersPath = (orgId: string) => `/orgs/${orgId}/members`;
 
-/** A member's role form: the roles, theirs chosen, and a button; one's own asks first. */
-function roleForm(state: DashboardState, orgId: string, member: Member, own: boolean): Html {
+// The members forms' role: only the roles they offer, refused in our words under the field (a
+// hand-made request sends another; zod's "Invalid option: expected one of …" named no field).
+// The invitation's e-mail is core's rule, checked here too so both fields are refused at once;
+// core checks both again.
+const roleField = z.enum(memberRoles as [MemberRole, ...MemberRole[]], MEMBER_ROLE_REFUSED);
+const roleFormSchema = z.object({ role: roleField });
+const inviteFormSchema = z.object({ email: invitationInputSchema.shape.email, role: roleField.default('finance') });
+
+/** A member's role form: the roles, theirs chosen, and a button; one's own asks first. `error`: why the role sent was refused. */
+function roleForm(state: DashboardState, orgId: string, member: Member, own: boolean, error?: string): Html {
   const { t } = state;
   const id = `role-${member.userId}`;
   return html`<form method="post" action="/orgs/${orgId}/members/${member.userId}/role" class="inline"${own ? html` data-confirm="${t('members.changeOwnRoleConfirm')}"` : ''}>
     ${csrfField(state)}
     <label class="visually-hidden" for="${id}">${t('members.roleOf', { email: member.email })}</label>
-    <select id="${id}" name="role">${memberRoles.map((r) => html`<option value="${r}"${r === member.role ? raw(' selected') : ''}>${t(`role.${r}`)}</option>`)}</select>
+    <select id="${id}" name="role"${fieldAttributes(id, { error })}>${memberRoles.map((r) => html`<option value="${r}"${r === member.role ? raw(' selected') : ''}>${t(`role.${r}`)}</option>`)}</select>
     <button type="submit" class="btn btn-secondary">${t('members.changeRole')}</button>
+    ${fieldError(id, error)}
   </form>`;
 }
 
@@ -125,14 +134,46 @@ function resetForm(state: DashboardState, orgId: string, member: Member): Html {
 // What the page says after a role change (Post/Redirect/Get): the member's role as it is now.
 const roleNotice = { role: 'members.roleChanged', role_unchanged: 'members.roleUnchanged' } as const;
 
-async function renderMembers(ctx: DashboardContext, db: Db, view: OrgView, top?: HtmlValue | ((members: Member[]) => HtmlValue), refused?: { typed: Partial<Record<string, string>>; error: AppError }): Promise<void> {
+// An action sent from a page drawn before the member was removed (another tab, a double submit):
+// core finds no such member, which the gate would answer 404 ("or you do not have access"). When
+// this organization's log says the person was removed from it (a fact its admins read on the
+// Activity page), the page says so instead; anyone else (another organization's member, an
+// unknown id) is still the 404 it was.
+async function removedHere(db: Db, organizationId: string, userId: string, err: unknown): Promise<boolean> {
+  if (!(err instanceof AppError && err.code === 'not_found')) return false;
+  return (await lastMembershipEvent(db, organizationId, userId))?.action === 'member.removed';
+}
+
+/** The members page after an action on someone already removed: `already_removed` (a Remove) or `not_member` (anything else). */
+const goneAddress = (orgId: string, done: 'already_removed' | 'not_member', userId: string) =>
+  `${membersPath(orgId)}?done=${done}&member=${encodeURIComponent(userId)}`;
+
+// What the page says of a cancel sent for an invitation that is no longer open, by what its row
+// says now (a cancelled or closed invitation's row is deleted).
+async function closedInvitationNotice(state: DashboardState, db: Db, organizationId: string, invitationId: unknown): Promise<string> {
+  const { t } = state;
+  const row = typeof invitationId === 'string' && invitationIdSchema.safeParse(invitationId).success
+    ? await db('invitations').where({ token_hash: invitationId, organization_id: organizationId }).first<{ email: string; accepted_at: Date | null } | undefined>('email', 'accepted_at')
+    : undefined;
+  if (!row) return t('members.invitationAlreadyClosed');
+  return t(row.accepted_at ? 'members.invitationAlreadyAccepted' : 'members.invitationAlreadyExpired', { email: row.email });
+}
+
+/** A refused form of the members page: the invitation form's (as typed), or a member's role form (`member`: whose row). */
+interface RefusedMembersForm {
+  typed: Partial<Record<string, string>>;
+  error: AppError;
+  member?: string;
+}
+
+async function renderMembers(ctx: DashboardContext, db: Db, view: OrgView, top?: HtmlValue | ((members: Member[]) => HtmlValue), refused?: RefusedMembersForm): Promise<void> {
   const { t, f } = ctx.state;
   const [members, invitations] = await Promise.all([membersOf(db, view.org.id), pendingInvitations(db, view.org.id)]);
   const me = ctx.state.session!.user.id;
   const body = html`
     ${(typeof top === 'function' ? top(members) : top) ?? ''}
     ${refused ? notice(t('error.invalid', { message: invalidInputMessage(ctx.state, refused.error) }), 'bad') : ''}
-    ${inviteForm(ctx.state, `/orgs/${view.org.id}/members/invite`, { roles: ['admin', 'finance'], defaultRole: 'finance', title: t('members.invite'), typed: refused?.typed, refusals: refused && fieldRefusals(ctx.state, refused.error) })}
+    ${inviteForm(ctx.state, `/orgs/${view.org.id}/members/invite`, { roles: ['admin', 'finance'], defaultRole: 'finance', title: t('members.invite'), typed: refused?.member ? undefined : refused?.typed, refusals: refused && !refused.member ? fieldRefusals(ctx.state, refused.error) : undefined })}
     ${section(t('members.title'), table({
       caption: t('members.title'),
       headers: [t('members.email'), t('common.name'), t('members.role'), t('members.since'), t('common.actions')],
@@ -141,7 +182,7 @@ async function renderMembers(ctx: DashboardContext, db: Db, view: OrgView, top?:
         m.name ?? '—',
         badge(t(`role.${m.role}`), 'info'),
         f.date(m.since),
-        html`${roleForm(ctx.state, view.org.id, m, m.userId === me)}
+        html`${roleForm(ctx.state, view.org.id, m, m.userId === me, refused?.member === m.userId ? fieldRefusals(ctx.state, refused.error).role : undefined)}
           ${m.userId === me || !m.active ? '' : resetForm(ctx.state, view.org.id, m)}
           ${m.userId === me ? '' : postButton(ctx.state, `/orgs/${view.org.id}/members/${m.userId}/remove`, t('common.remove'), { tone: 'danger', confirm: `${t('common.remove')} ${m.email}?` })}`,
       ]),
@@ -187,6 +228,16 @@ export function registerMembersRoutes(router: Router<DashboardState>, deps: Memb
       const said = removed?.action === 'member.removed' && removed.email ? ctx.state.t('members.removedEmail', { email: removed.email }) : ctx.state.t('members.removed');
       return renderMembers(ctx, db, view, notice(said, 'good'));
     }
+    if (ctx.query.done === 'already_removed' || ctx.query.done === 'not_member') {
+      // Whom, and since when, as this organization's log says (as for a removal just made).
+      const removed = typeof ctx.query.member === 'string' ? await lastMembershipEvent(db, view.org.id, ctx.query.member) : undefined;
+      const repeat = ctx.query.done === 'already_removed';
+      const said = removed?.action === 'member.removed' && removed.email
+        ? ctx.state.t(repeat ? 'members.alreadyRemoved' : 'members.noLongerMember', { email: removed.email, date: ctx.state.f.date(removed.at) })
+        : ctx.state.t(repeat ? 'members.alreadyRemovedSomeone' : 'members.noLongerMemberSomeone');
+      return renderMembers(ctx, db, view, notice(said, 'info'));
+    }
+    if (ctx.query.done === 'invitation_closed') return renderMembers(ctx, db, view, notice(await closedInvitationNotice(ctx.state, db, view.org.id, ctx.query.invitation), 'info'));
     const key = ctx.query.done === 'cancelled' || ctx.query.done === 'repeated' ? done[ctx.query.done] : undefined;
     await renderMembers(ctx, db, view, key ? notice(ctx.state.t(key), key === 'form.repeated' ? 'info' : 'good') : undefined);
   });
@@ -195,11 +246,12 @@ export function registerMembersRoutes(router: Router<DashboardState>, deps: Memb
     const view = await orgAccess(ctx, db, ctx.params.orgId!, 'manage_members');
     const user = ctx.state.session!.user;
     try {
+      const form = parseInput(inviteFormSchema, { email: ctx.state.form.email ?? '', role: ctx.state.form.role });
       const invitation = await withAudit(
         db,
         async (trx) => {
           if (!(await claimSubmission(trx, ctx))) return null; // sent before (a double-click): no second invitation
-          const i = await createInvitation(trx, { organizationId: view.org.id, email: ctx.state.form.email ?? '', role: (ctx.state.form.role ?? 'finance') as 'admin' | 'finance', invitedBy: user.id });
+          const i = await createInvitation(trx, { organizationId: view.org.id, ...form, invitedBy: user.id });
           // 303 to the members page, which shows the link once: a reload there invites no one
           // again. Kept in this transaction, so that a repeat of the form finds it waiting.
           await putFlash(trx, ctx.state.sessionToken!, membersPath(view.org.id), i, submissionOf(ctx));
@@ -229,6 +281,11 @@ export function registerMembersRoutes(router: Router<DashboardState>, deps: Memb
         (removed) => ({ organizationId: view.org.id, actor: ctx.state.session!.user.id, action: 'member.removed', details: { userId: ctx.params.userId, email: removed.email, role: removed.role } }),
       );
     } catch (err) {
+      if (await removedHere(db, view.org.id, ctx.params.userId!, err)) {
+        ctx.redirect(goneAddress(view.org.id, 'already_removed', ctx.params.userId!));
+        ctx.status = 303;
+        return;
+      }
       // removeMember's only invalid_params: the organization's last admin, whoever asks (the
       // button is hidden only for oneself). Said in the page's language, on the members page.
       if (!(err instanceof AppError && err.code === 'invalid_params')) throw err;
@@ -252,6 +309,11 @@ export function registerMembersRoutes(router: Router<DashboardState>, deps: Memb
         return r;
       });
     } catch (err) {
+      if (await removedHere(db, view.org.id, ctx.params.userId!, err)) {
+        ctx.redirect(goneAddress(view.org.id, 'not_member', ctx.params.userId!));
+        ctx.status = 303;
+        return;
+      }
       // issuePasswordReset's refusals (oneself, an operator, a member of another organization
       // too), said in the page's language on the members page.
       if (!(err instanceof AppError && err.code === 'invalid_params')) throw err;
@@ -270,18 +332,26 @@ export function registerMembersRoutes(router: Router<DashboardState>, deps: Memb
     const actor = ctx.state.session!.user;
     let change;
     try {
+      const { role } = parseInput(roleFormSchema, { role: ctx.state.form.role });
       change = await withAudit(
         db,
-        (trx) => changeMemberRole(trx, { organizationId: view.org.id, userId: ctx.params.userId!, role: ctx.state.form.role ?? '' }),
+        (trx) => changeMemberRole(trx, { organizationId: view.org.id, userId: ctx.params.userId!, role }),
         // The same role again (a double submit, two admins at once) changed nothing: no row.
         (c) => c.from === c.to ? null : { organizationId: view.org.id, actor: actor.id, action: 'member.role_changed', details: { userId: c.userId, email: c.email, from: c.from, to: c.to } },
       );
     } catch (err) {
+      if (await removedHere(db, view.org.id, ctx.params.userId!, err)) {
+        ctx.redirect(goneAddress(view.org.id, 'not_member', ctx.params.userId!));
+        ctx.status = 303;
+        return;
+      }
       if (!(err instanceof AppError && err.code === 'invalid_params')) throw err;
       ctx.status = 422;
       const lastAdmin = err.details?.some((d) => d.path === 'userId');
       const { t } = ctx.state;
-      await renderMembers(ctx, db, view, notice(lastAdmin ? t('members.lastAdminRole') : t('error.invalid', { message: invalidInputMessage(ctx.state, err) }), 'bad'));
+      // A role refused: under the member's role list, as typed, and in the summary above.
+      if (lastAdmin) await renderMembers(ctx, db, view, notice(t('members.lastAdminRole'), 'bad'));
+      else await renderMembers(ctx, db, view, undefined, { typed: { role: ctx.state.form.role }, error: err, member: ctx.params.userId! });
       return;
     }
     // An admin who made themselves finance may no longer open the members page: they land on the
@@ -293,11 +363,23 @@ export function registerMembersRoutes(router: Router<DashboardState>, deps: Memb
 
   router.post('/orgs/:orgId/invitations/:invitationId/cancel', async (ctx) => {
     const view = await orgAccess(ctx, db, ctx.params.orgId!, 'manage_members');
-    await withAudit(
-      db,
-      (trx) => cancelInvitation(trx, { organizationId: view.org.id, invitationId: ctx.params.invitationId! }),
-      (i) => ({ organizationId: view.org.id, actor: ctx.state.session!.user.id, action: 'member.invitation_cancelled', details: { email: i.email, role: i.role } }),
-    );
+    const invitationId = ctx.params.invitationId!;
+    try {
+      await withAudit(
+        db,
+        (trx) => cancelInvitation(trx, { organizationId: view.org.id, invitationId }),
+        (i) => ({ organizationId: view.org.id, actor: ctx.state.session!.user.id, action: 'member.invitation_cancelled', details: { email: i.email, role: i.role } }),
+      );
+    } catch (err) {
+      // Sent again from a page drawn before (another tab, a double submit), or after the link
+      // was used or expired: the members page says the invitation is no longer open. An id that
+      // is not one, or another organization's invitation, is still the 404 it was.
+      if (!(err instanceof AppError && err.code === 'not_found') || !invitationIdSchema.safeParse(invitationId).success) throw err;
+      if (await db('invitations').where({ token_hash: invitationId }).whereNot({ organization_id: view.org.id }).first('token_hash')) throw err;
+      ctx.redirect(`${membersPath(view.org.id)}?${new URLSearchParams({ done: 'invitation_closed', invitation: invitationId })}`);
+      ctx.status = 303;
+      return;
+    }
     ctx.redirect(`/orgs/${view.org.id}/members?done=cancelled`);
   });
 }

@@ -1,5 +1,6 @@
 import { thresholdKinds, type ThresholdKind } from '../../core/alerts/index.js';
 import type { AuditRow } from '../../core/dashboard-auth/index.js';
+import { rotationGraceSeconds } from '../../core/key-rotation/index.js';
 import { en } from '../i18n/messages-en.js';
 import type { MessageKey } from '../i18n/translate.js';
 import type { DashboardState } from '../state.js';
@@ -57,11 +58,16 @@ function sentenceOf(action: string, details: Record<string, unknown>): string {
   // A credit change made under a reference (an invoice number: the CLI's --reference, the
   // operator form's Reference) says it, as the ledger page does.
   if (action.startsWith('credits.') && typeof details.reference === 'string') return `${action}_reference`;
+  // A rotation's grace period as the rotate form offered it ("1 hour", revoked at once for none),
+  // not in seconds; a period the form does not offer (a row written otherwise) in seconds still.
+  if (action === 'key.rotated') return details.graceSeconds === 0 ? 'key.rotated_at_once' : isOfferedGrace(details.graceSeconds) ? action : 'key.rotated_seconds';
   // Back on the plan's cap: the CLI gives a reason, the operator's form none.
   if (action === 'allowance.cap_plan') return 'reason' in details ? action : 'allowance.cap_plan_form';
   if (action !== 'allowance.cap_set') return action;
   return `allowance.${details.callsCap === null ? 'cap_removed' : 'cap_set'}${details.thisPeriodOnly === true ? '_this_period' : ''}`;
 }
+
+const isOfferedGrace = (value: unknown): value is (typeof rotationGraceSeconds)[number] => (rotationGraceSeconds as readonly unknown[]).includes(value);
 
 // Details that name a member's role, said as the pages say roles. A role change's `from` is a
 // role (its `to` is said with its preposition, below); key rotations use the names for key ids.
@@ -85,6 +91,7 @@ export function describeAuditAction(state: DashboardState, row: Pick<AuditRow, '
     // A key as the keys page shows it (name and prefix), not by the id it never shows.
     else if (typeof value === 'string' && row.keyLabels?.[value]) params[name] = row.keyLabels[value];
     else if (name === 'userId' && typeof value === 'string' && row.memberEmails?.[value]) params[name] = row.memberEmails[value];
+    else if (row.action === 'key.rotated' && name === 'graceSeconds' && isOfferedGrace(value)) params.grace = state.t(`keys.grace.${value}` as MessageKey);
     else if (typeof value === 'number') params[name] = state.f.number(value);
     else if (row.action === 'member.role_changed' && name === 'to' && typeof value === 'string') params[name] = roleTo(state, value);
     else if (roleDetail(row.action, name) && (value === 'admin' || value === 'finance')) params[name] = state.t(`role.${value}`);

@@ -79,13 +79,15 @@ export function field(options: {
   </div>`;
 }
 
-export function select(options: { label: string; name: string; choices: { value: string; label: string }[]; value?: string | null; id?: string; help?: string }): Html {
+/** A labelled choice; `error`, as a field's: a value sent that is not one of the choices (a hand-made request). */
+export function select(options: { label: string; name: string; choices: { value: string; label: string }[]; value?: string | null; id?: string; help?: string; error?: string }): Html {
   const id = options.id ?? `s-${options.name}-${(fieldCounter = (fieldCounter + 1) % 1_000_000)}`;
   return html`<div class="field">
     <label for="${id}">${options.label}</label>
-    <select id="${id}" name="${options.name}"${options.help ? html` aria-describedby="${id}-help"` : ''}>
+    <select id="${id}" name="${options.name}"${fieldAttributes(id, { help: !!options.help, error: options.error })}>
       ${options.choices.map((c) => html`<option value="${c.value}"${c.value === (options.value ?? '') ? raw(' selected') : ''}>${c.label}</option>`)}
     </select>
+    ${fieldError(id, options.error)}
     ${options.help ? html`<p class="help" id="${id}-help">${options.help}</p>` : ''}
   </div>`;
 }

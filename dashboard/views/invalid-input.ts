@@ -50,6 +50,12 @@ const fieldLabels: Record<string, MessageKey> = {
 /** The keys form's refusal of a mode other than its two (keys-routes.ts): only a hand-made request sends one. */
 export const KEY_MODE_REFUSED = 'must be live or test';
 
+/** The alerts form's refusal of a condition other than its two (alerts-routes.ts): only a hand-made request sends one. */
+export const THRESHOLD_KIND_REFUSED = 'must be one of the conditions the form offers';
+
+/** The members forms' refusal of a role other than admin or finance (members-routes.ts): only a hand-made request sends one. */
+export const MEMBER_ROLE_REFUSED = 'must be one of the roles the form offers: admin or finance';
+
 /** The credits form's refusal of "+500" (operator-routes.ts): an adjustment's sign is a minus only. */
 export const CREDITS_PLUS_SIGN = 'a whole number without a + sign: credits are added as 500; an adjustment removes them as -500';
 /** The finance pages' refusal of a `?period=` that is not a month they can show (finance-routes.ts). */
@@ -81,6 +87,8 @@ const ownWordings: [RegExp, MessageKey][] = [
   [/^required$/, 'error.msg.required'],
   [/^not in the product catalogue$/, 'error.msg.unknownProduct'],
   [exactly(KEY_MODE_REFUSED), 'error.msg.keyMode'],
+  [exactly(THRESHOLD_KIND_REFUSED), 'error.msg.thresholdKind'],
+  [exactly(MEMBER_ROLE_REFUSED), 'error.msg.memberRole'],
   // Back to the plan's calls cap without a plan (core/billing/adjust-allowance.ts, usePlanCallsCap).
   [/^the organization has no plan: no plan's cap to go back to$/, 'error.msg.noPlanCap'],
   // Rate limits that contradict each other (core/billing/plans/manage-organizations.ts).
