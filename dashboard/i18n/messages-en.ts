@@ -445,7 +445,7 @@ export const en = {
   'operator.org.reason': 'Reason',
   'operator.org.reasonHelp': 'Kept on the ledger and shown in reports.',
   'operator.org.reference': 'Reference (optional)',
-  'operator.org.referenceHelp': 'An invoice or ticket number, shown in the ledger, the report and the activity. Sent again with the same reference, the change is booked once.',
+  'operator.org.referenceHelp': 'An invoice or ticket number, shown in the ledger, the report and the activity. Sent again with the same reference, the change is booked once; the same reference may be used once for each kind of change (a top-up and a correction of it, say).',
   'operator.org.referenceRepeated': 'Already on the ledger since {time} under reference {reference}: nothing changed, no credits booked again. Balance: {balance}.',
   'operator.org.inviteAdmin': 'Invite an admin',
   'operator.org.saved': 'Saved.',

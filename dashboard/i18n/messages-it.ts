@@ -441,7 +441,7 @@ export const it: Catalogue = {
   'operator.org.reason': 'Motivo',
   'operator.org.reasonHelp': 'Resta nel registro e compare nei report.',
   'operator.org.reference': 'Riferimento (facoltativo)',
-  'operator.org.referenceHelp': 'Un numero di fattura o di ticket, mostrato nel registro, nel report e nelle attività. Inviata di nuovo con lo stesso riferimento, la modifica viene registrata una volta sola.',
+  'operator.org.referenceHelp': 'Un numero di fattura o di ticket, mostrato nel registro, nel report e nelle attività. Inviata di nuovo con lo stesso riferimento, la modifica viene registrata una volta sola; lo stesso riferimento vale una volta per ciascun tipo di modifica (per esempio una ricarica e la sua rettifica).',
   'operator.org.referenceRepeated': 'Già nel registro dal {time} con il riferimento {reference}: non è cambiato nulla, nessun credito registrato di nuovo. Saldo: {balance}.',
   'operator.org.inviteAdmin': 'Invita un amministratore',
   'operator.org.saved': 'Salvato.',
