@@ -112,6 +112,35 @@ describe('searchCompanies on real rows', () => {
     expect([...fiscalCodesOf(first), ...fiscalCodesOf(second)]).toEqual(fiscalCodesOf(all).slice(0, 2));
   });
 
+  it('when hundreds of names hold the query\'s words (all scoring 1) then the name typed comes first, the closest names next, and paging lists each once', async () => {
+    const word = letters(7);
+    const exact = next();
+    const bare = next();
+    const others = Array.from({ length: 300 }, (_, i) => ({ code: next(), name: `${letters(3)} ${i} ${word} S.r.l.` }));
+    await upsertCompanies(db, [
+      ...others.map((o) => dossier(o.code, { legalName: o.name })),
+      dossier(exact, { legalName: `${word} S.r.l.` }),
+      dossier(bare, { legalName: word }),
+    ]);
+    const withForm = await search({ query: `${word} S.r.l.`, limit: 5 });
+    expect(withForm.items[0]).toMatchObject({ fiscalCode: exact, score: 1 });
+    const alone = await search({ query: word, limit: 5 });
+    expect(alone.items.map((i) => i.fiscalCode).slice(0, 2)).toEqual([bare, exact]);
+    expect(alone.items.every((i) => i.score === 1)).toBe(true);
+    // Page by page, as an agent walks it: no company twice, and the first pages as one page has them.
+    const seen: string[] = [];
+    let cursor: string | undefined;
+    for (let page = 0; page < 8; page++) {
+      const result = await search({ query: word, limit: 7, ...(cursor ? { cursor } : {}) });
+      seen.push(...fiscalCodesOf(result));
+      if (!result.nextCursor) break;
+      cursor = result.nextCursor;
+    }
+    expect(new Set(seen).size).toBe(seen.length);
+    expect(seen.length).toBe(56);
+    expect(seen.slice(0, 50)).toEqual(fiscalCodesOf(await search({ query: word, limit: 50 })));
+  });
+
   it('when the query is a fragment inside a word, too unlike the name for word similarity, then the name search still finds it, scored below the similar names', async () => {
     const word = letters(10).toLowerCase();
     const [inside, similar] = [next(), next()];
@@ -237,6 +266,11 @@ describe('searchCompanies on a large table', () => {
         expect(nodes(nearest!).map((n) => n['Node Type']), what).toEqual(['Limit', 'Index Scan']);
         expect(nodes(nearest!)[1], what).toMatchObject({ 'Index Name': 'companies_legal_name_nearest_idx', 'Order By': expect.stringContaining('<->>') });
         expect(nodes(nearest!)[1]!['Index Cond'], what).toContain('%>');
+        // The names closest to the query as a whole: a smaller window, from the same index.
+        const closest = plan.find((n) => n['Subplan Name'] === 'CTE closest');
+        expect(closest, what).toBeDefined();
+        expect(nodes(closest!).map((n) => n['Node Type']), what).toEqual(['Limit', 'Index Scan']);
+        expect(nodes(closest!)[1], what).toMatchObject({ 'Index Name': 'companies_legal_name_nearest_idx', 'Order By': expect.stringContaining('<->') });
         // The one Sort outside the fragments (looked for only when the window is not full) sorts
         // the window: no scan of companies beneath it.
         const fragments = plan.find((n) => n['Node Type'] === 'Subquery Scan' && n.Alias === 'fragments');

@@ -79,6 +79,8 @@ interface Row {
   latest_revenue: number | null;
   latest_employees: number | null;
   score: string; // numeric: exact, so the cursor compares equal
+  /** The whole name's similarity to a name query (0 for the other searches), numeric too. */
+  closeness: string;
   sort_name: string;
 }
 
@@ -131,7 +133,9 @@ export async function searchCompanies(deps: CompanyQueryDeps, input: SearchCompa
   const result = await runStoreQuery(deps, 'company search', deps.db.raw<{ rows: Row[] }>(sql, bindings));
   const rows = result.rows.slice(0, limit);
   const last = rows[rows.length - 1];
-  const nextCursor = result.rows.length > limit && last ? encodeCursor({ score: last.score, name: last.sort_name, id: String(last.id) }, fingerprint) : null;
+  const nextCursor = result.rows.length > limit && last
+    ? encodeCursor({ score: last.score, name: last.sort_name, id: String(last.id), ...(match.kind === 'name' ? { closeness: last.closeness } : {}) }, fingerprint)
+    : null;
   return { items: rows.map(toItem), nextCursor };
 }
 
@@ -144,6 +148,15 @@ export async function searchCompanies(deps: CompanyQueryDeps, input: SearchCompa
  * one score, of which they then list this many (docs/mcp.md).
  */
 export const NAME_WINDOW = 250;
+
+/**
+ * How many names nearest the query as a whole a page of a name search also ranks. Every name that
+ * holds the query's words scores 1 (word similarity), so "Forniture S.r.l." ties with hundreds of
+ * "… Forniture S.r.l." and the GiST window above holds an arbitrary 250 of them: these, from the
+ * same index in order of the whole name's similarity, put the names closest to what was typed in
+ * the window, and their closeness ranks them first among equal scores.
+ */
+export const CLOSEST_WINDOW = 50;
 
 const COLUMNS = `c.id, c.fiscal_code, c.vat_number, c.legal_name, c.legal_form, c.nace_code, c.nace_section, c.province,
          c.municipality, c.size, c.dissolution_year, c.latest_filed_year, c.latest_revenue, c.latest_employees`;
@@ -179,11 +192,12 @@ export function searchCompaniesSql(input: SearchCompaniesInput, match: Match, po
     afterSql = 'WHERE (r.sort_name, r.id) > (?, ?::bigint)';
     after.push(position.name, position.id);
   } else if (position) {
-    // Score descending, then name and id ascending: one row comparison on (-score, name, id).
-    afterSql = 'WHERE (-r.score, r.sort_name, r.id) > (-(?::numeric), ?, ?::bigint)';
-    after.push(position.score, position.name, position.id);
+    // Score and closeness descending, then name and id ascending: one row comparison on
+    // (-score, -closeness, name, id). Closeness is 0 but in a name search.
+    afterSql = 'WHERE (-r.score, -r.closeness, r.sort_name, r.id) > (-(?::numeric), -(?::numeric), ?, ?::bigint)';
+    after.push(position.score, position.closeness ?? '0', position.name, position.id);
   }
-  const order = `ORDER BY r.score DESC, r.sort_name ASC, r.id ASC
+  const order = `ORDER BY r.score DESC, r.closeness DESC, r.sort_name ASC, r.id ASC
 LIMIT ?`;
 
   if (match.kind === 'name') {
@@ -191,33 +205,40 @@ LIMIT ?`;
     // Word similarity is never below similarity (the whole name is one of the extents it
     // compares), so the score is the word similarity: the order of the GiST index's distance.
     const score = 'round(greatest(similarity(c.legal_name, ?), word_similarity(?, c.legal_name))::numeric, 4)';
+    // Among names of one score, the closest to the query as a whole first: the name typed.
+    const closeness = 'round(similarity(c.legal_name, ?)::numeric, 4)';
     // Each window holds the names nearest the query among those no better than the cursor's row.
     const fromCursor = position ? [`${score} <= ?::numeric`] : [];
     const fromCursorBindings: Knex.RawBinding[] = position ? [text, text, position.score] : [];
-    const windowOf = (conditions: string[], conditionBindings: Knex.RawBinding[]) => ({
+    const windowOf = (conditions: string[], conditionBindings: Knex.RawBinding[], nearestBy: '<->>' | '<->' = '<->>', size = NAME_WINDOW) => ({
       sql: `SELECT ${COLUMNS},
-         ${score} AS score, coalesce(c.legal_name, '') AS sort_name
+         ${score} AS score, ${closeness} AS closeness, coalesce(c.legal_name, '') AS sort_name
   FROM companies c
   WHERE ${[...conditions, ...filters, ...fromCursor].join(' AND ')}
-  ORDER BY c.legal_name <->> ?
-  LIMIT ${NAME_WINDOW}`,
-      bindings: [text, text, ...conditionBindings, ...filterBindings, ...fromCursorBindings, text],
+  ORDER BY c.legal_name ${nearestBy} ?
+  LIMIT ${size}`,
+      bindings: [text, text, text, ...conditionBindings, ...filterBindings, ...fromCursorBindings, text],
     });
     // Word similarity (%>, at pg_trgm's threshold) tolerates typos and word order; a fragment
     // anywhere in the name (ILIKE) that is not similar enough scores below every similar name,
     // so it is looked for only when the similar names do not fill the window.
     const nearest = windowOf(['c.legal_name %> ?'], [text]);
+    const closest = windowOf(['c.legal_name % ?'], [text], '<->', CLOSEST_WINDOW);
     const fragments = windowOf([`(SELECT count(*) FROM nearest) < ${NAME_WINDOW}`, 'c.legal_name ILIKE ?', 'NOT (c.legal_name %> ?)'], [`%${likeEscape(text)}%`, text]);
+    // UNION: a name in both windows is one row (its columns are the same in each). Each window is
+    // its own bounded index scan (closest materialised as nearest is), never a scan sorted here.
     const sql = `
 WITH nearest AS (
   ${nearest.sql}
+), closest AS MATERIALIZED (
+  ${closest.sql}
 ), fragments AS (
   ${fragments.sql}
 )
-SELECT r.* FROM (SELECT * FROM nearest UNION ALL SELECT * FROM fragments) r
+SELECT r.* FROM (SELECT * FROM nearest UNION SELECT * FROM closest UNION SELECT * FROM fragments) r
 ${afterSql}
 ${order}`;
-    return { sql, bindings: [...nearest.bindings, ...fragments.bindings, ...after, input.limit + 1] };
+    return { sql, bindings: [...nearest.bindings, ...closest.bindings, ...fragments.bindings, ...after, input.limit + 1] };
   }
 
   const where = [...filters];
@@ -229,7 +250,7 @@ ${order}`;
   const sql = `
 SELECT r.* FROM (
   SELECT ${COLUMNS},
-         ${constantScore}::numeric AS score, coalesce(c.legal_name, '') AS sort_name
+         ${constantScore}::numeric AS score, 0::numeric AS closeness, coalesce(c.legal_name, '') AS sort_name
   FROM companies c
   ${where.length > 0 ? `WHERE ${where.join(' AND ')}` : ''}
 ) r

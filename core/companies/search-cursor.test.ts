@@ -10,6 +10,9 @@ describe('search cursors', () => {
     expect(decodeCursor(encodeCursor(position, fingerprint), fingerprint, { companyId: true })).toEqual(position);
     const person = { score: '0.5', name: 'MARIO ROSSI', id: '' };
     expect(decodeCursor(encodeCursor(person, fingerprint), fingerprint, { companyId: false })).toEqual(person);
+    // A company name search's cursor also carries the whole name's closeness.
+    const named = { ...position, closeness: '0.4615' };
+    expect(decodeCursor(encodeCursor(named, fingerprint), fingerprint, { companyId: true })).toEqual(named);
   });
 
   it('when a cursor is replayed with other criteria or tampered with then invalid_params names the cursor', () => {
@@ -64,6 +67,8 @@ describe('search cursors', () => {
       { ...position, id: 'abc' },
       { ...position, name: 'ROSSI\u0000' },
       { ...position, score: '1'.repeat(40) },
+      { ...position, closeness: 'high' },
+      { ...position, closeness: '1'.repeat(40) },
     ];
     for (const p of tampered) {
       expect(() => decodeCursor(encodeCursor(p, fingerprint), fingerprint, { companyId: true }), JSON.stringify(p)).toThrow(expect.objectContaining({ code: 'invalid_params', details: [expect.objectContaining({ path: 'cursor' })] }));

@@ -13,6 +13,9 @@ export interface CursorPosition {
   name: string;
   /** Tie-breaker of the last row (a company id, or '' when the name is unique). */
   id: string;
+  /** Second sort key of a company name search: the whole name's similarity to the query, as
+   * Postgres printed it. Absent for the other searches. */
+  closeness?: string;
 }
 
 /**
@@ -27,7 +30,7 @@ export function criteriaFingerprint(criteria: unknown): string {
 }
 
 export function encodeCursor(position: CursorPosition, fingerprint: string): string {
-  return Buffer.from(JSON.stringify({ v: 1, f: fingerprint, s: position.score, n: position.name, i: position.id })).toString('base64url');
+  return Buffer.from(JSON.stringify({ v: 1, f: fingerprint, s: position.score, n: position.name, i: position.id, ...(position.closeness === undefined ? {} : { c: position.closeness }) })).toString('base64url');
 }
 
 /**
@@ -48,7 +51,7 @@ export function decodeCursor(cursor: string, fingerprint: string, options: { com
   } catch {
     throw notOurs();
   }
-  const c = parsed as { v?: unknown; f?: unknown; s?: unknown; n?: unknown; i?: unknown } | null;
+  const c = parsed as { v?: unknown; f?: unknown; s?: unknown; n?: unknown; i?: unknown; c?: unknown } | null;
   if (c === null || typeof c !== 'object' || c.v !== 1 || typeof c.f !== 'string') {
     throw notOurs();
   }
@@ -62,13 +65,14 @@ export function decodeCursor(cursor: string, fingerprint: string, options: { com
     );
   }
   if (
-    typeof c.s !== 'string' || !/^-?\d{1,20}(?:\.\d{1,20})?$/.test(c.s)
+    typeof c.s !== 'string' || !numeric.test(c.s)
     || typeof c.n !== 'string' || holdsNul(c.n)
     || typeof c.i !== 'string' || !(options.companyId ? /^\d{1,18}$/ : /^$/).test(c.i)
+    || (c.c !== undefined && (typeof c.c !== 'string' || !numeric.test(c.c)))
   ) {
     throw notOurs();
   }
-  return { score: c.s, name: c.n, id: c.i };
+  return { score: c.s, name: c.n, id: c.i, ...(typeof c.c === 'string' ? { closeness: c.c } : {}) };
 }
 
 // The message says what to do; the detail, which a tool result's text prints after it, what is
@@ -76,5 +80,8 @@ export function decodeCursor(cursor: string, fingerprint: string, options: { com
 function invalidCursor(message: string, detail: string): AppError {
   return new AppError('invalid_params', message, { details: [{ path: 'cursor', message: detail }] });
 }
+
+// A number as Postgres prints a numeric, which the query binds a score as.
+const numeric = /^-?\d{1,20}(?:\.\d{1,20})?$/;
 
 const notOurs = () => invalidCursor('The cursor is not one this service returned: pass nextCursor exactly as received.', 'malformed or altered');
