@@ -139,6 +139,22 @@ describe('searchCompanies on real rows', () => {
     expect(new Set(seen).size).toBe(seen.length);
     expect(seen.length).toBe(56);
     expect(seen.slice(0, 50)).toEqual(fiscalCodesOf(await search({ query: word, limit: 50 })));
+    // To the end: 302 names tie at 1, more than a search lists, and its last page says so.
+    const walked: string[] = [];
+    const truncated: boolean[] = [];
+    cursor = undefined;
+    do {
+      const result = await search({ query: word, limit: 50, ...(cursor ? { cursor } : {}) });
+      walked.push(...fiscalCodesOf(result));
+      truncated.push(result.truncated);
+      cursor = result.nextCursor ?? undefined;
+    } while (cursor);
+    expect(new Set(walked).size).toBe(walked.length);
+    expect(walked.length).toBeLessThan(302);
+    expect(walked.slice(0, 2)).toEqual([bare, exact]);
+    expect(truncated).toEqual([...truncated.slice(0, -1).map(() => false), true]);
+    // A search that lists every match ends untruncated.
+    expect(await search({ query: `${word} S.r.l.`, legalForm: 'SPA' })).toMatchObject({ items: [], nextCursor: null, truncated: false });
   });
 
   it('when the query is a fragment inside a word, too unlike the name for word similarity, then the name search still finds it, scored below the similar names', async () => {

@@ -51,6 +51,7 @@ export const companySearchItemSchema = z.strictObject({
 export const searchCompaniesResultSchema = z.strictObject({
   items: z.array(companySearchItemSchema).describe('Best matches first.'),
   nextCursor: z.string().nullable().describe('Pass as cursor to get the next page; null on the last page.'),
+  truncated: z.boolean().describe('true on the last page of a name search that stopped before every match: more companies match the name equally well than a search lists (250); add words of the name or a filter to see the others.'),
 });
 
 export type SearchCompaniesInput = z.output<typeof searchCompaniesInputSchema>;
@@ -79,6 +80,8 @@ interface Row {
   latest_revenue: number | null;
   latest_employees: number | null;
   score: string; // numeric: exact, so the cursor compares equal
+  /** Rows of the page's nearest window (a name search only): NAME_WINDOW when it was full. */
+  window_rows?: string;
   /** The whole name's similarity to a name query (0 for the other searches), numeric too. */
   closeness: string;
   sort_name: string;
@@ -136,7 +139,19 @@ export async function searchCompanies(deps: CompanyQueryDeps, input: SearchCompa
   const nextCursor = result.rows.length > limit && last
     ? encodeCursor({ score: last.score, name: last.sort_name, id: String(last.id), ...(match.kind === 'name' ? { closeness: last.closeness } : {}) }, fingerprint)
     : null;
-  return { items: rows.map(toItem), nextCursor };
+  return { items: rows.map(toItem), nextCursor, truncated: nextCursor === null && stoppedAtWindow(match, position, result.rows) };
+}
+
+/**
+ * Whether a name search's last page ended at its window, not at the last match: the window of
+ * names nearest the query was full, so names as near as its last may lie past it (more than
+ * NAME_WINDOW tie on one score), or a page after a cursor found nothing after it (the row
+ * that had made the previous page give a cursor lies past this page's window).
+ */
+function stoppedAtWindow(match: Match, position: CursorPosition | undefined, rows: Row[]): boolean {
+  if (match.kind !== 'name') return false;
+  if (rows.length === 0) return position !== undefined;
+  return Number(rows[0]!.window_rows) >= NAME_WINDOW;
 }
 
 /**
@@ -235,7 +250,7 @@ WITH nearest AS (
 ), fragments AS (
   ${fragments.sql}
 )
-SELECT r.* FROM (SELECT * FROM nearest UNION SELECT * FROM closest UNION SELECT * FROM fragments) r
+SELECT r.*, (SELECT count(*) FROM nearest) AS window_rows FROM (SELECT * FROM nearest UNION SELECT * FROM closest UNION SELECT * FROM fragments) r
 ${afterSql}
 ${order}`;
     return { sql, bindings: [...nearest.bindings, ...closest.bindings, ...fragments.bindings, ...after, input.limit + 1] };
