@@ -436,6 +436,31 @@ describe('service_get_company_structure', () => {
     expect(s.truncated).toBe(false);
   });
 
+  it('when a link is filed on one side only (the bank names its holding as shareholder, the holding lists no subsidiary) then it is walked both ways, once', async () => {
+    const next = fiscalCodes();
+    const [holding, bank, leasing] = [next(), next(), next()];
+    await upsertCompanies(mcp.db, [
+      dossier(holding, { legalName: 'Esempio Holding S.p.A.' }),
+      dossier(bank, { legalName: 'Banca Esempio S.p.A.', shareholders: [{ name: 'Esempio Holding S.p.A.', share: 1, fiscalCode: holding }] }),
+      // Filed on both sides: listed once, in the leasing company's own words.
+      dossier(leasing, { legalName: 'Esempio Leasing S.p.A.', shareholders: [{ name: 'Banca Esempio', share: 0.9, fiscalCode: bank }] }),
+    ]);
+    await upsertCompanies(mcp.db, [dossier(bank, { legalName: 'Banca Esempio S.p.A.', shareholders: [{ name: 'Esempio Holding S.p.A.', share: 1, fiscalCode: holding }], subsidiaries: [{ name: 'Esempio Leasing', share: 0.9, fiscalCode: leasing }] })]);
+    const down = data(await call('service_get_company_structure', { fiscalCode: holding, depthUp: 1, depthDown: 3 }));
+    expect(down.shareholders).toEqual([]);
+    expect(down.subsidiaries).toEqual([expect.objectContaining({
+      name: 'Banca Esempio S.p.A.', share: 1, company: expect.objectContaining({ fiscalCode: bank }),
+      subsidiaries: [expect.objectContaining({ name: 'Esempio Leasing', share: 0.9, company: expect.objectContaining({ fiscalCode: leasing }), subsidiaries: [] })],
+    })]);
+    const up = data(await call('service_get_company_structure', { fiscalCode: leasing, depthUp: 3, depthDown: 1 }));
+    expect(up.shareholders).toEqual([expect.objectContaining({
+      name: 'Banca Esempio', company: expect.objectContaining({ fiscalCode: bank }),
+      shareholders: [expect.objectContaining({ name: 'Esempio Holding S.p.A.', company: expect.objectContaining({ fiscalCode: holding }), shareholders: [] })],
+    })]);
+    // At depth 1 the holding knows there is more below, though it files nothing itself.
+    expect(data(await call('service_get_company_structure', { fiscalCode: holding, depthUp: 0, depthDown: 1 })).subsidiaries).toEqual([expect.objectContaining({ moreBeyondDepth: true })]);
+  });
+
   it('when depthDown is 1 then only direct subsidiaries are listed, flagged as having more below', async () => {
     const s = data(await call('service_get_company_structure', { fiscalCode: group.root.fiscalCode, depthUp: 0, depthDown: 1 }));
     expect(s.shareholders).toEqual([]);

@@ -7,7 +7,7 @@ import type { CompanyQueryDeps } from './search-companies.js';
 
 // A company's group structure: who owns it (shareholders, walked upward) and what it owns
 // (subsidiaries, walked downward), following company_holders.related_company_id from company
-// to company, one query per level. Ownership graphs can be cyclic (cross-holdings) and can
+// to company, as either company files the link (LINKS_SQL), one query per level. Ownership graphs can be cyclic (cross-holdings) and can
 // reach one company by two paths; a company already on the current branch is marked `cycle`
 // and not expanded again, and the whole walk stops at MAX_NODES.
 
@@ -94,15 +94,37 @@ SELECT c.id, c.fiscal_code, c.legal_name,
      FROM company_branches b WHERE b.company_id = c.id) AS branches
 FROM (SELECT * FROM companies WHERE fiscal_code = ? OR vat_number = ? ORDER BY fiscal_code = ? DESC, fiscal_code LIMIT 1) c`;
 
-// One level of links for a set of companies; has_more says whether the linked company has
-// links of the same relation itself (so a node at the depth limit can say there is more).
+// One level of links for a set of companies, in either company's words: a company's own rows of
+// the relation (its shareholders, or its subsidiaries), and the rows of other companies that
+// give the opposite one (a company that names it as a shareholder is its subsidiary, one that
+// names it as a subsidiary its shareholder), unless its own rows already name that company. A
+// register often files the link on one side only: a holding's subsidiaries were found only when
+// the holding itself listed them. has_more says whether the linked company has links of the same
+// relation itself, either way (so a node at the depth limit can say there is more).
+// Parameters: $1 the relation, $2 its opposite, $3 the companies' ids.
 const LINKS_SQL = `
-SELECT h.company_id, h.name, h.share, rc.id AS related_id, rc.fiscal_code AS related_fiscal_code, rc.legal_name AS related_legal_name,
-  EXISTS (SELECT 1 FROM company_holders x WHERE x.company_id = h.related_company_id AND x.relation = ?) AS has_more
-FROM company_holders h
-LEFT JOIN companies rc ON rc.id = h.related_company_id
-WHERE h.company_id = ANY(?::bigint[]) AND h.relation = ?
-ORDER BY h.company_id, h.position`;
+WITH own AS (
+  SELECT h.company_id, h.name, h.share, h.related_company_id AS related_id, h.position AS ord
+  FROM company_holders h
+  WHERE h.company_id = ANY(:ids::bigint[]) AND h.relation = :relation
+), given AS (
+  SELECT h.related_company_id AS company_id, oc.legal_name AS name, h.share, h.company_id AS related_id, oc.fiscal_code AS ord_code
+  FROM company_holders h JOIN companies oc ON oc.id = h.company_id
+  WHERE h.related_company_id = ANY(:ids::bigint[]) AND h.relation = :opposite
+    AND NOT EXISTS (SELECT 1 FROM own WHERE own.company_id = h.related_company_id AND own.related_id = h.company_id)
+), links AS (
+  SELECT company_id, name, share, related_id, 0 AS side, ord, NULL::text AS ord_code FROM own
+  UNION ALL
+  SELECT company_id, name, share, related_id, 1 AS side, 0 AS ord, ord_code FROM given
+)
+SELECT l.company_id, l.name, l.share, rc.id AS related_id, rc.fiscal_code AS related_fiscal_code, rc.legal_name AS related_legal_name,
+  (EXISTS (SELECT 1 FROM company_holders x WHERE x.company_id = l.related_id AND x.relation = :relation)
+   OR EXISTS (SELECT 1 FROM company_holders y WHERE y.related_company_id = l.related_id AND y.relation = :opposite)) AS has_more
+FROM links l
+LEFT JOIN companies rc ON rc.id = l.related_id
+ORDER BY l.company_id, l.side, l.ord, l.ord_code`;
+
+const opposite = { shareholder: 'subsidiary', subsidiary: 'shareholder' } as const;
 
 type Relation = 'shareholder' | 'subsidiary';
 interface WalkNode {
@@ -149,7 +171,7 @@ async function walk(deps: CompanyQueryDeps, rootId: number, relation: Relation, 
   let frontier: { id: number; into: WalkNode[]; ancestors: Set<number> }[] = [{ id: rootId, into: top, ancestors: new Set() }];
   for (let level = 1; level <= depth && frontier.length > 0; level++) {
     const ids = [...new Set(frontier.map((f) => f.id))];
-    const result = await runStoreQuery(deps, 'company structure level', deps.db.raw<{ rows: LinkRow[] }>(LINKS_SQL, [relation, ids, relation]));
+    const result = await runStoreQuery(deps, 'company structure level', deps.db.raw<{ rows: LinkRow[] }>(LINKS_SQL, { ids, relation, opposite: opposite[relation] }));
     const byCompany = new Map<number, LinkRow[]>();
     for (const row of result.rows) {
       const list = byCompany.get(Number(row.company_id));
