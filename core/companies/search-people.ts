@@ -101,7 +101,9 @@ export async function searchPeople(deps: CompanyQueryDeps, input: SearchPeopleIn
 WITH matches AS MATERIALIZED (
   SELECT m.*, ${personKey('m.name')} AS person_key FROM (${parts.join('\n  UNION ALL\n  ')}) m WHERE m.name IS NOT NULL
 ), people AS (
-  SELECT person_key, min(name) AS name, count(*)::int AS role_count,
+  -- The name as shown: one of its spellings, its spaces as the key's (an import's "Giuseppe  Verdi"
+  -- is shown "Giuseppe Verdi").
+  SELECT person_key, min(regexp_replace(btrim(name), '\\s+', ' ', 'g')) AS name, count(*)::int AS role_count,
          round(max(greatest(similarity(name, ?), word_similarity(?, name)))::numeric, 4) AS score
   FROM matches GROUP BY person_key
 ), page AS (
