@@ -164,15 +164,6 @@ function stoppedAtWindow(match: Match, position: CursorPosition | undefined, row
  */
 export const NAME_WINDOW = 250;
 
-/**
- * How many names nearest the query as a whole a page of a name search also ranks. Every name that
- * holds the query's words scores 1 (word similarity), so "Forniture S.r.l." ties with hundreds of
- * "… Forniture S.r.l." and the GiST window above holds an arbitrary 250 of them: these, from the
- * same index in order of the whole name's similarity, put the names closest to what was typed in
- * the window, and their closeness ranks them first among equal scores.
- */
-export const CLOSEST_WINDOW = 50;
-
 const COLUMNS = `c.id, c.fiscal_code, c.vat_number, c.legal_name, c.legal_form, c.nace_code, c.nace_section, c.province,
          c.municipality, c.size, c.dissolution_year, c.latest_filed_year, c.latest_revenue, c.latest_employees`;
 
@@ -220,40 +211,40 @@ LIMIT ?`;
     // Word similarity is never below similarity (the whole name is one of the extents it
     // compares), so the score is the word similarity: the order of the GiST index's distance.
     const score = 'round(greatest(similarity(c.legal_name, ?), word_similarity(?, c.legal_name))::numeric, 4)';
-    // Among names of one score, the closest to the query as a whole first: the name typed.
+    // Among names of one score (every name holding all the query's words scores 1), the closest
+    // to the query as a whole first: the name typed. Computed for the window's rows only; ordering
+    // the index scan by it too, or adding a window of the names closest as a whole (GiST `<->`),
+    // made a common word's page two to five times as long (docs/mcp.md).
     const closeness = 'round(similarity(c.legal_name, ?)::numeric, 4)';
     // Each window holds the names nearest the query among those no better than the cursor's row.
     const fromCursor = position ? [`${score} <= ?::numeric`] : [];
     const fromCursorBindings: Knex.RawBinding[] = position ? [text, text, position.score] : [];
-    const windowOf = (conditions: string[], conditionBindings: Knex.RawBinding[], nearestBy: '<->>' | '<->' = '<->>', size = NAME_WINDOW) => ({
+    const windowOf = (conditions: string[], conditionBindings: Knex.RawBinding[]) => ({
       sql: `SELECT ${COLUMNS},
          ${score} AS score, ${closeness} AS closeness, coalesce(c.legal_name, '') AS sort_name
   FROM companies c
   WHERE ${[...conditions, ...filters, ...fromCursor].join(' AND ')}
-  ORDER BY c.legal_name ${nearestBy} ?
-  LIMIT ${size}`,
+  ORDER BY c.legal_name <->> ?
+  LIMIT ${NAME_WINDOW}`,
       bindings: [text, text, text, ...conditionBindings, ...filterBindings, ...fromCursorBindings, text],
     });
     // Word similarity (%>, at pg_trgm's threshold) tolerates typos and word order; a fragment
     // anywhere in the name (ILIKE) that is not similar enough scores below every similar name,
     // so it is looked for only when the similar names do not fill the window.
     const nearest = windowOf(['c.legal_name %> ?'], [text]);
-    const closest = windowOf(['c.legal_name % ?'], [text], '<->', CLOSEST_WINDOW);
     const fragments = windowOf([`(SELECT count(*) FROM nearest) < ${NAME_WINDOW}`, 'c.legal_name ILIKE ?', 'NOT (c.legal_name %> ?)'], [`%${likeEscape(text)}%`, text]);
-    // UNION: a name in both windows is one row (its columns are the same in each). Each window is
-    // its own bounded index scan (closest materialised as nearest is), never a scan sorted here.
     const sql = `
 WITH nearest AS (
   ${nearest.sql}
-), closest AS MATERIALIZED (
-  ${closest.sql}
 ), fragments AS (
   ${fragments.sql}
 )
-SELECT r.*, (SELECT count(*) FROM nearest) AS window_rows FROM (SELECT * FROM nearest UNION SELECT * FROM closest UNION SELECT * FROM fragments) r
+SELECT r.*, (SELECT count(*) FROM nearest) AS window_rows FROM (
+  SELECT * FROM nearest UNION ALL SELECT * FROM fragments
+) r
 ${afterSql}
 ${order}`;
-    return { sql, bindings: [...nearest.bindings, ...closest.bindings, ...fragments.bindings, ...after, input.limit + 1] };
+    return { sql, bindings: [...nearest.bindings, ...fragments.bindings, ...after, input.limit + 1] };
   }
 
   const where = [...filters];
