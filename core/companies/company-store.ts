@@ -87,21 +87,21 @@ export function createCompanyStore(options: CompanyStoreOptions): CompanyStore {
     return rows[0] ?? null;
   }
 
+  /** The metric definitions that name every slug of `row`: read again when it names one not held. */
+  async function definitionsFor(row: CompanyRow): Promise<MetricDefinitions> {
+    const defs = await definitions.get();
+    return namesUnknownSlug(row, defs) ? definitions.refreshForMissing() : defs;
+  }
+
   return {
     async companyReport(fiscalCode) {
       const row = await findCompany('company report', statements.report, fiscalCode);
-      if (row === null) return null;
-      let defs = await definitions.get();
-      if (namesUnknownSlug(row, defs)) defs = await definitions.refreshForMissing();
-      return assembleCompanyReport(row, defs);
+      return row === null ? null : assembleCompanyReport(row, await definitionsFor(row));
     },
 
     async companyHistory(fiscalCode) {
       const row = await findCompany('company history', statements.history, fiscalCode);
-      if (row === null) return null;
-      let defs = await definitions.get();
-      if (namesUnknownSlug(row, defs)) defs = await definitions.refreshForMissing();
-      return assembleCompanyHistory(row, defs);
+      return row === null ? null : assembleCompanyHistory(row, await definitionsFor(row));
     },
 
     async creditReport(fiscalCode) {

@@ -54,6 +54,19 @@ describe('searchCompanies on real rows', () => {
   const deps = { db, queryTimeoutMs: 5_000, logger: createLogger({ level: 'silent' }) };
   const search = (input: Partial<SearchCompaniesInput>) => searchCompanies(deps, searchCompaniesInputSchema.parse({ limit: 50, ...input }));
   const fiscalCodesOf = (result: Awaited<ReturnType<typeof search>>) => result.items.map((i) => i.fiscalCode);
+  /** A name search paged to its end, as an agent walks it: the codes seen, and each page's truncated. */
+  const walk = async (query: string, limit: number) => {
+    const seen: string[] = [];
+    const truncated: boolean[] = [];
+    let cursor: string | undefined;
+    do {
+      const result = await search({ query, limit, ...(cursor ? { cursor } : {}) });
+      seen.push(...fiscalCodesOf(result));
+      truncated.push(result.truncated);
+      cursor = result.nextCursor ?? undefined;
+    } while (cursor);
+    return { seen, truncated };
+  };
   const next = fiscalCodes();
   // Random words, so rows of other files never match: four letters make "<word> 7 Costruzioni"
   // 16 letters and digits once its spaces go, six "<word> 24 H 12 B 365 S" a codice fiscale's layout.
@@ -128,15 +141,7 @@ describe('searchCompanies on real rows', () => {
     expect(alone.items.map((i) => i.fiscalCode).slice(0, 2)).toEqual([bare, exact]);
     expect(alone.items.every((i) => i.score === 1)).toBe(true);
     // Page by page, as an agent walks it: every company once, in the order of one page.
-    const seen: string[] = [];
-    const truncated: boolean[] = [];
-    let cursor: string | undefined;
-    do {
-      const result = await search({ query: word, limit: 7, ...(cursor ? { cursor } : {}) });
-      seen.push(...fiscalCodesOf(result));
-      truncated.push(result.truncated);
-      cursor = result.nextCursor ?? undefined;
-    } while (cursor);
+    const { seen, truncated } = await walk(word, 7);
     expect(seen).toHaveLength(122);
     expect(new Set(seen).size).toBe(122);
     expect(seen.slice(0, 50)).toEqual(fiscalCodesOf(await search({ query: word, limit: 50 })));
@@ -146,15 +151,7 @@ describe('searchCompanies on real rows', () => {
   it('when more names tie on one score than a search lists then its last page says truncated, and no page repeats a company', async () => {
     const word = letters(7);
     await upsertCompanies(db, Array.from({ length: 302 }, (_, i) => dossier(next(), { legalName: `${letters(3)} ${i} ${word} S.r.l.` })));
-    const walked: string[] = [];
-    const truncated: boolean[] = [];
-    let cursor: string | undefined;
-    do {
-      const result = await search({ query: word, limit: 50, ...(cursor ? { cursor } : {}) });
-      walked.push(...fiscalCodesOf(result));
-      truncated.push(result.truncated);
-      cursor = result.nextCursor ?? undefined;
-    } while (cursor);
+    const { seen: walked, truncated } = await walk(word, 50);
     expect(new Set(walked).size).toBe(walked.length);
     expect(walked.length).toBeLessThan(302);
     expect(truncated).toEqual([...truncated.slice(0, -1).map(() => false), true]);
