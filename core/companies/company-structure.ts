@@ -7,9 +7,10 @@ import type { CompanyQueryDeps } from './search-companies.js';
 
 // A company's group structure: who owns it (shareholders, walked upward) and what it owns
 // (subsidiaries, walked downward), following company_holders.related_company_id from company
-// to company, as either company files the link (LINKS_SQL), one query per level. Ownership graphs can be cyclic (cross-holdings) and can
-// reach one company by two paths; a company already on the current branch is marked `cycle`
-// and not expanded again, and the whole walk stops at MAX_NODES.
+// to company, as either company files the link (LINKS_SQL), one query per level. Ownership
+// graphs can be cyclic (cross-holdings) and can reach one company by two paths; a company
+// already on the current branch is marked `cycle` and not expanded again, and the whole walk
+// stops at MAX_NODES.
 
 export const MAX_STRUCTURE_DEPTH = 5;
 export const MAX_NODES = 500;
@@ -101,7 +102,7 @@ FROM (SELECT * FROM companies WHERE fiscal_code = ? OR vat_number = ? ORDER BY f
 // register often files the link on one side only: a holding's subsidiaries were found only when
 // the holding itself listed them. has_more says whether the linked company has links of the same
 // relation itself, either way (so a node at the depth limit can say there is more).
-// Parameters: $1 the relation, $2 its opposite, $3 the companies' ids.
+// Named bindings: ids (the companies'), relation and opposite.
 const LINKS_SQL = `
 WITH own AS (
   SELECT h.company_id, h.name, h.share, h.related_company_id AS related_id, h.position AS ord

@@ -146,6 +146,12 @@ describe('searchCompanies on real rows', () => {
     expect(new Set(seen).size).toBe(122);
     expect(seen.slice(0, 50)).toEqual(fiscalCodesOf(await search({ query: word, limit: 50 })));
     expect(truncated.every((t) => !t)).toBe(true);
+    // A cursor made before closeness was a sort key (none in it) repeats its score's names rather than skip any.
+    const first = await search({ query: word, limit: 7 });
+    const position = JSON.parse(Buffer.from(first.nextCursor!, 'base64url').toString('utf8')) as Record<string, unknown>;
+    delete position.c;
+    const older = await search({ query: word, limit: 50, cursor: Buffer.from(JSON.stringify(position)).toString('base64url') });
+    expect(fiscalCodesOf(older)).toEqual(expect.arrayContaining(seen.slice(7, 30)));
   });
 
   it('when more names tie on one score than a search lists then its last page says truncated, and no page repeats a company', async () => {

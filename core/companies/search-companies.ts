@@ -199,9 +199,11 @@ export function searchCompaniesSql(input: SearchCompaniesInput, match: Match, po
     after.push(position.name, position.id);
   } else if (position) {
     // Score and closeness descending, then name and id ascending: one row comparison on
-    // (-score, -closeness, name, id). Closeness is 0 but in a name search.
+    // (-score, -closeness, name, id). Closeness is 0 but in a name search; a name search's cursor
+    // made before it was a sort key has none, and reads as the highest, so that the rest of its
+    // score's names come again rather than some being skipped.
     afterSql = 'WHERE (-r.score, -r.closeness, r.sort_name, r.id) > (-(?::numeric), -(?::numeric), ?, ?::bigint)';
-    after.push(position.score, position.closeness ?? '0', position.name, position.id);
+    after.push(position.score, position.closeness ?? '1', position.name, position.id);
   }
   const order = `ORDER BY r.score DESC, r.closeness DESC, r.sort_name ASC, r.id ASC
 LIMIT ?`;
@@ -214,7 +216,7 @@ LIMIT ?`;
     // Among names of one score (every name holding all the query's words scores 1), the closest
     // to the query as a whole first: the name typed. Computed for the window's rows only; ordering
     // the index scan by it too, or adding a window of the names closest as a whole (GiST `<->`),
-    // made a common word's page two to five times as long (docs/mcp.md).
+    // made a common word's page two to five times as long (docs/benchmark.md).
     const closeness = 'round(similarity(c.legal_name, ?)::numeric, 4)';
     // Each window holds the names nearest the query among those no better than the cursor's row.
     const fromCursor = position ? [`${score} <= ?::numeric`] : [];
