@@ -1,8 +1,9 @@
 import { z } from 'zod';
 import { AppError } from '../errors/index.js';
 import type { MetricDefinitions } from './read-metric-definitions.js';
+import type { CompanyHistory } from './assemble-company-report.js';
 import { fiscalCodeRefusal } from './identifier-hints.js';
-import { fiscalCodePattern, metricCategoryValues, type CompanyReportData } from './schemas/index.js';
+import { fiscalCodePattern, metricCategoryValues } from './schemas/index.js';
 
 // Chosen line items of a company across chosen years, as series (one entry per metric, one
 // value per year). Selected from the company report's financials, so every figure is exactly
@@ -59,7 +60,7 @@ export const MAX_METRIC_YEARS = 10;
  * The series asked for, from a company's years newest first: its report (when that holds every
  * year on file) or its whole history (CompanyStore.companyHistory).
  */
-export function selectCompanyMetrics(report: Pick<CompanyReportData, 'financials'> & { identity: Pick<CompanyReportData['identity'], 'fiscalCode' | 'legalName'> }, input: CompanyMetricsInput): CompanyMetrics {
+export function selectCompanyMetrics(report: CompanyHistory, input: CompanyMetricsInput): CompanyMetrics {
   const availableYears = report.financials.map((f) => f.year);
   const years = report.financials
     .filter((f) => (input.includeForecasts || !f.isForecasted) && (input.years === undefined || input.years.includes(f.year)))
