@@ -75,8 +75,12 @@ describe('analyzeCompany', () => {
     const a = analyzeCompany(report([{ year: 2025, values: { bank_debts: 300_000, cash_and_equivalents: 50_000, current_financial_assets: 40_000, net_financial_position: 210_000, ebitda: 90_000 } }]), { peers: null, asOf });
     expect(find(a.solvency, 'net_financial_debt')).toMatchObject({ value: 210_000, note: null });
     expect(find(a.solvency, 'net_debt_to_ebitda')).toMatchObject({ value: 2.3333, note: null });
-    const noFinancialAssets = analyzeCompany(report([{ year: 2025, values: { bank_debts: 300_000, cash_and_equivalents: 50_000 } }]), { peers: null, asOf });
-    expect(find(noFinancialAssets.solvency, 'net_financial_debt')).toMatchObject({ value: null, note: expect.stringContaining('current_financial_assets') });
+    // Most companies file no current financial assets: counted as none, and said so.
+    const noFinancialAssets = analyzeCompany(report([{ year: 2025, values: { bank_debts: 900_000, cash_and_equivalents: 250_000, ebitda: 700_000 } }]), { peers: null, asOf });
+    expect(find(noFinancialAssets.solvency, 'net_financial_debt')).toMatchObject({ value: 650_000, note: 'current_financial_assets not reported for 2025: counted as 0.' });
+    expect(find(noFinancialAssets.solvency, 'net_debt_to_ebitda')).toMatchObject({ value: 0.9286 });
+    const noBankDebts = analyzeCompany(report([{ year: 2025, values: { cash_and_equivalents: 250_000 } }]), { peers: null, asOf });
+    expect(find(noBankDebts.solvency, 'net_financial_debt')).toMatchObject({ value: null, note: 'Not computable: bank_debts not reported for 2025.' });
   });
 
   it('when revenue is known for the first and last year then compound growth is computed over the span', () => {

@@ -103,6 +103,8 @@ interface RatioDefinition {
   higherIsBetter: boolean;
   formula: string;
   slugs: string[];
+  /** Inputs that count as zero when not reported (a line most companies leave out), as the report's own derived lines count them. */
+  zeroWhenMissing?: string[];
   /** null when the ratio is not meaningful for these values (e.g. a zero or negative base). */
   compute(v: (slug: string) => number): number | null;
 }
@@ -129,8 +131,10 @@ export const solvencyRatios: RatioDefinition[] = [
   { key: 'equity_ratio', name: 'Equity ratio', unit: 'ratio', higherIsBetter: true, formula: 'total_equity / total_assets', slugs: ['total_equity', 'total_assets'], compute: (v) => divide(v('total_equity'), v('total_assets')) },
   { key: 'debt_to_equity', name: 'Debt to equity', unit: 'ratio', higherIsBetter: false, formula: 'total_debts / total_equity (equity > 0)', slugs: ['total_debts', 'total_equity'], compute: (v) => divide(v('total_debts'), v('total_equity')) },
   // The metric catalogue's net_financial_position, which the report serves: one definition.
-  { key: 'net_financial_debt', name: 'Net financial debt', unit: 'EUR', higherIsBetter: false, formula: 'bank_debts - cash_and_equivalents - current_financial_assets', slugs: ['bank_debts', 'cash_and_equivalents', 'current_financial_assets'], compute: netFinancialDebt },
-  { key: 'net_debt_to_ebitda', name: 'Net financial debt to EBITDA', unit: 'ratio', higherIsBetter: false, formula: '(bank_debts - cash_and_equivalents - current_financial_assets) / ebitda (ebitda > 0)', slugs: ['bank_debts', 'cash_and_equivalents', 'current_financial_assets', 'ebitda'], compute: (v) => divide(netFinancialDebt(v), v('ebitda')) },
+  // Current financial assets are a line few companies fill: missing, they count as none (and
+  // the figure's note says so), or the figure would be unknown for most companies.
+  { key: 'net_financial_debt', name: 'Net financial debt', unit: 'EUR', higherIsBetter: false, formula: 'bank_debts - cash_and_equivalents - current_financial_assets', slugs: ['bank_debts', 'cash_and_equivalents', 'current_financial_assets'], zeroWhenMissing: ['current_financial_assets'], compute: netFinancialDebt },
+  { key: 'net_debt_to_ebitda', name: 'Net financial debt to EBITDA', unit: 'ratio', higherIsBetter: false, formula: '(bank_debts - cash_and_equivalents - current_financial_assets) / ebitda (ebitda > 0)', slugs: ['bank_debts', 'cash_and_equivalents', 'current_financial_assets', 'ebitda'], zeroWhenMissing: ['current_financial_assets'], compute: (v) => divide(netFinancialDebt(v), v('ebitda')) },
   { key: 'interest_coverage', name: 'Interest coverage', unit: 'ratio', higherIsBetter: true, formula: 'ebitda / |interest_and_other_financial_charges|', slugs: ['ebitda', 'interest_and_other_financial_charges'], compute: (v) => divide(v('ebitda'), Math.abs(v('interest_and_other_financial_charges'))) },
 ];
 
@@ -150,12 +154,14 @@ function yearValues(report: CompanyReportData): YearValues[] {
 
 function computeRatio(def: RatioDefinition, y: YearValues): Figure {
   const inputs: InputRef[] = def.slugs.map((slug) => ({ slug, year: y.year, value: y.values.get(slug) ?? null }));
-  const missing = inputs.filter((i) => i.value === null).map((i) => i.slug);
+  const zero = new Set(def.zeroWhenMissing ?? []);
+  const missing = inputs.filter((i) => i.value === null && !zero.has(i.slug)).map((i) => i.slug);
   const base = { key: def.key, name: def.name, year: y.year, unit: def.unit, formula: def.formula, inputs };
   if (missing.length > 0) return { ...base, value: null, note: `Not computable: ${missing.join(', ')} not reported for ${y.year}.` };
-  const value = def.compute((slug) => y.values.get(slug) as number);
+  const value = def.compute((slug) => y.values.get(slug) ?? 0);
   if (value === null || !Number.isFinite(value)) return { ...base, value: null, note: 'Not meaningful: the denominator is zero or negative.' };
-  return { ...base, value: roundFigure(value, def.unit), note: null };
+  const zeroed = inputs.filter((i) => i.value === null).map((i) => i.slug);
+  return { ...base, value: roundFigure(value, def.unit), note: zeroed.length > 0 ? `${zeroed.join(', ')} not reported for ${y.year}: counted as 0.` : null };
 }
 
 function trendOf(history: { value: number | null }[], higherIsBetter: boolean): Ratio['trend'] {
