@@ -146,23 +146,23 @@ describe('parseDossierLine', () => {
     expect(missing && !missing.ok && missing.rejection.reason).toMatch(/^address\.countryCode: /);
   });
 
-  it('when a money line item has cents then each such figure is named and refused, and ratios, custom units and whole euros pass', () => {
+  it('when a catalogue money line item has cents then each such figure is named and refused, and ratios, custom slugs and whole euros pass', () => {
     const year = (metrics: unknown[]) => JSON.stringify({ ...minimal, years: [{ year: 2024, metrics }] });
     const cents = parseDossierLine(year([
       { slug: 'revenue', value: -1000.55 },
       { slug: 'total_assets', value: 5000, previousValue: 4000.5 },
-      { slug: 'order_backlog', name: 'Order backlog', unit: 'EUR', value: 12.25 },
     ]), 4);
     expect(cents).toEqual({ ok: false, rejection: { line: 4, fiscalCode: '00905811006', reason: [
       'years[0].metrics[0].value: is money in whole euros, but -1000.55 has cents: round it to the euro',
       'years[0].metrics[1].previousValue: is money in whole euros, but 4000.5 has cents: round it to the euro',
-      'years[0].metrics[2].value: is money in whole euros, but 12.25 has cents: round it to the euro',
     ].join('; ') } });
     expect(parseDossierLine(year([
       { slug: 'revenue', value: -1001 },
       { slug: 'roe', value: 0.125 },
       { slug: 'visits', name: 'Visits per day', unit: 'visits', value: 3.5 },
       { slug: 'revenue_per_hour', name: 'Revenue per hour', unit: null, value: 0.5 },
+      // A custom slug's money keeps its cents: a per-share amount is not a line of the accounts.
+      { slug: 'dividend_per_share', name: 'Dividend per share', unit: 'EUR', value: 0.35 },
     ]), 5)).toMatchObject({ ok: true });
     // A catalogue slug's unit is the catalogue's, whatever the line says.
     expect(parseDossierLine(year([{ slug: 'total_debts', unit: 'ratio', value: 0.5 }]), 6)).toMatchObject({ ok: false, rejection: { reason: 'years[0].metrics[0].value: is money in whole euros, but 0.5 has cents: round it to the euro' } });

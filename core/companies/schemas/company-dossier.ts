@@ -194,15 +194,14 @@ export function checkYear(year: Pick<DossierYear, 'size' | 'employees' | 'metric
 }
 
 /**
- * The figures of a money line item (unit EUR: the catalogue's, or a custom slug's own) that are not whole
- * euros. The format says whole euros: a revenue of 1000.55 was served as such by the report and
- * as 1001 by the search, which keeps the latest revenue and total assets as integers.
+ * The figures of a catalogue money line item (unit EUR: a balance-sheet or income-statement line)
+ * that are not whole euros. The format says whole euros: a revenue of 1000.55 was served as such
+ * by the report and as 1001 by the search, which keeps the latest revenue and total assets as
+ * integers. A custom slug's figures are kept as given: a dividend per share of 0.35 € is money
+ * with cents.
  */
 function wholeEurosBroken(m: DossierMetricOutput): Array<['value' | 'previousValue' | 'marketValue', number]> {
-  // A catalogue slug's own unit is ignored (docs/import-format.md), as its name is.
-  const known = metricDefinitionsBySlug.get(m.slug);
-  const unit = known ? known.unit : m.unit;
-  if (unit !== 'EUR') return [];
+  if (metricDefinitionsBySlug.get(m.slug)?.unit !== 'EUR') return [];
   const broken: Array<['value' | 'previousValue' | 'marketValue', number]> = [];
   for (const field of ['value', 'previousValue', 'marketValue'] as const) {
     const amount = m[field];
