@@ -459,6 +459,15 @@ describe('service_get_company_structure', () => {
     })]);
     // At depth 1 the holding knows there is more below, though it files nothing itself.
     expect(data(await call('service_get_company_structure', { fiscalCode: holding, depthUp: 0, depthDown: 1 })).subsidiaries).toEqual([expect.objectContaining({ moreBeyondDepth: true })]);
+    // A company's own list is the whole of it: its holder named without a code is not joined by
+    // the holder's own filing of the same link (which would make 140%).
+    const [owned, owner] = [next(), next()];
+    await upsertCompanies(mcp.db, [
+      dossier(owned, { legalName: 'Alfa Prodotti S.r.l.', shareholders: [{ name: 'Holding Beta', share: 0.7 }] }),
+      dossier(owner, { legalName: 'Holding Beta S.p.A.', subsidiaries: [{ name: 'Alfa Prodotti', share: 0.7, fiscalCode: owned }] }),
+    ]);
+    expect(data(await call('service_get_company_structure', { fiscalCode: owned, depthUp: 1, depthDown: 0 })).shareholders)
+      .toEqual([expect.objectContaining({ name: 'Holding Beta', share: 0.7, company: null })]);
   });
 
   it('when depthDown is 1 then only direct subsidiaries are listed, flagged as having more below', async () => {

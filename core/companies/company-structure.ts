@@ -96,12 +96,14 @@ SELECT c.id, c.fiscal_code, c.legal_name,
 FROM (SELECT * FROM companies WHERE fiscal_code = ? OR vat_number = ? ORDER BY fiscal_code = ? DESC, fiscal_code LIMIT 1) c`;
 
 // One level of links for a set of companies, in either company's words: a company's own rows of
-// the relation (its shareholders, or its subsidiaries), and the rows of other companies that
-// give the opposite one (a company that names it as a shareholder is its subsidiary, one that
-// names it as a subsidiary its shareholder), unless its own rows already name that company. A
-// register often files the link on one side only: a holding's subsidiaries were found only when
-// the holding itself listed them. has_more says whether the linked company has links of the same
-// relation itself, either way (so a node at the depth limit can say there is more).
+// the relation (its shareholders, or its subsidiaries), or, when it files none, the rows of other
+// companies that give the opposite one (a company that names it as a shareholder is its
+// subsidiary, one that names it as a subsidiary its shareholder). A register often files the link
+// on one side only: a holding's subsidiaries were found only when the holding itself listed them.
+// A company's own list, when it has one, is the whole of it: mixed with others' filings, a
+// holder it names without a code (so unlinked) came twice, 140% of the company. has_more says
+// whether the linked company has links of the same relation itself, either way (so a node at the
+// depth limit can say there is more).
 // Named bindings: ids (the companies'), relation and opposite.
 const LINKS_SQL = `
 WITH own AS (
@@ -112,7 +114,7 @@ WITH own AS (
   SELECT h.related_company_id AS company_id, oc.legal_name AS name, h.share, h.company_id AS related_id, oc.fiscal_code AS ord_code
   FROM company_holders h JOIN companies oc ON oc.id = h.company_id
   WHERE h.related_company_id = ANY(:ids::bigint[]) AND h.relation = :opposite
-    AND NOT EXISTS (SELECT 1 FROM own WHERE own.company_id = h.related_company_id AND own.related_id = h.company_id)
+    AND NOT EXISTS (SELECT 1 FROM own WHERE own.company_id = h.related_company_id)
 ), links AS (
   SELECT company_id, name, share, related_id, 0 AS side, ord, NULL::text AS ord_code FROM own
   UNION ALL
