@@ -51,7 +51,7 @@ export const companySearchItemSchema = z.strictObject({
 export const searchCompaniesResultSchema = z.strictObject({
   items: z.array(companySearchItemSchema).describe('Best matches first.'),
   nextCursor: z.string().nullable().describe('Pass as cursor to get the next page; null on the last page.'),
-  truncated: z.boolean().describe('true on the last page of a name search that stopped before every match: more companies match the name equally well than a search lists (250); add words of the name or a filter to see the others.'),
+  truncated: z.boolean().describe('true when this page of a name search may leave out companies that rank among its own: more than 250 companies not yet listed match the name equally well, more than a search ranks at once; add words of the name or a filter to see them all.'),
 });
 
 export type SearchCompaniesInput = z.output<typeof searchCompaniesInputSchema>;
@@ -80,8 +80,11 @@ interface Row {
   latest_revenue: number | null;
   latest_employees: number | null;
   score: string; // numeric: exact, so the cursor compares equal
-  /** Rows of the page's nearest window (a name search only): NAME_WINDOW when it was full. */
-  window_rows?: string;
+  /** A name search's windows: how many rows each held, and the lowest score in each (see mayLeaveOut). */
+  nearest_rows?: string;
+  nearest_floor?: string | null;
+  fragment_rows?: string;
+  fragment_floor?: string | null;
   /** The whole name's similarity to a name query (0 for the other searches), numeric too. */
   closeness: string;
   sort_name: string;
@@ -128,9 +131,10 @@ async function codeOnFile(deps: CompanyQueryDeps, code: string): Promise<boolean
 export async function searchCompanies(deps: CompanyQueryDeps, input: SearchCompaniesInput): Promise<SearchCompaniesResult> {
   const { limit, cursor, ...criteria } = input;
   const fingerprint = criteriaFingerprint({ ...criteria, query: criteria.query === undefined ? undefined : searchTextKey(criteria.query) });
-  const position = cursor === undefined ? undefined : decodeCursor(cursor, fingerprint, { companyId: true });
+  let position = cursor === undefined ? undefined : decodeCursor(cursor, fingerprint, { companyId: true });
   let match = classifyQuery(input.query);
   if (match.kind === 'identifier' && match.orName !== undefined && !(await codeOnFile(deps, match.code))) match = { kind: 'name', text: match.orName };
+  if (match.kind === 'name' && position && position.closeness === undefined) position = { ...position, closeness: await closenessOf(deps, match.text, position.id) };
 
   const { sql, bindings } = searchCompaniesSql(input, match, position);
   const result = await runStoreQuery(deps, 'company search', deps.db.raw<{ rows: Row[] }>(sql, bindings));
@@ -139,19 +143,28 @@ export async function searchCompanies(deps: CompanyQueryDeps, input: SearchCompa
   const nextCursor = result.rows.length > limit && last
     ? encodeCursor({ score: last.score, name: last.sort_name, id: String(last.id), ...(match.kind === 'name' ? { closeness: last.closeness } : {}) }, fingerprint)
     : null;
-  return { items: rows.map(toItem), nextCursor, truncated: nextCursor === null && stoppedAtWindow(match, position, result.rows) };
+  return { items: rows.map(toItem), nextCursor, truncated: match.kind === 'name' && last !== undefined && mayLeaveOut(result.rows[0]!, last) };
 }
 
 /**
- * Whether a name search's last page ended at its window, not at the last match: the window of
- * names nearest the query was full, so names as near as its last may lie past it (more than
- * NAME_WINDOW tie on one score), or a page after a cursor found nothing after it (the row
- * that had made the previous page give a cursor lies past this page's window).
+ * Whether a name search's page may leave out companies that rank among its own: a window was
+ * full (NAME_WINDOW names, nearest first) and its farthest name scores as the page's last, so
+ * more names of that score may lie past it, unranked: more than NAME_WINDOW not yet listed tie
+ * on it. Otherwise every name scoring as high as the page's last was in the windows.
  */
-function stoppedAtWindow(match: Match, position: CursorPosition | undefined, rows: Row[]): boolean {
-  if (match.kind !== 'name') return false;
-  if (rows.length === 0) return position !== undefined;
-  return Number(rows[0]!.window_rows) >= NAME_WINDOW;
+function mayLeaveOut(first: Row, last: Row): boolean {
+  const full = (rows: string | undefined, floor: string | null | undefined) => Number(rows) >= NAME_WINDOW && floor !== null && floor !== undefined && Number(floor) === Number(last.score);
+  return full(first.nearest_rows, first.nearest_floor) || full(first.fragment_rows, first.fragment_floor);
+}
+
+/**
+ * The closeness of a cursor's last row (by its id), for a cursor made before closeness was a sort
+ * key: a name search then continues exactly where it left off. A row gone since counts as the
+ * highest, so that the rest of its score's names come again rather than some being skipped.
+ */
+async function closenessOf(deps: CompanyQueryDeps, text: string, id: string): Promise<string> {
+  const result = await runStoreQuery(deps, 'company search cursor', deps.db.raw<{ rows: { closeness: string }[] }>('SELECT round(similarity(legal_name, ?)::numeric, 4) AS closeness FROM companies WHERE id = ?::bigint', [text, id]));
+  return result.rows[0]?.closeness ?? '1';
 }
 
 /**
@@ -199,11 +212,10 @@ export function searchCompaniesSql(input: SearchCompaniesInput, match: Match, po
     after.push(position.name, position.id);
   } else if (position) {
     // Score and closeness descending, then name and id ascending: one row comparison on
-    // (-score, -closeness, name, id). Closeness is 0 but in a name search; a name search's cursor
-    // made before it was a sort key has none, and reads as the highest, so that the rest of its
-    // score's names come again rather than some being skipped.
+    // (-score, -closeness, name, id). Closeness is 0 but in a name search (searchCompanies fills
+    // in a name search cursor's).
     afterSql = 'WHERE (-r.score, -r.closeness, r.sort_name, r.id) > (-(?::numeric), -(?::numeric), ?, ?::bigint)';
-    after.push(position.score, position.closeness ?? '1', position.name, position.id);
+    after.push(position.score, position.closeness ?? '0', position.name, position.id);
   }
   const order = `ORDER BY r.score DESC, r.closeness DESC, r.sort_name ASC, r.id ASC
 LIMIT ?`;
@@ -218,9 +230,13 @@ LIMIT ?`;
     // the index scan by it too, or adding a window of the names closest as a whole (GiST `<->`),
     // made a common word's page two to five times as long (docs/benchmark.md).
     const closeness = 'round(similarity(c.legal_name, ?)::numeric, 4)';
-    // Each window holds the names nearest the query among those no better than the cursor's row.
-    const fromCursor = position ? [`${score} <= ?::numeric`] : [];
-    const fromCursorBindings: Knex.RawBinding[] = position ? [text, text, position.score] : [];
+    // Each window holds the names nearest the query among those after the cursor's row: the names
+    // already listed do not take its places (with `score <= cursor's`, 230 ties listed left 20
+    // places for the rest, and paging skipped every lower score).
+    const fromCursor = position
+      ? [`(-${score}, -${closeness}, coalesce(c.legal_name, ''), c.id) > (-(?::numeric), -(?::numeric), ?, ?::bigint)`]
+      : [];
+    const fromCursorBindings: Knex.RawBinding[] = position ? [text, text, text, position.score, position.closeness ?? '0', position.name, position.id] : [];
     const windowOf = (conditions: string[], conditionBindings: Knex.RawBinding[]) => ({
       sql: `SELECT ${COLUMNS},
          ${score} AS score, ${closeness} AS closeness, coalesce(c.legal_name, '') AS sort_name
@@ -241,7 +257,10 @@ WITH nearest AS (
 ), fragments AS (
   ${fragments.sql}
 )
-SELECT r.*, (SELECT count(*) FROM nearest) AS window_rows FROM (
+SELECT r.*,
+  (SELECT count(*) FROM nearest) AS nearest_rows, (SELECT min(score) FROM nearest) AS nearest_floor,
+  (SELECT count(*) FROM fragments) AS fragment_rows, (SELECT min(score) FROM fragments) AS fragment_floor
+FROM (
   SELECT * FROM nearest UNION ALL SELECT * FROM fragments
 ) r
 ${afterSql}

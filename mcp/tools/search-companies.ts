@@ -9,7 +9,7 @@ export const searchCompaniesTool = defineTool({
     'optionally filtered by NACE section or code, province or municipality, size class, legal form and active/dissolved status. ' +
     'Returns up to `limit` companies ranked by relevance (name similarity; an exact identifier match scores 1), each with its fiscal code, ' +
     'VAT number, legal form, NACE code, province, municipality, size, status and latest revenue and headcount, plus `nextCursor` for the next page. ' +
-    'When more than 250 companies match a name equally well (a common word alone), the pages list 250 of them and the last says `truncated: true`: add words of the name or a filter to narrow it. ' +
+    'When more than 250 companies match a name equally well (a common word alone), the pages cannot rank them all and say `truncated: true`: add words of the name or a filter to narrow it. ' +
     'Use a result\'s fiscalCode with the profile, structure, metrics and analysis tools.',
   inputSchema: searchCompaniesInputSchema,
   outputSchema: searchCompaniesResultSchema,
