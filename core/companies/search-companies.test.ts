@@ -43,6 +43,16 @@ describe('classifyQuery', () => {
     }
   });
 
+  it('when the query is 10 digits (a partita IVA whose leading zero was lost) or a code after its label then it is that code, with the query as a name to fall back on for 10 digits', () => {
+    expect(classifyQuery('2071690198')).toEqual({ kind: 'identifier', code: '02071690198', orName: '2071690198' });
+    expect(classifyQuery('IT 2071690198')).toEqual({ kind: 'identifier', code: '02071690198', orName: 'IT 2071690198' });
+    expect(classifyQuery('P.IVA 02071690198')).toEqual({ kind: 'identifier', code: '02071690198' });
+    expect(classifyQuery('partita iva: 02071690198')).toEqual({ kind: 'identifier', code: '02071690198' });
+    expect(classifyQuery('C.F. RSSMRA80A01H501U')).toEqual({ kind: 'identifier', code: 'RSSMRA80A01H501U', orName: 'C.F. RSSMRA80A01H501U' });
+    // A name that starts like a label stays a name.
+    expect(classifyQuery('Pivato Costruzioni')).toEqual({ kind: 'name', text: 'Pivato Costruzioni' });
+  });
+
   it('when the query is a name then its spaces are collapsed, and no query means filters only', () => {
     expect(classifyQuery('Rossi   Costruzioni')).toEqual({ kind: 'name', text: 'Rossi Costruzioni' });
     expect(classifyQuery(undefined)).toEqual({ kind: 'none' });
@@ -208,6 +218,16 @@ describe('searchCompanies on real rows', () => {
     for (const query of [codes.digitsName, `it ${codes.digitsName}`, `IT${codes.digitsName.slice(0, 5)} ${codes.digitsName.slice(5)}`]) {
       expect((await search({ query })).items.map((i) => [i.fiscalCode, i.score]), query).toEqual([[codes.digitsName, 1]]);
     }
+  });
+
+  it('when the query is a partita IVA without its leading zero, or with its label, then the company is found; 10 digits of no company are searched as a name', async () => {
+    const zero = `0${String(Math.floor(Math.random() * 1e10)).padStart(10, '1')}`;
+    await upsertCompanies(db, [dossier(zero, { legalName: `${word4} Zero S.r.l.` })]);
+    for (const query of [zero.slice(1), `P.IVA ${zero}`, `IT ${zero.slice(1)}`]) {
+      expect((await search({ query })).items.map((i) => [i.fiscalCode, i.score]), query).toEqual([[zero, 1]]);
+    }
+    // No company has 0 followed by these 10 digits: the query is searched as a name, no exact match.
+    expect((await search({ query: '9'.repeat(10) })).items.every((i) => i.score < 1)).toBe(true);
   });
 
   it('when filtering by municipality then case and accents are optional, in the name stored and the one asked, and the match is otherwise exact', async () => {

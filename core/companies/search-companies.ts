@@ -15,7 +15,7 @@ import { legalFormValues, naceSectionValues, sizeValues, type CompanySize, type 
 
 export const searchCompaniesInputSchema = z.strictObject({
   query: withoutNul(z.string().trim().min(2).max(200)).optional()
-    .describe('Part of the legal name (word order and small typos tolerated; digits in it are fine), or an exact fiscal code (11 digits, or a person\'s 16-character codice fiscale) or VAT number (11 digits, with or without the IT prefix). Omit to list companies by the filters alone.'),
+    .describe('Part of the legal name (word order and small typos tolerated; digits in it are fine), or an exact fiscal code (11 digits, or a person\'s 16-character codice fiscale) or VAT number (11 digits, with or without the IT prefix; 10 digits are read as one that lost its leading zero). Omit to list companies by the filters alone.'),
   naceSection: z.enum(naceSectionValues).optional().describe('NACE Rev. 2 section letter, e.g. C (manufacturing), J (information and communication).'),
   naceCode: z.string().regex(/^\d{2}(?:\.\d{1,2})?$/, 'a NACE code or prefix like 62 or 62.01').optional()
     .describe('NACE code or prefix: 62 matches every 62.xx code, 62.01 only that class.'),
@@ -102,17 +102,26 @@ const PARTITA_IVA = /^(?:IT)?\d{11}$/;
 // fiscale has a stricter layout, but a code imported as it was filed may not.
 const SIXTEEN_CHARACTER_CODE = /^(?=.*\d)(?=.*[A-Z])[A-Z0-9]{16}$/;
 
+// A partita IVA whose leading zero a spreadsheet dropped (02071690198 kept as a number).
+const LOST_LEADING_ZERO = /^(?:IT)?\d{10}$/;
+
+// The label a code is often pasted with: "P.IVA 02071690198", "C.F.: RSSMRA80A01H501U".
+const CODE_LABEL = /^\s*(?:p\.?\s*iva|partita\s+iva|c\.?\s*f\.?|codice\s+fiscale)\s*[:.]?\s*/i;
+
 /**
  * Which search a query asks for. 11 digits, optionally IT-prefixed, are a partita IVA or a
- * company's codice fiscale: a number no name is. 16 letters and digits, spaces aside, may be a
- * codice fiscale or a name ("Alfa 1 Costruzioni"): the code is looked up first, and the query
- * searched by name when no company has that code. Anything else is a name.
+ * company's codice fiscale: a number no name is. 10 digits are one whose leading zero was lost,
+ * looked up with it (and searched by name when no company has that code, as below). 16 letters
+ * and digits, spaces aside, may be a codice fiscale or a name ("Alfa 1 Costruzioni"): the code is
+ * looked up first, and the query searched by name when no company has that code. A code may come
+ * after its label (P.IVA, C.F.). Anything else is a name.
  */
 export function classifyQuery(query: string | undefined): Match {
   if (query === undefined) return { kind: 'none' };
   const text = query.replace(/\s+/g, ' ');
-  const compact = query.replace(/\s+/g, '').toUpperCase();
+  const compact = query.replace(CODE_LABEL, '').replace(/\s+/g, '').toUpperCase();
   if (PARTITA_IVA.test(compact)) return { kind: 'identifier', code: compact.slice(-11) };
+  if (LOST_LEADING_ZERO.test(compact)) return { kind: 'identifier', code: `0${compact.slice(-10)}`, orName: text };
   // A codice fiscale whose every digit omocodia replaced by a letter has no digit left.
   if (SIXTEEN_CHARACTER_CODE.test(compact) || codiceFiscalePattern.test(compact)) return { kind: 'identifier', code: compact, orName: text };
   return { kind: 'name', text };
