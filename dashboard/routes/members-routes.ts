@@ -138,15 +138,17 @@ const roleNotice = { role: 'members.roleChanged', role_unchanged: 'members.roleU
 // core finds no such member, which the gate would answer 404 ("or you do not have access"). When
 // this organization's log says the person was removed from it (a fact its admins read on the
 // Activity page), the page says so instead; anyone else (another organization's member, an
-// unknown id) is still the 404 it was.
-async function removedHere(db: Db, organizationId: string, userId: string, err: unknown): Promise<boolean> {
+// unknown id) is still the 404 it was. answeredRemoved answers so (303 to the members page,
+// `already_removed` for a Remove, `not_member` for anything else) and returns true; otherwise it
+// returns false, and the caller goes on with the error.
+async function answeredRemoved(ctx: DashboardContext, db: Db, organizationId: string, err: unknown, done: 'already_removed' | 'not_member'): Promise<boolean> {
   if (!(err instanceof AppError && err.code === 'not_found')) return false;
-  return (await lastMembershipEvent(db, organizationId, userId))?.action === 'member.removed';
+  const userId = ctx.params.userId!;
+  if ((await lastMembershipEvent(db, organizationId, userId))?.action !== 'member.removed') return false;
+  ctx.redirect(`${membersPath(organizationId)}?done=${done}&member=${encodeURIComponent(userId)}`);
+  ctx.status = 303;
+  return true;
 }
-
-/** The members page after an action on someone already removed: `already_removed` (a Remove) or `not_member` (anything else). */
-const goneAddress = (orgId: string, done: 'already_removed' | 'not_member', userId: string) =>
-  `${membersPath(orgId)}?done=${done}&member=${encodeURIComponent(userId)}`;
 
 // What the page says of a cancel sent for an invitation that is no longer open, by what its row
 // says now (a cancelled or closed invitation's row is deleted).
@@ -281,11 +283,7 @@ export function registerMembersRoutes(router: Router<DashboardState>, deps: Memb
         (removed) => ({ organizationId: view.org.id, actor: ctx.state.session!.user.id, action: 'member.removed', details: { userId: ctx.params.userId, email: removed.email, role: removed.role } }),
       );
     } catch (err) {
-      if (await removedHere(db, view.org.id, ctx.params.userId!, err)) {
-        ctx.redirect(goneAddress(view.org.id, 'already_removed', ctx.params.userId!));
-        ctx.status = 303;
-        return;
-      }
+      if (await answeredRemoved(ctx, db, view.org.id, err, 'already_removed')) return;
       // removeMember's only invalid_params: the organization's last admin, whoever asks (the
       // button is hidden only for oneself). Said in the page's language, on the members page.
       if (!(err instanceof AppError && err.code === 'invalid_params')) throw err;
@@ -309,11 +307,7 @@ export function registerMembersRoutes(router: Router<DashboardState>, deps: Memb
         return r;
       });
     } catch (err) {
-      if (await removedHere(db, view.org.id, ctx.params.userId!, err)) {
-        ctx.redirect(goneAddress(view.org.id, 'not_member', ctx.params.userId!));
-        ctx.status = 303;
-        return;
-      }
+      if (await answeredRemoved(ctx, db, view.org.id, err, 'not_member')) return;
       // issuePasswordReset's refusals (oneself, an operator, a member of another organization
       // too), said in the page's language on the members page.
       if (!(err instanceof AppError && err.code === 'invalid_params')) throw err;
@@ -340,11 +334,7 @@ export function registerMembersRoutes(router: Router<DashboardState>, deps: Memb
         (c) => c.from === c.to ? null : { organizationId: view.org.id, actor: actor.id, action: 'member.role_changed', details: { userId: c.userId, email: c.email, from: c.from, to: c.to } },
       );
     } catch (err) {
-      if (await removedHere(db, view.org.id, ctx.params.userId!, err)) {
-        ctx.redirect(goneAddress(view.org.id, 'not_member', ctx.params.userId!));
-        ctx.status = 303;
-        return;
-      }
+      if (await answeredRemoved(ctx, db, view.org.id, err, 'not_member')) return;
       if (!(err instanceof AppError && err.code === 'invalid_params')) throw err;
       ctx.status = 422;
       const lastAdmin = err.details?.some((d) => d.path === 'userId');
