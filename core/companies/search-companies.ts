@@ -211,6 +211,8 @@ export function searchCompaniesSql(input: SearchCompaniesInput, match: Match, po
 
   // A constant score as Postgres prints it, or null for a score per row.
   const constantScore = match.kind === 'identifier' ? '1' : match.kind === 'name' ? null : '0';
+  // Rows after the cursor, for the searches of a constant score (a name search's windows hold
+  // only such rows themselves: fromCursor below).
   const after: Knex.RawBinding[] = [];
   let afterSql = '';
   if (position && position.score === constantScore) {
@@ -219,10 +221,9 @@ export function searchCompaniesSql(input: SearchCompaniesInput, match: Match, po
     // comparison below would read the filter's rows from the first.
     afterSql = 'WHERE (r.sort_name, r.id) > (?, ?::bigint)';
     after.push(position.name, position.id);
-  } else if (position) {
-    // Score and closeness descending, then name and id ascending: one row comparison on
-    // (-score, -closeness, name, id). Closeness is 0 but in a name search (searchCompanies fills
-    // in a name search cursor's).
+  } else if (position && match.kind !== 'name') {
+    // A cursor whose score is not its search's (only a hand-made one): the whole order, one row
+    // comparison on (-score, -closeness, name, id), closeness 0 outside a name search.
     afterSql = 'WHERE (-r.score, -r.closeness, r.sort_name, r.id) > (-(?::numeric), -(?::numeric), ?, ?::bigint)';
     after.push(position.score, position.closeness ?? '0', position.name, position.id);
   }
@@ -272,9 +273,9 @@ SELECT r.*,
 FROM (
   SELECT * FROM nearest UNION ALL SELECT * FROM fragments
 ) r
-${afterSql}
 ${order}`;
-    return { sql, bindings: [...nearest.bindings, ...fragments.bindings, ...after, input.limit + 1] };
+    // No comparison with the cursor here: each window holds only rows after it (fromCursor).
+    return { sql, bindings: [...nearest.bindings, ...fragments.bindings, input.limit + 1] };
   }
 
   const where = [...filters];
