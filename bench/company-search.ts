@@ -9,7 +9,7 @@
 // NACE section, a status, none), by a name alone (common words, a short one, a typo) and by
 // filters and a name, each on its first page and on the page after its first 200 rows (a
 // cursor). Prints p50/p95 ms over --reps calls after two warm-ups, and the size of the indexes
-// of migrations 037 and 038 and their build times; figures only, no pass/fail.
+// of migrations 037, 038 and 040 and their build times; figures only, no pass/fail.
 //
 // The rows are loaded without those indexes, which are then built (faster than maintaining them
 // row by row). --compare also times the searches before that build (with --before-reps calls
@@ -20,6 +20,7 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import * as searchOrderMigration from '../migrations/20261127_037_company_search_order.js';
 import * as nameNearestMigration from '../migrations/20261127_038_company_name_nearest.js';
+import * as nameFoldedMigration from '../migrations/20261128_040_company_name_folded.js';
 import { searchCompanies, searchCompaniesInputSchema, type SearchCompaniesInput } from '../core/companies/search-companies.js';
 import { parseConfig } from '../core/config/index.js';
 import { createDb, migrateLatest } from '../core/db/index.js';
@@ -39,7 +40,7 @@ const { values: args } = parseArgs({
 });
 if (args.help) {
   process.stdout.write('usage: npm run bench:search -- [--count N=1000000] [--reps N=20] [--compare] [--before-reps N=3] [--keep]\n'
-    + '  --compare also times the searches without the indexes of migrations 037 and 038, --before-reps calls each.\n'
+    + '  --compare also times the searches without the indexes of migrations 037, 038 and 040, --before-reps calls each.\n'
     + '  --keep leaves the scratch database in place for inspection (EXPLAIN).\n');
   process.exit(0);
 }
@@ -78,6 +79,7 @@ const deps = { db, queryTimeoutMs: 600_000, logger };
 
 try {
   await migrateLatest(db);
+  await nameFoldedMigration.down(db);
   await nameNearestMigration.down(db);
   await searchOrderMigration.down(db);
   log(`scratch database ready (${scratch.description}); load average ${os.loadavg().map((l) => l.toFixed(1)).join(' ')} on ${os.cpus().length} CPUs`);
@@ -86,16 +88,19 @@ try {
   log(`${fmt(count)} companies in ${fmt((performance.now() - started) / 1000, 1)} s`);
 
   const lines: string[] = [];
-  if (args.compare) lines.push(...await timeCases('without migrations 037 and 038', Number(args['before-reps'])));
+  if (args.compare) lines.push(...await timeCases('without migrations 037, 038 and 040', Number(args['before-reps'])));
   started = performance.now();
   await searchOrderMigration.up(db);
   const built = [`migration 037's indexes built in ${fmt((performance.now() - started) / 1000, 1)} s`];
   started = performance.now();
   await nameNearestMigration.up(db);
   built.push(`migration 038's in ${fmt((performance.now() - started) / 1000, 1)} s`);
+  started = performance.now();
+  await nameFoldedMigration.up(db);
+  built.push(`migration 040's in ${fmt((performance.now() - started) / 1000, 1)} s`);
   await db.raw('ANALYZE companies');
   log(built.join(', '));
-  lines.push(...await timeCases('with migrations 037 and 038', Number(args.reps)));
+  lines.push(...await timeCases('with migrations 037, 038 and 040', Number(args.reps)));
 
   const { rows: sizes } = await db.raw<{ rows: Array<{ name: string; mb: number }> }>(`
     SELECT indexrelname AS name, round(pg_relation_size(indexrelid) / 1e6)::int AS mb FROM pg_stat_user_indexes

@@ -24,7 +24,9 @@ const FOLDS: Array<[string, string]> = [
   ...Object.entries(ACCENTED_VOWELS).flatMap(([plain, accented]) => [...accented].flatMap((ch) => [[ch, plain], [ch.toUpperCase(), plain]] as Array<[string, string]>)),
   ...['\u0300', '\u0301', '\u0302', '\u0308'].map((mark): [string, string] => [mark, '']),
 ];
-export const foldedMunicipality = `regexp_replace(replace(${FOLDS.reduce((sql, [from, to]) => `replace(${sql}, '${from}', '${to}')`, 'lower(municipality)')}, '\u2019', ''''), '([aeiou])''([^a-z]|$)', '\\1\\2', 'g')`;
+/** The fold of `expression`, as foldAccentsSql writes it in this release (migration 040 indexes names so). */
+export const frozenFoldSql = (expression: string) => `regexp_replace(replace(${FOLDS.reduce((sql, [from, to]) => `replace(${sql}, '${from}', '${to}')`, `lower(${expression})`)}, '\u2019', ''''), '([aeiou])''([^a-z]|$)', '\\1\\2', 'g')`;
+export const foldedMunicipality = frozenFoldSql('municipality');
 
 const ORDER = "coalesce(legal_name, ''), id";
 const INDEXES: Array<[string, string]> = [

@@ -6,6 +6,7 @@ import { dossier, fiscalCodes } from '../../test/support/company-dossiers.js';
 import { dropDatabase, uniqueDatabaseName, withClient, databaseUrl } from '../../test/services/databases.js';
 import { codiceFiscaleCheckChar } from './italian-identifiers.js';
 import { foldedMunicipality } from '../../migrations/20261127_037_company_search_order.js';
+import { FOLD_FUNCTION } from '../../migrations/20261128_040_company_name_folded.js';
 import { foldAccentsSql } from './municipality-match.js';
 import { classifyQuery, searchCompanies, searchCompaniesInputSchema, searchCompaniesSql, type SearchCompaniesInput } from './search-companies.js';
 import { upsertCompanies } from './write-companies.js';
@@ -202,6 +203,36 @@ describe('searchCompanies on real rows', () => {
     expect(result.items[1]!.score).toBeLessThan(0.6);
   });
 
+  it('when a name has accents, stored as letters, decomposed or as apostrophes, then a query with or without them finds it as the name it is, a fragment of it too, and pages through it once', async () => {
+    const word = letters(6);
+    const names = {
+      citta: `Città di ${word} S.r.l.`,
+      caffe: `CAFFE' ${word} S.N.C.`,
+      forli: `Forlì ${word} Trasporti S.p.A.`,
+      cantu: `Cantu\u0300 ${word} Mobili S.r.l.`,
+    };
+    const code = { citta: next(), caffe: next(), forli: next(), cantu: next() };
+    await upsertCompanies(db, (Object.keys(names) as Array<keyof typeof names>).map((k) => dossier(code[k], { legalName: names[k] })));
+    const first = async (query: string) => (await search({ query, limit: 2 })).items[0];
+    for (const query of [`citta di ${word}`, `CITTA' DI ${word}`, `Città di ${word}`, `citta’ di ${word}`]) {
+      expect(await first(query), query).toMatchObject({ fiscalCode: code.citta, legalName: names.citta, score: 1 });
+    }
+    for (const query of [`caffe ${word}`, `Caffè ${word}`, `caffé ${word}`]) expect(await first(query), query).toMatchObject({ fiscalCode: code.caffe, score: 1 });
+    for (const query of [`forli ${word} trasporti`, `FORLI' ${word}`]) expect(await first(query), query).toMatchObject({ fiscalCode: code.forli, score: 1 });
+    for (const query of [`cantù ${word}`, `Cantu ${word} mobili`]) expect(await first(query), query).toMatchObject({ fiscalCode: code.cantu, score: 1 });
+    // A fragment inside a long word, too unlike it to be similar, is matched folded too.
+    const long = `${letters(8)}perché${letters(8)}`;
+    const inside = next();
+    await upsertCompanies(db, [dossier(inside, { legalName: `${long} S.r.l.` })]);
+    for (const query of ['perche', "PERCHE'", 'perché']) {
+      const found = (await search({ query, limit: 50 })).items.find((i) => i.fiscalCode === inside);
+      expect(found, query).toBeDefined();
+      expect(found!.score, query).toBeLessThan(0.6);
+    }
+    const { seen } = await walk(word, 1);
+    expect(seen.sort()).toEqual(Object.values(code).sort());
+  });
+
   it('when the query is a person\'s codice fiscale (lower case, spaced, omocodic) then exactly that company comes back with score 1, not the one named after the code', async () => {
     const spaced = `${person.slice(0, 3)} ${person.slice(3, 6)} ${person.slice(6, 11)} ${person.slice(11)}`.toLowerCase();
     for (const [query, code] of [[person, codes.person], [person.toLowerCase(), codes.person], [spaced, codes.person], [codes.personOmocodic.toLowerCase(), codes.personOmocodic]] as const) {
@@ -326,7 +357,7 @@ describe('searchCompanies on a large table', () => {
         expect(nearest, what).toBeDefined();
         // The window: a Limit on the index scan in distance order, nothing sorted beneath it.
         expect(nodes(nearest!).map((n) => n['Node Type']), what).toEqual(['Limit', 'Index Scan']);
-        expect(nodes(nearest!)[1], what).toMatchObject({ 'Index Name': 'companies_legal_name_nearest_idx', 'Order By': expect.stringContaining('<->>') });
+        expect(nodes(nearest!)[1], what).toMatchObject({ 'Index Name': 'companies_folded_name_nearest_idx', 'Order By': expect.stringContaining('<->>') });
         expect(nodes(nearest!)[1]!['Index Cond'], what).toContain('%>');
         // The one Sort outside the fragments (looked for only when the window is not full) sorts
         // the window: no scan of companies beneath it.
@@ -342,6 +373,15 @@ describe('searchCompanies on a large table', () => {
 
   it('when the fold of a municipality changes then so must its index: migration 037 indexes the expression the search compares', () => {
     expect(foldedMunicipality).toBe(foldAccentsSql('municipality'));
+  });
+
+  it('when the fold changes then so must the name\'s index: migration 040\'s fold_accents is the fold the search compares', async () => {
+    expect(FOLD_FUNCTION).toContain(`SELECT ${foldAccentsSql('$1')} $fold$`);
+    // The function the database holds, not only the migration's text.
+    const names = ['Città', 'CANTU\u0300', "CAFFE' NERO", 'Forli’', "L'Aquila"];
+    const { rows } = await db.raw<{ rows: Array<{ f: string; g: string }> }>(`SELECT fold_accents(n) AS f, ${foldAccentsSql('n')} AS g FROM unnest(?::text[]) AS t(n)`, [names]);
+    expect(rows.map((r) => r.f)).toEqual(['citta', 'cantu', 'caffe nero', 'forli', "l'aquila"]);
+    expect(rows.map((r) => r.f)).toEqual(rows.map((r) => r.g));
   });
 
   it('when paging a search by municipality alone through names that tie then every company comes once, in name and id order, as in one page', async () => {

@@ -8,14 +8,15 @@ import { runStoreQuery } from './run-store-query.js';
 import { criteriaFingerprint, decodeCursor, encodeCursor, searchTextKey, type CursorPosition } from './search-cursor.js';
 import { legalFormValues, naceSectionValues, sizeValues, type CompanySize, type LegalForm, type NaceSection } from './schemas/index.js';
 
-// Company search: by name fragment (trigram word similarity, nearest first from the GiST index of
-// legal_name, and fragments anywhere in it from the GIN one), or by
+// Company search: by name fragment (trigram word similarity of the names folded as fold_accents
+// does, nearest first from the GiST index of that fold, and fragments anywhere in the name from
+// its GIN index), or by
 // exact fiscal code / VAT number (classifyQuery tells which), with filters and keyset pagination.
 // The schemas are the contract of the MCP tool that exposes it.
 
 export const searchCompaniesInputSchema = z.strictObject({
   query: withoutNul(z.string().trim().min(2).max(200)).optional()
-    .describe('Part of the legal name (word order and small typos tolerated; digits in it are fine), or an exact fiscal code (11 digits, or a person\'s 16-character codice fiscale) or VAT number (11 digits, with or without the IT prefix; 10 digits are read as one that lost its leading zero). Omit to list companies by the filters alone.'),
+    .describe('Part of the legal name (word order, case, accents and small typos tolerated: caffe finds Caffè; digits in it are fine), or an exact fiscal code (11 digits, or a person\'s 16-character codice fiscale) or VAT number (11 digits, with or without the IT prefix; 10 digits are read as one that lost its leading zero). Omit to list companies by the filters alone.'),
   naceSection: z.enum(naceSectionValues).optional().describe('NACE Rev. 2 section letter, e.g. C (manufacturing), J (information and communication).'),
   naceCode: z.string().regex(/^\d{2}(?:\.\d{1,2})?$/, 'a NACE code or prefix like 62 or 62.01').optional()
     .describe('NACE code or prefix: 62 matches every 62.xx code, 62.01 only that class.'),
@@ -172,7 +173,7 @@ function mayLeaveOut(first: Row, last: Row): boolean {
  * highest, so that the rest of its score's names come again rather than some being skipped.
  */
 async function closenessOf(deps: CompanyQueryDeps, text: string, id: string): Promise<string> {
-  const result = await runStoreQuery(deps, 'company search cursor', deps.db.raw<{ rows: { closeness: string }[] }>('SELECT round(similarity(legal_name, ?)::numeric, 4) AS closeness FROM companies WHERE id = ?::bigint', [text, id]));
+  const result = await runStoreQuery(deps, 'company search cursor', deps.db.raw<{ rows: { closeness: string }[] }>(`SELECT ${CLOSENESS} AS closeness FROM companies c WHERE c.id = ?::bigint`, [text, id]));
   return result.rows[0]?.closeness ?? '1';
 }
 
@@ -185,6 +186,23 @@ async function closenessOf(deps: CompanyQueryDeps, text: string, id: string): Pr
  * one score, of which they then list this many (docs/mcp.md).
  */
 export const NAME_WINDOW = 250;
+
+// A name search compares the name and the query folded alike (case, accents, an apostrophe standing
+// for one: fold_accents, migration 040, this release's foldAccentsSql), so "citta" finds "Città"
+// as closely as "città" does. The folded name is the expression of the GiST index that hands over
+// the nearest names (migration 040).
+const FOLDED_NAME = 'fold_accents(c.legal_name)';
+const FOLDED_QUERY = 'fold_accents(?::text)';
+// The score is the word similarity: the order of the GiST index's distance. (It was the greater of
+// it and the similarity, which is never above it: the whole name is one of the extents word
+// similarity compares. Over 300,000 names and five queries, none was; dropping it spares a fold
+// of every name the window reads.)
+const SCORE = `round(word_similarity(${FOLDED_QUERY}, ${FOLDED_NAME})::numeric, 4)`;
+// Among names of one score (every name holding all the query's words scores 1), the closest to the
+// query as a whole first: the name typed. Computed for the window's rows only; ordering the index
+// scan by it too, or adding a window of the names closest as a whole (GiST `<->`), made a common
+// word's page two to five times as long (docs/benchmark.md).
+const CLOSENESS = `round(similarity(${FOLDED_NAME}, ${FOLDED_QUERY})::numeric, 4)`;
 
 const COLUMNS = `c.id, c.fiscal_code, c.vat_number, c.legal_name, c.legal_form, c.nace_code, c.nace_section, c.province,
          c.municipality, c.size, c.dissolution_year, c.latest_filed_year, c.latest_revenue, c.latest_employees`;
@@ -232,35 +250,31 @@ LIMIT ?`;
 
   if (match.kind === 'name') {
     const { text } = match;
-    // Word similarity is never below similarity (the whole name is one of the extents it
-    // compares), so the score is the word similarity: the order of the GiST index's distance.
-    const score = 'round(greatest(similarity(c.legal_name, ?), word_similarity(?, c.legal_name))::numeric, 4)';
-    // Among names of one score (every name holding all the query's words scores 1), the closest
-    // to the query as a whole first: the name typed. Computed for the window's rows only; ordering
-    // the index scan by it too, or adding a window of the names closest as a whole (GiST `<->`),
-    // made a common word's page two to five times as long (docs/benchmark.md).
-    const closeness = 'round(similarity(c.legal_name, ?)::numeric, 4)';
     // Each window holds the names nearest the query among those after the cursor's row: the names
     // already listed do not take its places (with `score <= cursor's`, 230 ties listed left 20
     // places for the rest, and paging skipped every lower score).
+    const scored = [text, text]; // SCORE's and CLOSENESS's query
     const fromCursor = position
-      ? [`(-${score}, -${closeness}, coalesce(c.legal_name, ''), c.id) > (-(?::numeric), -(?::numeric), ?, ?::bigint)`]
+      ? [`(-${SCORE}, -${CLOSENESS}, coalesce(c.legal_name, ''), c.id) > (-(?::numeric), -(?::numeric), ?, ?::bigint)`]
       : [];
-    const fromCursorBindings: Knex.RawBinding[] = position ? [text, text, text, position.score, position.closeness ?? '0', position.name, position.id] : [];
+    const fromCursorBindings: Knex.RawBinding[] = position ? [...scored, position.score, position.closeness ?? '0', position.name, position.id] : [];
     const windowOf = (conditions: string[], conditionBindings: Knex.RawBinding[]) => ({
       sql: `SELECT ${COLUMNS},
-         ${score} AS score, ${closeness} AS closeness, coalesce(c.legal_name, '') AS sort_name
+         ${SCORE} AS score, ${CLOSENESS} AS closeness, coalesce(c.legal_name, '') AS sort_name
   FROM companies c
   WHERE ${[...conditions, ...filters, ...fromCursor].join(' AND ')}
-  ORDER BY c.legal_name <->> ?
+  ORDER BY ${FOLDED_NAME} <->> ${FOLDED_QUERY}
   LIMIT ${NAME_WINDOW}`,
-      bindings: [text, text, text, ...conditionBindings, ...filterBindings, ...fromCursorBindings, text],
+      bindings: [...scored, ...conditionBindings, ...filterBindings, ...fromCursorBindings, text],
     });
     // Word similarity (%>, at pg_trgm's threshold) tolerates typos and word order; a fragment
     // anywhere in the name (ILIKE) that is not similar enough scores below every similar name,
     // so it is looked for only when the similar names do not fill the window.
-    const nearest = windowOf(['c.legal_name %> ?'], [text]);
-    const fragments = windowOf([`(SELECT count(*) FROM nearest) < ${NAME_WINDOW}`, 'c.legal_name ILIKE ?', 'NOT (c.legal_name %> ?)'], [`%${likeEscape(text)}%`, text]);
+    // Both are compared folded, the fragment as a pattern (the fold leaves LIKE's escapes as they
+    // are), through migration 040's GIN index of the folded name, which also serves the
+    // similarity condition when a filter's rows are the fewer.
+    const nearest = windowOf([`${FOLDED_NAME} %> ${FOLDED_QUERY}`], [text]);
+    const fragments = windowOf([`(SELECT count(*) FROM nearest) < ${NAME_WINDOW}`, `${FOLDED_NAME} LIKE ${FOLDED_QUERY}`, `NOT (${FOLDED_NAME} %> ${FOLDED_QUERY})`], [`%${likeEscape(text)}%`, text]);
     const sql = `
 WITH nearest AS (
   ${nearest.sql}
