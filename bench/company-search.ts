@@ -20,7 +20,7 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import * as searchOrderMigration from '../migrations/20261127_037_company_search_order.js';
 import * as nameNearestMigration from '../migrations/20261127_038_company_name_nearest.js';
-import * as nameFoldedMigration from '../migrations/20261128_040_company_name_folded.js';
+import * as nameFoldedMigration from '../migrations/20261128_040_names_folded.js';
 import { searchCompanies, searchCompaniesInputSchema, type SearchCompaniesInput } from '../core/companies/search-companies.js';
 import { parseConfig } from '../core/config/index.js';
 import { createDb, migrateLatest } from '../core/db/index.js';

@@ -6,7 +6,7 @@ import type { Knex } from 'knex';
 // section, 0.6 s for a municipality (which no index served: every company's name folded) and
 // 0.9 s with no filter, growing with the table (docs/benchmark.md, "Company search at a million
 // companies"). These indexes hand over the page's rows already in order, from the cursor on:
-// - the municipality as the search folds it (municipality-match.ts, foldAccentsSql: case,
+// - the municipality as the search folds it (fold-text.ts, foldAccentsSql: case,
 //   accents and an apostrophe standing for one), then the order;
 // - the province, then the order; it replaces companies_province_idx, of which it is a superset;
 // - the order alone, for no filter or filters most companies pass (a NACE section, status, size,

@@ -39,7 +39,7 @@ import * as webhookDeliveriesByOrganization from './20261127_036_webhook_deliver
 import * as companySearchOrder from './20261127_037_company_search_order.js';
 import * as companyNameNearest from './20261127_038_company_name_nearest.js';
 import * as deadLetterReplayAfter from './20261127_039_dead_letter_replay_after.js';
-import * as companyNameFolded from './20261128_040_company_name_folded.js';
+import * as namesFolded from './20261128_040_names_folded.js';
 
 export interface Migration {
   name: string;
@@ -86,5 +86,5 @@ export const migrations: Migration[] = [
   { name: '20261127_037_company_search_order', ...companySearchOrder },
   { name: '20261127_038_company_name_nearest', ...companyNameNearest },
   { name: '20261127_039_dead_letter_replay_after', ...deadLetterReplayAfter },
-  { name: '20261128_040_company_name_folded', ...companyNameFolded },
+  { name: '20261128_040_names_folded', ...namesFolded },
 ];

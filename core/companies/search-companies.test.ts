@@ -6,8 +6,8 @@ import { dossier, fiscalCodes } from '../../test/support/company-dossiers.js';
 import { dropDatabase, uniqueDatabaseName, withClient, databaseUrl } from '../../test/services/databases.js';
 import { codiceFiscaleCheckChar } from './italian-identifiers.js';
 import { foldedMunicipality } from '../../migrations/20261127_037_company_search_order.js';
-import { FOLD_FUNCTION } from '../../migrations/20261128_040_company_name_folded.js';
-import { foldAccentsSql } from './municipality-match.js';
+import { FOLD_FUNCTION } from '../../migrations/20261128_040_names_folded.js';
+import { foldAccentsSql, foldNameSql } from './fold-text.js';
 import { classifyQuery, searchCompanies, searchCompaniesInputSchema, searchCompaniesSql, type SearchCompaniesInput } from './search-companies.js';
 import { upsertCompanies } from './write-companies.js';
 
@@ -220,6 +220,17 @@ describe('searchCompanies on real rows', () => {
     for (const query of [`caffe ${word}`, `Caffè ${word}`, `caffé ${word}`]) expect(await first(query), query).toMatchObject({ fiscalCode: code.caffe, score: 1 });
     for (const query of [`forli ${word} trasporti`, `FORLI' ${word}`]) expect(await first(query), query).toMatchObject({ fiscalCode: code.forli, score: 1 });
     for (const query of [`cantù ${word}`, `Cantu ${word} mobili`]) expect(await first(query), query).toMatchObject({ fiscalCode: code.cantu, score: 1 });
+    // Legal forms with dots or without are one word: "srl" ranks S.r.l. above Srls.
+    const [dotted, plain, srls] = [next(), next(), next()];
+    await upsertCompanies(db, [
+      dossier(dotted, { legalName: `${word} Forme S.r.l.` }),
+      dossier(plain, { legalName: `${word} Stampi SRL` }),
+      dossier(srls, { legalName: `${word} Forme Srls` }),
+    ]);
+    expect((await search({ query: `${word} forme srl`, limit: 2 })).items.map((i) => [i.fiscalCode, i.score])).toEqual([[dotted, 1], [srls, expect.any(Number)]]);
+    expect(await first(`${word} Stampi S.R.L.`)).toMatchObject({ fiscalCode: plain, score: 1 });
+    // A query the fold empties finds nothing, rather than every name as a fragment.
+    expect(await search({ query: '...' })).toMatchObject({ items: [], nextCursor: null });
     // A fragment inside a long word, too unlike it to be similar, is matched folded too.
     const long = `${letters(8)}perché${letters(8)}`;
     const inside = next();
@@ -230,7 +241,7 @@ describe('searchCompanies on real rows', () => {
       expect(found!.score, query).toBeLessThan(0.6);
     }
     const { seen } = await walk(word, 1);
-    expect(seen.sort()).toEqual(Object.values(code).sort());
+    expect(seen.sort()).toEqual([...Object.values(code), dotted, plain, srls].sort());
   });
 
   it('when the query is a person\'s codice fiscale (lower case, spaced, omocodic) then exactly that company comes back with score 1, not the one named after the code', async () => {
@@ -375,12 +386,12 @@ describe('searchCompanies on a large table', () => {
     expect(foldedMunicipality).toBe(foldAccentsSql('municipality'));
   });
 
-  it('when the fold changes then so must the name\'s index: migration 040\'s fold_accents is the fold the search compares', async () => {
-    expect(FOLD_FUNCTION).toContain(`SELECT ${foldAccentsSql('$1')} $fold$`);
+  it('when the fold changes then so must the name\'s index: migration 040\'s fold_name is the fold the search compares', async () => {
+    expect(FOLD_FUNCTION).toContain(`SELECT ${foldNameSql('$1')} $fold$`);
     // The function the database holds, not only the migration's text.
-    const names = ['Città', 'CANTU\u0300', "CAFFE' NERO", 'Forli’', "L'Aquila"];
-    const { rows } = await db.raw<{ rows: Array<{ f: string; g: string }> }>(`SELECT fold_accents(n) AS f, ${foldAccentsSql('n')} AS g FROM unnest(?::text[]) AS t(n)`, [names]);
-    expect(rows.map((r) => r.f)).toEqual(['citta', 'cantu', 'caffe nero', 'forli', "l'aquila"]);
+    const names = ['Città', 'CANTU\u0300', "CAFFE' NERO", 'Forli’', "L'Aquila", 'Rossi S.r.l.', 'A.G.T. S.P.A.'];
+    const { rows } = await db.raw<{ rows: Array<{ f: string; g: string }> }>(`SELECT fold_name(n) AS f, ${foldNameSql('n')} AS g FROM unnest(?::text[]) AS t(n)`, [names]);
+    expect(rows.map((r) => r.f)).toEqual(['citta', 'cantu', 'caffe nero', 'forli', "l'aquila", 'rossi srl', 'agt spa']);
     expect(rows.map((r) => r.f)).toEqual(rows.map((r) => r.g));
   });
 

@@ -8,7 +8,7 @@ import { runStoreQuery } from './run-store-query.js';
 import { criteriaFingerprint, decodeCursor, encodeCursor, searchTextKey, type CursorPosition } from './search-cursor.js';
 import { legalFormValues, naceSectionValues, sizeValues, type CompanySize, type LegalForm, type NaceSection } from './schemas/index.js';
 
-// Company search: by name fragment (trigram word similarity of the names folded as fold_accents
+// Company search: by name fragment (trigram word similarity of the names folded as fold_name
 // does, nearest first from the GiST index of that fold, and fragments anywhere in the name from
 // its GIN index), or by
 // exact fiscal code / VAT number (classifyQuery tells which), with filters and keyset pagination.
@@ -16,7 +16,7 @@ import { legalFormValues, naceSectionValues, sizeValues, type CompanySize, type 
 
 export const searchCompaniesInputSchema = z.strictObject({
   query: withoutNul(z.string().trim().min(2).max(200)).optional()
-    .describe('Part of the legal name (word order, case, accents and small typos tolerated: caffe finds Caffè; digits in it are fine), or an exact fiscal code (11 digits, or a person\'s 16-character codice fiscale) or VAT number (11 digits, with or without the IT prefix; 10 digits are read as one that lost its leading zero). Omit to list companies by the filters alone.'),
+    .describe('Part of the legal name (word order, case, accents, dots and small typos tolerated: caffe finds Caffè, srl S.r.l.; digits in it are fine), or an exact fiscal code (11 digits, or a person\'s 16-character codice fiscale) or VAT number (11 digits, with or without the IT prefix; 10 digits are read as one that lost its leading zero). Omit to list companies by the filters alone.'),
   naceSection: z.enum(naceSectionValues).optional().describe('NACE Rev. 2 section letter, e.g. C (manufacturing), J (information and communication).'),
   naceCode: z.string().regex(/^\d{2}(?:\.\d{1,2})?$/, 'a NACE code or prefix like 62 or 62.01').optional()
     .describe('NACE code or prefix: 62 matches every 62.xx code, 62.01 only that class.'),
@@ -188,11 +188,11 @@ async function closenessOf(deps: CompanyQueryDeps, text: string, id: string): Pr
 export const NAME_WINDOW = 250;
 
 // A name search compares the name and the query folded alike (case, accents, an apostrophe standing
-// for one: fold_accents, migration 040, this release's foldAccentsSql), so "citta" finds "Città"
-// as closely as "città" does. The folded name is the expression of the GiST index that hands over
-// the nearest names (migration 040).
-const FOLDED_NAME = 'fold_accents(c.legal_name)';
-const FOLDED_QUERY = 'fold_accents(?::text)';
+// for one, dots: fold_name, migration 040, this release's foldNameSql), so "citta" finds "Città"
+// as closely as "città" does, and "srl" finds "S.r.l.". The folded name is the expression of the
+// GiST index that hands over the nearest names (migration 040).
+const FOLDED_NAME = 'fold_name(c.legal_name)';
+const FOLDED_QUERY = 'fold_name(?::text)';
 // The score is the word similarity: the order of the GiST index's distance. (It was the greater of
 // it and the similarity, which is never above it: the whole name is one of the extents word
 // similarity compares. Over 300,000 names and five queries, none was; dropping it spares a fold
@@ -274,7 +274,11 @@ LIMIT ?`;
     // are), through migration 040's GIN index of the folded name, which also serves the
     // similarity condition when a filter's rows are the fewer.
     const nearest = windowOf([`${FOLDED_NAME} %> ${FOLDED_QUERY}`], [text]);
-    const fragments = windowOf([`(SELECT count(*) FROM nearest) < ${NAME_WINDOW}`, `${FOLDED_NAME} LIKE ${FOLDED_QUERY}`, `NOT (${FOLDED_NAME} %> ${FOLDED_QUERY})`], [`%${likeEscape(text)}%`, text]);
+    // A query the fold empties (dots alone) would be the pattern '%%': no fragment.
+    const fragments = windowOf(
+      [`(SELECT count(*) FROM nearest) < ${NAME_WINDOW}`, `${FOLDED_QUERY} <> ''`, `${FOLDED_NAME} LIKE ${FOLDED_QUERY}`, `NOT (${FOLDED_NAME} %> ${FOLDED_QUERY})`],
+      [text, `%${likeEscape(text)}%`, text],
+    );
     const sql = `
 WITH nearest AS (
   ${nearest.sql}

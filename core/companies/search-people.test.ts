@@ -74,6 +74,21 @@ describe('searchPeople', () => {
     ]);
   });
 
+  it('when one person\'s name is written with accents, as a registry writes them (vowel and apostrophe) or without, then any of the spellings finds one person with every role', async () => {
+    const [first, second] = [next(), next()];
+    await upsertCompanies(db, [
+      dossier(first, { officers: [{ name: `NICOLO' ${token} PIRRO'`, role: 'Amministratore unico', roleCategory: 'legal_representative' }] }),
+      dossier(second, { shareholders: [{ name: `Nicolò ${token} Pirrò`, share: 0.4 }, { name: `${token} Seconda S.r.l.`, share: 0.6 }] }),
+    ]);
+    for (const name of [`nicolo ${token} pirro`, `Nicolò ${token} Pirrò`, `NICOLO' ${token}`]) {
+      const { people } = await searchPeople(deps, { name, limit: 10 });
+      const found = people.filter((p) => p.roles.some((r) => [first, second].includes(r.company.fiscalCode)));
+      expect(found, name).toHaveLength(1);
+      expect(found[0]!.roles.map((r) => `${r.kind}:${r.company.fiscalCode}`).sort(), name).toEqual([`officer:${first}`, `shareholder:${second}`].sort());
+      expect(found[0]!.score, name).toBe(1);
+    }
+  });
+
   it('when a role category is given then only officers in it are returned', async () => {
     const result = await searchPeople(deps, { name: `Laura ${token} Conti`, roleCategory: 'statutory_auditor', limit: 10 });
     expect(result.people[0]!.roles).toEqual([expect.objectContaining({ kind: 'officer', roleCategory: 'statutory_auditor', company: expect.objectContaining({ fiscalCode: b }) })]);

@@ -15,7 +15,7 @@ export const MAX_ROLES_PER_PERSON = 50;
 const personKinds = ['officer', 'shareholder', 'beneficial_owner'] as const;
 
 export const searchPeopleInputSchema = z.strictObject({
-  name: withoutNul(z.string().trim().min(2).max(200)).describe('The person\'s name or part of it, in any word order ("Rossi Mario" finds "MARIO ROSSI"); small typos tolerated.'),
+  name: withoutNul(z.string().trim().min(2).max(200)).describe('The person\'s name or part of it, in any word order ("Rossi Mario" finds "MARIO ROSSI"); case, accents and small typos tolerated ("Nicolo" finds "NICOLO\'" and "Nicolò").'),
   kind: z.enum(personKinds).optional().describe('Only this kind of role: officer (directors, auditors, ...), shareholder, or beneficial_owner.'),
   roleCategory: z.enum(roleCategoryValues).optional().describe('Only officers with this role category (implies kind officer).'),
   limit: z.number().int().min(1).max(25).default(10).describe('People per page, 1-25.'),
@@ -59,7 +59,15 @@ interface Row {
   roles: PersonRole[] | null;
 }
 
-const personKey = (column: string) => `upper(regexp_replace(btrim(${column}), '\\s+', ' ', 'g'))`;
+// A person is their name folded as the company search folds names (fold_name, migration 040:
+// case, accents, an apostrophe standing for one, dots), spaces collapsed: "NICOLO' PIRRO'" and
+// "Nicolò  Pirrò" are one person. Upper case, as the key was before the fold, so that a cursor of
+// the previous release still compares with the keys of names that the fold leaves as they were.
+const personKey = (column: string) => `upper(regexp_replace(btrim(fold_name(${column})), '\\s+', ' ', 'g'))`;
+// A name matches when the query is a fragment of it or similar to one of its words, as stored,
+// through migration 001's GIN indexes: indexes of the folded names cost an import 13% (migration
+// 040), and a registry's "NICOLO'" is the word "nicolo" already, "Nicolò" 0.7 similar to it.
+const nameMatches = (column: string) => `(${column} ILIKE ? OR ? <% ${column})`;
 
 export async function searchPeople(deps: CompanyQueryDeps, input: SearchPeopleInput): Promise<SearchPeopleResult> {
   const { limit, cursor, ...criteria } = input;
@@ -73,7 +81,7 @@ export async function searchPeople(deps: CompanyQueryDeps, input: SearchPeopleIn
   const bindings: Knex.RawBinding[] = [];
   if (kind === undefined || kind === 'officer') {
     parts.push(`SELECT o.name, 'officer'::text AS kind, o.role, o.role_category, NULL::float8 AS share, o.company_id
-      FROM company_officers o WHERE (o.name ILIKE ? OR ? <% o.name)${input.roleCategory ? ' AND o.role_category = ?' : ''}`);
+      FROM company_officers o WHERE ${nameMatches('o.name')}${input.roleCategory ? ' AND o.role_category = ?' : ''}`);
     bindings.push(pattern, text);
     if (input.roleCategory) bindings.push(input.roleCategory);
   }
@@ -85,7 +93,7 @@ export async function searchPeople(deps: CompanyQueryDeps, input: SearchPeopleIn
       FROM company_holders h
       WHERE h.relation IN (${kind === undefined ? "'shareholder', 'beneficial_owner'" : '?'}) AND h.holder_kind = 'person'
         AND h.related_company_id IS NULL AND (h.related_fiscal_code IS NULL OR h.related_fiscal_code !~ '^[0-9]{11}$')
-        AND (h.name ILIKE ? OR ? <% h.name)`);
+        AND ${nameMatches('h.name')}`);
     if (kind !== undefined) bindings.push(kind);
     bindings.push(pattern, text);
   }
@@ -104,7 +112,7 @@ WITH matches AS MATERIALIZED (
   -- The name as shown: one of its spellings, its spaces as the key's (an import's "Giuseppe  Verdi"
   -- is shown "Giuseppe Verdi").
   SELECT person_key, min(regexp_replace(btrim(name), '\\s+', ' ', 'g')) AS name, count(*)::int AS role_count,
-         round(max(greatest(similarity(name, ?), word_similarity(?, name)))::numeric, 4) AS score
+         round(max(word_similarity(fold_name(?::text), fold_name(name)))::numeric, 4) AS score
   FROM matches GROUP BY person_key
 ), page AS (
   SELECT * FROM people p ${afterSql} ORDER BY p.score DESC, p.person_key ASC LIMIT ?
@@ -120,7 +128,7 @@ SELECT p.person_key, p.name, p.score, p.role_count,
 FROM page p
 ORDER BY p.score DESC, p.person_key ASC`;
 
-  const result = await runStoreQuery(deps, 'people search', deps.db.raw<{ rows: Row[] }>(sql, [...bindings, text, text, ...afterBindings, limit + 1]));
+  const result = await runStoreQuery(deps, 'people search', deps.db.raw<{ rows: Row[] }>(sql, [...bindings, text, ...afterBindings, limit + 1]));
   const rows = result.rows.slice(0, limit);
   const last = rows[rows.length - 1];
   const nextCursor = result.rows.length > limit && last ? encodeCursor({ score: last.score, name: last.person_key, id: '' }, fingerprint) : null;
