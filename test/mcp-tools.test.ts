@@ -249,7 +249,7 @@ describe('service_search_companies', () => {
       await call('service_search_companies', { query: group.token, limit: 1, cursor: `${first.nextCursor}x` }),
     ].map((result) => ({ error: (result.structuredContent as any).error, text: (result.content[0] as { text: string }).text }));
     expect(refusals.map((r) => r.error)).toEqual([
-      expect.objectContaining({ code: 'invalid_params', message: expect.stringMatching(/^The cursor belongs to another search: repeat/), details: [{ path: 'cursor', message: 'made by a search with other criteria, or by the other search tool' }] }),
+      expect.objectContaining({ code: 'invalid_params', message: expect.stringMatching(/^The cursor belongs to another search: repeat/), details: [{ path: 'cursor', message: 'made by a search with other criteria, by the other search tool, or before the service changed how it ranks names' }] }),
       expect.objectContaining({ code: 'invalid_params', message: 'The cursor is not one this service returned: pass nextCursor exactly as received.', details: [{ path: 'cursor', message: 'malformed or altered' }] }),
     ]);
     for (const { error, text } of refusals) expect(text.split('\n').slice(0, 2)).toEqual([`Error invalid_params: ${error.message}`, `- cursor: ${error.details[0].message}`]);

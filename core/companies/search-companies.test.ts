@@ -9,6 +9,7 @@ import { foldedMunicipality } from '../../migrations/20261127_037_company_search
 import { FOLD_FUNCTION } from '../../migrations/20261128_040_names_folded.js';
 import { foldAccentsSql, foldNameSql } from './fold-text.js';
 import { classifyQuery, searchCompanies, searchCompaniesInputSchema, searchCompaniesSql, type SearchCompaniesInput } from './search-companies.js';
+import { criteriaFingerprint, encodeCursor, searchTextKey } from './search-cursor.js';
 import { upsertCompanies } from './write-companies.js';
 
 const letters = (n: number) => Array.from({ length: n }, () => String.fromCharCode(65 + randomInt(26))).join('');
@@ -229,8 +230,13 @@ describe('searchCompanies on real rows', () => {
     ]);
     expect((await search({ query: `${word} forme srl`, limit: 2 })).items.map((i) => [i.fiscalCode, i.score])).toEqual([[dotted, 1], [srls, expect.any(Number)]]);
     expect(await first(`${word} Stampi S.R.L.`)).toMatchObject({ fiscalCode: plain, score: 1 });
-    // A query the fold empties finds nothing, rather than every name as a fragment.
-    expect(await search({ query: '...' })).toMatchObject({ items: [], nextCursor: null });
+    // A query the fold leaves shorter than 2 characters finds no fragment, rather than most names.
+    for (const query of ['...', '. .', 'a.', "e'."]) expect(await search({ query }), query).toMatchObject({ items: [], nextCursor: null });
+    // A cursor of the release that ranked names as stored is refused, not continued among the new
+    // scores: "Città" now scores 1 for "citta", ahead of where such a cursor stood.
+    const before = criteriaFingerprint({ query: searchTextKey(`citta di ${word}`) });
+    const older = encodeCursor({ score: '0.7000', name: names.citta, id: '1' }, before);
+    await expect(search({ query: `citta di ${word}`, cursor: older })).rejects.toMatchObject({ code: 'invalid_params', details: [{ path: 'cursor' }] });
     // A fragment inside a long word, too unlike it to be similar, is matched folded too.
     const long = `${letters(8)}perché${letters(8)}`;
     const inside = next();

@@ -44,7 +44,7 @@ describe('search cursors', () => {
         expect.objectContaining({
           code: 'invalid_params',
           message: expect.stringMatching(/^The cursor belongs to another search: /),
-          details: [{ path: 'cursor', message: 'made by a search with other criteria, or by the other search tool' }],
+          details: [{ path: 'cursor', message: 'made by a search with other criteria, by the other search tool, or before the service changed how it ranks names' }],
         }),
       );
     }

@@ -61,7 +61,7 @@ export function decodeCursor(cursor: string, fingerprint: string, options: { com
   if (c.f !== fingerprint) {
     throw invalidCursor(
       'The cursor belongs to another search: repeat the same search, query and filters with it, or drop it to start over.',
-      'made by a search with other criteria, or by the other search tool',
+      'made by a search with other criteria, by the other search tool, or before the service changed how it ranks names',
     );
   }
   if (
