@@ -12,6 +12,7 @@ import type { Logger } from '../core/logging/index.js';
 import { rateLimitHeaders } from '../core/ratelimit/index.js';
 import { occurredNow, type UsageSink } from '../core/usage/index.js';
 import { argumentDetails } from './argument-details.js';
+import { withCanonicalEnums } from './canonical-enums.js';
 import { jsonWithCachedParts, type CachedText } from './cached-json.js';
 import { compactOutputSchema } from './compact-json-schema.js';
 import { protocolError, toolErrorResult } from './errors.js';
@@ -262,7 +263,7 @@ export function createToolHandlers(deps: McpDeps, parts: ServerParts, call: McpC
         // or the allowance says; the attempt still counts against the rate limit and carries
         // its headers. Then admission (rate limit shared with the API, plan, flags): a refused
         // call does no work.
-        const parsed = definition.inputSchema.safeParse(request.params.arguments ?? {});
+        const parsed = definition.inputSchema.safeParse(withCanonicalEnums(definition.inputSchema, request.params.arguments ?? {}));
         if (!parsed.success) {
           const counted = await countMalformedAttempt(deps.access, principal, name, 'tool');
           throw new AppError('invalid_params', `The arguments do not match the input schema of ${name}.`, {

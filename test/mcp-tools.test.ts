@@ -234,6 +234,20 @@ describe('service_search_companies', () => {
     expect(result.items.map((i: any) => i.fiscalCode)).toEqual([group.subs[2]!.fiscalCode]);
   });
 
+  it('when closed-list filters are written in another case, with dots or spaces, then each is read as the option it names; a value naming none is still invalid_params, listing them', async () => {
+    const canonical = data(await call('service_search_companies', { query: group.token, status: 'dissolved', naceSection: 'J', legalForm: 'SRL' }));
+    expect(canonical.items.length).toBeGreaterThan(0);
+    for (const [status, naceSection, legalForm] of [['Dissolved', 'j', 'srl'], ['DISSOLVED', ' J ', 'S.r.l.'], ['dissolved', 'j', 's r l']]) {
+      const lenient = data(await call('service_search_companies', { query: group.token, status, naceSection, legalForm }));
+      expect(lenient.items, `${status} ${naceSection} ${legalForm}`).toEqual(canonical.items);
+    }
+    const refused = await call('service_search_companies', { query: group.token, legalForm: 'S.r.l.x' });
+    expect(refused.isError).toBe(true);
+    expect((refused.structuredContent as any).error).toMatchObject({ code: 'invalid_params', details: [{ path: 'legalForm', message: expect.stringContaining('SRL') }] });
+    const officers = data(await call('service_search_people', { name: `Bellini Marco ${group.token}`, kind: 'Officer', roleCategory: 'Legal Representative' }));
+    expect(officers.people.length).toBeGreaterThan(0);
+  });
+
   it('when the query is retyped in another case or spacing between pages then the cursor still pages on, as the search is the same', async () => {
     const first = data(await call('service_search_companies', { query: group.token, limit: 2 }));
     const next = data(await call('service_search_companies', { query: `  ${group.token.toUpperCase()} `, limit: 2, cursor: first.nextCursor }));
