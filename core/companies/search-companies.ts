@@ -180,10 +180,10 @@ async function closenessOf(deps: CompanyQueryDeps, text: string, id: string): Pr
 /**
  * How many of the names nearest a query a page of a name search ranks. The nearest come from the
  * GiST trigram index of the folded names (migration 040) in order of word similarity, without
- * scoring every match: at a million companies "Costruzioni" alone matches tens of thousands, which scored and sorted
- * took seconds. The page is then the window sorted by score, name and id, and the next page's
- * window starts at its cursor's score: pages are exact unless more companies than this tie on
- * one score, of which they then list this many (docs/mcp.md).
+ * scoring every match: at a million companies "Costruzioni" alone matches tens of thousands,
+ * which scored and sorted took seconds. The page is then the window sorted by score, name and id,
+ * and the next page's window starts at its cursor's score: pages are exact unless more companies
+ * than this tie on one score, of which they then list this many (docs/mcp.md).
  */
 export const NAME_WINDOW = 250;
 
@@ -192,11 +192,11 @@ export const NAME_WINDOW = 250;
 // as closely as "città" does, and "srl" finds "S.r.l.". The folded name is the expression of the
 // GiST index that hands over the nearest names (migration 040).
 const FOLDED_NAME = 'fold_name(c.legal_name)';
+const FOLDED_QUERY = 'fold_name(?::text)';
 // In a search's cursor (its fingerprint): a cursor of a release that ranked names otherwise (as
 // stored, before migration 040) is refused, where going on from its position among the new scores
 // would skip names ("Città" now scores 1 for "citta", ahead of the old cursor's row).
 export const NAME_RANKING = 'folded';
-const FOLDED_QUERY = 'fold_name(?::text)';
 // The score is the word similarity, whose distance orders the GiST index: the window's names are
 // then exactly the best scored. (It was the greater of it and the similarity, which is almost never
 // above it, by less than 0.01 in about one pair of 100,000, and cost a fold of every name read.)
@@ -271,7 +271,7 @@ LIMIT ?`;
       bindings: [...scored, ...conditionBindings, ...filterBindings, ...fromCursorBindings, text],
     });
     // Word similarity (%>, at pg_trgm's threshold) tolerates typos and word order; a fragment
-    // anywhere in the name (ILIKE) that is not similar enough scores below every similar name,
+    // anywhere in the name (LIKE) that is not similar enough scores below every similar name,
     // so it is looked for only when the similar names do not fill the window.
     // Both are compared folded, the fragment as a pattern (the fold leaves LIKE's escapes as they
     // are), through migration 040's GIN index of the folded name, which also serves the
