@@ -7,20 +7,22 @@ import { frozenFoldSql } from './20261127_037_company_search_order.js';
 // registries writing "CITTA'"), as the municipality filter already allows; and legal forms with
 // dots or without ("S.r.l.", "SRL"), of which "srl" matched "Srls" better than "S.r.l.", whose
 // dots made three words of one letter. The search now ranks the names folded as the municipality
-// is (case, accents, an apostrophe standing for one), and without dots, on a
-// GiST trigram index of that fold built like migration 038's (the nearest names, in order), and a
-// GIN one like migration 001's (fragments anywhere in a name, and the names similar to the query
-// among a filter's few rows: by the GiST index alone, a name in Milano took 36 ms instead of 16
-// at 300,000 companies). The people search groups and scores names folded alike, but finds them
+// is (case, accents, an apostrophe standing for one), and without dots, on a GiST trigram index
+// of that fold built like migration 038's (the nearest names, in order), and a GIN one like
+// migration 001's (fragments anywhere in a name, and the names similar to the query among a
+// filter's few rows: by the GiST index alone, a name in Milano took 36 ms instead of 16 at
+// 300,000 companies). The people search groups and scores names folded alike, but finds them
 // through migration 001's indexes of the names as stored: GIN indexes of officers' and holders'
 // names folded made an import 13% slower (3,831 companies/s before this migration, 3,338 with
-// them, 3,661 without: docs/benchmark.md), where an accent costs a name little of its similarity.
+// them, 3,661 without: docs/benchmark.md), and an accent costs most names little of their
+// similarity (docs/mcp.md says which it costs more).
 //
 // The fold is a SQL function, fold_name, so that the searches' several uses of it (the window's
-// condition and order, the score, the tie-break, the cursor, a person's key) stay short; Postgres inlines it, and
-// the planner matches the search's expression to the index's. Its body is this release's copy of
-// foldNameSql (core/companies/fold-text.ts; a test holds the two equal). A change to the fold needs a new function and a new
-// index: replacing this function's body would leave the index holding names folded the old way.
+// condition and order, the score, the tie-break, the cursor, a person's key) stay short; Postgres
+// inlines it, and the planner matches the search's expression to the index's. Its body is this
+// release's copy of foldNameSql (core/companies/fold-text.ts; a test holds the two equal). A
+// change to the fold needs a new function and a new index: replacing this function's body would
+// leave the index holding names folded the old way.
 //
 // The indexes of the names as stored (001's GIN, 038's GiST) stay: the previous release's search
 // uses them, during a rolling upgrade and after a rollback (migrations/index.ts). They go once no
