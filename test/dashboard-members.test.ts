@@ -202,7 +202,7 @@ describe('when an admin cancels an open invitation', () => {
     expect(page.status).toBe(404);
     // The page cannot tell a cancelled link from a used or expired one (the row is gone): it names
     // all three, and what to do.
-    expect(await page.text()).toContain('it was used, cancelled, or it expired. Ask whoever invited you for a new one.');
+    expect(await page.text()).toContain('it was used, cancelled, or it expired (or it is incomplete: check that it was copied whole). If you have not joined yet, ask whoever invited you for a new one.');
     expect((await newcomer.post(link, { _csrf: await newcomer.csrf('/sign-in'), password: 'a long enough password', confirmPassword: 'a long enough password' })).status).toBe(404);
     expect(await env.db('users').where({ email }).first()).toBeUndefined();
 

@@ -56,7 +56,7 @@ export const it: Catalogue = {
   'invite.accept': 'Accetta invito',
   'invite.acceptAs': 'Accetta come {email}',
   'invite.introSignedIn': 'Sei stato invitato in {org} come {role}.',
-  'invite.invalid': 'Questo link di invito non è più valido: è già stato usato, è stato annullato o è scaduto. Chiedi un nuovo invito a chi ti ha invitato.',
+  'invite.invalid': 'Questo link di invito non è più valido: è già stato usato, annullato o è scaduto (oppure è incompleto: controlla di averlo copiato per intero). Se non fai ancora parte dell\'organizzazione, chiedi un nuovo invito a chi te l\'ha mandato.',
   'invite.accepted': "L'invito a {org} è stato accettato. Accedi per continuare.",
   'invite.signInRequired': "Accedi prima con l'indirizzo invitato.",
   'reset.title': 'Scegli una nuova password',
