@@ -5,7 +5,7 @@ import type { Logger } from '../logging/index.js';
 import { codiceFiscalePattern } from './italian-identifiers.js';
 import { municipalityCondition } from './municipality-match.js';
 import { runStoreQuery } from './run-store-query.js';
-import { criteriaFingerprint, decodeCursor, encodeCursor, searchTextKey, type CursorPosition } from './search-cursor.js';
+import { criteriaFingerprint, decodeCursor, encodeCursor, NAME_RANKING, searchTextKey, type CursorPosition } from './search-cursor.js';
 import { legalFormValues, naceSectionValues, sizeValues, type CompanySize, type LegalForm, type NaceSection } from './schemas/index.js';
 
 // Company search: by name fragment (trigram word similarity of the names folded as fold_name
@@ -193,10 +193,6 @@ export const NAME_WINDOW = 250;
 // GiST index that hands over the nearest names (migration 040).
 const FOLDED_NAME = 'fold_name(c.legal_name)';
 const FOLDED_QUERY = 'fold_name(?::text)';
-// In a search's cursor (its fingerprint): a cursor of a release that ranked names otherwise (as
-// stored, before migration 040) is refused, where going on from its position among the new scores
-// would skip names ("Città" now scores 1 for "citta", ahead of the old cursor's row).
-export const NAME_RANKING = 'folded';
 // The score is the word similarity, whose distance orders the GiST index: the window's names are
 // then exactly the best scored. (It was the greater of it and the similarity, which is almost never
 // above it, by less than 0.01 in about one pair of 100,000, and cost a fold of every name read.)

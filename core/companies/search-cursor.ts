@@ -25,6 +25,14 @@ export interface CursorPosition {
  */
 export const searchTextKey = (text: string) => text.trim().replace(/\s+/g, ' ').toLowerCase();
 
+/**
+ * How the name searches rank names, in their cursors' fingerprints: a cursor of a release that
+ * ranked them otherwise (as stored, before migration 040) is refused, where going on from its
+ * position among the new scores would skip names ("Città" now scores 1 for "citta", ahead of the
+ * old cursor's row).
+ */
+export const NAME_RANKING = 'folded';
+
 export function criteriaFingerprint(criteria: unknown): string {
   return createHash('sha256').update(JSON.stringify(criteria)).digest('base64url').slice(0, 12);
 }

@@ -2,9 +2,9 @@ import { z } from 'zod';
 import type { Knex } from 'knex';
 import { likeEscape, withoutNul } from '../db/index.js';
 import { runStoreQuery } from './run-store-query.js';
-import { criteriaFingerprint, decodeCursor, encodeCursor, searchTextKey } from './search-cursor.js';
+import { criteriaFingerprint, decodeCursor, encodeCursor, NAME_RANKING, searchTextKey } from './search-cursor.js';
 import { roleCategoryValues } from './schemas/index.js';
-import { NAME_RANKING, type CompanyQueryDeps } from './search-companies.js';
+import type { CompanyQueryDeps } from './search-companies.js';
 
 // People search: officers and the natural-person shareholders and beneficial owners, found by
 // name through the trigram indexes on company_officers.name and company_holders.name. The
