@@ -14,18 +14,13 @@
 // The rows are loaded without those indexes, which are then built (faster than maintaining them
 // row by row). --compare also times the searches before that build (with --before-reps calls
 // each, as they read the whole table): the figures without the indexes.
-import { chmod, mkdtemp, rm } from 'node:fs/promises';
-import os from 'node:os';
-import path from 'node:path';
 import { parseArgs } from 'node:util';
 import * as searchOrderMigration from '../migrations/20261127_037_company_search_order.js';
 import * as nameNearestMigration from '../migrations/20261127_038_company_name_nearest.js';
 import * as nameFoldedMigration from '../migrations/20261128_040_names_folded.js';
 import { searchCompanies, searchCompaniesInputSchema, type SearchCompaniesInput } from '../core/companies/search-companies.js';
-import { parseConfig } from '../core/config/index.js';
-import { createDb, migrateLatest } from '../core/db/index.js';
-import { createLogger } from '../core/logging/index.js';
-import { openScratchDatabase } from './scratch-database.js';
+import { migrateLatest } from '../core/db/index.js';
+import { fmt, machineLoad, openSearchStore, timeCalls } from './search-store.js';
 import { insertSyntheticCompanies } from './synthetic-companies.js';
 
 const { values: args } = parseArgs({
@@ -45,10 +40,7 @@ if (args.help) {
   process.exit(0);
 }
 const count = Number(args.count);
-const config = parseConfig(process.env);
-const logger = createLogger({ level: 'warn' });
 const log = (line: string) => process.stderr.write(`[bench:search] ${line}\n`);
-const fmt = (n: number, digits = 0) => n.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits });
 
 const CASES: Array<[string, Partial<SearchCompaniesInput>]> = [
   ['municipality Roma', { municipality: 'Roma' }],
@@ -70,19 +62,15 @@ const CASES: Array<[string, Partial<SearchCompaniesInput>]> = [
   ['no filters', {}],
 ];
 
-const workDir = await mkdtemp(path.join(os.tmpdir(), 'bench-search-'));
-// The embedded server runs as the postgres user when we are root: it must traverse this folder.
-await chmod(workDir, 0o755);
-const scratch = await openScratchDatabase({ prefix: 'bench_search', databaseUrl: config.DATABASE_URL, workDir, logger });
-const db = createDb({ connectionString: scratch.url, poolMax: 2, applicationName: 'bench-search' });
-const deps = { db, queryTimeoutMs: 600_000, logger };
+const store = await openSearchStore({ prefix: 'bench_search', keep: args.keep, log });
+const { db, deps } = store;
 
 try {
   await migrateLatest(db);
   await nameFoldedMigration.down(db);
   await nameNearestMigration.down(db);
   await searchOrderMigration.down(db);
-  log(`scratch database ready (${scratch.description}); load average ${os.loadavg().map((l) => l.toFixed(1)).join(' ')} on ${os.cpus().length} CPUs`);
+  log(`scratch database ready (${store.description}); ${machineLoad()}`);
   let started = performance.now();
   await insertSyntheticCompanies(db, count);
   log(`${fmt(count)} companies in ${fmt((performance.now() - started) / 1000, 1)} s`);
@@ -112,14 +100,11 @@ try {
     ...lines,
     `companies table ${table!.mb} MB; its indexes: ${sizes.map((s) => `${s.name} ${s.mb} MB`).join(', ')}`,
     `${built.join(', ')} (CONCURRENTLY)`,
-    `machine: load average ${os.loadavg().map((l) => l.toFixed(1)).join(' ')} on ${os.cpus().length} CPUs (other work on the machine slows the figures)`,
+    `machine: ${machineLoad()} (other work on the machine slows the figures)`,
     '',
   ].join('\n'));
 } finally {
-  await db.destroy();
-  if (args.keep) log(`kept: ${scratch.description}`);
-  else await scratch.drop();
-  await rm(workDir, { recursive: true, force: true });
+  await store.close();
 }
 
 async function timeCases(label: string, reps: number): Promise<string[]> {
@@ -132,17 +117,7 @@ async function timeCases(label: string, reps: number): Promise<string[]> {
       next = (await searchCompanies(deps, { ...input, limit: 50, cursor: next ?? undefined })).nextCursor;
       if (next === null) break;
     }
-    const time = async (cursor: string | undefined) => {
-      const timings: number[] = [];
-      for (let i = 0; i < reps + 2; i++) {
-        const t = performance.now();
-        await searchCompanies(deps, { ...input, cursor });
-        if (i >= 2) timings.push(performance.now() - t);
-      }
-      timings.sort((a, b) => a - b);
-      const pct = (p: number) => timings[Math.min(timings.length - 1, Math.floor((p / 100) * timings.length))] ?? NaN;
-      return `${fmt(pct(50), 2).padStart(9)} ${fmt(pct(95), 2).padStart(9)}`;
-    };
+    const time = (cursor: string | undefined) => timeCalls(() => searchCompanies(deps, { ...input, cursor }), reps, 2, 2);
     const figures = [await time(undefined), next === null ? '(fewer than 200 rows)' : await time(next)];
     out.push(`    ${name.padEnd(44)} ${figures.join(' | ')}`);
   }

@@ -23,3 +23,21 @@ it('npm run bench runs every pass end to end, every request answered with a 2xx'
   expect(stdout).toContain('summary of a smoke run');
   expect(stdout).not.toMatch(/non-2xx|requests failed|answered with an error/);
 }, 180_000);
+
+// bench:people measures the people search at a million companies; at 2,000 it measures nothing,
+// but shows that the synthetic people load and every search of the bench runs and answers.
+it('npm run bench:people loads its synthetic people and runs every search, each with an answer', async () => {
+  const { code, stdout, stderr } = await new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
+    execFile(
+      process.execPath,
+      ['--import', 'tsx', 'bench/people-search.ts', '--count', '2000', '--reps', '1'],
+      { env: { ...process.env, DATABASE_URL: inject('databaseUrl') }, timeout: 150_000, maxBuffer: 10_000_000 },
+      (err, out, errOut) => resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout: out, stderr: errOut }),
+    );
+  });
+  expect({ code, stderr: stderr.slice(-2_000) }).toEqual({ code: 0, stderr: expect.any(String) });
+  expect(stdout).toMatch(/people search over [\d,]+ officers and shareholders of 2,000 companies/);
+  // The commonest surname is found, by a name holding it (score 1), with its roles.
+  expect(stdout).toMatch(/"Rossi" \(the commonest surname\).* Rossi[^\n]*\(1, \d+ roles\)/i);
+  expect(stdout.match(/^ {2}"/gm)).toHaveLength(11);
+}, 180_000);

@@ -3,7 +3,7 @@ import { randomBase62 } from '../ids/index.js';
 import { createLogger } from '../logging/index.js';
 import { testDb } from '../../test/support/database.js';
 import { dossier, fiscalCodes } from '../../test/support/company-dossiers.js';
-import { searchPeople } from './search-people.js';
+import { MAX_ROLES_PER_PERSON, searchPeople, type SearchPeopleInput } from './search-people.js';
 import { upsertCompanies } from './write-companies.js';
 
 const db = testDb();
@@ -36,6 +36,18 @@ beforeAll(async () => {
   ]);
 });
 afterAll(() => db.destroy());
+
+/** Every page of a search, in order. */
+async function allPages(input: Omit<SearchPeopleInput, 'cursor'>) {
+  const pages = [];
+  let cursor: string | undefined;
+  do {
+    const page = await searchPeople(deps, { ...input, ...(cursor && { cursor }) });
+    pages.push(page.people);
+    cursor = page.nextCursor ?? undefined;
+  } while (cursor);
+  return pages;
+}
 
 describe('searchPeople', () => {
   it('when one name holds several roles then they come back under one person, spelling and spacing differences merged', async () => {
@@ -75,16 +87,17 @@ describe('searchPeople', () => {
   });
 
   it('when one person\'s name is written with accents, as a registry writes them (vowel and apostrophe) or without, then any of the spellings finds one person with every role', async () => {
-    const [first, second] = [next(), next()];
+    const [first, second, third] = [next(), next(), next()];
     await upsertCompanies(db, [
       dossier(first, { officers: [{ name: `NICOLO' ${token} PIRRO'`, role: 'Amministratore unico', roleCategory: 'legal_representative' }] }),
       dossier(second, { shareholders: [{ name: `Nicolò ${token} Pirrò`, share: 0.4 }, { name: `${token} Seconda S.r.l.`, share: 0.6 }] }),
+      dossier(third, { officers: [{ name: `NICOLO ${token} PIRRO`, role: 'Sindaco', roleCategory: 'statutory_auditor' }] }),
     ]);
     for (const name of [`nicolo ${token} pirro`, `Nicolò ${token} Pirrò`, `NICOLO' ${token}`]) {
       const { people } = await searchPeople(deps, { name, limit: 10 });
-      const found = people.filter((p) => p.roles.some((r) => [first, second].includes(r.company.fiscalCode)));
+      const found = people.filter((p) => p.roles.some((r) => [first, second, third].includes(r.company.fiscalCode)));
       expect(found, name).toHaveLength(1);
-      expect(found[0]!.roles.map((r) => `${r.kind}:${r.company.fiscalCode}`).sort(), name).toEqual([`officer:${first}`, `shareholder:${second}`].sort());
+      expect(found[0]!.roles.map((r) => `${r.kind}:${r.company.fiscalCode}`).sort(), name).toEqual([`officer:${first}`, `shareholder:${second}`, `officer:${third}`].sort());
       expect(found[0]!.score, name).toBe(1);
     }
   });
@@ -92,5 +105,54 @@ describe('searchPeople', () => {
   it('when a role category is given then only officers in it are returned', async () => {
     const result = await searchPeople(deps, { name: `Laura ${token} Conti`, roleCategory: 'statutory_auditor', limit: 10 });
     expect(result.people[0]!.roles).toEqual([expect.objectContaining({ kind: 'officer', roleCategory: 'statutory_auditor', company: expect.objectContaining({ fiscalCode: b }) })]);
+  });
+
+  it('when people share a name fragment then the pages list each once, best score first and then by name, each with its own roles', async () => {
+    const codes = [next(), next(), next(), next()];
+    const names = [`${token}Pagina Anna`, `${token}Pagina Bruno`, `${token}Pagina Carla`];
+    await upsertCompanies(db, [
+      dossier(codes[0]!, { officers: [{ name: names[1]!, role: 'Consigliere', roleCategory: 'board_member' }] }),
+      dossier(codes[1]!, { officers: [{ name: names[0]!, role: 'Consigliere', roleCategory: 'board_member' }] }),
+      dossier(codes[2]!, { shareholders: [{ name: names[2]!, share: 1 }], officers: [{ name: names[0]!, role: 'Sindaco', roleCategory: 'statutory_auditor' }] }),
+      // Similar enough to be found, not holding the fragment: after every name that holds it.
+      dossier(codes[3]!, { officers: [{ name: `${token}Pagin Dario`, role: 'Consigliere', roleCategory: 'board_member' }] }),
+    ]);
+    const pages = await allPages({ name: `${token}Pagina`, limit: 1 });
+    expect(pages.map((people) => people.length)).toEqual([1, 1, 1, 1]);
+    const people = pages.flat();
+    expect(people.map((p) => p.name)).toEqual([...names, `${token}Pagin Dario`]);
+    expect(people.map((p) => p.score)).toEqual([1, 1, 1, expect.any(Number)]);
+    expect(people[3]!.score).toBeLessThan(1);
+    expect(people.map((p) => p.roles.map((r) => `${r.kind}:${r.company.fiscalCode}`).sort())).toEqual([
+      [`officer:${codes[1]}`, `officer:${codes[2]}`], [`officer:${codes[0]}`], [`shareholder:${codes[2]}`], [`officer:${codes[3]}`],
+    ]);
+  });
+
+  it(`when a person holds more than ${MAX_ROLES_PER_PERSON} roles then all are counted and the first ${MAX_ROLES_PER_PERSON} by company name are listed`, async () => {
+    const name = `Maria ${token}Molti`;
+    const codes = Array.from({ length: MAX_ROLES_PER_PERSON + 2 }, () => next());
+    await upsertCompanies(db, codes.map((code, i) => dossier(code, {
+      legalName: `${token} Ruoli ${String(i).padStart(3, '0')} SRL`,
+      officers: [{ name, role: 'Consigliere', roleCategory: 'board_member' }],
+    })));
+    const [person, ...others] = (await searchPeople(deps, { name, limit: 10 })).people;
+    expect(others).toEqual([]);
+    expect(person!.roleCount).toBe(MAX_ROLES_PER_PERSON + 2);
+    expect(person!.roles).toHaveLength(MAX_ROLES_PER_PERSON);
+    expect(person!.roles.map((r) => r.company.legalName)).toEqual(codes.slice(0, MAX_ROLES_PER_PERSON).map((_, i) => `${token} Ruoli ${String(i).padStart(3, '0')} SRL`));
+  });
+
+  it('when the name is two letters then it finds the people with that word in their name, not those with a word that begins with it or holds it', async () => {
+    // Two letters are no trigram for the name index: as a fragment ("%wu%") the search would read
+    // every name there is, and by word similarity it would list every name with a word beginning
+    // with them (a tenth of all names for "Ro").
+    const codes = [next(), next(), next(), next()];
+    const names = [`WU ${token}`, `WU LI ${token}`, `Wulfrano ${token}`, `${token} Kawuna`];
+    await upsertCompanies(db, codes.map((code, i) => dossier(code, { officers: [{ name: names[i]!, role: 'Consigliere', roleCategory: 'board_member' }] })));
+    const found = async (name: string) => (await allPages({ name, limit: 25 })).flat()
+      .filter((p) => p.roles.some((r) => codes.includes(r.company.fiscalCode))).map((p) => [p.name, p.score]);
+    expect(await found('Wu')).toEqual([[`WU LI ${token}`, 1], [`WU ${token}`, 1]]);
+    // Each word whole, in any order.
+    expect(await found('Li Wu')).toEqual([[`WU LI ${token}`, 1]]);
   });
 });

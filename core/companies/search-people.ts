@@ -15,7 +15,7 @@ export const MAX_ROLES_PER_PERSON = 50;
 const personKinds = ['officer', 'shareholder', 'beneficial_owner'] as const;
 
 export const searchPeopleInputSchema = z.strictObject({
-  name: withoutNul(z.string().trim().min(2).max(200)).describe('The person\'s name or part of it, in any word order ("Rossi Mario" finds "MARIO ROSSI"); case and small typos tolerated, and accents mostly ("Nicolo" finds "NICOLO\'" and "Nicolò"; a short name may need its accents: "Lucà Cantù").'),
+  name: withoutNul(z.string().trim().min(2).max(200)).describe('The person\'s name or part of it, in any word order ("Rossi Mario" finds "MARIO ROSSI"); case and small typos tolerated, and accents mostly ("Nicolo" finds "NICOLO\'" and "Nicolò"; a short name may need its accents: "Lucà Cantù"). Two letters match a whole word ("Wu").'),
   kind: z.enum(personKinds).optional().describe('Only this kind of role: officer (directors, auditors, ...), shareholder, or beneficial_owner.'),
   roleCategory: z.enum(roleCategoryValues).optional().describe('Only officers with this role category (implies kind officer).'),
   limit: z.number().int().min(1).max(25).default(10).describe('People per page, 1-25.'),
@@ -63,41 +63,66 @@ interface Row {
 // case, accents, an apostrophe standing for one, dots), spaces collapsed: "NICOLO' PIRRO'" and
 // "Nicolò  Pirrò" are one person. (Upper case, as the key was before the fold; a cursor holds the
 // key, and one of the previous release is refused: NAME_RANKING.)
-const personKey = (column: string) => `upper(regexp_replace(btrim(fold_name(${column})), '\\s+', ' ', 'g'))`;
+const personKey = (folded: string) => `upper(regexp_replace(btrim(${folded}), '\\s+', ' ', 'g'))`;
+// fold_name of a spelling. Most are letters, digits and spaces alone, which it only lowers; its
+// forty replacements cost 15 µs a name, half of a common surname's search (bench:people).
+const FOLDED_SPELLING = "CASE WHEN name ~ '^[A-Za-z0-9 ]*$' THEN lower(name) ELSE fold_name(name) END";
 // A name matches when the query is a fragment of it or similar to one of its words, as stored,
 // through migration 001's GIN indexes: indexes of the folded names cost an import 13% (migration
 // 040). A registry's "NICOLO'" is the word "nicolo" already, and "Nicolò" has a word similarity of
 // 0.71 to it, but a short name loses more to an accent: "luca cantu" does not find "Lucà Cantù"
 // (0.54, under the 0.6 a match needs), as docs/mcp.md says.
-const nameMatches = (column: string) => `(${column} ILIKE ? OR ? <% ${column})`;
+// A fragment needs three letters or digits in a row: the index looks names up by their trigrams,
+// and "%li%" has none, so it would read every name. A shorter query matches whole words, in any
+// order: "Li" finds "LI WEI", not "Lisa" nor "Giuliano". (By word similarity, which also matches
+// a word beginning with the query, "Ro" listed a tenth of all names and took 2.4 s at a million
+// companies; a word alone or between spaces is three trigrams the index finds in 15 ms:
+// bench:people.)
+// Each way of matching is a scan of its own: as one OR, Postgres tested both ways twice on every
+// row it read (once as the index's recheck, once as a filter).
+const hasTrigram = (text: string) => /[a-z0-9]{3}/i.test(text);
+function nameScans(column: string, text: string): Array<{ sql: string; bindings: string[] }> {
+  if (!hasTrigram(text)) {
+    const words = text.split(' ').filter((word) => word !== '').map(likeEscape);
+    return [{
+      sql: words.map(() => `(${column} ILIKE ? OR ${column} ILIKE ? OR ${column} ILIKE ? OR ${column} ILIKE ?)`).join(' AND '),
+      bindings: words.flatMap((word) => [word, `${word} %`, `% ${word}`, `% ${word} %`]),
+    }];
+  }
+  const pattern = `%${likeEscape(text)}%`;
+  return [{ sql: `${column} ILIKE ?`, bindings: [pattern] }, { sql: `${column} NOT ILIKE ? AND ? <% ${column}`, bindings: [pattern, text] }];
+}
 
 export async function searchPeople(deps: CompanyQueryDeps, input: SearchPeopleInput): Promise<SearchPeopleResult> {
   const { limit, cursor, ...criteria } = input;
   const fingerprint = criteriaFingerprint({ ...criteria, name: searchTextKey(criteria.name), ranking: NAME_RANKING });
   const position = cursor === undefined ? undefined : decodeCursor(cursor, fingerprint, { companyId: false });
   const text = input.name.replace(/\s+/g, ' ');
-  const pattern = `%${likeEscape(text)}%`;
   const kind = input.roleCategory ? 'officer' : input.kind;
 
   const parts: string[] = [];
   const bindings: Knex.RawBinding[] = [];
   if (kind === undefined || kind === 'officer') {
-    parts.push(`SELECT o.name, 'officer'::text AS kind, o.role, o.role_category, NULL::float8 AS share, o.company_id
-      FROM company_officers o WHERE ${nameMatches('o.name')}${input.roleCategory ? ' AND o.role_category = ?' : ''}`);
-    bindings.push(pattern, text);
-    if (input.roleCategory) bindings.push(input.roleCategory);
+    for (const scan of nameScans('o.name', text)) {
+      parts.push(`SELECT o.name, 'officer'::text AS kind, o.role, o.role_category, NULL::float8 AS share, o.company_id
+      FROM company_officers o WHERE ${scan.sql}${input.roleCategory ? ' AND o.role_category = ?' : ''}`);
+      bindings.push(...scan.bindings);
+      if (input.roleCategory) bindings.push(input.roleCategory);
+    }
   }
   if (kind !== 'officer') {
     // Only holders stored as persons (the import's kind, given or inferred from the fiscal code and
     // a legal form ending the name). A holder linked to a stored company, or named by an 11-digit
     // fiscal code, is a company whatever its line said.
-    parts.push(`SELECT h.name, h.relation AS kind, NULL::text AS role, NULL::text AS role_category, h.share, h.company_id
+    for (const scan of nameScans('h.name', text)) {
+      parts.push(`SELECT h.name, h.relation AS kind, NULL::text AS role, NULL::text AS role_category, h.share, h.company_id
       FROM company_holders h
       WHERE h.relation IN (${kind === undefined ? "'shareholder', 'beneficial_owner'" : '?'}) AND h.holder_kind = 'person'
         AND h.related_company_id IS NULL AND (h.related_fiscal_code IS NULL OR h.related_fiscal_code !~ '^[0-9]{11}$')
-        AND ${nameMatches('h.name')}`);
-    if (kind !== undefined) bindings.push(kind);
-    bindings.push(pattern, text);
+        AND ${scan.sql}`);
+      if (kind !== undefined) bindings.push(kind);
+      bindings.push(...scan.bindings);
+    }
   }
 
   const afterBindings: Knex.RawBinding[] = [];
@@ -107,17 +132,30 @@ export async function searchPeople(deps: CompanyQueryDeps, input: SearchPeopleIn
     afterBindings.push(position.score, position.name);
   }
 
+  // Each step works on as little as it can, as a common surname matches tens of thousands of
+  // roles (Rossi, at a million companies: 70,000 roles of 17,000 spellings): the matches are read
+  // once; a name is folded and scored once per spelling, not per role; and the roles of the page's
+  // people are joined back in one pass, not one pass over every match per person listed.
   const sql = `
 WITH matches AS MATERIALIZED (
-  SELECT m.*, ${personKey('m.name')} AS person_key FROM (${parts.join('\n  UNION ALL\n  ')}) m WHERE m.name IS NOT NULL
+  SELECT m.* FROM (${parts.join('\n  UNION ALL\n  ')}) m WHERE m.name IS NOT NULL
+), spellings AS MATERIALIZED (
+  SELECT name, roles, ${personKey('folded')} AS person_key, word_similarity(fold_name(?::text), folded) AS similarity
+  FROM (SELECT name, count(*)::int AS roles, ${FOLDED_SPELLING} AS folded FROM matches GROUP BY name) s
 ), people AS (
   -- The name as shown: one of its spellings, its spaces as the key's (an import's "Giuseppe  Verdi"
   -- is shown "Giuseppe Verdi").
-  SELECT person_key, min(regexp_replace(btrim(name), '\\s+', ' ', 'g')) AS name, count(*)::int AS role_count,
-         round(max(word_similarity(fold_name(?::text), fold_name(name)))::numeric, 4) AS score
-  FROM matches GROUP BY person_key
-), page AS (
+  SELECT person_key, min(regexp_replace(btrim(name), '\\s+', ' ', 'g')) AS name, sum(roles)::int AS role_count,
+         round(max(similarity)::numeric, 4) AS score
+  FROM spellings GROUP BY person_key
+), page AS MATERIALIZED (
   SELECT * FROM people p ${afterSql} ORDER BY p.score DESC, p.person_key ASC LIMIT ?
+), page_roles AS MATERIALIZED (
+  SELECT * FROM (
+    SELECT s.person_key, m.kind, m.role, m.role_category, m.share, m.company_id,
+           row_number() OVER (PARTITION BY s.person_key ORDER BY m.company_id, m.kind) AS nth
+    FROM page p JOIN spellings s ON s.person_key = p.person_key JOIN matches m ON m.name = s.name) r
+  WHERE r.nth <= ${MAX_ROLES_PER_PERSON}
 )
 SELECT p.person_key, p.name, p.score, p.role_count,
   (SELECT json_agg(json_build_object(
@@ -125,8 +163,7 @@ SELECT p.person_key, p.name, p.score, p.role_count,
       'company', json_build_object('id', c.id::text, 'fiscalCode', c.fiscal_code, 'legalName', c.legal_name,
                                    'status', CASE WHEN c.dissolution_year IS NULL THEN 'active' ELSE 'dissolved' END))
     ORDER BY c.legal_name, r.kind, c.id)
-   FROM (SELECT * FROM matches m WHERE m.person_key = p.person_key ORDER BY m.company_id, m.kind LIMIT ${MAX_ROLES_PER_PERSON}) r
-   JOIN companies c ON c.id = r.company_id) AS roles
+   FROM page_roles r JOIN companies c ON c.id = r.company_id WHERE r.person_key = p.person_key) AS roles
 FROM page p
 ORDER BY p.score DESC, p.person_key ASC`;
 
