@@ -1,6 +1,6 @@
 // npm run bench:people [-- --count 1000000 --reps 10 --keep]
 //
-// The people search (core/companies/search-people.ts, the MCP search_people tool's) on a
+// The people search (core/companies/search-people.ts, the MCP service_search_people tool's) on a
 // production-size store: Italy has ~6 million registered companies; --count synthetic ones
 // (bench/synthetic-companies.ts) with two officers and one or two shareholders each
 // (bench/synthetic-people.ts, ~3.5 people rows a company), into a FRESH scratch database (a new

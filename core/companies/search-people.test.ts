@@ -128,18 +128,17 @@ describe('searchPeople', () => {
     ]);
   });
 
-  it(`when a person holds more than ${MAX_ROLES_PER_PERSON} roles then all are counted and the first ${MAX_ROLES_PER_PERSON} by company name are listed`, async () => {
+  it(`when a person holds more than ${MAX_ROLES_PER_PERSON} roles then all are counted and the first ${MAX_ROLES_PER_PERSON} imported are listed, by company name`, async () => {
     const name = `Maria ${token}Molti`;
     const codes = Array.from({ length: MAX_ROLES_PER_PERSON + 2 }, () => next());
-    await upsertCompanies(db, codes.map((code, i) => dossier(code, {
-      legalName: `${token} Ruoli ${String(i).padStart(3, '0')} SRL`,
-      officers: [{ name, role: 'Consigliere', roleCategory: 'board_member' }],
-    })));
+    // Named in the reverse of their import's order: the first imported are the last by name.
+    const legalName = (i: number) => `${token} Ruoli ${String(codes.length - i).padStart(3, '0')} SRL`;
+    await upsertCompanies(db, codes.map((code, i) => dossier(code, { legalName: legalName(i), officers: [{ name, role: 'Consigliere', roleCategory: 'board_member' }] })));
     const [person, ...others] = (await searchPeople(deps, { name, limit: 10 })).people;
     expect(others).toEqual([]);
     expect(person!.roleCount).toBe(MAX_ROLES_PER_PERSON + 2);
     expect(person!.roles).toHaveLength(MAX_ROLES_PER_PERSON);
-    expect(person!.roles.map((r) => r.company.legalName)).toEqual(codes.slice(0, MAX_ROLES_PER_PERSON).map((_, i) => `${token} Ruoli ${String(i).padStart(3, '0')} SRL`));
+    expect(person!.roles.map((r) => r.company.legalName)).toEqual(codes.slice(0, MAX_ROLES_PER_PERSON).map((_, i) => legalName(i)).sort());
   });
 
   it('when the name is two letters then it finds the people with that word in their name, not those with a word that begins with it or holds it', async () => {
@@ -154,5 +153,19 @@ describe('searchPeople', () => {
     expect(await found('Wu')).toEqual([[`WU LI ${token}`, 1], [`WU ${token}`, 1]]);
     // Each word whole, in any order.
     expect(await found('Li Wu')).toEqual([[`WU LI ${token}`, 1]]);
+  });
+
+  it('when the name is two letters and a registry wrote that word\'s accent as an apostrophe then it finds the word', async () => {
+    const code = next();
+    await upsertCompanies(db, [dossier(code, { officers: [{ name: `LU' ${token}`, role: 'Consigliere', roleCategory: 'board_member' }] })]);
+    const found = (await allPages({ name: 'Lu', limit: 25 })).flat().filter((p) => p.roles.some((r) => r.company.fiscalCode === code));
+    expect(found.map((p) => [p.name, p.score])).toEqual([[`LU' ${token}`, 1]]);
+  });
+
+  it('when the name has three letters in a row of any script then it is a fragment, as in ASCII', async () => {
+    const code = next();
+    await upsertCompanies(db, [dossier(code, { officers: [{ name: `Zoëlla ${token}`, role: 'Consigliere', roleCategory: 'board_member' }] })]);
+    const found = (await allPages({ name: 'Zoë', limit: 25 })).flat().filter((p) => p.roles.some((r) => r.company.fiscalCode === code));
+    expect(found.map((p) => p.name)).toEqual([`Zoëlla ${token}`]);
   });
 });

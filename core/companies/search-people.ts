@@ -77,16 +77,22 @@ const FOLDED_SPELLING = "CASE WHEN name ~ '^[A-Za-z0-9 ]*$' THEN lower(name) ELS
 // order: "Li" finds "LI WEI", not "Lisa" nor "Giuliano". (By word similarity, which also matches
 // a word beginning with the query, "Ro" listed a tenth of all names and took 2.4 s at a million
 // companies; a word alone or between spaces is three trigrams the index finds in 15 ms:
-// bench:people.)
+// bench:people.) Letters of any script count, as pg_trgm's do: "Zoë" and "Иван" are fragments.
 // Each way of matching is a scan of its own: as one OR, Postgres tested both ways twice on every
 // row it read (once as the index's recheck, once as a filter).
-const hasTrigram = (text: string) => /[a-z0-9]{3}/i.test(text);
+const hasTrigram = (text: string) => /[\p{L}\p{N}]{3}/u.test(text);
+// A word whole (LIKE-escaped): the name itself, or the word at its start, at its end or between
+// spaces; one ending in a vowel also with the apostrophe a registry writes for its accent ("LU'").
+function wholeWordPatterns(word: string): string[] {
+  const forms = /[aeiou]$/i.test(word) ? [word, `${word}'`] : [word];
+  return forms.flatMap((form) => [form, `${form} %`, `% ${form}`, `% ${form} %`]);
+}
 function nameScans(column: string, text: string): Array<{ sql: string; bindings: string[] }> {
   if (!hasTrigram(text)) {
-    const words = text.split(' ').filter((word) => word !== '').map(likeEscape);
+    const words = text.split(' ').filter((word) => word !== '').map((word) => wholeWordPatterns(likeEscape(word)));
     return [{
-      sql: words.map(() => `(${column} ILIKE ? OR ${column} ILIKE ? OR ${column} ILIKE ? OR ${column} ILIKE ?)`).join(' AND '),
-      bindings: words.flatMap((word) => [word, `${word} %`, `% ${word}`, `% ${word} %`]),
+      sql: words.map((patterns) => `(${patterns.map(() => `${column} ILIKE ?`).join(' OR ')})`).join(' AND '),
+      bindings: words.flat(),
     }];
   }
   const pattern = `%${likeEscape(text)}%`;
@@ -151,9 +157,11 @@ WITH matches AS MATERIALIZED (
 ), page AS MATERIALIZED (
   SELECT * FROM people p ${afterSql} ORDER BY p.score DESC, p.person_key ASC LIMIT ?
 ), page_roles AS MATERIALIZED (
+  -- A person's first roles by company as imported (its id), then kind, role and share: one order
+  -- always, also for two roles in one company.
   SELECT * FROM (
     SELECT s.person_key, m.kind, m.role, m.role_category, m.share, m.company_id,
-           row_number() OVER (PARTITION BY s.person_key ORDER BY m.company_id, m.kind) AS nth
+           row_number() OVER (PARTITION BY s.person_key ORDER BY m.company_id, m.kind, m.role, m.share) AS nth
     FROM page p JOIN spellings s ON s.person_key = p.person_key JOIN matches m ON m.name = s.name) r
   WHERE r.nth <= ${MAX_ROLES_PER_PERSON}
 )
@@ -162,7 +170,7 @@ SELECT p.person_key, p.name, p.score, p.role_count,
       'kind', r.kind, 'role', r.role, 'roleCategory', r.role_category, 'share', r.share,
       'company', json_build_object('id', c.id::text, 'fiscalCode', c.fiscal_code, 'legalName', c.legal_name,
                                    'status', CASE WHEN c.dissolution_year IS NULL THEN 'active' ELSE 'dissolved' END))
-    ORDER BY c.legal_name, r.kind, c.id)
+    ORDER BY c.legal_name, r.kind, c.id, r.role, r.share)
    FROM page_roles r JOIN companies c ON c.id = r.company_id WHERE r.person_key = p.person_key) AS roles
 FROM page p
 ORDER BY p.score DESC, p.person_key ASC`;
