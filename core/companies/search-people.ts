@@ -65,7 +65,7 @@ interface Row {
 // key, and one of the previous release is refused: NAME_RANKING.)
 const personKey = (folded: string) => `upper(regexp_replace(btrim(${folded}), '\\s+', ' ', 'g'))`;
 // fold_name of a spelling. Most are letters, digits and spaces alone, which it only lowers; its
-// forty replacements cost 15 µs a name, half of a common surname's search (bench:people).
+// forty replacements cost 15 µs a name, a fifth of a common surname's search (bench:people).
 const FOLDED_SPELLING = "CASE WHEN name ~ '^[A-Za-z0-9 ]*$' THEN lower(name) ELSE fold_name(name) END";
 // A name matches when the query is a fragment of it or similar to one of its words, as stored,
 // through migration 001's GIN indexes: indexes of the folded names cost an import 13% (migration
