@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import type { Knex } from 'knex';
 import { likeEscape, withoutNul } from '../db/index.js';
+import { foldNameCheaplySql } from './fold-text.js';
 import { runStoreQuery } from './run-store-query.js';
 import { criteriaFingerprint, decodeCursor, encodeCursor, NAME_RANKING, searchTextKey } from './search-cursor.js';
 import { roleCategoryValues } from './schemas/index.js';
@@ -64,9 +65,6 @@ interface Row {
 // "Nicolò  Pirrò" are one person. (Upper case, as the key was before the fold; a cursor holds the
 // key, and one of the previous release is refused: NAME_RANKING.)
 const personKey = (folded: string) => `upper(regexp_replace(btrim(${folded}), '\\s+', ' ', 'g'))`;
-// fold_name of a spelling. Most are letters, digits and spaces alone, which it only lowers; its
-// forty replacements cost 15 µs a name, a fifth of a common surname's search (bench:people).
-const FOLDED_SPELLING = "CASE WHEN name ~ '^[A-Za-z0-9 ]*$' THEN lower(name) ELSE fold_name(name) END";
 // A name matches when the query is a fragment of it or similar to one of its words, as stored,
 // through migration 001's GIN indexes: indexes of the folded names cost an import 13% (migration
 // 040). A registry's "NICOLO'" is the word "nicolo" already, and "Nicolò" has a word similarity of
@@ -147,7 +145,7 @@ WITH matches AS MATERIALIZED (
   SELECT m.* FROM (${parts.join('\n  UNION ALL\n  ')}) m WHERE m.name IS NOT NULL
 ), spellings AS MATERIALIZED (
   SELECT name, roles, ${personKey('folded')} AS person_key, word_similarity(fold_name(?::text), folded) AS similarity
-  FROM (SELECT name, count(*)::int AS roles, ${FOLDED_SPELLING} AS folded FROM matches GROUP BY name) s
+  FROM (SELECT name, count(*)::int AS roles, ${foldNameCheaplySql('name')} AS folded FROM matches GROUP BY name) s
 ), people AS (
   -- The name as shown: one of its spellings, its spaces as the key's (an import's "Giuseppe  Verdi"
   -- is shown "Giuseppe Verdi").
