@@ -7,10 +7,26 @@ import { issueDetails, type ErrorDetail } from '../core/errors/index.js';
  * empty for the arguments themselves); here each unknown key is its own detail with its own path,
  * and the message names the arguments the tool takes, so the model can correct the call.
  */
-export function argumentDetails(issues: readonly z.core.$ZodIssue[], inputSchema: z.ZodObject): ErrorDetail[] {
+export function argumentDetails(issues: readonly z.core.$ZodIssue[], inputSchema: z.ZodObject, args: unknown): ErrorDetail[] {
   return issues.flatMap((issue) => {
+    // An argument left out: said so, not as zod words it ("Invalid input: expected string,
+    // received undefined"), which a model may take for a wrong value.
+    if (issue.code === 'invalid_type' && issue.path.length > 0 && valueAt(args, issue.path) === undefined) {
+      return issueDetails([{ path: issue.path, message: `required: ${article(issue.expected)} ${issue.expected}` }], '(arguments)');
+    }
     if (issue.code !== 'unrecognized_keys') return issueDetails([issue], '(arguments)');
     const message = issue.path.length === 0 ? `not an argument of this tool, which takes ${Object.keys(inputSchema.shape).join(', ')}` : 'not a known field';
     return issue.keys.map((key) => ({ path: [...issue.path, key].map(String).join('.'), message }));
   });
 }
+
+function valueAt(value: unknown, path: readonly PropertyKey[]): unknown {
+  let here = value;
+  for (const key of path) {
+    if (here === null || typeof here !== 'object' || !Object.hasOwn(here, key)) return undefined;
+    here = (here as Record<PropertyKey, unknown>)[key];
+  }
+  return here;
+}
+
+const article = (type: string) => (/^[aeiou]/.test(type) ? 'an' : 'a');

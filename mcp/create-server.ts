@@ -263,11 +263,12 @@ export function createToolHandlers(deps: McpDeps, parts: ServerParts, call: McpC
         // or the allowance says; the attempt still counts against the rate limit and carries
         // its headers. Then admission (rate limit shared with the API, plan, flags): a refused
         // call does no work.
-        const parsed = definition.inputSchema.safeParse(withCanonicalEnums(definition.inputSchema, request.params.arguments ?? {}));
+        const args = withCanonicalEnums(definition.inputSchema, request.params.arguments ?? {});
+        const parsed = definition.inputSchema.safeParse(args);
         if (!parsed.success) {
           const counted = await countMalformedAttempt(deps.access, principal, name, 'tool');
           throw new AppError('invalid_params', `The arguments do not match the input schema of ${name}.`, {
-            details: argumentDetails(parsed.error.issues, definition.inputSchema),
+            details: argumentDetails(parsed.error.issues, definition.inputSchema, args),
             headers: counted,
           });
         }

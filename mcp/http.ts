@@ -222,7 +222,7 @@ export function createMcpApp(options: McpAppOptions): Koa<McpRequestState> {
         return;
       }
       // /mcp/ is /mcp itself, not a redirect to it: many clients drop a POST's body on a redirect.
-      if (ctx.path !== '/mcp' && ctx.path !== '/mcp/') return envelope(new AppError('unknown_endpoint', 'No endpoint matches this path: the tool server is at /mcp.'));
+      if (ctx.path !== '/mcp' && ctx.path !== '/mcp/') return envelope(new AppError('unknown_endpoint', isOAuthPath(ctx.path) ? NO_OAUTH : 'No endpoint matches this path: the tool server is at /mcp.'));
       // Before the key, the rate and the body: nothing is counted, billed or read for such a page,
       // whatever the method (a preflight too, which gets no CORS headers, so its request is never
       // sent). A transport-level refusal like the 406 and 415, as the SDK's own transport answers
@@ -424,3 +424,13 @@ export function createMcpApp(options: McpAppOptions): Koa<McpRequestState> {
   });
   return app;
 }
+
+// Where a client looks for OAuth after a 401 from /mcp (the MCP authorization spec's discovery
+// documents, and the default /register, /authorize and /token of its 2025-03-26 revision).
+// mcp-remote, the bridge docs/mcp.md gives for Claude Desktop, does so when the key it sends is
+// refused, and then prints this answer's body, not the 401's: without a word of the key there,
+// a wrong key read as a wrong URL.
+const OAUTH_PATH = /^\/(?:\.well-known\/(?:oauth-protected-resource|oauth-authorization-server|openid-configuration)(?:\/.*)?|register|authorize|token)\/?$/;
+const isOAuthPath = (path: string) => OAUTH_PATH.test(path);
+const NO_OAUTH = 'This tool server has no OAuth: it takes an API key, sent on /mcp as "Authorization: Bearer sk_live_…". '
+  + 'A client that came here after a 401 from /mcp sent no key or one that was refused (missing_api_key, invalid_api_key): check the key in its configuration.';

@@ -271,6 +271,22 @@ describe('when the request itself is wrong', () => {
       expect(found.res.status, found.text).toBe(200);
     }
 
+    // A code pasted with a space (%20) before, after or in it: the report's 422 says to drop them, and what is left.
+    for (const [path, hint] of [
+      [`%20${onFile}`, `drop the spaces: ${onFile}`],
+      [`${onFile}%20`, `drop the spaces: ${onFile}`],
+      [`${onFile.slice(0, 4)}%20${onFile.slice(4)}`, `drop the spaces: ${onFile}`],
+      [`%20IT${onFile}`, `drop the spaces; drop the IT prefix: ${onFile}`],
+      [`${tenDigits.slice(0, 5)}%20${tenDigits.slice(5)}`, `drop the spaces; it has 10 digits: a leading zero may have been lost (${onFile})`],
+    ]) {
+      const refused = expectError(await call(api.url, `/companies/${path}/report`, { key: org.key }), 'invalid_params');
+      expect(refused.details).toEqual([{ path: 'path.fiscalCode', message: `${shape}; ${hint}` }]);
+    }
+    // The profile, which finds a code with spaces around it, says the same of spaces in it.
+    const spaced = `${onFile.slice(0, 4)} ${onFile.slice(4)}`;
+    expect(expectError(await call(api.url, `/companies/${encodeURIComponent(spaced)}/profile`, { key: org.key }), 'not_found').message)
+      .toBe(`No company has the tax ID "${spaced}"; drop the spaces: ${onFile}.`);
+
     // A check digit that does not match: still 404 not_found, saying the code cannot be real.
     const wrongDigit = `${onFile.slice(0, 10)}${(Number(onFile[10]) + 1) % 10}`;
     const mistyped = 'its check digit does not match: it is mistyped, not a company we lack.';

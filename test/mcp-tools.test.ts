@@ -382,12 +382,14 @@ describe('service_get_company_profile', () => {
         const cases = [
           ['Gallo Import Export S.r.l.', 'No company has the tax ID "GALLO IMPORT EXPORT S.R.L.".'],
           ['1', 'No company has the tax ID "1".'],
-          ['IT 01126670213', 'No company has the tax ID "IT 01126670213".'],
         ] as const;
         for (const [taxId, apiText] of cases) {
           expect(await toolMessage(taxId)).toBe(`${apiText} ${searchHint}`);
           expect(await apiMessage(taxId)).toBe(apiText);
         }
+        // A VAT number written with a space, as invoices do: the API's hint, which says what to send.
+        expect(await apiMessage('IT 01126670213')).toBe('No company has the tax ID "IT 01126670213"; drop the spaces: IT01126670213.');
+        expect(await toolMessage('IT 01126670213')).toBe(await apiMessage('IT 01126670213'));
         // A value shaped like a tax ID (11 digits, with or without IT; 16 characters) is one
         // we may lack: no hint, the API's message.
         for (const taxId of [unknownCode, `IT${unknownCode}`, 'ZZZZZZ99Z99Z999Z']) {
@@ -414,7 +416,7 @@ describe('service_get_company_profile without the search tool', () => {
       const limitedClient = await connectClient(mcp.mcpUrl, limited.key);
       try {
         const listed = (await limitedClient.listTools()).tools.map((t) => t.name);
-        for (const taxId of ['Gallo Import Export S.r.l.', 'IT 01126670213']) {
+        for (const taxId of ['Gallo Import Export S.r.l.', 'gallo import']) {
           const result = (await limitedClient.callTool({ name: 'service_get_company_profile', arguments: { taxId } })) as CallToolResult;
           const { error } = result.structuredContent as any;
           expect(error.code).toBe('not_found');
@@ -565,6 +567,22 @@ describe('service_get_company_metrics', () => {
     } finally {
       await brokeClient.close();
     }
+  });
+
+  it('when a required argument is left out then its detail says it is required, beside one for an argument the tool does not take, and nothing is billed', async () => {
+    // taxId for fiscalCode: the slip a docs walkthrough made.
+    const result = await call('service_get_company_structure', { taxId: group.root.fiscalCode });
+    const error = (result.structuredContent as any).error;
+    expect(error.code).toBe('invalid_params');
+    expect(error.details).toEqual([
+      { path: 'fiscalCode', message: 'required: a string' },
+      { path: 'taxId', message: expect.stringMatching(/^not an argument of this tool, which takes fiscalCode, /) },
+    ]);
+    expect((result.content[0] as { text: string }).text).toContain('- fiscalCode: required: a string');
+    // A wrong type where the argument was given is said as before.
+    const wrongType = (await call('service_get_company_structure', { fiscalCode: 12345678901 })).structuredContent as any;
+    expect(wrongType.error.details).toEqual([{ path: 'fiscalCode', message: expect.stringMatching(/^Invalid input: expected string, received number/) }]);
+    expect(await usageEvents(error.requestId)).toHaveLength(0);
   });
 
   it('when arguments the tool does not take are sent then each is one invalid_params detail whose path is its name, and nothing is billed', async () => {

@@ -407,7 +407,23 @@ describe('protocol-level errors', () => {
   it('when a path other than /mcp is requested then 404 unknown_endpoint in the error envelope', async () => {
     const res = await fetch(`${mcp.url}/other`, { headers: auth(org.key) });
     expect(res.status).toBe(404);
-    expect((await json(res)).error.code).toBe('unknown_endpoint');
+    expect((await json(res)).error).toMatchObject({ code: 'unknown_endpoint', message: 'No endpoint matches this path: the tool server is at /mcp.' });
+  });
+
+  it('when a client looks for OAuth after a refused key (as mcp-remote does) then the 404 says the server takes an API key and that the key was refused', async () => {
+    const refused = await rpc(`${mcp.url}/mcp`, initializeRequest(), auth('sk_live_00000000000000000000000000000000'));
+    expect(refused.status).toBe(401);
+    for (const [method, path] of [
+      ['GET', '/.well-known/oauth-protected-resource'], ['GET', '/.well-known/oauth-protected-resource/mcp'],
+      ['GET', '/.well-known/oauth-authorization-server'], ['GET', '/.well-known/openid-configuration'],
+      ['POST', '/register'], ['GET', '/authorize'], ['POST', '/token'],
+    ] as const) {
+      const res = await fetch(`${mcp.url}${path}`, { method, headers: { 'Content-Type': 'application/json' }, ...(method === 'POST' && { body: '{}' }) });
+      expect(res.status, path).toBe(404);
+      const { error } = await json(res);
+      expect(error.code, path).toBe('unknown_endpoint');
+      expect(error.message, path).toMatch(/^This tool server has no OAuth: it takes an API key, sent on \/mcp as "Authorization: Bearer sk_live_…"\. .*sent no key or one that was refused \(missing_api_key, invalid_api_key\)/);
+    }
   });
 });
 

@@ -10,10 +10,12 @@ const lostZero = (digits: string) => `it has 10 digits: a leading zero may have 
 
 /**
  * What is wrong with a value the report endpoints' `fiscalCode` refused (not 11 digits, not 16
- * characters), where a common slip explains it: a lost leading zero, or the IT prefix of a VAT
- * number as invoices write it (the spec's pattern refuses it there; the profile takes it).
+ * characters), where a common slip explains it: spaces, a lost leading zero, or the IT prefix of
+ * a VAT number as invoices write it (the spec's pattern refuses it there; the profile takes it).
  */
 function fiscalCodeShapeHint(value: string): string | undefined {
+  const spaces = spacesHint(value, (compact) => /^\d{11}$/.test(compact) || codiceFiscalePattern.test(compact.toUpperCase()), fiscalCodeShapeHint);
+  if (spaces) return spaces;
   if (TEN_DIGITS.test(value)) return lostZero(value);
   const vat = IT_VAT_NUMBER.exec(value);
   if (vat) return `drop the IT prefix: ${vat[1]}`;
@@ -33,9 +35,26 @@ export function fiscalCodeRefusal(input: unknown): string {
  * whatever its code's check digit (imported data is not held to it).
  */
 export function notFoundHint(identifier: string): string | undefined {
+  const spaces = spacesHint(identifier, (compact) => /^(?:IT)?\d{11}$/i.test(compact) || codiceFiscalePattern.test(compact.toUpperCase()), notFoundHint);
+  if (spaces) return spaces;
   if (TEN_DIGITS.test(identifier)) return lostZero(identifier);
   const digits = IT_VAT_NUMBER.exec(identifier)?.[1] ?? identifier;
   if (/^\d{11}$/.test(digits) && !isValidPartitaIva(digits)) return 'its check digit does not match: it is mistyped, not a company we lack';
   if (codiceFiscalePattern.test(identifier) && !isValidCodiceFiscale(identifier)) return 'its check character does not match: it is mistyped, not a company we lack';
   return undefined;
+}
+
+/**
+ * A code pasted with a space (before it, after it, or in it as "IT 01126670213"; in a URL %20):
+ * the code without them when that is 11 digits or shaped as a person's codice fiscale (not any 16
+ * characters: a company's name may make 16 without its spaces), or the slip that code then shows;
+ * else undefined. Without it, " 01126670213" was refused as not 11 digits, which it plainly is.
+ */
+function spacesHint(value: string, isCodeShaped: (compact: string) => boolean, nextHint: (compact: string) => string | undefined): string | undefined {
+  if (!/\s/.test(value)) return undefined;
+  const compact = value.replace(/\s+/g, '');
+  if (compact === '') return undefined;
+  if (isCodeShaped(compact)) return `drop the spaces: ${compact}`;
+  const next = nextHint(compact);
+  return next ? `drop the spaces; ${next}` : undefined;
 }

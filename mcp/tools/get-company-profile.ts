@@ -19,10 +19,10 @@ const inputSchema = z.strictObject({
 // prefix accepted) or a codice fiscale of 16 letters and digits.
 const TAX_ID_SHAPE = /^(?:(?:IT)?\d{11}|[A-Z0-9]{16})$/;
 
-// Agents pass a company's name, a search result's `id` or a VAT number written with a space
-// ("IT 01126670213") as taxId, and were told only that no company has it: said what to do
-// instead, here and not on the API, whose messages are the spec's. A value that only a slip
-// keeps from being real (10 digits, a wrong check digit) has the API's hint, which says which.
+// Agents pass a company's name or a search result's `id` as taxId, and were told only that no
+// company has it: said what to do instead, here and not on the API, whose messages are the
+// spec's. A value that only a slip keeps from being real (spaces, as in "IT 01126670213"; 10
+// digits; a wrong check digit) has the API's hint, which says which.
 // The search tool is named only to an organization whose plan includes it: one without it
 // would call it and be refused (not_entitled), so it is told the user must supply the tax ID.
 const taxIdShape = 'A tax ID is 11 digits (an IT prefix accepted) or a 16-character codice fiscale, without spaces.';

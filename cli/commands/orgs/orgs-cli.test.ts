@@ -178,6 +178,16 @@ describe('operator CLI: organizations and keys', () => {
     expect(run.stdout).toBe('');
   });
 
+  it('when the name is typed in another case or spacing then the error names the organization it may mean, and nothing is done', async () => {
+    const name = `CLI Case ${Date.now().toString(36)} SRL`;
+    const orgId = (await cli('org', 'create', '--name', name)).stdout.trim();
+    const typed = `  ${name.toLowerCase().replace(/ /g, '  ')}`;
+    const run = await cli('key', 'create', '--org', typed, '--name', 'x');
+    expect(run.code).toBe(1);
+    expect(run.stderr.trim()).toBe(`error (not_found): No organization with id or name "${typed}"; did you mean "${name}" (${orgId})?`);
+    expect(await db('api_keys').where({ organization_id: orgId })).toHaveLength(0);
+  });
+
   it('when a name is blank then a one-line invalid_params error names the field, and nothing is created', async () => {
     const orgId = (await cli('org', 'create', '--name', 'CLI blank names SRL')).stdout.trim();
     const [org, key] = await Promise.all([cli('org', 'create', '--name', '   '), cli('key', 'create', '--org', orgId, '--name', ' ')]);

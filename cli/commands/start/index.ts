@@ -1,4 +1,5 @@
 import type { RegisterCommands } from '../index.js';
+import { unknownVariableWarnings } from '../../../core/config/index.js';
 import { createLogger } from '../../../core/logging/index.js';
 
 export const registerStartCommand: RegisterCommands = (program, context) => {
@@ -15,6 +16,9 @@ export const registerStartCommand: RegisterCommands = (program, context) => {
       tuneHeap();
       const { config } = context();
       const logger = createLogger({ level: config.LOG_LEVEL, base: { process: 'start' } });
+      // As each service run alone says: a misspelt API_PROT would otherwise leave the API on
+      // its default port with nothing said.
+      for (const warning of unknownVariableWarnings(process.env)) logger.warn(warning);
       await runStart(config, logger, started);
     });
 };

@@ -92,7 +92,7 @@ afterAll(async () => {
 });
 
 describe('cli start when start-up fails', () => {
-  it('when API_PORT is taken then start names the port and the variable, stops its embedded Postgres and exits 1 within seconds', async () => {
+  it('when API_PORT is taken then start names the port and the variable, stops its embedded Postgres and exits 1 within seconds (and, first, warns of a misspelt variable)', async () => {
     const held = await holdPort();
     cleanups.push(held.release);
     const dataDir = path.join(dir, 'embedded');
@@ -104,8 +104,11 @@ describe('cli start when start-up fails', () => {
       API_PORT: String(held.port),
       MCP_PORT: '0',
       DASHBOARD_PORT: '0',
+      API_PROT: '3000',
     });
     expectOneClearFailure(run, new RegExp(`^error: API_PORT ${held.port} is already in use on 127\\.0\\.0\\.1 .*set API_PORT to a free port$`));
+    // npm start warns as each service run alone does (README, Configuration).
+    expect(run.stderr).toContain('"msg":"API_PROT is not a setting of this service and is ignored: did you mean API_PORT?"');
     expect(run.stderr).toContain('"msg":"billing worker stopped"');
     // The embedded server is gone: its pid file removed, its port closed.
     expect(existsSync(path.join(dataDir, 'postgres', 'postmaster.pid'))).toBe(false);

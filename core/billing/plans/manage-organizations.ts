@@ -117,6 +117,10 @@ export async function findOrganizationId(db: Db, idOrName: string): Promise<stri
   if (byName.length === 1) return byName[0]!.id;
   // Their ids, oldest first, so that the operator can pick one without another command.
   if (byName.length > 1) throw new AppError('invalid_params', `More than one organization is named "${idOrName}" (${byName.map((o) => o.id).join(', ')}): use its id.`);
+  // The name typed in another case or spacing ("demo organization"): named, not taken for it, as
+  // the name must be exact for a command that grants credits or revokes keys.
+  const near = await organizationNamed(db, idOrName);
+  if (near) throw new AppError('not_found', `No organization with id or name "${idOrName}"; did you mean "${near.name}" (${near.id})?`);
   throw new AppError('not_found', `No organization with id or name "${idOrName}".`);
 }
 
