@@ -9,9 +9,10 @@ import { issueDetails, type ErrorDetail } from '../core/errors/index.js';
  */
 export function argumentDetails(issues: readonly z.core.$ZodIssue[], inputSchema: z.ZodObject, args: unknown): ErrorDetail[] {
   return issues.flatMap((issue) => {
-    // An argument left out: said so, not as zod words it ("Invalid input: expected string,
-    // received undefined"), which a model may take for a wrong value.
-    if (issue.code === 'invalid_type' && issue.path.length > 0 && valueAt(args, issue.path) === undefined) {
+    // An argument left out (or null, as strict function calling sends one left out): said so, not
+    // as zod words it ("Invalid input: expected string, received undefined"), which a model may
+    // take for a wrong value.
+    if (issue.code === 'invalid_type' && issue.path.length > 0 && valueAt(args, issue.path) == null) {
       return issueDetails([{ path: issue.path, message: `required: ${article(issue.expected)} ${issue.expected}` }], '(arguments)');
     }
     if (issue.code !== 'unrecognized_keys') return issueDetails([issue], '(arguments)');

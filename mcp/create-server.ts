@@ -14,6 +14,8 @@ import { occurredNow, type UsageSink } from '../core/usage/index.js';
 import { argumentDetails } from './argument-details.js';
 import { jsonWithCachedParts, type CachedText } from './cached-json.js';
 import { withCanonicalEnums } from './canonical-enums.js';
+import { withoutOptionalNulls } from './optional-nulls.js';
+import { withFindByNameHint } from './find-by-name-hint.js';
 import { compactOutputSchema } from './compact-json-schema.js';
 import { protocolError, toolErrorResult } from './errors.js';
 import { personOnlyToolMessage, personOnlyToolNames, toolDefinitions, type ToolDefinition } from './tools/index.js';
@@ -263,12 +265,12 @@ export function createToolHandlers(deps: McpDeps, parts: ServerParts, call: McpC
         // or the allowance says; the attempt still counts against the rate limit and carries
         // its headers. Then admission (rate limit shared with the API, plan, flags): a refused
         // call does no work.
-        const args = withCanonicalEnums(definition.inputSchema, request.params.arguments ?? {});
+        const args = withCanonicalEnums(definition.inputSchema, withoutOptionalNulls(definition.inputSchema, request.params.arguments ?? {}));
         const parsed = definition.inputSchema.safeParse(args);
         if (!parsed.success) {
           const counted = await countMalformedAttempt(deps.access, principal, name, 'tool');
           throw new AppError('invalid_params', `The arguments do not match the input schema of ${name}.`, {
-            details: argumentDetails(parsed.error.issues, definition.inputSchema, args),
+            details: await withFindByNameHint(argumentDetails(parsed.error.issues, definition.inputSchema, args), mayCall),
             headers: counted,
           });
         }

@@ -416,6 +416,11 @@ describe('service_get_company_profile without the search tool', () => {
       const limitedClient = await connectClient(mcp.mcpUrl, limited.key);
       try {
         const listed = (await limitedClient.listTools()).tools.map((t) => t.name);
+        // A name where a fiscal code goes: the same hint after the refusal, on a tool the plan has.
+        if (listed.includes('service_get_company_metrics')) {
+          const refused = (await limitedClient.callTool({ name: 'service_get_company_metrics', arguments: { fiscalCode: 'Gallo Import Export' } })) as CallToolResult;
+          expect((refused.structuredContent as any).error.details).toEqual([{ path: 'fiscalCode', message: `must be an 11-digit code or a 16-character codice fiscale. ${plan.hint.replace(/^A tax ID is [^.]*\. /, '')}` }]);
+        }
         for (const taxId of ['Gallo Import Export S.r.l.', 'gallo import']) {
           const result = (await limitedClient.callTool({ name: 'service_get_company_profile', arguments: { taxId } })) as CallToolResult;
           const { error } = result.structuredContent as any;
@@ -531,7 +536,7 @@ describe('service_get_company_metrics', () => {
     expect(data(await call('service_get_company_metrics', { fiscalCode: code, slugs: ['revenue'], years: [2012] })).missingYears).toEqual([2012]);
   });
 
-  it('when no slug asked names a metric then invalid_params names each with the nearest slugs, and nothing is billed; with one known slug the rest come back in missingSlugs', async () => {
+  it('when a slug asked names no metric then invalid_params names each such slug with the nearest slugs, also beside known slugs or categories, and nothing is billed', async () => {
     const result = await call('service_get_company_metrics', { fiscalCode: group.root.fiscalCode, slugs: ['revenu', 'zzz_nothing'] });
     expect(result.isError).toBe(true);
     const error = (result.structuredContent as any).error;
@@ -541,9 +546,35 @@ describe('service_get_company_metrics', () => {
       { path: 'slugs.1', message: 'no metric has this slug' },
     ]);
     expect(await usageEvents(error.requestId)).toEqual([]);
-    const mixed = data(await call('service_get_company_metrics', { fiscalCode: group.root.fiscalCode, slugs: ['revenue', 'revenu'] }));
-    expect(mixed.metrics.map((s: any) => s.slug)).toEqual(['revenue']);
-    expect(mixed.missingSlugs).toEqual(['revenu']);
+    // Beside a known slug, or with categories: refused too. Answered, the unknown slug was listed
+    // in missingSlugs, which says the company did not report it.
+    for (const args of [{ slugs: ['revenue', 'revenu'] }, { slugs: ['revenu'], categories: ['revenue'] }]) {
+      const mixed = (await call('service_get_company_metrics', { fiscalCode: group.root.fiscalCode, ...args })).structuredContent as any;
+      expect(mixed.error.code, JSON.stringify(args)).toBe('invalid_params');
+      expect(mixed.error.message).toMatch(/^No metric has the slug revenu\./);
+      expect(mixed.error.details).toEqual([{ path: `slugs.${args.slugs.indexOf('revenu')}`, message: expect.stringMatching(/^no metric has this slug; did you mean revenue\b/) }]);
+      expect(await usageEvents(mixed.error.requestId)).toEqual([]);
+    }
+  });
+
+  it('when a slug asked is a ratio of the company analysis then the refusal says which tool computes it and from which metrics', async () => {
+    const result = (await call('service_get_company_metrics', { fiscalCode: group.root.fiscalCode, slugs: ['revenue', 'net_margin', 'net_financial_debt'] })).structuredContent as any;
+    expect(result.error.code).toBe('invalid_params');
+    expect(result.error.details).toEqual([
+      { path: 'slugs.1', message: 'no metric has this slug: service_analyze_company computes it (net_income / revenue); ask here for net_income, revenue' },
+      { path: 'slugs.2', message: 'no metric has this slug: service_analyze_company computes it (bank_debts - cash_and_equivalents - current_financial_assets); ask here for bank_debts, cash_and_equivalents, current_financial_assets' },
+    ]);
+  });
+
+  it('when a slug is written in camelCase or with capitals then the refusal gives its snake_case form', async () => {
+    const result = (await call('service_get_company_metrics', { fiscalCode: group.root.fiscalCode, slugs: ['netIncome', 'Revenue', 'net income', 'x.y'] })).structuredContent as any;
+    expect(result.error.code).toBe('invalid_params');
+    expect(result.error.details).toEqual([
+      { path: 'slugs.0', message: 'a lower snake_case metric slug: net_income, not netIncome' },
+      { path: 'slugs.1', message: 'a lower snake_case metric slug: revenue, not Revenue' },
+      { path: 'slugs.2', message: 'a lower snake_case metric slug: net_income, not net income' },
+      { path: 'slugs.3', message: 'a lower snake_case metric slug' },
+    ]);
   });
 
   it('when an argument is invalid then an invalid_params error result lists the path, so the model can fix it', async () => {
@@ -567,6 +598,24 @@ describe('service_get_company_metrics', () => {
     } finally {
       await brokeClient.close();
     }
+  });
+
+  it('when a company\'s name or a search result\'s id is passed as fiscalCode then the refusal says to find the code with the search tool; a slip keeps its own hint', async () => {
+    for (const [tool, fiscalCode] of [['service_get_company_structure', 'Grasso Holding'], ['service_get_company_metrics', '16'], ['service_analyze_company', 'gallo']] as const) {
+      const error = ((await call(tool, { fiscalCode })).structuredContent as any).error;
+      expect(error.details, tool).toEqual([{ path: 'fiscalCode', message: 'must be an 11-digit code or a 16-character codice fiscale. To find a company by its name, call service_search_companies and pass the fiscalCode of a result (not its id).' }]);
+    }
+    const slip = ((await call('service_get_company_structure', { fiscalCode: `IT${group.root.fiscalCode}` })).structuredContent as any).error;
+    expect(slip.details).toEqual([{ path: 'fiscalCode', message: `must be an 11-digit code or a 16-character codice fiscale; drop the IT prefix: ${group.root.fiscalCode}` }]);
+  });
+
+  it('when optional arguments are sent as null (as strict function calling sends those left out) then they are read as left out; a required one null is required', async () => {
+    const asOmitted = data(await call('service_search_companies', { query: group.token, limit: 5 }));
+    const withNulls = data(await call('service_search_companies', { query: group.token, province: null, naceSection: null, status: null, limit: 5, cursor: null }));
+    expect(withNulls.items.map((i: any) => i.fiscalCode)).toEqual(asOmitted.items.map((i: any) => i.fiscalCode));
+    expect(withNulls.items.length).toBe(5);
+    const required = (await call('service_get_company_structure', { fiscalCode: null, depthUp: null })).structuredContent as any;
+    expect(required.error.details).toEqual([{ path: 'fiscalCode', message: 'required: a string' }]);
   });
 
   it('when a required argument is left out then its detail says it is required, beside one for an argument the tool does not take, and nothing is billed', async () => {

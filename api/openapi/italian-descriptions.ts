@@ -113,8 +113,8 @@ export const italianDescriptions: Readonly<Record<string, string>> = {
   'Value that year, in the unit given.': 'Valore in quell\'anno, nell\'unità indicata.',
   'Value the year before; null when not on file, or when this year is filed and the year before is a forecast (a filed figure is never compared with a forecast).':
     'Valore dell\'anno precedente; null se non disponibile, o se quest\'anno è un bilancio depositato e l\'anno precedente una previsione (un dato depositato non si confronta mai con una previsione).',
-  'Change from the year before, as a fraction (0.05 = +5%); null when it cannot be computed.':
-    'Variazione rispetto all\'anno precedente, come frazione (0.05 = +5%); null se non calcolabile.',
+  'Relative change from the year before, (value - previousValue) / |previousValue|, as a fraction (0.05 = +5%); for a ratio, not the change in points (0.33 to 0.317 is -0.0394); null when it cannot be computed.':
+    'Variazione relativa rispetto all\'anno precedente, (value - previousValue) / |previousValue|, come frazione (0.05 = +5%); per un indice non è la variazione in punti (da 0.33 a 0.317 è -0.0394); null se non calcolabile.',
   'Market reference value of the item, as supplied with the company data; null when none.':
     'Valore di riferimento di mercato della voce, come fornito con i dati dell\'impresa; null se assente.',
   'Score of the item, as supplied with the company data; null when none.': 'Punteggio della voce, come fornito con i dati dell\'impresa; null se assente.',

@@ -138,6 +138,9 @@ export const solvencyRatios: RatioDefinition[] = [
   { key: 'interest_coverage', name: 'Interest coverage', unit: 'ratio', higherIsBetter: true, formula: 'ebitda / |interest_and_other_financial_charges|', slugs: ['ebitda', 'interest_and_other_financial_charges'], compute: (v) => divide(v('ebitda'), Math.abs(v('interest_and_other_financial_charges'))) },
 ];
 
+/** Every ratio the analysis computes, for the metrics tool to name when asked for one as a slug. */
+export const analysisRatios: readonly RatioDefinition[] = [...profitabilityRatios, ...liquidityRatios, ...solvencyRatios];
+
 // Halves away from zero, as the report's changes (round4): a loss rounds as the same profit does.
 const roundFigure = (x: number, unit: Figure['unit']) => (unit === 'EUR' ? Math.sign(x) * Math.round(Math.abs(x)) : round4(x));
 

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { AppError } from '../errors/index.js';
 import type { MetricDefinitions } from './read-metric-definitions.js';
 import type { CompanyHistory } from './assemble-company-report.js';
+import { analysisRatios } from './company-analysis.js';
 import { fiscalCodeRefusal } from './identifier-hints.js';
 import { fiscalCodePattern, metricCategoryValues } from './schemas/index.js';
 
@@ -9,10 +10,20 @@ import { fiscalCodePattern, metricCategoryValues } from './schemas/index.js';
 // value per year). Selected from the company report's financials, so every figure is exactly
 // the one the report endpoint returns, previousValue and yoyChange included.
 
+const SLUG = /^[a-z0-9_]+$/;
+
+/** A slug written as a model may write it (netIncome, Net Income, net-income): its snake_case form said. */
+function slugShapeRefusal(input: unknown): string {
+  const refusal = 'a lower snake_case metric slug';
+  if (typeof input !== 'string') return refusal;
+  const snake = input.trim().replace(/([a-z0-9])([A-Z])/g, '$1_$2').replace(/[\s-]+/g, '_').toLowerCase();
+  return SLUG.test(snake) ? `${refusal}: ${snake}, not ${input}` : refusal;
+}
+
 export const companyMetricsInputSchema = z.strictObject({
   fiscalCode: z.string().trim().regex(fiscalCodePattern, { error: (issue) => fiscalCodeRefusal(issue.input) })
     .describe('The company\'s fiscal code: 11 digits or 16 characters (case-insensitive).'),
-  slugs: z.array(z.string().regex(/^[a-z0-9_]+$/, 'a lower snake_case metric slug')).min(1).max(80).optional()
+  slugs: z.array(z.string().regex(SLUG, { error: (issue) => slugShapeRefusal(issue.input) })).min(1).max(80).optional()
     .describe('Metric slugs, e.g. ["revenue", "net_income", "total_equity", "ebitda_margin"].'),
   categories: z.array(z.enum(metricCategoryValues)).min(1).optional()
     .describe('Metric categories; a metric is returned when it is in any of them. Combined with slugs as a union. Omit both for every metric.'),
@@ -26,16 +37,16 @@ export const metricValueSchema = z.strictObject({
   isForecasted: z.boolean(),
   value: z.number(),
   previousValue: z.number().nullable().describe('The value of the year before; null when not on file, or when this year is filed and the year before is a forecast (a filed figure is never compared with a forecast).'),
-  yoyChange: z.number().nullable().describe('Change on the year before as a fraction (0.12 = +12%).'),
-  marketValue: z.number().nullable(),
-  score: z.number().nullable(),
+  yoyChange: z.number().nullable().describe('Relative change on the year before, (value - previousValue) / |previousValue|, as a fraction (0.12 = +12%). For a ratio it is not the change in points: ebitda_margin 0.33 to 0.317 is -0.0394, a fall of 3.9%, or 1.3 points.'),
+  marketValue: z.number().nullable().describe('Market reference value of the item, as supplied with the company data; null when none.'),
+  score: z.number().nullable().describe('Score of the item, as supplied with the company data; null when none.'),
 });
 
 export const metricSeriesSchema = z.strictObject({
   slug: z.string(),
   name: z.string(),
   categories: z.array(z.enum(metricCategoryValues)),
-  unit: z.string().nullable(),
+  unit: z.string().nullable().describe('Unit of the values: EUR for amounts in euro, ratio for fractions (0.12 = 12%), days for durations; null when none is given.'),
   values: z.array(metricValueSchema).describe('Newest year first; years where the metric is not reported are absent.'),
 });
 
@@ -45,7 +56,7 @@ export const companyMetricsSchema = z.strictObject({
   availableYears: z.array(z.number().int()).describe('Every year on file for this company, newest first, forecasts included (see forecastYears).'),
   forecastYears: z.array(z.number().int()).describe('The years of availableYears that are forecasts: covered only with includeForecasts.'),
   metrics: z.array(metricSeriesSchema),
-  missingSlugs: z.array(z.string()).describe('Requested slugs not reported in any of the covered years.'),
+  missingSlugs: z.array(z.string()).describe('Requested slugs (each a defined metric: others are refused) not reported in any of the covered years.'),
   missingYears: z.array(z.number().int()).describe('Requested years not covered: not on file for this company, or forecasts asked without includeForecasts.'),
 });
 
@@ -98,18 +109,23 @@ export function selectCompanyMetrics(report: CompanyHistory, input: CompanyMetri
 }
 
 /**
- * The refusal of a request whose slugs are all unknown to the metric definitions (a typo, a
- * guess) and that names no category: there is nothing to answer, so it is invalid_params (not
- * billed), naming each slug with the nearest defined ones, rather than an empty answer billed
- * as a call. null when any slug is known (the others come back in `missingSlugs`).
+ * The refusal of a request that names a slug no metric has (a typo, a guess, a ratio of the
+ * company analysis): invalid_params (not billed), naming each such slug with the nearest defined
+ * ones, or the metrics an analysis ratio is computed from. Refused even beside known slugs or
+ * categories: answered, it would list the slug in `missingSlugs`, which says the company did not
+ * report it, and a model told the user the data was missing (net_margin, an analysis ratio).
+ * null when every slug is defined.
  */
 export function unknownMetricSlugs(input: Pick<CompanyMetricsInput, 'slugs' | 'categories'>, defined: MetricDefinitions): AppError | null {
-  if (!input.slugs || input.categories || input.slugs.some((slug) => defined.has(slug))) return null;
-  const details = input.slugs.map((slug, i) => {
+  const unknown = (input.slugs ?? []).map((slug, i) => ({ slug, i })).filter(({ slug }) => !defined.has(slug));
+  if (unknown.length === 0) return null;
+  const details = unknown.map(({ slug, i }) => {
+    const ratio = analysisRatios.find((r) => r.key === slug);
+    if (ratio) return { path: `slugs.${i}`, message: `no metric has this slug: service_analyze_company computes it (${ratio.formula}); ask here for ${ratio.slugs.join(', ')}` };
     const near = nearestSlugs(slug, defined);
     return { path: `slugs.${i}`, message: near.length > 0 ? `no metric has this slug; did you mean ${near.join(' or ')}?` : 'no metric has this slug' };
   });
-  const named = input.slugs.length === 1 ? `the slug ${input.slugs[0]}` : `any of the slugs ${input.slugs.join(', ')}`;
+  const named = unknown.length === 1 ? `the slug ${unknown[0]!.slug}` : `any of the slugs ${unknown.map((u) => u.slug).join(', ')}`;
   return new AppError('invalid_params', `No metric has ${named}. Name metrics by their slugs (e.g. revenue, ebitda, net_income, total_equity) or ask by categories.`, { details });
 }
 

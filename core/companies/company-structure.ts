@@ -18,8 +18,8 @@ export const MAX_NODES = 500;
 export const companyStructureInputSchema = z.strictObject({
   fiscalCode: z.string().trim().regex(fiscalCodePattern, { error: (issue) => fiscalCodeRefusal(issue.input) })
     .describe('The company\'s fiscal code: 11 digits or 16 characters (case-insensitive).'),
-  depthUp: z.number().int().min(0).max(MAX_STRUCTURE_DEPTH).default(2).describe(`Levels of shareholders to follow upward, 0-${MAX_STRUCTURE_DEPTH} (1 = direct shareholders only).`),
-  depthDown: z.number().int().min(0).max(MAX_STRUCTURE_DEPTH).default(2).describe(`Levels of subsidiaries to follow downward, 0-${MAX_STRUCTURE_DEPTH} (1 = direct subsidiaries only).`),
+  depthUp: z.number().int().min(0).max(MAX_STRUCTURE_DEPTH).default(2).describe(`Levels of shareholders to follow upward, 0-${MAX_STRUCTURE_DEPTH} (1 = direct shareholders only; 0 = none looked up).`),
+  depthDown: z.number().int().min(0).max(MAX_STRUCTURE_DEPTH).default(2).describe(`Levels of subsidiaries to follow downward, 0-${MAX_STRUCTURE_DEPTH} (1 = direct subsidiaries only; 0 = none looked up).`),
 });
 
 const nodeFields = {
@@ -55,9 +55,9 @@ export const companyStructureSchema = z.strictObject({
   company: z.strictObject({ id: z.string(), fiscalCode: z.string(), legalName: z.string().nullable() }),
   depthUp: z.number().int(),
   depthDown: z.number().int(),
-  shareholders: z.array(shareholderNodeSchema).describe('Direct shareholders, each with its own shareholders up to depthUp levels.'),
+  shareholders: z.array(shareholderNodeSchema).describe('Direct shareholders, each with its own shareholders up to depthUp levels. Empty when depthUp is 0: not looked up, whoever owns the company.'),
   beneficialOwners: z.array(holderSchema).describe('Ultimate beneficial owners as registered (names and shares only).'),
-  subsidiaries: z.array(subsidiaryNodeSchema).describe('Direct subsidiaries, each with its own subsidiaries down to depthDown levels.'),
+  subsidiaries: z.array(subsidiaryNodeSchema).describe('Direct subsidiaries, each with its own subsidiaries down to depthDown levels. Empty when depthDown is 0: not looked up, whatever the company owns.'),
   officers: z.array(officerSchema),
   branches: z.array(companyBranchSchema),
   truncated: z.boolean().describe(`True when the walk stopped at ${MAX_NODES} nodes before reaching the requested depth.`),

@@ -22,11 +22,13 @@ function fiscalCodeShapeHint(value: string): string | undefined {
   return undefined;
 }
 
+/** A fiscal code refused for its shape, with no slip to name. */
+export const FISCAL_CODE_REFUSAL = 'must be an 11-digit code or a 16-character codice fiscale';
+
 /** Why a value is not a fiscal code, for every schema that takes one (the API's, the tools'). */
 export function fiscalCodeRefusal(input: unknown): string {
-  const refusal = 'must be an 11-digit code or a 16-character codice fiscale';
   const hint = typeof input === 'string' ? fiscalCodeShapeHint(input) : undefined;
-  return hint ? `${refusal}; ${hint}` : refusal;
+  return hint ? `${FISCAL_CODE_REFUSAL}; ${hint}` : FISCAL_CODE_REFUSAL;
 }
 
 /**

@@ -18,7 +18,7 @@ const personKinds = ['officer', 'shareholder', 'beneficial_owner'] as const;
 export const searchPeopleInputSchema = z.strictObject({
   name: withoutNul(z.string().trim().min(2).max(200)).describe('The person\'s name or part of it, in any word order ("Rossi Mario" finds "MARIO ROSSI"); case and small typos tolerated, and accents mostly ("Nicolo" finds "NICOLO\'" and "Nicolò"; a short name may need its accents: "Lucà Cantù"). Two letters match a whole word ("Wu").'),
   kind: z.enum(personKinds).optional().describe('Only this kind of role: officer (directors, auditors, ...), shareholder, or beneficial_owner.'),
-  roleCategory: z.enum(roleCategoryValues).optional().describe('Only officers with this role category (implies kind officer).'),
+  roleCategory: z.enum(roleCategoryValues).optional().describe('Only officers with this role category (implies kind officer): legal_representative (a sole director, "Amministratore unico", a board\'s chair, an owner), director (a managing director, "Amministratore delegato"), board_member ("Consigliere"), statutory_auditor ("Sindaco"), auditor ("Revisore"), manager ("Direttore generale"), proxy ("Procuratore"), liquidator, other. A company\'s directors in the everyday sense are the first three: for them, leave roleCategory out.'),
   limit: z.number().int().min(1).max(25).default(10).describe('People per page, 1-25.'),
   cursor: z.string().min(1).max(500).optional().describe('nextCursor from the previous page of the same search.'),
 });
@@ -26,7 +26,7 @@ export const searchPeopleInputSchema = z.strictObject({
 export const personRoleSchema = z.strictObject({
   kind: z.enum(personKinds),
   role: z.string().nullable().describe('The role as registered (officers).'),
-  roleCategory: z.enum(roleCategoryValues).nullable().describe('Normalised role category (officers).'),
+  roleCategory: z.enum(roleCategoryValues).nullable().describe('Normalised role category (officers), as the roleCategory argument lists them; role says it as registered.'),
   share: z.number().nullable().describe('Ownership fraction 0-1 (shareholders and beneficial owners).'),
   company: z.strictObject({
     id: z.string(),

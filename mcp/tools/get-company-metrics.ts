@@ -13,14 +13,14 @@ export const getCompanyMetricsTool = defineTool({
     'Choose metrics by slug (e.g. revenue, ebitda, net_income, total_assets, total_equity, total_debts, cash_and_equivalents, ebitda_margin, ' +
     'roe, current_ratio, debt_to_equity) and/or by category (balance_sheet, income_statement, assets, liabilities, equity, revenue, costs, ' +
     'profitability, liquidity, solvency, efficiency, ratio). Without slugs or categories every metric comes back (some 50 a year: 20-80 KB of JSON over ten years), so name those you need, and the years. ' +
-    'Slugs of no metric are refused with the nearest ones, unbilled, unless one slug or a category matches. ' +
+    'A slug of no metric is refused, unbilled, with the nearest ones (or, for a ratio service_analyze_company computes, the slugs it is computed from). ' +
     'The figures are exactly those of the company report.',
   inputSchema: companyMetricsInputSchema,
   outputSchema: companyMetricsSchema,
   annotations: { title: 'Get a company\'s financial metrics', readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
   async run(args, ctx) {
     // Before the lookup: slugs that name no metric are refused (not billed), with suggestions.
-    if (args.slugs && !args.categories) {
+    if (args.slugs) {
       const refusal = unknownMetricSlugs(args, await ctx.store.metricDefinitions(args.slugs));
       if (refusal) throw refusal;
     }

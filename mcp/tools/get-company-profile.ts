@@ -5,7 +5,7 @@ import { notFoundHint } from '../../core/companies/identifier-hints.js';
 import { upperCaseIdentifier } from '../../core/companies/company-store.js';
 import { companyProfileDataSchema } from '../../core/companies/index.js';
 import { AppError } from '../../core/errors/index.js';
-import { searchCompaniesTool } from './search-companies.js';
+import { findByNameHint } from '../find-by-name-hint.js';
 import { defineTool, type ToolContext } from './tool-definition.js';
 
 // The API profile's own parameter: any non-empty tax ID (the spec: "minimum length 1, any
@@ -26,8 +26,6 @@ const TAX_ID_SHAPE = /^(?:(?:IT)?\d{11}|[A-Z0-9]{16})$/;
 // The search tool is named only to an organization whose plan includes it: one without it
 // would call it and be refused (not_entitled), so it is told the user must supply the tax ID.
 const taxIdShape = 'A tax ID is 11 digits (an IT prefix accepted) or a 16-character codice fiscale, without spaces.';
-const searchHint = `${taxIdShape} To find a company by its name, call ${searchCompaniesTool.name} and pass the fiscalCode of a result (not its id).`;
-const noSearchHint = `${taxIdShape} This tool finds a company by its tax ID only, and your organization's plan includes no search by name: ask the user for the company's fiscal code (codice fiscale) or VAT number (partita IVA).`;
 
 // As the API's profile says it: the tax ID as looked up, a long one cut short; and, when it
 // cannot be a tax ID at all, how to find the company.
@@ -35,7 +33,7 @@ async function notFound(taxId: string, ctx: ToolContext): Promise<AppError> {
   const shown = upperCaseIdentifier(taxId);
   const message = notFoundMessage('taxId', shown);
   if (TAX_ID_SHAPE.test(shown) || notFoundHint(shown)) return new AppError('not_found', message);
-  return new AppError('not_found', `${message} ${(await ctx.mayCall(searchCompaniesTool.name)) ? searchHint : noSearchHint}`);
+  return new AppError('not_found', `${message} ${taxIdShape} ${await findByNameHint(ctx.mayCall)}`);
 }
 
 const outputSchema = z.strictObject({

@@ -136,7 +136,7 @@ export const financialMetricSchema = z.strictObject({
     .describe('Unit of the values: EUR for amounts in euro, ratio for fractions (0.12 = 12%), days for durations; null when none is given.'),
   value: z.number().describe('Value that year, in the unit given.'),
   previousValue: z.number().nullable().describe('Value the year before; null when not on file, or when this year is filed and the year before is a forecast (a filed figure is never compared with a forecast).'),
-  yoyChange: z.number().nullable().describe('Change from the year before, as a fraction (0.05 = +5%); null when it cannot be computed.'),
+  yoyChange: z.number().nullable().describe('Relative change from the year before, (value - previousValue) / |previousValue|, as a fraction (0.05 = +5%); for a ratio, not the change in points (0.33 to 0.317 is -0.0394); null when it cannot be computed.'),
   marketValue: z.number().nullable().describe('Market reference value of the item, as supplied with the company data; null when none.'),
   score: z.number().nullable().describe('Score of the item, as supplied with the company data; null when none.'),
 }).describe('One reported line item or derived metric of a fiscal year.');
