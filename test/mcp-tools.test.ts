@@ -609,6 +609,15 @@ describe('service_get_company_metrics', () => {
     expect(slip.details).toEqual([{ path: 'fiscalCode', message: `must be an 11-digit code or a 16-character codice fiscale; drop the IT prefix: ${group.root.fiscalCode}` }]);
   });
 
+  it('when the municipality is no comune then the search is refused with the nearest, unbilled; one written in English finds the comune\'s companies', async () => {
+    const refused = (await call('service_search_companies', { query: group.token, municipality: 'Reggio Emila' })).structuredContent as any;
+    expect(refused.error).toMatchObject({ code: 'invalid_params', details: [{ path: 'municipality', message: expect.stringMatching(/^no comune is named "Reggio Emila": did you mean Reggio nell'Emilia\b/) }] });
+    expect(await usageEvents(refused.error.requestId)).toEqual([]);
+    // The group's companies are in Milano.
+    const inMilan = data(await call('service_search_companies', { query: group.token, municipality: 'Milan', limit: 50 }));
+    expect(inMilan.items.map((i: any) => i.fiscalCode).sort()).toEqual(group.all.map((d) => d.fiscalCode).sort());
+  });
+
   it('when optional arguments are sent as null (as strict function calling sends those left out) then they are read as left out; a required one null is required', async () => {
     const asOmitted = data(await call('service_search_companies', { query: group.token, limit: 5 }));
     const withNulls = data(await call('service_search_companies', { query: group.token, province: null, naceSection: null, status: null, limit: 5, cursor: null }));

@@ -39,7 +39,7 @@ const trendValues = ['improving', 'deteriorating', 'stable', 'insufficient_data'
 export const ratioSchema = figureSchema.extend({
   higherIsBetter: z.boolean(),
   history: z.array(z.strictObject({ year: z.number().int(), value: z.number().nullable() })).describe('The same ratio for each analysed year, newest first.'),
-  trend: z.enum(trendValues).describe('Oldest to newest computable value: a change under 5% is stable.'),
+  trend: z.enum(trendValues).describe('Oldest to newest computable value: a change under 5% is stable, whatever the years between did (read history for a recent fall).'),
 });
 
 export const riskFlagSchema = z.strictObject({

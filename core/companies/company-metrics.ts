@@ -5,6 +5,7 @@ import type { CompanyHistory } from './assemble-company-report.js';
 import { analysisRatios } from './company-analysis.js';
 import { fiscalCodeRefusal } from './identifier-hints.js';
 import { fiscalCodePattern, metricCategoryValues } from './schemas/index.js';
+import { editDistance } from '../text/index.js';
 
 // Chosen line items of a company across chosen years, as series (one entry per metric, one
 // value per year). Selected from the company report's financials, so every figure is exactly
@@ -138,21 +139,4 @@ function nearestSlugs(slug: string, defined: MetricDefinitions): string[] {
     .sort((a, b) => a.distance - b.distance || a.candidate.localeCompare(b.candidate))
     .slice(0, 3)
     .map((c) => c.candidate);
-}
-
-/** Levenshtein distance, or limit + 1 as soon as it must exceed `limit`. */
-function editDistance(a: string, b: string, limit: number): number {
-  if (Math.abs(a.length - b.length) > limit) return limit + 1;
-  let previous = Array.from({ length: b.length + 1 }, (_, j) => j);
-  for (let i = 1; i <= a.length; i++) {
-    const current = [i];
-    let rowMin = i;
-    for (let j = 1; j <= b.length; j++) {
-      current[j] = Math.min(previous[j]! + 1, current[j - 1]! + 1, previous[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1));
-      rowMin = Math.min(rowMin, current[j]!);
-    }
-    if (rowMin > limit) return limit + 1;
-    previous = current;
-  }
-  return previous[b.length]!;
 }

@@ -65,6 +65,7 @@ describe('searchCompanies on real rows', () => {
   const db = testDb();
   const deps = { db, queryTimeoutMs: 5_000, logger: createLogger({ level: 'silent' }) };
   const search = (input: Partial<SearchCompaniesInput>) => searchCompanies(deps, searchCompaniesInputSchema.parse({ limit: 50, ...input }));
+  const expectNoComune = (municipality: string) => expect(search({ municipality }), municipality).rejects.toMatchObject({ code: 'invalid_params', details: [{ path: 'municipality', message: expect.stringMatching(/^no comune is named /) }] });
   const fiscalCodesOf = (result: Awaited<ReturnType<typeof search>>) => result.items.map((i) => i.fiscalCode);
   /** A name search paged to its end, as an agent walks it: the codes seen, and each page's truncated. */
   const walk = async (query: string, limit: number) => {
@@ -294,7 +295,9 @@ describe('searchCompanies on real rows', () => {
     expect(await inTown('FORLÌ')).toEqual([codes.forli]);
     expect(await inTown('citta di castello')).toEqual([codes.citta]);
     expect(await inTown('Canto')).toEqual([codes.canto]);
-    for (const spelling of ['Cant', 'Cantù Brianza', 'Cantuu', 'Citta', 'Città  di Castello', 'C%', 'Cant_']) expect(await inTown(spelling), spelling).toEqual([]);
+    expect(await inTown('Città  di Castello')).toEqual([codes.citta]);
+    // A name no company on file has and no comune is: refused, with the comuni it may mean.
+    for (const spelling of ['Cant', 'Cantù Brianza', 'Cantuu', 'Citta', 'C%', 'Cant_']) await expectNoComune(spelling);
   });
 
   it('when a municipality\'s final accent is written as an apostrophe (ASCII or typographic), asked or stored, then it is the accented vowel; an apostrophe that elides stays', async () => {
@@ -308,9 +311,41 @@ describe('searchCompanies on real rows', () => {
     for (const spelling of ["Sant'Angelo Lodigiano", 'SANT’ANGELO LODIGIANO']) expect(await inTown(spelling), spelling).toEqual([codes.santAngelo]);
     for (const spelling of ["Ca' d'Andrea", "Cà d'Andrea", 'CA’ D’ANDREA']) expect(await inTown(spelling), spelling).toEqual([codes.caDAndrea]);
     for (const spelling of ["Sant'Agata de' Goti", "Sant'Agata dè Goti"]) expect(await inTown(spelling), spelling).toEqual([codes.santAgata]);
-    for (const spelling of ["Cant'", "Cantu''", "Cantuu'", "Can'tu", 'LAquila', "L Aquila", 'Santangelo Lodigiano', "Ca'd'Andrea", "Forli' '"]) {
-      expect(await inTown(spelling), spelling).toEqual([]);
-    }
+    // An apostrophe written as a space, or doubled, is the comune's name written otherwise.
+    expect(await inTown('L Aquila')).toEqual([codes.aquila]);
+    expect(await inTown("Cantu''")).toEqual(cantu);
+    // "Ca' d'Andrea" is stored, not a comune of ISTAT's list: written otherwise, it is no name.
+    for (const spelling of ["Cant'", "Cantuu'", "Can'tu", 'LAquila', 'Santangelo Lodigiano', "Ca'd'Andrea"]) await expectNoComune(spelling);
+  });
+
+  it('when the municipality is a comune written otherwise (in English, short, a space for the apostrophe) and no company has it so, then the comune\'s companies are found; a registry\'s own spelling on file is searched as given', async () => {
+    const inPlace = async (municipality: string) => fiscalCodesOf(await search({ query: town, municipality })).sort();
+    const [milano, reggio, porto, registry] = [next(), next(), next(), next()];
+    await upsertCompanies(db, [
+      dossier(milano, { legalName: `${town} Moda`, municipality: 'MILANO' }),
+      dossier(reggio, { legalName: `${town} Ceramiche`, municipality: "Reggio nell'Emilia" }),
+      dossier(porto, { legalName: `${town} Calzature`, municipality: "PORTO SANT'ELPIDIO" }),
+      // A registry that writes the short form: found as written, not turned into the comune's.
+      dossier(registry, { legalName: `${town} Meccanica`, municipality: 'Reggio Calabria' }),
+    ]);
+    expect(await inPlace('Milan')).toEqual([milano]);
+    expect(await inPlace('Reggio Emilia')).toEqual([reggio]);
+    expect(await inPlace('Porto Sant Elpidio')).toEqual([porto]);
+    expect(await inPlace('porto-sant-elpidio')).toEqual([porto]);
+    expect(await inPlace('Reggio Calabria')).toEqual([registry]);
+    // A comune no company of this test is in: searched, and nobody found, not refused.
+    expect(await inPlace('Reggio di Calabria')).toEqual([]);
+  });
+
+  it('when the municipality is no comune then invalid_params names the nearest comuni, unbilled by the tool', async () => {
+    await expect(search({ municipality: 'Milno' })).rejects.toMatchObject({
+      code: 'invalid_params',
+      message: 'No comune is named "Milno": did you mean Milano or Milo? give a comune\'s name as ISTAT writes it (Reggio nell\'Emilia), or filter by province.',
+      details: [{ path: 'municipality', message: 'no comune is named "Milno": did you mean Milano or Milo? give a comune\'s name as ISTAT writes it (Reggio nell\'Emilia), or filter by province' }],
+    });
+    await expect(search({ municipality: 'Xqzt Wvk' })).rejects.toMatchObject({
+      details: [{ path: 'municipality', message: 'no comune is named "Xqzt Wvk": give a comune\'s name as ISTAT writes it (Reggio nell\'Emilia), or filter by province' }],
+    });
   });
 
   it('when filtering by municipality alone then the accent-free spelling finds the companies there', async () => {

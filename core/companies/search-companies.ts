@@ -2,8 +2,10 @@ import { z } from 'zod';
 import type { Knex } from 'knex';
 import { likeEscape, withoutNul, type Db } from '../db/index.js';
 import type { Logger } from '../logging/index.js';
+import { AppError } from '../errors/index.js';
 import { codiceFiscalePattern } from './italian-identifiers.js';
 import { municipalityCondition } from './municipality-match.js';
+import { comuneWrittenOtherwise, isComune, nearestComuni } from './municipality-names.js';
 import { runStoreQuery } from './run-store-query.js';
 import { criteriaFingerprint, decodeCursor, encodeCursor, NAME_RANKING, searchTextKey, type CursorPosition } from './search-cursor.js';
 import { legalFormValues, naceSectionValues, sizeValues, type CompanySize, type LegalForm, type NaceSection } from './schemas/index.js';
@@ -22,7 +24,7 @@ export const searchCompaniesInputSchema = z.strictObject({
     .describe('NACE code or prefix: 62 matches every 62.xx code, 62.01 only that class.'),
   province: z.string().regex(/^[A-Za-z]{2}$/, 'a two-letter province code like MI').transform((s) => s.toUpperCase()).optional()
     .describe('Province code (sigla), e.g. MI, RM, TO.'),
-  municipality: withoutNul(z.string().trim().min(1).max(100)).optional().describe('Municipality (comune) name, whole: case and accents optional (Cantu or Cantu\' finds Cantù), e.g. Milano.'),
+  municipality: withoutNul(z.string().trim().min(1).max(100)).optional().describe('Municipality (comune) name, whole: case and accents optional (Cantu or Cantu\' finds Cantù), e.g. Milano; an English name or short form (Milan, Reggio Emilia) is read as the comune, and a name that is none is refused with the nearest.'),
   size: z.enum(sizeValues).optional().describe('Size class of the latest filed year (EU SME definition).'),
   legalForm: z.enum(legalFormValues).optional().describe('Legal form, e.g. SRL, SPA.'),
   status: z.enum(['active', 'dissolved']).optional().describe('active: no dissolution recorded; dissolved: a dissolution year is recorded. Omit for both.'),
@@ -46,7 +48,7 @@ export const companySearchItemSchema = z.strictObject({
   latestFiledYear: z.number().int().nullable(),
   latestRevenue: z.number().nullable().describe('Revenue of the latest filed year, euro.'),
   latestEmployees: z.number().int().nullable(),
-  score: z.number().min(0).max(1).describe('Relevance to the query, 0-1 (1 for an exact fiscal code or VAT match).'),
+  score: z.number().min(0).max(1).describe('Relevance to the query, 0-1: 1 for an exact fiscal code or VAT match, or a name holding every word of the query.'),
 });
 
 export const searchCompaniesResultSchema = z.strictObject({
@@ -138,7 +140,31 @@ async function codeOnFile(deps: CompanyQueryDeps, code: string): Promise<boolean
   return result.rows.length > 0;
 }
 
-export async function searchCompanies(deps: CompanyQueryDeps, input: SearchCompaniesInput): Promise<SearchCompaniesResult> {
+/**
+ * The municipality a search filters by: as given when a company on file has it (whatever the
+ * list says: a registry's own spelling is found as stored), else the comune it stands for when
+ * written otherwise ("Milan", "Reggio Emilia", "Porto Sant Elpidio") and that one is on file. A
+ * name that is no comune at all is refused with the nearest (invalid_params: an empty answer read
+ * as "no such company there"); a comune with no company on file is searched, and finds nobody.
+ */
+async function municipalityToSearch(deps: CompanyQueryDeps, municipality: string): Promise<string> {
+  if (await municipalityOnFile(deps, municipality)) return municipality;
+  const official = comuneWrittenOtherwise(municipality);
+  if (official !== undefined) return (await municipalityOnFile(deps, official)) ? official : municipality;
+  if (isComune(municipality)) return municipality;
+  const near = nearestComuni(municipality);
+  const message = `no comune is named ${JSON.stringify(municipality)}: ${near.length > 0 ? `did you mean ${near.join(' or ')}? ` : ''}give a comune's name as ISTAT writes it (Reggio nell'Emilia), or filter by province`;
+  throw new AppError('invalid_params', `${message[0]!.toUpperCase()}${message.slice(1)}.`, { details: [{ path: 'municipality', message }] });
+}
+
+async function municipalityOnFile(deps: CompanyQueryDeps, municipality: string): Promise<boolean> {
+  const condition = municipalityCondition(municipality);
+  const result = await runStoreQuery(deps, 'company search municipality', deps.db.raw<{ rows: unknown[] }>(`SELECT 1 FROM companies c WHERE ${condition.sql} LIMIT 1`, condition.bindings));
+  return result.rows.length > 0;
+}
+
+export async function searchCompanies(deps: CompanyQueryDeps, given: SearchCompaniesInput): Promise<SearchCompaniesResult> {
+  const input = given.municipality === undefined ? given : { ...given, municipality: await municipalityToSearch(deps, given.municipality) };
   const { limit, cursor, ...criteria } = input;
   const fingerprint = criteriaFingerprint({ ...criteria, ...(criteria.query === undefined ? {} : { query: searchTextKey(criteria.query), ranking: NAME_RANKING }) });
   let position = cursor === undefined ? undefined : decodeCursor(cursor, fingerprint, { companyId: true });

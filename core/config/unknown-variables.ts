@@ -1,4 +1,5 @@
 import { configVariables } from './config-schema.js';
+import { editDistance } from '../text/index.js';
 
 // The prefixes our variables start with, read off the schema's own names (API_, KAFKA_, REDIS_,
 // …), so that a variable added to the schema is known here too. NODE_ is Node's (NODE_OPTIONS,
@@ -34,16 +35,4 @@ function closest(name: string): string | undefined {
     else if (distance === bestDistance) best.push(candidate);
   }
   return best.length === 1 ? best[0] : undefined;
-}
-
-function editDistance(a: string, b: string): number {
-  let previous = Array.from({ length: b.length + 1 }, (_, j) => j);
-  for (let i = 1; i <= a.length; i += 1) {
-    const current = [i];
-    for (let j = 1; j <= b.length; j += 1) {
-      current[j] = Math.min(previous[j]! + 1, current[j - 1]! + 1, previous[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1));
-    }
-    previous = current;
-  }
-  return previous[b.length]!;
 }

@@ -56,6 +56,11 @@ export function findReferenceDir(start = path.dirname(fileURLToPath(import.meta.
   }
 }
 
+/** The comuni's names alone (the company search's municipality filter), without the rest. */
+export function loadComuneNames(dir = findReferenceDir()): string[] {
+  return (JSON.parse(readFileSync(path.join(dir, 'comuni.json'), 'utf8')) as Pick<RawComune, 'nome'>[]).map((c) => c.nome);
+}
+
 export function loadReferenceData(dir = findReferenceDir()): ReferenceData {
   const rawComuni = JSON.parse(readFileSync(path.join(dir, 'comuni.json'), 'utf8')) as RawComune[];
   const comuni: Comune[] = rawComuni

@@ -1,0 +1,1 @@
+export { editDistance } from './edit-distance.js';
