@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { setCallsCap } from '../core/billing/index.js';
+import { changeCredits, setCallsCap } from '../core/billing/index.js';
 import { saidWithVowel } from '../dashboard/i18n/italian-articles.js';
 import { formats } from '../dashboard/i18n/translate.js';
 import { adminOfNewOrg, applyUsage, dashboardForFile, usageEventFor } from './dashboard-fixtures.js';
@@ -33,6 +33,20 @@ describe('finance wording', () => {
     // "dall'8 nov", "dal 9 nov": on the 1st, 8th and 11th the article is elided.
     const since = formats('it').dateTime(first);
     expect(italian).toContain(`<div class="stat-sub">385 crediti e 0 chiamate (prodotti conteggiati in chiamate) al giorno, in media ${saidWithVowel(since) ? 'dall&#39;' : 'dal '}${since} (la prima chiamata degli ultimi 7 giorni; su almeno un giorno)</div>`);
+  });
+
+  it('when credits are topped up after the newest call then the report\'s stamp says calls are counted up to that call, not that the page is as of it, in both languages', async () => {
+    const { orgId, client } = await adminOfNewOrg(env, 'Stamp after top-up test');
+    const call = new Date(Date.now() - 180_000);
+    await applyUsage(env.db, [usageEventFor(orgId, { occurredAt: call.toISOString(), quantity: 3 })]);
+    await changeCredits(env.db, { organizationId: orgId, kind: 'top_up', credits: 1_000, actor: 'test', reason: 'paid after the call' });
+    const english = await (await client.get(`/orgs/${orgId}/report`)).text();
+    expect(english).toContain(`Calls counted up to ${formats('en').dateTime(call)}</p>`);
+    expect(english).not.toContain('As of ');
+    client.jar.set('dash_lang', 'it');
+    const italian = await (await client.get(`/orgs/${orgId}/report`)).text();
+    const at = formats('it').dateTime(call);
+    expect(italian).toContain(`Chiamate conteggiate fino ${saidWithVowel(at) ? 'all&#39;' : 'al '}${at}</p>`);
   });
 
   it('when the calls cap is reached then the calls card says it is reached, not a date, and the banner says which calls are refused and which still served, in both languages', async () => {

@@ -2,6 +2,8 @@ import { describe, expect, it } from 'vitest';
 import { createApiKey, hashApiKey } from '../core/auth/index.js';
 import { hashToken } from '../core/dashboard-auth/index.js';
 import { adminOfNewOrg, createMember, dashboardForFile, httpSession } from './dashboard-fixtures.js';
+import { formats } from '../dashboard/i18n/translate.js';
+import { saidWithVowel } from '../dashboard/i18n/italian-articles.js';
 
 // The keys page over HTTP: rotation with a grace period, expiry dates, and the one-time display.
 
@@ -109,14 +111,24 @@ describe('when a form is sent with a value the page does not offer', () => {
     expect((await env.db('api_keys').where({ id: old.record.id }).first()).expires_at).toBeNull();
   });
 
-  it('then revoking a key already revoked changes nothing and adds no second activity row', async () => {
+  it('then revoking a key already revoked changes nothing, adds no second activity row, and says it had been revoked and when, in both languages', async () => {
     const { orgId, client } = await adminOfNewOrg(env, 'Revoke twice test');
     const key = await createApiKey(env.db, { organizationId: orgId, name: 'twice' });
+    const locations: string[] = [];
     for (let i = 0; i < 2; i++) {
       const res = await client.post(`/orgs/${orgId}/keys/${key.record.id}/revoke`, { _csrf: await client.csrf(`/orgs/${orgId}/keys`) });
       expect(res.status).toBe(302);
+      locations.push(res.headers.get('location')!);
     }
     expect(await env.db('audit_log').where({ organization_id: orgId, action: 'key.revoked' })).toHaveLength(1);
+    expect(locations).toEqual([`/orgs/${orgId}/keys?done=revoked&key=${key.record.id}`, `/orgs/${orgId}/keys?done=already_revoked&key=${key.record.id}`]);
+    const revokedAt = (await env.db('api_keys').where({ id: key.record.id }).first()).revoked_at as Date;
+    const again = await (await client.get(locations[1]!)).text();
+    expect(again).toContain(`Key ${key.record.prefix}… had already been revoked, on ${formats('en').dateTime(revokedAt)}: nothing changed.`);
+    expect(again).not.toContain('revoked: the API refuses it from now on');
+    client.jar.set('dash_lang', 'it');
+    const at = formats('it').dateTime(revokedAt);
+    expect(await (await client.get(locations[1]!)).text()).toContain(`La chiave ${key.record.prefix}… era già stata revocata ${saidWithVowel(at) ? 'l&#39;' : 'il '}${at}: non è cambiato nulla.`);
   });
 });
 

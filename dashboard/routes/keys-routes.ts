@@ -250,10 +250,13 @@ export function registerKeysRoutes(router: Router<DashboardState>, deps: KeysRou
     // After a revocation the address names the key, and the notice shows that key's prefix if it
     // is this organization's and revoked: text taken from the address would let a link put
     // words of its own on the page.
-    const revokedId = ctx.query.done === 'revoked' && typeof ctx.query.key === 'string' ? ctx.query.key : null;
+    const before = ctx.query.done === 'already_revoked';
+    const revokedId = (ctx.query.done === 'revoked' || before) && typeof ctx.query.key === 'string' ? ctx.query.key : null;
     const revoked = revokedId ? await getApiKey(db, revokedId) : null;
     const top = revoked && revoked.organizationId === view.org.id && revoked.revokedAt
-      ? notice(ctx.state.t('keys.revoked', { prefix: `${revoked.prefix}…` }), 'good')
+      ? before
+        ? notice(ctx.state.t('keys.alreadyRevoked', { prefix: `${revoked.prefix}…`, date: ctx.state.f.dateTime(revoked.revokedAt) }), 'info')
+        : notice(ctx.state.t('keys.revoked', { prefix: `${revoked.prefix}…` }), 'good')
       : ctx.query.done === 'repeated' ? notice(ctx.state.t('form.repeated'), 'info') : undefined;
     await renderKeysPage(ctx, deps, view, { top });
   });
@@ -289,7 +292,7 @@ export function registerKeysRoutes(router: Router<DashboardState>, deps: KeysRou
   router.post('/orgs/:orgId/keys/:keyId/revoke', async (ctx) => {
     const view = await orgAccess(ctx, db, ctx.params.orgId!, 'manage_keys');
     const key = await requireKey(view.org.id, ctx.params.keyId!);
-    await withAudit(
+    const { revoked } = await withAudit(
       db,
       (trx) => revokeApiKey(trx, key.id, ctx.state.session!.user.id),
       // A second click (or a stale page) changes nothing: no second row.
@@ -299,7 +302,9 @@ export function registerKeysRoutes(router: Router<DashboardState>, deps: KeysRou
     const { state, q, page: pageNumber } = ctx.state.form;
     const search = searchOf(q);
     const back = { ...(isKeysFilter(state) ? { state } : {}), ...(search ? { q: search } : {}), ...(/^[1-9]\d{0,5}$/.test(pageNumber ?? '') ? { page: pageNumber! } : {}) };
-    ctx.redirect(`/orgs/${view.org.id}/keys?${new URLSearchParams({ done: 'revoked', key: key.id, ...back })}`);
+    // A key revoked before (from another tab, by another admin) is said to have been, with its
+    // date, as a member removed twice is: "revoked" again would read as a revocation just made.
+    ctx.redirect(`/orgs/${view.org.id}/keys?${new URLSearchParams({ done: revoked ? 'revoked' : 'already_revoked', key: key.id, ...back })}`);
   });
 
   // A rotation once answered at this address (before it redirected): opened again from history
