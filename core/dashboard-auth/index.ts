@@ -13,7 +13,7 @@ export {
 } from './memberships.js';
 export { changeMemberRole, memberRoleChangeSchema, type MemberRoleChange } from './change-member-role.js';
 export {
-  createInvitation, findInvitation, justAcceptedInvitation, acceptInvitation, pendingInvitations, cancelInvitation, invitationInputSchema, invitationIdSchema, INVITATION_TTL_MS, MAX_NAME_LENGTH, ALREADY_MEMBER, NOT_AN_EMAIL,
+  createInvitation, expiredInvitation, findInvitation, justAcceptedInvitation, acceptInvitation, pendingInvitations, cancelInvitation, invitationInputSchema, invitationIdSchema, INVITATION_TTL_MS, MAX_NAME_LENGTH, ALREADY_MEMBER, NOT_AN_EMAIL,
   type CreatedInvitation, type PendingInvitation, type PendingInvitationSummary, type AcceptInvitationResult, type InvitationInput,
 } from './invitations.js';
 export { ensureOperator, operatorPasswordWorks, upsertOperator, type OperatorSignIn } from './ensure-operator.js';

@@ -93,6 +93,21 @@ export async function findInvitation(db: Db, token: string, now = new Date()): P
   return { organizationId: row.organization_id, organizationName: row.name, email: row.email, role: row.role, expiresAt: row.expires_at, existingUser: Boolean(user?.password_hash) };
 }
 
+/**
+ * An invitation not accepted whose time ran out: its organization and when it expired, for a link
+ * opened too late to say so, and when, rather than list every reason a link may fail. (A
+ * cancelled invitation is deleted: nothing is left to say of it.)
+ */
+export async function expiredInvitation(db: Db, token: string, now = new Date()): Promise<{ organizationName: string; expiresAt: Date } | undefined> {
+  const row = await db('invitations as i')
+    .join('organizations as o', 'o.id', 'i.organization_id')
+    .where('i.token_hash', hashToken(token))
+    .whereNull('i.accepted_at')
+    .andWhere('i.expires_at', '<=', now)
+    .first<{ name: string; expires_at: Date } | undefined>('o.name', 'i.expires_at');
+  return row ? { organizationName: row.name, expiresAt: row.expires_at } : undefined;
+}
+
 // How long after its acceptance a link still says so: long enough for a double-click, a reload
 // or Back to the form (the second answer comes after the first joined), short enough that an
 // old link, whose member may have left since, says only that it is no longer valid.

@@ -55,6 +55,8 @@ export const en = {
   'invite.acceptAs': 'Accept as {email}',
   'invite.introSignedIn': 'You have been invited to {org} as {role}.',
   'invite.invalid': 'This invitation link is not valid any more: it was used, cancelled, or it expired (or it is incomplete: check that it was copied whole). If you have not joined yet, ask whoever invited you for a new one.',
+  'invite.noLongerWorks': 'This invitation link no longer works',
+  'invite.expired': 'This invitation to {org} expired on {date}. Ask whoever invited you for a new one.',
   'invite.accepted': 'This invitation to {org} has been accepted. Sign in to continue.',
   'invite.signInRequired': 'Sign in as the invited address first.',
   'reset.title': 'Choose a new password',

@@ -57,6 +57,8 @@ export const it: Catalogue = {
   'invite.acceptAs': 'Accetta come {email}',
   'invite.introSignedIn': 'Sei stato invitato in {org} come {role}.',
   'invite.invalid': 'Questo link di invito non è più valido: è già stato usato, annullato o è scaduto (oppure è incompleto: controlla di averlo copiato per intero). Se non fai ancora parte dell\'organizzazione, chiedi un nuovo invito a chi te l\'ha mandato.',
+  'invite.noLongerWorks': 'Questo link di invito non funziona più',
+  'invite.expired': "Questo invito a {org} è scaduto il {date}. Chiedine uno nuovo a chi te l'ha mandato.",
   'invite.accepted': "L'invito a {org} è stato accettato. Accedi per continuare.",
   'invite.signInRequired': "Accedi prima con l'indirizzo invitato.",
   'reset.title': 'Scegli una nuova password',

@@ -1,6 +1,6 @@
 import type { Router } from '@koa/router';
 import {
-  acceptInvitation, endAllSessions, endSession, findInvitation, forgetOtherDevices, justAcceptedInvitation, membershipsOf, MIN_PASSWORD_LENGTH, signIn,
+  acceptInvitation, endAllSessions, endSession, expiredInvitation, findInvitation, forgetOtherDevices, justAcceptedInvitation, membershipsOf, MIN_PASSWORD_LENGTH, signIn,
   type PasswordCheckSlots, type SignInLimits,
 } from '../../core/dashboard-auth/index.js';
 import type { Db } from '../../core/db/index.js';
@@ -130,7 +130,9 @@ export function registerAuthRoutes(router: Router<DashboardState>, deps: AuthRou
 
   // A link that no longer opens. Just accepted (the second answer of a double-click, a reload of
   // the form, Back to it): the person joined, so they are sent on, or asked to sign in, rather
-  // than told the link failed. Otherwise: used long ago, expired or cancelled, said as one.
+  // than told the link failed. Expired: said so, with when and to what. Otherwise (used long ago,
+  // cancelled, mistyped): the reasons it may have, said as one. Headed as what it is, not as a
+  // failure of ours ("Something went wrong").
   const noLongerOpen = async (ctx: DashboardContext, token: string) => {
     const { t } = ctx.state;
     const accepted = await justAcceptedInvitation(db, token);
@@ -142,7 +144,9 @@ export function registerAuthRoutes(router: Router<DashboardState>, deps: AuthRou
       return;
     }
     ctx.status = 404;
-    ctx.body = invitationPage(ctx.state, token, notice(t('invite.invalid'), 'bad'), t('error.title'));
+    const expired = await expiredInvitation(db, token);
+    const said = expired ? t('invite.expired', { org: expired.organizationName, date: ctx.state.f.dateTime(expired.expiresAt) }) : t('invite.invalid');
+    ctx.body = invitationPage(ctx.state, token, notice(said, 'bad'), t('invite.noLongerWorks'));
   };
 
   router.get('/invitations/:token', async (ctx) => {
