@@ -5,6 +5,7 @@ import type { Db } from '../core/db/index.js';
 import type { Logger } from '../core/logging/index.js';
 import { checkHealth, livenessAnswer } from '../core/http-server/index.js';
 import { errorPage } from './middleware/error-page.js';
+import { formAddressAsPage } from './middleware/form-address-as-page.js';
 import { language } from './middleware/language.js';
 import { readForm } from './middleware/read-form.js';
 import { refuseNul } from './middleware/refuse-nul.js';
@@ -99,6 +100,7 @@ export function createDashboardApp(deps: DashboardDeps): Koa<DashboardState> {
     }
     await next();
   });
+  app.use(formAddressAsPage(router));
   app.use(router.routes());
   app.silent = true;
   app.on('error', (err) => deps.logger.warn('dashboard response error', { err }));

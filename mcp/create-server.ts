@@ -14,10 +14,10 @@ import { occurredNow, type UsageSink } from '../core/usage/index.js';
 import { argumentDetails } from './argument-details.js';
 import { jsonWithCachedParts, type CachedText } from './cached-json.js';
 import { withCanonicalEnums } from './canonical-enums.js';
-import { withoutOptionalNulls } from './optional-nulls.js';
-import { withFindByNameHint } from './find-by-name-hint.js';
 import { compactOutputSchema } from './compact-json-schema.js';
 import { protocolError, toolErrorResult } from './errors.js';
+import { withFindByNameHint } from './find-by-name-hint.js';
+import { withoutOptionalNulls } from './optional-nulls.js';
 import { personOnlyToolMessage, personOnlyToolNames, toolDefinitions, type ToolDefinition } from './tools/index.js';
 
 // One MCP server per HTTP request (stateless: nothing is kept between requests, so instances

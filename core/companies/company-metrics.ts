@@ -16,7 +16,7 @@ const SLUG = /^[a-z0-9_]+$/;
 /** A slug written as a model may write it (netIncome, Net Income, net-income): its snake_case form said. */
 function slugShapeRefusal(input: unknown): string {
   const refusal = 'a lower snake_case metric slug';
-  if (typeof input !== 'string') return refusal;
+  if (typeof input !== 'string' || input.length > 100) return refusal;
   const snake = input.trim().replace(/([a-z0-9])([A-Z])/g, '$1_$2').replace(/[\s-]+/g, '_').toLowerCase();
   return SLUG.test(snake) ? `${refusal}: ${snake}, not ${input}` : refusal;
 }

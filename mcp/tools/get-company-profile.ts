@@ -22,9 +22,8 @@ const TAX_ID_SHAPE = /^(?:(?:IT)?\d{11}|[A-Z0-9]{16})$/;
 // Agents pass a company's name or a search result's `id` as taxId, and were told only that no
 // company has it: said what to do instead, here and not on the API, whose messages are the
 // spec's. A value that only a slip keeps from being real (spaces, as in "IT 01126670213"; 10
-// digits; a wrong check digit) has the API's hint, which says which.
-// The search tool is named only to an organization whose plan includes it: one without it
-// would call it and be refused (not_entitled), so it is told the user must supply the tax ID.
+// digits; a wrong check digit) has the API's hint, which says which. How to find the company is
+// said for the organization's plan (find-by-name-hint.ts).
 const taxIdShape = 'A tax ID is 11 digits (an IT prefix accepted) or a 16-character codice fiscale, without spaces.';
 
 // As the API's profile says it: the tax ID as looked up, a long one cut short; and, when it
