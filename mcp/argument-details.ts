@@ -11,8 +11,8 @@ export function argumentDetails(issues: readonly z.core.$ZodIssue[], inputSchema
   return issues.flatMap((issue) => {
     // An argument left out (or null, as strict function calling sends one left out): said so, not
     // as zod words it ("Invalid input: expected string, received undefined"), which a model may
-    // take for a wrong value.
-    if (issue.code === 'invalid_type' && issue.path.length > 0 && valueAt(args, issue.path) == null) {
+    // take for a wrong value. A null inside a list (slugs: [null]) is a wrong value: said as zod says it.
+    if (issue.code === 'invalid_type' && issue.path.length === 1 && argument(args, issue.path[0]!) == null) {
       return issueDetails([{ path: issue.path, message: `required: ${article(issue.expected)} ${issue.expected}` }], '(arguments)');
     }
     if (issue.code !== 'unrecognized_keys') return issueDetails([issue], '(arguments)');
@@ -21,13 +21,8 @@ export function argumentDetails(issues: readonly z.core.$ZodIssue[], inputSchema
   });
 }
 
-function valueAt(value: unknown, path: readonly PropertyKey[]): unknown {
-  let here = value;
-  for (const key of path) {
-    if (here === null || typeof here !== 'object' || !Object.hasOwn(here, key)) return undefined;
-    here = (here as Record<PropertyKey, unknown>)[key];
-  }
-  return here;
+function argument(args: unknown, key: PropertyKey): unknown {
+  return args !== null && typeof args === 'object' && Object.hasOwn(args, key) ? (args as Record<PropertyKey, unknown>)[key] : undefined;
 }
 
 const article = (type: string) => (/^[aeiou]/.test(type) ? 'an' : 'a');

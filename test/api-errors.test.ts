@@ -282,6 +282,10 @@ describe('when the request itself is wrong', () => {
       const refused = expectError(await call(api.url, `/companies/${path}/report`, { key: org.key }), 'invalid_params');
       expect(refused.details).toEqual([{ path: 'path.fiscalCode', message: `${shape}; ${hint}` }]);
     }
+    // A name that makes a codice fiscale's layout without its spaces (omocodia letters for its
+    // digits) is no code: no hint to drop them.
+    expect(expectError(await call(api.url, '/companies/Villa%20Estense%20Srls/report', { key: org.key }), 'invalid_params').details).toEqual([{ path: 'path.fiscalCode', message: shape }]);
+    expect(expectError(await call(api.url, '/companies/Villa%20Estense%20Srls/profile', { key: org.key }), 'not_found').message).toBe('No company has the tax ID "VILLA ESTENSE SRLS".');
     // The profile, which finds a code with spaces around it, says the same of spaces in it.
     const spaced = `${onFile.slice(0, 4)} ${onFile.slice(4)}`;
     expect(expectError(await call(api.url, `/companies/${encodeURIComponent(spaced)}/profile`, { key: org.key }), 'not_found').message)

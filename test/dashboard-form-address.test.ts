@@ -19,9 +19,10 @@ describe('a form\'s address opened as a page', () => {
       expect((await client.get(page!)).status).toBe(200);
     }
     expect((await client.get(`/orgs/${orgId}/members/${adminId}/no-such-form`)).status).toBe(404);
-    // Never another site's address, whatever the path's slashes.
-    const slashes = await client.get(`//evil.example/orgs/${orgId}/members/invite`);
-    expect(slashes.headers.get('location') ?? '').not.toMatch(/^\/\//);
+    // Never another site's address, whatever the path's slashes: an encoded pair stays a segment.
+    const slashes = await client.get('/orgs/%2F%2Fevil.example/members/invite');
+    expect(slashes.status).toBe(303);
+    expect(slashes.headers.get('location')).toBe('/orgs/%2F%2Fevil.example/members');
     // Not signed in: to the sign-in page first, as for any page.
     const anonymous = await httpSession(env.dashboard.url).get(`/orgs/${orgId}/members/invite`);
     expect(anonymous.headers.get('location')).toMatch(/^\/sign-in\?next=/);

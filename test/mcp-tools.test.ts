@@ -567,13 +567,16 @@ describe('service_get_company_metrics', () => {
   });
 
   it('when a slug is written in camelCase or with capitals then the refusal gives its snake_case form', async () => {
-    const result = (await call('service_get_company_metrics', { fiscalCode: group.root.fiscalCode, slugs: ['netIncome', 'Revenue', 'net income', 'x.y'] })).structuredContent as any;
+    const result = (await call('service_get_company_metrics', { fiscalCode: group.root.fiscalCode, slugs: ['netIncome', 'Revenue', 'net income', 'x.y', 'EBITDAMargin', 'NETINCOME'] })).structuredContent as any;
     expect(result.error.code).toBe('invalid_params');
     expect(result.error.details).toEqual([
       { path: 'slugs.0', message: 'a lower snake_case metric slug: net_income, not netIncome' },
       { path: 'slugs.1', message: 'a lower snake_case metric slug: revenue, not Revenue' },
       { path: 'slugs.2', message: 'a lower snake_case metric slug: net_income, not net income' },
       { path: 'slugs.3', message: 'a lower snake_case metric slug' },
+      { path: 'slugs.4', message: 'a lower snake_case metric slug: ebitda_margin, not EBITDAMargin' },
+      // Capitals alone: which words, the refusal cannot tell.
+      { path: 'slugs.5', message: 'a lower snake_case metric slug' },
     ]);
   });
 
@@ -625,6 +628,9 @@ describe('service_get_company_metrics', () => {
     expect(withNulls.items.length).toBe(5);
     const required = (await call('service_get_company_structure', { fiscalCode: null, depthUp: null })).structuredContent as any;
     expect(required.error.details).toEqual([{ path: 'fiscalCode', message: 'required: a string' }]);
+    // A null inside a list is a wrong value, not an argument left out.
+    const inList = (await call('service_get_company_metrics', { fiscalCode: group.root.fiscalCode, slugs: [null] })).structuredContent as any;
+    expect(inList.error.details).toEqual([{ path: 'slugs.0', message: expect.stringMatching(/^Invalid input: expected string, received null/) }]);
   });
 
   it('when a required argument is left out then its detail says it is required, beside one for an argument the tool does not take, and nothing is billed', async () => {

@@ -13,11 +13,14 @@ import { editDistance } from '../text/index.js';
 
 const SLUG = /^[a-z0-9_]+$/;
 
-/** A slug written as a model may write it (netIncome, Net Income, net-income): its snake_case form said. */
+/**
+ * A slug written as a model may write it (netIncome, EBITDAMargin, Net Income, net-income): its
+ * snake_case form said. Not for one in capitals alone (NETINCOME), whose words cannot be told.
+ */
 function slugShapeRefusal(input: unknown): string {
   const refusal = 'a lower snake_case metric slug';
-  if (typeof input !== 'string' || input.length > 100) return refusal;
-  const snake = input.trim().replace(/([a-z0-9])([A-Z])/g, '$1_$2').replace(/[\s-]+/g, '_').toLowerCase();
+  if (typeof input !== 'string' || input.length > 100 || /^[A-Z0-9]+$/.test(input.trim())) return refusal;
+  const snake = input.trim().replace(/([A-Z]+)([A-Z][a-z])/g, '$1_$2').replace(/([a-z0-9])([A-Z])/g, '$1_$2').replace(/[\s-]+/g, '_').toLowerCase();
   return SLUG.test(snake) ? `${refusal}: ${snake}, not ${input}` : refusal;
 }
 

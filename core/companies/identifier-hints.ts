@@ -14,7 +14,7 @@ const lostZero = (digits: string) => `it has 10 digits: a leading zero may have 
  * a VAT number as invoices write it (the spec's pattern refuses it there; the profile takes it).
  */
 function fiscalCodeShapeHint(value: string): string | undefined {
-  const spaces = spacesHint(value, (compact) => /^\d{11}$/.test(compact) || codiceFiscalePattern.test(compact.toUpperCase()), fiscalCodeShapeHint);
+  const spaces = spacesHint(value, (compact) => /^\d{11}$/.test(compact) || isValidCodiceFiscale(compact.toUpperCase()), fiscalCodeShapeHint);
   if (spaces) return spaces;
   if (TEN_DIGITS.test(value)) return lostZero(value);
   const vat = IT_VAT_NUMBER.exec(value);
@@ -37,7 +37,7 @@ export function fiscalCodeRefusal(input: unknown): string {
  * whatever its code's check digit (imported data is not held to it).
  */
 export function notFoundHint(identifier: string): string | undefined {
-  const spaces = spacesHint(identifier, (compact) => /^(?:IT)?\d{11}$/i.test(compact) || codiceFiscalePattern.test(compact.toUpperCase()), notFoundHint);
+  const spaces = spacesHint(identifier, (compact) => /^(?:IT)?\d{11}$/i.test(compact) || isValidCodiceFiscale(compact.toUpperCase()), notFoundHint);
   if (spaces) return spaces;
   if (TEN_DIGITS.test(identifier)) return lostZero(identifier);
   const digits = IT_VAT_NUMBER.exec(identifier)?.[1] ?? identifier;
@@ -48,15 +48,18 @@ export function notFoundHint(identifier: string): string | undefined {
 
 /**
  * A code pasted with a space (before it, after it, or in it as "IT 01126670213"; in a URL %20):
- * the code without them when that is 11 digits or shaped as a person's codice fiscale (not any 16
- * characters: a company's name may make 16 without its spaces), or the slip that code then shows;
- * else undefined. Without it, " 01126670213" was refused as not 11 digits, which it plainly is.
+ * the code without them when that is 11 digits or a person's codice fiscale whose check character
+ * matches (its layout is not enough: "Villa Estense Srls" makes one without its spaces, the
+ * omocodia letters standing for digits), or the slip that code then shows; else undefined.
+ * Without it, " 01126670213" was refused as not 11 digits, which it plainly is.
  */
 function spacesHint(value: string, isCodeShaped: (compact: string) => boolean, nextHint: (compact: string) => string | undefined): string | undefined {
   if (!/\s/.test(value)) return undefined;
   const compact = value.replace(/\s+/g, '');
   if (compact === '') return undefined;
   if (isCodeShaped(compact)) return `drop the spaces: ${compact}`;
-  const next = nextHint(compact);
+  // A slip the code then shows only for digits (a lost zero, an IT prefix, a check digit): letters
+  // that make a codice fiscale's layout are more likely a name's than a code's.
+  const next = /^(?:IT)?\d+$/i.test(compact) ? nextHint(compact) : undefined;
   return next ? `drop the spaces; ${next}` : undefined;
 }

@@ -8,20 +8,29 @@ import { editDistance } from '../text/index.js';
 // on file has it as written; one that is no comune at all is refused with the nearest names, by
 // ISTAT's list of the 7,904 comuni (data/reference/comuni.json, read once, when first needed).
 
-// English names of comuni and the short forms people use, folded as `fold` folds them.
+// Names of comuni the list does not hold, folded as `fold` folds them: English ones, the short
+// forms people use, and the German and French official names of bilingual comuni (the list holds
+// the Italian name alone: Bolzano, not Bolzano/Bozen), the larger ones.
 const OTHER_NAMES: Record<string, string> = {
   milan: 'Milano', rome: 'Roma', turin: 'Torino', naples: 'Napoli', florence: 'Firenze', venice: 'Venezia',
   genoa: 'Genova', padua: 'Padova', mantua: 'Mantova', syracuse: 'Siracusa',
   'reggio emilia': "Reggio nell'Emilia", 'reggio calabria': 'Reggio di Calabria',
+  bozen: 'Bolzano', meran: 'Merano', brixen: 'Bressanone', bruneck: 'Brunico', sterzing: 'Vipiteno', leifers: 'Laives',
+  eppan: 'Appiano sulla strada del vino', 'eppan an der weinstrasse': 'Appiano sulla strada del vino',
+  kaltern: 'Caldaro sulla strada del vino', 'kaltern an der weinstrasse': 'Caldaro sulla strada del vino',
+  klausen: 'Chiusa', 'st ulrich': 'Ortisei', 'sankt ulrich': 'Ortisei', kastelruth: 'Castelrotto', ritten: 'Renon',
+  toblach: 'Dobbiaco', innichen: 'San Candido', schlanders: 'Silandro', sexten: 'Sesto',
+  aoste: 'Aosta',
 };
 
 /**
  * A name folded for comparing with the list: case, accents, a vowel's apostrophe ("Cantu'") as in
- * municipality-match.ts, and here also an elision's apostrophe, hyphens and runs of spaces as one
- * space ("Sant'Elpidio" is "sant elpidio").
+ * municipality-match.ts, and here also an elision's apostrophe, hyphens, dots and runs of spaces
+ * as one space ("Sant'Elpidio" is "sant elpidio", "St. Ulrich" "st ulrich"), and a province's
+ * code after the name, as addresses write it ("Milano (MI)").
  */
 const fold = (name: string) => name.normalize('NFD').replace(/[\u0300-\u036f]/g, '').toLowerCase().replace(/\u2019/g, "'")
-  .replace(/([aeiou])'(?=\s|$)/g, '$1').replace(/['\-]/g, ' ').replace(/\s+/g, ' ').trim();
+  .replace(/\s*\([a-z]{2}\)\s*$/, '').replace(/([aeiou])'(?=\s|$)/g, '$1').replace(/['.\-]/g, ' ').replace(/\s+/g, ' ').trim();
 
 // Without the list (an image built without data/reference), names are searched as given and
 // none is refused: `loaded` false.

@@ -320,15 +320,19 @@ describe('searchCompanies on real rows', () => {
 
   it('when the municipality is a comune written otherwise (in English, short, a space for the apostrophe) and no company has it so, then the comune\'s companies are found; a registry\'s own spelling on file is searched as given', async () => {
     const inPlace = async (municipality: string) => fiscalCodesOf(await search({ query: town, municipality })).sort();
-    const [milano, reggio, porto, registry] = [next(), next(), next(), next()];
+    const [milano, reggio, porto, registry, bolzano] = [next(), next(), next(), next(), next()];
     await upsertCompanies(db, [
       dossier(milano, { legalName: `${town} Moda`, municipality: 'MILANO' }),
+      dossier(bolzano, { legalName: `${town} Speck`, municipality: 'Bolzano' }),
       dossier(reggio, { legalName: `${town} Ceramiche`, municipality: "Reggio nell'Emilia" }),
       dossier(porto, { legalName: `${town} Calzature`, municipality: "PORTO SANT'ELPIDIO" }),
       // A registry that writes the short form: found as written, not turned into the comune's.
       dossier(registry, { legalName: `${town} Meccanica`, municipality: 'Reggio Calabria' }),
     ]);
     expect(await inPlace('Milan')).toEqual([milano]);
+    expect(await inPlace('Milano (MI)')).toEqual([milano]);
+    // A bilingual comune's German name, which ISTAT's list does not hold.
+    expect(await inPlace('Bozen')).toEqual([bolzano]);
     expect(await inPlace('Reggio Emilia')).toEqual([reggio]);
     expect(await inPlace('Porto Sant Elpidio')).toEqual([porto]);
     expect(await inPlace('porto-sant-elpidio')).toEqual([porto]);
