@@ -533,7 +533,8 @@ describe('service_get_company_metrics', () => {
     ]);
     const withForecasts = data(await call('service_get_company_metrics', { fiscalCode: code, slugs: ['revenue'], includeForecasts: true }));
     expect(withForecasts.years).toEqual([2026, 2025, 2024, 2023, 2022, 2021, 2020, 2019, 2018, 2017]);
-    expect(data(await call('service_get_company_metrics', { fiscalCode: code, slugs: ['revenue'], years: [2012] })).missingYears).toEqual([2012]);
+    // A year not on file covers nothing: the slug is not said to be missing, the year is.
+    expect(data(await call('service_get_company_metrics', { fiscalCode: code, slugs: ['revenue'], years: [2012] }))).toMatchObject({ missingYears: [2012], missingSlugs: [], years: [] });
   });
 
   it('when a slug asked names no metric then invalid_params names each such slug with the nearest slugs, also beside known slugs or categories, and nothing is billed', async () => {
@@ -562,7 +563,15 @@ describe('service_get_company_metrics', () => {
     expect(result.error.code).toBe('invalid_params');
     expect(result.error.details).toEqual([
       { path: 'slugs.1', message: 'no metric has this slug: service_analyze_company computes it (net_income / revenue); ask here for net_income, revenue' },
-      { path: 'slugs.2', message: 'no metric has this slug: service_analyze_company computes it (bank_debts - cash_and_equivalents - current_financial_assets); ask here for bank_debts, cash_and_equivalents, current_financial_assets' },
+      { path: 'slugs.2', message: 'no metric has this slug: service_analyze_company computes it (bank_debts - cash_and_equivalents - current_financial_assets); ask here for bank_debts, cash_and_equivalents, current_financial_assets; or ask for net_financial_position, the same figure as the company data supplies it' },
+    ]);
+    // Its growth figures, and the headcount, which is no metric at all.
+    const growth = (await call('service_get_company_metrics', { fiscalCode: group.root.fiscalCode, slugs: ['revenue_growth', 'revenue_cagr', 'employees', 'employees_growth'] })).structuredContent as any;
+    expect(growth.error.details).toEqual([
+      { path: 'slugs.0', message: 'no metric has this slug: service_analyze_company computes it from revenue; ask here for revenue, whose yoyChange is the change on the year before' },
+      { path: 'slugs.1', message: 'no metric has this slug: service_analyze_company computes it from revenue; ask here for revenue, whose yoyChange is the change on the year before' },
+      { path: 'slugs.2', message: 'no metric has this slug: the headcount is not a metric: the profile\'s latest year has employees, and service_analyze_company its growth (employees_growth)' },
+      { path: 'slugs.3', message: 'no metric has this slug: the headcount is not a metric: the profile\'s latest year has employees, and service_analyze_company its growth (employees_growth)' },
     ]);
   });
 
@@ -717,7 +726,12 @@ describe('service_analyze_company', () => {
     expect(a.stateAids).toMatchObject({ count: 2, amountLast36Months: 25_000 });
     expect(a.unknownRiskIndicators).toEqual(['assetEncumbrances']);
     expect(a.peers.naceDivision).toBe('62');
-    expect(a.peers.peerCount).toBeGreaterThanOrEqual(3);
+    expect(a.peers.peerCount).toBeGreaterThanOrEqual(2);
+    // Active peers only: the group's dissolved company, in the same division, is not one.
+    const inDivision = (dissolvedToo: boolean) => mcp.db('companies').whereRaw("substring(nace_code from 1 for 2) = '62'").whereNot({ fiscal_code: group.root.fiscalCode })
+      .whereNotNull('latest_filed_year').modify((q) => { if (!dissolvedToo) q.whereNull('dissolution_year'); }).count<{ count: string }[]>('* as count');
+    expect(a.peers.peerCount).toBe(Number((await inDivision(false))[0]!.count));
+    expect(Number((await inDivision(true))[0]!.count)).toBeGreaterThan(a.peers.peerCount);
     const revenueStanding = a.peers.comparisons.find((c: any) => c.key === 'revenue');
     expect(revenueStanding.percentile).toBeGreaterThan(0.5); // the largest of its group
   });

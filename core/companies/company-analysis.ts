@@ -79,7 +79,7 @@ export const companyAnalysisSchema = z.strictObject({
   stateAids: stateAidsSchema.extend({ shareOfLatestRevenue: figureSchema.nullable() }).nullable(),
   peers: z.strictObject({
     naceDivision: z.string(),
-    peerCount: z.number().int().describe(`Companies of the same NACE division with filed figures (at most ${MAX_PEERS_COMPARED} compared).`),
+    peerCount: z.number().int().describe(`Active companies (no dissolution recorded) of the same NACE division with filed figures, each compared by its latest filed year (at most ${MAX_PEERS_COMPARED} compared).`),
     comparisons: z.array(peerComparisonSchema),
   }).nullable().describe('Standing within the NACE division; null when the NACE code is unknown.'),
 });
@@ -186,7 +186,19 @@ function ratioWithTrend(def: RatioDefinition, years: YearValues[]): Ratio | null
 }
 
 /** Change from the year before (year - 1 exactly: a gap in filings gives no comparison). */
-function yearOnYear(key: string, name: string, slug: string, years: YearValues[]): Figure | null {
+/**
+ * The year-on-year figures the analysis gives, each of one input (`employees` the headcount, the
+ * others metric slugs); with the compound growth of revenue (`revenue_cagr`) after the first.
+ */
+export const growthFigures = [
+  { key: 'revenue_growth', name: 'Revenue growth on the previous year', slug: 'revenue' },
+  { key: 'net_income_change', name: 'Net income change on the previous year', slug: 'net_income' },
+  { key: 'total_assets_growth', name: 'Total assets growth on the previous year', slug: 'total_assets' },
+  { key: 'equity_growth', name: 'Equity growth on the previous year', slug: 'total_equity' },
+  { key: 'employees_growth', name: 'Headcount growth on the previous year', slug: 'employees' },
+] as const;
+
+function yearOnYear({ key, name, slug }: (typeof growthFigures)[number], years: YearValues[]): Figure | null {
   const latest = years[0];
   if (!latest) return null;
   const previous = years.find((y) => y.year === latest.year - 1);
@@ -324,12 +336,9 @@ export function analyzeCompany(report: CompanyReportData, options: AnalyzeOption
   const liquidity = ratioList(liquidityRatios);
   const solvency = ratioList(solvencyRatios);
   const growth = [
-    yearOnYear('revenue_growth', 'Revenue growth on the previous year', 'revenue', years),
+    yearOnYear(growthFigures[0]!, years),
     compoundGrowth('revenue', years),
-    yearOnYear('net_income_change', 'Net income change on the previous year', 'net_income', years),
-    yearOnYear('total_assets_growth', 'Total assets growth on the previous year', 'total_assets', years),
-    yearOnYear('equity_growth', 'Equity growth on the previous year', 'total_equity', years),
-    yearOnYear('employees_growth', 'Headcount growth on the previous year', 'employees', years),
+    ...growthFigures.slice(1).map((g) => yearOnYear(g, years)),
   ].filter((f): f is Figure => f !== null);
   const byKey = new Map<string, Figure>([...profitability, ...liquidity, ...solvency, ...growth].map((f) => [f.key, f]));
 
@@ -391,20 +400,22 @@ interface PeerRow {
 }
 
 /**
- * The latest filed figures of the company's NACE division peers (itself excluded). null when
- * the NACE code is unknown. Bounded to MAX_PEERS_COMPARED peers so a huge division stays cheap.
+ * The latest filed figures of the company's NACE division peers (itself excluded): active ones
+ * only, as a dissolved company's last filing, years old, is no standard for a sector now. null
+ * when the NACE code is unknown. Bounded to MAX_PEERS_COMPARED peers so a huge division stays cheap.
  */
 export async function loadPeerFigures(deps: CompanyQueryDeps, company: { fiscalCode: string; naceCode: string | null }): Promise<PeerFigures | null> {
   if (company.naceCode === null || company.naceCode.length < 2) return null;
   const division = company.naceCode.slice(0, 2);
   const sql = `
 SELECT
-  (SELECT count(*)::int FROM companies WHERE substring(nace_code from 1 for 2) = :division AND fiscal_code <> :fiscalCode AND latest_filed_year IS NOT NULL) AS peer_count,
+  (SELECT count(*)::int FROM companies WHERE substring(nace_code from 1 for 2) = :division AND fiscal_code <> :fiscalCode AND latest_filed_year IS NOT NULL
+     AND dissolution_year IS NULL) AS peer_count,
   (SELECT json_agg(p) FROM (
      SELECT y.employees,
             (SELECT jsonb_object_agg(m->>0, (m->>1)::float8) FROM json_array_elements(y.metrics) m WHERE m->>0 = ANY(:slugs::text[])) AS v
      FROM companies c JOIN company_years y ON y.company_id = c.id AND y.year = c.latest_filed_year
-     WHERE substring(c.nace_code from 1 for 2) = :division AND c.fiscal_code <> :fiscalCode
+     WHERE substring(c.nace_code from 1 for 2) = :division AND c.fiscal_code <> :fiscalCode AND c.dissolution_year IS NULL
      ORDER BY c.id LIMIT :limit
   ) p) AS peers`;
   const result = await runStoreQuery(deps, 'company peers for analysis', deps.db.raw<{ rows: { peer_count: number; peers: PeerRow[] | null }[] }>(sql, {

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { AppError } from '../errors/index.js';
 import type { MetricDefinitions } from './read-metric-definitions.js';
 import type { CompanyHistory } from './assemble-company-report.js';
-import { analysisRatios } from './company-analysis.js';
+import { analysisRatios, growthFigures } from './company-analysis.js';
 import { fiscalCodeRefusal } from './identifier-hints.js';
 import { fiscalCodePattern, metricCategoryValues } from './schemas/index.js';
 import { editDistance } from '../text/index.js';
@@ -60,7 +60,7 @@ export const companyMetricsSchema = z.strictObject({
   availableYears: z.array(z.number().int()).describe('Every year on file for this company, newest first, forecasts included (see forecastYears).'),
   forecastYears: z.array(z.number().int()).describe('The years of availableYears that are forecasts: covered only with includeForecasts.'),
   metrics: z.array(metricSeriesSchema),
-  missingSlugs: z.array(z.string()).describe('Requested slugs (each a defined metric: others are refused) not reported in any of the covered years.'),
+  missingSlugs: z.array(z.string()).describe('Requested slugs (each a defined metric: others are refused) not reported in any of the covered years; empty when no year is covered (see missingYears).'),
   missingYears: z.array(z.number().int()).describe('Requested years not covered: not on file for this company, or forecasts asked without includeForecasts.'),
 });
 
@@ -104,7 +104,9 @@ export function selectCompanyMetrics(report: CompanyHistory, input: CompanyMetri
     availableYears,
     forecastYears: report.financials.filter((f) => f.isForecasted).map((f) => f.year),
     metrics: [...series.values()],
-    missingSlugs: input.slugs ? input.slugs.filter((s) => !series.has(s)) : [],
+    // Only of the years covered: with none (a year not on file), nothing was looked at, and a
+    // slug listed here would read as a figure the company does not report.
+    missingSlugs: input.slugs && years.length > 0 ? input.slugs.filter((s) => !series.has(s)) : [],
     // Said, not left to be inferred from `years`: a model that asked for a forecast year without
     // includeForecasts, or a year the company never filed, would otherwise read an empty answer
     // as "no figures" and not know what to ask instead.
@@ -123,15 +125,34 @@ export function selectCompanyMetrics(report: CompanyHistory, input: CompanyMetri
 export function unknownMetricSlugs(input: Pick<CompanyMetricsInput, 'slugs' | 'categories'>, defined: MetricDefinitions): AppError | null {
   const unknown = (input.slugs ?? []).map((slug, i) => ({ slug, i })).filter(({ slug }) => !defined.has(slug));
   if (unknown.length === 0) return null;
-  const details = unknown.map(({ slug, i }) => {
-    const ratio = analysisRatios.find((r) => r.key === slug);
-    if (ratio) return { path: `slugs.${i}`, message: `no metric has this slug: service_analyze_company computes it (${ratio.formula}); ask here for ${ratio.slugs.join(', ')}` };
-    const near = nearestSlugs(slug, defined);
-    return { path: `slugs.${i}`, message: near.length > 0 ? `no metric has this slug; did you mean ${near.join(' or ')}?` : 'no metric has this slug' };
-  });
+  const details = unknown.map(({ slug, i }) => ({ path: `slugs.${i}`, message: `no metric has this slug${notAMetric(slug) ?? nearestSaid(slug, defined)}` }));
   const named = unknown.length === 1 ? `the slug ${unknown[0]!.slug}` : `any of the slugs ${unknown.map((u) => u.slug).join(', ')}`;
   return new AppError('invalid_params', `No metric has ${named}. Name metrics by their slugs (e.g. revenue, ebitda, net_income, total_equity) or ask by categories.`, { details });
 }
+
+/**
+ * Where a figure asked for as a slug is to be had instead, when the analysis gives it (its ratios
+ * and growth figures, which a model reads there and asks for here) or it is the headcount: the
+ * tool, the formula and the metrics it is computed from; undefined for any other slug.
+ */
+function notAMetric(slug: string): string | undefined {
+  const headcount = 'the headcount is not a metric: the profile\'s latest year has employees, and service_analyze_company its growth (employees_growth)';
+  if (slug === 'employees') return `: ${headcount}`;
+  const ratio = analysisRatios.find((r) => r.key === slug);
+  if (ratio) {
+    // The analysis computes it from its inputs; the data may supply it as net_financial_position.
+    const supplied = slug === 'net_financial_debt' ? '; or ask for net_financial_position, the same figure as the company data supplies it' : '';
+    return `: service_analyze_company computes it (${ratio.formula}); ask here for ${ratio.slugs.join(', ')}${supplied}`;
+  }
+  const growth = growthFigures.find((g) => g.key === slug) ?? (slug === 'revenue_cagr' ? { slug: 'revenue' } : undefined);
+  if (growth) return growth.slug === 'employees' ? `: ${headcount}` : `: service_analyze_company computes it from ${growth.slug}; ask here for ${growth.slug}, whose yoyChange is the change on the year before`;
+  return undefined;
+}
+
+const nearestSaid = (slug: string, defined: MetricDefinitions) => {
+  const near = nearestSlugs(slug, defined);
+  return near.length > 0 ? `; did you mean ${near.join(' or ')}?` : '';
+};
 
 /** Up to three defined slugs within a third of the slug's length in edits, nearest first. */
 function nearestSlugs(slug: string, defined: MetricDefinitions): string[] {

@@ -341,6 +341,22 @@ describe('searchCompanies on real rows', () => {
     expect(await inPlace('Reggio di Calabria')).toEqual([]);
   });
 
+  it('when the province is a code no province has then invalid_params says to give one, unless a company on file has it (an abolished province\'s); a name or an ATECO code is told its code', async () => {
+    await expect(search({ province: 'XX' })).rejects.toMatchObject({
+      code: 'invalid_params',
+      details: [{ path: 'province', message: 'no province has the code XX: give a province\'s two-letter code (sigla), e.g. MI for Milano, RM for Roma' }],
+    });
+    // Carbonia-Iglesias (CI), abolished in 2016, is still on older rows.
+    const abolished = next();
+    await upsertCompanies(db, [dossier(abolished, { legalName: `${town} Miniere`, province: 'CI', municipality: 'Carbonia' })]);
+    expect(fiscalCodesOf(await search({ query: town, province: 'ci' }))).toEqual([abolished]);
+    const refusal = (input: Record<string, unknown>) => searchCompaniesInputSchema.safeParse(input).error?.issues.map((i) => [i.path.join('.'), i.message]);
+    expect(refusal({ province: 'Milano' })).toEqual([['province', 'a two-letter province code like MI: MI for Milano']]);
+    expect(refusal({ province: 'Bozen' })).toEqual([['province', 'a two-letter province code like MI: BZ for Bozen']]);
+    expect(refusal({ province: 'Nowhere' })).toEqual([['province', 'a two-letter province code like MI']]);
+    expect(refusal({ naceCode: '62.01.00' })).toEqual([['naceCode', 'a NACE code or prefix like 62 or 62.01: 62.01, the NACE class of the ATECO code 62.01.00']]);
+  });
+
   it('when the municipality is no comune then invalid_params names the nearest comuni, unbilled by the tool', async () => {
     await expect(search({ municipality: 'Milno' })).rejects.toMatchObject({
       code: 'invalid_params',

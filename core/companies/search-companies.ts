@@ -6,6 +6,7 @@ import { AppError } from '../errors/index.js';
 import { codiceFiscalePattern } from './italian-identifiers.js';
 import { municipalityCondition } from './municipality-match.js';
 import { comuneWrittenOtherwise, isComune, nearestComuni } from './municipality-names.js';
+import { isProvinceCode, provinceCodeOf } from './province-names.js';
 import { runStoreQuery } from './run-store-query.js';
 import { criteriaFingerprint, decodeCursor, encodeCursor, NAME_RANKING, searchTextKey, type CursorPosition } from './search-cursor.js';
 import { legalFormValues, naceSectionValues, sizeValues, type CompanySize, type LegalForm, type NaceSection } from './schemas/index.js';
@@ -16,14 +17,29 @@ import { legalFormValues, naceSectionValues, sizeValues, type CompanySize, type 
 // exact fiscal code / VAT number (classifyQuery tells which), with filters and keyset pagination.
 // The schemas are the contract of the MCP tool that exposes it.
 
+/** A NACE code refused: an ATECO code's six digits (62.01.00) told its NACE class (62.01). */
+function naceCodeRefusal(input: unknown): string {
+  const refusal = 'a NACE code or prefix like 62 or 62.01';
+  if (typeof input !== 'string') return refusal;
+  const ateco = /^\s*(\d{2}\.\d{2})\.\d{1,2}\s*$/.exec(input);
+  return ateco ? `${refusal}: ${ateco[1]}, the NACE class of the ATECO code ${input.trim()}` : refusal;
+}
+
+/** A province refused for its shape: a province's name ("Milano") told its code. */
+function provinceShapeRefusal(input: unknown): string {
+  const refusal = 'a two-letter province code like MI';
+  const code = typeof input === 'string' && input.length <= 60 ? provinceCodeOf(input) : undefined;
+  return code ? `${refusal}: ${code} for ${input}` : refusal;
+}
+
 export const searchCompaniesInputSchema = z.strictObject({
   query: withoutNul(z.string().trim().min(2).max(200)).optional()
     .describe('Part of the legal name (word order, case, accented vowels, dots and small typos tolerated: caffe finds Caffè, srl S.r.l.; digits in it are fine), or an exact fiscal code (11 digits, or a person\'s 16-character codice fiscale) or VAT number (11 digits, with or without the IT prefix; 10 digits are read as one that lost its leading zero). Omit to list companies by the filters alone.'),
   naceSection: z.enum(naceSectionValues).optional().describe('NACE Rev. 2 section letter, e.g. C (manufacturing), J (information and communication).'),
-  naceCode: z.string().regex(/^\d{2}(?:\.\d{1,2})?$/, 'a NACE code or prefix like 62 or 62.01').optional()
+  naceCode: z.string().regex(/^\d{2}(?:\.\d{1,2})?$/, { error: (issue) => naceCodeRefusal(issue.input) }).optional()
     .describe('NACE code or prefix: 62 matches every 62.xx code, 62.01 only that class.'),
-  province: z.string().regex(/^[A-Za-z]{2}$/, 'a two-letter province code like MI').transform((s) => s.toUpperCase()).optional()
-    .describe('Province code (sigla), e.g. MI, RM, TO.'),
+  province: z.string().regex(/^[A-Za-z]{2}$/, { error: (issue) => provinceShapeRefusal(issue.input) }).transform((s) => s.toUpperCase()).optional()
+    .describe('Province code (sigla), e.g. MI, RM, TO; a code of no province is refused.'),
   municipality: withoutNul(z.string().trim().min(1).max(100)).optional().describe('Municipality (comune) name, whole: case and accents optional (Cantu or Cantu\' finds Cantù), e.g. Milano; an English name or short form (Milan, Reggio Emilia) is read as the comune, and a name that is none is refused with the nearest.'),
   size: z.enum(sizeValues).optional().describe('Size class of the latest filed year (EU SME definition).'),
   legalForm: z.enum(legalFormValues).optional().describe('Legal form, e.g. SRL, SPA.'),
@@ -163,7 +179,21 @@ async function municipalityOnFile(deps: CompanyQueryDeps, municipality: string):
   return result.rows.length > 0;
 }
 
+/**
+ * A province's code no province of ISTAT's list has is refused (invalid_params: an empty answer
+ * read as "no company there"), unless a company on file has it (a code of a province since
+ * abolished, on the registry's older rows).
+ */
+async function refuseUnknownProvince(deps: CompanyQueryDeps, province: string): Promise<void> {
+  if (isProvinceCode(province)) return;
+  const result = await runStoreQuery(deps, 'company search province', deps.db.raw<{ rows: unknown[] }>('SELECT 1 FROM companies WHERE province = ? LIMIT 1', [province]));
+  if (result.rows.length > 0) return;
+  const message = `no province has the code ${province}: give a province's two-letter code (sigla), e.g. MI for Milano, RM for Roma`;
+  throw new AppError('invalid_params', `${message[0]!.toUpperCase()}${message.slice(1)}.`, { details: [{ path: 'province', message }] });
+}
+
 export async function searchCompanies(deps: CompanyQueryDeps, given: SearchCompaniesInput): Promise<SearchCompaniesResult> {
+  if (given.province !== undefined) await refuseUnknownProvince(deps, given.province);
   const input = given.municipality === undefined ? given : { ...given, municipality: await municipalityToSearch(deps, given.municipality) };
   const { limit, cursor, ...criteria } = input;
   const fingerprint = criteriaFingerprint({ ...criteria, ...(criteria.query === undefined ? {} : { query: searchTextKey(criteria.query), ranking: NAME_RANKING }) });

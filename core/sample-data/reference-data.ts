@@ -61,6 +61,12 @@ export function loadComuneNames(dir = findReferenceDir()): string[] {
   return (JSON.parse(readFileSync(path.join(dir, 'comuni.json'), 'utf8')) as Pick<RawComune, 'nome'>[]).map((c) => c.nome);
 }
 
+/** The provinces, each once: code (sigla, e.g. MI) and name (Milano; Bolzano/Bozen). */
+export function loadProvinces(dir = findReferenceDir()): { sigla: string; name: string }[] {
+  const raw = JSON.parse(readFileSync(path.join(dir, 'comuni.json'), 'utf8')) as { sigla: string; provincia: { nome: string } }[];
+  return [...new Map(raw.map((c) => [c.sigla, c.provincia.nome])).entries()].map(([sigla, name]) => ({ sigla, name }));
+}
+
 export function loadReferenceData(dir = findReferenceDir()): ReferenceData {
   const rawComuni = JSON.parse(readFileSync(path.join(dir, 'comuni.json'), 'utf8')) as RawComune[];
   const comuni: Comune[] = rawComuni
