@@ -64,13 +64,13 @@ export const companySearchItemSchema = z.strictObject({
   latestFiledYear: z.number().int().nullable(),
   latestRevenue: z.number().nullable().describe('Revenue of the latest filed year, euro.'),
   latestEmployees: z.number().int().nullable(),
-  score: z.number().min(0).max(1).describe('Relevance to the query, 0-1: 1 for an exact fiscal code or VAT match, or a name holding every word of the query.'),
+  score: z.number().min(0).max(1).describe('Relevance to the query, 0-1: 1 for an exact fiscal code or VAT match, or a name holding every word of the query; 0 without a query.'),
 });
 
 export const searchCompaniesResultSchema = z.strictObject({
   items: z.array(companySearchItemSchema).describe('Best matches first.'),
   nextCursor: z.string().nullable().describe('Pass as cursor to get the next page; null on the last page.'),
-  truncated: z.boolean().describe('true when this page of a name search may leave out companies that rank among its own: more than 250 companies not yet listed match the name equally well, more than a search ranks at once; add words of the name or a filter to see them all.'),
+  truncated: z.boolean().describe('true when this page of a name search, or one before it, may leave out companies that rank among its own: more than 250 companies not yet listed matched the name equally well, more than a search ranks at once; add words of the name or a filter to see them all.'),
 });
 
 export type SearchCompaniesInput = z.output<typeof searchCompaniesInputSchema>;
@@ -206,10 +206,13 @@ export async function searchCompanies(deps: CompanyQueryDeps, given: SearchCompa
   const result = await runStoreQuery(deps, 'company search', deps.db.raw<{ rows: Row[] }>(sql, bindings));
   const rows = result.rows.slice(0, limit);
   const last = rows[rows.length - 1];
+  // Once a page may have left companies out, every later page says so too (the cursor carries
+  // it): an agent that reads only the last page's flag would otherwise take the list as whole.
+  const truncated = position?.truncated === true || (match.kind === 'name' && last !== undefined && mayLeaveOut(result.rows[0]!, last));
   const nextCursor = result.rows.length > limit && last
-    ? encodeCursor({ score: last.score, name: last.sort_name, id: String(last.id), ...(match.kind === 'name' ? { closeness: last.closeness } : {}) }, fingerprint)
+    ? encodeCursor({ score: last.score, name: last.sort_name, id: String(last.id), ...(match.kind === 'name' ? { closeness: last.closeness } : {}), truncated }, fingerprint)
     : null;
-  return { items: rows.map(toItem), nextCursor, truncated: match.kind === 'name' && last !== undefined && mayLeaveOut(result.rows[0]!, last) };
+  return { items: rows.map(toItem), nextCursor, truncated };
 }
 
 /**

@@ -13,6 +13,9 @@ describe('search cursors', () => {
     // A company name search's cursor also carries the whole name's closeness.
     const named = { ...position, closeness: '0.4615' };
     expect(decodeCursor(encodeCursor(named, fingerprint), fingerprint, { companyId: true })).toEqual(named);
+    // And, once a page said truncated, that it did.
+    const truncated = { ...named, truncated: true };
+    expect(decodeCursor(encodeCursor(truncated, fingerprint), fingerprint, { companyId: true })).toEqual(truncated);
   });
 
   it('when a cursor is replayed with other criteria or tampered with then invalid_params names the cursor', () => {
@@ -73,6 +76,9 @@ describe('search cursors', () => {
     for (const p of tampered) {
       expect(() => decodeCursor(encodeCursor(p, fingerprint), fingerprint, { companyId: true }), JSON.stringify(p)).toThrow(expect.objectContaining({ code: 'invalid_params', details: [expect.objectContaining({ path: 'cursor' })] }));
     }
+    // A truncated mark other than the one encodeCursor writes.
+    const marked = Buffer.from(JSON.stringify({ v: 1, f: fingerprint, s: position.score, n: position.name, i: position.id, t: 'yes' })).toString('base64url');
+    expect(() => decodeCursor(marked, fingerprint, { companyId: true })).toThrow(expect.objectContaining({ code: 'invalid_params' }));
     // A people cursor carries no id: one with an id is not ours.
     expect(() => decodeCursor(encodeCursor(position, fingerprint), fingerprint, { companyId: false })).toThrow(expect.objectContaining({ code: 'invalid_params' }));
   });

@@ -16,6 +16,9 @@ export interface CursorPosition {
   /** Second sort key of a company name search: the whole name's similarity to the query, as
    * Postgres printed it. Absent for the other searches. */
   closeness?: string;
+  /** A page before this one (of a company name search) said truncated: every later page says so
+   * too, as companies may have been left out before it (an agent reads the last page's flag). */
+  truncated?: boolean;
 }
 
 /**
@@ -38,7 +41,10 @@ export function criteriaFingerprint(criteria: unknown): string {
 }
 
 export function encodeCursor(position: CursorPosition, fingerprint: string): string {
-  return Buffer.from(JSON.stringify({ v: 1, f: fingerprint, s: position.score, n: position.name, i: position.id, ...(position.closeness === undefined ? {} : { c: position.closeness }) })).toString('base64url');
+  return Buffer.from(JSON.stringify({
+    v: 1, f: fingerprint, s: position.score, n: position.name, i: position.id,
+    ...(position.closeness === undefined ? {} : { c: position.closeness }), ...(position.truncated ? { t: 1 } : {}),
+  })).toString('base64url');
 }
 
 /**
@@ -59,7 +65,7 @@ export function decodeCursor(cursor: string, fingerprint: string, options: { com
   } catch {
     throw notOurs();
   }
-  const c = parsed as { v?: unknown; f?: unknown; s?: unknown; n?: unknown; i?: unknown; c?: unknown } | null;
+  const c = parsed as { v?: unknown; f?: unknown; s?: unknown; n?: unknown; i?: unknown; c?: unknown; t?: unknown } | null;
   if (c === null || typeof c !== 'object' || c.v !== 1 || typeof c.f !== 'string') {
     throw notOurs();
   }
@@ -77,10 +83,11 @@ export function decodeCursor(cursor: string, fingerprint: string, options: { com
     || typeof c.n !== 'string' || holdsNul(c.n)
     || typeof c.i !== 'string' || !(options.companyId ? /^\d{1,18}$/ : /^$/).test(c.i)
     || (c.c !== undefined && (typeof c.c !== 'string' || !numeric.test(c.c)))
+    || (c.t !== undefined && c.t !== 1)
   ) {
     throw notOurs();
   }
-  return { score: c.s, name: c.n, id: c.i, ...(typeof c.c === 'string' ? { closeness: c.c } : {}) };
+  return { score: c.s, name: c.n, id: c.i, ...(typeof c.c === 'string' ? { closeness: c.c } : {}), ...(c.t === 1 ? { truncated: true } : {}) };
 }
 
 // The message says what to do; the detail, which a tool result's text prints after it, what is
