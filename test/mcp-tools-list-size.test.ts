@@ -10,11 +10,14 @@ import { dossier, years } from './support/company-dossiers.js';
 // the agent calls anything: its size is a cost per session. Written out by zod in full it was
 // 62,190 bytes (~15k tokens) for an organization with every tool, the profile's output schema
 // alone 20,312; compacted (mcp/compact-json-schema.ts: shared subtrees as $refs, nullable types,
-// no zod noise) 43,897 (46,690 by 28 Nov: longer argument and field descriptions), the profile's output
-// schema 10,164. The budgets (+7%, +13% of those) leave room
-// for a field or a description more, not for the schemas to be written out in full again: a
+// no zod noise) 43,897, the profile's output schema 10,164. The budgets (+7%, +13% of those) leave
+// room for a field or a description more, not for the schemas to be written out in full again: a
 // new tool or a larger schema is a decision to raise them, knowing what it costs every agent.
-const TOOLS_LIST_BUDGET = 47_000;
+// Raised on 28 Nov from 47,000 to 48,000, at 46,853 bytes: two agents' reviews found models
+// misreading what the descriptions left unsaid (which roles each roleCategory holds, yoyChange a
+// relative change and not points, a holder's kind, depth 0), and the words that say it cost
+// about 3 KB (some 750 tokens) a session, against a wrong answer.
+const TOOLS_LIST_BUDGET = 48_000;
 const PROFILE_OUTPUT_BUDGET = 11_500;
 
 let mcp: TestMcp;

@@ -457,6 +457,17 @@ describe('service_get_company_structure', () => {
     expect(s.truncated).toBe(false);
   });
 
+  it('when holders are a person and companies not on file then each node says which kind it is, so a foreign company is not read as a person', async () => {
+    const code = fiscalCodes()();
+    await upsertCompanies(mcp.db, [dossier(code, { legalName: 'Holder Kinds S.r.l.', shareholders: [
+      { name: 'Anna Neri', share: 0.1 }, { name: 'Müller Beteiligungs GmbH', share: 0.8 }, { name: 'Holding Estera', share: 0.1, fiscalCode: '01234567897' },
+    ] })]);
+    const s = data(await call('service_get_company_structure', { fiscalCode: code, depthUp: 1, depthDown: 0 }));
+    expect(s.shareholders.map((h: any) => [h.name, h.kind, h.company])).toEqual([
+      ['Anna Neri', 'person', null], ['Müller Beteiligungs GmbH', 'company', null], ['Holding Estera', 'company', null],
+    ]);
+  });
+
   it('when a link is filed on one side only (the bank names its holding as shareholder, the holding lists no subsidiary) then it is walked both ways, once', async () => {
     const next = fiscalCodes();
     const [holding, bank, leasing] = [next(), next(), next()];

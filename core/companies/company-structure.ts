@@ -26,23 +26,26 @@ const nodeFields = {
   name: z.string().nullable(),
   share: z.number().nullable().describe('Ownership fraction 0-1 of this link.'),
   company: z.strictObject({ id: z.string(), fiscalCode: z.string(), legalName: z.string().nullable() }).nullable()
-    .describe('The company this holder is, when it is a company known to the service; null for people and unknown entities.'),
+    .describe('The company this holder is, when known to the service; null for people and companies not on file (see kind).'),
   cycle: z.boolean().describe('This company already appears above on the same branch (cross-holding): not expanded again.'),
   moreBeyondDepth: z.boolean().describe('There are further levels beyond the requested depth.'),
 };
 
 export interface ShareholderNode {
   name: string | null;
+  kind: 'person' | 'company';
   share: number | null;
   company: { id: string; fiscalCode: string; legalName: string | null } | null;
   cycle: boolean;
   moreBeyondDepth: boolean;
   shareholders: ShareholderNode[];
 }
-export type SubsidiaryNode = Omit<ShareholderNode, 'shareholders'> & { subsidiaries: SubsidiaryNode[] };
+export type SubsidiaryNode = Omit<ShareholderNode, 'shareholders' | 'kind'> & { subsidiaries: SubsidiaryNode[] };
 
 export const shareholderNodeSchema: z.ZodType<ShareholderNode> = z.strictObject({
   ...nodeFields,
+  // Subsidiaries are companies; a holder may be either.
+  kind: z.enum(['person', 'company']).describe('As registered, or inferred from code and name.'),
   get shareholders() { return z.array(shareholderNodeSchema).describe('Who owns this shareholder (next level up).'); },
 }).meta({ id: 'ShareholderNode' });
 
@@ -78,6 +81,7 @@ interface RootRow {
 interface LinkRow {
   company_id: number;
   name: string | null;
+  kind: 'person' | 'company';
   share: number | null;
   related_id: number | null;
   related_fiscal_code: string | null;
@@ -107,20 +111,21 @@ FROM (SELECT * FROM companies WHERE fiscal_code = ? OR vat_number = ? ORDER BY f
 // Named bindings: ids (the companies'), relation and opposite.
 const LINKS_SQL = `
 WITH own AS (
-  SELECT h.company_id, h.name, h.share, h.related_company_id AS related_id, h.position AS ord
+  SELECT h.company_id, h.name, h.share, h.related_company_id AS related_id, h.position AS ord,
+    CASE WHEN h.related_company_id IS NOT NULL OR h.related_fiscal_code ~ '^[0-9]{11}$' THEN 'company' ELSE h.holder_kind END AS kind
   FROM company_holders h
   WHERE h.company_id = ANY(:ids::bigint[]) AND h.relation = :relation
 ), given AS (
-  SELECT h.related_company_id AS company_id, oc.legal_name AS name, h.share, h.company_id AS related_id, oc.fiscal_code AS ord_code
+  SELECT h.related_company_id AS company_id, oc.legal_name AS name, h.share, h.company_id AS related_id, oc.fiscal_code AS ord_code, 'company' AS kind
   FROM company_holders h JOIN companies oc ON oc.id = h.company_id
   WHERE h.related_company_id = ANY(:ids::bigint[]) AND h.relation = :opposite
     AND NOT EXISTS (SELECT 1 FROM own WHERE own.company_id = h.related_company_id)
 ), links AS (
-  SELECT company_id, name, share, related_id, 0 AS side, ord, NULL::text AS ord_code FROM own
+  SELECT company_id, name, share, related_id, 0 AS side, ord, NULL::text AS ord_code, kind FROM own
   UNION ALL
-  SELECT company_id, name, share, related_id, 1 AS side, 0 AS ord, ord_code FROM given
+  SELECT company_id, name, share, related_id, 1 AS side, 0 AS ord, ord_code, kind FROM given
 )
-SELECT l.company_id, l.name, l.share, rc.id AS related_id, rc.fiscal_code AS related_fiscal_code, rc.legal_name AS related_legal_name,
+SELECT l.company_id, l.name, l.kind, l.share, rc.id AS related_id, rc.fiscal_code AS related_fiscal_code, rc.legal_name AS related_legal_name,
   (EXISTS (SELECT 1 FROM company_holders x WHERE x.company_id = l.related_id AND x.relation = :relation)
    OR EXISTS (SELECT 1 FROM company_holders y WHERE y.related_company_id = l.related_id AND y.relation = :opposite)) AS has_more
 FROM links l
@@ -132,6 +137,7 @@ const opposite = { shareholder: 'subsidiary', subsidiary: 'shareholder' } as con
 type Relation = 'shareholder' | 'subsidiary';
 interface WalkNode {
   name: string | null;
+  kind: 'person' | 'company';
   share: number | null;
   company: { id: string; fiscalCode: string; legalName: string | null } | null;
   cycle: boolean;
@@ -149,7 +155,7 @@ export async function companyStructure(deps: CompanyQueryDeps, input: CompanyStr
   const budget = { nodes: 0, truncated: false };
   const up = await walk(deps, root.id, 'shareholder', input.depthUp, budget);
   const down = await walk(deps, root.id, 'subsidiary', input.depthDown, budget);
-  const asShareholder = (n: WalkNode): ShareholderNode => ({ ...fields(n), shareholders: n.children.map(asShareholder) });
+  const asShareholder = (n: WalkNode): ShareholderNode => ({ ...fields(n), kind: n.kind, shareholders: n.children.map(asShareholder) });
   const asSubsidiary = (n: WalkNode): SubsidiaryNode => ({ ...fields(n), subsidiaries: n.children.map(asSubsidiary) });
 
   return {
@@ -192,6 +198,7 @@ async function walk(deps: CompanyQueryDeps, rootId: number, relation: Relation, 
         const expand = relatedId !== null && !cycle && level < depth;
         const node: WalkNode = {
           name: link.name,
+          kind: link.kind,
           share: link.share,
           company: relatedId === null ? null : { id: String(relatedId), fiscalCode: link.related_fiscal_code ?? '', legalName: link.related_legal_name },
           cycle,
