@@ -14,7 +14,7 @@ const OTHER_NAMES: Record<string, string> = {
 
 const fold = (name: string) => name.normalize('NFD').replace(/[\u0300-\u036f]/g, '').toLowerCase().replace(/\u2019/g, "'").replace(/['.\-]/g, ' ').replace(/\s+/g, ' ').trim();
 
-let provinces: { loaded: boolean; codes: Map<string, string>; byName: Map<string, string> } | undefined;
+let provinces: { loaded: boolean; codes: Set<string>; byName: Map<string, string> } | undefined;
 function list() {
   if (!provinces) {
     let read: { sigla: string; name: string }[] | undefined;
@@ -26,7 +26,7 @@ function list() {
     const byName = new Map<string, string>(Object.entries(OTHER_NAMES));
     // Each name of a bilingual province too: "Bolzano/Bozen" is Bolzano and Bozen.
     for (const p of read ?? []) for (const name of [p.name, ...p.name.split('/')]) byName.set(fold(name), p.sigla);
-    provinces = { loaded: read !== undefined, codes: new Map((read ?? []).map((p) => [p.sigla, p.name])), byName };
+    provinces = { loaded: read !== undefined, codes: new Set((read ?? []).map((p) => p.sigla)), byName };
   }
   return provinces;
 }
