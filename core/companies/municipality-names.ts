@@ -1,4 +1,4 @@
-import { loadComuneNames } from '../sample-data/reference-data.js';
+import { foldPlaceName as fold, placeNames } from './place-names.js';
 import { editDistance } from '../text/index.js';
 
 // The municipality filter matches a comune's whole name (municipality-match.ts), and agents write
@@ -6,7 +6,7 @@ import { editDistance } from '../text/index.js';
 // with a space for the apostrophe ("Porto Sant Elpidio"). Each found nothing, and an empty answer
 // read as "no such company there". Such a name is read as the comune it stands for when no company
 // on file has it as written; one that is no comune at all is refused with the nearest names, by
-// ISTAT's list of the 7,904 comuni (data/reference/comuni.json, read once, when first needed).
+// ISTAT's list of the 7,904 comuni (place-names.ts).
 
 // Names of comuni the list does not hold, folded as `fold` folds them: English ones, the short
 // forms people use, and the German and French official names of bilingual comuni (the list holds
@@ -23,28 +23,12 @@ const OTHER_NAMES: Record<string, string> = {
   aoste: 'Aosta',
 };
 
-/**
- * A name folded for comparing with the list: case, accents, a vowel's apostrophe ("Cantu'") as in
- * municipality-match.ts, and here also an elision's apostrophe, hyphens, dots and runs of spaces
- * as one space ("Sant'Elpidio" is "sant elpidio", "St. Ulrich" "st ulrich"), and a province's
- * code after the name, as addresses write it ("Milano (MI)").
- */
-const fold = (name: string) => name.normalize('NFD').replace(/[\u0300-\u036f]/g, '').toLowerCase().replace(/\u2019/g, "'")
-  .replace(/\s*\([a-z]{2}\)\s*$/, '').replace(/([aeiou])'(?=\s|$)/g, '$1').replace(/['.\-]/g, ' ').replace(/\s+/g, ' ').trim();
-
-// Without the list (an image built without data/reference), names are searched as given and
-// none is refused: `loaded` false.
 let comuni: { loaded: boolean; byFold: Map<string, string>; names: { name: string; folded: string; words: string[] }[] } | undefined;
 function list() {
   if (!comuni) {
-    let read: string[] | undefined;
-    try {
-      read = loadComuneNames();
-    } catch {
-      read = undefined;
-    }
-    const names = [...new Set(read ?? [])].map((name) => ({ name, folded: fold(name), words: fold(name).split(' ') }));
-    comuni = { loaded: read !== undefined, byFold: new Map(names.map((n) => [n.folded, n.name])), names };
+    const read = placeNames();
+    const names = [...new Set(read?.comuni ?? [])].map((name) => ({ name, folded: fold(name), words: fold(name).split(' ') }));
+    comuni = { loaded: read !== null, byFold: new Map(names.map((n) => [n.folded, n.name])), names };
   }
   return comuni;
 }

@@ -1,10 +1,10 @@
-import { loadProvinces } from '../sample-data/reference-data.js';
+import { foldPlaceName as fold, placeNames } from './place-names.js';
 
 // The search's province filter takes a province's code (sigla: MI). Agents pass its name
 // ("Milano", "Milan") or a code no province has ("XX"): the name was refused without the code it
 // stands for, and a code of no province answered an empty page, read as "no company there". The
-// codes and names are ISTAT's (data/reference/comuni.json, read once, when first needed); codes of
-// provinces abolished since (the registry's older rows may hold them) are found where on file.
+// codes and names are ISTAT's (place-names.ts); codes of provinces abolished since (the
+// registry's older rows may hold them) are found where on file.
 
 // Names the list does not hold, folded: English ones, and the short form of Reggio nell'Emilia.
 const OTHER_NAMES: Record<string, string> = {
@@ -12,17 +12,10 @@ const OTHER_NAMES: Record<string, string> = {
   'reggio emilia': 'RE',
 };
 
-const fold = (name: string) => name.normalize('NFD').replace(/[\u0300-\u036f]/g, '').toLowerCase().replace(/\u2019/g, "'").replace(/['.\-]/g, ' ').replace(/\s+/g, ' ').trim();
-
 let provinces: { loaded: boolean; codes: Set<string>; byName: Map<string, string> } | undefined;
 function list() {
   if (!provinces) {
-    let read: { sigla: string; name: string }[] | undefined;
-    try {
-      read = loadProvinces();
-    } catch {
-      read = undefined;
-    }
+    const read = placeNames()?.provinces;
     const byName = new Map<string, string>(Object.entries(OTHER_NAMES));
     // Each name of a bilingual province too: "Bolzano/Bozen" is Bolzano and Bozen.
     for (const p of read ?? []) for (const name of [p.name, ...p.name.split('/')]) byName.set(fold(name), p.sigla);

@@ -170,8 +170,12 @@ async function municipalityToSearch(deps: CompanyQueryDeps, municipality: string
   if (isComune(municipality)) return municipality;
   const near = nearestComuni(municipality);
   const message = `no comune is named ${JSON.stringify(municipality)}: ${near.length > 0 ? `did you mean ${near.join(' or ')}? ` : ''}give a comune's name as ISTAT writes it (Reggio nell'Emilia), or filter by province`;
-  throw new AppError('invalid_params', `${message[0]!.toUpperCase()}${message.slice(1)}.`, { details: [{ path: 'municipality', message }] });
+  throw filterRefusal('municipality', message);
 }
+
+/** A filter's value refused: the detail under its argument, the message the same as a sentence. */
+const filterRefusal = (path: string, message: string) =>
+  new AppError('invalid_params', `${message[0]!.toUpperCase()}${message.slice(1)}.`, { details: [{ path, message }] });
 
 async function municipalityOnFile(deps: CompanyQueryDeps, municipality: string): Promise<boolean> {
   const condition = municipalityCondition(municipality);
@@ -189,7 +193,7 @@ async function refuseUnknownProvince(deps: CompanyQueryDeps, province: string): 
   const result = await runStoreQuery(deps, 'company search province', deps.db.raw<{ rows: unknown[] }>('SELECT 1 FROM companies WHERE province = ? LIMIT 1', [province]));
   if (result.rows.length > 0) return;
   const message = `no province has the code ${province}: give a province's two-letter code (sigla), e.g. MI for Milano, RM for Roma`;
-  throw new AppError('invalid_params', `${message[0]!.toUpperCase()}${message.slice(1)}.`, { details: [{ path: 'province', message }] });
+  throw filterRefusal('province', message);
 }
 
 export async function searchCompanies(deps: CompanyQueryDeps, given: SearchCompaniesInput): Promise<SearchCompaniesResult> {

@@ -56,15 +56,16 @@ export function findReferenceDir(start = path.dirname(fileURLToPath(import.meta.
   }
 }
 
-/** The comuni's names alone (the company search's municipality filter), without the rest. */
-export function loadComuneNames(dir = findReferenceDir()): string[] {
-  return (JSON.parse(readFileSync(path.join(dir, 'comuni.json'), 'utf8')) as Pick<RawComune, 'nome'>[]).map((c) => c.nome);
-}
-
-/** The provinces, each once: code (sigla, e.g. MI) and name (Milano; Bolzano/Bozen). */
-export function loadProvinces(dir = findReferenceDir()): { sigla: string; name: string }[] {
-  const raw = JSON.parse(readFileSync(path.join(dir, 'comuni.json'), 'utf8')) as { sigla: string; provincia: { nome: string } }[];
-  return [...new Map(raw.map((c) => [c.sigla, c.provincia.nome])).entries()].map(([sigla, name]) => ({ sigla, name }));
+/**
+ * The comuni's names and the provinces (code and name, each once), without the rest: what the
+ * company search's municipality and province filters check names against.
+ */
+export function loadPlaceNames(dir = findReferenceDir()): { comuni: string[]; provinces: { sigla: string; name: string }[] } {
+  const raw = JSON.parse(readFileSync(path.join(dir, 'comuni.json'), 'utf8')) as { nome: string; sigla: string; provincia: { nome: string } }[];
+  return {
+    comuni: raw.map((c) => c.nome),
+    provinces: [...new Map(raw.map((c) => [c.sigla, c.provincia.nome])).entries()].map(([sigla, name]) => ({ sigla, name })),
+  };
 }
 
 export function loadReferenceData(dir = findReferenceDir()): ReferenceData {
