@@ -7,9 +7,10 @@
 // database on DATABASE_URL's server, or an embedded PostgreSQL in a temporary folder when
 // DATABASE_URL is unset), migrated. Then searchPeople itself, timed per call: the commonest
 // surname alone, a full name in either order, accents left out of a short and a long name, a
-// typo, the shortest name allowed, and the page after the first 50 people. Prints p50/p95 ms
-// over --reps calls after a warm-up, and each search's first answer (which name, its score, how
-// many roles): figures and answers only, no pass/fail.
+// typo, the shortest name allowed, one word looked up with and without an elision, and the page
+// after the first 50 people. Prints p50/p95 ms over --reps calls after a warm-up, and each
+// search's first answer (which name, its score, how many roles): figures and answers only, no
+// pass/fail.
 import { parseArgs } from 'node:util';
 import { searchPeople, searchPeopleInputSchema, type SearchPeopleInput } from '../core/companies/search-people.js';
 import { migrateLatest } from '../core/db/index.js';
@@ -46,6 +47,8 @@ const CASES: Array<[string, Partial<SearchPeopleInput>]> = [
   ['"luca cantu" (short, accents left out)', { name: 'luca cantu' }],
   ['"Rosi Mario" (typo)', { name: 'Rosi Mario' }],
   ['"Ro" (two letters, the least allowed)', { name: 'Ro' }],
+  ['"Davide" (one word, as an elision begins: also "D\'avide")', { name: 'Davide' }],
+  ['"D\'Amico" (one word with an elision: also "DAmico")', { name: "D'Amico" }],
 ];
 
 const store = await openSearchStore({ prefix: 'bench_people', keep: args.keep, log });

@@ -3,7 +3,7 @@ import { randomBase62 } from '../ids/index.js';
 import { createLogger } from '../logging/index.js';
 import { testDb } from '../../test/support/database.js';
 import { dossier, fiscalCodes } from '../../test/support/company-dossiers.js';
-import { MAX_ROLES_PER_PERSON, searchPeople, type SearchPeopleInput } from './search-people.js';
+import { elisionVariant, MAX_ROLES_PER_PERSON, searchPeople, type SearchPeopleInput } from './search-people.js';
 import { upsertCompanies } from './write-companies.js';
 
 const db = testDb();
@@ -100,6 +100,55 @@ describe('searchPeople', () => {
       expect(found[0]!.roles.map((r) => `${r.kind}:${r.company.fiscalCode}`).sort(), name).toEqual([`officer:${first}`, `shareholder:${second}`, `officer:${third}`].sort());
       expect(found[0]!.score, name).toBe(1);
     }
+  });
+
+  it('when a surname is registered with its elision and without (D\'Amico, Damico) then either spelling, alone or with the first name before or after it, finds one person with every role', async () => {
+    const [first, second, third, fourth] = [next(), next(), next(), next()];
+    const surname = `A${token}`; // "D'A…" and "DA…", as D'Amico and Damico
+    await upsertCompanies(db, [
+      dossier(first, { officers: [{ name: `D'${surname.toUpperCase()} MARIO`, role: 'Amministratore unico', roleCategory: 'legal_representative' }] }),
+      dossier(second, { officers: [{ name: `D${surname.toUpperCase()} MARIO`, role: 'Sindaco', roleCategory: 'statutory_auditor' }] }),
+      dossier(third, { shareholders: [{ name: `Mario D’${surname}`, share: 0.4 }, { name: `${token} Terza S.r.l.`, share: 0.6 }] }),
+      dossier(fourth, { officers: [{ name: `DELL'O${token.toUpperCase()} LUCA`, role: 'Consigliere', roleCategory: 'board_member' }] }),
+    ]);
+    const mario = [`officer:${first}`, `officer:${second}`, `shareholder:${third}`].sort();
+    for (const name of [`D${surname}`, `D'${surname}`, `D’${surname}`, `d ${surname}`, `Mario D${surname}`, `d'${surname} mario`]) {
+      const { people } = await searchPeople(deps, { name, limit: 10 });
+      const found = people.filter((p) => p.roles.some((r) => [first, second, third].includes(r.company.fiscalCode)));
+      expect(found, name).toHaveLength(1);
+      expect(found[0]!.roles.map((r) => `${r.kind}:${r.company.fiscalCode}`).sort(), name).toEqual(mario);
+      if (!name.startsWith('d ')) expect(found[0]!.score, name).toBe(1);
+    }
+    for (const name of [`Dello${token}`, `Dell'O${token}`]) {
+      const { people } = await searchPeople(deps, { name, limit: 10 });
+      expect(people.map((p) => p.roles.map((r) => r.company.fiscalCode)), name).toEqual([[fourth]]);
+      expect(people[0]!.score, name).toBe(1);
+    }
+  });
+
+  it('when a registry writes the surname first and a filing the first name first then both are one person', async () => {
+    const [first, second] = [next(), next()];
+    await upsertCompanies(db, [
+      dossier(first, { officers: [{ name: `${token}ORDINE GIULIA`, role: 'Amministratore unico', roleCategory: 'legal_representative' }] }),
+      dossier(second, { shareholders: [{ name: `Giulia ${token}Ordine`, share: 1 }] }),
+    ]);
+    for (const name of [`Giulia ${token}Ordine`, `${token}ordine giulia`, `${token}Ordine`]) {
+      const { people } = await searchPeople(deps, { name, limit: 10 });
+      expect(people.map((p) => p.roles.map((r) => `${r.kind}:${r.company.fiscalCode}`).sort()), name).toEqual([[`officer:${first}`, `shareholder:${second}`]]);
+      expect(people[0]!.score, name).toBe(1);
+    }
+  });
+
+  it('when a word could be a surname with its elision then the other form is looked up too, for one word only', () => {
+    expect(elisionVariant('Damico')).toBe("D'amico");
+    expect(elisionVariant("D'Amico")).toBe('DAmico');
+    expect(elisionVariant('D’Angelo')).toBe('DAngelo');
+    expect(elisionVariant('dellorto')).toBe("dell'orto");
+    expect(elisionVariant("Dall'Ò")).toBeUndefined(); // nothing left with a trigram to look up
+    expect(elisionVariant('Santangelo')).toBe("Sant'angelo");
+    expect(elisionVariant('Rossi')).toBeUndefined();
+    expect(elisionVariant('Mario Damico')).toBeUndefined();
+    expect(elisionVariant('Dmitri')).toBeUndefined();
   });
 
   it('when a role category is given then only officers in it are returned', async () => {
