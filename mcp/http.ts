@@ -89,6 +89,14 @@ export function prefersEventStream(accept: string): boolean {
 }
 
 const isJsonContentType = (value: string | undefined) => value !== undefined && /^application\/json\s*(?:;|$)/i.test(value.trim());
+// JSON is UTF-8 (RFC 8259 §8.1); a body declared otherwise was read as UTF-8 all the same, and a
+// Latin-1 "Forlì" searched for "Forl�" and was billed. The charset named, when not UTF-8.
+const otherCharset = (contentType: string): string | undefined => {
+  const charset = /;\s*charset\s*=\s*"?([^";\s]+)/i.exec(contentType)?.[1];
+  return charset === undefined || /^utf-?8$/i.test(charset) ? undefined : charset;
+};
+// Bytes that are no UTF-8 are refused, not read as U+FFFD: a query changed so is no query sent.
+const utf8 = new TextDecoder('utf-8', { fatal: true });
 
 class BodyTooLarge extends Error {}
 
@@ -290,6 +298,16 @@ export function createMcpApp(options: McpAppOptions): Koa<McpRequestState> {
       if (!isJsonContentType(ctx.get('Content-Type'))) {
         return refuse(415, -32000, 'invalid_params', 'Unsupported media type: send Content-Type: application/json.');
       }
+      const charset = otherCharset(ctx.get('Content-Type'));
+      if (charset !== undefined) {
+        return refuse(415, -32000, 'invalid_params', `Unsupported charset ${JSON.stringify(charset)}: JSON is sent as UTF-8 (Content-Type: application/json, or with charset=utf-8).`);
+      }
+      // A compressed body was read as JSON it is not ("Parse error"), and one in a coding nobody
+      // knows was read as if not compressed.
+      const encoding = ctx.get('Content-Encoding').trim();
+      if (encoding !== '' && encoding.toLowerCase() !== 'identity') {
+        return refuse(415, -32000, 'invalid_params', `Unsupported Content-Encoding ${JSON.stringify(encoding)}: send the body uncompressed.`);
+      }
       const notJson = () => refuse(400, RpcCode.ParseError, 'invalid_params', 'Parse error: the body is not valid JSON.');
       let body: Buffer;
       try {
@@ -306,9 +324,15 @@ export function createMcpApp(options: McpAppOptions): Koa<McpRequestState> {
       if (nestsDeeperThan(body, MAX_NESTING)) {
         return refuse(400, RpcCode.InvalidRequest, 'invalid_params', `Invalid request: the body nests arrays and objects more than ${MAX_NESTING} levels deep; a JSON-RPC message needs far fewer.`);
       }
+      let text: string;
+      try {
+        text = utf8.decode(body);
+      } catch {
+        return refuse(400, RpcCode.ParseError, 'invalid_params', 'Parse error: the body is not valid UTF-8, as JSON must be: send text as UTF-8.');
+      }
       let raw: unknown;
       try {
-        raw = JSON.parse(body.toString('utf8'));
+        raw = JSON.parse(text);
       } catch {
         return notJson();
       }

@@ -681,15 +681,21 @@ describe('service_get_company_metrics', () => {
     expect(await usageEvents(error.requestId)).toHaveLength(0);
   });
 
-  it('when a search text holds a NUL then an invalid_params error result names the field, rather than a store failure', async () => {
-    for (const [tool, args, path] of [
-      ['service_search_companies', { query: 'Ro\u0000ssi' }, 'query'],
-      ['service_search_companies', { municipality: 'Mi\u0000lano' }, 'municipality'],
-      ['service_search_people', { name: 'Ro\u0000ssi' }, 'name'],
+  it('when a search text holds a NUL or half of a character (an unpaired surrogate) then an invalid_params error result names the field, not billed, rather than a store failure or a search for other text', async () => {
+    const halfCharacter = 'holds an unpaired UTF-16 surrogate (\\ud800): the text was cut inside a character; fix or remove it';
+    for (const [tool, args, path, message] of [
+      ['service_search_companies', { query: 'Ro\u0000ssi' }, 'query', 'must not contain the NUL character (U+0000)'],
+      ['service_search_companies', { municipality: 'Mi\u0000lano' }, 'municipality', 'must not contain the NUL character (U+0000)'],
+      ['service_search_people', { name: 'Ro\u0000ssi' }, 'name', 'must not contain the NUL character (U+0000)'],
+      // Postgres would have searched for U+FFFD in its place, and the call been billed.
+      ['service_search_companies', { query: '\ud800ab' }, 'query', halfCharacter],
+      ['service_search_companies', { municipality: 'Milano\ud800' }, 'municipality', halfCharacter],
+      ['service_search_people', { name: 'ro\ud800ssi' }, 'name', halfCharacter],
     ] as const) {
       const error = ((await call(tool, args)).structuredContent as any).error;
-      expect(error.code).toBe('invalid_params');
-      expect(error.details).toEqual([{ path, message: 'must not contain the NUL character (U+0000)' }]);
+      expect(error.code, `${tool} ${path}`).toBe('invalid_params');
+      expect(error.details, `${tool} ${path}`).toEqual([{ path, message }]);
+      expect(await usageEvents(error.requestId)).toHaveLength(0);
     }
   });
 });

@@ -1,3 +1,4 @@
+import { gzipSync } from 'node:zlib';
 import type { ChildProcess } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import type { AccessControlHandle } from '../core/access/index.js';
@@ -263,6 +264,29 @@ describe('protocol-level errors', () => {
     const body = await json(res);
     expect(body.error.code).toBe(-32700);
     expect(body.error.data.code).toBe('invalid_params');
+  });
+
+  it('when the body is not UTF-8, is declared in another charset, or is compressed then it is refused saying so, not read as other text (and billed)', async () => {
+    const headers = { ...auth(org.key), 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream' };
+    const call = (query: string) => `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"service_search_companies","arguments":{"query":"${query}"}}}`;
+    const latin1 = Buffer.from(call('Forl\u00ec'), 'latin1');
+    const refused = async (res: Response, status: number, rpcCode: number, message: string) => {
+      expect(res.status, message).toBe(status);
+      const body = await json(res);
+      expect(body.error, message).toMatchObject({ code: rpcCode, message, data: { code: 'invalid_params' } });
+    };
+    await refused(await fetch(mcp.mcpUrl, { method: 'POST', headers, body: latin1 }), 400, -32700,
+      'Parse error: the body is not valid UTF-8, as JSON must be: send text as UTF-8.');
+    await refused(await fetch(mcp.mcpUrl, { method: 'POST', headers: { ...headers, 'Content-Type': 'application/json; charset=ISO-8859-1' }, body: latin1 }), 415, -32000,
+      'Unsupported charset "ISO-8859-1": JSON is sent as UTF-8 (Content-Type: application/json, or with charset=utf-8).');
+    await refused(await fetch(mcp.mcpUrl, { method: 'POST', headers: { ...headers, 'Content-Encoding': 'gzip' }, body: gzipSync(call('rossi')) }), 415, -32000,
+      'Unsupported Content-Encoding "gzip": send the body uncompressed.');
+    // UTF-8 said so, or as identity, is served.
+    for (const extra of [{ 'Content-Type': 'application/json; charset="UTF-8"' }, { 'Content-Encoding': 'identity' }] as Array<Record<string, string>>) {
+      const res = await fetch(mcp.mcpUrl, { method: 'POST', headers: { ...headers, ...extra }, body: Buffer.from(call('Forl\u00ec'), 'utf8') });
+      expect(res.status, JSON.stringify(extra)).toBe(200);
+      expect((await json(res)).result.isError, JSON.stringify(extra)).toBeFalsy();
+    }
   });
 
   it('when a method does not exist then a JSON-RPC method-not-found error with data.code and data.requestId', async () => {

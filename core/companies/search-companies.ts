@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { Knex } from 'knex';
-import { likeEscape, withoutNul, type Db } from '../db/index.js';
+import { likeEscape, storable, type Db } from '../db/index.js';
 import type { Logger } from '../logging/index.js';
 import { AppError } from '../errors/index.js';
 import { codiceFiscalePattern } from './italian-identifiers.js';
@@ -33,14 +33,14 @@ function provinceShapeRefusal(input: unknown): string {
 }
 
 export const searchCompaniesInputSchema = z.strictObject({
-  query: withoutNul(z.string().trim().min(2).max(200)).optional()
+  query: storable(z.string().trim().min(2).max(200)).optional()
     .describe('Part of the legal name (word order, case, accented vowels, dots and small typos tolerated: caffe finds Caffè, srl S.r.l.; digits in it are fine), or an exact fiscal code (11 digits, or a person\'s 16-character codice fiscale) or VAT number (11 digits, with or without the IT prefix; 10 digits are read as one that lost its leading zero). Omit to list companies by the filters alone.'),
   naceSection: z.enum(naceSectionValues).optional().describe('NACE Rev. 2 section letter, e.g. C (manufacturing), J (information and communication).'),
   naceCode: z.string().regex(/^\d{2}(?:\.\d{1,2})?$/, { error: (issue) => naceCodeRefusal(issue.input) }).optional()
     .describe('NACE code or prefix: 62 matches every 62.xx code, 62.01 only that class.'),
   province: z.string().regex(/^[A-Za-z]{2}$/, { error: (issue) => provinceShapeRefusal(issue.input) }).transform((s) => s.toUpperCase()).optional()
     .describe('Province code (sigla), e.g. MI, RM, TO; a code of no province is refused.'),
-  municipality: withoutNul(z.string().trim().min(1).max(100)).optional().describe('Municipality (comune) name, whole: case and accents optional (Cantu or Cantu\' finds Cantù), e.g. Milano; an English name or short form (Milan, Reggio Emilia) is read as the comune, and a name that is none is refused with the nearest.'),
+  municipality: storable(z.string().trim().min(1).max(100)).optional().describe('Municipality (comune) name, whole: case and accents optional (Cantu or Cantu\' finds Cantù), e.g. Milano; an English name or short form (Milan, Reggio Emilia) is read as the comune, and a name that is none is refused with the nearest.'),
   size: z.enum(sizeValues).optional().describe('Size class of the latest filed year (EU SME definition).'),
   legalForm: z.enum(legalFormValues).optional().describe('Legal form, e.g. SRL, SPA.'),
   status: z.enum(['active', 'dissolved']).optional().describe('active: no dissolution recorded; dissolved: a dissolution year is recorded. Omit for both.'),

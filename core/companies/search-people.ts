@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { Knex } from 'knex';
-import { likeEscape, withoutNul } from '../db/index.js';
+import { likeEscape, storable } from '../db/index.js';
 import { foldNameCheaplySql } from './fold-text.js';
 import { runStoreQuery } from './run-store-query.js';
 import { criteriaFingerprint, decodeCursor, encodeCursor, NAME_RANKING, searchTextKey } from './search-cursor.js';
@@ -16,7 +16,7 @@ export const MAX_ROLES_PER_PERSON = 50;
 const personKinds = ['officer', 'shareholder', 'beneficial_owner'] as const;
 
 export const searchPeopleInputSchema = z.strictObject({
-  name: withoutNul(z.string().trim().min(2).max(200)).describe('The person\'s name or part of it, in any word order ("Rossi Mario" finds "MARIO ROSSI"); case and small typos tolerated, and accents mostly ("Nicolo" finds "NICOLO\'" and "Nicolò"; a short name may need its accents: "Lucà Cantù"). "D\'Amico" and "Damico" are one name. Two letters match a whole word ("Wu").'),
+  name: storable(z.string().trim().min(2).max(200)).describe('The person\'s name or part of it, in any word order ("Rossi Mario" finds "MARIO ROSSI"); case and small typos tolerated, and accents mostly ("Nicolo" finds "NICOLO\'" and "Nicolò"; a short name may need its accents: "Lucà Cantù"). "D\'Amico" and "Damico" are one name. Two letters match a whole word ("Wu").'),
   kind: z.enum(personKinds).optional().describe('Only this kind of role: officer (directors, auditors, ...), shareholder, or beneficial_owner.'),
   roleCategory: z.enum(roleCategoryValues).optional().describe('Only officers with this role category (implies kind officer): legal_representative (a sole director, "Amministratore unico", a board\'s chair, an owner), director (a managing director, "Amministratore delegato"), board_member ("Consigliere"), statutory_auditor ("Sindaco"), auditor ("Revisore"), manager ("Direttore generale"), proxy ("Procuratore"), liquidator, other. A company\'s directors in the everyday sense are the first three: for them, leave roleCategory out.'),
   limit: z.number().int().min(1).max(25).default(10).describe('People per page, 1-25.'),

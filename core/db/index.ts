@@ -9,5 +9,5 @@ export { createNotificationListener, type NotificationListener, type Notificatio
 export { pageWindow } from './page-window.js';
 export { createdAtKeyset, type CreatedAtPosition } from './created-at-keyset.js';
 export { countedKeysetPage, countRows, keysetRows, pageOfRow, type KeysetRows, type KeysetTable, type RowPosition } from './keyset-page.js';
-export { CONTROL_MESSAGE, escapeNul, holdsControlCharacter, holdsNul, NUL_MESSAGE, nulPaths, singleLine, withoutNul } from './storable-text.js';
+export { CONTROL_MESSAGE, escapeNul, holdsControlCharacter, holdsNul, NUL_MESSAGE, nulPaths, singleLine, storable } from './storable-text.js';
 export { likeEscape } from './like-pattern.js';

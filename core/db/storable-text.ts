@@ -10,9 +10,6 @@ export const NUL_MESSAGE = 'must not contain the NUL character (U+0000)';
 
 export const holdsNul = (text: string): boolean => text.includes(NUL);
 
-/** A string schema that also refuses NUL, with a message that names it. */
-export const withoutNul = <T extends z.ZodString>(schema: T): T => schema.refine((text) => !holdsNul(text), NUL_MESSAGE);
-
 // Names and reasons are printed on one line: in the CLI's tables, on an operator's terminal (an
 // ESC starts a terminal control sequence), in CSV rows and on the dashboard. C0 controls (tab,
 // line breaks, ESC …), DEL and the C1 controls; and the invisible bidirectional embeddings,

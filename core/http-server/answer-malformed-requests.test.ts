@@ -55,6 +55,25 @@ describe('requests the HTTP parser refuses', () => {
     expect(await send('GET / HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n')).toMatch(/\r\n\r\nok$/);
   });
 
+  it('when a request has two Host headers, then the answer is invalid_params naming the header, not the first host served', async () => {
+    const { statusLine, headers, body } = parse(await send('GET /companies/43102060159/financials HTTP/1.1\r\nHost: a\r\nhost: b\r\n\r\n'));
+    expect(statusLine).toBe('HTTP/1.1 422 Unprocessable Entity');
+    expect(headers.connection).toBe('close');
+    const envelope = errorEnvelopeSchema.parse(body);
+    expect(envelope.error).toMatchObject({ code: 'invalid_params', message: 'The request has 2 Host headers; HTTP/1.1 allows one.' });
+    expect(envelope.error.details).toEqual([{ path: 'headers.host', message: 'given more than once' }]);
+    expect(headers['x-request-id']).toBe(envelope.error.requestId);
+  });
+
+  it('when the method is CONNECT (a tunnel, which Node does not hand to the application), then the answer is unknown_endpoint in the envelope, not a dropped connection', async () => {
+    const { statusLine, headers, body } = parse(await send('CONNECT example.com:443 HTTP/1.1\r\nHost: example.com:443\r\n\r\n'));
+    expect(statusLine).toBe('HTTP/1.1 404 Not Found');
+    expect(headers.connection).toBe('close');
+    const envelope = errorEnvelopeSchema.parse(body);
+    expect(envelope.error).toMatchObject({ code: 'unknown_endpoint', message: 'This service is no proxy: it does not answer CONNECT.' });
+    expect(headers['x-request-id']).toBe(envelope.error.requestId);
+  });
+
   it('when the request line is not HTTP, then the answer says so in the envelope', async () => {
     for (const garbage of ['HELLO\r\n\r\n', 'GET /a b c HTTP/1.1\r\n\r\n', 'G@T / HTTP/1.1\r\nHost: a\r\n\r\n']) {
       const { statusLine, body } = parse(await send(garbage));

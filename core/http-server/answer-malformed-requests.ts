@@ -56,20 +56,31 @@ type RequestListener = (req: http.IncomingMessage, res: http.ServerResponse) => 
  * An HTTP/1.1 request must name its host (RFC 9112 §3.2). Node's own check (`requireHostHeader`,
  * turned off where this runs) answers a bare 400 with an empty body; this answers
  * invalid_params in the envelope, naming the header, and closes the connection, as for the
- * requests the parser refuses. HTTP/1.0 had no Host header: such a request is served.
+ * requests the parser refuses. HTTP/1.0 had no Host header: such a request is served. Two
+ * Host headers are refused too (hostRefusal).
  */
 export function requireHost(listener: RequestListener): RequestListener {
   return (req, res) => {
-    if (req.headers.host !== undefined || req.httpVersionMajor !== 1 || req.httpVersionMinor === 0) {
+    const refusal = hostRefusal(req);
+    if (refusal === null) {
       listener(req, res);
       return;
     }
-    const { headers, body } = refusalAnswer(
-      new AppError('invalid_params', 'The request has no Host header, which HTTP/1.1 requires.', { details: [{ path: 'headers.host', message: 'required in HTTP/1.1' }] }),
-    );
+    const { headers, body } = refusalAnswer(refusal);
     res.writeHead(422, headers);
     res.end(body);
   };
+}
+
+// Two Host headers are refused as none is (RFC 9112 §3.2 says 400 for either): Node keeps the
+// first and drops the other, and a proxy in front may have routed by the other.
+function hostRefusal(req: http.IncomingMessage): AppError | null {
+  const hosts = req.rawHeaders.filter((name, i) => i % 2 === 0 && name.toLowerCase() === 'host').length;
+  if (hosts > 1) {
+    return new AppError('invalid_params', `The request has ${hosts} Host headers; HTTP/1.1 allows one.`, { details: [{ path: 'headers.host', message: 'given more than once' }] });
+  }
+  if (hosts === 1 || req.httpVersionMajor !== 1 || req.httpVersionMinor === 0) return null;
+  return new AppError('invalid_params', 'The request has no Host header, which HTTP/1.1 requires.', { details: [{ path: 'headers.host', message: 'required in HTTP/1.1' }] });
 }
 
 /**
@@ -111,4 +122,10 @@ export function answerMalformedRequests(server: http.Server, timeouts: { headers
     socket.destroy();
   });
   server.on('checkExpectation', refuseExpectation);
+  // CONNECT asks for a tunnel, which Node hands to this event, not to the request listener: with
+  // no listener Node drops the connection unanswered. No route answers it (its target is a host,
+  // not a path): unknown_endpoint, as for a method no route has.
+  server.on('connect', (_req: http.IncomingMessage, socket: Duplex) => {
+    socket.end(malformedRequestResponse(new AppError('unknown_endpoint', 'This service is no proxy: it does not answer CONNECT.')));
+  });
 }
