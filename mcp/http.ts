@@ -17,6 +17,7 @@ import { answerToolCall, plainToolCall } from './direct-tool-call.js';
 import { errorCodeOfAnswers, httpErrorResponse, httpJsonRpcErrorResponse, jsonRpcErrorBody, retryAfterOfResults } from './errors.js';
 import { nestsDeeperThan } from './json-nesting.js';
 import { JsonResponseTransport } from './json-transport.js';
+import { malformedMessageDetails } from './malformed-messages.js';
 import { originCheck, type OriginCheck } from './origin-check.js';
 
 // The tool server's HTTP edge: Streamable HTTP at /mcp (and /mcp/), stateless. A request from a
@@ -342,8 +343,14 @@ export function createMcpApp(options: McpAppOptions): Koa<McpRequestState> {
       // JSON-RPC asks when no single request can be named.
       const firstId = Array.isArray(raw) ? undefined : (raw as { id?: unknown } | null)?.id;
       const echoId = typeof firstId === 'string' || typeof firstId === 'number' ? firstId : null;
-      if (list.length === 0 || list.length > MAX_BATCH || parsed.some((p) => !p.success)) {
-        return refuse(400, RpcCode.InvalidRequest, 'invalid_params', `Invalid request: expected a JSON-RPC 2.0 message (or a batch of at most ${MAX_BATCH}).`, echoId);
+      if (list.length === 0) return refuse(400, RpcCode.InvalidRequest, 'invalid_params', 'Invalid request: an empty batch; a batch holds at least one message.', null);
+      if (list.length > MAX_BATCH) {
+        return refuse(400, RpcCode.InvalidRequest, 'invalid_params', `Invalid request: a batch of ${list.length} messages; a batch holds at most ${MAX_BATCH}.`, null);
+      }
+      if (parsed.some((p) => !p.success)) {
+        const details = malformedMessageDetails(list, Array.isArray(raw));
+        const which = Array.isArray(raw) ? ` (${details.length === 1 ? 'message' : 'messages'} ${details.map((d) => d.path.split('.')[0]).join(', ')} of the batch)` : '';
+        return refuse(400, RpcCode.InvalidRequest, 'invalid_params', `Invalid request: not a JSON-RPC 2.0 message${which}; details say what is wrong.`, echoId, details);
       }
       const messages = parsed.map((p) => withoutTaskAugmentation(p.data as JSONRPCMessage));
       ctx.state.rpc = messages.map(describeMessage);

@@ -412,6 +412,27 @@ describe('protocol-level errors', () => {
     expect(await json(single)).toMatchObject({ id: 7, error: { code: -32600 } });
   });
 
+  it('when a message of a batch, or a message alone, is malformed then the refusal names which and what is wrong with it; an empty or oversized batch is said as such', async () => {
+    const refusal = async (body: unknown) => (await json(await rpc(mcp.mcpUrl, body, auth(org.key)))).error;
+    const batch = await refusal([
+      { jsonrpc: '2.0', id: 1, method: 'tools/list' },
+      { jsonrpc: '1.0', id: 2, method: 'ping' },
+      { jsonrpc: '2.0', id: 3 },
+      { jsonrpc: '2.0', id: true, method: 'ping' },
+      { jsonrpc: '2.0', id: 5, method: 'ping', params: { _meta: 'x' } },
+    ]);
+    expect(batch).toMatchObject({ code: -32600, message: 'Invalid request: not a JSON-RPC 2.0 message (messages 1, 2, 3, 4 of the batch); details say what is wrong.' });
+    expect(batch.data.details).toEqual([
+      { path: '1.jsonrpc', message: 'must be "2.0"' },
+      { path: '2', message: 'neither a request or notification (no method) nor a response (no result or error)' },
+      { path: '3.id', message: 'must be a string or an integer' },
+      { path: '4.params._meta', message: 'must be an object' },
+    ]);
+    expect((await refusal({ jsonrpc: '2.0', id: 7, method: 42 })).data.details).toEqual([{ path: 'method', message: 'must be a string' }]);
+    expect((await refusal([])).message).toBe('Invalid request: an empty batch; a batch holds at least one message.');
+    expect((await refusal(Array.from({ length: 21 }, (_, id) => ({ jsonrpc: '2.0', id, method: 'ping' })))).message).toBe('Invalid request: a batch of 21 messages; a batch holds at most 20.');
+  });
+
   it('when the official SDK client is pointed at /mcp/ (a trailing slash) then it connects, lists and calls tools there as at /mcp, with no redirect', async () => {
     const own = await createToolOrganization(mcp.db);
     const client = await connectClient(`${mcp.url}/mcp/`, own.key);

@@ -17,9 +17,11 @@ const SLUG = /^[a-z0-9_]+$/;
  * A slug written as a model may write it (netIncome, EBITDAMargin, Net Income, net-income): its
  * snake_case form said. Not for one in capitals alone (NETINCOME), whose words cannot be told.
  */
+const SLUG_MAX = 100;
+
 function slugShapeRefusal(input: unknown): string {
   const refusal = 'a lower snake_case metric slug';
-  if (typeof input !== 'string' || input.length > 100 || /^[A-Z0-9]+$/.test(input.trim())) return refusal;
+  if (typeof input !== 'string' || input.length > SLUG_MAX || /^[A-Z0-9]+$/.test(input.trim())) return refusal;
   const snake = input.trim().replace(/([A-Z]+)([A-Z][a-z])/g, '$1_$2').replace(/([a-z0-9])([A-Z])/g, '$1_$2').replace(/[\s-]+/g, '_').toLowerCase();
   return SLUG.test(snake) ? `${refusal}: ${snake}, not ${input}` : refusal;
 }
@@ -27,7 +29,10 @@ function slugShapeRefusal(input: unknown): string {
 export const companyMetricsInputSchema = z.strictObject({
   fiscalCode: z.string().trim().regex(fiscalCodePattern, { error: (issue) => fiscalCodeRefusal(issue.input) })
     .describe('The company\'s fiscal code: 11 digits or 16 characters (case-insensitive).'),
-  slugs: z.array(z.string().regex(SLUG, { error: (issue) => slugShapeRefusal(issue.input) })).min(1).max(80).optional()
+  // A slug is short: a longer one is refused as such, not quoted back (80 slugs of 3,000 letters
+  // were a 488 KB refusal, each quoted in the message, its detail and the text).
+  slugs: z.array(z.string().max(SLUG_MAX, { error: `at most ${SLUG_MAX} characters: no metric slug is longer`, abort: true })
+    .regex(SLUG, { error: (issue) => slugShapeRefusal(issue.input) })).min(1).max(80).optional()
     .describe('Metric slugs, e.g. ["revenue", "net_income", "total_equity", "ebitda_margin"].'),
   categories: z.array(z.enum(metricCategoryValues)).min(1).optional()
     .describe('Metric categories; a metric is returned when it is in any of them. Combined with slugs as a union. Omit both for every metric.'),
