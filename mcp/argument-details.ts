@@ -7,7 +7,12 @@ import { issueDetails, type ErrorDetail } from '../core/errors/index.js';
  * empty for the arguments themselves); here each unknown key is its own detail with its own path,
  * and the message names the arguments the tool takes, so the model can correct the call.
  */
-export function argumentDetails(issues: readonly z.core.$ZodIssue[], inputSchema: z.ZodObject, args: unknown): ErrorDetail[] {
+export function argumentDetails(
+  issues: readonly z.core.$ZodIssue[],
+  inputSchema: z.ZodObject,
+  args: unknown,
+  unknownArgumentHint: (name: string) => string | undefined = () => undefined,
+): ErrorDetail[] {
   return withoutEchoes(issues).flatMap((issue) => {
     // An argument left out (or null, as strict function calling sends one left out): said so, not
     // as zod words it ("Invalid input: expected string, received undefined"), which a model may
@@ -20,8 +25,12 @@ export function argumentDetails(issues: readonly z.core.$ZodIssue[], inputSchema
       return issueDetails([{ path: issue.path, message: 'a number too large to hold (read as infinite)' }], '(arguments)');
     }
     if (issue.code !== 'unrecognized_keys') return issueDetails([issue], '(arguments)');
-    const message = issue.path.length === 0 ? `not an argument of this tool, which takes ${Object.keys(inputSchema.shape).join(', ')}` : 'not a known field';
-    return issue.keys.map((key) => ({ path: [...issue.path, key].map(String).join('.'), message }));
+    const takes = `not an argument of this tool, which takes ${Object.keys(inputSchema.shape).join(', ')}`;
+    return issue.keys.map((key) => {
+      const hint = issue.path.length === 0 ? unknownArgumentHint(key) : undefined;
+      const message = issue.path.length > 0 ? 'not a known field' : hint === undefined ? takes : `${takes}; ${hint}`;
+      return { path: [...issue.path, key].map(String).join('.'), message };
+    });
   });
 }
 

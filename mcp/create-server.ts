@@ -270,7 +270,7 @@ export function createToolHandlers(deps: McpDeps, parts: ServerParts, call: McpC
         if (!parsed.success) {
           const counted = await countMalformedAttempt(deps.access, principal, name, 'tool');
           throw new AppError('invalid_params', `The arguments do not match the input schema of ${name}.`, {
-            details: await withFindByNameHint(argumentDetails(parsed.error.issues, definition.inputSchema, args), mayCall),
+            details: await withFindByNameHint(argumentDetails(parsed.error.issues, definition.inputSchema, args, definition.unknownArgumentHint), mayCall),
             headers: counted,
           });
         }

@@ -681,6 +681,21 @@ describe('service_get_company_metrics', () => {
     expect(await usageEvents(error.requestId)).toHaveLength(0);
   });
 
+  it('when the company search is sent a revenue or headcount filter or a sort then the refusal says it has none and what to use instead, and nothing is billed', async () => {
+    const result = await call('service_search_companies', { municipality: 'Milano', minRevenue: 10_000_000, employees_min: 50, sortBy: 'revenue', color: 'red' });
+    const error = (result.structuredContent as any).error;
+    expect(error.code).toBe('invalid_params');
+    const takes = expect.stringMatching(/^not an argument of this tool, which takes query, /);
+    expect(error.details).toEqual([
+      { path: 'minRevenue', message: expect.stringMatching(/; it filters by neither revenue nor headcount: size is the EU SME class both set, and each result has latestRevenue and latestEmployees to filter by$/) },
+      { path: 'employees_min', message: expect.stringMatching(/; it filters by neither revenue nor headcount/) },
+      { path: 'sortBy', message: expect.stringMatching(/; results come best match first, or by legal name without a query: there is no other order$/) },
+      { path: 'color', message: takes },
+    ]);
+    expect(error.details[3].message).not.toContain(';');
+    expect(await usageEvents(error.requestId)).toHaveLength(0);
+  });
+
   it('when a search text holds a NUL or half of a character (an unpaired surrogate) then an invalid_params error result names the field, not billed, rather than a store failure or a search for other text', async () => {
     const halfCharacter = 'holds an unpaired UTF-16 surrogate (\\ud800): the text was cut inside a character; fix or remove it';
     for (const [tool, args, path, message] of [

@@ -14,5 +14,14 @@ export const searchCompaniesTool = defineTool({
   inputSchema: searchCompaniesInputSchema,
   outputSchema: searchCompaniesResultSchema,
   annotations: { title: 'Search Italian companies', readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
+  // An agent asked for "companies in Milan with revenue over 10 million" sends a revenue filter or
+  // a sort, and read the list of arguments as a list of synonyms to try.
+  unknownArgumentHint: (name) => {
+    if (/revenue|turnover|fatturat|sales|ricav|employ|headcount|dipendent|staff/i.test(name)) {
+      return 'it filters by neither revenue nor headcount: size is the EU SME class both set, and each result has latestRevenue and latestEmployees to filter by';
+    }
+    if (/^(sort|order)/i.test(name)) return 'results come best match first, or by legal name without a query: there is no other order';
+    return undefined;
+  },
   run: (args, ctx) => searchCompanies(ctx.companies, args),
 });

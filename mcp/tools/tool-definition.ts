@@ -30,6 +30,12 @@ export interface ToolDefinition<I extends z.ZodObject = z.ZodObject, O extends z
   inputSchema: I;
   outputSchema: O;
   annotations: ToolAnnotations;
+  /**
+   * For an argument the tool does not take, what to do instead, when the name says what the
+   * model looked for (a revenue filter the search does not have): the refusal's list of the
+   * arguments it takes does not say that nothing in it does the same.
+   */
+  unknownArgumentHint?(name: string): string | undefined;
   run(args: z.output<I>, ctx: ToolContext): Promise<z.input<O>>;
 }
 
