@@ -5,7 +5,8 @@ import { issueDetails, type ErrorDetail } from '../core/errors/index.js';
  * The details of a tool's invalid arguments: one per problem, `path` the argument's path. zod
  * reports unknown keys as one issue on the object that holds them ("Unrecognized keys: …", path
  * empty for the arguments themselves); here each unknown key is its own detail with its own path,
- * and the message names the arguments the tool takes, so the model can correct the call.
+ * and the message names the arguments the tool takes, so the model can correct the call, and
+ * what to do instead where the tool's unknownArgumentHint knows what the name was looking for.
  */
 export function argumentDetails(
   issues: readonly z.core.$ZodIssue[],

@@ -91,7 +91,7 @@ export function prefersEventStream(accept: string): boolean {
 
 const isJsonContentType = (value: string | undefined) => value !== undefined && /^application\/json\s*(?:;|$)/i.test(value.trim());
 // JSON is UTF-8 (RFC 8259 §8.1); a body declared otherwise was read as UTF-8 all the same, and a
-// Latin-1 "Forlì" searched for "Forl�" and was billed. The charset named, when not UTF-8.
+// Latin-1 "Forlì" searched for "Forl" and U+FFFD, and was billed. The charset named, when not UTF-8.
 const otherCharset = (contentType: string): string | undefined => {
   const charset = /;\s*charset\s*=\s*"?([^";\s]+)/i.exec(contentType)?.[1];
   return charset === undefined || /^utf-?8$/i.test(charset) ? undefined : charset;

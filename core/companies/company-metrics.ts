@@ -13,12 +13,13 @@ import { editDistance } from '../text/index.js';
 
 const SLUG = /^[a-z0-9_]+$/;
 
+// No metric slug is that long (the longest has 36 characters).
+const SLUG_MAX = 100;
+
 /**
  * A slug written as a model may write it (netIncome, EBITDAMargin, Net Income, net-income): its
  * snake_case form said. Not for one in capitals alone (NETINCOME), whose words cannot be told.
  */
-const SLUG_MAX = 100;
-
 function slugShapeRefusal(input: unknown): string {
   const refusal = 'a lower snake_case metric slug';
   if (typeof input !== 'string' || input.length > SLUG_MAX || /^[A-Z0-9]+$/.test(input.trim())) return refusal;
