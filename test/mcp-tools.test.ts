@@ -301,9 +301,18 @@ describe('service_get_company_profile', () => {
     expect(result.profile.risk).toBeDefined(); // a small company: the risk branch
     expect(result.registry).toEqual({ pec: `${group.root.fiscalCode}@pec.it`, cciaa: 'MI', rea: expect.any(String) });
     expect(result.risk).toMatchObject({ flagged: [], unknown: ['assetEncumbrances'], stateAids: { count: 2, amountLast36Months: 25_000 } });
+    expect(result).toMatchObject({ status: 'active', dissolutionYear: null });
     // Exactly the API's profile data.
     const store = createCompanyStore({ db: mcp.db, queryTimeoutMs: 5_000, logger: createLogger({ level: 'silent' }) });
     expect(result.profile).toEqual(await store.companyProfile(group.root.fiscalCode));
+  });
+
+  it('when the company is dissolved then the profile says so, though the API profile\'s identity has no dissolution', async () => {
+    const [code] = [fiscalCodes()()];
+    await upsertCompanies(mcp.db, [dossier(code!, { legalName: 'Sciolta Esempio S.r.l.', dissolutionYear: 2024 })]);
+    const result = data(await call('service_get_company_profile', { taxId: code }));
+    expect(result).toMatchObject({ status: 'dissolved', dissolutionYear: 2024 });
+    expect(result.profile.identity).not.toHaveProperty('dissolutionYear');
   });
 
   it('when no company matches then a not_found error result comes back and nothing is billed', async () => {
@@ -468,23 +477,25 @@ describe('service_get_company_structure', () => {
     ]);
   });
 
-  it('when a link is filed on one side only (the bank names its holding as shareholder, the holding lists no subsidiary) then it is walked both ways, once', async () => {
+  it('when a link is filed on one side only (the bank names its holding as shareholder, the holding lists no subsidiary) then it is walked both ways, once, each company saying whether it is dissolved', async () => {
     const next = fiscalCodes();
     const [holding, bank, leasing] = [next(), next(), next()];
     await upsertCompanies(mcp.db, [
       dossier(holding, { legalName: 'Esempio Holding S.p.A.' }),
       dossier(bank, { legalName: 'Banca Esempio S.p.A.', shareholders: [{ name: 'Esempio Holding S.p.A.', share: 1, fiscalCode: holding }] }),
       // Filed on both sides: listed once, in the leasing company's own words.
-      dossier(leasing, { legalName: 'Esempio Leasing S.p.A.', shareholders: [{ name: 'Banca Esempio', share: 0.9, fiscalCode: bank }] }),
+      dossier(leasing, { legalName: 'Esempio Leasing S.p.A.', dissolutionYear: 2023, shareholders: [{ name: 'Banca Esempio', share: 0.9, fiscalCode: bank }] }),
     ]);
     await upsertCompanies(mcp.db, [dossier(bank, { legalName: 'Banca Esempio S.p.A.', shareholders: [{ name: 'Esempio Holding S.p.A.', share: 1, fiscalCode: holding }], subsidiaries: [{ name: 'Esempio Leasing', share: 0.9, fiscalCode: leasing }] })]);
     const down = data(await call('service_get_company_structure', { fiscalCode: holding, depthUp: 1, depthDown: 3 }));
     expect(down.shareholders).toEqual([]);
+    expect(down.company).toEqual({ id: expect.any(String), fiscalCode: holding, legalName: 'Esempio Holding S.p.A.', status: 'active' });
     expect(down.subsidiaries).toEqual([expect.objectContaining({
-      name: 'Banca Esempio S.p.A.', share: 1, company: expect.objectContaining({ fiscalCode: bank }),
-      subsidiaries: [expect.objectContaining({ name: 'Esempio Leasing', share: 0.9, company: expect.objectContaining({ fiscalCode: leasing }), subsidiaries: [] })],
+      name: 'Banca Esempio S.p.A.', share: 1, company: expect.objectContaining({ fiscalCode: bank, status: 'active' }),
+      subsidiaries: [expect.objectContaining({ name: 'Esempio Leasing', share: 0.9, company: expect.objectContaining({ fiscalCode: leasing, status: 'dissolved' }), subsidiaries: [] })],
     })]);
     const up = data(await call('service_get_company_structure', { fiscalCode: leasing, depthUp: 3, depthDown: 1 }));
+    expect(up.company).toMatchObject({ fiscalCode: leasing, status: 'dissolved' });
     expect(up.shareholders).toEqual([expect.objectContaining({
       name: 'Banca Esempio', company: expect.objectContaining({ fiscalCode: bank }),
       shareholders: [expect.objectContaining({ name: 'Esempio Holding S.p.A.', company: expect.objectContaining({ fiscalCode: holding }), shareholders: [] })],

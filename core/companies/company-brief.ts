@@ -1,14 +1,19 @@
 import { z } from 'zod';
 import { registrySchema, stateAidsSchema, type CreditReportData } from './schemas/index.js';
 
-// Registry contacts and the risk picture in brief, for callers of the profile (whose large-
-// company branch carries no risk section). Taken from the credit report's data, which the
-// company cache holds like the profile's: the profile tool then costs no more database work
-// than the profile endpoint.
+// Whether the company is dissolved, its registry contacts and the risk picture in brief, for
+// callers of the profile (whose large-company branch carries no risk section, and whose identity
+// no dissolution). Registry and risk are taken from the credit report's data, which the company
+// cache holds like the profile's; the dissolution year is one indexed row (companyDissolution),
+// read beside them.
 
 const riskIndicatorNames = ['protestsOfBill', 'insolvencyProceedings', 'insolvencyApplications', 'assetEncumbrances', 'officersWithRiskIndicators'] as const;
 
 export const companyBriefSchema = z.strictObject({
+  // The API profile's identity is the spec's CompanyIdentity, which has no dissolution: an agent
+  // checking a company's standing with the profile took a dissolved company for an active one.
+  status: z.enum(['active', 'dissolved']).describe('dissolved: a dissolution year is recorded (dissolutionYear), as the search says it.'),
+  dissolutionYear: z.number().int().nullable(),
   registry: registrySchema.nullable().describe('Certified e-mail (PEC), Chamber of Commerce and REA number.'),
   risk: z.strictObject({
     flagged: z.array(z.enum(riskIndicatorNames)).describe('Risk indicators that are set (true).'),
@@ -19,8 +24,10 @@ export const companyBriefSchema = z.strictObject({
 
 export type CompanyBrief = z.infer<typeof companyBriefSchema>;
 
-export function companyBrief(credit: CreditReportData): CompanyBrief {
+export function companyBrief(credit: CreditReportData, dissolutionYear: number | null): CompanyBrief {
   return {
+    status: dissolutionYear === null ? 'active' : 'dissolved',
+    dissolutionYear,
     registry: credit.registry,
     risk: {
       flagged: riskIndicatorNames.filter((n) => credit.risk[n] === true),

@@ -283,6 +283,7 @@ export function createCompanyCache(options: CompanyCacheOptions): CompanyCache {
     companyFinancials: (taxId) => object('companyFinancials', taxId) as Promise<CompanyFinancialsData | null>,
     // Asked only for a company whose report may not hold every year (the metrics tool): not kept.
     companyHistory: (fiscalCode) => store.companyHistory(fiscalCode),
+    companyDissolution: (taxId) => store.companyDissolution(taxId),
     json,
     async reloadMetricDefinitions() {
       await store.reloadMetricDefinitions();

@@ -20,6 +20,9 @@ export interface CompanyStore {
   companyFinancials(taxId: string): Promise<CompanyFinancialsData | null>;
   /** Every year on file with its line items (the metrics tool's, past the report's ten newest years). Not cached. */
   companyHistory(fiscalCode: string): Promise<CompanyHistory | null>;
+  /** The year the company was dissolved, null when it was not: the profile tool's, as the
+   * profile's data (the spec's CompanyIdentity) does not say. Not cached: one row by its index. */
+  companyDissolution(taxId: string): Promise<{ dissolutionYear: number | null } | null>;
   /** Re-reads metric names, categories and units (e.g. after an import changed them). */
   reloadMetricDefinitions(): Promise<void>;
   /** Drops the metric definitions held, without reading them now: the next report reads them. */
@@ -74,16 +77,18 @@ export function createCompanyStore(options: CompanyStoreOptions): CompanyStore {
     peers: storeStatement('peers', peersSql('latest_revenue')),
     peersByEmployees: storeStatement('peers_by_employees', peersSql('latest_employees')),
     metricDefinitions: storeStatement('metric_definitions', 'SELECT slug, name, categories, unit FROM metric_definitions'),
+    // The company companySql finds, by the same rule.
+    dissolution: storeStatement('dissolution', 'SELECT dissolution_year FROM companies WHERE fiscal_code = $1 OR vat_number = $2 ORDER BY fiscal_code = $1 DESC, fiscal_code LIMIT 1'),
   };
 
   const definitions = createMetricDefinitionCache(() => runPreparedStoreQuery<MetricDefinitionRow>(options, 'metric definitions', statements.metricDefinitions, []));
 
-  async function findCompany(what: string, statement: StoreStatement, input: string): Promise<CompanyRow | null> {
+  async function findCompany<R = CompanyRow>(what: string, statement: StoreStatement, input: string): Promise<R | null> {
     const { code, vatNumber } = lookupKeys(input);
     // The spec takes any non-empty tax ID. One holding a NUL matches no company (Postgres text
     // cannot hold it, and would refuse the query as a store failure): the answer is "no match".
     if (code.length === 0 || code.length > LONGEST_IDENTIFIER || holdsNul(code)) return null;
-    const rows = await runPreparedStoreQuery<CompanyRow>(options, what, statement, [code, vatNumber]);
+    const rows = await runPreparedStoreQuery<R>(options, what, statement, [code, vatNumber]);
     return rows[0] ?? null;
   }
 
@@ -102,6 +107,11 @@ export function createCompanyStore(options: CompanyStoreOptions): CompanyStore {
     async companyHistory(fiscalCode) {
       const row = await findCompany('company history', statements.history, fiscalCode);
       return row === null ? null : assembleCompanyHistory(row, await definitionsFor(row));
+    },
+
+    async companyDissolution(taxId) {
+      const row = await findCompany<{ dissolution_year: number | null }>('company dissolution', statements.dissolution, taxId);
+      return row === null ? null : { dissolutionYear: row.dissolution_year };
     },
 
     async creditReport(fiscalCode) {

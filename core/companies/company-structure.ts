@@ -22,10 +22,21 @@ export const companyStructureInputSchema = z.strictObject({
   depthDown: z.number().int().min(0).max(MAX_STRUCTURE_DEPTH).default(2).describe(`Levels of subsidiaries to follow downward, 0-${MAX_STRUCTURE_DEPTH} (1 = direct subsidiaries only; 0 = none looked up).`),
 });
 
+// Each company of the tree says whether it is dissolved, as the search and the people search do:
+// "is any company of the group dissolved?" took one search per node.
+const companyRefSchema = z.strictObject({
+  id: z.string(),
+  fiscalCode: z.string(),
+  legalName: z.string().nullable(),
+  status: z.enum(['active', 'dissolved']).describe('dissolved: a dissolution year is recorded.'),
+});
+type CompanyRef = z.infer<typeof companyRefSchema>;
+const status = (dissolutionYear: number | null): CompanyRef['status'] => (dissolutionYear === null ? 'active' : 'dissolved');
+
 const nodeFields = {
   name: z.string().nullable(),
   share: z.number().nullable().describe('Ownership fraction 0-1 of this link.'),
-  company: z.strictObject({ id: z.string(), fiscalCode: z.string(), legalName: z.string().nullable() }).nullable()
+  company: companyRefSchema.nullable()
     .describe('The company this holder is, when known to the service; null for people and companies not on file (see kind).'),
   cycle: z.boolean().describe('This company already appears above on the same branch (cross-holding): not expanded again.'),
   moreBeyondDepth: z.boolean().describe('There are further levels beyond the requested depth.'),
@@ -35,7 +46,7 @@ export interface ShareholderNode {
   name: string | null;
   kind: 'person' | 'company';
   share: number | null;
-  company: { id: string; fiscalCode: string; legalName: string | null } | null;
+  company: CompanyRef | null;
   cycle: boolean;
   moreBeyondDepth: boolean;
   shareholders: ShareholderNode[];
@@ -55,7 +66,7 @@ export const subsidiaryNodeSchema: z.ZodType<SubsidiaryNode> = z.strictObject({
 }).meta({ id: 'SubsidiaryNode' });
 
 export const companyStructureSchema = z.strictObject({
-  company: z.strictObject({ id: z.string(), fiscalCode: z.string(), legalName: z.string().nullable() }),
+  company: companyRefSchema,
   depthUp: z.number().int(),
   depthDown: z.number().int(),
   shareholders: z.array(shareholderNodeSchema).describe('Direct shareholders, each with its own shareholders up to depthUp levels. Empty when depthUp is 0: not looked up, whoever owns the company.'),
@@ -73,6 +84,7 @@ interface RootRow {
   id: number;
   fiscal_code: string;
   legal_name: string | null;
+  dissolution_year: number | null;
   beneficial_owners: { name: string | null; share: number | null }[] | null;
   officers: Officer[] | null;
   branches: CompanyBranch[] | null;
@@ -86,11 +98,12 @@ interface LinkRow {
   related_id: number | null;
   related_fiscal_code: string | null;
   related_legal_name: string | null;
+  related_dissolution_year: number | null;
   has_more: boolean;
 }
 
 const ROOT_SQL = `
-SELECT c.id, c.fiscal_code, c.legal_name,
+SELECT c.id, c.fiscal_code, c.legal_name, c.dissolution_year,
   (SELECT json_agg(json_build_object('name', h.name, 'share', h.share) ORDER BY h.position)
      FROM company_holders h WHERE h.company_id = c.id AND h.relation = 'beneficial_owner') AS beneficial_owners,
   (SELECT json_agg(json_build_object('name', o.name, 'role', o.role, 'roleCategory', o.role_category) ORDER BY o.position)
@@ -125,7 +138,7 @@ WITH own AS (
   UNION ALL
   SELECT company_id, name, share, related_id, 1 AS side, 0 AS ord, ord_code, kind FROM given
 )
-SELECT l.company_id, l.name, l.kind, l.share, rc.id AS related_id, rc.fiscal_code AS related_fiscal_code, rc.legal_name AS related_legal_name,
+SELECT l.company_id, l.name, l.kind, l.share, rc.id AS related_id, rc.fiscal_code AS related_fiscal_code, rc.legal_name AS related_legal_name, rc.dissolution_year AS related_dissolution_year,
   (EXISTS (SELECT 1 FROM company_holders x WHERE x.company_id = l.related_id AND x.relation = :relation)
    OR EXISTS (SELECT 1 FROM company_holders y WHERE y.related_company_id = l.related_id AND y.relation = :opposite)) AS has_more
 FROM links l
@@ -139,7 +152,7 @@ interface WalkNode {
   name: string | null;
   kind: 'person' | 'company';
   share: number | null;
-  company: { id: string; fiscalCode: string; legalName: string | null } | null;
+  company: CompanyRef | null;
   cycle: boolean;
   moreBeyondDepth: boolean;
   children: WalkNode[];
@@ -159,7 +172,7 @@ export async function companyStructure(deps: CompanyQueryDeps, input: CompanyStr
   const asSubsidiary = (n: WalkNode): SubsidiaryNode => ({ ...fields(n), subsidiaries: n.children.map(asSubsidiary) });
 
   return {
-    company: { id: String(root.id), fiscalCode: root.fiscal_code, legalName: root.legal_name },
+    company: { id: String(root.id), fiscalCode: root.fiscal_code, legalName: root.legal_name, status: status(root.dissolution_year) },
     depthUp: input.depthUp,
     depthDown: input.depthDown,
     shareholders: up.map(asShareholder),
@@ -200,7 +213,9 @@ async function walk(deps: CompanyQueryDeps, rootId: number, relation: Relation, 
           name: link.name,
           kind: link.kind,
           share: link.share,
-          company: relatedId === null ? null : { id: String(relatedId), fiscalCode: link.related_fiscal_code ?? '', legalName: link.related_legal_name },
+          company: relatedId === null ? null : {
+            id: String(relatedId), fiscalCode: link.related_fiscal_code ?? '', legalName: link.related_legal_name, status: status(link.related_dissolution_year),
+          },
           cycle,
           moreBeyondDepth: relatedId !== null && !cycle && level === depth && link.has_more,
           children: [],

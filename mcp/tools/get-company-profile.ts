@@ -49,15 +49,17 @@ export const getCompanyProfileTool = defineTool({
   description:
     'Returns the profile of an Italian company by fiscal code or VAT number: its identity (legal name and form, founding year, VAT and fiscal ' +
     'code, NACE code, address), its latest filed year, and either its nearest peers (large companies) or its risk indicators and recent history ' +
-    '(smaller companies), as the API\'s profile endpoint does; plus, for every company, its registry contacts (PEC, CCIAA, REA) and a brief ' +
-    'risk summary (indicators that are set or unknown, state aids).',
+    '(smaller companies), as the API\'s profile endpoint does; plus, for every company, whether it is dissolved (status, dissolutionYear), ' +
+    'its registry contacts (PEC, CCIAA, REA) and a brief risk summary (indicators that are set or unknown, state aids).',
   inputSchema,
   outputSchema,
   annotations: { title: 'Get a company profile', readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
   async run(args, ctx) {
-    // Both come from the company cache when warm; the credit report's data is where registry and risk live.
-    const [profile, credit] = await Promise.all([ctx.store.companyProfile(args.taxId), ctx.store.creditReport(args.taxId)]);
-    if (profile === null || credit === null) throw await notFound(args.taxId, ctx);
-    return { profile, ...companyBrief(credit) };
+    // The first two come from the company cache when warm (the credit report's data is where registry and risk live); the dissolution is one indexed row.
+    const [profile, credit, dissolution] = await Promise.all([
+      ctx.store.companyProfile(args.taxId), ctx.store.creditReport(args.taxId), ctx.store.companyDissolution(args.taxId),
+    ]);
+    if (profile === null || credit === null || dissolution === null) throw await notFound(args.taxId, ctx);
+    return { profile, ...companyBrief(credit, dissolution.dissolutionYear) };
   },
 });
