@@ -1,9 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { randomBase62 } from '../ids/index.js';
+import { makeCodiceFiscale } from '../sample-data/index.js';
 import { createLogger } from '../logging/index.js';
 import { testDb } from '../../test/support/database.js';
 import { dossier, fiscalCodes } from '../../test/support/company-dossiers.js';
-import { elisionVariant, MAX_ROLES_PER_PERSON, searchPeople, type SearchPeopleInput } from './search-people.js';
+import { MAX_ROLES_PER_PERSON, searchPeople, searchPeopleInputSchema, type SearchPeopleInput } from './search-people.js';
 import { upsertCompanies } from './write-companies.js';
 
 const db = testDb();
@@ -118,6 +119,10 @@ describe('searchPeople', () => {
       expect(found, name).toHaveLength(1);
       expect(found[0]!.roles.map((r) => `${r.kind}:${r.company.fiscalCode}`).sort(), name).toEqual(mario);
       if (!name.startsWith('d ')) expect(found[0]!.score, name).toBe(1);
+      // Each role says the spelling its company filed.
+      expect(Object.fromEntries(found[0]!.roles.map((r) => [r.company.fiscalCode, r.name])), name).toEqual({
+        [first]: `D'${surname.toUpperCase()} MARIO`, [second]: `D${surname.toUpperCase()} MARIO`, [third]: `Mario D’${surname}`,
+      });
     }
     for (const name of [`Dello${token}`, `Dell'O${token}`]) {
       const { people } = await searchPeople(deps, { name, limit: 10 });
@@ -139,16 +144,57 @@ describe('searchPeople', () => {
     }
   });
 
-  it('when a word could be a surname with its elision then the other form is looked up too, for one word only', () => {
-    expect(elisionVariant('Damico')).toBe("D'amico");
-    expect(elisionVariant("D'Amico")).toBe('DAmico');
-    expect(elisionVariant('D’Angelo')).toBe('DAngelo');
-    expect(elisionVariant('dellorto')).toBe("dell'orto");
-    expect(elisionVariant("Dall'Ò")).toBeUndefined(); // nothing left with a trigram to look up
-    expect(elisionVariant('Santangelo')).toBe("Sant'angelo");
-    expect(elisionVariant('Rossi')).toBeUndefined();
-    expect(elisionVariant('Mario Damico')).toBeUndefined();
-    expect(elisionVariant('Dmitri')).toBeUndefined();
+  it('when a surname\'s particle is written apart or joined (DE ROSA, DEROSA; DELL ACQUA for DELL\'ACQUA) or a double first name with a hyphen then each spelling finds one person', async () => {
+    const [first, second, third, fourth, fifth] = [next(), next(), next(), next(), next()];
+    const surname = `R${token}`; // as Rosa, after "De"
+    await upsertCompanies(db, [
+      dossier(first, { officers: [{ name: `DE ${surname.toUpperCase()} SALVATORE`, role: 'Sindaco', roleCategory: 'statutory_auditor' }] }),
+      dossier(second, { shareholders: [{ name: `Salvatore De${surname.toLowerCase()}`, share: 0.5 }, { name: `${token} Quinta S.r.l.`, share: 0.5 }] }),
+      dossier(third, { officers: [{ name: `Anna-Lisa E${token}`, role: 'Procuratore', roleCategory: 'proxy' }] }),
+      dossier(fourth, { officers: [{ name: `Anna Lisa E${token}`, role: 'Consigliere', roleCategory: 'board_member' }] }),
+      dossier(fifth, { officers: [{ name: `PIERO DELL U${token.toUpperCase()}`, role: 'Amministratore unico', roleCategory: 'legal_representative' }] }),
+    ]);
+    for (const name of [`De ${surname}`, `De${surname}`, `Salvatore De ${surname}`, `de${surname} salvatore`]) {
+      const { people } = await searchPeople(deps, { name, limit: 10 });
+      const found = people.filter((p) => p.roles.some((r) => [first, second].includes(r.company.fiscalCode)));
+      expect(found.map((p) => p.roles.map((r) => r.company.fiscalCode).sort()), name).toEqual([[first, second].sort()]);
+      expect(found[0]!.score, name).toBe(1);
+    }
+    const annaLisa = (await searchPeople(deps, { name: `Anna Lisa E${token}`, limit: 10 })).people;
+    expect(annaLisa.map((p) => p.roles.map((r) => r.company.fiscalCode).sort())).toEqual([[third, fourth].sort()]);
+    for (const name of [`Piero Dell'U${token}`, `Dell'U${token}`, `DellU${token}`]) {
+      const { people } = await searchPeople(deps, { name, limit: 10 });
+      const found = people.filter((p) => p.roles.some((r) => r.company.fiscalCode === fifth));
+      expect(found.map((p) => [p.roles.length, p.score]), name).toEqual([[1, 1]]);
+    }
+  });
+
+  it('when a person holds a stake through her sole proprietorship (a company on file under her codice fiscale) then it is listed as hers', async () => {
+    const [held, other] = [next(), next()];
+    const surname = `I${token}`;
+    const ditta = makeCodiceFiscale({ surname, name: 'Alessia', sex: 'F', birthYear: 1990, birthMonth: 12, birthDay: 9, belfiore: 'F952' });
+    await upsertCompanies(db, [
+      dossier(ditta, { legalName: `${surname.toUpperCase()} ALESSIA`, legalForm: 'DI' }),
+      dossier(held, { shareholders: [{ name: `${surname} Alessia`, share: 0.16, fiscalCode: ditta }, { name: `${token} Sesta S.r.l.`, share: 0.84 }] }),
+      // A company (not a sole proprietorship) holding a stake is no person.
+      dossier(other, { shareholders: [{ name: `${token} Sesta S.r.l.`, share: 1, fiscalCode: held }] }),
+    ]);
+    const { people } = await searchPeople(deps, { name: `Alessia ${surname}`, limit: 10 });
+    expect(people.map((p) => p.roles.map((r) => `${r.kind}:${r.company.fiscalCode}:${r.share}`))).toEqual([[`shareholder:${held}:0.16`]]);
+    const sesta = await searchPeople(deps, { name: `${token} Sesta S.r.l.`, limit: 25 });
+    expect(sesta.people.flatMap((p) => p.roles).filter((r) => r.company.fiscalCode === other)).toEqual([]);
+  });
+
+  it('when the name is a codice fiscale or a company\'s code then it is refused saying people are found by name, not read as a name that matches nobody', () => {
+    for (const name of ['LMBDNC79E13H199R', 'lmbdnc79e13h199r', 'LMB DNC 79E13 H199R']) {
+      expect(searchPeopleInputSchema.safeParse({ name }).error?.issues.map((i) => i.message), name)
+        .toEqual([expect.stringMatching(/^a codice fiscale: people are found by name only/)]);
+    }
+    for (const name of ['01126670213', 'IT01126670213']) {
+      expect(searchPeopleInputSchema.safeParse({ name }).error?.issues.map((i) => i.message), name)
+        .toEqual([expect.stringMatching(/^a company's fiscal code or VAT number: people are found by name/)]);
+    }
+    expect(searchPeopleInputSchema.safeParse({ name: 'Rossi Mario 1980' }).success).toBe(true);
   });
 
   it('when a role category is given then only officers in it are returned', async () => {

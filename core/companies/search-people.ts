@@ -3,6 +3,8 @@ import type { Knex } from 'knex';
 import { likeEscape, storable } from '../db/index.js';
 import { foldNameCheaplySql } from './fold-text.js';
 import { runStoreQuery } from './run-store-query.js';
+import { codiceFiscalePattern } from './italian-identifiers.js';
+import { particlesJoinedSql, surnameVariantPatterns } from './surname-forms.js';
 import { criteriaFingerprint, decodeCursor, encodeCursor, NAME_RANKING, searchTextKey } from './search-cursor.js';
 import { roleCategoryValues } from './schemas/index.js';
 import type { CompanyQueryDeps } from './search-companies.js';
@@ -15,8 +17,19 @@ import type { CompanyQueryDeps } from './search-companies.js';
 export const MAX_ROLES_PER_PERSON = 50;
 const personKinds = ['officer', 'shareholder', 'beneficial_owner'] as const;
 
+// An agent doing due diligence often holds a person's codice fiscale, and an empty page for it read
+// as "no such person": the service holds people's names only. Refused, not billed, saying so.
+function refuseCodes(name: string, ctx: z.RefinementCtx): void {
+  const compact = name.replace(/\s+/g, '').toUpperCase();
+  if (codiceFiscalePattern.test(compact)) {
+    ctx.addIssue({ code: 'custom', message: 'a codice fiscale: people are found by name only, as the service holds no personal codes; a sole proprietorship, whose fiscal code is its owner\'s, is found by it with the company search' });
+  } else if (/^(?:IT)?\d{11}$/.test(compact)) {
+    ctx.addIssue({ code: 'custom', message: 'a company\'s fiscal code or VAT number: people are found by name; the company search and the structure tool take the code' });
+  }
+}
+
 export const searchPeopleInputSchema = z.strictObject({
-  name: storable(z.string().trim().min(2).max(200)).describe('The person\'s name or part of it, in any word order ("Rossi Mario" finds "MARIO ROSSI"); case and small typos tolerated, and accents mostly ("Nicolo" finds "NICOLO\'" and "Nicolò"; a short name may need its accents: "Lucà Cantù"). "D\'Amico" and "Damico" are one name. Two letters match a whole word ("Wu").'),
+  name: storable(z.string().trim().min(2).max(200)).superRefine(refuseCodes).describe('The person\'s name or part of it, in any word order ("Rossi Mario" finds "MARIO ROSSI"); case and small typos tolerated, and accents mostly ("Nicolo" finds "NICOLO\'" and "Nicolò"; a short name may need its accents: "Lucà Cantù"). "D\'Amico" and "Damico" are one name. Two letters match a whole word ("Wu").'),
   kind: z.enum(personKinds).optional().describe('Only this kind of role: officer (directors, auditors, ...), shareholder, or beneficial_owner.'),
   roleCategory: z.enum(roleCategoryValues).optional().describe('Only officers with this role category (implies kind officer): legal_representative (a sole director, "Amministratore unico", a board\'s chair, an owner), director (a managing director, "Amministratore delegato"), board_member ("Consigliere"), statutory_auditor ("Sindaco"), auditor ("Revisore"), manager ("Direttore generale"), proxy ("Procuratore"), liquidator, other. A company\'s directors in the everyday sense are the first three: for them, leave roleCategory out.'),
   limit: z.number().int().min(1).max(25).default(10).describe('People per page, 1-25.'),
@@ -24,6 +37,9 @@ export const searchPeopleInputSchema = z.strictObject({
 });
 
 export const personRoleSchema = z.strictObject({
+  // Spellings are one person (personKey): each role says the one its company filed, so that it can
+  // be quoted as filed and matched to the structure tool's names.
+  name: z.string().describe('The name as this company\'s filing writes it.'),
   kind: z.enum(personKinds),
   role: z.string().nullable().describe('The role as registered (officers).'),
   roleCategory: z.enum(roleCategoryValues).nullable().describe('Normalised role category (officers), as the roleCategory argument lists them; role says it as registered.'),
@@ -62,18 +78,21 @@ interface Row {
 
 // A person is their name folded as the company search folds names (fold_name, migration 040:
 // case, accents, an apostrophe standing for one, dots), spaces collapsed: "NICOLO' PIRRO'" and
-// "Nicolò  Pirrò" are one person. An elision's apostrophe goes too, as registries write a surname
-// with it or without: "D'AMICO MARIO" and "DAMICO MARIO" are one person, and "Damico" scores 1
-// for both. And the words are taken in alphabetical order, as registries write the surname first
-// and people the first name: "ROSSI MARIO" and "Mario Rossi" are one person (the service holds no
-// more than names, so namesakes are one already). (Upper case, as the key was before the fold; a
-// cursor holds the key, and one of an earlier release is refused: PERSON_KEY.)
-// (Split by string_to_array, tabs and line breaks made spaces first: a quarter of the cost of
-// regexp_split_to_table, which took the commonest surname's 17,000 spellings 44 ms longer.)
-const personKey = (unelided: string) =>
-  `upper(array_to_string(ARRAY(SELECT w FROM unnest(string_to_array(translate(${unelided}, E'\\t\\n\\r', '   '), ' ')) w WHERE w <> '' ORDER BY w), ' '))`;
-const unelide = (folded: string) => `replace(${folded}, '''', '')`;
-const PERSON_KEY = 'unelided, words sorted';
+// "Nicolò  Pirrò" are one person. A surname's elision or particle is written with an apostrophe,
+// a space or joined, and a double first name with a hyphen or a space: the apostrophes go, a
+// particle is joined to the word after it and a hyphen is a space (surname-forms.ts), so
+// "D'AMICO MARIO", "D AMICO MARIO" and "DAMICO MARIO" are one person, "DE ROSA" and "DEROSA" one,
+// "Anna-Lisa" and "Anna Lisa" one, and "Damico" scores 1 for each. And the words are taken in
+// alphabetical order, as registries write the surname first and people the first name: "ROSSI
+// MARIO" and "Mario Rossi" are one person (the service holds no more than names, so namesakes are
+// one already). (Upper case, as the key was before the fold; a cursor holds the key, and one of an
+// earlier release is refused: PERSON_KEY.)
+// (Split by string_to_array: a quarter of the cost of regexp_split_to_table, which took the
+// commonest surname's 17,000 spellings 44 ms longer.)
+const personKey = (joined: string) =>
+  `upper(array_to_string(ARRAY(SELECT w FROM unnest(string_to_array(${joined}, ' ')) w WHERE w <> '' ORDER BY w), ' '))`;
+const asOneName = (folded: string) => particlesJoinedSql(`replace(${folded}, '''', '')`);
+const PERSON_KEY = 'particles joined, words sorted';
 // A name matches when the query is a fragment of it or similar to one of its words, as stored,
 // through migration 001's GIN indexes: indexes of the folded names cost an import 13% (migration
 // 040). A registry's "NICOLO'" is the word "nicolo" already, and "Nicolò" has a word similarity of
@@ -94,18 +113,6 @@ function wholeWordPatterns(word: string): string[] {
   const forms = /[aeiou]$/i.test(word) ? [word, `${word}'`] : [word];
   return forms.flatMap((form) => [form, `${form} %`, `% ${form}`, `% ${form} %`]);
 }
-// A surname alone written with its elision or without ("D'Amico", "Damico"; "Dell'Orto",
-// "Dellorto") is also looked up in the other form. A name of two words or more needs no second
-// look: "mario damico" has a word similarity of 0.77 to "D'AMICO MARIO", over the 0.6 a match
-// needs, but "damico" alone 0.57 (and "d'amico" 0.5 to "DAMICO"). Only for one word, as the
-// second form is a scan of its own and "Daniele Rossi" would pay for a "D'aniele" nobody has.
-const ELISION = /^(dell|dall|degl|nell|sant|d)['\u2019]?([aeiouàèéìòù]\p{L}*)$/iu;
-export function elisionVariant(text: string): string | undefined {
-  const match = ELISION.exec(text);
-  if (!match || !hasTrigram(match[2]!)) return undefined;
-  const [, prefix, rest] = match;
-  return text.length === prefix!.length + rest!.length ? `${prefix}'${rest}` : `${prefix}${rest}`;
-}
 function nameScans(column: string, text: string): Array<{ sql: string; bindings: string[] }> {
   if (!hasTrigram(text)) {
     const words = text.split(' ').filter((word) => word !== '').map((word) => wholeWordPatterns(likeEscape(word)));
@@ -116,10 +123,14 @@ function nameScans(column: string, text: string): Array<{ sql: string; bindings:
   }
   const pattern = `%${likeEscape(text)}%`;
   const scans = [{ sql: `${column} ILIKE ?`, bindings: [pattern] }, { sql: `${column} NOT ILIKE ? AND ? <% ${column}`, bindings: [pattern, text] }];
-  const variant = elisionVariant(text);
-  if (variant === undefined) return scans;
-  // Only the names the two scans above did not find, each match read once.
-  return [...scans, { sql: `${column} ILIKE ? AND ${column} NOT ILIKE ? AND NOT ? <% ${column}`, bindings: [`%${likeEscape(variant)}%`, pattern, text] }];
+  // A surname alone in its other forms (surname-forms.ts): only the names the two scans above did
+  // not find, so that each match is read once.
+  const variants = surnameVariantPatterns(text);
+  if (variants.length === 0) return scans;
+  return [...scans, {
+    sql: `(${variants.map(() => `${column} ILIKE ?`).join(' OR ')}) AND ${column} NOT ILIKE ? AND NOT ? <% ${column}`,
+    bindings: [...variants, pattern, text],
+  }];
 }
 
 export async function searchPeople(deps: CompanyQueryDeps, input: SearchPeopleInput): Promise<SearchPeopleResult> {
@@ -142,12 +153,16 @@ export async function searchPeople(deps: CompanyQueryDeps, input: SearchPeopleIn
   if (kind !== 'officer') {
     // Only holders stored as persons (the import's kind, given or inferred from the fiscal code and
     // a legal form ending the name). A holder linked to a stored company, or named by an 11-digit
-    // fiscal code, is a company whatever its line said.
+    // fiscal code, is a company whatever its line said; but for a sole proprietorship (ditta
+    // individuale, DI), which is its owner in law, with the owner's name and codice fiscale: her
+    // stakes held through it are hers (a due-diligence review asked "what else does she own" and
+    // was shown none of them).
     for (const scan of nameScans('h.name', text)) {
       parts.push(`SELECT h.name, h.relation AS kind, NULL::text AS role, NULL::text AS role_category, h.share, h.company_id
       FROM company_holders h
-      WHERE h.relation IN (${kind === undefined ? "'shareholder', 'beneficial_owner'" : '?'}) AND h.holder_kind = 'person'
-        AND h.related_company_id IS NULL AND (h.related_fiscal_code IS NULL OR h.related_fiscal_code !~ '^[0-9]{11}$')
+      WHERE h.relation IN (${kind === undefined ? "'shareholder', 'beneficial_owner'" : '?'})
+        AND (h.holder_kind = 'person' AND h.related_company_id IS NULL AND (h.related_fiscal_code IS NULL OR h.related_fiscal_code !~ '^[0-9]{11}$')
+          OR h.related_company_id IS NOT NULL AND EXISTS (SELECT 1 FROM companies dc WHERE dc.id = h.related_company_id AND dc.legal_form = 'DI'))
         AND ${scan.sql}`);
       if (kind !== undefined) bindings.push(kind);
       bindings.push(...scan.bindings);
@@ -169,8 +184,8 @@ export async function searchPeople(deps: CompanyQueryDeps, input: SearchPeopleIn
 WITH matches AS MATERIALIZED (
   SELECT m.* FROM (${parts.join('\n  UNION ALL\n  ')}) m WHERE m.name IS NOT NULL
 ), spellings AS MATERIALIZED (
-  SELECT name, roles, ${personKey('unelided')} AS person_key, word_similarity(${unelide('fold_name(?::text)')}, unelided) AS similarity
-  FROM (SELECT name, count(*)::int AS roles, ${unelide(foldNameCheaplySql('name'))} AS unelided FROM matches GROUP BY name) s
+  SELECT name, roles, ${personKey('joined')} AS person_key, word_similarity(${asOneName('fold_name(?::text)')}, joined) AS similarity
+  FROM (SELECT name, count(*)::int AS roles, ${asOneName(foldNameCheaplySql('name'))} AS joined FROM matches GROUP BY name) s
 ), people AS (
   -- The name as shown: one of its spellings, its spaces as the key's (an import's "Giuseppe  Verdi"
   -- is shown "Giuseppe Verdi").
@@ -183,14 +198,14 @@ WITH matches AS MATERIALIZED (
   -- A person's first roles by company as imported (its id), then kind, role and share: one order
   -- always, also for two roles in one company.
   SELECT * FROM (
-    SELECT s.person_key, m.kind, m.role, m.role_category, m.share, m.company_id,
+    SELECT s.person_key, m.name, m.kind, m.role, m.role_category, m.share, m.company_id,
            row_number() OVER (PARTITION BY s.person_key ORDER BY m.company_id, m.kind, m.role, m.share) AS nth
     FROM page p JOIN spellings s ON s.person_key = p.person_key JOIN matches m ON m.name = s.name) r
   WHERE r.nth <= ${MAX_ROLES_PER_PERSON}
 )
 SELECT p.person_key, p.name, p.score, p.role_count,
   (SELECT json_agg(json_build_object(
-      'kind', r.kind, 'role', r.role, 'roleCategory', r.role_category, 'share', r.share,
+      'name', r.name, 'kind', r.kind, 'role', r.role, 'roleCategory', r.role_category, 'share', r.share,
       'company', json_build_object('id', c.id::text, 'fiscalCode', c.fiscal_code, 'legalName', c.legal_name,
                                    'status', CASE WHEN c.dissolution_year IS NULL THEN 'active' ELSE 'dissolved' END))
     ORDER BY c.legal_name, r.kind, c.id, r.role, r.share)

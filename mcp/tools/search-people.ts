@@ -19,7 +19,8 @@ export const searchPeopleTool = defineTool({
   title: 'Search company officers and owners',
   description:
     'Finds people by name among the officers (directors, auditors, legal representatives, ...) and the natural-person shareholders and ' +
-    'beneficial owners of Italian companies. Returns one entry per distinct name, best matches first, each with its roles: the kind ' +
+    'beneficial owners of Italian companies (a stake held through the person\'s sole proprietorship included). Returns one entry per ' +
+    'distinct name, best matches first, each with its roles: the name as filed, the kind ' +
     '(officer, shareholder, beneficial_owner), the role and role category or the ownership share, and the company (id, fiscal code, ' +
     'legal name, status). The service holds names only, so namesakes share one entry. Paginate with `nextCursor`.',
   inputSchema,
