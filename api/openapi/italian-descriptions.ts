@@ -142,7 +142,8 @@ export const italianDescriptions: Readonly<Record<string, string>> = {
   'Date the company started trading, YYYY-MM-DD; null when unknown.': 'Data di inizio dell\'attività, nel formato YYYY-MM-DD; null se non nota.',
   'Year the company was dissolved; null when it was not, or when unknown.': 'Anno di scioglimento dell\'impresa; null se non è stata sciolta o se non noto.',
   'Who owns the company and what it owns.': 'Chi possiede l\'impresa e che cosa possiede l\'impresa.',
-  'Beneficial owners (titolari effettivi) of the company.': 'Titolari effettivi dell\'impresa.',
+  'Beneficial owners (titolari effettivi) of the company. A share of null is one the register gives none for: as when no natural person holds more than 25% and the law then names the legal representative or managing official, who may hold nothing.':
+    'Titolari effettivi dell\'impresa. Una quota null è una che il registro non indica: come quando nessuna persona fisica detiene più del 25% e la legge indica allora il legale rappresentante o chi amministra, che può non detenere quote.',
   'Companies this company holds shares in, with the fraction it holds.': 'Società in cui l\'impresa detiene partecipazioni, con la quota detenuta.',
   'Secondary offices of the company.': 'Sedi secondarie dell\'impresa.',
   'Up to 10 fiscal years, newest first, each with every reported line item.': 'Fino a 10 esercizi, dal più recente, ciascuno con tutte le voci riportate.',

@@ -70,7 +70,7 @@ export const companyStructureSchema = z.strictObject({
   depthUp: z.number().int(),
   depthDown: z.number().int(),
   shareholders: z.array(shareholderNodeSchema).describe('Direct shareholders, each with its own shareholders up to depthUp levels. Empty when depthUp is 0: not looked up, whoever owns the company.'),
-  beneficialOwners: z.array(holderSchema).describe('Ultimate beneficial owners as registered (names and shares only).'),
+  beneficialOwners: z.array(holderSchema).describe('Ultimate beneficial owners as registered (names and shares only). share null: the register gives none, as when no person holds over 25% and the law names the legal representative, who may hold nothing.'),
   subsidiaries: z.array(subsidiaryNodeSchema).describe('Direct subsidiaries, each with its own subsidiaries down to depthDown levels. Empty when depthDown is 0: not looked up, whatever the company owns.'),
   officers: z.array(officerSchema),
   branches: z.array(companyBranchSchema),

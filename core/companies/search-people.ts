@@ -43,7 +43,7 @@ export const personRoleSchema = z.strictObject({
   kind: z.enum(personKinds),
   role: z.string().nullable().describe('The role as registered (officers).'),
   roleCategory: z.enum(roleCategoryValues).nullable().describe('Normalised role category (officers), as the roleCategory argument lists them; role says it as registered.'),
-  share: z.number().nullable().describe('Ownership fraction 0-1 (shareholders and beneficial owners).'),
+  share: z.number().nullable().describe('Ownership fraction 0-1 (shareholders and beneficial owners). A beneficial owner\'s null: the register gives none, as when no person holds over 25% and the law names the legal representative.'),
   company: z.strictObject({
     id: z.string(),
     fiscalCode: z.string(),

@@ -43,7 +43,7 @@ export const companyReportDataSchema = z.strictObject({
   stateAids,
   ownership: z.strictObject({
     shareholders,
-    beneficialOwners: z.array(holderSchema).describe('Beneficial owners (titolari effettivi) of the company.'),
+    beneficialOwners: z.array(holderSchema).describe('Beneficial owners (titolari effettivi) of the company. A share of null is one the register gives none for: as when no natural person holds more than 25% and the law then names the legal representative or managing official, who may hold nothing.'),
     subsidiaries: z.array(holderSchema).describe('Companies this company holds shares in, with the fraction it holds.'),
   }).describe('Who owns the company and what it owns.'),
   officers,
