@@ -3,9 +3,8 @@ import { registrySchema, stateAidsSchema, type CreditReportData } from './schema
 
 // Whether the company is dissolved, its registry contacts and the risk picture in brief, for
 // callers of the profile (whose large-company branch carries no risk section, and whose identity
-// no dissolution). Registry and risk are taken from the credit report's data, which the company
-// cache holds like the profile's; the dissolution year is one indexed row (companyDissolution),
-// read beside them.
+// no dissolution). Registry and risk are taken from the credit report's data, and the dissolution
+// year from companyDissolution, both held by the company cache like the profile's.
 
 const riskIndicatorNames = ['protestsOfBill', 'insolvencyProceedings', 'insolvencyApplications', 'assetEncumbrances', 'officersWithRiskIndicators'] as const;
 

@@ -21,7 +21,7 @@ export interface CompanyStore {
   /** Every year on file with its line items (the metrics tool's, past the report's ten newest years). Not cached. */
   companyHistory(fiscalCode: string): Promise<CompanyHistory | null>;
   /** The year the company was dissolved, null when it was not: the profile tool's, as the
-   * profile's data (the spec's CompanyIdentity) does not say. Not cached: one row by its index. */
+   * profile's data (the spec's CompanyIdentity) does not say. Cached beside the profile. */
   companyDissolution(taxId: string): Promise<{ dissolutionYear: number | null } | null>;
   /** Re-reads metric names, categories and units (e.g. after an import changed them). */
   reloadMetricDefinitions(): Promise<void>;

@@ -55,7 +55,7 @@ export const getCompanyProfileTool = defineTool({
   outputSchema,
   annotations: { title: 'Get a company profile', readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
   async run(args, ctx) {
-    // The first two come from the company cache when warm (the credit report's data is where registry and risk live); the dissolution is one indexed row.
+    // All three come from the company cache when warm; the credit report's data is where registry and risk live.
     const [profile, credit, dissolution] = await Promise.all([
       ctx.store.companyProfile(args.taxId), ctx.store.creditReport(args.taxId), ctx.store.companyDissolution(args.taxId),
     ]);
