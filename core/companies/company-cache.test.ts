@@ -27,6 +27,7 @@ function fakeStore() {
     creditReport: read,
     companyProfile: read,
     companyFinancials: read,
+    companyDissolution: read,
     reloadMetricDefinitions: async () => {},
     forgetMetricDefinitions: () => {},
   } as unknown as CompanyStore;
@@ -86,6 +87,16 @@ describe('company cache', () => {
     await cache.creditReport('ABC');
     await cache.companyProfile('ABC');
     expect(fake.reads).toHaveLength(4);
+  });
+
+  it('when the profile tool asks for a company\'s dissolution again then it is held beside the profile, not read per call', async () => {
+    const fake = fakeStore();
+    fake.data.set('ABC', { name: 'one' });
+    const cache = createCompanyCache({ store: fake.store });
+    await cache.companyProfile('ABC');
+    const first = await cache.companyDissolution('abc');
+    expect(await cache.companyDissolution('ABC')).toEqual(first);
+    expect(fake.reads).toHaveLength(2);
   });
 
   it('when many requests miss on one code at once then they share one store read', async () => {
