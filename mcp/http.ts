@@ -91,11 +91,8 @@ export function prefersEventStream(accept: string): boolean {
 
 const isJsonContentType = (value: string | undefined) => value !== undefined && /^application\/json\s*(?:;|$)/i.test(value.trim());
 // JSON is UTF-8 (RFC 8259 §8.1); a body declared otherwise was read as UTF-8 all the same, and a
-// Latin-1 "Forlì" searched for "Forl" and U+FFFD, and was billed. The charset named, when not UTF-8.
-const otherCharset = (contentType: string): string | undefined => {
-  const charset = /;\s*charset\s*=\s*"?([^";\s]+)/i.exec(contentType)?.[1];
-  return charset === undefined || /^utf-?8$/i.test(charset) ? undefined : charset;
-};
+// Latin-1 "Forlì" searched for "Forl" and U+FFFD, and was billed. Koa reads the charset ('' for none).
+const isUtf8OrNone = (charset: string) => charset === '' || /^utf-?8$/i.test(charset);
 // Bytes that are no UTF-8 are refused, not read as U+FFFD: a query changed so is no query sent.
 const utf8 = new TextDecoder('utf-8', { fatal: true });
 
@@ -299,8 +296,8 @@ export function createMcpApp(options: McpAppOptions): Koa<McpRequestState> {
       if (!isJsonContentType(ctx.get('Content-Type'))) {
         return refuse(415, -32000, 'invalid_params', 'Unsupported media type: send Content-Type: application/json.');
       }
-      const charset = otherCharset(ctx.get('Content-Type'));
-      if (charset !== undefined) {
+      const { charset } = ctx.request;
+      if (!isUtf8OrNone(charset)) {
         return refuse(415, -32000, 'invalid_params', `Unsupported charset ${JSON.stringify(charset)}: JSON is sent as UTF-8 (Content-Type: application/json, or with charset=utf-8).`);
       }
       // A compressed body was read as JSON it is not ("Parse error"), and one in a coding nobody
@@ -348,7 +345,7 @@ export function createMcpApp(options: McpAppOptions): Koa<McpRequestState> {
         return refuse(400, RpcCode.InvalidRequest, 'invalid_params', `Invalid request: a batch of ${list.length} messages; a batch holds at most ${MAX_BATCH}.`, null);
       }
       if (parsed.some((p) => !p.success)) {
-        const details = malformedMessageDetails(list, Array.isArray(raw));
+        const details = malformedMessageDetails(list, parsed.map((p) => p.success), Array.isArray(raw));
         const which = Array.isArray(raw) ? ` (${details.length === 1 ? 'message' : 'messages'} ${details.map((d) => d.path.split('.')[0]).join(', ')} of the batch)` : '';
         return refuse(400, RpcCode.InvalidRequest, 'invalid_params', `Invalid request: not a JSON-RPC 2.0 message${which}; details say what is wrong.`, echoId, details);
       }

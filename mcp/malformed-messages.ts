@@ -1,4 +1,3 @@
-import { JSONRPCMessageSchema } from '@modelcontextprotocol/sdk/types.js';
 import type { ErrorDetail } from '../core/errors/index.js';
 
 // Why a body's messages are no JSON-RPC 2.0 messages, one detail per message refused, named by
@@ -31,10 +30,11 @@ function whatIsWrong(message: unknown): { path: string; message: string } {
   return { path: '', message: 'not a JSON-RPC 2.0 message' };
 }
 
-/** One detail per message the SDK's schema refuses; `batch` when the body was an array. */
-export function malformedMessageDetails(messages: readonly unknown[], batch: boolean): ErrorDetail[] {
+/** One detail per message the SDK's schema refused (`valid`, its verdict on each, as the caller
+ * parsed them); `batch` when the body was an array. */
+export function malformedMessageDetails(messages: readonly unknown[], valid: readonly boolean[], batch: boolean): ErrorDetail[] {
   return messages.flatMap((message, index) => {
-    if (JSONRPCMessageSchema.safeParse(message).success) return [];
+    if (valid[index]) return [];
     const wrong = whatIsWrong(message);
     const path = [batch ? String(index) : '', wrong.path].filter((part) => part !== '').join('.');
     return [{ path: path === '' ? '(message)' : path, message: wrong.message }];
